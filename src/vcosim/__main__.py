@@ -1,0 +1,3 @@
+from vcosim.cli import main
+
+main()

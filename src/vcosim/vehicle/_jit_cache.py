@@ -1,0 +1,42 @@
+"""Where the compiled physics kernels are cached.
+
+numba invalidates a cached function only when its own source file changes, not when a
+function it calls (and inlines) changes in another file. The kernels span several files, so
+their cache lives in a directory named after a hash of all of them: any edit compiles afresh.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import numba
+
+HERE = Path(__file__).parent
+
+
+def cache_dir() -> Path:
+    """The cache directory for the current physics sources."""
+    digest = hashlib.sha256()
+    for path in sorted(HERE.glob("*.py")):
+        digest.update(path.name.encode())
+        digest.update(path.read_bytes())
+    base = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "vcosim" / "numba"
+    return base / f"{numba.__version__}-{digest.hexdigest()[:16]}"
+
+
+@contextmanager
+def physics_cache() -> Iterator[None]:
+    """Decorate kernels imported inside this block with a cache in ``cache_dir()``."""
+    if os.environ.get("NUMBA_CACHE_DIR"):
+        yield  # the user chose a cache location; respect it
+        return
+    previous = numba.config.CACHE_DIR
+    numba.config.CACHE_DIR = str(cache_dir())
+    try:
+        yield
+    finally:
+        numba.config.CACHE_DIR = previous

@@ -1,0 +1,120 @@
+"""Index layout of the flat arrays the physics kernel works on.
+
+The kernel is a set of pure functions over four float64 arrays: the state ``x``, the inputs
+``u``, the packed parameters ``p`` and the outputs ``y``. Named integer constants (frozen into
+the compiled code by numba) keep the kernel readable; the name tuples below are the public
+names of inputs and outputs.
+"""
+
+from __future__ import annotations
+
+WHEELS = ("FL", "FR", "RL", "RR")
+
+# --- inputs ---------------------------------------------------------------------------------
+U_THROTTLE = 0
+U_BRAKE = 1
+U_CLUTCH = 2
+U_PARKINGBRAKE = 3
+U_STEERING = 4
+U_GEAR = 5
+U_IGNITION = 6
+U_HIGHBEAM = 7
+U_LOWBEAM = 8
+U_SIGNAL_L = 9
+U_SIGNAL_R = 10
+U_DRIVE_MODE = 11  # 0 pedals, 1 wheel torques
+U_PROPULSION = 12  # 4 values FL FR RL RR
+U_BRAKING = 16  # 4 values FL FR RL RR
+U_AUTOMATIC = 20  # 0 manual gearbox and clutch, 1 automatic shifting and launch clutch
+N_INPUTS = 21
+
+SCALAR_INPUTS = (
+    "throttle", "brake", "clutch", "parkingbrake", "steering", "gear", "ignition",
+    "highbeam", "lowbeam", "signal_L", "signal_R",
+)
+INPUT_INDEX = {name: i for i, name in enumerate(SCALAR_INPUTS)} | {"automatic": U_AUTOMATIC}
+VECTOR_INPUTS = {"propulsion_torque": U_PROPULSION, "braking_torque": U_BRAKING}
+DRIVE_MODES = {"pedals": 0.0, "torques": 1.0}
+INPUT_NAMES = (*SCALAR_INPUTS, "drive_mode", "propulsion_torque", "braking_torque", "automatic")
+
+# --- state ----------------------------------------------------------------------------------
+X_POS = 0  # 3: world position of the centre of gravity (m)
+X_QUAT = 3  # 4: body-to-world rotation (w, x, y, z)
+X_VEL = 7  # 3: velocity in the body frame (m/s)
+X_RATE = 10  # 3: angular velocity in the body frame (rad/s)
+X_OMEGA = 13  # 4: wheel spin (rad/s)
+X_KAPPA = 17  # 4: transient longitudinal slip (relaxation-length state)
+X_ALPHA = 21  # 4: transient lateral slip, tan of the slip angle (relaxation-length state)
+X_OMEGA_E = 25  # engine speed (rad/s)
+X_P_IM = 26  # intake manifold pressure (Pa)
+X_MDOT_AT = 27  # throttle air mass flow (kg/s)
+X_M_FP = 28  # fuel puddle mass (kg)
+X_LAMBDA_S = 29  # sensed (delayed and lagged) lambda
+X_LAMBDA_I = 30  # integral of the lambda error (fuel controller)
+X_RUNNING = 31  # 1 while the engine fires
+X_GEAR = 32  # engaged gear -1..5
+X_SHIFT_T = 33  # time into the current shift (s), -1 when no shift is running
+X_SHIFT_TO = 34  # target gear of the running shift
+X_LOCKED = 35  # 1 while the clutch is locked
+X_STEER = 36  # applied steering in [-1, 1] after the rate limit
+X_FUEL = 37  # fuel level [0, 1]
+X_STEP = 38  # step counter (time = step * dt)
+X_LAMBDA_BUF = 39  # ring buffer of lambda_cyl for the lambda-sensor transport delay
+LAMBDA_BUF_LEN = 160  # tau_d / dt = 0.08 s / 0.5 ms
+N_STATES = X_LAMBDA_BUF + LAMBDA_BUF_LEN
+
+# --- outputs: banks A-G in wire order (message slots 1..60), then extras ----------------------
+BANK_NAMES = (
+    # A driver controls
+    "throttle", "throttle_input", "brake", "brake_input", "clutch", "clutch_input",
+    "parkingbrake", "parkingbrake_input", "steering", "steering_input",
+    # B kinematics
+    "posX", "posY", "posZ", "velX", "velY", "velZ", "groundspeed", "accX", "accY", "accZ",
+    "roll", "pitch", "yaw", "altitude",
+    # C status
+    "ignitionLevel", "gear", "fuel", "engineLoad", "highbeam", "lowbeam", "maxrpm", "reverse",
+    "rpm", "signal_L", "signal_R", "wheelspeed",
+    # D-G wheels
+    *(
+        f"wheel{w}_{q}"
+        for w in WHEELS
+        for q in (
+            "angularVelocity", "wheelSpeed", "brakingTorque", "propulsionTorque",
+            "frictionTorque", "downForce",
+        )
+    ),
+)
+N_BANKS = len(BANK_NAMES)  # 60
+
+Y_A = 0
+Y_B = 10
+Y_C = 24
+Y_WHEEL = 36  # 4 blocks of 6
+WHEEL_BLOCK = 6
+
+EXTRA_NAMES = (
+    "time", "engine_running", "engine_torque", "manifold_pressure", "lambda", "lambda_sensed",
+    "injection_time", "shift_in_progress", "clutch_locked", "road_wheel_angle", "yaw_rate",
+    "speed", "force_feedback", "fuel_flow",
+    *(f"wheel{w}_{q}" for w in WHEELS for q in ("slip", "slipAngle", "Fx", "Fy", "friction")),
+)
+SIGNAL_NAMES = BANK_NAMES + EXTRA_NAMES
+Y_EXTRA = N_BANKS
+Y_TIME = Y_EXTRA + 0
+Y_RUNNING = Y_EXTRA + 1
+Y_ENGINE_TORQUE = Y_EXTRA + 2
+Y_P_IM = Y_EXTRA + 3
+Y_LAMBDA = Y_EXTRA + 4
+Y_LAMBDA_S = Y_EXTRA + 5
+Y_T_INJ = Y_EXTRA + 6
+Y_SHIFTING = Y_EXTRA + 7
+Y_LOCKED = Y_EXTRA + 8
+Y_DELTA = Y_EXTRA + 9
+Y_YAW_RATE = Y_EXTRA + 10
+Y_SPEED = Y_EXTRA + 11
+Y_FFB = Y_EXTRA + 12
+Y_FUEL_FLOW = Y_EXTRA + 13
+Y_TYRE = Y_EXTRA + 14  # 4 blocks of 5
+TYRE_BLOCK = 5
+N_OUTPUTS = len(SIGNAL_NAMES)
+SIGNAL_INDEX = {name: i for i, name in enumerate(SIGNAL_NAMES)}

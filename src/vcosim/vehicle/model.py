@@ -1,0 +1,376 @@
+"""The assembled vehicle model: one physics step over flat arrays, compiled with numba.
+
+Signal flow per step (vehicle-model.md): driver inputs -> steering actuator, shifter, idle
+controller and rev limiter -> engine -> suspension loads from body pose and terrain -> tyre
+forces -> driveline and wheel spin -> slip relaxation -> force and moment sums -> 6-DOF body.
+Everything is semi-implicit Euler at a fixed step (0.5 ms): velocities first, then positions
+with the new velocities.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numba import njit, prange
+
+from vcosim.vehicle.body import euler_angles, integrate_attitude, rotation_matrix, suspension_force
+from vcosim.vehicle.driveline import automatic_clutch, automatic_target, driveline_step, shifter
+from vcosim.vehicle.engine import effective_throttle, engine_load, engine_step
+from vcosim.vehicle.layout import (
+    N_STATES,
+    TYRE_BLOCK,
+    U_AUTOMATIC,
+    U_BRAKE,
+    U_BRAKING,
+    U_CLUTCH,
+    U_DRIVE_MODE,
+    U_GEAR,
+    U_HIGHBEAM,
+    U_IGNITION,
+    U_LOWBEAM,
+    U_PARKINGBRAKE,
+    U_PROPULSION,
+    U_SIGNAL_L,
+    U_SIGNAL_R,
+    U_STEERING,
+    U_THROTTLE,
+    WHEEL_BLOCK,
+    X_ALPHA,
+    X_FUEL,
+    X_GEAR,
+    X_KAPPA,
+    X_LAMBDA_BUF,
+    X_LAMBDA_S,
+    X_LOCKED,
+    X_OMEGA,
+    X_OMEGA_E,
+    X_P_IM,
+    X_POS,
+    X_QUAT,
+    X_RATE,
+    X_RUNNING,
+    X_SHIFT_T,
+    X_STEER,
+    X_STEP,
+    X_VEL,
+    Y_A,
+    Y_B,
+    Y_C,
+    Y_DELTA,
+    Y_ENGINE_TORQUE,
+    Y_FFB,
+    Y_FUEL_FLOW,
+    Y_LAMBDA,
+    Y_LAMBDA_S,
+    Y_LOCKED,
+    Y_P_IM,
+    Y_RUNNING,
+    Y_SHIFTING,
+    Y_SPEED,
+    Y_T_INJ,
+    Y_TIME,
+    Y_TYRE,
+    Y_WHEEL,
+    Y_YAW_RATE,
+)
+from vcosim.vehicle.terrain import sample_terrain
+from vcosim.vehicle.tyres import (
+    aligning_moment,
+    friction_noise,
+    low_speed_damping,
+    relax_slips,
+    tyre_forces,
+)
+
+N_SCRATCH = 48
+# Scratch slots beyond the driveline's 0..27: contact-point speeds and the tyre results.
+S_VX = 28
+S_VY = 32
+S_NORMAL = 36
+S_FY = 40
+S_MU = 44
+BLINK_PERIOD = 0.8  # s: 75 flashes a minute
+
+
+def initial_state(p: np.ndarray) -> np.ndarray:
+    """At rest at the origin, heading +x, engine off, neutral, unsettled suspension."""
+    x = np.zeros(N_STATES)
+    rec = p[0]
+    x[X_POS + 2] = rec["ride_height"] + rec["d"]
+    x[X_QUAT] = 1.0
+    x[X_P_IM] = rec["p_amb"]
+    x[X_LAMBDA_S] = 1.0
+    x[X_LAMBDA_BUF:] = 1.0
+    x[X_FUEL] = rec["initial_fuel"]
+    x[X_SHIFT_T] = -1.0
+    return x
+
+
+@njit(cache=True)
+def advance(x, u, params, y, s, height, friction, grid, n_steps: int) -> None:
+    """Advance one vehicle ``n_steps`` physics steps; outputs ``y`` hold the last step."""
+    p = params[0]
+    for i in range(n_steps):
+        physics_step(x, u, p, y, s, height, friction, grid, i == n_steps - 1)
+
+
+@njit(cache=True, parallel=True)
+def advance_batch(xs, us, params, ys, height, friction, grid, n_steps: int) -> None:
+    """Advance many independent vehicles (rows of ``xs``/``us``/``ys``) in parallel."""
+    for v in prange(xs.shape[0]):
+        s = np.zeros(N_SCRATCH)
+        advance(xs[v], us[v], params, ys[v], s, height, friction, grid, n_steps)
+
+
+@njit(cache=True)
+def physics_step(x, u, p, y, s, height, friction, grid, write_outputs: bool) -> None:
+    """One 0.5 ms step of the whole vehicle (pure function of x, u, p; updates x and s)."""
+    dt = p.dt
+    throttle_in = min(max(u[U_THROTTLE], 0.0), 1.0)
+    brake_in = min(max(u[U_BRAKE], 0.0), 1.0)
+    clutch_in = min(max(u[U_CLUTCH], 0.0), 1.0)
+    park_in = min(max(u[U_PARKINGBRAKE], 0.0), 1.0)
+    steer_in = min(max(u[U_STEERING], -1.0), 1.0)
+    ignition = min(max(round(u[U_IGNITION]), 0.0), 3.0)
+    torque_mode = u[U_DRIVE_MODE] >= 0.5
+    automatic = u[U_AUTOMATIC] >= 0.5
+
+    # Steering actuator (rate limited), shifter, launch clutch, idle and rev controllers.
+    limit = p.steer_rate * dt
+    x[X_STEER] += min(max(steer_in - x[X_STEER], -limit), limit)
+    delta = x[X_STEER] * p.max_steer
+    if automatic:
+        target = automatic_target(x, p, u[U_GEAR], throttle_in)
+    else:
+        target = min(max(round(u[U_GEAR]), -1.0), 5.0)
+    throttle_factor, clutch_factor = shifter(x, p, target, dt)
+    shifting = x[X_SHIFT_T] >= 0.0 or clutch_factor < 1.0
+    if automatic:
+        engagement = min(automatic_clutch(x[X_OMEGA_E], x[X_RUNNING], p), clutch_factor)
+    else:
+        engagement = min(1.0 - clutch_in, clutch_factor)
+    throttle = effective_throttle(throttle_in * throttle_factor, x[X_OMEGA_E], x[X_RUNNING], p)
+    engine_torque, engine_friction, lambda_cyl, t_inj, fuel_flow = engine_step(
+        x, p, throttle, ignition, dt
+    )
+
+    # Body kinematics in the world frame.
+    r00, r01, r02, r10, r11, r12, r20, r21, r22 = rotation_matrix(
+        x[X_QUAT], x[X_QUAT + 1], x[X_QUAT + 2], x[X_QUAT + 3]
+    )
+    bu, bv, bw = x[X_VEL], x[X_VEL + 1], x[X_VEL + 2]
+    bp, bq, br = x[X_RATE], x[X_RATE + 1], x[X_RATE + 2]
+    vx_w = r00 * bu + r01 * bv + r02 * bw
+    vy_w = r10 * bu + r11 * bv + r12 * bw
+    vz_w = r20 * bu + r21 * bv + r22 * bw
+    wx_w = r00 * bp + r01 * bq + r02 * br
+    wy_w = r10 * bp + r11 * bq + r12 * br
+    wz_w = r20 * bp + r21 * bq + r22 * br
+    cos_d, sin_d = math.cos(delta), math.sin(delta)
+
+    fx_sum = fy_sum = fz_sum = 0.0
+    mx_sum = my_sum = mz_sum = 0.0
+    ground_sum = 0.0
+    aligning = 0.0
+    for k in range(4):
+        front = k < 2
+        bx = p.a if front else -p.b
+        by = p.c if k % 2 == 0 else -p.c
+        # Suspension: the corner's attach point above the terrain below it.
+        rx = r00 * bx + r01 * by - r02 * p.d
+        ry = r10 * bx + r11 * by - r12 * p.d
+        rz = r20 * bx + r21 * by - r22 * p.d
+        px, py = x[X_POS] + rx, x[X_POS + 1] + ry
+        h, hx, hy, mu_ground = sample_terrain(height, friction, grid, px, py)
+        ground_sum += h
+        compression = p.ride_height - (x[X_POS + 2] + rz - h)
+        ax = vx_w + wy_w * rz - wz_w * ry
+        ay = vy_w + wz_w * rx - wx_w * rz
+        az = vz_w + wx_w * ry - wy_w * rx
+        load = suspension_force(compression, -(az - hx * ax - hy * ay), p)
+        inv = 1.0 / math.sqrt(hx * hx + hy * hy + 1.0)
+        nx, ny, nz = -hx * inv, -hy * inv, inv
+
+        # Contact patch: under the attach point, on the ground.
+        cx, cy, cz = rx, ry, h - x[X_POS + 2]
+        vcx = vx_w + wy_w * cz - wz_w * cy
+        vcy = vy_w + wz_w * cx - wx_w * cz
+        vcz = vz_w + wx_w * cy - wy_w * cx
+        if front:
+            hdx = cos_d * r00 + sin_d * r01
+            hdy = cos_d * r10 + sin_d * r11
+            hdz = cos_d * r20 + sin_d * r21
+        else:
+            hdx, hdy, hdz = r00, r10, r20
+        along = hdx * nx + hdy * ny + hdz * nz
+        lx, ly, lz = hdx - along * nx, hdy - along * ny, hdz - along * nz
+        norm = math.sqrt(lx * lx + ly * ly + lz * lz)
+        lx, ly, lz = lx / norm, ly / norm, lz / norm
+        tx, ty, tz = ny * lz - nz * ly, nz * lx - nx * lz, nx * ly - ny * lx
+        v_long = vcx * lx + vcy * ly + vcz * lz
+        v_lat = vcx * tx + vcy * ty + vcz * tz
+
+        mu = mu_ground * p.mu
+        if p.noise_std > 0.0:
+            mu = max(mu + p.noise_std * friction_noise(x[X_STEP], k, p.noise_seed), 0.0)
+        f_long, f_lat = tyre_forces(x[X_KAPPA + k], x[X_ALPHA + k], load, mu, p)
+        damping = low_speed_damping(v_long, p) * load
+        f_long += damping * (x[X_OMEGA + k] * p.r - v_long)
+        f_lat -= damping * v_lat
+        f_mag = math.sqrt(f_long * f_long + f_lat * f_lat)
+        if f_mag > mu * load:
+            scale = mu * load / f_mag
+            f_long *= scale
+            f_lat *= scale
+        if front:
+            aligning += aligning_moment(x[X_ALPHA + k], load, mu, p)
+
+        fwx = f_long * lx + f_lat * tx + load * nx
+        fwy = f_long * ly + f_lat * ty + load * ny
+        fwz = f_long * lz + f_lat * tz + load * nz
+        fx_sum += fwx
+        fy_sum += fwy
+        fz_sum += fwz
+        mx_sum += cy * fwz - cz * fwy
+        my_sum += cz * fwx - cx * fwz
+        mz_sum += cx * fwy - cy * fwx
+
+        s[k] = f_long
+        s[S_VX + k] = v_long
+        s[S_VY + k] = v_lat
+        s[S_NORMAL + k] = load
+        s[S_FY + k] = f_lat
+        s[S_MU + k] = mu
+        if torque_mode:
+            s[4 + k] = u[U_PROPULSION + k]
+            s[8 + k] = max(u[U_BRAKING + k], 0.0)
+        else:
+            s[4 + k] = 0.0
+            s[8 + k] = brake_in * (p.brake_f if front else p.brake_r)
+        if not front:
+            s[8 + k] += park_in * p.park_brake
+        s[12 + k] = p.f_roll * load * p.r
+
+    driveline_step(x, p, s, engine_torque, engine_friction, engagement,
+                                   torque_mode, dt)
+    for k in range(4):
+        surface = x[X_OMEGA + k] * p.r
+        x[X_KAPPA + k], x[X_ALPHA + k] = relax_slips(
+            x[X_KAPPA + k], x[X_ALPHA + k], surface - s[S_VX + k], s[S_VX + k], s[S_VY + k],
+            surface, dt, p,
+        )
+
+    # Air drag and other body resistance, against the velocity.
+    speed = math.sqrt(vx_w * vx_w + vy_w * vy_w + vz_w * vz_w)
+    if speed > 1e-9:
+        resist = p.a0 * min(speed / 0.1, 1.0) + p.a1 * speed + p.a2 * speed * speed
+        fx_sum -= resist * vx_w / speed
+        fy_sum -= resist * vy_w / speed
+        fz_sum -= resist * vz_w / speed
+
+    # Newton-Euler in the body frame (contact and resistance forces; gravity added below).
+    fbx = r00 * fx_sum + r10 * fy_sum + r20 * fz_sum
+    fby = r01 * fx_sum + r11 * fy_sum + r21 * fz_sum
+    fbz = r02 * fx_sum + r12 * fy_sum + r22 * fz_sum
+    mbx = r00 * mx_sum + r10 * my_sum + r20 * mz_sum
+    mby = r01 * mx_sum + r11 * my_sum + r21 * mz_sum
+    mbz = r02 * mx_sum + r12 * my_sum + r22 * mz_sum
+    g = p.g
+    gbx, gby, gbz = -r20 * g, -r21 * g, -r22 * g
+    m = p.mass
+    du = fbx / m + gbx - (bq * bw - br * bv)
+    dv = fby / m + gby - (br * bu - bp * bw)
+    dw = fbz / m + gbz - (bp * bv - bq * bu)
+    dp = (mbx - (p.Izz - p.Iyy) * bq * br) / p.Ixx
+    dq = (mby - (p.Ixx - p.Izz) * br * bp) / p.Iyy
+    dr = (mbz - (p.Iyy - p.Ixx) * bp * bq) / p.Izz
+    bu, bv, bw = bu + dt * du, bv + dt * dv, bw + dt * dw
+    bp, bq, br = bp + dt * dp, bq + dt * dq, br + dt * dr
+    x[X_VEL], x[X_VEL + 1], x[X_VEL + 2] = bu, bv, bw
+    x[X_RATE], x[X_RATE + 1], x[X_RATE + 2] = bp, bq, br
+    x[X_POS] += dt * (r00 * bu + r01 * bv + r02 * bw)
+    x[X_POS + 1] += dt * (r10 * bu + r11 * bv + r12 * bw)
+    x[X_POS + 2] += dt * (r20 * bu + r21 * bv + r22 * bw)
+    integrate_attitude(x, X_QUAT, bp, bq, br, dt)
+    x[X_STEP] += 1.0
+
+    if not write_outputs:
+        return
+    time = x[X_STEP] * dt
+    # Bank A: driver controls (applied, then as asked for).
+    y[Y_A + 0] = throttle
+    y[Y_A + 1] = throttle_in
+    y[Y_A + 2] = brake_in
+    y[Y_A + 3] = brake_in
+    y[Y_A + 4] = 1.0 - engagement
+    y[Y_A + 5] = clutch_in
+    y[Y_A + 6] = park_in
+    y[Y_A + 7] = park_in
+    y[Y_A + 8] = x[X_STEER]
+    y[Y_A + 9] = steer_in
+    # Bank B: kinematics.
+    r00, r01, r02, r10, r11, r12, r20, r21, r22 = rotation_matrix(
+        x[X_QUAT], x[X_QUAT + 1], x[X_QUAT + 2], x[X_QUAT + 3]
+    )
+    y[Y_B + 0] = x[X_POS]
+    y[Y_B + 1] = x[X_POS + 1]
+    y[Y_B + 2] = x[X_POS + 2]
+    vx_w = r00 * bu + r01 * bv + r02 * bw
+    vy_w = r10 * bu + r11 * bv + r12 * bw
+    y[Y_B + 3] = vx_w
+    y[Y_B + 4] = vy_w
+    y[Y_B + 5] = r20 * bu + r21 * bv + r22 * bw
+    y[Y_B + 6] = math.sqrt(vx_w * vx_w + vy_w * vy_w)
+    y[Y_B + 7] = fbx / m
+    y[Y_B + 8] = fby / m
+    y[Y_B + 9] = fbz / m
+    roll, pitch, yaw = euler_angles(x[X_QUAT], x[X_QUAT + 1], x[X_QUAT + 2], x[X_QUAT + 3])
+    y[Y_B + 10] = roll
+    y[Y_B + 11] = pitch
+    y[Y_B + 12] = yaw
+    y[Y_B + 13] = x[X_POS + 2] - 0.25 * ground_sum
+    # Bank C: status.
+    rpm = x[X_OMEGA_E] * 60.0 / (2.0 * math.pi)
+    blink = 1.0 if (time % BLINK_PERIOD) < 0.5 * BLINK_PERIOD else 0.0
+    y[Y_C + 0] = ignition
+    y[Y_C + 1] = x[X_GEAR]
+    y[Y_C + 2] = x[X_FUEL]
+    y[Y_C + 3] = engine_load(x, p)
+    y[Y_C + 4] = 1.0 if u[U_HIGHBEAM] >= 0.5 else 0.0
+    y[Y_C + 5] = 1.0 if u[U_LOWBEAM] >= 0.5 else 0.0
+    y[Y_C + 6] = p.rev_limit * 60.0 / (2.0 * math.pi)
+    y[Y_C + 7] = 1.0 if x[X_GEAR] < -0.5 else 0.0
+    y[Y_C + 8] = rpm
+    y[Y_C + 9] = blink if u[U_SIGNAL_L] >= 0.5 else 0.0
+    y[Y_C + 10] = blink if u[U_SIGNAL_R] >= 0.5 else 0.0
+    y[Y_C + 11] = 0.25 * p.r * (x[X_OMEGA] + x[X_OMEGA + 1] + x[X_OMEGA + 2] + x[X_OMEGA + 3])
+    # Banks D-G: wheels; then the extra signals.
+    for k in range(4):
+        base = Y_WHEEL + WHEEL_BLOCK * k
+        y[base + 0] = x[X_OMEGA + k]
+        y[base + 1] = x[X_OMEGA + k] * p.r
+        y[base + 2] = s[20 + k]
+        y[base + 3] = s[16 + k]
+        y[base + 4] = s[24 + k]
+        y[base + 5] = s[S_NORMAL + k]
+        tyre = Y_TYRE + TYRE_BLOCK * k
+        y[tyre + 0] = x[X_KAPPA + k]
+        y[tyre + 1] = math.atan(x[X_ALPHA + k])
+        y[tyre + 2] = s[k]
+        y[tyre + 3] = s[S_FY + k]
+        y[tyre + 4] = s[S_MU + k]
+    y[Y_TIME] = time
+    y[Y_RUNNING] = x[X_RUNNING]
+    y[Y_ENGINE_TORQUE] = engine_torque - engine_friction
+    y[Y_P_IM] = x[X_P_IM]
+    y[Y_LAMBDA] = lambda_cyl
+    y[Y_LAMBDA_S] = x[X_LAMBDA_S]
+    y[Y_T_INJ] = t_inj
+    y[Y_SHIFTING] = 1.0 if shifting else 0.0
+    y[Y_LOCKED] = x[X_LOCKED]
+    y[Y_DELTA] = delta
+    y[Y_YAW_RATE] = r20 * bp + r21 * bq + r22 * br
+    y[Y_SPEED] = math.sqrt(bu * bu + bv * bv + bw * bw) * (1.0 if bu >= 0.0 else -1.0)
+    y[Y_FFB] = min(max(p.ffb_scale * aligning, -1.0), 1.0)
+    y[Y_FUEL_FLOW] = fuel_flow

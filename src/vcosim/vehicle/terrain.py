@@ -1,0 +1,225 @@
+"""Terrain under the vehicle: ground height and tyre-road friction as sampled grids.
+
+The grids come from pictures so that a track can be drawn in any paint program: a height-map
+(blue channel, black lowest), a road map (blue 255 marks the road) and a friction map
+(blue 255 is a friction coefficient just under 1). Pictures are centred on the world origin,
+image columns run along world +x and the top of the picture is the largest world y (north up).
+
+The physics kernel calls :func:`sample_terrain`, a pure numba function over the raw arrays, so
+the terrain lookup can be inlined into compiled code; :class:`Terrain` owns and validates the
+arrays and offers :meth:`Terrain.sample` for Python callers.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+from numba import njit
+from PIL import Image
+
+from vcosim.errors import ConfigError
+
+FRICTION_AT_FULL_BLUE = 0.99
+"""Friction coefficient of blue 255 in a friction map: the spec's "just under 1"."""
+
+ROAD_THRESHOLD = 128
+"""Blue values at or above this count as road, so anti-aliased or JPEG-compressed maps work."""
+
+ImageSource = str | Path | None
+
+
+@njit(cache=True, fastmath=False)
+def _axis(coord: float, origin: float, cell: float, n: int) -> tuple[int, int, float, bool]:
+    """Locate ``coord`` between two samples along one axis.
+
+    Returns the lower and upper sample index, the fraction between them and whether the point
+    lies inside the sampled range; outside it the value is held at the edge, so the slope along
+    this axis is zero there. A single sample (``n == 1``) is a constant along the axis.
+    """
+    if n < 2:
+        return 0, 0, 0.0, False
+    f = (coord - origin) / cell
+    if not f >= 0.0:  # also catches NaN, which must not reach the integer conversion
+        return 0, 1, 0.0, False
+    last = n - 1
+    if f > last:
+        return last - 1, last, 1.0, False
+    i0 = min(int(math.floor(f)), last - 1)
+    return i0, i0 + 1, f - i0, True
+
+
+@njit(cache=True, fastmath=False)
+def sample_terrain(
+    height: np.ndarray, friction: np.ndarray, grid: np.ndarray, x: float, y: float
+) -> tuple[float, float, float, float]:
+    """(h, dh/dx, dh/dy, mu) at world point (x, y).
+
+    Height and friction are bilinear between samples; the slope is the exact gradient of the
+    bilinear height patch, so it is consistent with the height the suspension sees. Outside the
+    map both are clamped to the edge (slope zero across the edge). Array row index grows with
+    world y and column index with world x; ``grid`` is ``[origin_x, origin_y, cell_size]``.
+    """
+    ny, nx = height.shape
+    cell = grid[2]
+    i0, i1, tx, in_x = _axis(x, grid[0], cell, nx)
+    j0, j1, ty, in_y = _axis(y, grid[1], cell, ny)
+
+    h00 = height[j0, i0]
+    h01 = height[j0, i1]
+    h10 = height[j1, i0]
+    h11 = height[j1, i1]
+    h = (1.0 - ty) * ((1.0 - tx) * h00 + tx * h01) + ty * ((1.0 - tx) * h10 + tx * h11)
+    dhdx = ((1.0 - ty) * (h01 - h00) + ty * (h11 - h10)) / cell if in_x else 0.0
+    dhdy = ((1.0 - tx) * (h10 - h00) + tx * (h11 - h01)) / cell if in_y else 0.0
+
+    m00 = friction[j0, i0]
+    m01 = friction[j0, i1]
+    m10 = friction[j1, i0]
+    m11 = friction[j1, i1]
+    mu = (1.0 - ty) * ((1.0 - tx) * m00 + tx * m01) + ty * ((1.0 - tx) * m10 + tx * m11)
+    return h, dhdx, dhdy, mu
+
+
+def _read_blue(path: str | Path) -> np.ndarray:
+    """Blue channel (grey value for grey images) as float64, rows flipped so row 0 is south."""
+    with Image.open(path) as img:
+        if img.mode in ("L", "LA", "1"):
+            pixels = np.asarray(img.convert("L"), dtype=np.float64)
+        else:
+            pixels = np.asarray(img.convert("RGB"), dtype=np.float64)[:, :, 2]
+    return np.ascontiguousarray(pixels[::-1, :])
+
+
+@dataclass(frozen=True, eq=False)
+class Terrain:
+    """Sampled ground height and friction on a square grid.
+
+    ``grid`` is ``[origin_x, origin_y, cell_size]``: the world position of sample ``[0, 0]``
+    and the spacing in metres. Equality is identity because array fields have no single truth
+    value.
+    """
+
+    height: np.ndarray
+    friction: np.ndarray
+    road: np.ndarray | None
+    grid: np.ndarray
+
+    def __post_init__(self) -> None:
+        """Normalise to C-contiguous float64 so the compiled sampler gets one array type."""
+        height = np.ascontiguousarray(self.height, dtype=np.float64)
+        friction = np.ascontiguousarray(self.friction, dtype=np.float64)
+        grid = np.ascontiguousarray(self.grid, dtype=np.float64).reshape(-1)
+        road = None if self.road is None else np.ascontiguousarray(self.road, dtype=bool)
+
+        problems: list[str] = []
+        if height.ndim != 2 or height.size == 0:
+            problems.append(f"height must be a non-empty 2-D array, got shape {height.shape}")
+        if friction.shape != height.shape:
+            problems.append(
+                f"friction shape {friction.shape} differs from height shape {height.shape}"
+            )
+        if road is not None and road.shape != height.shape:
+            problems.append(f"road shape {road.shape} differs from height shape {height.shape}")
+        if grid.shape != (3,):
+            problems.append(f"grid must be [origin_x, origin_y, cell_size], got {grid.tolist()}")
+        elif not (np.all(np.isfinite(grid)) and grid[2] > 0.0):
+            problems.append(f"grid must be finite with cell_size > 0, got {grid.tolist()}")
+        if height.size and not np.all(np.isfinite(height)):
+            problems.append("height contains non-finite values")
+        if friction.size and not np.all(np.isfinite(friction) & (friction >= 0.0)):
+            problems.append("friction must be finite and >= 0")
+        if problems:
+            raise ConfigError(problems, source="Terrain")
+
+        object.__setattr__(self, "height", height)
+        object.__setattr__(self, "friction", friction)
+        object.__setattr__(self, "road", road)
+        object.__setattr__(self, "grid", grid)
+
+    @classmethod
+    def flat(cls, friction: float = 1.0) -> Terrain:
+        """Level ground at height 0 with one friction everywhere: the spec's default world."""
+        return cls(
+            height=np.zeros((1, 1)),
+            friction=np.full((1, 1), float(friction)),
+            road=None,
+            grid=np.array([0.0, 0.0, 1.0]),
+        )
+
+    @classmethod
+    def from_images(
+        cls,
+        height_map: ImageSource = None,
+        road_map: ImageSource = None,
+        friction_map: ImageSource = None,
+        *,
+        hill_height: float = 10.0,
+        size: float = 1000.0,
+        road_friction: float = 1.0,
+        offroad_friction: float = 0.6,
+    ) -> Terrain:
+        """Build the terrain from pictures; every problem is reported at once.
+
+        ``hill_height`` is the height in metres of blue 255 in the height-map, ``size`` the
+        extent in metres of the pictures' longer side (cells are square). Friction comes from
+        the friction map if given, else from the road map (``road_friction`` on the road,
+        ``offroad_friction`` off it), else it is 1. Without a height-map the ground is level
+        at 0 on the grid of the other maps; without any map the terrain is :meth:`flat`.
+        """
+        problems: list[str] = []
+        if not 0.0 < size < math.inf:
+            problems.append(f"size must be finite and > 0, got {size}")
+        for name, value in (
+            ("hill_height", hill_height),
+            ("road_friction", road_friction),
+            ("offroad_friction", offroad_friction),
+        ):
+            if not 0.0 <= value < math.inf:
+                problems.append(f"{name} must be finite and >= 0, got {value}")
+
+        sources = {"height_map": height_map, "road_map": road_map, "friction_map": friction_map}
+        blues: dict[str, np.ndarray] = {}
+        for name, path in sources.items():
+            if path is None:
+                continue
+            try:
+                blues[name] = _read_blue(path)
+            except (OSError, ValueError) as exc:
+                problems.append(f"{name}: cannot read image '{path}': {exc}")
+
+        shapes = {name: blue.shape for name, blue in blues.items()}
+        if len(set(shapes.values())) > 1:
+            listing = ", ".join(f"{name} {w}x{h}" for name, (h, w) in shapes.items())
+            problems.append(f"maps must have the same pixel size (width x height): {listing}")
+
+        if problems:
+            given = [str(p) for p in sources.values() if p is not None]
+            raise ConfigError(problems, source="terrain " + (", ".join(given) or "settings"))
+        if not blues:
+            return cls.flat()
+
+        ny, nx = next(iter(shapes.values()))
+        cell = size / max(nx, ny)
+        grid = np.array([-(nx - 1) * cell / 2.0, -(ny - 1) * cell / 2.0, cell])
+
+        height = (
+            blues["height_map"] * (hill_height / 255.0)
+            if "height_map" in blues
+            else np.zeros((ny, nx))
+        )
+        road = blues["road_map"] >= ROAD_THRESHOLD if "road_map" in blues else None
+        if "friction_map" in blues:
+            friction = blues["friction_map"] * (FRICTION_AT_FULL_BLUE / 255.0)
+        elif road is not None:
+            friction = np.where(road, float(road_friction), float(offroad_friction))
+        else:
+            friction = np.ones((ny, nx))
+        return cls(height=height, friction=friction, road=road, grid=grid)
+
+    def sample(self, x: float, y: float) -> tuple[float, float]:
+        """(height, mu) at world point (x, y), for Python callers that do not need the slope."""
+        h, _, _, mu = sample_terrain(self.height, self.friction, self.grid, float(x), float(y))
+        return float(h), float(mu)

@@ -1,0 +1,111 @@
+"""Tyre forces: Pacejka's magic formula with relaxation lengths and (optional) combined slip.
+
+The seed's slip definitions divide by the wheel or vehicle speed and are singular at
+standstill. Here the slips are first-order states that relax towards their steady-state values
+over a relaxation length (Pacejka, *Tire and Vehicle Dynamics*, ch. 7): at speed they equal
+the seed's slips; at rest they act as a stiff, damped tyre spring, so a parked car neither
+creeps nor jitters.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numba import njit
+
+
+@njit(cache=True)
+def magic_formula(slip: float, b: float, c: float, e: float) -> float:
+    """Normalised magic formula (D = 1): sin(C atan(B s - E (B s - atan(B s))))."""
+    bs = b * slip
+    return math.sin(c * math.atan(bs - e * (bs - math.atan(bs))))
+
+
+@njit(cache=True)
+def tyre_forces(kappa: float, tan_alpha: float, load: float, mu: float, p) -> tuple[float, float]:
+    """Longitudinal and lateral force (N) in the wheel frame from the transient slips.
+
+    With combined slip on, both slips are normalised by their peak values and the magic
+    formula is evaluated at the combined normalised slip, so the resultant stays inside the
+    friction ellipse (a Bakker-Nyborg-Pacejka style similarity method). Off, the two
+    directions are independent, as in the seed.
+    """
+    d = mu * load
+    alpha = math.atan(tan_alpha)
+    if p.combined < 0.5:
+        fx = d * magic_formula(kappa, p.B_long, p.C_long, p.E_long)
+        fy = d * magic_formula(alpha, p.B_lat, p.C_lat, p.E_lat)
+        return fx, fy
+    rx = kappa / p.kappa_peak
+    ry = alpha / p.alpha_peak
+    rho = math.sqrt(rx * rx + ry * ry)
+    if rho < 1e-12:
+        return 0.0, 0.0
+    fx = d * rx / rho * magic_formula(rho * p.kappa_peak, p.B_long, p.C_long, p.E_long)
+    fy = d * ry / rho * magic_formula(rho * p.alpha_peak, p.B_lat, p.C_lat, p.E_lat)
+    return fx, fy
+
+
+@njit(cache=True)
+def low_speed_damping(v_long: float, p) -> float:
+    """Damping factor (s/m, times the load) that fades out above ``p.v_low``.
+
+    The relaxation states make the tyre a spring at standstill; this adds the damper that a
+    real tyre's hysteresis provides, so the spring does not ring.
+    """
+    fade = 1.0 - abs(v_long) / p.v_low
+    return p.d_low * fade if fade > 0.0 else 0.0
+
+
+@njit(cache=True)
+def relax_slips(
+    kappa: float, tan_alpha: float, slip_speed: float, v_long: float, v_lat: float,
+    wheel_surface_speed: float, dt: float, p,
+) -> tuple[float, float]:
+    """Advance the transient slips one step (implicit in the decay term, so always stable).
+
+    Longitudinal: d kappa/dt = (slip_speed - max(|v|, |r w|) kappa) / sigma_long, whose steady
+    state is the seed's slip in [-1, 1]. Lateral: d tan_a/dt = (-v_lat - |v| tan_a)/sigma_lat,
+    whose steady state is tan of the slip angle.
+    """
+    ref = max(abs(v_long), abs(wheel_surface_speed))
+    kappa = (kappa + dt / p.sigma_long * slip_speed) / (1.0 + dt * ref / p.sigma_long)
+    tan_alpha = (tan_alpha - dt / p.sigma_lat * v_lat) / (1.0 + dt * abs(v_long) / p.sigma_lat)
+    return kappa, tan_alpha
+
+
+@njit(cache=True)
+def aligning_moment(tan_alpha: float, load: float, mu: float, p) -> float:
+    """Self-aligning moment (N m, about the ground normal) that drives force feedback."""
+    return -p.al_scale * mu * load * magic_formula(math.atan(tan_alpha), p.B_al, p.C_al, p.E_al)
+
+
+@njit(cache=True)
+def friction_noise(step: float, wheel: int, seed: float) -> float:
+    """Reproducible standard-normal noise from (step, wheel, seed): a counter-based hash.
+
+    A hash instead of a random stream keeps ``snapshot``/``restore`` exact and batches
+    independent of execution order.
+    """
+    key = np.uint64(int(step) * 4 + wheel) * _GOLDEN + np.uint64(int(seed)) * _M1
+    u1 = _unit(_mix(key))
+    u2 = _unit(_mix(key ^ _M2))
+    return math.sqrt(-2.0 * math.log(u1)) * math.cos(2.0 * math.pi * u2)
+
+
+_GOLDEN = np.uint64(0x9E3779B97F4A7C15)
+_M1 = np.uint64(0xBF58476D1CE4E5B9)
+_M2 = np.uint64(0x94D049BB133111EB)
+
+
+@njit(cache=True)
+def _mix(z: np.uint64) -> np.uint64:
+    z = (z ^ (z >> np.uint64(30))) * _M1
+    z = (z ^ (z >> np.uint64(27))) * _M2
+    return z ^ (z >> np.uint64(31))
+
+
+@njit(cache=True)
+def _unit(z: np.uint64) -> float:
+    return (float(z >> np.uint64(11)) + 0.5) / 9007199254740992.0

@@ -1,0 +1,229 @@
+"""The Python face of the vehicle model: named inputs and outputs over the compiled kernel."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from vcosim.errors import ConfigError, UnknownNameError
+from vcosim.vehicle import layout as L
+from vcosim.vehicle.model import N_SCRATCH, advance, advance_batch, initial_state
+from vcosim.vehicle.params import DT, VehicleParams
+from vcosim.vehicle.terrain import Terrain
+
+SETTLE_STEPS = 4000  # 2 s: the suspension comes to rest before time 0
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    """Everything that determines the future of a vehicle (state, held inputs) and its outputs."""
+
+    state: np.ndarray
+    inputs: np.ndarray
+    outputs: np.ndarray
+
+
+def resolve_params(params: VehicleParams | str | Path | None) -> VehicleParams:
+    """Accept a parameter object, a preset name, a TOML path or None (the default vehicle)."""
+    if params is None:
+        return VehicleParams()
+    if isinstance(params, VehicleParams):
+        return params
+    text = str(params)
+    if text.endswith(".toml") or Path(text).exists():
+        return VehicleParams.from_toml(text)
+    return VehicleParams.preset(text)
+
+
+def set_inputs(u: np.ndarray, inputs: Mapping[str, object]) -> None:
+    """Write named inputs into an input array (a row per vehicle or a single row)."""
+    for name, value in inputs.items():
+        index = L.INPUT_INDEX.get(name)
+        if index is not None:
+            u[..., index] = value
+        elif name in L.VECTOR_INPUTS:
+            start = L.VECTOR_INPUTS[name]
+            values = np.asarray(value, dtype=float)
+            if values.shape[-1:] != (4,):
+                raise ConfigError([f"{name}: needs 4 values (FL, FR, RL, RR)"], "vehicle inputs")
+            u[..., start : start + 4] = values
+        elif name == "drive_mode":
+            if isinstance(value, str):
+                if value not in L.DRIVE_MODES:
+                    raise UnknownNameError("drive mode", value, tuple(L.DRIVE_MODES))
+                value = L.DRIVE_MODES[value]
+            u[..., L.U_DRIVE_MODE] = value
+        else:
+            raise UnknownNameError("vehicle input", name, L.INPUT_NAMES)
+
+
+class Vehicle:
+    """One vehicle stepping at a fixed 0.5 ms.
+
+    Inputs are held: ``step(throttle=0.3)`` keeps the throttle at 0.3 until changed. The
+    vehicle starts at rest with the engine off, in neutral, at the origin, heading along +x,
+    its suspension already settled.
+    """
+
+    dt: float = DT
+
+    def __init__(
+        self, params: VehicleParams | str | Path | None = None, terrain: Terrain | None = None
+    ) -> None:
+        self.params = resolve_params(params)
+        self.terrain = terrain if terrain is not None else Terrain.flat()
+        self._p = self.params.pack()
+        self._x = initial_state(self._p)
+        self._u = np.zeros(L.N_INPUTS)
+        self._y = np.zeros(L.N_OUTPUTS)
+        self._s = np.zeros(N_SCRATCH)
+        self._terrain = (self.terrain.height, self.terrain.friction, self.terrain.grid)
+        self._settle()
+
+    def _place_on_terrain(self) -> None:
+        """Start on the terrain's plane under the four wheels, so settling starts gently."""
+        rec, x = self._p[0], self._x
+        a, b, c = rec["a"], rec["b"], rec["c"]
+        fl, fr, rl, rr = (self.terrain.sample(px, py)[0]
+                          for px, py in ((a, c), (a, -c), (-b, c), (-b, -c)))
+        pitch = -np.arctan(((fl + fr) - (rl + rr)) / (2 * (a + b)))
+        roll = np.arctan(((fl + rl) - (fr + rr)) / (4 * c))
+        ground = 0.5 * (rl + rr) + 0.5 * ((fl + fr) - (rl + rr)) * b / (a + b)
+        x[L.X_POS + 2] += ground
+        cr, sr, cp, sp = np.cos(roll / 2), np.sin(roll / 2), np.cos(pitch / 2), np.sin(pitch / 2)
+        x[L.X_QUAT : L.X_QUAT + 4] = (cr * cp, sr * cp, cr * sp, -sr * sp)
+
+    def _settle(self) -> None:
+        """Let the suspension come to rest (brakes on), then put the car at the origin at time 0."""
+        self._place_on_terrain()
+        x = self._x
+        held = self._u.copy()
+        held[L.U_BRAKE] = held[L.U_PARKINGBRAKE] = 1.0
+        advance(x, held, self._p, self._y, self._s, *self._terrain, SETTLE_STEPS)
+        ground_here = self.terrain.sample(x[L.X_POS], x[L.X_POS + 1])[0]
+        x[L.X_POS + 2] += self.terrain.sample(0.0, 0.0)[0] - ground_here
+        x[L.X_POS : L.X_POS + 2] = 0.0
+        x[L.X_STEP] = 0.0
+        probe = x.copy()  # outputs at rest: one step on a copy, labelled time 0
+        advance(probe, self._u, self._p, self._y, self._s.copy(), *self._terrain, 1)
+        self._y[L.Y_TIME] = 0.0
+
+    # -- stepping ---------------------------------------------------------------------------
+    def step(self, **inputs: object) -> None:
+        """Advance one physics step; named inputs change first (unnamed ones are held)."""
+        if inputs:
+            set_inputs(self._u, inputs)
+        advance(self._x, self._u, self._p, self._y, self._s, *self._terrain, 1)
+
+    def run(self, n_steps: int, **inputs: object) -> None:
+        """Advance ``n_steps`` physics steps in one compiled call with the inputs held."""
+        if inputs:
+            set_inputs(self._u, inputs)
+        if n_steps > 0:
+            advance(self._x, self._u, self._p, self._y, self._s, *self._terrain, int(n_steps))
+
+    def run_for(self, seconds: float, **inputs: object) -> None:
+        """Advance by a duration (rounded to whole steps)."""
+        self.run(round(seconds / self.dt), **inputs)
+
+    def trace(self, seconds: float, every: int = 20, **inputs: object) -> dict[str, np.ndarray]:
+        """Advance by a duration and return every signal sampled each ``every`` steps."""
+        if inputs:
+            set_inputs(self._u, inputs)
+        rows = max(round(seconds / self.dt) // every, 1)
+        out = np.empty((rows, L.N_OUTPUTS))
+        for i in range(rows):
+            advance(self._x, self._u, self._p, self._y, self._s, *self._terrain, every)
+            out[i] = self._y
+        return {name: out[:, i] for i, name in enumerate(L.SIGNAL_NAMES)}
+
+    # -- reading ----------------------------------------------------------------------------
+    @property
+    def step_index(self) -> int:
+        """Physics steps since time 0."""
+        return int(self._x[L.X_STEP])
+
+    @property
+    def time(self) -> float:
+        """Simulation time (s), computed from the step index so it never drifts."""
+        return self.step_index * self.dt
+
+    @property
+    def outputs(self) -> np.ndarray:
+        """All outputs as one array, ordered as ``SIGNAL_NAMES`` (banks A-G first); a live view."""
+        return self._y
+
+    @property
+    def inputs(self) -> dict[str, object]:
+        """The inputs currently held."""
+        u = self._u
+        out: dict[str, object] = {n: float(u[i]) for n, i in L.INPUT_INDEX.items()}
+        out["drive_mode"] = "torques" if u[L.U_DRIVE_MODE] >= 0.5 else "pedals"
+        for name, start in L.VECTOR_INPUTS.items():
+            out[name] = tuple(float(v) for v in u[start : start + 4])
+        return out
+
+    def signals(self) -> dict[str, float]:
+        """Every named output: banks A-G with the seed's names, then extra signals."""
+        return dict(zip(L.SIGNAL_NAMES, self._y.tolist(), strict=False))
+
+    def signal(self, name: str) -> float:
+        """One named output."""
+        index = L.SIGNAL_INDEX.get(name)
+        if index is None:
+            raise UnknownNameError("signal", name, L.SIGNAL_NAMES)
+        return float(self._y[index])
+
+    # -- replay -----------------------------------------------------------------------------
+    def snapshot(self) -> Snapshot:
+        """Capture the state; ``restore`` of it replays the same future exactly."""
+        return Snapshot(self._x.copy(), self._u.copy(), self._y.copy())
+
+    def restore(self, snapshot: Snapshot) -> None:
+        """Return to a captured state (inputs included)."""
+        self._x[:] = snapshot.state
+        self._u[:] = snapshot.inputs
+        self._y[:] = snapshot.outputs
+
+
+class VehicleBatch:
+    """Many independent vehicles of one parameter set, stepped in parallel (sweeps, benches)."""
+
+    def __init__(
+        self, count: int, params: VehicleParams | str | Path | None = None,
+        terrain: Terrain | None = None,
+    ) -> None:
+        template = Vehicle(params, terrain)
+        self.params, self.terrain = template.params, template.terrain
+        self._p = template._p
+        self._terrain = template._terrain
+        self.states = np.tile(template._x, (count, 1))
+        self.input_rows = np.tile(template._u, (count, 1))
+        self.output_rows = np.tile(template._y, (count, 1))
+
+    def __len__(self) -> int:
+        return self.states.shape[0]
+
+    def set_inputs(self, **inputs: object) -> None:
+        """Set inputs for every vehicle (a scalar) or per vehicle (an array of length N)."""
+        set_inputs(self.input_rows, inputs)
+
+    def run(self, n_steps: int) -> None:
+        """Advance every vehicle ``n_steps`` steps."""
+        advance_batch(self.states, self.input_rows, self._p, self.output_rows, *self._terrain,
+                      int(n_steps))
+
+    def signal(self, name: str) -> np.ndarray:
+        """One named output for every vehicle."""
+        index = L.SIGNAL_INDEX.get(name)
+        if index is None:
+            raise UnknownNameError("signal", name, L.SIGNAL_NAMES)
+        return self.output_rows[:, index].copy()
+
+
+def signal_names() -> Sequence[str]:
+    """The names of every output, in array order."""
+    return L.SIGNAL_NAMES
