@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import json
+from enum import Enum
 from pathlib import Path
 from typing import Annotated
 
 import typer
+
+from vcosim.sim.pacing import PacingMode
 
 app = typer.Typer(
     name="vcosim",
@@ -41,6 +44,86 @@ def demo(
     run_demo(out, vehicle)
 
 
+class Gearbox(str, Enum):
+    """Transmission modes a coupled vehicle can start in."""
+
+    automatic = "automatic"
+    manual = "manual"
+
+
+@app.command()
+def sim(
+    duration: Annotated[
+        float | None, typer.Option(help="Simulated seconds to run (default: until Ctrl-C).")
+    ] = None,
+    pacing: Annotated[
+        PacingMode, typer.Option(help="realtime: frames held to the wall clock; fast: as fast "
+                                 "as possible; lockstep: paced only by the coupling.")
+    ] = PacingMode.realtime,
+    time_dilation: Annotated[
+        float, typer.Option(help="Simulated seconds per wall second in realtime pacing.")
+    ] = 1.0,
+    frame_rate: Annotated[float, typer.Option(help="Frames per second in realtime pacing.")] = 60.0,
+    vehicle: Annotated[
+        str, typer.Option(help="Vehicle preset name or parameter TOML file.")
+    ] = "nightrider",
+    gearbox: Annotated[
+        Gearbox, typer.Option(help="automatic: the controller needs only pedals and steering.")
+    ] = Gearbox.automatic,
+    engine: Annotated[bool, typer.Option(help="Start with the engine idling.")] = True,
+    coupling: Annotated[
+        bool, typer.Option(help="Run the BeamNG-compatible tight-coupling endpoint.")
+    ] = True,
+    ext_time: Annotated[
+        float, typer.Option(help="T_ext: the controller's computation time per message (s).")
+    ] = 0.005,
+    ping_time: Annotated[float, typer.Option(help="T_ping: UDP round-trip time (s).")] = 0.00001,
+    window: Annotated[int | None, typer.Option(help="Window width (overrides T_ping).")] = None,
+    send_skips: Annotated[
+        int | None, typer.Option(help="Steps between sends (overrides T_ext).")
+    ] = None,
+    send_offset: Annotated[int, typer.Option(help="Step of the first send.")] = 0,
+    timeout: Annotated[float, typer.Option(help="Blocking-receive timeout (s).")] = 2.0,
+    controller_host: Annotated[str, typer.Option(help="Controller address.")] = "127.0.0.1",
+    controller_port: Annotated[int, typer.Option(help="Controller's UDP port.")] = 64890,
+    listen_host: Annotated[
+        str, typer.Option(help="Address to bind; loopback unless you open it on purpose.")
+    ] = "127.0.0.1",
+    listen_port: Annotated[int, typer.Option(help="UDP port the simulator listens on.")] = 64891,
+    allow: Annotated[
+        list[str] | None, typer.Option(help="Extra peer addresses to accept (repeatable).")
+    ] = None,
+    spin: Annotated[
+        float | None, typer.Option(help="Busy-poll this long before blocking (s); default "
+                                   "0.05 in lockstep, 0 otherwise.")
+    ] = None,
+    debug_log: Annotated[
+        Path | None, typer.Option(help="Folder for BeamNG's three coupling debug CSVs.")
+    ] = None,
+    json_out: Annotated[
+        Path | None, typer.Option("--json-out", help="Also write the summary as JSON here.")
+    ] = None,
+) -> None:
+    """Run the simulator; external controllers couple to it exactly as to BeamNG.tech."""
+    from vcosim.sim.runner import run_simulator
+    from vcosim.tight.endpoint import CouplingConfig
+
+    config = None
+    if coupling:
+        allowed = (controller_host, *(allow or ())) if allow else None
+        config = CouplingConfig(
+            controller_host=controller_host, controller_port=controller_port,
+            listen_host=listen_host, listen_port=listen_port, ext_time=ext_time,
+            ping_time=ping_time, window=window, send_skips=send_skips, send_offset=send_offset,
+            timeout=timeout, allowed_hosts=allowed, spin=spin, debug_log=debug_log,
+        )
+    run_simulator(
+        duration=duration, pacing=pacing, time_dilation=time_dilation, frame_rate=frame_rate,
+        vehicle=vehicle, automatic=gearbox is Gearbox.automatic, engine_running=engine,
+        coupling=config, json_out=json_out,
+    )
+
+
 @bench_app.command("physics")
 def bench_physics(
     as_json: Annotated[bool, typer.Option("--json", help="Print only the JSON object.")] = False,
@@ -56,5 +139,11 @@ def bench_physics(
 
 
 def main() -> None:
-    """Entry point for ``python -m vcosim``."""
-    app()
+    """Entry point of the ``vcosim`` command: vcosim's own errors print as one clear message."""
+    from vcosim.errors import VcosimError
+
+    try:
+        app()
+    except VcosimError as exc:
+        typer.secho(f"error: {exc}", err=True, fg=typer.colors.RED)
+        raise SystemExit(2) from None

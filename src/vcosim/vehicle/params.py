@@ -290,7 +290,7 @@ PACKED_FIELDS = (
     # tyres
     "B_lat", "C_lat", "E_lat", "B_long", "C_long", "E_long", "B_al", "C_al", "E_al",
     "al_scale", "ffb_scale", "mu", "noise_std", "noise_seed", "combined", "kappa_peak",
-    "alpha_peak", "sigma_long", "sigma_lat", "d_low", "v_low",
+    "alpha_peak", "kappa_sat", "alpha_sat", "sigma_long", "sigma_lat", "d_low", "v_low",
     # engine
     "idle_speed", "idle_gain", "rev_limit", "rev_gain", "stall_speed", "p_amb", "p_boost",
     "mdot_max_per_rev", "V_d", "V_i", "n_r", "R", "T_i", "J_e", "AF_s", "mdot_min",
@@ -344,6 +344,8 @@ def pack(params: VehicleParams, dt: float = DT) -> np.ndarray:
         combined=1.0 if ty.combined_slip else 0.0,
         kappa_peak=peak_slip(ty.longitudinal_B, ty.longitudinal_C, ty.longitudinal_E),
         alpha_peak=peak_slip(ty.lateral_B, ty.lateral_C, ty.lateral_E),
+        kappa_sat=1.0 / (ty.longitudinal_B * ty.longitudinal_C),
+        alpha_sat=1.0 / (ty.lateral_B * ty.lateral_C),
         sigma_long=ty.relaxation_length_long, sigma_lat=ty.relaxation_length_lat,
         d_low=ty.low_speed_damping, v_low=ty.low_speed,
         idle_speed=en.idle_speed_rpm * rpm, idle_gain=en.idle_gain / rpm,

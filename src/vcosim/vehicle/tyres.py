@@ -67,12 +67,21 @@ def relax_slips(
 
     Longitudinal: d kappa/dt = (slip_speed - max(|v|, |r w|) kappa) / sigma_long, whose steady
     state is the seed's slip in [-1, 1]. Lateral: d tan_a/dt = (-v_lat - |v| tan_a)/sigma_lat,
-    whose steady state is tan of the slip angle.
+    whose steady state is tan of the slip angle. Near standstill the states stand for the
+    tread's deflection, which friction bounds: they are limited to the slip where the
+    linearised tyre reaches its friction limit (1 / (B C)), so a tyre that slid to a stop
+    does not spring the car back.
     """
     ref = max(abs(v_long), abs(wheel_surface_speed))
     kappa = (kappa + dt / p.sigma_long * slip_speed) / (1.0 + dt * ref / p.sigma_long)
     tan_alpha = (tan_alpha - dt / p.sigma_lat * v_lat) / (1.0 + dt * abs(v_long) / p.sigma_lat)
-    return kappa, tan_alpha
+    fade = min(abs(v_long) / p.v_low, 1.0)
+    kappa_max = p.kappa_sat + fade * (1.0 - p.kappa_sat)
+    alpha_max = p.alpha_sat + fade * (TAN_ALPHA_MAX - p.alpha_sat)
+    return min(max(kappa, -kappa_max), kappa_max), min(max(tan_alpha, -alpha_max), alpha_max)
+
+
+TAN_ALPHA_MAX = 10.0  # 84 degrees: beyond, a sliding tyre's force no longer changes
 
 
 @njit(cache=True)

@@ -71,7 +71,8 @@ class Vehicle:
     dt: float = DT
 
     def __init__(
-        self, params: VehicleParams | str | Path | None = None, terrain: Terrain | None = None
+        self, params: VehicleParams | str | Path | None = None, terrain: Terrain | None = None,
+        *, engine_running: bool = False,
     ) -> None:
         self.params = resolve_params(params)
         self.terrain = terrain if terrain is not None else Terrain.flat()
@@ -81,7 +82,7 @@ class Vehicle:
         self._y = np.zeros(L.N_OUTPUTS)
         self._s = np.zeros(N_SCRATCH)
         self._terrain = (self.terrain.height, self.terrain.friction, self.terrain.grid)
-        self._settle()
+        self._settle(engine_running)
 
     def _place_on_terrain(self) -> None:
         """Start on the terrain's plane under the four wheels, so settling starts gently."""
@@ -96,12 +97,19 @@ class Vehicle:
         cr, sr, cp, sp = np.cos(roll / 2), np.sin(roll / 2), np.cos(pitch / 2), np.sin(pitch / 2)
         x[L.X_QUAT : L.X_QUAT + 4] = (cr * cp, sr * cp, cr * sp, -sr * sp)
 
-    def _settle(self) -> None:
-        """Let the suspension come to rest (brakes on), then put the car at the origin at time 0."""
+    def _settle(self, engine_running: bool) -> None:
+        """Let the suspension come to rest (brakes on), then put the car at the origin at time 0.
+
+        With ``engine_running`` the engine is cranked and left idling meanwhile (key at 2).
+        """
         self._place_on_terrain()
         x = self._x
         held = self._u.copy()
         held[L.U_BRAKE] = held[L.U_PARKINGBRAKE] = 1.0
+        if engine_running:
+            held[L.U_IGNITION] = 3.0
+            advance(x, held, self._p, self._y, self._s, *self._terrain, SETTLE_STEPS // 2)
+            held[L.U_IGNITION] = self._u[L.U_IGNITION] = 2.0
         advance(x, held, self._p, self._y, self._s, *self._terrain, SETTLE_STEPS)
         ground_here = self.terrain.sample(x[L.X_POS], x[L.X_POS + 1])[0]
         x[L.X_POS + 2] += self.terrain.sample(0.0, 0.0)[0] - ground_here
@@ -155,6 +163,11 @@ class Vehicle:
     def outputs(self) -> np.ndarray:
         """All outputs as one array, ordered as ``SIGNAL_NAMES`` (banks A-G first); a live view."""
         return self._y
+
+    @property
+    def input_array(self) -> np.ndarray:
+        """The held inputs as one array (layout in ``vcosim.vehicle.layout``); a live view."""
+        return self._u
 
     @property
     def inputs(self) -> dict[str, object]:

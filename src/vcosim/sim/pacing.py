@@ -1,0 +1,107 @@
+"""How simulation time relates to wall-clock time: real time in frames, as fast as possible, or
+paced only by the coupling (lock-step).
+
+Realtime pacing works like BeamNG.tech: each frame computes the physics steps that bring
+simulation time up to the wall-clock time of the next frame, runs them ahead, then waits.
+A frame that cannot keep up (more than ``max_lag_frames`` behind) lets the simulation fall into
+slow motion instead of racing to catch up.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass, field
+from enum import Enum
+
+import numpy as np
+
+
+class PacingMode(str, Enum):
+    """The three ways a simulation can be paced."""
+
+    realtime = "realtime"
+    fast = "fast"
+    lockstep = "lockstep"
+
+
+@dataclass
+class FrameStats:
+    """Frame timing of a run: lateness of each frame start against its schedule."""
+
+    frames: int = 0
+    late_frames: int = 0
+    lateness: list[float] = field(default_factory=list)
+
+    def summary(self) -> dict[str, float]:
+        """Late frames, jitter (standard deviation) and p99 lateness, in milliseconds."""
+        lateness = np.asarray(self.lateness) * 1e3
+        return {
+            "frames": self.frames,
+            "late_frames": self.late_frames,
+            "frame_jitter_ms": float(lateness.std()) if lateness.size else 0.0,
+            "frame_lateness_p99_ms": float(np.percentile(lateness, 99)) if lateness.size else 0.0,
+        }
+
+
+class Pacer:
+    """Decides how many physics steps each frame runs, and waits between frames."""
+
+    def __init__(
+        self, mode: PacingMode | str = PacingMode.fast, *, frame_rate: float = 60.0,
+        time_dilation: float = 1.0, dt: float = 0.0005, max_lag_frames: float = 3.0,
+    ) -> None:
+        self.mode = PacingMode(mode)
+        if frame_rate <= 0 or time_dilation <= 0:
+            raise ValueError("frame_rate and time_dilation must be positive")
+        self.frame_period = 1.0 / frame_rate
+        self.time_dilation = time_dilation
+        self.dt = dt
+        self.max_lag = max_lag_frames * self.frame_period
+        self.stats = FrameStats()
+        self._deadline = 0.0
+        self._target_time = 0.0
+
+    @property
+    def lockstep(self) -> bool:
+        """True when only the coupling paces the run (deterministic)."""
+        return self.mode is PacingMode.lockstep
+
+    @property
+    def realtime(self) -> bool:
+        """True when frames are held to the wall clock."""
+        return self.mode is PacingMode.realtime
+
+    def start(self, sim_time: float) -> None:
+        """Begin frame scheduling now."""
+        self._deadline = time.perf_counter()
+        self._target_time = sim_time
+
+    def steps_for_next_frame(self, step_index: int) -> int:
+        """Steps that bring simulation time to the next frame's (dilated) wall-clock time."""
+        self._target_time += self.frame_period * (self.time_dilation if self.realtime else 1.0)
+        return max(math.floor(self._target_time / self.dt + 1e-9) - step_index, 0)
+
+    def end_frame(self) -> None:
+        """Record the frame and, in real time, sleep until the next frame is due."""
+        self.stats.frames += 1
+        if not self.realtime:
+            return
+        self._deadline += self.frame_period
+        now = time.perf_counter()
+        if now > self._deadline:
+            self.stats.late_frames += 1
+            if now - self._deadline > self.max_lag:
+                self._deadline = now  # slow motion: stop owing wall-clock time
+        else:
+            sleep_until(self._deadline)
+        self.stats.lateness.append(time.perf_counter() - self._deadline)
+
+
+def sleep_until(deadline: float, spin: float = 0.001) -> None:
+    """Sleep to within ``spin`` of a perf_counter deadline, then spin: sub-millisecond accuracy."""
+    remaining = deadline - time.perf_counter()
+    if remaining > spin:
+        time.sleep(remaining - spin)
+    while time.perf_counter() < deadline:
+        pass

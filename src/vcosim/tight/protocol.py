@@ -1,0 +1,84 @@
+"""The BeamNG-compatible tight-coupling wire format and its scheduling arithmetic.
+
+A datagram is a bare array of little-endian float64: 111 values from the simulator (id, banks
+A-G of the vehicle, 50 custom values H), 64 values from the controller (id, pedals, steering,
+gear request, per-wheel torques, drive mode, 50 custom values B). See docs/tight-coupling.md.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from vcosim.vehicle.layout import BANK_NAMES
+
+WIRE_DTYPE = np.dtype("<f8")
+SIM_TO_CONTROLLER = 111
+CONTROLLER_TO_SIM = 64
+SIM_MESSAGE_BYTES = SIM_TO_CONTROLLER * 8  # 888
+CONTROLLER_MESSAGE_BYTES = CONTROLLER_TO_SIM * 8  # 512
+N_CUSTOM = 50
+SIM_CUSTOM = slice(61, 111)  # bank H
+CONTROLLER_CUSTOM = slice(14, 64)  # custom bank B of the controller's message
+
+SIMULATOR_PORT = 64891  # the simulator listens here
+CONTROLLER_PORT = 64890  # the controller listens here
+BLOCKING_TIMEOUT = 2.0  # s, BeamNG's
+
+SIM_SLOT_NAMES: tuple[str, ...] = ("id", *BANK_NAMES, *(f"custom{i}" for i in range(N_CUSTOM)))
+
+# Controller -> simulator slots, with the range each value is clamped to.
+CONTROLLER_SLOTS: tuple[tuple[str, float, float], ...] = (
+    ("throttle", 0.0, 1.0),
+    ("brake", 0.0, 1.0),
+    ("steering", -1.0, 1.0),
+    ("gear", -1.0, 5.0),
+    *((f"brakingTorque{w}", 0.0, 1.0e5) for w in ("FL", "FR", "RL", "RR")),
+    *((f"propulsionTorque{w}", -1.0e5, 1.0e5) for w in ("FL", "FR", "RL", "RR")),
+    ("driveMode", 0.0, 1.0),
+)
+CONTROLLER_SLOT_NAMES: tuple[str, ...] = (
+    "id", *(name for name, _, _ in CONTROLLER_SLOTS), *(f"custom{i}" for i in range(N_CUSTOM))
+)
+CONTROL_LOW = np.array([lo for _, lo, _ in CONTROLLER_SLOTS])
+CONTROL_HIGH = np.array([hi for _, _, hi in CONTROLLER_SLOTS])
+N_CONTROLS = len(CONTROLLER_SLOTS)  # 13, slots 1..13
+
+
+def send_skips_for(ext_time: float, dt: float) -> int:
+    """Physics steps between two sends: ceil(T_ext / dt) - 1 (never negative)."""
+    return max(math.ceil(round(ext_time / dt, 9)) - 1, 0)
+
+
+def window_for(ping_time: float, ext_time: float) -> int:
+    """Messages that may be unanswered before the simulator waits: ceil(T_ping / T_ext), >= 1."""
+    return max(math.ceil(round(ping_time / ext_time, 9)), 1)
+
+
+@dataclass(frozen=True)
+class Schedule:
+    """The coupling's timing in force: derived from T_ext and T_ping, or set directly."""
+
+    send_skips: int
+    window: int
+    send_offset: int = 0
+    timeout: float = BLOCKING_TIMEOUT
+
+    @classmethod
+    def derive(
+        cls, ext_time: float, ping_time: float, dt: float, *, window: int | None = None,
+        send_skips: int | None = None, send_offset: int = 0, timeout: float = BLOCKING_TIMEOUT,
+    ) -> Schedule:
+        """BeamNG's derivation, with any value given directly taking precedence."""
+        return cls(
+            send_skips=send_skips_for(ext_time, dt) if send_skips is None else send_skips,
+            window=window_for(ping_time, ext_time) if window is None else window,
+            send_offset=send_offset,
+            timeout=timeout,
+        )
+
+    def controller_step(self, dt: float) -> float:
+        """The controller's effective sample time, (send_skips + 1) dt."""
+        return (self.send_skips + 1) * dt
