@@ -1,9 +1,12 @@
 from __future__ import annotations
 
 import socket
+import subprocess
+import sys
 import threading
 import time
 from collections.abc import Callable
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -46,7 +49,8 @@ class RawPeer:
     def port(self) -> int:
         return self.sock.getsockname()[1]
 
-    def start(self, target: tuple[str, int]) -> RawPeer:
+    def start(self, target: tuple[str, int] | None = None) -> RawPeer:
+        """Answer ``target``, or (None) whoever sent the message being answered."""
         self.target = target
         self._thread.start()
         return self
@@ -58,7 +62,7 @@ class RawPeer:
     def _loop(self) -> None:
         while not self._stop.is_set():
             try:
-                data, _ = self.sock.recvfrom(4096)
+                data, sender = self.sock.recvfrom(4096)
             except TimeoutError:
                 continue
             except OSError:
@@ -74,7 +78,7 @@ class RawPeer:
                     pass
             out = self.reply(message)
             if out is not None:
-                self.send(out)
+                self.sock.sendto(np.asarray(out, "<f8").tobytes(), self.target or sender)
 
     def stop(self) -> None:
         self._stop.set()
@@ -108,3 +112,15 @@ def peers():
 
 
 SIM_SIZE = SIM_TO_CONTROLLER
+
+
+def read_log(path: Path) -> np.ndarray:
+    """One of the three debug CSVs as a 2-D array (header row skipped)."""
+    return np.loadtxt(path, delimiter=",", skiprows=1, ndmin=2)
+
+
+def start_simulator(peer_port: int, log_dir: Path, *args: str) -> subprocess.Popen:
+    """``vcosim sim`` in its own process (its own GIL), coupled to a peer on ``peer_port``."""
+    command = [sys.executable, "-m", "vcosim", "sim", "--listen-port", "0",
+               "--controller-port", str(peer_port), "--debug-log", str(log_dir), *args]
+    return subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)

@@ -1,10 +1,10 @@
-"""How simulation time relates to wall-clock time: real time in frames, as fast as possible, or
-paced only by the coupling (lock-step).
+"""How simulation time relates to wall-clock time.
 
-Realtime pacing works like BeamNG.tech: each frame computes the physics steps that bring
-simulation time up to the wall-clock time of the next frame, runs them ahead, then waits.
-A frame that cannot keep up (more than ``max_lag_frames`` behind) lets the simulation fall into
-slow motion instead of racing to catch up.
+Real time in frames, as fast as possible, or paced only by the coupling (lock-step). Realtime
+pacing works like BeamNG.tech: each frame computes the physics steps that bring simulation
+time up to the wall-clock time of the next frame, runs them ahead, then waits. A frame that
+cannot keep up (more than ``max_lag_frames`` behind) lets the simulation fall into slow
+motion instead of racing to catch up.
 """
 
 from __future__ import annotations

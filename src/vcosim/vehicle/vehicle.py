@@ -207,9 +207,9 @@ class VehicleBatch:
 
     def __init__(
         self, count: int, params: VehicleParams | str | Path | None = None,
-        terrain: Terrain | None = None,
+        terrain: Terrain | None = None, *, engine_running: bool = False,
     ) -> None:
-        template = Vehicle(params, terrain)
+        template = Vehicle(params, terrain, engine_running=engine_running)
         self.params, self.terrain = template.params, template.terrain
         self._p = template._p
         self._terrain = template._terrain
@@ -224,8 +224,10 @@ class VehicleBatch:
         """Set inputs for every vehicle (a scalar) or per vehicle (an array of length N)."""
         set_inputs(self.input_rows, inputs)
 
-    def run(self, n_steps: int) -> None:
-        """Advance every vehicle ``n_steps`` steps."""
+    def run(self, n_steps: int, **inputs: object) -> None:
+        """Advance every vehicle ``n_steps`` steps (inputs as in ``set_inputs``, held)."""
+        if inputs:
+            set_inputs(self.input_rows, inputs)
         advance_batch(self.states, self.input_rows, self._p, self.output_rows, *self._terrain,
                       int(n_steps))
 

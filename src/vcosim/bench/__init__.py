@@ -1,0 +1,1 @@
+"""Benchmarks that time vcosim against a baseline measured in the same run."""

@@ -1,0 +1,198 @@
+"""Physics steps per second: the vehicle kernel against CommonRoad's multi-body model.
+
+Absolute rates depend on the machine, so the baseline is timed in the same process, on the
+same machine, minutes apart: the ratios carry across machines far better than the rates do.
+Every figure is the best of ``REPEATS`` runs, because a busy machine only ever makes a run
+slower, never faster.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import math
+import os
+import platform
+import time
+from collections.abc import Callable
+
+import numba
+import numpy as np
+from rich.console import Console
+from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+
+from vcosim.errors import VcosimError
+from vcosim.vehicle import Vehicle, VehicleBatch
+
+STEPS_PER_S = 2000  # physics steps per simulated second: a rate of 2000/s is real time
+REPEATS = 3
+KERNEL_CHUNK = 20_000  # steps per compiled call: call overhead is negligible at this size
+PYTHON_CHUNK = 1_000  # Python-level steps between clock reads (step() calls, CommonRoad)
+BATCH_SIZES = (64, 1024)
+DRIVE = {"throttle": 0.3, "steering": 0.05}
+TARGETS = {"kernel_vs_commonroad": 10, "stepwise_vs_commonroad": 5}
+
+
+def _rate(fn: Callable[[], int], budget: float, tick: Callable[[], None] = lambda: None) -> float:
+    """Units per second of ``fn``, which does a chunk of work and returns how many units.
+
+    Each repetition calls ``fn`` until ``budget`` seconds have passed; the clock is read only
+    between chunks, so its cost stays out of the figure. Returns the best repetition.
+    """
+    best = 0.0
+    for _ in range(REPEATS):
+        done, start = 0, time.perf_counter()
+        while (elapsed := time.perf_counter() - start) < budget:
+            done += fn()
+        best = max(best, done / elapsed)
+        tick()
+    return best
+
+
+def _start(sim: Vehicle | VehicleBatch) -> Vehicle | VehicleBatch:
+    """Crank the engine, select first and pull away, so the bench times a car under load.
+
+    The clutch is let out over 1 s: dropped at once at 0.3 throttle, it stalls the engine
+    and the bench would time a parked car. This also compiles the kernel before any timing.
+    """
+    sim.run(STEPS_PER_S, ignition=3)
+    sim.run(STEPS_PER_S, ignition=2, gear=1, clutch=1.0)
+    for i in range(1, 101):
+        sim.run(STEPS_PER_S // 100, clutch=1.0 - i / 100, **DRIVE)
+    if not np.all(np.asarray(sim.signal("engine_running")) > 0.5):
+        raise VcosimError("the engine stalled pulling away; the bench would time a parked car")
+    return sim
+
+
+def _kernel_chunk(vehicle: Vehicle) -> Callable[[], int]:
+    """Many steps per compiled call: the kernel's own speed, with no Python in the loop."""
+
+    def chunk() -> int:
+        vehicle.run(KERNEL_CHUNK)
+        return KERNEL_CHUNK
+
+    return chunk
+
+
+def _stepwise_chunk(vehicle: Vehicle) -> Callable[[], int]:
+    """One Python ``step()`` per physics step with inputs changing every call, as in coupling.
+
+    The inputs are precomputed Python floats so that only the vehicle's cost is timed.
+    """
+    phases = [2 * math.pi * i / PYTHON_CHUNK for i in range(PYTHON_CHUNK)]
+    inputs = [(0.3 + 0.05 * math.sin(a), 0.05 + 0.01 * math.cos(a)) for a in phases]
+
+    def chunk() -> int:
+        for throttle, steering in inputs:
+            vehicle.step(throttle=throttle, steering=steering)
+        return PYTHON_CHUNK
+
+    return chunk
+
+
+def _commonroad_chunk() -> Callable[[], int]:
+    """CommonRoad's multi-body model (29 states, pure Python), explicit Euler at our step.
+
+    It starts at 15 m/s; a small steering rate turns the front wheels to 0.03 rad (about the
+    kernel's 0.05 steering input) and a gentle acceleration keeps it driving, not resting.
+    Python lists are used because they step faster than NumPy arrays at 29 elements.
+    """
+    try:
+        from vehiclemodels.init_mb import init_mb
+        from vehiclemodels.parameters_vehicle2 import parameters_vehicle2
+        from vehiclemodels.vehicle_dynamics_mb import vehicle_dynamics_mb
+    except ImportError as exc:
+        raise VcosimError(
+            "the physics bench needs CommonRoad's vehicle models: pip install 'vcosim[bench]'"
+        ) from exc
+    p = parameters_vehicle2()
+    x = init_mb([0.0, 0.0, 0.0, 15.0, 0.0, 0.0, 0.0], p)
+    dt = Vehicle.dt
+
+    def chunk() -> int:
+        nonlocal x
+        for _ in range(PYTHON_CHUNK):
+            f = vehicle_dynamics_mb(x, [2.0 * (0.03 - x[2]), 0.1], p)
+            x = [xi + dt * fi for xi, fi in zip(x, f, strict=True)]
+        return PYTHON_CHUNK
+
+    return chunk
+
+
+def _batch_chunk(batch: VehicleBatch, budget: float) -> Callable[[], int]:
+    """One ``run(n)`` of the whole batch, n sized to a quarter of the budget from a probe.
+
+    A quarter keeps the overshoot past the budget small while thread start-up stays
+    negligible. Returns vehicle-steps.
+    """
+    probe = 200
+    start = time.perf_counter()
+    batch.run(probe)
+    n = max(1, round(probe * budget / 4 / (time.perf_counter() - start)))
+
+    def chunk() -> int:
+        batch.run(n)
+        return n * len(batch)
+
+    return chunk
+
+
+def _cpu_model() -> str:
+    """The CPU's name, without which the absolute rates mean little."""
+    with contextlib.suppress(OSError), open("/proc/cpuinfo") as info:
+        for line in info:
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    return platform.processor() or platform.machine()
+
+
+def run_physics_bench(seconds: float = 2.0, progress: bool = True) -> dict[str, object]:
+    """Time the kernel, per-step Python calls, CommonRoad's model and batches in one run.
+
+    ``seconds`` is the wall-clock budget of each repetition of each figure; the whole bench
+    takes about 15 times that plus start-up. The progress bar goes to stderr so that stdout
+    stays pure JSON.
+    """
+    if not seconds > 0:
+        raise ValueError(f"seconds must be positive, got {seconds}")
+    bar = Progress(
+        TextColumn("{task.description:<28}"), BarColumn(), TimeElapsedColumn(),
+        console=Console(stderr=True), transient=True, disable=not progress,
+    )
+    with bar:
+        task = bar.add_task("starting the engine", total=REPEATS * (3 + len(BATCH_SIZES)))
+
+        def measure(label: str, fn: Callable[[], int]) -> float:
+            bar.update(task, description=label)
+            return _rate(fn, seconds, lambda: bar.advance(task))
+
+        vehicle = _start(Vehicle())
+        kernel = measure(f"kernel: run({KERNEL_CHUNK})", _kernel_chunk(vehicle))
+        stepwise = measure("stepwise: step() per step", _stepwise_chunk(vehicle))
+        commonroad = measure("CommonRoad multi-body", _commonroad_chunk())
+        batches = {}
+        for count in BATCH_SIZES:
+            bar.update(task, description=f"starting {count} vehicles")
+            batch = _start(VehicleBatch(count))
+            batches[str(count)] = round(measure(f"batch of {count}", _batch_chunk(batch, seconds)))
+
+    ratios = {"kernel_vs_commonroad": round(kernel / commonroad, 3),
+              "stepwise_vs_commonroad": round(stepwise / commonroad, 3)}
+    return {
+        "kernel_steps_per_s": round(kernel, 1),
+        "stepwise_steps_per_s": round(stepwise, 1),
+        "realtime_factor": round(kernel / STEPS_PER_S, 1),
+        "commonroad_mb_steps_per_s": round(commonroad, 1),
+        **ratios,
+        "batch_vehicle_steps_per_s": batches,
+        "dt": Vehicle.dt,
+        "seconds": seconds,
+        "repeats": REPEATS,
+        "cpu_count": os.cpu_count(),
+        "numba_threads": numba.get_num_threads(),
+        "python": platform.python_version(),
+        "numba": numba.__version__,
+        "machine": platform.machine(),
+        "cpu": _cpu_model(),
+        "targets": TARGETS,
+        "meets_targets": {name: ratios[name] >= TARGETS[name] for name in TARGETS},
+    }
