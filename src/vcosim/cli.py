@@ -138,6 +138,22 @@ def bench_physics(
     typer.echo(json.dumps(result, indent=None if as_json else 2))
 
 
+@bench_app.command("coupling")
+def bench_coupling(
+    as_json: Annotated[bool, typer.Option("--json", help="Print only the JSON object.")] = False,
+    seconds: Annotated[float, typer.Option(help="Wall-clock time per exchange measurement (s).")
+                       ] = 3.0,
+    realtime_seconds: Annotated[
+        float, typer.Option(help="Length of the real-time drift measurement (s).")
+    ] = 10.0,
+) -> None:
+    """Lock-step exchanges/s against a raw UDP ping-pong, and real-time drift and frame lateness."""
+    from vcosim.bench.coupling import run_coupling_bench
+
+    result = run_coupling_bench(seconds, realtime_seconds, progress=not as_json)
+    typer.echo(json.dumps(result, indent=None if as_json else 2))
+
+
 def main() -> None:
     """Entry point of the ``vcosim`` command: vcosim's own errors print as one clear message."""
     from vcosim.errors import VcosimError

@@ -54,6 +54,7 @@ class Simulation:
         self._after: list[Hook] = []
         self._frame: list[Hook] = []
         self.wall_start = 0.0
+        self._stopping = False
 
     @property
     def dt(self) -> float:
@@ -86,6 +87,7 @@ class Simulation:
         end_step = None if duration is None else vehicle.step_index + round(duration / self.dt)
         start_step = vehicle.step_index
         interrupted = False
+        self._stopping = False
         for face in self.faces.values():
             if hasattr(face, "start"):
                 face.start(self)
@@ -93,7 +95,7 @@ class Simulation:
         self.pacer.start(vehicle.time)
         before, after, frame = self._before, self._after, self._frame
         try:
-            while end_step is None or vehicle.step_index < end_step:
+            while (end_step is None or vehicle.step_index < end_step) and not self._stopping:
                 n = self.pacer.steps_for_next_frame(vehicle.step_index)
                 if end_step is not None:
                     n = min(n, end_step - vehicle.step_index)
@@ -125,6 +127,10 @@ class Simulation:
                    if hasattr(face, "report")},
             interrupted=interrupted,
         )
+
+    def stop(self) -> None:
+        """Ask a running ``run`` to end after the current frame (from a hook or a callback)."""
+        self._stopping = True
 
     def close(self) -> None:
         """Close every face (safe to call twice)."""
