@@ -40,6 +40,7 @@ class RawPeer:
         self.received: list[np.ndarray] = []
         self.raw: list[bytes] = []
         self.target: tuple[str, int] | None = None
+        self._arrivals = threading.Condition()
         self.answering = threading.Event()
         self.answering.set()
         self._stop = threading.Event()
@@ -68,8 +69,10 @@ class RawPeer:
             except OSError:
                 return
             message = np.frombuffer(data, "<f8").copy()
-            self.raw.append(data)
-            self.received.append(message)
+            with self._arrivals:
+                self.raw.append(data)
+                self.received.append(message)
+                self._arrivals.notify_all()
             if not self.answering.is_set():
                 continue
             if self.compute_time:
@@ -79,6 +82,11 @@ class RawPeer:
             out = self.reply(message)
             if out is not None:
                 self.sock.sendto(np.asarray(out, "<f8").tobytes(), self.target or sender)
+
+    def wait_for(self, count: int, timeout: float = 10.0) -> bool:
+        """Wait until ``count`` messages have arrived (the thread may lag the simulator)."""
+        with self._arrivals:
+            return self._arrivals.wait_for(lambda: len(self.received) >= count, timeout)
 
     def stop(self) -> None:
         self._stop.set()

@@ -46,6 +46,7 @@ def test_datagram_size_layout_and_ids(peers):
     peer = peers()
     sim, _ = coupled(peer, "lockstep", send_skips=0)
     sim.run(0.05)
+    assert peer.wait_for(100)
     assert {len(raw) for raw in peer.raw} == {888}
     ids = [m[0] for m in peer.received]
     assert ids == list(range(len(ids))) and len(ids) == 100

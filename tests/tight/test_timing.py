@@ -8,7 +8,6 @@ waits for the simulator's GIL); the controller is a raw-socket peer that busy-wa
 from __future__ import annotations
 
 import signal
-import time
 
 import numpy as np
 import pytest
@@ -71,10 +70,8 @@ def test_the_five_cases_of_seed_001(peers, tmp_path, case):
 def test_sigterm_leaves_all_three_logs_complete(peers, tmp_path):
     peer = peers().start()
     sim = start_simulator(peer.port, tmp_path, "--pacing", "realtime", "--ext-time", "0.0005")
-    deadline = time.monotonic() + 30
-    while len(peer.received) < 3000:  # 1.5 s of coupling at one message a step
-        assert time.monotonic() < deadline and sim.poll() is None
-        time.sleep(0.01)
+    assert peer.wait_for(3000, timeout=60), "no coupling"  # 1.5 s at a message a step
+    assert sim.poll() is None
     sim.send_signal(signal.SIGTERM)
     out, err = sim.communicate(timeout=30)
     assert sim.returncode == 0, err
