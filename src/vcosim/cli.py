@@ -124,6 +124,55 @@ def sim(
     )
 
 
+@app.command()
+def controller(
+    name: Annotated[
+        str | None, typer.Argument(help="Example controller: cruise, cruise-torque, heading.")
+    ] = None,
+    speed: Annotated[float | None, typer.Option(help="Target speed (m/s).")] = None,
+    heading: Annotated[float | None, typer.Option(help="Target heading (degrees).")] = None,
+    function: Annotated[
+        str | None, typer.Option(help="Your own step function, as module:function.")
+    ] = None,
+    fmu: Annotated[
+        Path | None, typer.Option(help="An FMI co-simulation FMU to run as the controller.")
+    ] = None,
+    map_file: Annotated[
+        Path | None, typer.Option("--map", help="TOML map of FMU variables to bank names.")
+    ] = None,
+    step: Annotated[
+        float, typer.Option(help="The controller's sample time (s): the simulator's "
+                            "(send_skips + 1) * dt, i.e. its --ext-time.")
+    ] = 0.005,
+    duration: Annotated[
+        float | None, typer.Option(help="Controller seconds to run (default: until Ctrl-C).")
+    ] = None,
+    memory: Annotated[
+        bool, typer.Option(help="Answer with the previous step's outputs (Simulink memory).")
+    ] = False,
+    listen_host: Annotated[str, typer.Option(help="Address to bind.")] = "127.0.0.1",
+    listen_port: Annotated[int, typer.Option(help="UDP port to listen on.")] = 64890,
+    sim_host: Annotated[
+        str, typer.Option(help="The simulator's address (vcosim or BeamNG.tech).")
+    ] = "127.0.0.1",
+    sim_port: Annotated[int, typer.Option(help="The simulator's UDP port.")] = 64891,
+    timeout: Annotated[float, typer.Option(help="No message for this long: reset (s).")] = 2.0,
+    spin: Annotated[float, typer.Option(help="Busy-poll this long before blocking (s).")] = 0.002,
+    json_out: Annotated[
+        Path | None, typer.Option("--json-out", help="Also write the report as JSON here.")
+    ] = None,
+) -> None:
+    """Run a controller against a running simulator (vcosim sim or BeamNG.tech)."""
+    from vcosim.controllers.runner import make_step_function, run_controller
+
+    params = {"speed": speed, "heading": heading}
+    step_fn = make_step_function(name, function=function, fmu=fmu, map_file=map_file,
+                                 step=step, params=params)
+    run_controller(step_fn, duration=duration, json_out=json_out, step=step, memory=memory,
+                   listen_host=listen_host, listen_port=listen_port, sim_host=sim_host,
+                   sim_port=sim_port, timeout=timeout, spin=spin)
+
+
 @bench_app.command("physics")
 def bench_physics(
     as_json: Annotated[bool, typer.Option("--json", help="Print only the JSON object.")] = False,

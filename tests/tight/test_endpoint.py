@@ -6,8 +6,8 @@ import struct
 
 import numpy as np
 import pytest
-from conftest import RawPeer, coupled, nan_reply
 
+from helpers.peers import RawPeer, coupled, nan_reply
 from vcosim.tight.protocol import (
     CONTROLLER_TO_SIM,
     SIM_SLOT_NAMES,

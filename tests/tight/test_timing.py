@@ -11,8 +11,8 @@ import signal
 
 import numpy as np
 import pytest
-from conftest import RawPeer, coupled, nan_reply, read_log, start_simulator
 
+from helpers.peers import RawPeer, coupled, nan_reply, read_log, start_simulator
 from vcosim.tight.debuglog import RECEIVE_LOG, SEND_LOG, STEPS_LOG
 from vcosim.tight.protocol import SIM_TO_CONTROLLER
 

@@ -6,8 +6,8 @@ import math
 
 import numpy as np
 import pytest
-from conftest import drive_off, started
 
+from helpers.driving import drive_off, started
 from vcosim.vehicle import BANK_NAMES, Terrain, Vehicle, VehicleParams
 from vcosim.vehicle.params import pack
 

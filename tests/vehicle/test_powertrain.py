@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from conftest import drive_off
 
+from helpers.driving import drive_off
 from vcosim.vehicle import Vehicle
 
 

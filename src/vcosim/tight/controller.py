@@ -1,0 +1,222 @@
+"""The controller side of the tight coupling: what BeamNG's S-function does for Simulink.
+
+``ControllerBlock(step_fn).run()`` receives the simulator's messages, hands each one to
+``step_fn`` as a named ``SimulatorMessage``, and sends the returned ``Controls`` back with the
+message's id. It works against ``vcosim sim`` and against BeamNG.tech alike (same wire).
+
+The messages carry no time. The controller's sample time is the simulator's
+``(send_skips + 1) * dt`` and must be configured here as ``step`` (default 5 ms, BeamNG's
+default ``T_ext``), as a Simulink model's fixed step must be.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from enum import Enum
+from typing import Any
+
+import numpy as np
+
+from vcosim.tight.protocol import (
+    BLOCKING_TIMEOUT,
+    CONTROLLER_PORT,
+    CONTROLLER_TO_SIM,
+    SIM_TO_CONTROLLER,
+    SIMULATOR_PORT,
+    WIRE_DTYPE,
+    send_skips_for,
+    window_for,
+)
+from vcosim.tight.transport import UdpLink
+from vcosim.tight.views import Controls, SimulatorMessage, as_controls
+
+StepFunction = Callable[[SimulatorMessage], Controls | Mapping[str, Any] | None]
+PHYSICS_DT = 0.0005
+STOP_CHECK = 0.1  # s: a waiting block notices ``stop()`` at least this often
+
+
+class ControllerStatus(str, Enum):
+    """What the block knows about its simulator."""
+
+    waiting = "waiting for the first message"
+    connected = "connected"
+    no_peer = "no peer"
+
+
+@dataclass
+class ControllerConfig:
+    """Addresses, step and options of a controller block.
+
+    Attributes:
+        step: The controller's sample time (s); give the simulator ``--ext-time`` equal to it.
+        memory: Answer with the previous step's outputs (Simulink's memory block).
+        spin: Busy-poll this long (s) before blocking, so a lock-step pair is not capped by
+            the wake-up latency of a sleeping process.
+    """
+
+    step: float = 0.005
+    listen_host: str = "127.0.0.1"
+    listen_port: int = CONTROLLER_PORT
+    sim_host: str = "127.0.0.1"
+    sim_port: int = SIMULATOR_PORT
+    memory: bool = False
+    timeout: float = BLOCKING_TIMEOUT
+    spin: float = 0.002
+    allowed_hosts: tuple[str, ...] | None = None
+
+
+@dataclass
+class ControllerStats:
+    """Counters and timing samples of a controller block."""
+
+    received: int = 0
+    answered: int = 0
+    stale: int = 0
+    resets: int = 0
+    compute: list[float] = field(default_factory=list)
+    round_trip: list[float] = field(default_factory=list)
+
+
+class ControllerBlock:
+    """Run a step function against a tight-coupling simulator (vcosim or BeamNG.tech)."""
+
+    def __init__(self, step_fn: StepFunction, config: ControllerConfig | None = None,
+                 **options: Any) -> None:
+        self.step_fn = step_fn
+        base = config if config is not None else ControllerConfig()
+        self.config = ControllerConfig(**{**base.__dict__, **options})
+        cfg = self.config
+        self.link = UdpLink(
+            (cfg.listen_host, cfg.listen_port), (cfg.sim_host, cfg.sim_port), SIM_TO_CONTROLLER,
+            allowed_hosts=set(cfg.allowed_hosts) if cfg.allowed_hosts else {cfg.sim_host},
+            spin=cfg.spin, name="controller block",
+        )
+        self.status = ControllerStatus.waiting
+        self.stats = ControllerStats()
+        self.on_status: Callable[[ControllerStatus], None] | None = None
+        self._in = np.zeros(SIM_TO_CONTROLLER, dtype=WIRE_DTYPE)
+        self._out = np.zeros(CONTROLLER_TO_SIM, dtype=WIRE_DTYPE)
+        self._message = SimulatorMessage(self._in, 0.0, cfg.step)
+        self._held = Controls()
+        self._stopping = False
+
+    @property
+    def address(self) -> tuple[str, int]:
+        """Where the block listens (host, port)."""
+        return self.link.address
+
+    def stop(self) -> None:
+        """End ``run`` after the current message (from the step function or another thread)."""
+        self._stopping = True
+
+    def run(self, duration: float | None = None) -> dict[str, Any]:
+        """Answer messages for ``duration`` controller seconds (None: until stopped or Ctrl-C).
+
+        Returns the report (see ``report``); the socket is closed at the end.
+        """
+        cfg, link, stats, message = self.config, self.link, self.stats, self._message
+        limit = None if duration is None else round(duration / cfg.step)
+        largest, fresh = 0.0, True  # fresh: an id equal to the largest is accepted once
+        sent_at = 0.0
+        self._stopping = False
+        try:
+            while (limit is None or stats.answered < limit) and not self._stopping:
+                deadline = time.perf_counter() + cfg.timeout
+                accepted = False
+                while not accepted and not self._stopping:
+                    remaining = deadline - time.perf_counter()
+                    if remaining <= 0.0:
+                        break
+                    if not link.wait(min(remaining, STOP_CHECK)):
+                        continue
+                    stats.received += 1
+                    message_id = link.message[0]
+                    if message_id > largest or (fresh and message_id == largest):
+                        accepted = True
+                    else:
+                        stats.stale += 1
+                if self._stopping:
+                    break
+                if not accepted:  # nothing acceptable within the timeout: reset, keep waiting
+                    if self.status is not ControllerStatus.waiting:
+                        self._set_status(ControllerStatus.no_peer)
+                    stats.resets += 1
+                    largest, fresh = 0.0, True
+                    continue
+                arrived = time.perf_counter()
+                if sent_at:
+                    stats.round_trip.append(arrived - sent_at)
+                largest, fresh = message_id, False
+                self._in[:] = link.message
+                message.time = stats.answered * cfg.step
+                result = self.step_fn(message)
+                stats.compute.append(time.perf_counter() - arrived)
+                controls = as_controls(result)
+                if cfg.memory:
+                    controls, self._held = self._held, controls
+                self._out[0] = message_id
+                controls.write(self._out)
+                link.send(self._out)
+                sent_at = time.perf_counter()
+                stats.answered += 1
+                if self.status is not ControllerStatus.connected:
+                    self._set_status(ControllerStatus.connected)
+        except KeyboardInterrupt:
+            pass
+        finally:
+            self.close()
+        return self.report()
+
+    def _set_status(self, status: ControllerStatus) -> None:
+        self.status = status
+        if self.on_status is not None:
+            self.on_status(status)
+
+    def recommendation(self) -> dict[str, Any]:
+        """The ``T_ext``/``T_ping`` (and skips/window) to give the simulator.
+
+        ``T_ext`` is the configured step (the simulator derives the controller's step from
+        it); the measured computation time must stay below it for real time. The round trip
+        is estimated as the shortest time from a reply to the next message, an upper bound
+        that includes the simulator's own step.
+        """
+        cfg, stats = self.config, self.stats
+        compute_p99 = float(np.percentile(stats.compute, 99)) if stats.compute else None
+        ping = float(np.min(stats.round_trip)) if stats.round_trip else None
+        ext_time = cfg.step
+        advice = {
+            "ext_time": ext_time,
+            "ping_time": ping,
+            "send_skips": send_skips_for(ext_time, PHYSICS_DT),
+            "window": window_for(ping, ext_time) if ping is not None else 1,
+            "compute_time_p99": compute_p99,
+            "keeps_real_time": None if compute_p99 is None else compute_p99 < ext_time,
+        }
+        if ping is not None:
+            advice["simulator_options"] = (f"--ext-time {ext_time:g} --ping-time {ping:.6f}")
+        return advice
+
+    def report(self) -> dict[str, Any]:
+        """Status, counters, timing (ms) and the recommendation, JSON-friendly."""
+        stats, link = self.stats, self.link
+
+        def ms(values: list[float], q: float) -> float | None:
+            return float(np.percentile(values, q) * 1e3) if values else None
+
+        return {
+            "status": self.status.value,
+            "received": stats.received, "answered": stats.answered, "stale": stats.stale,
+            "malformed": link.malformed, "rejected_peers": link.rejected,
+            "resets": stats.resets,
+            "compute_ms": {"median": ms(stats.compute, 50), "p99": ms(stats.compute, 99),
+                           "max": ms(stats.compute, 100)},
+            "round_trip_ms": {"min": ms(stats.round_trip, 0),
+                              "median": ms(stats.round_trip, 50)},
+            "recommendation": self.recommendation(),
+        }
+
+    def close(self) -> None:
+        """Close the socket (safe twice)."""
+        self.link.close()

@@ -1,0 +1,201 @@
+"""Named views of the coupling messages, so controllers never index raw slots.
+
+``SimulatorMessage`` wraps the 111 values the simulator sends: ``msg.driver.throttle``,
+``msg.body.groundspeed``, ``msg.status.rpm``, ``msg.wheels.FL.angularVelocity``,
+``msg.custom[0]``. ``Controls`` is what a step function returns: only the fields it sets are
+sent; the rest go as NaN ("leave as it is").
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, fields
+from typing import Any
+
+import numpy as np
+
+from vcosim.errors import UnknownNameError
+from vcosim.tight.protocol import CONTROLLER_TO_SIM, N_CUSTOM, SIM_CUSTOM
+
+NAN = math.nan
+
+
+class Slot:
+    """A float read from the message at a fixed slot (a descriptor)."""
+
+    def __init__(self, index: int) -> None:
+        self.index = index
+
+    def __get__(self, view: _Bank | None, owner: type) -> float:
+        if view is None:
+            return self  # type: ignore[return-value]
+        return float(view._values[self.index])
+
+
+class _Bank:
+    """A group of named slots over the shared message array."""
+
+    __slots__ = ("_values",)
+
+    def __init__(self, values: np.ndarray) -> None:
+        self._values = values
+
+    def as_dict(self) -> dict[str, float]:
+        """Every named slot of the group."""
+        return {name: getattr(self, name) for name in self.names()}
+
+    @classmethod
+    def names(cls) -> list[str]:
+        """The slot names of the group, in wire order."""
+        slots = [(v.index, k) for k, v in vars(cls).items() if isinstance(v, Slot)]
+        return [name for _, name in sorted(slots)]
+
+
+def _bank(name: str, first: int, names: Sequence[str], doc: str) -> type[_Bank]:
+    namespace: dict[str, Any] = {n: Slot(first + i) for i, n in enumerate(names)}
+    namespace.update(__doc__=doc, __slots__=())
+    return type(name, (_Bank,), namespace)
+
+
+DriverControls = _bank(
+    "DriverControls", 1,
+    ("throttle", "throttle_input", "brake", "brake_input", "clutch", "clutch_input",
+     "parkingbrake", "parkingbrake_input", "steering", "steering_input"),
+    "Bank A: pedals and steering as applied, and as asked for (``_input``).",
+)
+Kinematics = _bank(
+    "Kinematics", 11,
+    ("posX", "posY", "posZ", "velX", "velY", "velZ", "groundspeed", "accX", "accY", "accZ",
+     "roll", "pitch", "yaw", "altitude"),
+    "Bank B: position (m), world velocity (m/s), body acceleration (m/s2), attitude (rad).",
+)
+Status = _bank(
+    "Status", 25,
+    ("ignitionLevel", "gear", "fuel", "engineLoad", "highbeam", "lowbeam", "maxrpm", "reverse",
+     "rpm", "signal_L", "signal_R", "wheelspeed"),
+    "Bank C: ignition, gear, fuel, engine load, lights, rpm, wheel speed.",
+)
+WHEEL_FIELDS = ("angularVelocity", "wheelSpeed", "brakingTorque", "propulsionTorque",
+                "frictionTorque", "downForce")
+WHEEL_NAMES = ("FL", "FR", "RL", "RR")
+_WHEEL_TYPES = {w: _bank(f"Wheel{w}", 37 + 6 * i, WHEEL_FIELDS,
+                         f"Bank {'DEFG'[i]}: wheel {w} (rad/s, m/s, N m, N).")
+                for i, w in enumerate(WHEEL_NAMES)}
+
+
+class Wheels:
+    """Banks D-G: ``wheels.FL`` ... ``wheels.RR``, each with the six wheel quantities."""
+
+    __slots__ = ("FL", "FR", "RL", "RR")
+
+    def __init__(self, values: np.ndarray) -> None:
+        for w in WHEEL_NAMES:
+            setattr(self, w, _WHEEL_TYPES[w](values))
+
+    def __iter__(self):
+        return (getattr(self, w) for w in WHEEL_NAMES)
+
+
+class SimulatorMessage:
+    """The 111 values from the simulator, by name.
+
+    Attributes:
+        id: The message id.
+        driver, body, status: Banks A, B and C.
+        wheels: Banks D-G.
+        custom: Bank H, the 50 user values (a read-only array).
+        time: Controller time (s): messages answered so far times the configured step. The
+            wire carries no time; this is the block's count.
+        dt: The controller's step (s), from configuration.
+    """
+
+    __slots__ = ("values", "driver", "body", "status", "wheels", "custom", "time", "dt")
+
+    def __init__(self, values: np.ndarray, time: float = 0.0, dt: float = 0.005) -> None:
+        self.values = values
+        self.driver = DriverControls(values)
+        self.body = Kinematics(values)
+        self.status = Status(values)
+        self.wheels = Wheels(values)
+        self.custom = values[SIM_CUSTOM]
+        self.time = time
+        self.dt = dt
+
+    @property
+    def id(self) -> int:
+        """The message id (slot 0)."""
+        return int(self.values[0])
+
+    def __getattr__(self, name: str) -> float:
+        """Flat access by the seed's names too: ``msg.rpm``, ``msg.wheelFL_downForce``."""
+        index = _FLAT.get(name)
+        if index is None:
+            raise AttributeError(name)
+        return float(self.values[index])
+
+
+_FLAT = {n: i for bank in (DriverControls, Kinematics, Status) for n, i in
+         ((k, v.index) for k, v in vars(bank).items() if isinstance(v, Slot))}
+_FLAT.update({f"wheel{w}_{f}": 37 + 6 * i + j for i, w in enumerate(WHEEL_NAMES)
+              for j, f in enumerate(WHEEL_FIELDS)})
+
+
+def _nan4() -> tuple[float, float, float, float]:
+    return (NAN, NAN, NAN, NAN)
+
+
+@dataclass
+class Controls:
+    """What a controller sends. Anything left unset goes as NaN: the simulator keeps it.
+
+    Attributes:
+        throttle, brake: Pedals in [0, 1].
+        steering: In [-1, 1], positive turns left.
+        gear: Requested gear -1..5 (vcosim's extension in slot 4).
+        braking_torque, propulsion_torque: Per wheel FL, FR, RL, RR (N m).
+        drive_mode: "pedals", "torques" (or 0/1).
+        custom: Up to 50 values for the simulator's hook, by position.
+    """
+
+    throttle: float = NAN
+    brake: float = NAN
+    steering: float = NAN
+    gear: float = NAN
+    braking_torque: Sequence[float] = field(default_factory=_nan4)
+    propulsion_torque: Sequence[float] = field(default_factory=_nan4)
+    drive_mode: str | float = NAN
+    custom: Sequence[float] = ()
+
+    @classmethod
+    def from_mapping(cls, values: Mapping[str, Any]) -> Controls:
+        """Build from a dict of field names (unknown names are an error)."""
+        known = [f.name for f in fields(cls)]
+        for name in values:
+            if name not in known:
+                raise UnknownNameError("control output", name, known)
+        return cls(**values)
+
+    def write(self, out: np.ndarray) -> None:
+        """Fill a 64-value message (all but the id)."""
+        out[1:] = NAN
+        out[1], out[2], out[3], out[4] = self.throttle, self.brake, self.steering, self.gear
+        out[5:9] = self.braking_torque
+        out[9:13] = self.propulsion_torque
+        mode = self.drive_mode
+        out[13] = {"pedals": 0.0, "torques": 1.0}.get(mode, NAN) if isinstance(mode, str) \
+            else mode
+        if len(self.custom):
+            out[14 : 14 + min(len(self.custom), N_CUSTOM)] = self.custom[:N_CUSTOM]
+
+
+def as_controls(result: Controls | Mapping[str, Any] | None) -> Controls:
+    """Normalise what a step function returned (None sends all NaN)."""
+    if result is None:
+        return Controls()
+    if isinstance(result, Controls):
+        return result
+    return Controls.from_mapping(result)
+
+
+CONTROL_MESSAGE_SIZE = CONTROLLER_TO_SIM
