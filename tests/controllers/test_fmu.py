@@ -1,0 +1,236 @@
+"""FMU controllers: FMUs built here with pythonfmu, run through FmuController and fmpy."""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+pytest.importorskip("fmpy", reason="FMU controllers need the fmu extra (fmpy)")
+from pythonfmu import FmuBuilder  # noqa: E402
+
+from helpers.loop import closed_loop  # noqa: E402
+from vcosim.controllers.fmu import FmuController  # noqa: E402
+from vcosim.errors import ConfigError, VcosimError  # noqa: E402
+from vcosim.tight.protocol import SIM_TO_CONTROLLER  # noqa: E402
+from vcosim.tight.views import _FLAT, SimulatorMessage  # noqa: E402
+
+# A PI speed controller, as the ``cruise`` example; the variable names are filled in so the
+# same model also serves as an FMU whose names need a map file. Each FMU needs its own
+# class name: pythonfmu imports the model as a module of that name into this process.
+PI_MODEL = """
+from pythonfmu import Fmi2Causality, Fmi2Slave, Fmi2Variability, Real
+
+
+class {cls}(Fmi2Slave):
+    description = "PI speed control through throttle and brake"
+
+    def __init__(self, **kwargs):
+        super().__init__(**kwargs)
+        self.{speed} = 0.0
+        self.target_speed, self.kp, self.ki = 15.0, 0.25, 0.08
+        self.{throttle} = self.{brake} = self.integral = 0.0
+        self.register_variable(Real("{speed}", causality=Fmi2Causality.input))
+        for name in ("target_speed", "kp", "ki"):
+            self.register_variable(Real(name, causality=Fmi2Causality.parameter,
+                                        variability=Fmi2Variability.tunable))
+        self.register_variable(Real("{throttle}", causality=Fmi2Causality.output))
+        self.register_variable(Real("{brake}", causality=Fmi2Causality.output))
+
+    def do_step(self, current_time, step_size):
+        error = self.target_speed - self.{speed}
+        effort = self.kp * error + self.ki * self.integral
+        if -1.0 < effort < 1.0 or effort * error < 0.0:
+            self.integral += error * step_size
+        self.{throttle} = min(max(effort, 0.0), 1.0)
+        self.{brake} = min(max(-0.5 * effort, 0.0), 1.0)
+        return True
+"""
+
+# Echoes inputs of each FMI 2 type to outputs, to check the time, types and custom slots.
+ECHO_MODEL = """
+from pythonfmu import Boolean, Fmi2Causality, Fmi2Slave, Integer, Real
+
+
+class VcosimTestEcho(Fmi2Slave):
+    def __init__(self, **kwargs):
+        super().__init__(**kwargs)
+        self.time = self.rpm = self.custom0 = self.custom1 = 0.0
+        self.ignitionLevel = self.gear = 0
+        self.reverse = self.drive_mode = False
+        self.fmu_time = 0.0
+        for name in ("time", "rpm"):
+            self.register_variable(Real(name, causality=Fmi2Causality.input))
+        self.register_variable(Integer("ignitionLevel", causality=Fmi2Causality.input))
+        self.register_variable(Boolean("reverse", causality=Fmi2Causality.input))
+        for name in ("custom0", "custom1", "fmu_time"):
+            self.register_variable(Real(name, causality=Fmi2Causality.output))
+        self.register_variable(Integer("gear", causality=Fmi2Causality.output))
+        self.register_variable(Boolean("drive_mode", causality=Fmi2Causality.output))
+
+    def do_step(self, current_time, step_size):
+        self.custom0, self.custom1 = self.time, self.rpm
+        self.gear, self.drive_mode = self.ignitionLevel, self.reverse
+        self.fmu_time = current_time + step_size
+        return True
+"""
+
+ODD_MODEL = """
+from pythonfmu import Fmi2Causality, Fmi2Slave, Real
+
+
+class VcosimTestOdd(Fmi2Slave):
+    def __init__(self, **kwargs):
+        super().__init__(**kwargs)
+        self.groundspeed = self.humidity = self.throttle = self.wiper = 0.0
+        for name in ("groundspeed", "humidity"):
+            self.register_variable(Real(name, causality=Fmi2Causality.input))
+        for name in ("throttle", "wiper"):
+            self.register_variable(Real(name, causality=Fmi2Causality.output))
+
+    def do_step(self, current_time, step_size):
+        return True
+"""
+
+
+def build(directory: Path, name: str, source: str) -> Path:
+    script = directory / f"{name}.py"
+    script.write_text(textwrap.dedent(source))
+    return FmuBuilder.build_FMU(script, dest=directory)
+
+
+@pytest.fixture(scope="module")
+def fmus(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    out = tmp_path_factory.mktemp("fmus")
+    names = {"speed": "groundspeed", "throttle": "throttle", "brake": "brake"}
+    renamed = {"speed": "v", "throttle": "u_throttle", "brake": "u_brake"}
+    return {
+        "pi": build(out, "VcosimTestPi", PI_MODEL.format(cls="VcosimTestPi", **names)),
+        "renamed": build(out, "VcosimTestPiRenamed",
+                         PI_MODEL.format(cls="VcosimTestPiRenamed", **renamed)),
+        "echo": build(out, "VcosimTestEcho", ECHO_MODEL),
+        "odd": build(out, "VcosimTestOdd", ODD_MODEL),
+    }
+
+
+def write_map(path: Path, text: str) -> Path:
+    path.write_text(textwrap.dedent(text))
+    return path
+
+
+def message(time: float = 0.0, dt: float = 0.005, **named: float) -> SimulatorMessage:
+    msg = SimulatorMessage(np.zeros(SIM_TO_CONTROLLER), time, dt)
+    for name, value in named.items():
+        msg.values[_FLAT[name]] = value
+    return msg
+
+
+def test_pi_fmu_holds_15_m_s_in_closed_loop(fmus):
+    with FmuController(fmus["pi"]) as controller:
+        assert controller.inputs == {"groundspeed": "groundspeed"}
+        assert controller.outputs == {"throttle": "throttle", "brake": "brake"}
+        trace, sim_report, block_report = closed_loop(controller, 25.0)
+    assert trace["time"][-1] == pytest.approx(25.0, abs=0.05)
+    assert trace["groundspeed"][-1] == pytest.approx(15.0, abs=0.5)
+    assert sim_report["coupling"]["timeouts"] == 0
+    assert block_report["answered"] >= 25.0 / 0.005 - 2
+
+
+def test_map_file_renames_variables_and_sets_parameters(fmus, tmp_path):
+    mapping = write_map(tmp_path / "map.toml", """
+        [inputs]
+        v = "groundspeed"
+        [outputs]
+        u_throttle = "throttle"
+        u_brake = "brake"
+        [parameters]
+        target_speed = 5
+        kp = 0.5
+    """)
+    with FmuController(fmus["renamed"], mapping) as controller:
+        assert controller.inputs == {"v": "groundspeed"}
+        assert controller.parameters == {"target_speed": 5, "kp": 0.5}
+        slow = controller(message(groundspeed=3.0))  # effort 0.5 * 2 m/s
+        assert slow.throttle == pytest.approx(1.0) and slow.brake == 0.0
+        fast = controller(message(0.005, groundspeed=6.0))  # -0.5 + integral 0.02 * 0.08
+        assert fast.throttle == 0.0 and fast.brake == pytest.approx(0.5 * 0.4984)
+        assert np.isnan(fast.steering) and np.isnan(fast.propulsion_torque).all()
+
+
+def test_unmappable_input_is_reported_before_anything_runs(fmus, monkeypatch):
+    def no_extract(*args, **kwargs):
+        raise AssertionError("the FMU was extracted although its mapping is invalid")
+
+    monkeypatch.setattr("fmpy.extract", no_extract)
+    with pytest.raises(ConfigError) as caught:
+        FmuController(fmus["odd"])
+    problems = caught.value.problems
+    assert caught.value.source == str(fmus["odd"])
+    assert any("input 'humidity' cannot be mapped" in p for p in problems)
+    assert any("output 'wiper' cannot be mapped" in p for p in problems)
+    assert not any("'groundspeed'" in p or "'throttle'" in p for p in problems)
+    assert any(p.startswith("hint: valid [inputs] names: time, throttle,") for p in problems)
+    assert any("braking_torque_FL" in p for p in problems if p.startswith("hint: valid [out"))
+
+
+def test_map_naming_an_unknown_bank_quantity_is_rejected(fmus, tmp_path):
+    mapping = write_map(tmp_path / "map.toml", """
+        [inputs]
+        v = "groundsped"
+        nope = "rpm"
+        [outputs]
+        u_throttle = "throttle"
+        u_brake = "handbrake"
+        [parameters]
+        target_speed = "fast"
+        [extras]
+    """)
+    with pytest.raises(ConfigError) as caught:
+        FmuController(fmus["renamed"], mapping)
+    text = str(caught.value)
+    assert "no bank quantity 'groundsped' (did you mean 'groundspeed'?)" in text
+    assert "map [inputs] nope: no FMU variable 'nope'" in text
+    assert "no controls field 'handbrake'" in text
+    assert "target_speed: 'fast' does not fit its type Real" in text
+    assert "unknown table [extras]" in text
+    assert "input 'v' cannot be mapped" not in text  # its map entry is the one problem
+    assert len(caught.value.problems) == 5
+
+
+def test_time_integer_boolean_and_custom_slots(fmus, tmp_path):
+    mapping = write_map(tmp_path / "map.toml", """
+        [outputs]
+        fmu_time = "custom2"  # the rest map by name
+    """)
+    with FmuController(fmus["echo"], mapping, step=0.01) as controller:
+        assert controller.inputs == {name: name for name in
+                                     ("time", "rpm", "ignitionLevel", "reverse")}
+        for k in range(3):
+            controls = controller(message(0.01 * k, 0.01, rpm=900.0 + k, ignitionLevel=2.0,
+                                          reverse=1.0))
+    assert controls.custom[:3].tolist() == pytest.approx([0.02, 902.0, 0.03])
+    assert np.isnan(controls.custom[3:]).all()
+    assert controls.gear == 2.0 and controls.drive_mode == 1.0
+
+
+def test_close_is_safe_twice_and_a_closed_controller_refuses(fmus):
+    controller = FmuController(fmus["pi"])
+    controller.close()
+    controller.close()
+    with pytest.raises(VcosimError, match="closed"):
+        controller(message())
+
+
+def test_step_must_match_the_block(fmus):
+    with FmuController(fmus["pi"], step=0.01) as controller, \
+            pytest.raises(ConfigError, match="differs"):
+        controller(message(dt=0.005))
+
+
+def test_not_an_fmu(tmp_path):
+    bad = tmp_path / "bad.fmu"
+    bad.write_text("not a zip")
+    with pytest.raises(ConfigError, match="cannot read the FMU"):
+        FmuController(bad)
