@@ -44,7 +44,6 @@ def closed_loop(
     endpoint = sim.attach("coupling", SimulatorEndpoint(CouplingConfig(
         listen_port=0, controller_port=block.address[1], ext_time=ext_time,
         ping_time=ping_time, spin=0.0)))
-    block.link.peer = endpoint.address
     rows: list[list[float]] = []
 
     class Trace:

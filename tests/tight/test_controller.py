@@ -90,7 +90,6 @@ def test_block_reports_no_peer_and_resumes_with_a_new_simulator():
         endpoint = sim.attach("coupling", SimulatorEndpoint(CouplingConfig(
             listen_port=port, controller_port=block.address[1], spin=0.0)))
         bound = endpoint.address
-        block.link.peer = bound
         if not thread.is_alive():
             thread.start()
         sim.run(0.5)

@@ -51,6 +51,7 @@ class ControllerConfig:
 
     Attributes:
         step: The controller's sample time (s); give the simulator ``--ext-time`` equal to it.
+        sim_port: The simulator's port; 0 answers each message to the port it came from.
         memory: Answer with the previous step's outputs (Simulink's memory block).
         spin: Busy-poll this long (s) before blocking, so a lock-step pair is not capped by
             the wake-up latency of a sleeping process.
@@ -120,6 +121,7 @@ class ControllerBlock:
         limit = None if duration is None else round(duration / cfg.step)
         largest, fresh = 0.0, True  # fresh: an id equal to the largest is accepted once
         sent_at = 0.0
+        reply_to_sender = cfg.sim_port == 0
         self._stopping = False
         try:
             while (limit is None or stats.answered < limit) and not self._stopping:
@@ -158,7 +160,7 @@ class ControllerBlock:
                     controls, self._held = self._held, controls
                 self._out[0] = message_id
                 controls.write(self._out)
-                link.send(self._out)
+                link.send(self._out, link.sender if reply_to_sender else None)
                 sent_at = time.perf_counter()
                 stats.answered += 1
                 if self.status is not ControllerStatus.connected:

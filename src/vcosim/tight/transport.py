@@ -51,9 +51,9 @@ class UdpLink:
         """The bound (host, port); useful with port 0 (an ephemeral port)."""
         return self.sock.getsockname()
 
-    def send(self, values: np.ndarray) -> None:
-        """Send a float64 array as one datagram to the peer."""
-        self.sock.sendto(values, self.peer)
+    def send(self, values: np.ndarray, to: tuple[str, int] | None = None) -> None:
+        """Send a float64 array as one datagram to the peer (or to ``to``)."""
+        self.sock.sendto(values, to or self.peer)
 
     def poll(self) -> bool:
         """Non-blocking: take the next valid datagram into ``message``; False if none waits."""
