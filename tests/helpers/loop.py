@@ -41,7 +41,7 @@ def closed_loop(
     car = Vehicle(engine_running=True)
     car.step(automatic=1, gear=1)
     sim = Simulation(car, Pacer("lockstep", dt=car.dt))
-    endpoint = sim.attach("coupling", SimulatorEndpoint(CouplingConfig(
+    sim.attach("coupling", SimulatorEndpoint(CouplingConfig(
         listen_port=0, controller_port=block.address[1], ext_time=ext_time,
         ping_time=ping_time, spin=0.0)))
     rows: list[list[float]] = []

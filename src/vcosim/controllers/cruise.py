@@ -22,6 +22,7 @@ class Cruise:
     integral: float = 0.0
 
     def __call__(self, msg: SimulatorMessage) -> Controls:
+        """One control step: throttle for positive effort, brake for negative."""
         error = self.speed - msg.body.groundspeed
         effort = self.kp * error + self.ki * self.integral
         if -1.0 < effort < 1.0 or effort * error < 0.0:

@@ -23,6 +23,7 @@ class CruiseTorque:
     integral: float = 0.0
 
     def __call__(self, msg: SimulatorMessage) -> Controls:
+        """One control step: the same torque at every wheel, driving or braking."""
         error = self.speed - msg.body.groundspeed
         torque = self.kp * error + self.ki * self.integral
         if abs(torque) < self.max_torque or torque * error < 0.0:

@@ -29,6 +29,7 @@ class Heading:
         self._cruise = Cruise(self.speed) if self.speed is not None else None
 
     def __call__(self, msg: SimulatorMessage) -> Controls:
+        """One control step: steer against the heading error, damped by the yaw rate."""
         yaw = msg.body.yaw
         rate = 0.0 if self._previous_yaw is None else wrap(yaw - self._previous_yaw) / msg.dt
         self._previous_yaw = yaw
