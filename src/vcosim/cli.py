@@ -100,6 +100,16 @@ def sim(
     debug_log: Annotated[
         Path | None, typer.Option(help="Folder for BeamNG's three coupling debug CSVs.")
     ] = None,
+    contracts: Annotated[
+        bool, typer.Option(help="Also serve VS Connect-style contracts (vcosim connect).")
+    ] = False,
+    contracts_host: Annotated[
+        str, typer.Option(help="Address the contract server binds.")
+    ] = "127.0.0.1",
+    contracts_port: Annotated[int, typer.Option(help="Contract server UDP port.")] = 4367,
+    bus: Annotated[
+        str | None, typer.Option(help="Join a NightRider bus router at HOST:PORT.")
+    ] = None,
     json_out: Annotated[
         Path | None, typer.Option("--json-out", help="Also write the summary as JSON here.")
     ] = None,
@@ -117,10 +127,18 @@ def sim(
             ping_time=ping_time, window=window, send_skips=send_skips, send_offset=send_offset,
             timeout=timeout, allowed_hosts=allowed, spin=spin, debug_log=debug_log,
         )
+    faces = []
+    if contracts:
+        faces.append(("contracts", "vcosim.contracts.server:ContractServer",
+                      {"host": contracts_host, "port": contracts_port}))
+    if bus:
+        host, _, port = bus.rpartition(":")
+        faces.append(("bus", "vcosim.bus.vehicle_module:BusVehicle",
+                      {"host": host or "127.0.0.1", "port": int(port)}))
     run_simulator(
         duration=duration, pacing=pacing, time_dilation=time_dilation, frame_rate=frame_rate,
         vehicle=vehicle, automatic=gearbox is Gearbox.automatic, engine_running=engine,
-        coupling=config, json_out=json_out,
+        coupling=config, faces=faces, json_out=json_out,
     )
 
 

@@ -13,8 +13,9 @@ from rich.live import Live
 from rich.logging import RichHandler
 from rich.table import Table
 
-from vcosim.controllers import example, load_object
+from vcosim.controllers import example
 from vcosim.errors import ConfigError
+from vcosim.registry import load_object
 from vcosim.sim.runner import sigterm_as_interrupt
 from vcosim.tight.controller import ControllerBlock, ControllerStatus
 

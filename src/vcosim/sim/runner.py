@@ -6,7 +6,7 @@ import json
 import logging
 import signal
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -16,6 +16,7 @@ from rich.live import Live
 from rich.logging import RichHandler
 from rich.table import Table
 
+from vcosim.registry import load_object
 from vcosim.sim.pacing import Pacer, PacingMode
 from vcosim.sim.simulation import RunReport, Simulation
 from vcosim.vehicle import Vehicle
@@ -45,8 +46,13 @@ def build_simulation(
     *, pacing: PacingMode | str = PacingMode.realtime, time_dilation: float = 1.0,
     frame_rate: float = 60.0, vehicle: str | Path = "nightrider", automatic: bool = True,
     engine_running: bool = True, coupling: Any = None,
+    faces: Sequence[tuple[str, str, dict[str, Any]]] = (),
 ) -> Simulation:
-    """A simulation with the vehicle ready to drive and, if configured, the coupling endpoint."""
+    """A simulation with the vehicle ready to drive and, if configured, its faces.
+
+    ``faces`` are (name, "module:Class", keyword arguments): each class is imported when used
+    and attached under its name (the contract server, the bus client, ...).
+    """
     car = Vehicle(vehicle, engine_running=engine_running)
     if automatic:
         car.step(automatic=1, gear=1)  # selector in D: pedals and steering are enough
@@ -56,6 +62,8 @@ def build_simulation(
         from vcosim.tight.endpoint import SimulatorEndpoint
 
         sim.attach("coupling", SimulatorEndpoint(coupling))
+    for name, entry_point, options in faces:
+        sim.attach(name, load_object(entry_point)(**options))
     return sim
 
 
