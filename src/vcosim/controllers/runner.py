@@ -87,7 +87,7 @@ def run_controller(step_fn: Any, *, duration: float | None, json_out: Path | Non
             console.log(f"status: {status.value}")
 
         block.on_status = on_status
-        inner = block.step_fn
+        inner = block.responder.step_fn
 
         def step_and_show(msg: Any) -> Any:
             now = time.perf_counter()
@@ -96,7 +96,7 @@ def run_controller(step_fn: Any, *, duration: float | None, json_out: Path | Non
                 live.update(render())
             return inner(msg)
 
-        block.step_fn = step_and_show
+        block.responder.step_fn = step_and_show
         report = block.run(duration)
     console.print(report_table(report))
     if json_out is not None:

@@ -80,12 +80,43 @@ class ControllerStats:
     round_trip: list[float] = field(default_factory=list)
 
 
+class Responder:
+    """Turns one simulator message into its reply: the named view, the step function, memory.
+
+    Shared by the UDP ``ControllerBlock`` and the in-process coupling, so both answer alike.
+    """
+
+    def __init__(self, step_fn: StepFunction, step: float, memory: bool) -> None:
+        self.step_fn = step_fn
+        self.step = step
+        self.memory = memory
+        self.answered = 0
+        self.compute: list[float] = []
+        self._in = np.zeros(SIM_TO_CONTROLLER, dtype=WIRE_DTYPE)
+        self._out = np.zeros(CONTROLLER_TO_SIM, dtype=WIRE_DTYPE)
+        self._message = SimulatorMessage(self._in, 0.0, step)
+        self._held = Controls()
+
+    def respond(self, values: np.ndarray) -> np.ndarray:
+        """The reply to ``values`` (a view reused by the next call): same id, the outputs."""
+        start = time.perf_counter()
+        self._in[:] = values
+        self._message.time = self.answered * self.step
+        controls = as_controls(self.step_fn(self._message))
+        if self.memory:
+            controls, self._held = self._held, controls
+        self._out[0] = values[0]
+        controls.write(self._out)
+        self.answered += 1
+        self.compute.append(time.perf_counter() - start)
+        return self._out
+
+
 class ControllerBlock:
     """Run a step function against a tight-coupling simulator (vcosim or BeamNG.tech)."""
 
     def __init__(self, step_fn: StepFunction, config: ControllerConfig | None = None,
                  **options: Any) -> None:
-        self.step_fn = step_fn
         base = config if config is not None else ControllerConfig()
         self.config = ControllerConfig(**{**base.__dict__, **options})
         cfg = self.config
@@ -97,10 +128,8 @@ class ControllerBlock:
         self.status = ControllerStatus.waiting
         self.stats = ControllerStats()
         self.on_status: Callable[[ControllerStatus], None] | None = None
-        self._in = np.zeros(SIM_TO_CONTROLLER, dtype=WIRE_DTYPE)
-        self._out = np.zeros(CONTROLLER_TO_SIM, dtype=WIRE_DTYPE)
-        self._message = SimulatorMessage(self._in, 0.0, cfg.step)
-        self._held = Controls()
+        self.responder = Responder(step_fn, cfg.step, cfg.memory)
+        self.stats.compute = self.responder.compute
         self._stopping = False
 
     @property
@@ -117,7 +146,7 @@ class ControllerBlock:
 
         Returns the report (see ``report``); the socket is closed at the end.
         """
-        cfg, link, stats, message = self.config, self.link, self.stats, self._message
+        cfg, link, stats, responder = self.config, self.link, self.stats, self.responder
         limit = None if duration is None else round(duration / cfg.step)
         largest, fresh = 0.0, True  # fresh: an id equal to the largest is accepted once
         sent_at = 0.0
@@ -151,16 +180,8 @@ class ControllerBlock:
                 if sent_at:
                     stats.round_trip.append(arrived - sent_at)
                 largest, fresh = message_id, False
-                self._in[:] = link.message
-                message.time = stats.answered * cfg.step
-                result = self.step_fn(message)
-                stats.compute.append(time.perf_counter() - arrived)
-                controls = as_controls(result)
-                if cfg.memory:
-                    controls, self._held = self._held, controls
-                self._out[0] = message_id
-                controls.write(self._out)
-                link.send(self._out, link.sender if reply_to_sender else None)
+                link.send(responder.respond(link.message),
+                          link.sender if reply_to_sender else None)
                 sent_at = time.perf_counter()
                 stats.answered += 1
                 if self.status is not ControllerStatus.connected:

@@ -15,6 +15,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 from numba import njit
@@ -114,13 +115,13 @@ class SimulatorEndpoint:
 
     def __init__(
         self, config: CouplingConfig | None = None, *, fill_custom: CustomFill | None = None,
-        on_custom: CustomReceive | None = None,
+        on_custom: CustomReceive | None = None, link: Any = None,
     ) -> None:
         self.config = config if config is not None else CouplingConfig()
         self.fill_custom = fill_custom
         self.on_custom = on_custom
         self.schedule: Schedule | None = None
-        self.link: UdpLink | None = None
+        self.link = link
         self.debug: DebugLog | None = None
         self.stats = CouplingStats()
         self._out = np.zeros(SIM_TO_CONTROLLER, dtype=WIRE_DTYPE)
@@ -134,19 +135,21 @@ class SimulatorEndpoint:
         self._open()
 
     def _open(self) -> None:
+        """Open the UDP socket (unless a link was given) and the debug logs."""
         cfg = self.config
+        if cfg.debug_log is not None:
+            self.debug = DebugLog(cfg.debug_log)
+        if self.link is not None:
+            return
         allowed = set(cfg.allowed_hosts) if cfg.allowed_hosts else {cfg.controller_host}
         self.link = UdpLink(
             (cfg.listen_host, cfg.listen_port), (cfg.controller_host, cfg.controller_port),
             CONTROLLER_TO_SIM, allowed_hosts=allowed, spin=0.0, name="simulator endpoint",
         )
-        if cfg.debug_log is not None:
-            self.debug = DebugLog(cfg.debug_log)
 
     @property
     def address(self) -> tuple[str, int]:
         """Where the simulator listens (host, port)."""
-        assert self.link is not None
         return self.link.address
 
     @property
@@ -158,7 +161,6 @@ class SimulatorEndpoint:
         """Fix the schedule for the run (logged by the caller) and the waiting strategy."""
         self.schedule = self.config.schedule(sim.dt)
         self._lockstep = sim.pacer.lockstep
-        assert self.link is not None
         spin = self.config.spin
         self.link.spin = spin if spin is not None else (0.05 if self._lockstep else 0.0)
         self._since_send = self.schedule.send_skips - self.schedule.send_offset

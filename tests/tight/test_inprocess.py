@@ -1,0 +1,69 @@
+"""The in-process coupling against the UDP one: same schedule, same values."""
+
+from __future__ import annotations
+
+import threading
+
+import numpy as np
+import pytest
+
+from helpers.peers import read_log
+from vcosim.controllers import example
+from vcosim.sim.pacing import Pacer
+from vcosim.sim.simulation import Simulation
+from vcosim.tight import ControllerBlock
+from vcosim.tight.debuglog import RECEIVE_LOG, SEND_LOG
+from vcosim.tight.endpoint import CouplingConfig, SimulatorEndpoint
+from vcosim.tight.inprocess import couple_in_process
+from vcosim.vehicle import Vehicle
+
+
+def driving_sim(pacing: str = "lockstep") -> Simulation:
+    car = Vehicle(engine_running=True)
+    car.step(automatic=1, gear=1)
+    return Simulation(car, Pacer(pacing, dt=car.dt))
+
+
+@pytest.mark.parametrize("memory", [False, True])
+@pytest.mark.parametrize("ext_time", [0.0005, 0.005])
+def test_in_process_equals_udp_lockstep_value_for_value(tmp_path, memory, ext_time):
+    seconds = 4.0
+    # UDP: the controller block in a thread, blocking waits on both sides (one GIL).
+    block = ControllerBlock(example("cruise", speed=12.0), listen_port=0, sim_port=0,
+                            spin=0.0, step=ext_time, memory=memory)
+    udp = driving_sim()
+    udp.attach("coupling", SimulatorEndpoint(CouplingConfig(
+        listen_port=0, controller_port=block.address[1], ext_time=ext_time, spin=0.0,
+        debug_log=tmp_path / "udp")))
+    thread = threading.Thread(target=block.run, daemon=True)
+    thread.start()
+    udp_report = udp.run(seconds)
+    block.stop()
+    thread.join(timeout=5)
+    # In process: the same controller, no sockets.
+    local = driving_sim()
+    couple_in_process(local, example("cruise", speed=12.0),
+                      CouplingConfig(ext_time=ext_time, debug_log=tmp_path / "local"),
+                      memory=memory)
+    local_report = local.run(seconds)
+
+    for log in (SEND_LOG, RECEIVE_LOG):
+        a, b = read_log(tmp_path / "udp" / log), read_log(tmp_path / "local" / log)
+        assert a.shape == b.shape and a.shape[0] > 500
+        np.testing.assert_array_equal(a[:, 1:], b[:, 1:])  # all but the wall-clock time
+    np.testing.assert_array_equal(udp.vehicle.outputs, local.vehicle.outputs)
+    assert udp_report.faces["coupling"]["applied"] == local_report.faces["coupling"]["applied"]
+    assert local.vehicle.signal("groundspeed") > 4.0  # the controller really drove
+
+
+def test_simulated_computation_time_delays_replies_in_fast_pacing():
+    arrivals: list[int] = []
+    sim = driving_sim("fast")
+    endpoint = couple_in_process(sim, example("cruise", speed=5.0),
+                                 CouplingConfig(ext_time=0.005), compute_time=0.0012)
+    endpoint.on_custom = lambda s, custom: arrivals.append(s.vehicle.step_index)
+    first = sim.vehicle.step_index
+    sim.run(0.5)
+    # Sends every 10 steps from the first; each reply lands 3 steps later (1.2 ms -> 3 steps).
+    assert [a - first for a in arrivals[:3]] == [3, 13, 23]
+    assert sim.faces["coupling"].report()["applied"] == 100
