@@ -186,9 +186,13 @@ def controller(
     params = {"speed": speed, "heading": heading}
     step_fn = make_step_function(name, function=function, fmu=fmu, map_file=map_file,
                                  step=step, params=params)
-    run_controller(step_fn, duration=duration, json_out=json_out, step=step, memory=memory,
-                   listen_host=listen_host, listen_port=listen_port, sim_host=sim_host,
-                   sim_port=sim_port, timeout=timeout, spin=spin)
+    try:
+        run_controller(step_fn, duration=duration, json_out=json_out, step=step,
+                       memory=memory, listen_host=listen_host, listen_port=listen_port,
+                       sim_host=sim_host, sim_port=sim_port, timeout=timeout, spin=spin)
+    finally:
+        if hasattr(step_fn, "close"):  # an FMU: terminate and free it
+            step_fn.close()
 
 
 @bench_app.command("physics")

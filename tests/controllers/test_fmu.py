@@ -7,15 +7,13 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from pythonfmu import FmuBuilder
 
-pytest.importorskip("fmpy", reason="FMU controllers need the fmu extra (fmpy)")
-from pythonfmu import FmuBuilder  # noqa: E402
-
-from helpers.loop import closed_loop  # noqa: E402
-from vcosim.controllers.fmu import FmuController  # noqa: E402
-from vcosim.errors import ConfigError, VcosimError  # noqa: E402
-from vcosim.tight.protocol import SIM_TO_CONTROLLER  # noqa: E402
-from vcosim.tight.views import _FLAT, SimulatorMessage  # noqa: E402
+from helpers.loop import closed_loop
+from vcosim.controllers.fmu import FmuController
+from vcosim.errors import ConfigError, VcosimError
+from vcosim.tight.protocol import SIM_TO_CONTROLLER
+from vcosim.tight.views import SLOT_BY_NAME, SimulatorMessage
 
 # A PI speed controller, as the ``cruise`` example; the variable names are filled in so the
 # same model also serves as an FMU whose names need a map file. Each FMU needs its own
@@ -51,7 +49,9 @@ class {cls}(Fmi2Slave):
 
 # Echoes inputs of each FMI 2 type to outputs, to check the time, types and custom slots.
 ECHO_MODEL = """
-from pythonfmu import Boolean, Fmi2Causality, Fmi2Slave, Integer, Real
+from pythonfmu import Boolean, Fmi2Causality, Fmi2Slave, Fmi2Variability, Integer, Real
+
+DISCRETE = Fmi2Variability.discrete
 
 
 class VcosimTestEcho(Fmi2Slave):
@@ -63,12 +63,12 @@ class VcosimTestEcho(Fmi2Slave):
         self.fmu_time = 0.0
         for name in ("time", "rpm"):
             self.register_variable(Real(name, causality=Fmi2Causality.input))
-        self.register_variable(Integer("ignitionLevel", causality=Fmi2Causality.input))
-        self.register_variable(Boolean("reverse", causality=Fmi2Causality.input))
+        for kind, name in ((Integer, "ignitionLevel"), (Boolean, "reverse")):
+            self.register_variable(kind(name, causality=Fmi2Causality.input, variability=DISCRETE))
         for name in ("custom0", "custom1", "fmu_time"):
             self.register_variable(Real(name, causality=Fmi2Causality.output))
-        self.register_variable(Integer("gear", causality=Fmi2Causality.output))
-        self.register_variable(Boolean("drive_mode", causality=Fmi2Causality.output))
+        for kind, name in ((Integer, "gear"), (Boolean, "drive_mode")):
+            self.register_variable(kind(name, causality=Fmi2Causality.output, variability=DISCRETE))
 
     def do_step(self, current_time, step_size):
         self.custom0, self.custom1 = self.time, self.rpm
@@ -95,10 +95,38 @@ class VcosimTestOdd(Fmi2Slave):
 """
 
 
-def build(directory: Path, name: str, source: str) -> Path:
+# FMI 3.0: a proportional speed controller with an Int32 pass-through.
+FMI3_MODEL = """
+from pythonfmu3 import Fmi3Causality, Fmi3Slave, Fmi3Variability, Float64, Int32
+
+
+class VcosimTestFmi3(Fmi3Slave):
+    def __init__(self, **kwargs):
+        super().__init__(**kwargs)
+        self.time, self.groundspeed, self.target_speed, self.throttle = 0.0, 0.0, 15.0, 0.0
+        self.ignitionLevel = self.gear = 0
+        self.register_variable(Float64("time", causality=Fmi3Causality.independent,
+                                       variability=Fmi3Variability.continuous))
+        self.register_variable(Float64("groundspeed", causality=Fmi3Causality.input))
+        self.register_variable(Float64("target_speed", causality=Fmi3Causality.parameter,
+                                       variability=Fmi3Variability.tunable))
+        self.register_variable(Float64("throttle", causality=Fmi3Causality.output))
+        for name, causality in (("ignitionLevel", Fmi3Causality.input),
+                                ("gear", Fmi3Causality.output)):
+            self.register_variable(Int32(name, causality=causality,
+                                         variability=Fmi3Variability.discrete))
+
+    def do_step(self, current_time, step_size):
+        self.throttle = min(max(0.25 * (self.target_speed - self.groundspeed), 0.0), 1.0)
+        self.gear = self.ignitionLevel
+        return True
+"""
+
+
+def build(directory: Path, name: str, source: str, builder=FmuBuilder) -> Path:
     script = directory / f"{name}.py"
     script.write_text(textwrap.dedent(source))
-    return FmuBuilder.build_FMU(script, dest=directory)
+    return builder.build_FMU(script, dest=directory)
 
 
 @pytest.fixture(scope="module")
@@ -123,7 +151,7 @@ def write_map(path: Path, text: str) -> Path:
 def message(time: float = 0.0, dt: float = 0.005, **named: float) -> SimulatorMessage:
     msg = SimulatorMessage(np.zeros(SIM_TO_CONTROLLER), time, dt)
     for name, value in named.items():
-        msg.values[_FLAT[name]] = value
+        msg.values[SLOT_BY_NAME[name]] = value
     return msg
 
 
@@ -132,6 +160,7 @@ def test_pi_fmu_holds_15_m_s_in_closed_loop(fmus):
         assert controller.inputs == {"groundspeed": "groundspeed"}
         assert controller.outputs == {"throttle": "throttle", "brake": "brake"}
         trace, sim_report, block_report = closed_loop(controller, 25.0)
+    assert trace["groundspeed"][0] < 0.1  # from standstill
     assert trace["time"][-1] == pytest.approx(25.0, abs=0.05)
     assert trace["groundspeed"][-1] == pytest.approx(15.0, abs=0.5)
     assert sim_report["coupling"]["timeouts"] == 0
@@ -152,11 +181,14 @@ def test_map_file_renames_variables_and_sets_parameters(fmus, tmp_path):
     with FmuController(fmus["renamed"], mapping) as controller:
         assert controller.inputs == {"v": "groundspeed"}
         assert controller.parameters == {"target_speed": 5, "kp": 0.5}
-        slow = controller(message(groundspeed=3.0))  # effort 0.5 * 2 m/s
+        slow = controller(message(groundspeed=3.0))  # effort 0.5 * 2 m/s: saturated
         assert slow.throttle == pytest.approx(1.0) and slow.brake == 0.0
-        fast = controller(message(0.005, groundspeed=6.0))  # -0.5 + integral 0.02 * 0.08
-        assert fast.throttle == 0.0 and fast.brake == pytest.approx(0.5 * 0.4984)
+        fast = controller(message(0.005, groundspeed=6.0))  # effort -0.5, half to the brake
+        assert fast.throttle == 0.0 and fast.brake == pytest.approx(0.25)
         assert np.isnan(fast.steering) and np.isnan(fast.propulsion_torque).all()
+    with FmuController(fmus["renamed"], mapping) as controller:
+        trace, _, _ = closed_loop(controller, 15.0)
+    assert trace["groundspeed"][-1] == pytest.approx(5.0, abs=0.5)
 
 
 def test_unmappable_input_is_reported_before_anything_runs(fmus, monkeypatch):
@@ -172,7 +204,8 @@ def test_unmappable_input_is_reported_before_anything_runs(fmus, monkeypatch):
     assert any("output 'wiper' cannot be mapped" in p for p in problems)
     assert not any("'groundspeed'" in p or "'throttle'" in p for p in problems)
     assert any(p.startswith("hint: valid [inputs] names: time, throttle,") for p in problems)
-    assert any("braking_torque_FL" in p for p in problems if p.startswith("hint: valid [out"))
+    assert any("braking_torque_{FL,FR,RL,RR}" in p for p in problems
+               if p.startswith("hint: valid [outputs] names:"))
 
 
 def test_map_naming_an_unknown_bank_quantity_is_rejected(fmus, tmp_path):
@@ -191,7 +224,7 @@ def test_map_naming_an_unknown_bank_quantity_is_rejected(fmus, tmp_path):
         FmuController(fmus["renamed"], mapping)
     text = str(caught.value)
     assert "no bank quantity 'groundsped' (did you mean 'groundspeed'?)" in text
-    assert "map [inputs] nope: no FMU variable 'nope'" in text
+    assert "map.toml [inputs] nope: no FMU variable 'nope'" in text
     assert "no controls field 'handbrake'" in text
     assert "target_speed: 'fast' does not fit its type Real" in text
     assert "unknown table [extras]" in text
@@ -213,6 +246,17 @@ def test_time_integer_boolean_and_custom_slots(fmus, tmp_path):
     assert controls.custom[:3].tolist() == pytest.approx([0.02, 902.0, 0.03])
     assert np.isnan(controls.custom[3:]).all()
     assert controls.gear == 2.0 and controls.drive_mode == 1.0
+
+
+def test_fmi3_fmu(tmp_path):
+    pythonfmu3 = pytest.importorskip("pythonfmu3", reason="FMI 3 test FMUs need pythonfmu3")
+    fmu = build(tmp_path, "VcosimTestFmi3", FMI3_MODEL, pythonfmu3.FmuBuilder)
+    mapping = write_map(tmp_path / "map.toml", "[parameters]\ntarget_speed = 10.0\n")
+    with FmuController(fmu, mapping) as controller:
+        assert controller.fmi_version == "3.0"
+        assert controller.outputs == {"throttle": "throttle", "gear": "gear"}
+        controls = controller(message(groundspeed=8.0, ignitionLevel=2.0))
+    assert controls.throttle == pytest.approx(0.5) and controls.gear == 2.0
 
 
 def test_close_is_safe_twice_and_a_closed_controller_refuses(fmus):

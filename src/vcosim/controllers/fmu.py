@@ -20,6 +20,8 @@ from __future__ import annotations
 
 import difflib
 import shutil
+import weakref
+from collections.abc import Callable
 from ctypes import POINTER, c_uint
 from pathlib import Path
 from typing import Any
@@ -28,7 +30,7 @@ import numpy as np
 
 from vcosim.errors import ConfigError, VcosimError
 from vcosim.tight.protocol import N_CUSTOM, SIM_CUSTOM, SIM_TO_CONTROLLER
-from vcosim.tight.views import _FLAT, WHEEL_NAMES, Controls, SimulatorMessage
+from vcosim.tight.views import SLOT_BY_NAME, WHEEL_FIELDS, WHEEL_NAMES, Controls, SimulatorMessage
 
 try:
     import fmpy
@@ -43,7 +45,7 @@ except ModuleNotFoundError:  # pragma: no cover - Python 3.10
 
 TIME = SIM_TO_CONTROLLER  # the message time goes after the 111 wire values
 INPUTS: dict[str, int] = {
-    "time": TIME, **_FLAT, **{f"custom{i}": SIM_CUSTOM.start + i for i in range(N_CUSTOM)},
+    "time": TIME, **SLOT_BY_NAME, **{f"custom{i}": SIM_CUSTOM.start + i for i in range(N_CUSTOM)},
 }
 """What an FMU input can read: name -> index into the message values (plus the time)."""
 
@@ -64,6 +66,13 @@ _API = {
             "Enumeration": "Int64"},
 }
 _SECTIONS = ("inputs", "outputs", "parameters")
+_W, _CUSTOM = "{" + ",".join(WHEEL_NAMES) + "}", f"custom0 ... custom{N_CUSTOM - 1}"
+_HINTS = {  # valid names, the per-wheel and custom ones folded
+    "inputs": ", ".join([*(n for n in INPUTS if not n.startswith(("wheel", "custom"))),
+                         f"wheel{_W}_{{{','.join(WHEEL_FIELDS)}}}", _CUSTOM]),
+    "outputs": ", ".join(["throttle", "brake", "steering", "gear", "drive_mode",
+                          f"braking_torque_{_W}", f"propulsion_torque_{_W}", _CUSTOM]),
+}
 _ROLES = (("inputs", "input", INPUTS, "bank quantity"),
           ("outputs", "output", OUTPUTS, "controls field"),
           ("parameters", "parameter", {}, "parameter"))
@@ -76,12 +85,6 @@ def _fits(fmi_type: str, value: object) -> bool:
     if isinstance(value, bool):
         return False
     return isinstance(value, (int, float) if fmi_type.startswith(("Real", "Float")) else int)
-
-
-def _names(names: list[str]) -> str:
-    """A name list with the 50 custom slots shortened, for hints."""
-    short = [n for n in names if not n.startswith("custom")]
-    return ", ".join(short) + f", custom0 ... custom{N_CUSTOM - 1}"
 
 
 def _unknown(kind: str, name: object, valid: dict[str, Any]) -> str:
@@ -107,9 +110,9 @@ class _Channel:
         self.index = np.array(index, dtype=np.intp)
         self.exact = self.buffer.dtype.kind == "f"  # else round: 0.6 is gear 1, not 0
         self.call = getattr(fmu, f"fmi{major}{action}{api}")  # raises on an error status
-        pointer = self.buffer.ctypes.data_as(POINTER(ctype))
-        self.args = (fmu.component, (c_uint * n)(*refs), n, pointer, *((n,) if major == "3"
-                                                                        else ()))
+        values = self.buffer.ctypes.data_as(POINTER(ctype))
+        count = (n,) if major == "3" else ()  # FMI 3 also takes the number of values
+        self.args = (fmu.component, (c_uint * n)(*refs), n, values, *count)
 
     def put(self, source: np.ndarray) -> None:
         """Set the FMU inputs from the message values."""
@@ -142,7 +145,8 @@ class FmuController:
         self.path = Path(path)
         self.step = float(step)
         self._fmu: Any = None
-        self._unzipdir: str | None = None
+        self._running = False
+        self._cleanup: Callable[[], Any] = lambda: None
         model = self._read_model()
         self.fmi_version: str = model.fmiVersion
         self.inputs, self.outputs, self.parameters = self._plan(model, map_file)
@@ -175,16 +179,22 @@ class FmuController:
             raise ConfigError(problems, source)
         return model
 
-    def _plan(self, model: Any, map_file: str | Path | None) -> tuple[dict[str, Any], ...]:
+    def _plan(self, model: Any, map_file: str | Path | None
+              ) -> tuple[dict[str, str], dict[str, str], dict[str, Any]]:
         """Match every FMU input and output, by the map file or by name; all problems at once."""
         table = self._read_map(map_file)
+        where = Path(map_file).name if map_file is not None else "map"
         variables = {v.name: v for v in model.modelVariables}
         plan: dict[str, dict[str, Any]] = {s: {} for s in _SECTIONS}
-        problems = [f"map: unknown table [{s}] (valid: {', '.join(_SECTIONS)})"
+        problems = [f"{where}: unknown table [{s}] (valid: {', '.join(_SECTIONS)})"
                     for s in table if s not in _SECTIONS]
+        tables = {s: table.get(s, {}) for s in _SECTIONS}
+        problems += [f"{where}: {s} must be a table ([{s}] with name = value lines)"
+                     for s, t in tables.items() if not isinstance(t, dict)]
+        tables = {s: t if isinstance(t, dict) else {} for s, t in tables.items()}
         for section, causality, valid, kind in _ROLES:
-            for name, value in table.get(section, {}).items():
-                entry, var = f"map [{section}] {name}", variables.get(name)
+            for name, value in tables[section].items():
+                entry, var = f"{where} [{section}] {name}", variables.get(name)
                 if var is None:
                     problems.append(f"{entry}: {_unknown('FMU variable', name, variables)}")
                 elif var.causality != causality:
@@ -206,7 +216,7 @@ class FmuController:
                     problems.append(f"{causality} {var.name!r}: a {var.type}"
                                     f"{' array' if var.dimensions else ''}; only scalar "
                                     "numbers and booleans can be mapped")
-                elif var.name in table.get(section, {}):
+                elif var.name in tables[section]:
                     continue  # mapped by the file (or already reported)
                 elif var.name in valid:
                     plan[section][var.name] = var.name
@@ -214,15 +224,14 @@ class FmuController:
                     problems.append(f"{causality} {var.name!r} cannot be mapped: "
                                     f"{_unknown(kind, var.name, valid)}; map it in "
                                     f"[{section}]")
-                    hints.append(f"hint: valid [{section}] names: {_names(list(valid))}")
+                    hints.append(f"hint: valid [{section}] names: {_HINTS[section]}")
         fields: dict[str, str] = {}
         for name, field in plan["outputs"].items():
             if field in fields:
                 problems.append(f"outputs {fields[field]!r} and {name!r} both set {field!r}")
             fields[field] = name
         if problems:
-            source = str(self.path) + (f" with map {map_file}" if map_file else "")
-            raise ConfigError(problems + list(dict.fromkeys(hints)), source)
+            raise ConfigError(problems + list(dict.fromkeys(hints)), str(self.path))
         return plan["inputs"], plan["outputs"], plan["parameters"]
 
     @staticmethod
@@ -239,9 +248,10 @@ class FmuController:
     def _start(self, model: Any) -> None:
         """Extract, instantiate and initialise the FMU; prepare the per-step channels."""
         version = model.fmiVersion
-        self._unzipdir = fmpy.extract(self.path)
+        unzipdir = fmpy.extract(self.path)
+        self._cleanup = weakref.finalize(self, shutil.rmtree, unzipdir, ignore_errors=True)
         slave = fmi3.FMU3Slave if version == "3.0" else fmi2.FMU2Slave
-        fmu = slave(guid=model.guid, unzipDirectory=self._unzipdir,
+        fmu = slave(guid=model.guid, unzipDirectory=unzipdir,
                     modelIdentifier=model.coSimulation.modelIdentifier,
                     instanceName="vcosim")
         fmu.instantiate()
@@ -262,6 +272,7 @@ class FmuController:
             fmu.setupExperiment(startTime=0.0)
             fmu.enterInitializationMode()
         fmu.exitInitializationMode()  # without event mode, an FMI 3 FMU is now in step mode
+        self._running = True
         self._put = self._channels(fmu, version, "Set", variables, self.inputs, INPUTS)
         self._get = self._channels(fmu, version, "Get", variables, self.outputs, OUTPUTS)
 
@@ -301,16 +312,16 @@ class FmuController:
     def close(self) -> None:
         """Terminate and free the FMU and delete its extracted files (safe twice)."""
         fmu, self._fmu = self._fmu, None
+        running, self._running = self._running, False
         try:
-            if fmu is not None:
-                try:
-                    fmu.terminate()
-                finally:
-                    fmu.freeInstance()
+            if running:
+                fmu.terminate()
         finally:
-            if self._unzipdir is not None:
-                shutil.rmtree(self._unzipdir, ignore_errors=True)
-                self._unzipdir = None
+            try:
+                if fmu is not None:
+                    fmu.freeInstance()
+            finally:
+                self._cleanup()  # also runs when the controller is collected unclosed
 
     def __enter__(self) -> FmuController:
         return self

@@ -129,15 +129,15 @@ class SimulatorMessage:
 
     def __getattr__(self, name: str) -> float:
         """Flat access by the seed's names too: ``msg.rpm``, ``msg.wheelFL_downForce``."""
-        index = _FLAT.get(name)
+        index = SLOT_BY_NAME.get(name)
         if index is None:
             raise AttributeError(name)
         return float(self.values[index])
 
 
-_FLAT = {n: i for bank in (DriverControls, Kinematics, Status) for n, i in
+SLOT_BY_NAME = {n: i for bank in (DriverControls, Kinematics, Status) for n, i in
          ((k, v.index) for k, v in vars(bank).items() if isinstance(v, Slot))}
-_FLAT.update({f"wheel{w}_{f}": 37 + 6 * i + j for i, w in enumerate(WHEEL_NAMES)
+SLOT_BY_NAME.update({f"wheel{w}_{f}": 37 + 6 * i + j for i, w in enumerate(WHEEL_NAMES)
               for j, f in enumerate(WHEEL_FIELDS)})
 
 
