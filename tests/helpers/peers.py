@@ -13,7 +13,7 @@ import numpy as np
 from vcosim.sim.pacing import Pacer
 from vcosim.sim.simulation import Simulation
 from vcosim.tight.endpoint import CouplingConfig, SimulatorEndpoint
-from vcosim.tight.protocol import CONTROLLER_TO_SIM, SIM_TO_CONTROLLER
+from vcosim.tight.protocol import CONTROLLER_TO_SIM
 from vcosim.vehicle import Vehicle
 
 Reply = Callable[[np.ndarray], np.ndarray | None]
@@ -103,8 +103,6 @@ def coupled(peer: RawPeer, pacing: str = "fast", vehicle: Vehicle | None = None,
     peer.start(endpoint.address)
     return sim, endpoint
 
-
-SIM_SIZE = SIM_TO_CONTROLLER
 
 
 def read_log(path: Path) -> np.ndarray:

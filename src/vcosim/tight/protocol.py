@@ -15,10 +15,8 @@ import numpy as np
 from vcosim.vehicle.layout import BANK_NAMES
 
 WIRE_DTYPE = np.dtype("<f8")
-SIM_TO_CONTROLLER = 111
-CONTROLLER_TO_SIM = 64
-SIM_MESSAGE_BYTES = SIM_TO_CONTROLLER * 8  # 888
-CONTROLLER_MESSAGE_BYTES = CONTROLLER_TO_SIM * 8  # 512
+SIM_TO_CONTROLLER = 111  # 888 bytes
+CONTROLLER_TO_SIM = 64  # 512 bytes
 N_CUSTOM = 50
 SIM_CUSTOM = slice(61, 111)  # bank H
 CONTROLLER_CUSTOM = slice(14, 64)  # custom bank B of the controller's message

@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 
 from vcosim.errors import UnknownNameError
-from vcosim.tight.protocol import CONTROLLER_TO_SIM, N_CUSTOM, SIM_CUSTOM
+from vcosim.tight.protocol import N_CUSTOM, SIM_CUSTOM
 
 NAN = math.nan
 
@@ -197,5 +197,3 @@ def as_controls(result: Controls | Mapping[str, Any] | None) -> Controls:
         return result
     return Controls.from_mapping(result)
 
-
-CONTROL_MESSAGE_SIZE = CONTROLLER_TO_SIM

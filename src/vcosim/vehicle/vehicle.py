@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -238,7 +238,3 @@ class VehicleBatch:
             raise UnknownNameError("signal", name, L.SIGNAL_NAMES)
         return self.output_rows[:, index].copy()
 
-
-def signal_names() -> Sequence[str]:
-    """The names of every output, in array order."""
-    return L.SIGNAL_NAMES
