@@ -33,15 +33,22 @@ def demo(
     vehicle: Annotated[
         str, typer.Option(help="Vehicle preset name or parameter TOML file.")
     ] = "nightrider",
+    manoeuvre: Annotated[
+        bool, typer.Option("--manoeuvre", help="Instead: the vehicle alone through a scripted "
+                           "manoeuvre (start, accelerate through the gears, brake, turn).")
+    ] = False,
 ) -> None:
-    """Drive the vehicle through a scripted manoeuvre and write a plot and a CSV of every signal.
+    """Couple the cruise controller to the simulator over UDP and plot the run.
 
-    Starts the engine, accelerates through the gears, brakes and turns; runs faster than real
-    time with a progress bar. Needs no screen, sound card or joystick.
+    The simulator and the example `cruise` controller: two processes on
+    loopback, in lock-step, 30 s of simulated time faster than real time;
+    the target speed steps from 15 to 25 m/s at 15 s. Writes the coupling
+    debug CSVs, signals.csv, demo.png and summary.json into OUT/<timestamp>/.
+    Needs no screen, sound card or joystick.
     """
     from vcosim.demo import run_demo
 
-    run_demo(out, vehicle)
+    run_demo(out, vehicle, manoeuvre=manoeuvre)
 
 
 class Gearbox(str, Enum):
@@ -193,6 +200,39 @@ def controller(
     finally:
         if hasattr(step_fn, "close"):  # an FMU: terminate and free it
             step_fn.close()
+
+
+@app.command()
+def analyze(
+    run_dir: Annotated[
+        Path, typer.Argument(help="Folder with the three debug CSVs (vcosim's or BeamNG's).")
+    ],
+    out: Annotated[
+        Path | None, typer.Option(help="Report file: .html (default RUN_DIR/analysis.html, "
+                                  "figures embedded) or .md (with PNGs beside it).")
+    ] = None,
+    dt: Annotated[float, typer.Option(help="The physics step (s).")] = 0.0005,
+) -> None:
+    """Analyse a coupled run's timing from its debug logs: figures, metrics and a verdict."""
+    from vcosim.analysis.report import analyze_command
+
+    analyze_command(run_dir, out, dt)
+
+
+@app.command()
+def cases(
+    out: Annotated[
+        Path, typer.Option(help="Folder for the five runs' logs and cases.html.")
+    ] = Path("runs/cases"),
+    case: Annotated[
+        list[int] | None, typer.Option(help="Run only this case (1-5; repeatable).")
+    ] = None,
+) -> None:
+    """Run the five timing cases of seed 001 end to end and check them; exit 1 if one fails."""
+    from vcosim.analysis.cases import cases_command
+
+    if not cases_command(out, case):
+        raise typer.Exit(1)
 
 
 @bench_app.command("physics")

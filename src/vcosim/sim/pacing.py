@@ -2,9 +2,8 @@
 
 Real time in frames, as fast as possible, or paced only by the coupling (lock-step). Realtime
 pacing works like BeamNG.tech: each frame computes the physics steps that bring simulation
-time up to the wall-clock time of the next frame, runs them ahead, then waits. A frame that
-cannot keep up (more than ``max_lag_frames`` behind) lets the simulation fall into slow
-motion instead of racing to catch up.
+time up to the wall-clock time of the next frame, runs them ahead, then waits. A run more than
+``max_lag`` behind the wall clock falls into slow motion instead of racing to catch up.
 """
 
 from __future__ import annotations
@@ -49,7 +48,7 @@ class Pacer:
 
     def __init__(
         self, mode: PacingMode | str = PacingMode.fast, *, frame_rate: float = 60.0,
-        time_dilation: float = 1.0, dt: float = 0.0005, max_lag_frames: float = 3.0,
+        time_dilation: float = 1.0, dt: float = 0.0005, max_lag: float = 0.05,
     ) -> None:
         self.mode = PacingMode(mode)
         if frame_rate <= 0 or time_dilation <= 0:
@@ -57,9 +56,11 @@ class Pacer:
         self.frame_period = 1.0 / frame_rate
         self.time_dilation = time_dilation
         self.dt = dt
-        self.max_lag = max_lag_frames * self.frame_period
+        self.max_lag = max_lag
         self.stats = FrameStats()
         self._deadline = 0.0
+        self._wall0 = 0.0
+        self._sim0 = 0.0
         self._target_time = 0.0
 
     @property
@@ -74,12 +75,25 @@ class Pacer:
 
     def start(self, sim_time: float) -> None:
         """Begin frame scheduling now."""
-        self._deadline = time.perf_counter()
-        self._target_time = sim_time
+        self._wall0 = self._deadline = time.perf_counter()
+        self._sim0 = self._target_time = sim_time
 
     def steps_for_next_frame(self, step_index: int) -> int:
-        """Steps that bring simulation time to the next frame's (dilated) wall-clock time."""
-        self._target_time += self.frame_period * (self.time_dilation if self.realtime else 1.0)
+        """Steps that bring simulation time to the next frame's (dilated) wall-clock time.
+
+        In real time the target follows the wall clock, so a frame after a hiccup runs the
+        steps that catch up; more than ``max_lag`` behind (BeamNG's 20 FPS floor: 50 ms), the
+        simulation stops owing that time and runs in slow motion instead.
+        """
+        if not self.realtime:
+            self._target_time += self.frame_period
+        else:
+            self._deadline += self.frame_period
+            behind = time.perf_counter() - self._deadline
+            if behind > self.max_lag:
+                self._wall0 += behind
+                self._deadline += behind
+            self._target_time = self._sim0 + (self._deadline - self._wall0) * self.time_dilation
         return max(math.floor(self._target_time / self.dt + 1e-9) - step_index, 0)
 
     def end_frame(self) -> None:
@@ -87,12 +101,8 @@ class Pacer:
         self.stats.frames += 1
         if not self.realtime:
             return
-        self._deadline += self.frame_period
-        now = time.perf_counter()
-        if now > self._deadline:
+        if time.perf_counter() > self._deadline:
             self.stats.late_frames += 1
-            if now - self._deadline > self.max_lag:
-                self._deadline = now  # slow motion: stop owing wall-clock time
         else:
             sleep_until(self._deadline)
         self.stats.lateness.append(time.perf_counter() - self._deadline)

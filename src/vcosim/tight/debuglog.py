@@ -1,12 +1,15 @@
-"""BeamNG's three coupling debug logs, same file names and columns, written in blocks.
+"""BeamNG's three coupling debug logs, same file names and columns.
 
-Rows are buffered in a numpy block and appended to the CSV a block at a time, so logging a
-2000 Hz run costs little; ``close`` writes what is buffered, and a file only ever holds whole
-rows, so the logs are complete after a normal end, Ctrl-C or SIGTERM.
+The logs exist to measure timing, so logging must not disturb it: during the run rows go to
+a binary side file a block at a time (a memory copy and one write), and ``close`` turns them
+into the CSV (written to a temporary name, then renamed: a CSV is never half-written). A
+normal end, Ctrl-C and SIGTERM all pass through ``close``; after a hard kill the binary
+``.part`` file still holds every whole row.
 """
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import IO
 
@@ -19,17 +22,16 @@ RECEIVE_LOG = "simulinkReceiveLog.csv"
 STEPS_LOG = "simulinkPhysicsStepsLog.csv"
 
 
-class CsvBlockWriter:
-    """Appends rows of floats to a CSV file through a fixed-size numpy block."""
+class RowLog:
+    """Rows of floats: binary while running, one CSV (header, then rows) when closed."""
 
     def __init__(self, path: Path, header: tuple[str, ...], block_rows: int = 4096) -> None:
         self.path = path
-        self._file: IO[str] | None = path.open("w", encoding="ascii", newline="\n")
-        self._file.write(",".join(header) + "\n")
-        self._file.flush()
+        self.header = header
+        self.part = path.with_name(path.name + ".part")
+        self._raw: IO[bytes] | None = self.part.open("wb")
         self._block = np.empty((block_rows, len(header)))
         self._rows = 0
-        self.written = 0
 
     def add(self, time: float, values: np.ndarray | None = None) -> None:
         """Buffer one row: a time, then the values."""
@@ -39,23 +41,29 @@ class CsvBlockWriter:
             row[1:] = values
         self._rows += 1
         if self._rows == len(self._block):
-            self.flush()
+            self._spill()
 
-    def flush(self) -> None:
-        """Write the buffered rows."""
-        if self._file is None or self._rows == 0:
-            return
-        np.savetxt(self._file, self._block[: self._rows], delimiter=",", fmt="%.17g")
-        self._file.flush()
-        self.written += self._rows
-        self._rows = 0
+    def _spill(self) -> None:
+        if self._raw is not None and self._rows:
+            self._block[: self._rows].tofile(self._raw)
+            self._rows = 0
 
     def close(self) -> None:
-        """Write what is buffered and close (safe twice)."""
-        if self._file is not None:
-            self.flush()
-            self._file.close()
-            self._file = None
+        """Write the CSV from every row logged, then drop the binary file (safe twice)."""
+        if self._raw is None:
+            return
+        self._spill()
+        self._raw.close()
+        self._raw = None
+        width = len(self.header)
+        rows = np.fromfile(self.part)
+        rows = rows[: len(rows) // width * width].reshape(-1, width)
+        temporary = self.path.with_name(self.path.name + ".tmp")
+        with temporary.open("w", encoding="ascii", newline="\n") as out:
+            out.write(",".join(self.header) + "\n")
+            np.savetxt(out, rows, delimiter=",", fmt="%.17g")
+        os.replace(temporary, self.path)
+        self.part.unlink()
 
 
 class DebugLog:
@@ -64,9 +72,9 @@ class DebugLog:
     def __init__(self, folder: str | Path) -> None:
         self.folder = Path(folder)
         self.folder.mkdir(parents=True, exist_ok=True)
-        self.send = CsvBlockWriter(self.folder / SEND_LOG, ("time", *SIM_SLOT_NAMES))
-        self.receive = CsvBlockWriter(self.folder / RECEIVE_LOG, ("time", *CONTROLLER_SLOT_NAMES))
-        self.steps = CsvBlockWriter(self.folder / STEPS_LOG, ("time",))
+        self.send = RowLog(self.folder / SEND_LOG, ("time", *SIM_SLOT_NAMES))
+        self.receive = RowLog(self.folder / RECEIVE_LOG, ("time", *CONTROLLER_SLOT_NAMES))
+        self.steps = RowLog(self.folder / STEPS_LOG, ("time",))
 
     def close(self) -> None:
         """Flush and close all three files (safe twice)."""

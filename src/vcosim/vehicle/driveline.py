@@ -71,14 +71,16 @@ def automatic_target(x, p, selector: float, throttle: float) -> float:
         return 1.0
     if x[X_SHIFT_T] >= 0.0:
         return x[X_SHIFT_TO]
-    omega_e = x[X_OMEGA_E]
+    # Decide on the engine speed the road speed implies in this gear (from the undriven front
+    # wheels): neither a slipping clutch after a shift nor wheelspin triggers the next shift.
+    omega_in = gear_ratio(gear, p) * 0.5 * (x[X_OMEGA] + x[X_OMEGA + 1])
     low = 1.9 * p.down_rpm
     upshift_at = low + min(max(throttle, 0.0), 1.0) * (p.up_rpm - low)
-    if gear < 5.0 and omega_e > upshift_at:
-        after = omega_e * gear_ratio(gear + 1.0, p) / gear_ratio(gear, p)
+    if gear < 5.0 and omega_in > upshift_at:
+        after = omega_in * gear_ratio(gear + 1.0, p) / gear_ratio(gear, p)
         if after > 1.15 * p.down_rpm:
             return gear + 1.0
-    if gear > 1.0 and omega_e < p.down_rpm:
+    if gear > 1.0 and omega_in < p.down_rpm:
         return gear - 1.0
     return gear
 
