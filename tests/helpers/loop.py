@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import socket
+import subprocess
 import threading
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -62,3 +64,16 @@ def closed_loop(
     table = np.array(rows)
     return ({name: table[:, i] for i, name in enumerate(TRACED)}, report.as_dict(),
             reports)
+
+
+def wait_until_bound(port: int, process: subprocess.Popen, timeout: float = 30.0) -> bool:
+    """True once another process holds ``port`` (our own bind fails), False if it died."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline and process.poll() is None:
+        with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as probe:
+            try:
+                probe.bind(("127.0.0.1", port))
+            except OSError:
+                return True
+        time.sleep(0.02)
+    return False

@@ -8,12 +8,11 @@ import socket
 import subprocess
 import sys
 import threading
-import time
 
 import numpy as np
 import pytest
 
-from helpers.loop import closed_loop, free_port
+from helpers.loop import closed_loop, free_port, wait_until_bound
 from vcosim.controllers import example
 from vcosim.errors import UnknownNameError
 from vcosim.sim.pacing import Pacer
@@ -172,19 +171,6 @@ def test_cli_runs_a_users_function(tmp_path):
     assert report.faces["coupling"]["applied"] >= 999
     assert car.signal("throttle_input") in (0.0, 0.3)
     assert car.signal("groundspeed") > 2.0
-
-
-def wait_until_bound(port: int, process: subprocess.Popen, timeout: float = 30.0) -> bool:
-    """True once another process holds ``port`` (our own bind fails), False if it died."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline and process.poll() is None:
-        with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as probe:
-            try:
-                probe.bind(("127.0.0.1", port))
-            except OSError:
-                return True
-        time.sleep(0.02)
-    return False
 
 
 def test_cli_needs_exactly_one_controller_source():
