@@ -114,6 +114,13 @@ def sim(
         str, typer.Option(help="Address the contract server binds.")
     ] = "127.0.0.1",
     contracts_port: Annotated[int, typer.Option(help="Contract server UDP port.")] = 4367,
+    contracts_allow: Annotated[
+        list[str] | None, typer.Option(help="Client addresses the contract server accepts "
+                                       "(repeatable; default: loopback).")
+    ] = None,
+    vehicle_name: Annotated[
+        str, typer.Option(help="The vehicle's object name for contracts.")
+    ] = "Vehicle_A",
     bus: Annotated[
         str | None, typer.Option(help="Join a NightRider bus router at HOST:PORT.")
     ] = None,
@@ -137,7 +144,8 @@ def sim(
     faces = []
     if contracts:
         faces.append(("contracts", "vcosim.contracts.server:ContractServer",
-                      {"host": contracts_host, "port": contracts_port}))
+                      {"host": contracts_host, "port": contracts_port,
+                       "allowed_hosts": contracts_allow, "vehicle_name": vehicle_name}))
     if bus:
         host, _, port = bus.rpartition(":")
         faces.append(("bus", "vcosim.bus.vehicle_module:BusVehicle",
@@ -203,6 +211,33 @@ def controller(
 
 
 @app.command()
+def connect(
+    config: Annotated[
+        Path, typer.Argument(help="VS Connect-style JSON configuration file (version 2).")
+    ],
+    function: Annotated[
+        str | None, typer.Option(help="Your step function: module:function or "
+                                 "path/file.py:function (without it the block only monitors).")
+    ] = None,
+    step: Annotated[float, typer.Option(help="The block's step (s) of local time.")] = 0.001,
+    duration: Annotated[
+        float | None, typer.Option(help="Local seconds to run (default: until Ctrl-C).")
+    ] = None,
+    link_timeout: Annotated[
+        float, typer.Option(help="No message from the server for this long: reconnect (s).")
+    ] = 2.0,
+    json_out: Annotated[
+        Path | None, typer.Option("--json-out", help="Also write the report as JSON here.")
+    ] = None,
+) -> None:
+    """Run a JSON-configured contract client against vcosim sim --contracts (VS Connect-style)."""
+    from vcosim.contracts.runner import run_client
+
+    run_client(config, function=function, step=step, duration=duration, json_out=json_out,
+               link_timeout=link_timeout)
+
+
+@app.command()
 def analyze(
     run_dir: Annotated[
         Path, typer.Argument(help="Folder with the three debug CSVs (vcosim's or BeamNG's).")
@@ -235,6 +270,161 @@ def cases(
         raise typer.Exit(1)
 
 
+@app.command()
+def sweep(
+    file: Annotated[Path, typer.Argument(help="The sweep file (TOML): scenario, parameters, "
+                                         "output; see docs/sweeps.md.")],
+    out: Annotated[
+        Path | None, typer.Option(help="Output folder (default: \\[output] dir, else "
+                                  "sweeps/NAME).")
+    ] = None,
+    workers: Annotated[
+        int | None, typer.Option(help="Local worker processes (default: every core; 0: run "
+                                 "in this process).")
+    ] = None,
+    ray: Annotated[
+        bool, typer.Option("--ray", help="Run on Ray: join RAY_ADDRESS or a cluster started "
+                           "here with `ray start`, else start Ray locally.")
+    ] = False,
+    ray_address: Annotated[
+        str | None, typer.Option(help="Join the Ray cluster at this address (implies --ray).")
+    ] = None,
+    signals: Annotated[
+        bool | None, typer.Option("--signals/--no-signals", help="Also save every run's "
+                                  "signals (default: \\[output] signals).")
+    ] = None,
+    check: Annotated[
+        bool, typer.Option("--check", help="Only validate the file and list the runs.")
+    ] = False,
+) -> None:
+    """Run a scenario sweep: every run's metrics to Parquet, and a report with plots."""
+    from vcosim.sweep.driver import sweep_command
+
+    code = sweep_command(file, out=out, workers=workers, ray=ray, ray_address=ray_address,
+                         signals=signals, check=check)
+    if code:
+        raise typer.Exit(code)
+
+
+# -- the NightRider bus: shared options, then one command per module -------------------------
+BusHost = Annotated[str, typer.Option(
+    help="The bus router's address (for `vcosim bus`: the address it binds; loopback unless "
+         "you open it on purpose).")]
+BusPort = Annotated[int, typer.Option(help="The bus router's UDP handshake port.")]
+BusModuleId = Annotated[int | None, typer.Option("--id", help="This module's id on the bus.")]
+BusSymbols = Annotated[str, typer.Option(
+    help="Message symbols: start, separator, common-part end, end (every module must agree).")]
+BusMaxLength = Annotated[int, typer.Option(
+    help="Longest message in bytes (every module must agree).")]
+
+
+def _bus_codec(symbols: str, max_length: int):  # noqa: ANN202 (imported lazily)
+    from vcosim.bus.codec import Codec
+
+    return Codec.from_symbols(symbols, max_length)
+
+
+@app.command()
+def bus(
+    host: BusHost = "127.0.0.1",
+    port: BusPort = 64900,
+    router_id: Annotated[int, typer.Option("--id", help="The router's own id.")] = 0,
+    max_modules: Annotated[int, typer.Option(help="Modules accepted at most.")] = 32,
+    symbols: BusSymbols = "§§+¶",
+    max_length: BusMaxLength = 256,
+    json_out: Annotated[
+        Path | None, typer.Option("--json-out", help="Also write the summary as JSON here.")
+    ] = None,
+) -> None:
+    """Run the NightRider bus router: modules join with a handshake, messages go by module id.
+
+    Runs until Ctrl-C, SIGTERM or a Shutdown message to the router's id (which every module
+    receives). Malformed messages and unknown destinations are counted and reported.
+    """
+    from vcosim.bus.commands import run_router
+
+    run_router(host, port, router_id=router_id, max_modules=max_modules,
+               codec=_bus_codec(symbols, max_length), json_out=json_out)
+
+
+@app.command("log")
+def log_bus(
+    out_file: Annotated[Path, typer.Argument(help="The MCAP file to write (.mcap).")],
+    host: BusHost = "127.0.0.1",
+    port: BusPort = 64900,
+    module_id: BusModuleId = None,
+    csv: Annotated[bool, typer.Option(help="Also export the recording as CSV at the end.")] = False,
+    duration: Annotated[
+        float | None, typer.Option(help="Seconds to record (default: until Shutdown/Ctrl-C).")
+    ] = None,
+    symbols: BusSymbols = "§§+¶",
+    max_length: BusMaxLength = 256,
+) -> None:
+    """Record every message on the bus, with timestamps, to MCAP (Foxglove, PlotJuggler)."""
+    from vcosim.bus.commands import run_logger
+
+    run_logger(out_file, host, port, module_id=20 if module_id is None else module_id,
+               codec=_bus_codec(symbols, max_length), csv=csv, duration=duration)
+
+
+@app.command()
+def replay(
+    file: Annotated[Path, typer.Argument(help="A recording made by `vcosim log`.")],
+    host: BusHost = "127.0.0.1",
+    port: BusPort = 64900,
+    module_id: BusModuleId = None,
+    speed: Annotated[
+        float, typer.Option(help="1: the recorded pace; 2: twice as fast; 0: as fast as possible.")
+    ] = 1.0,
+    only: Annotated[
+        list[str] | None, typer.Option(help="Send only this message type (repeatable).")
+    ] = None,
+    skip: Annotated[
+        list[str] | None, typer.Option(help="Leave out this message type (repeatable).")
+    ] = None,
+    to_csv: Annotated[
+        Path | None, typer.Option(help="Do not replay: export the recording as CSV here.")
+    ] = None,
+    symbols: BusSymbols = "§§+¶",
+    max_length: BusMaxLength = 256,
+) -> None:
+    """Send a recording back onto the bus, each message to its recorded destination, in order."""
+    from vcosim.bus.commands import run_replay
+
+    run_replay(file, host, port, module_id=21 if module_id is None else module_id, speed=speed,
+               only=only or (), skip=skip or (), codec=_bus_codec(symbols, max_length),
+               to_csv=to_csv)
+
+
+@app.command()
+def drive(
+    out: Annotated[
+        Path, typer.Option(help="Folder for the run; a timestamped sub-folder is created.")
+    ] = Path("runs"),
+    host: BusHost = "127.0.0.1",
+    port: BusPort = 64900,
+    duration: Annotated[
+        float | None, typer.Option(help="Wall seconds to drive (default: until Ctrl-C or a "
+                                   "Shutdown from a module).")
+    ] = None,
+    vehicle: Annotated[
+        str, typer.Option(help="Vehicle preset name or parameter TOML file.")
+    ] = "nightrider",
+    frame_rate: Annotated[
+        float, typer.Option(help="The vehicle's frames per second (>= 100 spaces its 100 Hz "
+                            "messages evenly).")
+    ] = 100.0,
+) -> None:
+    """Start the driving simulator on this machine: router, vehicle and logger in one go.
+
+    Also starts the input, sound and viewer modules once they exist. Every module also runs
+    alone (`vcosim bus`, `vcosim sim --bus HOST:PORT`, `vcosim log`), on any machine.
+    """
+    from vcosim.bus.commands import run_drive
+
+    run_drive(out, host, port, duration=duration, vehicle=vehicle, frame_rate=frame_rate)
+
+
 @bench_app.command("physics")
 def bench_physics(
     as_json: Annotated[bool, typer.Option("--json", help="Print only the JSON object.")] = False,
@@ -262,6 +452,43 @@ def bench_coupling(
     from vcosim.bench.coupling import run_coupling_bench
 
     result = run_coupling_bench(seconds, realtime_seconds, progress=not as_json)
+    typer.echo(json.dumps(result, indent=None if as_json else 2))
+
+
+@bench_app.command("contracts")
+def bench_contracts(
+    as_json: Annotated[bool, typer.Option("--json", help="Print only the JSON object.")] = False,
+    seconds: Annotated[float, typer.Option(help="Wall-clock time per measurement (s).")] = 2.0,
+) -> None:
+    """Updates/s of one 20-field contract at 1 ms, and the latency from server step to port."""
+    from vcosim.bench.contracts import run_contracts_bench
+
+    result = run_contracts_bench(seconds, progress=not as_json)
+    typer.echo(json.dumps(result, indent=None if as_json else 2))
+
+
+@bench_app.command("sweep")
+def bench_sweep(
+    as_json: Annotated[bool, typer.Option("--json", help="Print only the JSON object.")] = False,
+    runs: Annotated[int, typer.Option(help="Runs per measurement.")] = 40,
+    workers: Annotated[int, typer.Option(help="Measure 1 up to this many workers.")] = 2,
+) -> None:
+    """Runs per second of a 10 s cruise scenario on local workers, and the scaling from 1 up."""
+    from vcosim.bench.sweep import run_sweep_bench
+
+    result = run_sweep_bench(runs=runs, max_workers=workers, progress=not as_json)
+    typer.echo(json.dumps(result, indent=None if as_json else 2))
+
+
+@bench_app.command("bus")
+def bench_bus(
+    as_json: Annotated[bool, typer.Option("--json", help="Print only the JSON object.")] = False,
+    seconds: Annotated[float, typer.Option(help="Wall-clock time per measurement (s).")] = 2.0,
+) -> None:
+    """Router throughput (messages/s) and the latency it adds over direct UDP, in one run."""
+    from vcosim.bench.bus import run_bus_bench
+
+    result = run_bus_bench(seconds, progress=not as_json)
     typer.echo(json.dumps(result, indent=None if as_json else 2))
 
 

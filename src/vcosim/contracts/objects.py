@@ -1,0 +1,276 @@
+"""What the contract server serves: named objects, their readable, writable and function properties.
+
+Objects: the vehicle (``"Vehicle_A"`` unless renamed), ``"World"`` (the origin, and the
+simulation's time) and fixed named points (``"Origin"`` always, more by configuration).
+
+- Readable on the vehicle: every signal of ``vehicle.layout.SIGNAL_NAMES`` (the bank
+  quantities of the tight coupling, then the extras), the vectors ``position``, ``velocity``,
+  ``acceleration``, ``attitude``, ``wheel_angular_velocity``, ``wheel_speed``, and ``X``,
+  ``Y``, ``Z``.
+- Writable on the vehicle: the driver's inputs (``throttle``, ``brake``, ``clutch``,
+  ``parkingbrake``, ``steering``, ``gear``, ``ignition``, lights, indicators, ``automatic``,
+  ``drive_mode``) and the wheel torques (``propulsion_torque``, ``braking_torque`` as 4 values,
+  or ``propulsion_torque_FL`` ... one each).
+- Functions (on every object, ``params`` names the other one): ``DISTANCE`` (alias
+  ``VSAP_DISTANCE``), the horizontal distance; ``DISTANCE_3D``. ``params`` is an object name
+  or a point given as ``"X,Y"`` or ``"X,Y,Z"`` (metres).
+
+Names match exactly, or case-insensitively when that is unambiguous. A request that cannot be
+served returns the reason as a string; the server sends it back as the field's refusal.
+"""
+
+from __future__ import annotations
+
+import difflib
+import math
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Literal
+
+from vcosim.vehicle import Vehicle
+from vcosim.vehicle import layout as L
+
+Position = Callable[[], tuple[float, float, float]]
+WORLD = "World"
+ORIGIN = "Origin"
+
+
+@dataclass(frozen=True)
+class Reader:
+    """How to read a property: vehicle output slots (fast), or a function of nothing."""
+
+    width: int
+    signals: tuple[int, ...] = ()
+    function: Callable[[], tuple[float, ...]] | None = None
+
+
+@dataclass(frozen=True)
+class Writer:
+    """Where a written property goes in the vehicle's inputs, and how values are limited.
+
+    ``kind``: ``real`` values are clamped to [low, high]; ``integer`` ones clamped and
+    rounded; ``switch`` ones become 0 or 1 (at 0.5).
+    """
+
+    targets: tuple[int, ...]
+    low: float
+    high: float
+    kind: Literal["real", "integer", "switch"] = "real"
+
+    @property
+    def width(self) -> int:
+        """Values the property takes."""
+        return len(self.targets)
+
+
+def _writers() -> dict[str, Writer]:
+    w: dict[str, Writer] = {
+        "throttle": Writer((L.U_THROTTLE,), 0.0, 1.0),
+        "brake": Writer((L.U_BRAKE,), 0.0, 1.0),
+        "clutch": Writer((L.U_CLUTCH,), 0.0, 1.0),
+        "parkingbrake": Writer((L.U_PARKINGBRAKE,), 0.0, 1.0),
+        "steering": Writer((L.U_STEERING,), -1.0, 1.0),
+        "gear": Writer((L.U_GEAR,), -1.0, 5.0, "integer"),
+        "ignition": Writer((L.U_IGNITION,), 0.0, 3.0, "integer"),
+        "drive_mode": Writer((L.U_DRIVE_MODE,), 0.0, 1.0, "switch"),
+        "automatic": Writer((L.U_AUTOMATIC,), 0.0, 1.0, "switch"),
+        "propulsion_torque": Writer(tuple(L.U_PROPULSION + k for k in range(4)), -1e5, 1e5),
+        "braking_torque": Writer(tuple(L.U_BRAKING + k for k in range(4)), 0.0, 1e5),
+    }
+    for name in ("highbeam", "lowbeam", "signal_L", "signal_R"):
+        w[name] = Writer((L.INPUT_INDEX[name],), 0.0, 1.0, "switch")
+    for k, wheel in enumerate(L.WHEELS):
+        w[f"propulsion_torque_{wheel}"] = Writer((L.U_PROPULSION + k,), -1e5, 1e5)
+        w[f"braking_torque_{wheel}"] = Writer((L.U_BRAKING + k,), 0.0, 1e5)
+    return w
+
+
+WRITERS = _writers()
+
+
+def _vectors() -> dict[str, tuple[str, ...]]:
+    v = {
+        "position": ("posX", "posY", "posZ"),
+        "velocity": ("velX", "velY", "velZ"),
+        "acceleration": ("accX", "accY", "accZ"),
+        "attitude": ("roll", "pitch", "yaw"),
+        "wheel_angular_velocity": tuple(f"wheel{w}_angularVelocity" for w in L.WHEELS),
+        "wheel_speed": tuple(f"wheel{w}_wheelSpeed" for w in L.WHEELS),
+        "X": ("posX",), "Y": ("posY",), "Z": ("posZ",),
+    }
+    v.update({name: (name,) for name in L.SIGNAL_NAMES})
+    return v
+
+
+VEHICLE_READABLE = _vectors()
+FUNCTIONS = {"DISTANCE": False, "VSAP_DISTANCE": False, "DISTANCE_3D": True}  # name -> 3-D?
+
+
+def _lookup(name: str, names: Mapping[str, object]) -> str | None:
+    """The canonical name: exact, else the one case-insensitive match (if only one)."""
+    if name in names:
+        return name
+    matches = [n for n in names if n.lower() == name.lower()]
+    return matches[0] if len(matches) == 1 else None
+
+
+def _unknown(kind: str, name: str, of: str, valid: list[str]) -> str:
+    close = difflib.get_close_matches(name, valid, n=1)
+    if not close:
+        close = difflib.get_close_matches(name.lower(), [v.lower() for v in valid], n=1)
+        close = [v for v in valid if close and v.lower() == close[0]][:1]
+    hint = f"; did you mean {close[0]!r}?" if close else ""
+    return f"unknown {kind} {name!r} of {of}{hint}"
+
+
+class Catalogue:
+    """The objects of one simulation and how to read, write and call their properties."""
+
+    def __init__(self, vehicle: Vehicle, vehicle_name: str = "Vehicle_A",
+                 points: Mapping[str, tuple[float, ...]] | None = None) -> None:
+        self.vehicle_name = vehicle_name
+        outputs = vehicle.outputs
+        b = L.Y_B
+
+        def vehicle_position() -> tuple[float, float, float]:
+            return float(outputs[b]), float(outputs[b + 1]), float(outputs[b + 2])
+
+        self._positions: dict[str, Position] = {vehicle_name: vehicle_position,
+                                                WORLD: lambda: (0.0, 0.0, 0.0)}
+        fixed = {ORIGIN: (0.0, 0.0, 0.0), **(points or {})}
+        for name, xyz in fixed.items():
+            point = _point(xyz)
+            if point is None:
+                raise ValueError(f"point {name!r}: give 2 or 3 coordinates, not {xyz!r}")
+            self._positions[name] = _fixed(point)
+        self._vehicle = vehicle
+
+    @property
+    def objects(self) -> list[str]:
+        """Every object name, the vehicle first."""
+        return list(self._positions)
+
+    def reader(self, obj: str | None, prop: str, params: str | None,
+               size: int) -> Reader | str:
+        """How to read ``obj.prop(params)`` as ``size`` values, or why it cannot be read."""
+        name, reason = self._object(obj)
+        if name is None:
+            return reason
+        function = _lookup(prop, FUNCTIONS)
+        if function is not None:
+            return self._function(name, function, params, size)
+        if params is not None:
+            return f"{prop!r} of {name} is not a function; it takes no params"
+        if name == self.vehicle_name:
+            canonical = _lookup(prop, VEHICLE_READABLE)
+            if canonical is None:
+                return _unknown("property", prop, name, [*VEHICLE_READABLE, *FUNCTIONS])
+            slots = tuple(L.SIGNAL_INDEX[s] for s in VEHICLE_READABLE[canonical])
+            reader = Reader(len(slots), signals=slots)
+        else:
+            reader_or_reason = self._fixed_reader(name, prop)
+            if isinstance(reader_or_reason, str):
+                return reader_or_reason
+            reader = reader_or_reason
+        if reader.width != size:
+            return f"{prop!r} of {name} has {reader.width} value(s); the field asks for {size}"
+        return reader
+
+    def writer(self, obj: str | None, prop: str, params: str | None,
+               size: int) -> Writer | str:
+        """Where ``obj.prop`` is written as ``size`` values, or why it cannot be written."""
+        found, reason = self._object(obj)
+        if found is None:
+            return reason
+        if found != self.vehicle_name:
+            return f"{found} has no writable properties"
+        canonical = _lookup(prop, WRITERS)
+        if canonical is None:
+            if _lookup(prop, VEHICLE_READABLE) is not None or _lookup(prop, FUNCTIONS):
+                return f"{prop!r} of {found} is read-only (writable: {', '.join(WRITERS)})"
+            return _unknown("writable property", prop, found, list(WRITERS))
+        if params is not None:
+            return f"{prop!r} of {found} takes no params"
+        writer = WRITERS[canonical]
+        if writer.width != size:
+            return f"{prop!r} of {found} takes {writer.width} value(s); the field has {size}"
+        return writer
+
+    # -- helpers ----------------------------------------------------------------------------
+    def _object(self, obj: str | None) -> tuple[str | None, str]:
+        """(the canonical object name, "") or (None, why there is none)."""
+        if obj is None:
+            return None, "no remoteObject given"
+        canonical = _lookup(obj, self._positions)
+        if canonical is None:
+            close = difflib.get_close_matches(obj, self.objects, n=1)
+            hint = f"; did you mean {close[0]!r}?" if close else ""
+            return None, f"unknown object {obj!r}{hint} (objects: {', '.join(self.objects)})"
+        return canonical, ""
+
+    def _fixed_reader(self, name: str, prop: str) -> Reader | str:
+        position = self._positions[name]
+        table: dict[str, Callable[[], tuple[float, ...]]] = {
+            "posX": lambda: position()[:1], "posY": lambda: position()[1:2],
+            "posZ": lambda: position()[2:], "position": position,
+        }
+        if name == WORLD:
+            vehicle = self._vehicle
+            table["time"] = lambda: (vehicle.time,)
+            table["step_index"] = lambda: (float(vehicle.step_index),)
+        canonical = _lookup(prop, table)
+        if canonical is None:
+            return _unknown("property", prop, name, [*table, *FUNCTIONS])
+        width = 3 if canonical == "position" else 1
+        return Reader(width, function=table[canonical])
+
+    def _function(self, name: str, function: str, params: str | None,
+                  size: int) -> Reader | str:
+        if params is None or not params.strip():
+            return (f"{function} needs params: another object ({', '.join(self.objects)}) or a "
+                    f"point \"X,Y\" or \"X,Y,Z\"")
+        other = _point(params)
+        if other is None:
+            target, reason = self._object(params.strip())
+            if target is None:
+                return f"{function} params: {reason}, or give a point \"X,Y\" or \"X,Y,Z\""
+            there = self._positions[target]
+        else:
+            there = _fixed(other)
+        here = self._positions[name]
+        if size != 1:
+            return f"{function} has 1 value; the field asks for {size}"
+        if FUNCTIONS[function]:
+            def distance() -> tuple[float, ...]:
+                (x0, y0, z0), (x1, y1, z1) = here(), there()
+                return (math.sqrt((x1 - x0) ** 2 + (y1 - y0) ** 2 + (z1 - z0) ** 2),)
+        else:
+            def distance() -> tuple[float, ...]:
+                (x0, y0, _), (x1, y1, _) = here(), there()
+                return (math.hypot(x1 - x0, y1 - y0),)
+        return Reader(1, function=distance)
+
+
+def _fixed(point: tuple[float, float, float]) -> Position:
+    """The position function of a point that does not move."""
+    return lambda: point
+
+
+def _point(value: object) -> tuple[float, float, float] | None:
+    """A point from ``"X,Y"``/``"X,Y,Z"`` or a 2- or 3-sequence; None if it is not one."""
+    parts: list[object]
+    if isinstance(value, str):
+        parts = [p for p in value.replace(";", ",").split(",")]
+    elif isinstance(value, (tuple, list)):
+        parts = list(value)
+    else:
+        return None
+    if len(parts) not in (2, 3):
+        return None
+    try:
+        xyz = [float(p) for p in parts]  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        return None
+    if not all(math.isfinite(c) for c in xyz):
+        return None
+    return (xyz[0], xyz[1], xyz[2] if len(xyz) == 3 else 0.0)

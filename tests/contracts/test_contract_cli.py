@@ -1,0 +1,69 @@
+"""``vcosim sim --contracts`` and ``vcosim connect``, end to end; and the bench's figures."""
+
+from __future__ import annotations
+
+import json
+import math
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+from contract_helpers import Background
+from typer.testing import CliRunner
+
+from helpers.loop import free_port
+from vcosim.bench.contracts import run_contracts_bench
+from vcosim.cli import app
+from vcosim.errors import ConfigError
+
+EXAMPLES = Path(__file__).parents[2] / "examples" / "contracts"
+
+
+def test_vcosim_connect_runs_the_json_cruise_controller_against_vcosim_sim(tmp_path):
+    port = free_port()
+    config = json.loads((EXAMPLES / "cruise.json").read_text())
+    config["remotePort"] = port
+    (tmp_path / "cruise.json").write_text(json.dumps(config))
+    simulator = subprocess.Popen(
+        [sys.executable, "-m", "vcosim", "sim", "--contracts", "--contracts-port", str(port),
+         "--no-coupling", "--frame-rate", "500", "--duration", "60",
+         "--json-out", str(tmp_path / "sim.json")],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        # time-synced: the block waits at t = 0 until the simulator is up, then runs 0.5 s
+        invoked = Background(lambda: CliRunner().invoke(app, [
+            "connect", str(tmp_path / "cruise.json"), "--function",
+            f"{EXAMPLES / 'cruise_control.py'}:step", "--step", "0.01", "--duration", "0.5",
+            "--json-out", str(tmp_path / "client.json")]))
+        result = invoked.result(timeout=60)
+        assert result.exit_code == 0, result.output
+    finally:
+        simulator.send_signal(signal.SIGTERM)
+        simulator.communicate(timeout=30)
+    client = json.loads((tmp_path / "client.json").read_text())
+    assert client["status"] == 1 and client["refused"] == [] and client["error"] is None
+    assert client["sent"]["0"] == 50  # every 10 ms of its 0.5 s
+    assert client["received"]["1"] >= 10  # fewer if the simulator was ahead at connection
+    served = json.loads((tmp_path / "sim.json").read_text())["contracts"]
+    assert served["sessions"] == 1 and served["ended"] == 1  # it said goodbye
+    assert served["received"] == client["sent"]["0"]
+
+
+def test_vcosim_connect_rejects_an_invalid_file_before_connecting(tmp_path):
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps({"version": 2, "remotePort": 0, "inputs": [{"ports": []}]}))
+    result = CliRunner().invoke(app, ["connect", str(bad)])
+    assert isinstance(result.exception, ConfigError)
+    assert result.exception.problems == [
+        "$.inputs[0].ports: List should have at least 1 item after validation, not 0",
+        "$.remotePort: Input should be greater than or equal to 1"]
+
+
+def test_contract_bench_reports_every_figure():
+    result = run_contracts_bench(seconds=0.2, progress=False)
+    assert result["fields"] == 20 and result["period_ms"] == 1.0
+    for key in ("updates_per_s", "realtime_factor_at_1ms", "raw_udp_stream_per_s"):
+        assert math.isfinite(result[key]) and result[key] > 0, key
+    assert result["latency_ms"]["samples"] > 0 and result["latency_ms"]["median"] > 0
+    assert result["gaps"] == 0
