@@ -132,6 +132,11 @@ class Simulation:
         """Ask a running ``run`` to end after the current frame (from a hook or a callback)."""
         self._stopping = True
 
+    @property
+    def stopping(self) -> bool:
+        """True once ``stop`` was asked for: faces that wait inside a step should give up."""
+        return self._stopping
+
     def close(self) -> None:
         """Close every face (safe to call twice)."""
         for face in self.faces.values():
