@@ -318,7 +318,8 @@ BusMaxLength = Annotated[int, typer.Option(
     help="Longest message in bytes (every module must agree).")]
 
 
-def _bus_codec(symbols: str, max_length: int):  # noqa: ANN202 (imported lazily)
+def _bus_codec(symbols: str, max_length: int):  # -> vcosim.bus.codec.Codec
+    """The bus codec of the shared options (imported only when a bus command runs)."""
     from vcosim.bus.codec import Codec
 
     return Codec.from_symbols(symbols, max_length)

@@ -398,8 +398,8 @@ def run_coupled(out: Path, vehicle: str = "nightrider", *, duration: float = DUR
     Lock-step, as fast as the pair can exchange; writes the debug logs, ``signals.csv``,
     ``demo.png`` and ``summary.json`` into a new run folder under ``out``; returns it.
     """
+    from vcosim.interrupts import sigterm_as_interrupt
     from vcosim.sim.pacing import Pacer
-    from vcosim.sim.runner import sigterm_as_interrupt
     from vcosim.sim.simulation import Simulation
     from vcosim.tight.endpoint import CouplingConfig, SimulatorEndpoint
 

@@ -16,8 +16,8 @@ from rich.table import Table
 
 from vcosim.contracts.client import ConnectionStatus, ContractClient, Ports
 from vcosim.errors import ConfigError, UnknownNameError
+from vcosim.interrupts import sigterm_as_interrupt
 from vcosim.registry import load_object
-from vcosim.sim.runner import sigterm_as_interrupt
 
 console = Console(stderr=True)
 

@@ -15,8 +15,8 @@ from rich.table import Table
 
 from vcosim.controllers import example
 from vcosim.errors import ConfigError
+from vcosim.interrupts import sigterm_as_interrupt
 from vcosim.registry import load_object
-from vcosim.sim.runner import sigterm_as_interrupt
 from vcosim.tight.controller import ControllerBlock, ControllerStatus
 
 console = Console(stderr=True)

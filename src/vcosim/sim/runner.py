@@ -4,10 +4,8 @@ from __future__ import annotations
 
 import json
 import logging
-import signal
 import time
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -16,30 +14,13 @@ from rich.live import Live
 from rich.logging import RichHandler
 from rich.table import Table
 
+from vcosim.interrupts import sigterm_as_interrupt
 from vcosim.registry import load_object
 from vcosim.sim.pacing import Pacer, PacingMode
 from vcosim.sim.simulation import RunReport, Simulation
 from vcosim.vehicle import Vehicle
 
 console = Console(stderr=True)
-
-
-@contextmanager
-def sigterm_as_interrupt() -> Iterator[None]:
-    """Let SIGTERM end a run like Ctrl-C does, so every face closes and logs are complete."""
-
-    def handler(signum: int, frame: object) -> None:
-        raise KeyboardInterrupt
-
-    try:
-        previous = signal.signal(signal.SIGTERM, handler)
-    except ValueError:  # not the main thread: leave signals alone
-        yield
-        return
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGTERM, previous)
 
 
 def build_simulation(

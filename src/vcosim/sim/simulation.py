@@ -88,13 +88,13 @@ class Simulation:
         start_step = vehicle.step_index
         interrupted = False
         self._stopping = False
-        for face in self.faces.values():
-            if hasattr(face, "start"):
-                face.start(self)
-        self.wall_start = time.perf_counter()
-        self.pacer.start(vehicle.time)
         before, after, frame = self._before, self._after, self._frame
         try:
+            for face in self.faces.values():  # inside try: a face that fails to start
+                if hasattr(face, "start"):  # still gets every face closed
+                    face.start(self)
+            self.wall_start = time.perf_counter()
+            self.pacer.start(vehicle.time)
             while (end_step is None or vehicle.step_index < end_step) and not self._stopping:
                 n = self.pacer.steps_for_next_frame(vehicle.step_index)
                 if end_step is not None:

@@ -1,0 +1,302 @@
+"""A module's connection to the bus router: handshake, a receive queue, send.
+
+Like the seed's ``Client``, a module has one UDP socket, to the router, and pulls arrived
+datagrams into its queue when it asks (``poll``/``next_message``), so no thread runs behind the
+module's back. The queue follows each message's enqueue flag: a message with enqueue set is
+appended; one without replaces an unread message of the same type that was itself not enqueued
+(the latest value of a state wins, queued events are never lost); different types always queue.
+
+A client belongs to one thread.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import socket
+import time
+from collections import deque
+from dataclasses import dataclass
+from typing import TypeVar
+
+from vcosim.bus import codec as frames
+from vcosim.bus.catalogue import Message
+from vcosim.bus.codec import Codec
+from vcosim.errors import ConfigError, CouplingTimeout, ProtocolError
+
+log = logging.getLogger("vcosim.bus")
+
+DEFAULT_PORT = 64900
+"""UDP port the router listens on for handshakes unless told otherwise."""
+
+RECEIVE_BUFFER = 4 << 20
+"""Socket receive buffer asked for (bytes): room for bursts while a module is busy."""
+
+T = TypeVar("T")
+
+
+@dataclass(frozen=True, slots=True)
+class Copy:
+    """A monitor's copy of a routed message: the sender's id, the message, arrival (ns, epoch)."""
+
+    sender: int
+    message: Message
+    time_ns: int
+
+
+@dataclass
+class ClientStats:
+    """What a client sent and received."""
+
+    sent: int = 0
+    send_failures: int = 0
+    received: int = 0
+    replaced: int = 0
+    copies: int = 0
+    malformed: int = 0
+
+
+def resolve(host: str, port: int) -> tuple[str, int]:
+    """(IPv4 address, port) of a host name; a ConfigError if the name does not resolve."""
+    try:
+        return socket.gethostbyname(host), int(port)
+    except OSError as exc:
+        raise ConfigError([f"host {host!r} does not resolve: {exc}"], "bus address") from None
+
+
+def local_address_towards(peer: tuple[str, int]) -> str:
+    """The local address the kernel sends from to reach ``peer`` (loopback for a local one)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as probe:
+        probe.connect(peer)
+        return str(probe.getsockname()[0])
+
+
+class BusClient:
+    """One module on the bus: ``connect``, then ``send`` and ``next_message``; ``close`` at the end.
+
+    Args:
+        module_id: the id this module asks for; messages addressed to it come here.
+        host, port: the router's handshake address.
+        monitor: also receive a ``Copy`` of every message the router passes on (loggers).
+        codec: message symbols and maximum length; must match the router's.
+        bind_host: local address to bind; default the one facing the router (loopback for a
+            router on this machine), so the socket is not open to other networks.
+    """
+
+    def __init__(
+        self, module_id: int, host: str = "127.0.0.1", port: int = DEFAULT_PORT, *,
+        monitor: bool = False, codec: Codec | None = None, bind_host: str | None = None,
+    ) -> None:
+        self.module_id = int(module_id)
+        self.monitor = monitor
+        self.codec = codec if codec is not None else Codec()
+        self.router_address = resolve(host, port)
+        self.router_id: int | None = None
+        self.router_lost = False
+        self.stats = ClientStats()
+        self.last_error: str | None = None
+        self._queue: deque[Message] = deque()
+        self._copies: deque[Copy] = deque()
+        self._start = self.codec.start.encode("latin-1")
+        self._bufsize = self.codec.max_length + 64  # room for a monitor copy's tag
+        self._closed = False
+        self.sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        try:
+            self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, RECEIVE_BUFFER)
+            self.sock.bind((bind_host or local_address_towards(self.router_address), 0))
+        except OSError:
+            self.sock.close()
+            raise
+
+    @property
+    def connected(self) -> bool:
+        """True once the router has accepted the handshake."""
+        return self.router_id is not None and not self._closed
+
+    @property
+    def address(self) -> tuple[str, int]:
+        """The module's own (host, port)."""
+        return self.sock.getsockname()
+
+    # -- handshake ------------------------------------------------------------------------
+    def connect(self, timeout: float = 5.0, retry_interval: float = 0.2) -> BusClient:
+        """Handshake with the router (repeated until answered); returns self.
+
+        Raises:
+            ProtocolError: the router refused the id (taken, or the router is full).
+            CouplingTimeout: no answer within ``timeout`` seconds.
+        """
+        host, port = self.router_address
+        hello = frames.hello(self.module_id, self.monitor)
+        deadline = time.monotonic() + timeout
+        while True:
+            self.sock.sendto(hello, self.router_address)
+            retry_at = min(time.monotonic() + retry_interval, deadline)
+            while (remaining := retry_at - time.monotonic()) > 0:
+                self.sock.settimeout(remaining)
+                try:
+                    data, sender = self.sock.recvfrom(self._bufsize)
+                except TimeoutError:
+                    break
+                except ConnectionRefusedError:
+                    continue
+                if sender[0] != host:
+                    continue
+                result = frames.parse_answer(data)
+                if isinstance(result, int):
+                    self.sock.connect(sender)  # from now on only the router's socket is heard
+                    self.router_id = result
+                    return self
+                if isinstance(result, str):
+                    raise ProtocolError(f"the bus router at {host}:{port} refused module id "
+                                        f"{self.module_id}: {result}")
+            if time.monotonic() >= deadline:
+                raise CouplingTimeout(f"no answer from the bus router at {host}:{port} within "
+                                      f"{timeout:g} s (is `vcosim bus` running there?)")
+
+    # -- sending ----------------------------------------------------------------------------
+    def send(self, message: Message) -> bool:
+        """Send a message through the router; False if the socket failed (router gone)."""
+        return self.send_raw(self.codec.encode(message))
+
+    def send_raw(self, data: bytes) -> bool:
+        """Send bytes as they are (replays, tests of malformed input); False on failure."""
+        if not self.connected:
+            raise ProtocolError(f"module {self.module_id} is not connected to the bus; "
+                                "call connect() first")
+        try:
+            self.sock.send(data)
+        except OSError as exc:
+            self.stats.send_failures += 1
+            self._problem(f"send failed: {exc}", lost=isinstance(exc, ConnectionRefusedError))
+            return False
+        self.stats.sent += 1
+        return True
+
+    # -- receiving --------------------------------------------------------------------------
+    def poll(self) -> int:
+        """Take every datagram that has arrived into the queues, without waiting; how many."""
+        if not self.connected:
+            return 0
+        self.sock.settimeout(0.0)
+        count = 0
+        while True:
+            try:
+                data = self.sock.recv(self._bufsize)
+            except (BlockingIOError, InterruptedError):
+                return count
+            except OSError as exc:
+                self._socket_error(exc)
+                return count
+            self._handle(data)
+            count += 1
+
+    def wait(self, timeout: float) -> bool:
+        """Block up to ``timeout`` s for datagrams, then take all that arrived; True if any."""
+        if not self.connected:
+            return False
+        if timeout > 0:
+            self.sock.settimeout(timeout)
+            try:
+                data = self.sock.recv(self._bufsize)
+            except TimeoutError:
+                return False
+            except OSError as exc:
+                self._socket_error(exc)
+                return False
+            self._handle(data)
+            self.poll()
+            return True
+        return self.poll() > 0
+
+    def next_message(self, timeout: float = 0.0) -> Message | None:
+        """The oldest unread message (waiting up to ``timeout`` s for one), or None."""
+        return self._next(self._queue, timeout)
+
+    def next_copy(self, timeout: float = 0.0) -> Copy | None:
+        """The oldest unread monitor copy (waiting up to ``timeout`` s for one), or None."""
+        return self._next(self._copies, timeout)
+
+    @property
+    def pending(self) -> int:
+        """Unread messages in the queue (monitor copies not counted)."""
+        return len(self._queue)
+
+    def _next(self, queue: deque[T], timeout: float) -> T | None:
+        self.poll()  # newer values replace older ones before anything is handed out
+        if not queue and timeout > 0:
+            deadline = time.monotonic() + timeout
+            while not queue and self.connected and (remaining := deadline - time.monotonic()) > 0:
+                self.wait(remaining)
+        return queue.popleft() if queue else None
+
+    def _handle(self, data: bytes) -> None:
+        if data[:1] == self._start:
+            try:
+                message = self.codec.decode(data)
+            except ProtocolError as exc:
+                self._malformed(str(exc))
+                return
+            self._push(message)
+        elif (copy := frames.parse_copy(data)) is not None:
+            try:
+                message = self.codec.decode(copy[1])
+            except ProtocolError as exc:
+                self._malformed(f"copy: {exc}")
+                return
+            self.stats.copies += 1
+            self._copies.append(Copy(copy[0], message, time.time_ns()))
+        elif not data.startswith(b"ID "):  # "ID": the answer to a repeated handshake
+            self._malformed(f"unexpected datagram {data[:40]!r}")
+
+    def _push(self, message: Message) -> None:
+        self.stats.received += 1
+        queue = self._queue
+        if not message.enqueue:
+            kind = type(message)
+            for i in range(len(queue) - 1, -1, -1):
+                if type(queue[i]) is kind and not queue[i].enqueue:
+                    queue[i] = message
+                    self.stats.replaced += 1
+                    return
+        queue.append(message)
+
+    def _socket_error(self, exc: OSError) -> None:
+        if not self._closed:  # (a socket closed by another thread ends its wait: no problem)
+            self._problem(f"receive failed: {exc}", lost=isinstance(exc, ConnectionRefusedError))
+
+    def _malformed(self, text: str) -> None:
+        self.stats.malformed += 1
+        self._problem(f"malformed datagram from the router: {text}")
+
+    def _problem(self, text: str, lost: bool = False) -> None:
+        """Keep the latest problem; log the first of each kind (later ones are counted)."""
+        first = self.last_error is None or (lost and not self.router_lost)
+        self.last_error = text
+        self.router_lost = self.router_lost or lost
+        if first:
+            log.warning("bus module %d: %s (further problems are only counted)",
+                        self.module_id, text)
+
+    # -- lifetime ---------------------------------------------------------------------------
+    def close(self) -> None:
+        """Leave the bus (the id becomes free) and close the socket; safe twice."""
+        if self._closed:
+            return
+        if self.connected:
+            with contextlib.suppress(OSError):
+                self.sock.send(frames.bye(self.module_id))
+        self._closed = True
+        self.sock.close()
+
+    def __enter__(self) -> BusClient:
+        if not self.connected:
+            try:
+                self.connect()
+            except BaseException:
+                self.close()
+                raise
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()

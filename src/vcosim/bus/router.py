@@ -1,0 +1,391 @@
+"""The bus router (the seed's KM server): handshakes, routing by module id, monitor copies.
+
+Sockets. The router listens for handshakes on one UDP socket (``vcosim bus --port``). For each
+module it accepts it opens a socket of its own, connected to that module's address, and
+answers the handshake from it; the module then talks only to that socket. So the router knows
+a message's *sender* by the socket it arrives on, and the kernel lets only the module's own
+address speak on it: no other host can send in a module's name.
+
+Routing. A valid message goes to the module whose id is its destination, unchanged. Monitors
+(handshake ``ID <n>,MONITOR,END``, e.g. the logger) first get a ``COPY <sender>,<message>`` of
+every valid message, including ones to unknown ids, so a recording misses nothing. A Shutdown
+addressed to the router's id is passed to every module (each gets ``Shutdown`` to its own id)
+and then ends the router. Messages to unknown ids and malformed messages are counted and
+reported once per sender (with its address and id), never crash the router and are never
+passed on. A module leaves with ``BYE <n>,END``; one whose port has closed (an ICMP "port
+unreachable" on loopback or a LAN) is dropped too, so its id can be taken again.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import select
+import selectors
+import socket
+import threading
+from collections import Counter, deque
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from functools import partial
+from typing import Any
+
+from vcosim.bus import codec as frames
+from vcosim.bus.catalogue import ModuleId, Shutdown
+from vcosim.bus.client import DEFAULT_PORT, RECEIVE_BUFFER
+from vcosim.bus.codec import Codec
+from vcosim.errors import ConfigError, ProtocolError
+
+log = logging.getLogger("vcosim.bus")
+
+MAX_DATAGRAM = 65536
+"""Receive size: a too-long message is still read whole, so its real length is reported."""
+
+
+def _where(address: tuple[str, int]) -> str:
+    return f"{address[0]}:{address[1]}"
+
+
+@dataclass(eq=False)
+class Module:
+    """A module the router has accepted: its id, address and own socket, and its traffic."""
+
+    id: int
+    address: tuple[str, int]
+    sock: socket.socket
+    monitor: bool = False
+    received: int = 0  # messages from the module
+    sent: int = 0  # messages and copies to the module
+
+    @property
+    def label(self) -> str:
+        """How reports name the module: id and address."""
+        return f"module {self.id} at {_where(self.address)}"
+
+
+@dataclass
+class RouterStats:
+    """Counters of a router's life; ``problems`` has the first report of each kind and sender."""
+
+    routed: int = 0
+    copies: int = 0
+    shutdowns: int = 0
+    refused: int = 0
+    malformed: int = 0
+    unknown_destination: int = 0
+    gone: int = 0
+    send_failures: int = 0
+    malformed_by_sender: Counter[str] = field(default_factory=Counter)
+    unknown_by_id: Counter[int] = field(default_factory=Counter)
+    problems: deque[str] = field(default_factory=lambda: deque(maxlen=100))
+
+
+class Router:
+    """Routes bus messages between modules by id; run it with ``serve_forever`` or ``start``.
+
+    Args:
+        host, port: handshake address; loopback unless you open it on purpose (port 0: any).
+        router_id: the router's own id (messages to it: Shutdown for everyone).
+        max_modules: modules accepted at most (the seed had 10).
+        codec: message symbols and maximum length; every module must use the same.
+        stop_on_shutdown: end the router after passing a Shutdown to every module.
+    """
+
+    def __init__(
+        self, host: str = "127.0.0.1", port: int = DEFAULT_PORT, *,
+        router_id: int = ModuleId.ROUTER, max_modules: int = 32, codec: Codec | None = None,
+        stop_on_shutdown: bool = True,
+    ) -> None:
+        self.router_id = int(router_id)
+        self.max_modules = max_modules
+        self.codec = codec if codec is not None else Codec()
+        self.stop_on_shutdown = stop_on_shutdown
+        self.modules: dict[int, Module] = {}
+        self.stats = RouterStats()
+        self._by_address: dict[tuple[str, int], Module] = {}
+        self._monitors: list[Module] = []
+        self._reported: set[tuple[object, ...]] = set()
+        self._requests: deque[Callable[[], None]] = deque()
+        self._changed = threading.Condition()
+        self._stopping = False
+        self._serving = False
+        self._closed = False
+        self._thread: threading.Thread | None = None
+        self.stopped = threading.Event()
+        self._selector = selectors.DefaultSelector()
+        self.listen = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        self._wake_in, self._wake_out = socket.socketpair()
+        try:
+            self.listen.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, RECEIVE_BUFFER)
+            self.listen.bind((host, port))
+        except OSError as exc:
+            self._close_sockets()
+            raise ConfigError([f"cannot listen on {host}:{port}: {exc.strerror or exc}"],
+                              "bus router") from None
+        self.listen.setblocking(False)
+        self._address = self.listen.getsockname()
+        self._wake_in.setblocking(False)
+        self._selector.register(self.listen, selectors.EVENT_READ, self._on_handshake)
+        self._selector.register(self._wake_in, selectors.EVENT_READ, self._on_wake)
+
+    @property
+    def address(self) -> tuple[str, int]:
+        """The handshake (host, port); useful with port 0."""
+        return self._address
+
+    # -- running ----------------------------------------------------------------------------
+    def serve_forever(self) -> None:
+        """Route until ``stop()`` or a Shutdown to the router; then close every socket."""
+        self._serving = True
+        try:
+            while not self._stopping:
+                for key, _ in self._selector.select():
+                    key.data()
+                    if self._stopping:
+                        break
+                with self._changed:
+                    self._changed.notify_all()
+        finally:
+            self._close_sockets()
+            self.stopped.set()
+            with self._changed:
+                self._changed.notify_all()
+
+    def start(self) -> Router:
+        """Serve in a background thread; returns self."""
+        self._thread = threading.Thread(target=self.serve_forever, name="bus-router",
+                                        daemon=True)
+        self._thread.start()
+        return self
+
+    def stop(self, timeout: float = 5.0) -> None:
+        """End serving (from any thread) and close the sockets; safe twice."""
+        self._stopping = True
+        self._wake()
+        thread = self._thread
+        if thread is not None and thread is not threading.current_thread():
+            thread.join(timeout)
+        if not self._serving:
+            self._close_sockets()
+            self.stopped.set()
+
+    close = stop
+
+    def shutdown_all(self) -> None:
+        """Send Shutdown to every module (from any thread), as if a module had asked for it.
+
+        Monitors get a copy from the router's own id first, so a recording shows the end.
+        """
+        self._requests.append(self._shutdown_from_router)
+        self._wake()
+
+    def _shutdown_from_router(self) -> None:
+        copy = frames.copy_frame(self.router_id, self.codec.encode(Shutdown(to=self.router_id)))
+        for monitor in self._monitors:
+            self._send(monitor, copy)
+            self.stats.copies += 1
+        self._broadcast_shutdown("the router's owner")
+
+    def wait_until(self, predicate: Callable[[], bool], timeout: float) -> bool:
+        """Block until ``predicate()`` holds (checked after each batch of traffic) or timeout."""
+        with self._changed:
+            return self._changed.wait_for(lambda: predicate() or self.stopped.is_set(),
+                                          timeout) and predicate()
+
+    def __enter__(self) -> Router:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    # -- handshakes -------------------------------------------------------------------------
+    def _on_handshake(self) -> None:
+        try:
+            data, address = self.listen.recvfrom(MAX_DATAGRAM)
+        except (BlockingIOError, InterruptedError, ConnectionRefusedError):
+            return  # (an ICMP error from an earlier refusal sent to a vanished peer)
+        hello = frames.parse_hello(data)
+        if hello is None:
+            self._malformed(_where(address), f"not a handshake (expected 'ID <n>,END'): "
+                                             f"{data[:40]!r}")
+            return
+        module_id, monitor = hello
+        existing = self.modules.get(module_id)
+        if existing is not None and existing.address == address:
+            self._send(existing, frames.answer(self.router_id), control=True)  # lost: again
+            return
+        other = self._by_address.get(address)
+        if module_id == self.router_id:
+            reason = f"id {module_id} is the router's own"
+        elif existing is not None:
+            reason = f"id {module_id} is already taken by the module at {_where(existing.address)}"
+        elif other is not None:
+            reason = f"this address is already module {other.id} (one socket, one module)"
+        elif len(self.modules) >= self.max_modules:
+            reason = f"the router is full ({self.max_modules} modules)"
+        else:
+            self._accept(module_id, address, monitor)
+            return
+        self.stats.refused += 1
+        self._report(("refused", address, module_id),
+                     f"refused id {module_id} to {_where(address)}: {reason}")
+        with contextlib.suppress(OSError):
+            self.listen.sendto(frames.refused(module_id, reason), address)
+
+    def _accept(self, module_id: int, address: tuple[str, int], monitor: bool) -> None:
+        sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        try:
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, RECEIVE_BUFFER)
+            sock.bind((self.listen.getsockname()[0], 0))
+            sock.connect(address)
+        except OSError as exc:
+            sock.close()
+            self._report(("accept", address), f"cannot open a socket for module {module_id} "
+                                              f"at {_where(address)}: {exc}")
+            return
+        sock.setblocking(False)
+        module = Module(module_id, address, sock, monitor)
+        self.modules[module_id] = module
+        self._by_address[address] = module
+        if monitor:
+            self._monitors.append(module)
+        self._selector.register(sock, selectors.EVENT_READ, partial(self._on_module, module))
+        self._send(module, frames.answer(self.router_id), control=True)
+        log.info("bus: %s joined%s", module.label, " as a monitor" if monitor else "")
+
+    def _remove(self, module: Module, why: str) -> None:
+        if self.modules.get(module.id) is not module:
+            return
+        del self.modules[module.id]
+        del self._by_address[module.address]
+        if module.monitor:
+            self._monitors.remove(module)
+        self._selector.unregister(module.sock)
+        module.sock.close()
+        log.info("bus: %s %s; its id is free again", module.label, why)
+
+    # -- routing ----------------------------------------------------------------------------
+    def _on_module(self, module: Module) -> None:
+        for _ in range(64):  # a burst at a time, then let the other sockets have a turn
+            if self.modules.get(module.id) is not module or self._stopping:
+                return
+            try:
+                data = module.sock.recv(MAX_DATAGRAM)
+            except (BlockingIOError, InterruptedError):
+                return
+            except OSError as exc:  # ConnectionRefused: the module's port has closed
+                self.stats.gone += 1
+                self._remove(module, f"is gone ({exc.strerror or exc})")
+                return
+            module.received += 1
+            self._route(module, data)
+
+    def _route(self, sender: Module, data: bytes) -> None:
+        if data[:4] == b"BYE " and frames.parse_bye(data) == sender.id:
+            self._remove(sender, "left")
+            return
+        try:
+            message = self.codec.decode(data)
+        except ProtocolError as exc:
+            self._malformed(sender.label, str(exc))
+            return
+        if self._monitors:
+            copy = frames.copy_frame(sender.id, data)
+            for monitor in self._monitors:
+                self._send(monitor, copy)
+                self.stats.copies += 1
+        to = message.to
+        target = self.modules.get(to)
+        if target is not None:
+            self._send(target, data)
+            self.stats.routed += 1
+        elif to == self.router_id and isinstance(message, Shutdown):
+            self._broadcast_shutdown(sender.label)
+        else:
+            self.stats.unknown_destination += 1
+            self.stats.unknown_by_id[to] += 1
+            why = ("the router handles only Shutdown" if to == self.router_id
+                   else "no module has that id")
+            self._report(("unknown", sender.id, to),
+                         f"{type(message).__name__} from {sender.label} to unknown module {to}: "
+                         f"{why}; not passed on")
+
+    def _broadcast_shutdown(self, origin: str) -> None:
+        self.stats.shutdowns += 1
+        for module in list(self.modules.values()):
+            self._send(module, self.codec.encode(Shutdown(to=module.id)))
+        log.info("bus: Shutdown from %s passed to %d module(s)", origin, len(self.modules))
+        if self.stop_on_shutdown:
+            self._stopping = True
+
+    def _send(self, module: Module, data: bytes, control: bool = False) -> None:
+        """Send to a module; a full send buffer is waited out, never a reason to drop.
+
+        ``sent`` counts messages (and copies), not control frames such as handshake answers.
+        """
+        for _ in range(2):
+            try:
+                module.sock.send(data)
+                module.sent += 0 if control else 1
+                return
+            except BlockingIOError:
+                select.select([], [module.sock], [], 1.0)
+            except OSError as exc:
+                self.stats.gone += 1
+                self._remove(module, f"is gone ({exc.strerror or exc})")
+                return
+        self.stats.send_failures += 1
+        self._report(("send", module.id), f"could not send to {module.label}: buffer full")
+
+    # -- reports ----------------------------------------------------------------------------
+    def _malformed(self, sender: str, reason: str) -> None:
+        self.stats.malformed += 1
+        self.stats.malformed_by_sender[sender] += 1
+        self._report(("malformed", sender), f"malformed message from {sender}: {reason}")
+
+    def _report(self, key: tuple[object, ...], text: str) -> None:
+        """Keep and log the first problem of each kind and sender; the counters keep totals."""
+        if key not in self._reported:
+            self._reported.add(key)
+            self.stats.problems.append(text)
+            log.warning("bus: %s (further ones are only counted)", text)
+
+    def report(self) -> dict[str, Any]:
+        """Modules and counters, JSON-friendly."""
+        s = self.stats
+        return {
+            "address": _where(self.address), "running": self._serving and not self._closed,
+            "modules": {m.id: {"address": _where(m.address), "monitor": m.monitor,
+                               "received": m.received, "sent": m.sent}
+                        for m in self.modules.values()},
+            "routed": s.routed, "copies": s.copies, "shutdowns": s.shutdowns,
+            "refused": s.refused, "malformed": s.malformed,
+            "malformed_by_sender": dict(s.malformed_by_sender),
+            "unknown_destination": s.unknown_destination,
+            "unknown_by_id": dict(s.unknown_by_id), "gone": s.gone,
+            "send_failures": s.send_failures, "problems": list(s.problems),
+        }
+
+    # -- internals --------------------------------------------------------------------------
+    def _wake(self) -> None:
+        with contextlib.suppress(OSError):
+            self._wake_out.send(b"!")
+
+    def _on_wake(self) -> None:
+        try:
+            while self._wake_in.recv(4096):
+                pass
+        except (BlockingIOError, InterruptedError):
+            pass
+        while self._requests:
+            self._requests.popleft()()
+
+    def _close_sockets(self) -> None:
+        if self._closed:
+            return
+        self._closed = True
+        for module in self.modules.values():
+            module.sock.close()
+        for sock in (self.listen, self._wake_in, self._wake_out):
+            sock.close()
+        self._selector.close()

@@ -1,0 +1,286 @@
+"""The vehicle as a bus module (the seed's FM): ``vcosim sim --bus HOST:PORT``.
+
+``BusVehicle`` is a face of the Simulation. Every ``1 / publish_rate`` of simulated time
+(10 ms: 20 physics steps) it takes the messages that have arrived and then publishes the
+vehicle's state, so the cadence is exact in simulated time whatever the frame rate; in real
+time the messages leave at each frame, so a frame rate of at least 100 Hz (``--frame-rate
+100``, as ``vcosim drive`` runs it) spaces them evenly on the wall clock.
+
+Consumed:
+
+- IMFM: throttle and brake 0-255 → 0-1; steering 0-255 with 128 centred → vcosim steering,
+  positive = left: 0 is full left (+1), 255 full right (-1); shift +1/-1 moves the gear
+  selector one step (automatic: R -1, N 0, D 1; manual: gears -1..5), once per message.
+- Shutdown: ends the run after the current frame.
+- VMFM (``ground_from_viewer=True``): per-wheel ground height and friction from the viewer
+  replace the local terrain, through the vehicle's ground inputs (see ``GROUND_INPUTS``).
+
+Published: FMVM (pose and ground speed) to the visualisation, FMLM (engine and skid sound
+from rpm, load and slip) to the sound module, ForceFeedback (the tyres' aligning moment, the
+``force_feedback`` signal, positive turns the wheel left) to the input module, each at the
+publish rate; SoundOnce on engine start and stop and on each gear change; SoundStop of the
+continuous sounds when the run ends.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections import Counter
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from vcosim.bus.catalogue import (
+    FMLM,
+    FMVM,
+    IMFM,
+    VMFM,
+    ForceFeedback,
+    Message,
+    ModuleId,
+    Shutdown,
+    SoundOnce,
+    SoundStop,
+)
+from vcosim.bus.client import DEFAULT_PORT, BusClient
+from vcosim.bus.codec import Codec
+from vcosim.errors import ProtocolError
+from vcosim.vehicle import layout as L
+
+if TYPE_CHECKING:
+    from vcosim.sim.simulation import Simulation
+    from vcosim.vehicle import Vehicle
+
+log = logging.getLogger("vcosim.bus")
+
+GROUND_INPUTS = ("ground_from_inputs", "ground_height", "ground_friction")
+"""Vehicle inputs that let VMFM replace the terrain: a 0/1 switch and FL FR RL RR vectors."""
+
+_S = L.SIGNAL_INDEX
+POSE = tuple(_S[n] for n in ("posX", "posY", "posZ", "roll", "pitch", "yaw", "groundspeed"))
+SLIPS = tuple(_S[f"wheel{w}_{q}"] for w in L.WHEELS for q in ("slip", "slipAngle"))
+RPM, LOAD, RUNNING, GEAR = _S["rpm"], _S["engineLoad"], _S["engine_running"], _S["gear"]
+SPEED, FFB = _S["groundspeed"], _S["force_feedback"]
+
+
+def steering_from_wheel(value: int) -> float:
+    """IMFM steering 0-255 as vcosim steering: 0 → +1 (full left), 128 → 0, 255 → -1."""
+    return (128 - value) / (128.0 if value <= 128 else 127.0)
+
+
+def wheel_from_steering(steering: float) -> int:
+    """The inverse of ``steering_from_wheel`` (rounded): for input modules and tests."""
+    s = min(max(steering, -1.0), 1.0)
+    return round(128 - s * (128.0 if s >= 0 else 127.0))
+
+
+def _clamp(value: float, low: float, high: float) -> float:
+    return min(max(value, low), high)
+
+
+@dataclass(frozen=True)
+class SoundModel:
+    """How rpm, engine load and tyre slip become sound (FMLM), and the sound files' names.
+
+    Frequencies are playback rates (Hz) of looped samples, as the seed's sound module takes
+    them: the engine sample is taken to be recorded at ``engine_base_rpm`` and played at
+    ``engine_base_rate`` there, faster with rpm. The skid sound starts at ``skid_slip_start``
+    and is full at ``skid_slip_full`` (the larger of |slip| and |slip angle| over the wheels),
+    faded in with ground speed so a car at rest does not squeal.
+    """
+
+    engine_base_rpm: float = 1000.0
+    engine_base_rate: float = 22050.0
+    engine_idle_volume: int = 90
+    engine_full_volume: int = 255
+    skid_slip_start: float = 0.08
+    skid_slip_full: float = 0.4
+    skid_base_rate: float = 22050.0
+    skid_full_speed: float = 3.0
+    engine_file: str = "engine.wav"
+    skid_file: str = "skid.wav"
+    start_file: str = "engine_start.wav"
+    stop_file: str = "engine_stop.wav"
+    gear_file: str = "gear_change.wav"
+    event_volume: int = 255
+
+    def fmlm(self, rpm: float, load: float, slip: float, speed: float, running: bool,
+             to: int) -> FMLM:
+        """The FMLM message for this engine and tyre state."""
+        engine_rate = _clamp(self.engine_base_rate * rpm / self.engine_base_rpm, 100, 705600)
+        engine_volume = (self.engine_idle_volume
+                         + (self.engine_full_volume - self.engine_idle_volume)
+                         * _clamp(load, 0.0, 1.0)) if running else 0.0
+        skid = _clamp((slip - self.skid_slip_start)
+                      / (self.skid_slip_full - self.skid_slip_start), 0.0, 1.0)
+        skid *= _clamp(speed / self.skid_full_speed, 0.0, 1.0)
+        skid_rate = _clamp(self.skid_base_rate * (0.9 + 0.2 * skid), 100, 705600)
+        return FMLM(round(engine_volume), round(engine_rate), round(255 * skid),
+                    round(skid_rate), to=to)
+
+
+class BusVehicle:
+    """The simulated vehicle as module ``module_id`` on a NightRider bus (a Simulation face).
+
+    Args:
+        host, port: the router's handshake address.
+        module_id, input_id, visualisation_id, sound_id: this module's id and its peers'.
+        publish_rate: messages per simulated second (the seed's 10 ms step: 100).
+        ground_from_viewer: let VMFM replace the local terrain under each wheel.
+        codec: message symbols and maximum length (the router's).
+        sounds: the sound mapping and file names.
+        connect_timeout: seconds to wait for the router's answer at start.
+    """
+
+    def __init__(
+        self, host: str = "127.0.0.1", port: int = DEFAULT_PORT, *,
+        module_id: int = ModuleId.VEHICLE, input_id: int = ModuleId.INPUT,
+        visualisation_id: int = ModuleId.VISUALISATION, sound_id: int = ModuleId.SOUND,
+        publish_rate: float = 100.0, ground_from_viewer: bool = False,
+        codec: Codec | None = None, sounds: SoundModel | None = None,
+        connect_timeout: float = 5.0,
+    ) -> None:
+        if publish_rate <= 0:
+            raise ProtocolError(f"publish_rate must be positive, got {publish_rate}")
+        self.client = BusClient(module_id, host, port, codec=codec)
+        self.input_id, self.visualisation_id, self.sound_id = input_id, visualisation_id, sound_id
+        self.publish_rate = publish_rate
+        self.ground_from_viewer = ground_from_viewer
+        self.ground_hook = set(GROUND_INPUTS) <= set(L.INPUT_NAMES)
+        self.sounds = sounds if sounds is not None else SoundModel()
+        self.connect_timeout = connect_timeout
+        self.every = 1
+        self.received: Counter[str] = Counter()
+        self.published = 0
+        self.shifts = 0
+        self.sound_events = 0
+        self.ground_applied = 0
+        self.publish_errors = 0
+        self.shutdown = False
+        self.last_inputs: dict[str, float] = {}
+        self.last_ground: VMFM | None = None
+        self._running = False
+        self._gear = 0
+        self._closed = False
+
+    # -- hooks ------------------------------------------------------------------------------
+    def start(self, sim: Simulation) -> None:
+        """Join the bus; note the engine and gear so that changes make sounds."""
+        try:
+            self.client.connect(self.connect_timeout)
+        except BaseException:
+            self.client.close()
+            raise
+        self.every = max(1, round(1.0 / (self.publish_rate * sim.dt)))
+        y = sim.vehicle.outputs
+        self._running, self._gear = y[RUNNING] >= 0.5, round(y[GEAR])
+        if self.ground_from_viewer and not self.ground_hook:
+            log.warning("bus vehicle: VMFM ground is configured, but this vehicle model has no "
+                        "per-wheel ground inputs (%s); VMFM is received and counted only",
+                        ", ".join(GROUND_INPUTS))
+        log.info("bus vehicle: module %d on the bus at %s:%d, publishing every %d steps",
+                 self.client.module_id, *self.client.router_address, self.every)
+
+    def after_step(self, sim: Simulation) -> None:
+        """Every publish period: take the arrived messages, then publish (until Shutdown)."""
+        if sim.vehicle.step_index % self.every == 0 and not self.shutdown:
+            self.exchange(sim)
+
+    def exchange(self, sim: Simulation) -> None:
+        """Apply every message that has arrived, then publish the vehicle's state."""
+        client = self.client
+        client.poll()
+        while (message := client.next_message()) is not None:
+            self.received[type(message).__name__] += 1
+            self._consume(sim, message)
+        if not self.shutdown:
+            self._publish(sim.vehicle)
+
+    # -- receiving --------------------------------------------------------------------------
+    def _consume(self, sim: Simulation, message: Message) -> None:
+        if isinstance(message, IMFM):
+            self._drive(sim.vehicle, message)
+        elif isinstance(message, Shutdown):
+            self.shutdown = True
+            sim.stop()
+        elif isinstance(message, VMFM):
+            self.last_ground = message
+            if self.ground_from_viewer and self.ground_hook:
+                sim.vehicle.run(0, ground_from_inputs=1.0, ground_height=(
+                    message.height_fl, message.height_fr, message.height_rl, message.height_rr),
+                    ground_friction=(message.friction_fl, message.friction_fr,
+                                     message.friction_rl, message.friction_rr))
+                self.ground_applied += 1
+
+    def _drive(self, vehicle: Vehicle, message: IMFM) -> None:
+        inputs: dict[str, float] = {
+            "throttle": message.throttle / 255.0,
+            "brake": message.brake / 255.0,
+            "steering": steering_from_wheel(message.steering),
+        }
+        if message.shift:
+            held = vehicle.inputs
+            top = 1 if held["automatic"] >= 0.5 else 5  # type: ignore[operator]
+            gear = round(held["gear"]) + message.shift  # type: ignore[call-overload]
+            inputs["gear"] = float(min(max(gear, -1), top))
+            self.shifts += 1
+        vehicle.run(0, **inputs)  # set the held inputs, no step
+        self.last_inputs = inputs
+
+    # -- publishing -------------------------------------------------------------------------
+    def _publish(self, vehicle: Vehicle) -> None:
+        y = vehicle.outputs
+        sounds = self.sounds
+        slip = max(abs(y[i]) for i in SLIPS)
+        running, gear = bool(y[RUNNING] >= 0.5), round(y[GEAR])
+        try:
+            self._send(FMVM(*(y[i] for i in POSE), to=self.visualisation_id))
+            self._send(sounds.fmlm(y[RPM], y[LOAD], slip, y[SPEED], running, self.sound_id))
+            self._send(ForceFeedback(y[FFB], 3.0 / self.publish_rate, to=self.input_id))
+        except ProtocolError as exc:  # a non-finite state: say so once, keep running
+            self.publish_errors += 1
+            if self.publish_errors == 1:
+                log.warning("bus vehicle: cannot publish: %s", exc)
+            return
+        self.published += 1
+        if running != self._running:
+            self._running = running
+            self._event(sounds.start_file if running else sounds.stop_file)
+        if gear != self._gear:
+            self._gear = gear
+            self._event(sounds.gear_file)
+
+    def _event(self, file: str) -> None:
+        self.sound_events += 1
+        self._send(SoundOnce(file, self.sounds.event_volume, to=self.sound_id))
+
+    def _send(self, message: Message) -> None:
+        self.client.send(message)
+
+    # -- end --------------------------------------------------------------------------------
+    def report(self) -> dict[str, Any]:
+        """What the module received and sent."""
+        stats = self.client.stats
+        if not self.ground_from_viewer:
+            ground = "off"
+        elif self.ground_hook:
+            ground = f"applied {self.ground_applied}"
+        else:
+            ground = "unavailable: the vehicle has no per-wheel ground inputs"
+        return {
+            "module_id": self.client.module_id, "published": self.published,
+            "publish_every_steps": self.every, "received": dict(self.received),
+            "shifts": self.shifts, "sound_events": self.sound_events,
+            "ground_from_viewer": ground, "shutdown_received": self.shutdown,
+            "sent": stats.sent, "send_failures": stats.send_failures,
+            "malformed": stats.malformed, "publish_errors": self.publish_errors,
+        }
+
+    def close(self) -> None:
+        """Stop the continuous sounds (unless all is shutting down), leave the bus; safe twice."""
+        if self._closed:
+            return
+        self._closed = True
+        if self.client.connected and not self.shutdown:
+            for file in (self.sounds.engine_file, self.sounds.skid_file):
+                self._send(SoundStop(file, to=self.sound_id))
+        self.client.close()

@@ -1,0 +1,86 @@
+"""The bus commands, each module a process of its own as a user starts it."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from helpers.loop import free_port
+from vcosim.bus.catalogue import FMVM, IMFM, Shutdown
+from vcosim.bus.client import BusClient
+from vcosim.bus.router import Router
+from vcosim.cli import app
+
+pytest.importorskip("mcap")
+
+from vcosim.modules.logger import McapRecorder, Recorded, read_recording  # noqa: E402
+
+
+def vcosim(*args: str) -> subprocess.Popen[str]:
+    return subprocess.Popen([sys.executable, "-m", "vcosim", *args], stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT, text=True)
+
+
+def test_vcosim_bus_routes_until_a_shutdown():
+    port = free_port()
+    router = vcosim("bus", "--port", str(port))
+    try:
+        with BusClient(16, port=port) as vehicle, BusClient(17, port=port) as driver:
+            vehicle.connect(timeout=20.0)  # handshakes repeat until the router is up
+            driver.connect(timeout=5.0)
+            driver.send(IMFM(1, 2, 3, 0, to=16))
+            assert vehicle.next_message(timeout=5.0) == IMFM(1, 2, 3, 0, to=16)
+            driver.send_raw(b"junk")
+            driver.send(Shutdown(to=0))
+            assert vehicle.next_message(timeout=5.0) == Shutdown(to=16)
+        output, _ = router.communicate(timeout=20)
+    finally:
+        router.kill()
+    assert router.returncode == 0, output
+    assert "routed" in output and "malformed by sender" in output and "junk" in output
+
+
+def test_vcosim_log_records_until_a_shutdown(tmp_path: Path):
+    with Router("127.0.0.1", 0).start() as router:
+        port = router.address[1]
+        logger = vcosim("log", str(tmp_path / "bus.mcap"), "--port", str(port), "--csv")
+        try:
+            assert router.wait_until(lambda: 20 in router.modules, 20.0)
+            with BusClient(16, port=port) as vehicle:
+                vehicle.send(FMVM(1, 2, 3, 4, 5, 6, 7, to=18))
+                vehicle.send(Shutdown(to=0))
+                output, _ = logger.communicate(timeout=20)
+        finally:
+            logger.kill()
+    assert logger.returncode == 0, output
+    messages = [r.message for r in read_recording(tmp_path / "bus.mcap")]
+    assert messages == [FMVM(1, 2, 3, 4, 5, 6, 7, to=18), Shutdown(to=0)]
+    assert (tmp_path / "bus.csv").read_text().count("\n") == 3
+
+
+def test_vcosim_drive_runs_router_vehicle_and_logger(tmp_path: Path):
+    drive = vcosim("drive", "--duration", "1.5", "--port", "0", "--out", str(tmp_path))
+    try:
+        output, _ = drive.communicate(timeout=120)
+    finally:
+        drive.kill()
+    assert drive.returncode == 0, output
+    (run,) = tmp_path.iterdir()
+    recording = list(read_recording(run / "bus.mcap"))
+    poses = [r for r in recording if isinstance(r.message, FMVM)]
+    assert len(poses) > 50 and all(r.sender == 16 for r in poses)
+    assert (recording[-1].sender, recording[-1].message) == (0, Shutdown(to=0))
+    assert {p.name for p in run.iterdir()} == {"bus.mcap", "logger.log", "vehicle.log"}
+
+
+def test_vcosim_replay_exports_csv(tmp_path: Path):
+    with McapRecorder(tmp_path / "rec.mcap") as recorder:
+        recorder.write(Recorded(5, 17, IMFM(1, 2, 3, 0, to=16)))
+    result = CliRunner().invoke(app, ["replay", str(tmp_path / "rec.mcap"), "--to-csv",
+                                      str(tmp_path / "rec.csv")])
+    assert result.exit_code == 0, result.output
+    assert (tmp_path / "rec.csv").read_text().splitlines()[1].startswith("0.000000,5,17,16,4,")
