@@ -207,3 +207,18 @@ def test_snapshot_restore_replays_exactly():
     second = v.trace(2.0, every=10, throttle=0.7, steering=0.1)
     for name in ("posX", "posY", "yaw", "rpm", "wheelRL_slip"):
         np.testing.assert_array_equal(first[name], second[name])
+
+
+def test_ground_from_inputs_replaces_the_terrain():
+    """Per-wheel ground height and friction given as inputs (the viewer's VMFM)."""
+    on_terrain = Vehicle(terrain=slope_terrain(0.1))
+    on_inputs = Vehicle()
+    on_terrain.run_for(3.0)  # rolls back down the 10 % slope, in neutral
+    on_inputs.run_for(0.5, ground_from_inputs=1, ground_friction=[1, 1, 1, 1],
+                      ground_height=[0.0, 0.0, 0.0, 0.0])
+    assert abs(on_inputs.signal("posX")) < 1e-6  # flat ground given: stays
+    a, b = 1.6875, 2.3125  # CoG to the front and rear axle
+    on_inputs.run_for(3.0, ground_height=[0.1 * a, 0.1 * a, -0.1 * b, -0.1 * b])
+    assert on_inputs.signal("posX") < -1.0  # the given slope makes it roll back too
+    on_inputs.run_for(2.0, ground_friction=[0.0, 0.0, 0.0, 0.0], ground_height=[0, 0, 0, 0])
+    assert on_inputs.signal("wheelFL_friction") == 0.0

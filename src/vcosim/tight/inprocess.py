@@ -40,9 +40,13 @@ class InProcessLink:
         self._replies: deque[tuple[int, np.ndarray]] = deque()
 
     def send(self, values: np.ndarray, to: tuple[str, int] | None = None) -> None:
-        """Deliver a message: the controller answers now, visible ``delay_steps`` later."""
+        """Deliver a message: the controller answers now, visible ``reply_delay()`` later."""
         reply = self.responder.respond(values).copy()
-        self._replies.append((self.clock() + self.delay_steps, reply))
+        self._replies.append((self.clock() + self.reply_delay(), reply))
+
+    def reply_delay(self) -> int:
+        """Physics steps until the reply just computed is due (override to model it)."""
+        return self.delay_steps
 
     def poll(self) -> bool:
         """Take the next reply that is due by now."""

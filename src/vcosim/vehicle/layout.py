@@ -26,16 +26,22 @@ U_DRIVE_MODE = 11  # 0 pedals, 1 wheel torques
 U_PROPULSION = 12  # 4 values FL FR RL RR
 U_BRAKING = 16  # 4 values FL FR RL RR
 U_AUTOMATIC = 20  # 0 manual gearbox and clutch, 1 automatic shifting and launch clutch
-N_INPUTS = 21
+U_GROUND_FROM_INPUTS = 21  # 1: the ground under each wheel comes from the two inputs below
+U_GROUND_HEIGHT = 22  # 4 values FL FR RL RR (m), e.g. from the visualisation (VMFM)
+U_GROUND_FRICTION = 26  # 4 values FL FR RL RR
+N_INPUTS = 30
 
 SCALAR_INPUTS = (
     "throttle", "brake", "clutch", "parkingbrake", "steering", "gear", "ignition",
     "highbeam", "lowbeam", "signal_L", "signal_R",
 )
-INPUT_INDEX = {name: i for i, name in enumerate(SCALAR_INPUTS)} | {"automatic": U_AUTOMATIC}
-VECTOR_INPUTS = {"propulsion_torque": U_PROPULSION, "braking_torque": U_BRAKING}
+INPUT_INDEX = {name: i for i, name in enumerate(SCALAR_INPUTS)} | {
+    "automatic": U_AUTOMATIC, "ground_from_inputs": U_GROUND_FROM_INPUTS}
+VECTOR_INPUTS = {"propulsion_torque": U_PROPULSION, "braking_torque": U_BRAKING,
+                 "ground_height": U_GROUND_HEIGHT, "ground_friction": U_GROUND_FRICTION}
 DRIVE_MODES = {"pedals": 0.0, "torques": 1.0}
-INPUT_NAMES = (*SCALAR_INPUTS, "drive_mode", "propulsion_torque", "braking_torque", "automatic")
+INPUT_NAMES = (*SCALAR_INPUTS, "drive_mode", "propulsion_torque", "braking_torque", "automatic",
+               "ground_from_inputs", "ground_height", "ground_friction")
 
 # --- state ----------------------------------------------------------------------------------
 X_POS = 0  # 3: world position of the centre of gravity (m)

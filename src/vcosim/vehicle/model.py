@@ -26,6 +26,9 @@ from vcosim.vehicle.layout import (
     U_CLUTCH,
     U_DRIVE_MODE,
     U_GEAR,
+    U_GROUND_FRICTION,
+    U_GROUND_FROM_INPUTS,
+    U_GROUND_HEIGHT,
     U_HIGHBEAM,
     U_IGNITION,
     U_LOWBEAM,
@@ -168,6 +171,16 @@ def physics_step(x, u, p, y, s, height, friction, grid, write_outputs: bool) -> 
     wy_w = r10 * bp + r11 * bq + r12 * br
     wz_w = r20 * bp + r21 * bq + r22 * br
     cos_d, sin_d = math.cos(delta), math.sin(delta)
+    ground_inputs = u[U_GROUND_FROM_INPUTS] >= 0.5
+    slope_x = slope_y = 0.0
+    if ground_inputs:  # slope of the plane through the four given heights, in world axes
+        along = 0.5 * (u[U_GROUND_HEIGHT] + u[U_GROUND_HEIGHT + 1]
+                       - u[U_GROUND_HEIGHT + 2] - u[U_GROUND_HEIGHT + 3]) / (p.a + p.b)
+        across = 0.5 * (u[U_GROUND_HEIGHT] + u[U_GROUND_HEIGHT + 2]
+                        - u[U_GROUND_HEIGHT + 1] - u[U_GROUND_HEIGHT + 3]) / (2.0 * p.c)
+        heading = math.atan2(r10, r00)
+        ch, sh = math.cos(heading), math.sin(heading)
+        slope_x, slope_y = along * ch - across * sh, along * sh + across * ch
 
     fx_sum = fy_sum = fz_sum = 0.0
     mx_sum = my_sum = mz_sum = 0.0
@@ -182,7 +195,11 @@ def physics_step(x, u, p, y, s, height, friction, grid, write_outputs: bool) -> 
         ry = r10 * bx + r11 * by - r12 * p.d
         rz = r20 * bx + r21 * by - r22 * p.d
         px, py = x[X_POS] + rx, x[X_POS + 1] + ry
-        h, hx, hy, mu_ground = sample_terrain(height, friction, grid, px, py)
+        if ground_inputs:
+            h, hx, hy = u[U_GROUND_HEIGHT + k], slope_x, slope_y
+            mu_ground = u[U_GROUND_FRICTION + k]
+        else:
+            h, hx, hy, mu_ground = sample_terrain(height, friction, grid, px, py)
         ground_sum += h
         compression = p.ride_height - (x[X_POS + 2] + rz - h)
         ax = vx_w + wy_w * rz - wz_w * ry

@@ -79,6 +79,7 @@ class Vehicle:
         self._p = self.params.pack()
         self._x = initial_state(self._p)
         self._u = np.zeros(L.N_INPUTS)
+        self._u[L.U_GROUND_FRICTION : L.U_GROUND_FRICTION + 4] = 1.0
         self._y = np.zeros(L.N_OUTPUTS)
         self._s = np.zeros(N_SCRATCH)
         self._terrain = (self.terrain.height, self.terrain.friction, self.terrain.grid)

@@ -1,0 +1,140 @@
+"""One run: the metrics' definitions, determinism, the transports and timings, failures."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from vcosim.sweep.runner import (
+    TIMING_COLUMNS,
+    SignalSpec,
+    min_realtime_factor,
+    run_scenario,
+    safe_run,
+    tracking_metrics,
+)
+
+
+def deterministic(metrics: dict[str, float]) -> dict[str, float]:
+    return {k: v for k, v in metrics.items() if k not in TIMING_COLUMNS}
+
+
+def test_tracking_metrics_of_a_known_signal():
+    t = np.arange(0, 10.0001, 0.5)
+    y = np.minimum(t * 3.0, 12.0)  # ramp from 0 to 12 at t = 4 ...
+    y[t >= 4.0] = 12.0
+    y[t == 4.5] = 10.5  # ... a dip out of the band ...
+    y[t >= 8.0] = 9.9  # ... then it settles 0.1 under the target
+    m = tracking_metrics(t, y, 12.0, band=0.02, band_min=0.1, steady_window=1.0)
+    assert m["band"] == pytest.approx(0.24)  # max(0.02 * 12, 0.1)
+    assert m["settling_time"] == math.inf  # 9.9 is 2.1 below the target to the end
+    y[t >= 8.0] = 11.9
+    m = tracking_metrics(t, y, 12.0, band=0.02, band_min=0.1, steady_window=1.0)
+    assert m["settling_time"] == 5.0  # first sample after the dip at 4.5
+    assert m["overshoot"] == 0.0 and m["overshoot_pct"] == 0.0
+    assert m["steady_state_error"] == pytest.approx(0.1)  # mean of t >= 9: 11.9
+    assert m["step_size"] == 12.0 and m["final_value"] == 11.9
+
+
+def test_overshoot_follows_the_direction_of_the_step():
+    t = np.arange(5.0)
+    down = tracking_metrics(t, np.array([10.0, 6.0, 3.5, 4.0, 4.0]), 4.0)
+    assert down["overshoot"] == pytest.approx(0.5)
+    assert down["overshoot_pct"] == pytest.approx(100 * 0.5 / 6.0)
+    assert down["settling_time"] == 3.0  # band max(0.12, 0.1): 3.5 is outside
+    flat = tracking_metrics(t, np.array([4.0, 4.3, 4.0, 3.8, 4.0]), 4.0)
+    assert flat["overshoot"] == pytest.approx(0.3)  # no step: any excursion counts
+    assert math.isnan(flat["overshoot_pct"])
+    assert tracking_metrics(t, np.full(5, 4.0), 4.0)["settling_time"] == 0.0
+
+
+def test_min_realtime_factor():
+    assert min_realtime_factor(0.005, 1, 0.0, 0.0) == math.inf
+    assert min_realtime_factor(0.005, 1, 0.0, 0.00001) == pytest.approx(500.0)
+    assert min_realtime_factor(0.005, 1, 0.01, 0.0) == pytest.approx(0.5)  # throughput
+    assert min_realtime_factor(0.005, 1, 0.004, 0.002) == pytest.approx(0.005 / 0.006)
+    assert min_realtime_factor(0.005, 2, 0.004, 0.002) == pytest.approx(1.25)  # window hides
+
+
+def test_a_run_is_deterministic_with_friction_noise(make_sweep):
+    sweep = make_sweep({}, vehicle={"tyres": {"friction_noise_variance": 0.01,
+                                              "noise_seed": 3}})
+    spec = SignalSpec(("groundspeed", "accY", "yaw_deg"), every=1)
+    a, sa = run_scenario(sweep.scenario, {}, spec)
+    b, sb = run_scenario(sweep.scenario, {}, spec)
+    assert deterministic(a) == deterministic(b)
+    for name in sa:
+        np.testing.assert_array_equal(sa[name], sb[name])
+    other, _ = run_scenario(sweep.scenario, {"vehicle.tyres.noise_seed": 4})
+    assert deterministic(other) != deterministic(a)
+    assert a["applied"] == 99 and a["sent"] == 100  # 0.5 s at 5 ms, one reply in flight
+    assert a["target"] == 8.0 and a["final_value"] > 0.1
+
+
+def test_in_process_and_udp_lockstep_runs_give_identical_signals(make_sweep):
+    sweep = make_sweep({}, duration=2.0,
+                       scenario={"manoeuvre": [{"time": 1.0, "steering": 0.2}]})
+    spec = SignalSpec(("groundspeed", "accY", "yaw", "throttle", "brake", "steering", "rpm"),
+                      every=1)
+    for params in ({}, {"coupling.memory": True, "coupling.ext_time": 0.0005}):
+        local, ls = run_scenario(sweep.scenario, params, spec)
+        udp, us = run_scenario(sweep.scenario, {**params, "coupling.transport": "udp"}, spec)
+        assert deterministic(local) == deterministic(udp)
+        for name in ls:
+            np.testing.assert_array_equal(ls[name], us[name], err_msg=name)
+        assert local["max_lateral_acceleration"] > 0.5  # the steering step did something
+
+
+def test_realtime_timing_lands_replies_after_the_computation_time(make_sweep):
+    sweep = make_sweep({}, duration=1.0)
+    lockstep, _ = run_scenario(sweep.scenario, {})
+    fast, _ = run_scenario(sweep.scenario, {"coupling.timing": "realtime"})
+    slow, _ = run_scenario(sweep.scenario, {"coupling.timing": "realtime",
+                                            "coupling.compute_time": 0.004})
+    again, _ = run_scenario(sweep.scenario, {"coupling.timing": "realtime",
+                                             "coupling.compute_time": 0.004})
+    assert deterministic(slow) == deterministic(again)
+    assert lockstep["final_value"] != fast["final_value"] != slow["final_value"]
+    assert slow["compute_time"] == 0.004
+    assert slow["min_realtime_factor"] == pytest.approx(0.005 / (0.004 + 0.00001))
+    measured, _ = run_scenario(sweep.scenario, {"coupling.timing": "realtime",
+                                                "coupling.compute_time": "measured",
+                                                "coupling.busy_time": 0.0002})
+    assert measured["compute_time"] >= 0.0002  # the p99 of the measured times
+    assert measured["compute_time_median"] >= 0.0002
+
+
+def test_initial_speed_and_manoeuvre(make_sweep):
+    sweep = make_sweep({}, duration=1.0, scenario={
+        "initial_speed": 6.0, "manoeuvre": [{"time": 0.5, "steering": 0.3}]})
+    metrics, signals = run_scenario(sweep.scenario, {}, SignalSpec(("groundspeed", "steering"),
+                                                                    every=100))
+    assert abs(signals["groundspeed"][0] - 6.0) < 0.05
+    assert metrics["step_size"] == pytest.approx(8.0 - signals["groundspeed"][0])
+    np.testing.assert_allclose(signals["time"], np.arange(21) * 0.05)
+    steering = signals["steering"]  # the event applies before the step after t = 0.5 s
+    assert np.all(steering[:11] == 0.0) and steering[11] > 0.0 and steering[-1] > 0.1
+    assert metrics["max_lateral_acceleration"] > 0.5
+
+
+def test_open_loop_runs_without_a_controller(make_sweep):
+    sweep = make_sweep({}, controller={"name": "none"}, metrics={"signal": "groundspeed"},
+                       scenario={"manoeuvre": [{"time": 0.0, "throttle": 0.5}]})
+    metrics, _ = run_scenario(sweep.scenario, {})
+    assert metrics["final_value"] > 0.0
+    assert math.isnan(metrics["settling_time"]) and math.isnan(metrics["min_realtime_factor"])
+
+
+def test_a_failing_run_is_a_failed_result(make_sweep):
+    sweep = make_sweep({}, controller={"name": "sweep_faulty:Faulty", "speed": 8.0,
+                                           "fail_above": 0.2})
+    result = safe_run(5, sweep.scenario, {"controller.kp": 0.5})
+    assert result.failed and result.index == 5
+    assert result.params == {"controller.kp": 0.5}
+    assert result.error.startswith("ValueError: speed 0.2 above 0.2")
+    assert "sweep_faulty.py" in result.traceback
+    assert math.isnan(result.metrics["settling_time"])
+    ok = safe_run(6, sweep.scenario, {"controller.fail_above": 100.0})
+    assert not ok.failed and ok.error == ""
