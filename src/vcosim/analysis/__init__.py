@@ -1,0 +1,79 @@
+"""Timing analysis of coupled runs from the three debug logs (vcosim's or BeamNG's).
+
+    >>> from vcosim.analysis import load_run
+    >>> run = load_run("runs/coupled")           # a folder with the three CSV files
+    >>> run.sends.time, run.sends.id, run.sends["groundspeed"]
+    >>> run.receives["throttle"], run.steps.time
+    >>> run.metrics.skips, run.metrics.latency_ms.p90, run.metrics.rtf
+    >>> print(run.metrics.verdict)
+    >>> run.timeline.latency_steps                # per reply, aligned with run.receives
+
+Reading rules: ``vcosim.analysis.logs``; metric definitions: ``vcosim.analysis.metrics``;
+figures: ``vcosim.analysis.plots``; reports: ``vcosim.analysis.report``; the five cases of
+seed 001: ``vcosim.analysis.cases``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from vcosim.analysis.logs import Table, read_logs
+from vcosim.analysis.metrics import (
+    DT,
+    RTF_WINDOW,
+    TIMEOUT_GAP,
+    Distribution,
+    Metrics,
+    Timeline,
+    analyse,
+)
+
+
+@dataclass
+class Run:
+    """One coupled run: its three logs as tables, its metrics and its per-event timeline.
+
+    Attributes:
+        folder: The run folder.
+        steps: ``simulinkPhysicsStepsLog.csv``: ``steps.time``, the start of each step.
+        sends: ``simulinkSendLog.csv``: ``sends.time``, ``sends.id``, ``sends.values``
+            (111 columns, id first), ``sends["groundspeed"]`` by name.
+        receives: ``simulinkReceiveLog.csv`` (applied replies): ``receives.time``,
+            ``receives.id``, ``receives.values`` (64 columns), ``receives["throttle"]``.
+        metrics: Everything measured, a plain object (``metrics.as_dict()`` for JSON).
+        timeline: Per-event arrays: the step of each send and reply, latencies, blocking.
+    """
+
+    folder: Path
+    steps: Table
+    sends: Table
+    receives: Table
+    metrics: Metrics
+    timeline: Timeline
+
+
+def load_run(path: str | Path, *, dt: float = DT, timeout_gap: float = TIMEOUT_GAP,
+             rtf_window: float = RTF_WINDOW) -> Run:
+    """Read and check a run folder's three debug logs and compute its metrics.
+
+    Args:
+        path: The folder holding ``simulinkSendLog.csv``, ``simulinkReceiveLog.csv`` and
+            ``simulinkPhysicsStepsLog.csv``.
+        dt: The physics step (s), 0.5 ms in vcosim and BeamNG.
+        timeout_gap: An interval between steps longer than this (s) is a timeout.
+        rtf_window: Length of the real-time-factor windows (s of wall time).
+
+    Raises:
+        vcosim.errors.ConfigError: a missing file, a truncated row, a row with the wrong
+            number of columns…: every problem, each with its file and line.
+    """
+    folder = Path(path)
+    steps, sends, receives = read_logs(folder)
+    metrics, timeline = analyse(steps.time, sends.time, sends.id, receives.time, receives.id,
+                                dt=dt, timeout_gap=timeout_gap, rtf_window=rtf_window)
+    return Run(folder, steps, sends, receives, metrics, timeline)
+
+
+__all__ = ["Distribution", "Metrics", "Run", "Table", "Timeline", "analyse", "load_run",
+           "read_logs"]

@@ -1,0 +1,261 @@
+"""Reading and checking the three coupling debug logs (vcosim's or BeamNG's).
+
+A run folder holds BeamNG's three CSV files, same names and columns whoever wrote them:
+
+| file | one row per | columns |
+| --- | --- | --- |
+| ``simulinkSendLog.csv`` | sent message | 112: time, then the 111 values (id first) |
+| ``simulinkReceiveLog.csv`` | applied reply | 65: time, then the 64 values (id first) |
+| ``simulinkPhysicsStepsLog.csv`` | physics step | 1: the time the step began |
+
+Times are seconds (vcosim: from the start of the run).
+
+Reading rules:
+
+- **Header.** A file may start with a header row or not (vcosim writes names, BeamNG may write
+  none or its own names). The first non-blank row is a header if it does not parse as numbers.
+  Its names are kept (``Table.header``) and usable as column names; a header with the wrong
+  number of names is a problem like a data row with the wrong number of columns.
+- Blank lines are skipped; Windows line ends (CRLF), a UTF-8 byte-order mark and one trailing
+  comma per row are accepted; ``nan``, ``-nan``, ``nan(ind)`` (Lua/C on Windows) read as NaN.
+- **Problems** are collected over all three files, not stopped at the first: a missing file
+  ("…/simulinkSendLog.csv: file not found"), a row with the wrong number of columns
+  ("simulinkSendLog.csv line 57: 40 columns, expected 112"), a value that is not a number,
+  a final line without an end of line — a writer stopped mid-row, e.g. a crash — ("line 1203:
+  truncated row"), a time that goes backwards, a non-finite time or id, a steps log without
+  rows. They are raised together as one ``vcosim.errors.ConfigError`` whose ``source`` is the
+  file (or the run folder when several files have problems).
+
+``read_logs(folder)`` returns the three logs as ``Table`` objects: named numpy columns.
+
+    >>> steps, sends, receives = read_logs("runs/coupled")
+    >>> sends.time, sends.id, sends.values          # 1-D, 1-D, 2-D (111 columns, id first)
+    >>> sends["groundspeed"], receives["throttle"]  # one column by its vcosim name
+    >>> steps.time
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from vcosim.errors import ConfigError
+from vcosim.tight.debuglog import RECEIVE_LOG, SEND_LOG, STEPS_LOG
+from vcosim.tight.protocol import CONTROLLER_SLOT_NAMES, SIM_SLOT_NAMES
+
+SEND_NAMES: tuple[str, ...] = ("time", *SIM_SLOT_NAMES)  # 112
+RECEIVE_NAMES: tuple[str, ...] = ("time", *CONTROLLER_SLOT_NAMES)  # 65
+STEPS_NAMES: tuple[str, ...] = ("time",)
+LOGS: tuple[tuple[str, tuple[str, ...]], ...] = (
+    (STEPS_LOG, STEPS_NAMES), (SEND_LOG, SEND_NAMES), (RECEIVE_LOG, RECEIVE_NAMES),
+)
+MAX_PROBLEMS_PER_FILE = 20  # further ones are counted, not listed
+_NAN_SPELLINGS = ("-nan(ind)", "nan(ind)", "-1.#IND", "1.#QNAN", "-1.#QNAN")
+
+
+@dataclass(frozen=True)
+class Table:
+    """One debug log as named numpy columns.
+
+    Attributes:
+        path: The file read.
+        names: vcosim's names of the columns: ``"time"``, then the message's slot names
+            (``"id"``, ``"throttle"``, ``"groundspeed"``, …; see ``vcosim.tight.protocol``).
+        data: All columns, a 2-D float array (rows × columns).
+        header: The file's own header names, or None if it had no header row.
+        lines: The line number in the file of each row (for messages about a row).
+    """
+
+    path: Path
+    names: tuple[str, ...]
+    data: np.ndarray
+    header: tuple[str, ...] | None = None
+    lines: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+
+    @property
+    def time(self) -> np.ndarray:
+        """Column 0: when the row was written (s)."""
+        return self.data[:, 0]
+
+    @property
+    def values(self) -> np.ndarray:
+        """The message: every column after the time (2-D; column 0 is the id)."""
+        return self.data[:, 1:]
+
+    @property
+    def id(self) -> np.ndarray:
+        """The message id of each row (send and receive logs)."""
+        if self.data.shape[1] < 2:
+            raise AttributeError(f"{self.path.name} has no id column")
+        return self.data[:, 1]
+
+    def __len__(self) -> int:
+        return self.data.shape[0]
+
+    def __getitem__(self, name: str) -> np.ndarray:
+        """A column by vcosim's name, or by the name the file's header gives it."""
+        if name in self.names:
+            return self.data[:, self.names.index(name)]
+        if self.header is not None and name in self.header:
+            return self.data[:, self.header.index(name)]
+        from vcosim.errors import UnknownNameError
+
+        raise UnknownNameError(f"column of {self.path.name}", name, self.names)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.names)
+
+
+def _is_number_row(fields: list[str]) -> bool:
+    try:
+        for text in fields:
+            float(text)
+    except ValueError:
+        return False
+    return True
+
+
+def _fields(line: str) -> list[str]:
+    if line.endswith(","):
+        line = line[:-1]
+    return line.split(",")
+
+
+class _Problems:
+    """The problems of one file: the first few listed, the rest counted."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self.items: list[str] = []
+        self.more = 0
+
+    def add(self, line: int | None, text: str) -> None:
+        if len(self.items) >= MAX_PROBLEMS_PER_FILE:
+            self.more += 1
+            return
+        where = f"{self.name} line {line}" if line is not None else self.name
+        self.items.append(f"{where}: {text}")
+
+    def all(self) -> list[str]:
+        if self.more:
+            return [*self.items, f"{self.name}: … and {self.more} more problem(s)"]
+        return list(self.items)
+
+    def __bool__(self) -> bool:
+        return bool(self.items)
+
+
+def read_table(path: Path, names: tuple[str, ...]) -> tuple[Table | None, list[str]]:
+    """Read one debug CSV expecting ``len(names)`` columns; return it and its problems.
+
+    The table is None when the file has problems (each names the file and the line).
+    """
+    path = Path(path)
+    problems = _Problems(path.name)
+    expected = len(names)
+    if not path.is_file():
+        return None, [f"{path}: file not found" if not path.exists() else f"{path}: not a file"]
+    raw = path.read_bytes()
+    text = raw.decode("utf-8-sig", errors="replace")
+    for spelling in _NAN_SPELLINGS:
+        text = text.replace(spelling, "nan")
+    lines = text.split("\n")
+    truncated_at = None
+    if lines and lines[-1] == "":
+        lines.pop()  # the file ends with a newline, as it should
+    elif lines:
+        truncated_at = len(lines)  # no end of line after the last row: a partial row
+    header: tuple[str, ...] | None = None
+    rows: list[str] = []
+    row_lines: list[int] = []
+    first = True  # the first non-blank line may be a header
+    for number, line in enumerate(lines, start=1):
+        line = line.rstrip("\r").strip()
+        if not line:
+            continue
+        if number == truncated_at:
+            problems.add(number, "truncated row (the file ends without an end of line: "
+                         "its writer stopped mid-row)")
+            continue
+        fields = _fields(line)
+        is_first, first = first, False
+        if is_first and not _is_number_row(fields):
+            header = tuple(name.strip().strip('"') for name in fields)
+            if len(header) != expected:
+                problems.add(number, f"header of {len(header)} names, expected {expected}")
+            continue
+        if len(fields) != expected:
+            problems.add(number, f"{len(fields)} column{'s' if len(fields) != 1 else ''}, "
+                         f"expected {expected}")
+            continue
+        rows.append(line[:-1] if line.endswith(",") else line)
+        row_lines.append(number)
+    data = np.zeros((0, expected))
+    if rows:
+        try:
+            data = np.loadtxt(rows, delimiter=",", ndmin=2, dtype=np.float64)
+        except ValueError:  # find the offending values (the slow path, only on error)
+            for number, line in zip(row_lines, rows, strict=True):
+                for column, value in enumerate(line.split(","), start=1):
+                    try:
+                        float(value)
+                    except ValueError:
+                        problems.add(number, f"column {column}: {value.strip()!r} is not a "
+                                     "number")
+                        break
+    lines_array = np.asarray(row_lines, dtype=np.int64)
+    if not problems and len(data):
+        _check_values(data, lines_array, names, problems)
+    if not problems and names == STEPS_NAMES and len(data) == 0:
+        problems.add(None, "no physics steps (the file has no rows)")
+    if problems:
+        return None, problems.all()
+    return Table(path, names, data, header, lines_array), []
+
+
+def _check_values(data: np.ndarray, lines: np.ndarray, names: tuple[str, ...],
+                  problems: _Problems) -> None:
+    """Times finite and never going backwards; ids finite."""
+    time = data[:, 0]
+    for row in np.flatnonzero(~np.isfinite(time))[:MAX_PROBLEMS_PER_FILE]:
+        problems.add(int(lines[row]), f"time {time[row]} is not a finite number")
+    if len(names) > 1:
+        ids = data[:, 1]
+        for row in np.flatnonzero(~np.isfinite(ids))[:MAX_PROBLEMS_PER_FILE]:
+            problems.add(int(lines[row]), f"id {ids[row]} is not a finite number")
+    if problems:
+        return
+    for row in np.flatnonzero(np.diff(time) < 0)[:MAX_PROBLEMS_PER_FILE]:
+        problems.add(int(lines[row + 1]), f"time goes backwards ({time[row + 1]:.9g} s after "
+                     f"{time[row]:.9g} s on line {int(lines[row])})")
+
+
+def read_logs(folder: str | Path) -> tuple[Table, Table, Table]:
+    """The steps, send and receive logs of a run folder, checked; raise on any problem.
+
+    Raises:
+        ConfigError: every problem of every file, each naming its file and line; ``source``
+            is the file when only one file has problems, else the folder.
+    """
+    folder = Path(folder)
+    if not folder.is_dir():
+        raise ConfigError([f"{folder}: run folder not found" if not folder.exists()
+                           else f"{folder}: not a folder"], source=str(folder))
+    tables: list[Table] = []
+    problems: list[str] = []
+    bad_files: list[Path] = []
+    for name, names in LOGS:
+        table, found = read_table(folder / name, names)
+        if found:
+            problems.extend(found)
+            bad_files.append(folder / name)
+        elif table is not None:
+            tables.append(table)
+    if problems:
+        source = str(bad_files[0]) if len(bad_files) == 1 else str(folder)
+        raise ConfigError(problems, source=source)
+    steps, sends, receives = tables
+    return steps, sends, receives
