@@ -194,3 +194,26 @@ def test_one_step_memory_controller_interoperates(peers):
     assert report["timeouts"] == 0 and report["applied"] == 199
     # the last reply applied answers message 198 with the outputs computed from message 197
     assert sim.vehicle.inputs["throttle"] == pytest.approx(197 / 1000.0)
+
+
+def test_a_late_reply_from_before_a_reset_is_dropped(peers):
+    """A controller that answers message 0 only after the simulator timed out and reset."""
+    late = {"held": None}
+
+    def reply(message):
+        if len(peer.received) == 1:
+            late["held"] = nan_reply(message)  # hold the first answer back
+            late["held"][0] = 5.0  # as if it answered id 5 of the old segment
+            return None
+        if late["held"] is not None:
+            peer.send(late["held"])  # arrives in the new segment: must be dropped
+            late["held"] = None
+        return nan_reply(message)
+
+    peer = peers(reply)
+    sim, endpoint = coupled(peer, "fast", send_skips=0, timeout=0.1)
+    sim.run(0.05)
+    report = endpoint.report()
+    assert report["timeouts"] == 1
+    assert report["stale"] == 1
+    assert report["applied"] == 100 - 3  # steps 0 and 1 lost to the timeout, 99 answered

@@ -210,7 +210,7 @@ class SimulatorEndpoint:
         link, best = self.link, self._answered
         while link.poll():
             reply_id = link.message[0]
-            if reply_id > best:
+            if best < reply_id < self._next_id:
                 best = reply_id
                 self._reply[:] = link.message
             else:
@@ -228,7 +228,7 @@ class SimulatorEndpoint:
                 remaining = deadline - time.perf_counter()
                 if remaining <= 0.0 or not link.wait(remaining):
                     return False
-                if link.message[0] > self._answered:
+                if self._answered < link.message[0] < self._next_id:
                     self._apply(sim, link.message)
                     return True
                 self.stats.stale += 1
