@@ -25,6 +25,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from vcosim.config import read_config_text
 from vcosim.errors import ConfigError
 
 log = logging.getLogger("vcosim.contracts")
@@ -153,10 +154,7 @@ class ContractConfig(_Strict):
 def load_config(source: str | Path) -> ContractConfig:
     """Read and validate a configuration file; ConfigError lists every problem."""
     path = Path(source)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise ConfigError([f"cannot read it: {exc.strerror or exc}"], str(path)) from None
+    text = read_config_text(path)
     try:
         data = json.loads(text)
     except json.JSONDecodeError as exc:

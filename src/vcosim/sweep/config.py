@@ -27,6 +27,7 @@ from typing import Annotated, Any, Literal
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from vcosim.config import deep_merge, read_config_text, validation_problems
 from vcosim.errors import ConfigError, UnknownNameError, VcosimError
 from vcosim.vehicle import layout as L
 from vcosim.vehicle.params import VehicleParams
@@ -359,19 +360,6 @@ def apply(base: Mapping[str, Any], params: Mapping[str, Scalar]) -> dict[str, An
     return data
 
 
-def problems_of(exc: ValidationError, prefix: str = "") -> list[str]:
-    """One line per pydantic error, with its dotted key path."""
-    out = []
-    for err in exc.errors():
-        loc = ".".join(str(p) for p in err["loc"])
-        loc = f"{prefix}{loc}" if loc else (prefix.rstrip(".") or "(top level)")
-        if err["type"] == "extra_forbidden":
-            out.append(f"{loc}: unknown key")
-        else:
-            out.append(f"{loc}: {err['msg'].removeprefix('Value error, ')}")
-    return out
-
-
 @lru_cache(maxsize=32)
 def base_vehicle(base: str) -> VehicleParams:
     """The vehicle a scenario starts from: a preset name or a parameter TOML file."""
@@ -424,17 +412,6 @@ def _default_of(factory: Callable[..., Any], name: str) -> Any:
     except (TypeError, ValueError):
         return None
     return None if p is None or p.default is p.empty else p.default
-
-
-def _merge(base: dict[str, Any], over: Mapping[str, Any]) -> dict[str, Any]:
-    """``base`` with ``over`` laid on top, nested tables merged key by key."""
-    out = dict(base)
-    for key, value in over.items():
-        if isinstance(value, Mapping) and isinstance(out.get(key), dict):
-            out[key] = _merge(out[key], value)
-        else:
-            out[key] = value
-    return out
 
 
 def _lookup(data: Mapping[str, Any], path: str) -> Any:
@@ -504,7 +481,7 @@ def resolve(scenario: Scenario, params: Mapping[str, Scalar]) -> RunConfig:
     try:
         run = Scenario.model_validate(data)
     except ValidationError as exc:
-        raise ConfigError(problems_of(exc), "run") from None
+        raise ConfigError(validation_problems(exc), "run") from None
     problems = scenario_problems(run)
     vehicle = None
     try:
@@ -513,7 +490,7 @@ def resolve(scenario: Scenario, params: Mapping[str, Scalar]) -> RunConfig:
         problems += [f"vehicle.base: {p}" for p in exc.problems]
     else:
         try:
-            vehicle = VehicleParams.from_dict(_merge(base.model_dump(), run.vehicle.overrides))
+            vehicle = VehicleParams.from_dict(deep_merge(base.model_dump(), run.vehicle.overrides))
         except ConfigError as exc:
             problems += [f"vehicle.{p}" for p in exc.problems]
     factory = None
@@ -636,7 +613,7 @@ def parse(data: Mapping[str, Any], source: str = "sweep", directory: str = "",
     try:
         sweep_file: SweepFile | None = SweepFile.model_validate(data)
     except ValidationError as exc:
-        problems += problems_of(exc)
+        problems += validation_problems(exc)
         sweep_file = None
     if sweep_file is not None:
         scenario = Scenario.model_validate(sweep_file.model_dump(include=set(SECTIONS)))
@@ -707,10 +684,7 @@ def check_runs(scenario: Scenario, runs: list[dict[str, Scalar]]) -> list[str]:
 def load_sweep(path: str | Path) -> Sweep:
     """Read and validate a sweep file; relative paths in it are relative to its folder."""
     path = Path(path)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise ConfigError([f"cannot read: {exc.strerror}"], str(path)) from None
+    text = read_config_text(path)
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:

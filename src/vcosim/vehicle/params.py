@@ -15,6 +15,7 @@ from typing import Annotated, Any
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
+from vcosim.config import deep_merge, read_config_text, validation_problems
 from vcosim.errors import ConfigError, UnknownNameError
 
 if sys.version_info >= (3, 11):
@@ -200,21 +201,19 @@ class VehicleParams(_Section):
         try:
             return cls.model_validate(data)
         except ValidationError as exc:
-            raise ConfigError(_problems(exc), source) from None
+            raise ConfigError(validation_problems(exc), source) from None
 
     @classmethod
     def from_toml(cls, path: str | Path) -> VehicleParams:
         """Load a TOML parameter file; missing keys keep the built-in defaults."""
         path = Path(path)
         try:
-            data = tomllib.loads(path.read_text(encoding="utf-8"))
-        except OSError as exc:
-            raise ConfigError([f"cannot read: {exc.strerror}"], str(path)) from None
+            data = tomllib.loads(read_config_text(path))
         except tomllib.TOMLDecodeError as exc:
             raise ConfigError([f"not valid TOML: {exc}"], str(path)) from None
         base = data.pop("preset", None)
         if base is not None:
-            merged = _deep_merge(cls.preset(str(base)).model_dump(), data)
+            merged = deep_merge(cls.preset(str(base)).model_dump(), data)
             return cls.from_dict(merged, str(path))
         return cls.from_dict(data, str(path))
 
@@ -240,27 +239,6 @@ class VehicleParams(_Section):
     def pack(self) -> np.ndarray:
         """The parameter record the kernel reads (primary values plus derived quantities)."""
         return pack(self)
-
-
-def _problems(exc: ValidationError) -> list[str]:
-    out = []
-    for err in exc.errors():
-        loc = ".".join(str(p) for p in err["loc"]) or "(top level)"
-        if err["type"] == "extra_forbidden":
-            out.append(f"{loc}: unknown key")
-        else:
-            out.append(f"{loc}: {err['msg']}")
-    return out
-
-
-def _deep_merge(base: dict[str, Any], over: dict[str, Any]) -> dict[str, Any]:
-    out = dict(base)
-    for key, value in over.items():
-        if isinstance(value, dict) and isinstance(out.get(key), dict):
-            out[key] = _deep_merge(out[key], value)
-        else:
-            out[key] = value
-    return out
 
 
 # --- packing for the kernel -----------------------------------------------------------------

@@ -1,0 +1,43 @@
+"""Small helpers every configuration file of vcosim shares: read, merge, report problems."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from vcosim.errors import ConfigError
+
+
+def read_config_text(path: str | Path) -> str:
+    """The text of a configuration file; an unreadable one is a ConfigError naming it."""
+    try:
+        return Path(path).read_text(encoding="utf-8")
+    except OSError as exc:
+        raise ConfigError([f"cannot read: {exc.strerror or exc}"], str(path)) from None
+
+
+def deep_merge(base: Mapping[str, Any], over: Mapping[str, Any]) -> dict[str, Any]:
+    """``base`` with ``over`` laid on top, nested tables merged key by key."""
+    out = dict(base)
+    for key, value in over.items():
+        if isinstance(value, Mapping) and isinstance(out.get(key), Mapping):
+            out[key] = deep_merge(out[key], value)
+        else:
+            out[key] = value
+    return out
+
+
+def validation_problems(exc: ValidationError, prefix: str = "") -> list[str]:
+    """One line per pydantic error, with its dotted key path (unknown keys said plainly)."""
+    out = []
+    for err in exc.errors():
+        loc = ".".join(str(p) for p in err["loc"])
+        loc = f"{prefix}{loc}" if loc else (prefix.rstrip(".") or "(top level)")
+        if err["type"] == "extra_forbidden":
+            out.append(f"{loc}: unknown key")
+        else:
+            out.append(f"{loc}: {err['msg'].removeprefix('Value error, ')}")
+    return out
