@@ -11,15 +11,11 @@ import numpy as np
 import pytest
 from pythonfmu import FmuBuilder
 
-from helpers.loop import closed_loop, free_port, wait_until_bound
+from helpers.loop import closed_loop, free_port, lockstep_simulation, wait_until_bound
 from vcosim.controllers.fmu import FmuController
 from vcosim.errors import ConfigError, VcosimError
-from vcosim.sim.pacing import Pacer
-from vcosim.sim.simulation import Simulation
-from vcosim.tight.endpoint import CouplingConfig, SimulatorEndpoint
 from vcosim.tight.protocol import SIM_TO_CONTROLLER
 from vcosim.tight.views import SLOT_BY_NAME, SimulatorMessage
-from vcosim.vehicle import Vehicle
 
 # A PI speed controller, as the ``cruise`` example; the variable names are filled in so the
 # same model also serves as an FMU whose names need a map file. Each FMU needs its own
@@ -176,11 +172,8 @@ def test_pi_fmu_holds_15_m_s_in_closed_loop(fmus):
 def test_pi_fmu_through_the_cli_holds_15_m_s(fmus):
     """``vcosim controller --fmu`` in its own process against a lock-step simulator."""
     port = free_port()
-    car = Vehicle(engine_running=True)
-    car.step(automatic=1, gear=1)
-    sim = Simulation(car, Pacer("lockstep", dt=car.dt))
-    endpoint = sim.attach("coupling", SimulatorEndpoint(CouplingConfig(
-        listen_port=0, controller_port=port, timeout=30.0)))
+    sim, endpoint = lockstep_simulation(port)
+    car = sim.vehicle
     process = subprocess.Popen(
         [sys.executable, "-m", "vcosim", "controller", "--fmu", str(fmus["pi"]),
          "--listen-port", str(port), "--sim-port", str(endpoint.address[1]),

@@ -77,3 +77,14 @@ def wait_until_bound(port: int, process: subprocess.Popen, timeout: float = 30.0
                 return True
         time.sleep(0.02)
     return False
+
+
+def lockstep_simulation(controller_port: int, timeout: float = 30.0
+                        ) -> tuple[Simulation, SimulatorEndpoint]:
+    """A lock-step simulation, engine idling in D, coupled to a controller on that port."""
+    car = Vehicle(engine_running=True)
+    car.step(automatic=1, gear=1)
+    sim = Simulation(car, Pacer("lockstep", dt=car.dt))
+    endpoint = sim.attach("coupling", SimulatorEndpoint(CouplingConfig(
+        listen_port=0, controller_port=controller_port, timeout=timeout)))
+    return sim, endpoint

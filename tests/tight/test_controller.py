@@ -12,7 +12,7 @@ import threading
 import numpy as np
 import pytest
 
-from helpers.loop import closed_loop, free_port, wait_until_bound
+from helpers.loop import closed_loop, free_port, lockstep_simulation, wait_until_bound
 from vcosim.controllers import example
 from vcosim.errors import UnknownNameError
 from vcosim.sim.pacing import Pacer
@@ -153,11 +153,8 @@ def test_cli_runs_a_users_function(tmp_path):
     (tmp_path / "my_controller.py").write_text(
         "def step(msg):\n    return {'throttle': 0.3 if msg.body.groundspeed < 5 else 0.0}\n")
     port = free_port()
-    car = Vehicle(engine_running=True)
-    car.step(automatic=1, gear=1)
-    sim = Simulation(car, Pacer("lockstep", dt=car.dt))
-    endpoint = sim.attach("coupling", SimulatorEndpoint(CouplingConfig(
-        listen_port=0, controller_port=port, timeout=30.0)))
+    sim, endpoint = lockstep_simulation(port)
+    car = sim.vehicle
     env = {**os.environ, "PYTHONPATH": str(tmp_path)}
     process = subprocess.Popen(
         [sys.executable, "-m", "vcosim", "controller", "--function", "my_controller:step",
