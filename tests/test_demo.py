@@ -16,7 +16,7 @@ import pytest
 from typer.testing import CliRunner
 
 from vcosim.cli import app
-from vcosim.demo import MANOEUVRE, reply_latency
+from vcosim.demo import MANOEUVRE
 from vcosim.sim.pacing import Pacer
 from vcosim.sim.recorder import SignalRecorder, csv_header
 from vcosim.sim.simulation import Simulation
@@ -178,10 +178,3 @@ def test_signal_recorder_samples_every_n_steps_and_grows():
     assert np.allclose(np.diff(t), sim.dt)
 
 
-def test_replies_match_the_latest_message_with_their_id():
-    # Ids restart after a timeout: reply 0 at 3.5 s answers the second message 0 (3.0 s).
-    send = np.array([[1.0, 0], [1.1, 1], [3.0, 0], [3.2, 1]])
-    receive = np.array([[1.05, 0], [3.5, 0], [3.6, 1]])
-    sent, latency = reply_latency(send, receive)
-    assert np.allclose(sent, [1.0, 3.0, 3.2])
-    assert np.allclose(latency, [0.05, 0.5, 0.4])

@@ -43,7 +43,6 @@ from rich.table import Table
 from vcosim.controllers.cruise import Cruise
 from vcosim.errors import VcosimError
 from vcosim.sim.recorder import SignalRecorder, write_csv
-from vcosim.tight.debuglog import RECEIVE_LOG, SEND_LOG, STEPS_LOG
 from vcosim.tight.views import Controls, SimulatorMessage
 from vcosim.vehicle import SIGNAL_NAMES, Vehicle
 
@@ -294,30 +293,6 @@ class ControllerProcess:
         return self.report
 
 
-def read_debug_log(path: Path, columns: tuple[int, ...] | None = None) -> np.ndarray:
-    """Rows of a coupling debug CSV (its header skipped), always two-dimensional."""
-    return np.loadtxt(path, delimiter=",", skiprows=1, usecols=columns, ndmin=2)
-
-
-def reply_latency(send: np.ndarray, receive: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Per applied reply: the wall time its message was sent and the time to its reply (s).
-
-    ``send`` and ``receive`` hold (time, id) rows from the debug logs. Ids restart at 0 after a
-    timeout, so a reply belongs to the latest message sent with its id before it was applied.
-    """
-    sent_at: dict[float, float] = {}
-    pairs = []
-    j = 0
-    for t_reply, reply_id in receive[:, :2]:
-        while j < len(send) and send[j, 0] <= t_reply:
-            sent_at[send[j, 1]] = send[j, 0]
-            j += 1
-        if reply_id in sent_at:
-            pairs.append((sent_at[reply_id], t_reply - sent_at[reply_id]))
-    table = np.array(pairs).reshape(-1, 2)
-    return table[:, 0], table[:, 1]
-
-
 @dataclass
 class CouplingTiming:
     """The coupling's timing read back from the three debug logs."""
@@ -327,16 +302,14 @@ class CouplingTiming:
 
     @classmethod
     def from_logs(cls, folder: Path, start_time: float, dt: float) -> CouplingTiming:
-        """Match replies to messages by id; place them in simulated time by the steps log.
+        """Each answered message's simulated send time and its reply latency (vcosim.analysis)."""
+        from vcosim.analysis import load_run
 
-        Row i of the physics-steps log is the wall time step i of the run began, so the
-        simulated time of a wall time is that of the last step begun before it.
-        """
-        steps = read_debug_log(folder / STEPS_LOG)[:, 0]
-        sent, latency = reply_latency(read_debug_log(folder / SEND_LOG, (0, 1)),
-                                      read_debug_log(folder / RECEIVE_LOG, (0, 1)))
-        index = np.maximum(np.searchsorted(steps, sent, side="right") - 1, 0)
-        return cls(message_time=start_time + index * dt, latency=latency)
+        timeline = load_run(folder).timeline
+        answered = timeline.matched_send >= 0
+        sends = timeline.matched_send[answered]
+        return cls(message_time=start_time + timeline.send_step[sends] * dt,
+                   latency=timeline.latency[answered])
 
 
 def settling_time(t: np.ndarray, speed: np.ndarray, since: float, target: float,
