@@ -426,6 +426,131 @@ def drive(
     run_drive(out, host, port, duration=duration, vehicle=vehicle, frame_rate=frame_rate)
 
 
+@app.command()
+def sound(
+    host: BusHost = "127.0.0.1",
+    port: BusPort = 64900,
+    module_id: BusModuleId = None,
+    wav: Annotated[
+        Path | None, typer.Option(envvar="VCOSIM_SOUND_WAV",
+                                  help="Render to this WAV file instead of the sound card.")
+    ] = None,
+    null: Annotated[bool, typer.Option("--null", help="Render to nothing (headless).")] = False,
+    duration: Annotated[
+        float | None, typer.Option(help="Seconds to run (default: until Shutdown/Ctrl-C).")
+    ] = None,
+    symbols: BusSymbols = "§§+¶",
+    max_length: BusMaxLength = 256,
+) -> None:
+    """The sound module: synthesised engine, tyre-skid and event sounds from the bus.
+
+    Plays on the sound card (the `sound` extra: sounddevice); with --wav renders to a file;
+    without a sound card it says so and renders to nothing.
+    """
+    from vcosim.modules.sound import run_sound
+
+    run_sound(host, port, module_id=19 if module_id is None else module_id,
+              codec=_bus_codec(symbols, max_length), wav=wav, null=null, duration=duration)
+
+
+@app.command("input")
+def input_module(
+    host: BusHost = "127.0.0.1",
+    port: BusPort = 64900,
+    module_id: BusModuleId = None,
+    mapping: Annotated[
+        Path | None, typer.Option(help="Mapping of axes and buttons (TOML); default: built in.")
+    ] = None,
+    list_devices: Annotated[
+        bool, typer.Option("--list", help="Show the input devices found and end.")
+    ] = False,
+    calibrate: Annotated[
+        bool, typer.Option("--calibrate", help="Interactive wizard that writes --mapping.")
+    ] = False,
+    keyboard: Annotated[
+        bool, typer.Option("--keyboard", help="Drive with the keyboard even if a wheel exists.")
+    ] = False,
+    script: Annotated[
+        Path | None, typer.Option(envvar="VCOSIM_INPUT_SCRIPT",
+                                  help="Scripted inputs (TOML: timed axis/button values), "
+                                  "for tests and headless runs.")
+    ] = None,
+    duration: Annotated[
+        float | None, typer.Option(help="Seconds to run (default: until quit/Shutdown/Ctrl-C).")
+    ] = None,
+    symbols: BusSymbols = "§§+¶",
+    max_length: BusMaxLength = 256,
+) -> None:
+    """The input module: wheel, pedals, gamepad or keyboard to IMFM/IMVM; force feedback back.
+
+    Joysticks and wheels need the `input` extra (pygame-ce); the keyboard works without.
+    """
+    from vcosim.modules.input import run_input
+
+    run_input(host, port, module_id=17 if module_id is None else module_id,
+              codec=_bus_codec(symbols, max_length), mapping=mapping, list_devices=list_devices,
+              calibrate=calibrate, keyboard=keyboard, script=script, duration=duration)
+
+
+@app.command()
+def view(
+    port: Annotated[int, typer.Option(help="HTTP port of the page (0: any free one).")] = 8765,
+    http_host: Annotated[
+        str, typer.Option(help="Address the page is served on; loopback unless you open it "
+                          "on purpose.")
+    ] = "127.0.0.1",
+    bus_host: Annotated[str, typer.Option(help="The bus router's address.")] = "127.0.0.1",
+    bus_port: Annotated[int, typer.Option(help="The bus router's UDP handshake port.")] = 64900,
+    module_id: BusModuleId = None,
+    rate: Annotated[float, typer.Option(help="Most state frames per second to the page.")] = 60.0,
+    height_map: Annotated[
+        Path | None, typer.Option(help="Height-map image (blue channel).")
+    ] = None,
+    road_map: Annotated[Path | None, typer.Option(help="Road map image (blue 255 = road).")] = None,
+    friction_map: Annotated[
+        Path | None, typer.Option(help="Friction map image (blue 255 = 0.99).")
+    ] = None,
+    hill_height: Annotated[
+        float, typer.Option(help="Metres of blue 255 in the height-map.")
+    ] = 10.0,
+    size: Annotated[float, typer.Option(help="Metres of the maps' longer side.")] = 1000.0,
+    send_ground: Annotated[
+        bool, typer.Option(help="Answer with VMFM: ground height and friction under each wheel.")
+    ] = False,
+    symbols: BusSymbols = "§§+¶",
+    max_length: BusMaxLength = 256,
+) -> None:
+    """Serve the 3-D viewer and live dashboard in a browser; drive with keyboard or gamepad."""
+    from vcosim.modules.viewer import Viewer, run_view
+    from vcosim.vehicle.terrain import Terrain
+
+    terrain = Terrain.from_images(height_map, road_map, friction_map, hill_height=hill_height,
+                                  size=size)
+    run_view(Viewer(bus_host, bus_port, host=http_host, port=port, terrain=terrain, rate=rate,
+                    module_id=18 if module_id is None else module_id, send_ground=send_ground,
+                    codec=_bus_codec(symbols, max_length)))
+
+
+@app.command("viewer", hidden=True)
+def viewer_for_drive(
+    host: BusHost = "127.0.0.1",
+    port: BusPort = 64900,
+    http_port: Annotated[int, typer.Option(help="HTTP port of the page.")] = 8765,
+) -> None:
+    """`vcosim view` as `vcosim drive` starts it: --host/--port are the bus router's.
+
+    If the page's port is taken (a second run), a free one is used; the URL is printed.
+    """
+    from vcosim.errors import ConfigError
+    from vcosim.modules.viewer import Viewer, run_view
+
+    try:
+        viewer = Viewer(host, port, port=http_port)
+    except ConfigError:
+        viewer = Viewer(host, port, port=0)
+    run_view(viewer)
+
+
 @bench_app.command("physics")
 def bench_physics(
     as_json: Annotated[bool, typer.Option("--json", help="Print only the JSON object.")] = False,

@@ -33,10 +33,10 @@ from vcosim.interrupts import sigterm_as_interrupt
 console = Console(stderr=True)
 
 OPTIONAL_MODULES = (
-    # (name, the package that must exist, the vcosim sub-command), started once they exist
-    ("input", "vcosim.modules.input", "input"),
-    ("sound", "vcosim.modules.sound", "sound"),
-    ("viewer", "vcosim.modules.viewer", "viewer"),
+    # (name, the module that must exist, the vcosim sub-command, its bus id), started if there
+    ("input", "vcosim.modules.input", "input", ModuleId.INPUT),
+    ("sound", "vcosim.modules.sound", "sound", ModuleId.SOUND),
+    ("viewer", "vcosim.modules.viewer", "view", ModuleId.VISUALISATION),
 )
 
 
@@ -199,9 +199,9 @@ def run_drive(out: Path, host: str, port: int, *, duration: float | None, vehicl
             launch("logger", ["log", str(run_dir / "bus.mcap"), *where], ModuleId.LOGGING)
             launch("vehicle", ["sim", "--bus", f"{h}:{p}", "--no-coupling", "--frame-rate",
                                f"{frame_rate:g}", "--vehicle", vehicle], ModuleId.VEHICLE)
-            for name, package, command in OPTIONAL_MODULES:
+            for name, package, command, module_id in OPTIONAL_MODULES:
                 if importlib.util.find_spec(package) is not None:
-                    children.append(_Child(name, [command, *where], run_dir))
+                    launch(name, [command, *where], module_id)
             end = None if duration is None else time.monotonic() + duration
             vehicle_child = children[1]
             while not router.stopped.is_set() and vehicle_child.alive:
