@@ -531,26 +531,6 @@ def view(
                     codec=_bus_codec(symbols, max_length)))
 
 
-@app.command("viewer", hidden=True)
-def viewer_for_drive(
-    host: BusHost = "127.0.0.1",
-    port: BusPort = 64900,
-    http_port: Annotated[int, typer.Option(help="HTTP port of the page.")] = 8765,
-) -> None:
-    """`vcosim view` as `vcosim drive` starts it: --host/--port are the bus router's.
-
-    If the page's port is taken (a second run), a free one is used; the URL is printed.
-    """
-    from vcosim.errors import ConfigError
-    from vcosim.modules.viewer import Viewer, run_view
-
-    try:
-        viewer = Viewer(host, port, port=http_port)
-    except ConfigError:
-        viewer = Viewer(host, port, port=0)
-    run_view(viewer)
-
-
 @bench_app.command("physics")
 def bench_physics(
     as_json: Annotated[bool, typer.Option("--json", help="Print only the JSON object.")] = False,

@@ -33,10 +33,12 @@ from vcosim.interrupts import sigterm_as_interrupt
 console = Console(stderr=True)
 
 OPTIONAL_MODULES = (
-    # (name, the module that must exist, the vcosim sub-command, its bus id), started if there
-    ("input", "vcosim.modules.input", "input", ModuleId.INPUT),
-    ("sound", "vcosim.modules.sound", "sound", ModuleId.SOUND),
-    ("viewer", "vcosim.modules.viewer", "view", ModuleId.VISUALISATION),
+    # (name, the module that must exist, the vcosim sub-command, its bus id, its options for
+    # the router's host and port), each started if its module is installed
+    ("input", "vcosim.modules.input", "input", ModuleId.INPUT, ("--host", "--port")),
+    ("sound", "vcosim.modules.sound", "sound", ModuleId.SOUND, ("--host", "--port")),
+    ("viewer", "vcosim.modules.viewer", "view", ModuleId.VISUALISATION,
+     ("--bus-host", "--bus-port")),
 )
 
 
@@ -199,9 +201,11 @@ def run_drive(out: Path, host: str, port: int, *, duration: float | None, vehicl
             launch("logger", ["log", str(run_dir / "bus.mcap"), *where], ModuleId.LOGGING)
             launch("vehicle", ["sim", "--bus", f"{h}:{p}", "--no-coupling", "--frame-rate",
                                f"{frame_rate:g}", "--vehicle", vehicle], ModuleId.VEHICLE)
-            for name, package, command, module_id in OPTIONAL_MODULES:
+            for name, package, command, module_id, (host_opt, port_opt) in OPTIONAL_MODULES:
                 if importlib.util.find_spec(package) is not None:
-                    launch(name, [command, *where], module_id)
+                    launch(name, [command, host_opt, h, port_opt, str(p)], module_id)
+                    if name == "viewer":
+                        console.log("viewer: open http://127.0.0.1:8765/ in a browser")
             end = None if duration is None else time.monotonic() + duration
             vehicle_child = children[1]
             while not router.stopped.is_set() and vehicle_child.alive:

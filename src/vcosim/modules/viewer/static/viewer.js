@@ -1,0 +1,398 @@
+// vcosim viewer: the car on its terrain, HUD, dashboard, and driving from the browser.
+// World frame as the vehicle's (ISO 8855): x forward at start, y left, z up. three.js runs
+// z-up here, so positions from the bus are used as they are.
+import * as THREE from './vendor/three.module.js';
+
+THREE.Object3D.DEFAULT_UP.set(0, 0, 1);
+
+const MAX_STEER = 35 * Math.PI / 180;  // full steering input = 35 deg road-wheel angle
+const INPUT_HZ = 25;                   // as NightRider's input module sends
+const HISTORY_S = 10;                  // dashboard window
+
+// ---------------------------------------------------------------- terrain, as the vehicle's
+function axis(coord, origin, cell, n) {
+  // mirrors vcosim.vehicle.terrain._axis: indices, fraction, clamped at the edges
+  if (n < 2) return [0, 0, 0];
+  const f = (coord - origin) / cell;
+  if (!(f >= 0)) return [0, 1, 0];
+  const last = n - 1;
+  if (f > last) return [last - 1, last, 1];
+  const i0 = Math.min(Math.floor(f), last - 1);
+  return [i0, i0 + 1, f - i0];
+}
+
+function sampleTerrain(t, x, y) {
+  // bilinear height and friction, exactly as sample_terrain in the vehicle
+  const [i0, i1, tx] = axis(x, t.origin[0], t.cell, t.nx);
+  const [j0, j1, ty] = axis(y, t.origin[1], t.cell, t.ny);
+  const bl = (a) => {
+    const v00 = a[j0 * t.nx + i0], v01 = a[j0 * t.nx + i1];
+    const v10 = a[j1 * t.nx + i0], v11 = a[j1 * t.nx + i1];
+    return (1 - ty) * ((1 - tx) * v00 + tx * v01) + ty * ((1 - tx) * v10 + tx * v11);
+  };
+  return { height: bl(t.height), friction: bl(t.friction) };
+}
+
+function terrainMesh(t) {
+  const group = new THREE.Group();
+  if (t.nx * t.ny === 1) {  // flat ground: a large plane and a grid
+    const plane = new THREE.Mesh(new THREE.PlaneGeometry(2000, 2000),
+      new THREE.MeshLambertMaterial({ color: 0x6f8f4e }));
+    plane.position.z = t.height[0];
+    group.add(plane);
+    const grid = new THREE.GridHelper(2000, 400, 0x30402a, 0x4f6a3d);
+    grid.rotation.x = Math.PI / 2;
+    grid.position.z = t.height[0] + 0.01;
+    group.add(grid);
+    return group;
+  }
+  const n = t.nx * t.ny;
+  const pos = new Float32Array(n * 3), col = new Float32Array(n * 3);
+  for (let j = 0; j < t.ny; j++) {
+    for (let i = 0; i < t.nx; i++) {
+      const k = j * t.nx + i;
+      pos[3 * k] = t.origin[0] + i * t.cell;
+      pos[3 * k + 1] = t.origin[1] + j * t.cell;
+      pos[3 * k + 2] = t.height[k];
+      const road = t.road ? t.road[k] : 0;
+      const mu = Math.min(1, t.friction[k]);
+      const c = road ? [0.35, 0.35, 0.37] : [0.25 + 0.2 * (1 - mu), 0.45 + 0.2 * mu, 0.2];
+      col.set(c, 3 * k);
+    }
+  }
+  const index = [];
+  for (let j = 0; j < t.ny - 1; j++) {
+    for (let i = 0; i < t.nx - 1; i++) {
+      const a = j * t.nx + i, b = a + 1, c = a + t.nx, d = c + 1;
+      index.push(a, b, d, a, d, c);
+    }
+  }
+  const geo = new THREE.BufferGeometry();
+  geo.setAttribute('position', new THREE.BufferAttribute(pos, 3));
+  geo.setAttribute('color', new THREE.BufferAttribute(col, 3));
+  geo.setIndex(index);
+  geo.computeVertexNormals();
+  group.add(new THREE.Mesh(geo, new THREE.MeshLambertMaterial({ vertexColors: true })));
+  // beyond the map the vehicle holds the edge height; a wide plane keeps the world from ending
+  let low = Infinity;
+  for (const h of t.height) low = Math.min(low, h);
+  const skirt = new THREE.Mesh(new THREE.PlaneGeometry(6000, 6000),
+    new THREE.MeshLambertMaterial({ color: 0x5d7d43 }));
+  skirt.position.z = low - 0.05;
+  group.add(skirt);
+  return group;
+}
+
+// ---------------------------------------------------------------- the car
+function makeCar(g) {
+  const car = new THREE.Group();
+  const length = g.a + g.b + 1.2, width = 2 * g.c - 0.1;
+  const paint = new THREE.MeshLambertMaterial({ color: 0xc0272d });
+  const body = new THREE.Mesh(new THREE.BoxGeometry(length, width, 0.6), paint);
+  body.position.set((g.a - g.b) / 2, 0, -0.05);
+  car.add(body);
+  const cabin = new THREE.Mesh(new THREE.BoxGeometry(length * 0.45, width * 0.85, 0.55),
+    new THREE.MeshLambertMaterial({ color: 0x222a33 }));
+  cabin.position.set((g.a - g.b) / 2 - 0.3, 0, 0.5);
+  car.add(cabin);
+  const lamp = new THREE.MeshBasicMaterial({ color: 0xfff3b0 });
+  for (const s of [-1, 1]) {
+    const l = new THREE.Mesh(new THREE.BoxGeometry(0.05, 0.3, 0.15), lamp);
+    l.position.set(body.position.x + length / 2, s * (width / 2 - 0.3), 0.05);
+    car.add(l);
+  }
+  const tyre = new THREE.MeshLambertMaterial({ color: 0x111111 });
+  const rim = new THREE.MeshLambertMaterial({ color: 0xbbbbbb });
+  const wheels = [];
+  const corners = [[g.a, g.c], [g.a, -g.c], [-g.b, g.c], [-g.b, -g.c]];  // FL FR RL RR
+  for (const [x, y] of corners) {
+    const steer = new THREE.Group();      // turns about z (front wheels)
+    steer.position.set(x, y, -0.5);
+    const spin = new THREE.Group();       // turns about the axle (y)
+    const t = new THREE.Mesh(new THREE.CylinderGeometry(g.radius, g.radius, 0.22, 20), tyre);
+    spin.add(t);
+    const spoke = new THREE.Mesh(new THREE.BoxGeometry(g.radius * 1.6, 0.24, 0.08), rim);
+    spin.add(spoke);
+    steer.add(spin);
+    car.add(steer);
+    wheels.push({ steer, spin, x, y });
+  }
+  return { car, wheels };
+}
+
+// ---------------------------------------------------------------- page state
+const canvas = document.getElementById('scene');
+const renderer = new THREE.WebGLRenderer({ canvas, antialias: true, preserveDrawingBuffer: true });
+renderer.setPixelRatio(window.devicePixelRatio);
+renderer.autoClear = false;
+const scene = new THREE.Scene();
+scene.background = new THREE.Color(0x9cc3e6);
+scene.add(new THREE.HemisphereLight(0xffffff, 0x445533, 1.2));
+const sun = new THREE.DirectionalLight(0xffffff, 1.5);
+sun.position.set(50, -30, 80);
+scene.add(sun);
+
+const mainCam = new THREE.PerspectiveCamera(60, 1, 0.1, 5000);
+const mirrorCam = new THREE.PerspectiveCamera(45, 3, 0.1, 2000);
+const CAMERAS = ['chase', 'driver'];
+
+const vc = {
+  connected: false, frames: 0, sent: {}, camera: 'chase', terrain: null, geometry: null,
+  state: { x: 0, y: 0, z: 0, roll: 0, pitch: 0, yaw: 0, speed: 0, rpm: 0, throttle: 0, brake: 0,
+           steering: 0 },
+  gear: 'D', lastError: null,
+  sampleTerrain: (x, y) => sampleTerrain(vc.terrain, x, y),
+  wheelPositions: () => wheelWorld().map((p) => [p.x, p.y]),
+  input: { throttle: 0, brake: 0, steering: 0 },
+};
+window.vcosim = vc;
+let carParts = null;
+let wheelAngle = 0;
+const history = [];
+
+// ---------------------------------------------------------------- websocket
+let ws = null;
+function send(cmd) {
+  if (ws && ws.readyState === WebSocket.OPEN) {
+    ws.send(JSON.stringify(cmd));
+    vc.sent[cmd.type] = (vc.sent[cmd.type] || 0) + 1;
+  }
+}
+
+function connect() {
+  ws = new WebSocket(`ws://${location.host}/ws`);
+  ws.onopen = () => { vc.connected = true; status('connected'); };
+  ws.onclose = () => { vc.connected = false; status('disconnected — retrying'); setTimeout(connect, 1000); };
+  ws.onmessage = (ev) => {
+    const f = JSON.parse(ev.data);
+    if (f.type === 'state') {
+      Object.assign(vc.state, f);
+      vc.frames += 1;
+      history.push([performance.now() / 1000, f.speed * 3.6, f.rpm, f.throttle, f.brake]);
+      sendGround();
+    } else if (f.type === 'camera') {
+      vc.camera = CAMERAS[(CAMERAS.indexOf(vc.camera) + 1) % CAMERAS.length];
+      document.getElementById('camera-name').textContent = vc.camera;
+    } else if (f.type === 'hello') {
+      vc.geometry = f.geometry; vc.sendGroundEnabled = f.send_ground;
+    } else if (f.type === 'shutdown') {
+      status('the bus shut down');
+    } else if (f.type === 'error') {
+      vc.lastError = f.error;
+    }
+  };
+}
+function status(text) { document.getElementById('status').textContent = text; }
+
+// ---------------------------------------------------------------- VMFM from the page's terrain
+function wheelWorld() {
+  if (!carParts) return [];
+  carParts.car.updateMatrixWorld();
+  return carParts.wheels.map((w) => new THREE.Vector3(w.x, w.y, 0).applyMatrix4(carParts.car.matrixWorld));
+}
+function sendGround() {
+  // once per state frame: the server already limits those to its rate
+  if (!vc.sendGroundEnabled || !vc.terrain || !carParts) return;
+  placeCar();
+  const s = wheelWorld().map((p) => sampleTerrain(vc.terrain, p.x, p.y));
+  send({ type: 'ground', height: s.map((v) => v.height), friction: s.map((v) => v.friction) });
+}
+
+// ---------------------------------------------------------------- driving: keyboard, gamepad
+const keys = new Set();
+let active = false;  // send inputs only once this page has been used to drive
+window.addEventListener('keydown', (e) => {
+  if (e.repeat) return;
+  const k = e.key.toLowerCase();
+  keys.add(k);
+  if (k === 'c') send({ type: 'camera' });
+  else if (k === 'h') send({ type: 'horn' });
+  else if (k === 'q' || k === 'pagedown') shift(-1);
+  else if (k === 'e' || k === 'pageup') shift(1);
+  else if (['w', 's', 'a', 'd', 'arrowup', 'arrowdown', 'arrowleft', 'arrowright'].includes(k)) {
+    active = true; e.preventDefault();
+  }
+});
+window.addEventListener('keyup', (e) => keys.delete(e.key.toLowerCase()));
+
+const GEARS = ['R', 'N', 'D'];
+function shift(dir) {
+  active = true;
+  const i = Math.max(0, Math.min(GEARS.length - 1, GEARS.indexOf(vc.gear) + dir));
+  vc.gear = GEARS[i];
+  sendInput(dir);
+}
+
+function toByte(v) { return Math.max(0, Math.min(255, Math.round(v * 255))); }
+function steeringByte(s) {  // +1 full left -> 0, 0 -> 128, -1 full right -> 255
+  return Math.max(0, Math.min(255, Math.round(s >= 0 ? 128 - 128 * s : 128 - 127 * s)));
+}
+function sendInput(shiftDir = 0) {
+  const i = vc.input;
+  send({ type: 'input', throttle: toByte(i.throttle), brake: toByte(i.brake),
+         steering: steeringByte(i.steering), shift: shiftDir });
+}
+
+const pads = { buttons: [] };
+function readControls(dt) {
+  const i = vc.input;
+  const down = (...names) => names.some((n) => keys.has(n));
+  const target = down('a', 'arrowleft') ? 1 : down('d', 'arrowright') ? -1 : 0;
+  const rate = 2.5 * dt;  // keyboard steering ramps, full lock in 0.4 s
+  i.steering += Math.max(-rate, Math.min(rate, target - i.steering));
+  i.throttle = down('w', 'arrowup') ? 1 : 0;
+  i.brake = down('s', 'arrowdown') ? 1 : 0;
+  const pad = navigator.getGamepads ? [...navigator.getGamepads()].find((p) => p) : null;
+  if (pad) {
+    const b = (n) => (pad.buttons[n] ? pad.buttons[n].value : 0);
+    const steer = -(pad.axes[0] || 0);
+    if (Math.abs(steer) > 0.05 || b(7) > 0.02 || b(6) > 0.02) active = true;
+    if (Math.abs(steer) > 0.05) i.steering = steer;
+    i.throttle = Math.max(i.throttle, b(7));
+    i.brake = Math.max(i.brake, b(6));
+    const edges = [[4, () => shift(-1)], [5, () => shift(1)], [3, () => send({ type: 'camera' })],
+                   [1, () => send({ type: 'horn' })]];
+    for (const [n, act] of edges) {
+      const now = b(n) > 0.5;
+      if (now && !pads.buttons[n]) act();
+      pads.buttons[n] = now;
+    }
+  }
+}
+
+// ---------------------------------------------------------------- drawing
+function placeCar() {
+  const s = vc.state;
+  carParts.car.position.set(s.x, s.y, s.z);
+  carParts.car.rotation.set(s.roll, s.pitch, s.yaw, 'ZYX');
+}
+
+function updateCar(dt) {
+  const s = vc.state, g = vc.geometry;
+  placeCar();
+  wheelAngle += (s.speed / g.radius) * dt;
+  carParts.car.updateMatrixWorld();
+  for (const [n, w] of carParts.wheels.entries()) {
+    w.spin.rotation.y = wheelAngle;
+    w.steer.rotation.z = n < 2 ? s.steering * MAX_STEER : 0;
+    // sit the wheel on the ground below it (the suspension's travel, seen from outside)
+    const p = new THREE.Vector3(w.x, w.y, 0).applyMatrix4(carParts.car.matrixWorld);
+    const h = vc.terrain ? sampleTerrain(vc.terrain, p.x, p.y).height : 0;
+    w.steer.position.z = Math.max(-0.9, Math.min(-0.2, h + g.radius - s.z));
+  }
+}
+
+function updateCameras() {
+  const car = carParts.car;
+  const at = (x, y, z) => new THREE.Vector3(x, y, z).applyMatrix4(car.matrixWorld);
+  if (vc.camera === 'chase') {
+    const yaw = vc.state.yaw, p = car.position;
+    mainCam.position.set(p.x - 9 * Math.cos(yaw), p.y - 9 * Math.sin(yaw), p.z + 3.2);
+    mainCam.lookAt(p.x, p.y, p.z + 0.8);
+  } else {
+    mainCam.position.copy(at(-0.2, 0.45, 0.75));
+    mainCam.lookAt(at(20, 0.45, 0.3));
+  }
+  const g = vc.geometry;  // the mirror looks back from just behind the tail
+  mirrorCam.position.copy(at(-g.b - 0.7, 0, 0.9));
+  mirrorCam.lookAt(at(-30, 0, 0.4));
+}
+
+function drawGauge() {
+  const c = document.getElementById('gauge'), g = c.getContext('2d');
+  const kmh = vc.state.speed * 3.6, max = 240, r = 80, cx = 90, cy = 90;
+  g.clearRect(0, 0, c.width, c.height);
+  g.fillStyle = 'rgba(0,0,0,0.55)'; g.beginPath(); g.arc(cx, cy, r + 8, 0, 2 * Math.PI); g.fill();
+  const angle = (v) => Math.PI * 0.75 + (v / max) * Math.PI * 1.5;
+  g.strokeStyle = '#fff'; g.fillStyle = '#fff'; g.font = '11px sans-serif'; g.textAlign = 'center';
+  for (let v = 0; v <= max; v += 20) {
+    const a = angle(v);
+    g.beginPath(); g.moveTo(cx + Math.cos(a) * (r - 8), cy + Math.sin(a) * (r - 8));
+    g.lineTo(cx + Math.cos(a) * r, cy + Math.sin(a) * r); g.stroke();
+    if (v % 40 === 0) g.fillText(String(v), cx + Math.cos(a) * (r - 20), cy + Math.sin(a) * (r - 20) + 4);
+  }
+  const a = angle(Math.min(max, Math.abs(kmh)));
+  g.strokeStyle = '#ff3b30'; g.lineWidth = 3;
+  g.beginPath(); g.moveTo(cx, cy); g.lineTo(cx + Math.cos(a) * (r - 10), cy + Math.sin(a) * (r - 10)); g.stroke();
+  g.lineWidth = 1;
+  document.getElementById('speed').textContent = Math.abs(kmh).toFixed(0);
+  document.getElementById('rpm').textContent = vc.state.rpm.toFixed(0);
+  document.getElementById('gear').textContent = vc.gear;
+}
+
+function drawDashboard() {
+  const c = document.getElementById('dashboard'), g = c.getContext('2d');
+  const now = performance.now() / 1000;
+  while (history.length && history[0][0] < now - HISTORY_S) history.shift();
+  g.clearRect(0, 0, c.width, c.height);
+  const plots = [
+    ['speed km/h', [[1, '#4fc3f7']], 0, 200],
+    ['rpm', [[2, '#ffb74d']], 0, 8000],
+    ['throttle / brake', [[3, '#81c784'], [4, '#e57373']], 0, 1],
+  ];
+  const h = c.height / plots.length;
+  plots.forEach(([label, series, lo, hi], n) => {
+    const top = n * h;
+    g.strokeStyle = 'rgba(255,255,255,0.25)'; g.strokeRect(4, top + 4, c.width - 8, h - 8);
+    g.fillStyle = '#fff'; g.font = '11px sans-serif'; g.textAlign = 'left';
+    const last = history.length ? history[history.length - 1] : null;
+    const value = last ? series.map(([k]) => last[k].toFixed(k >= 3 ? 2 : 0)).join(' / ') : '';
+    g.fillText(`${label}  ${value}`, 8, top + 16);
+    for (const [k, colour] of series) {
+      g.strokeStyle = colour; g.beginPath();
+      history.forEach((row, m) => {
+        const x = 4 + (c.width - 8) * (1 - (now - row[0]) / HISTORY_S);
+        const y = top + h - 6 - (h - 24) * Math.max(0, Math.min(1, (row[k] - lo) / (hi - lo)));
+        if (m === 0) g.moveTo(x, y); else g.lineTo(x, y);
+      });
+      g.stroke();
+    }
+  });
+}
+
+function resize() {
+  const w = window.innerWidth, h = window.innerHeight;
+  renderer.setSize(w, h, false);
+  mainCam.aspect = w / h; mainCam.updateProjectionMatrix();
+}
+window.addEventListener('resize', resize);
+
+let lastFrame = performance.now(), lastInput = 0;
+function frame() {
+  requestAnimationFrame(frame);
+  const now = performance.now(), dt = Math.min(0.1, (now - lastFrame) / 1000);
+  lastFrame = now;
+  readControls(dt);
+  if (active && now - lastInput >= 1000 / INPUT_HZ) { lastInput = now; sendInput(); }
+  if (!carParts) return;
+  updateCar(dt);
+  updateCameras();
+  const w = window.innerWidth, h = window.innerHeight;
+  renderer.setViewport(0, 0, w, h); renderer.setScissorTest(false);
+  renderer.clear();
+  renderer.render(scene, mainCam);
+  const mw = Math.round(w * 0.3), mh = Math.round(mw / 3);  // rear-view mirror inset
+  renderer.setScissorTest(true);
+  renderer.setScissor((w - mw) / 2, h - mh - 10, mw, mh);
+  renderer.setViewport((w - mw) / 2, h - mh - 10, mw, mh);
+  renderer.clear();
+  renderer.render(scene, mirrorCam);
+  renderer.setScissorTest(false);
+  drawGauge();
+  drawDashboard();
+}
+
+async function start() {
+  const [config, terrain] = await Promise.all([
+    fetch('config.json').then((r) => r.json()), fetch('terrain.json').then((r) => r.json())]);
+  vc.geometry = config.geometry; vc.sendGroundEnabled = config.send_ground;
+  vc.terrain = terrain;
+  scene.add(terrainMesh(terrain));
+  carParts = makeCar(vc.geometry);
+  scene.add(carParts.car);
+  resize();
+  connect();
+  vc.ready = true;
+  frame();
+}
+start();

@@ -1,0 +1,177 @@
+"""The viewer's page in a real browser: Debian's chromium, headless, WebGL via SwiftShader."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+pytest.importorskip("starlette", reason="the viewer extra is not installed")
+pytest.importorskip("uvicorn", reason="the viewer extra is not installed")
+sync_api = pytest.importorskip("playwright.sync_api", reason="playwright is not installed "
+                               "(pip install playwright)")
+
+from modules.test_viewer import hilly_terrain  # noqa: E402
+from vcosim.bus.catalogue import FMVM, IMFM, VMFM, Shutdown  # noqa: E402
+from vcosim.bus.client import BusClient  # noqa: E402
+from vcosim.bus.router import Router  # noqa: E402
+from vcosim.bus.vehicle_module import BusVehicle  # noqa: E402
+from vcosim.modules.viewer import Viewer  # noqa: E402
+from vcosim.sim.pacing import Pacer  # noqa: E402
+from vcosim.sim.simulation import Simulation  # noqa: E402
+from vcosim.vehicle import Vehicle  # noqa: E402
+
+CHROMIUM = os.environ.get("VCOSIM_CHROMIUM", "/usr/bin/chromium")
+ARGS = ["--headless=new", "--no-sandbox", "--disable-gpu", "--use-gl=swiftshader",
+        "--disable-background-networking", "--disable-component-update", "--no-first-run"]
+SHOTS = Path(os.environ.get("VCOSIM_SCREENSHOTS", "")) if os.environ.get(
+    "VCOSIM_SCREENSHOTS") else None
+
+if not (Path(CHROMIUM).exists() or shutil.which(CHROMIUM)):
+    pytest.skip(f"no chromium at {CHROMIUM} (apt-get install chromium, or set VCOSIM_CHROMIUM)",
+                allow_module_level=True)
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Any]:
+    with sync_api.sync_playwright() as p:
+        b = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+        yield b
+        b.close()
+
+
+@pytest.fixture
+def page(browser: Any) -> Iterator[Any]:
+    page = browser.new_page(viewport={"width": 800, "height": 500})
+    errors: list[str] = []
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    yield page
+    page.close()
+    assert not errors, errors
+
+
+def open_viewer(page: Any, viewer: Viewer) -> None:
+    page.goto(viewer.url)
+    page.wait_for_function("window.vcosim && window.vcosim.ready && window.vcosim.connected",
+                           timeout=30_000)
+
+
+def shot(page: Any, name: str) -> bytes:
+    data = page.screenshot()
+    if SHOTS is not None:
+        SHOTS.mkdir(parents=True, exist_ok=True)
+        (SHOTS / f"{name}.png").write_bytes(data)
+    return data
+
+
+def canvas_is_drawn(page: Any) -> bool:
+    """More than one colour in the WebGL canvas (a blank canvas is one colour)."""
+    return page.evaluate("""() => {
+        const c = document.getElementById('scene');
+        const probe = document.createElement('canvas');
+        probe.width = 64; probe.height = 40;
+        const g = probe.getContext('2d');
+        g.drawImage(c, 0, 0, 64, 40);
+        const d = g.getImageData(0, 0, 64, 40).data, seen = new Set();
+        for (let i = 0; i < d.length; i += 4) seen.add(d[i] << 16 | d[i + 1] << 8 | d[i + 2]);
+        return seen.size > 10;
+    }""")
+
+
+def test_page_draws_the_car_follows_it_and_switches_camera(router: Router, page, tmp_path):
+    terrain = hilly_terrain(tmp_path)
+    with Viewer("127.0.0.1", router.address[1], port=0, terrain=terrain) as viewer, \
+            BusClient(16, port=router.address[1]).connect(timeout=2.0) as car:
+        open_viewer(page, viewer)
+        h = terrain.sample(0.0, 0.0)[0]
+        car.send(FMVM(0.0, 0.0, h + 0.6, 0.0, 0.0, 0.0, 0.0, to=18))
+        page.wait_for_function("window.vcosim.state.poses >= 1", timeout=10_000)
+        page.wait_for_function("window.vcosim.frames >= 1")
+        assert canvas_is_drawn(page)
+        before = shot(page, "viewer-start")
+        x = 25.0
+        car.send(FMVM(x, 2.0, terrain.sample(x, 2.0)[0] + 0.6, 0.0, 0.0, 0.4, 10.0, to=18))
+        page.wait_for_function(f"window.vcosim.state.x === {x}", timeout=10_000)
+        page.evaluate("() => new Promise((r) => requestAnimationFrame(() => "
+                      "requestAnimationFrame(r)))")
+        assert shot(page, "viewer-moved") != before
+
+        # the page's terrain at the wheels is the vehicle's, within 1 cm
+        wheels = page.evaluate("window.vcosim.wheelPositions()")
+        assert len(wheels) == 4
+        for wx, wy in wheels:
+            page_h = page.evaluate(f"window.vcosim.sampleTerrain({wx}, {wy}).height")
+            assert abs(page_h - terrain.sample(wx, wy)[0]) < 0.01
+
+        page.keyboard.press("c")
+        page.wait_for_function("window.vcosim.camera === 'driver'", timeout=5_000)
+        shot(page, "viewer-driver")
+        page.keyboard.press("c")
+        page.wait_for_function("window.vcosim.camera === 'chase'", timeout=5_000)
+
+
+def test_throttle_key_drives_the_simulated_car(router: Router, page):
+    port = router.address[1]
+    vehicle = Vehicle(engine_running=True)
+    vehicle.step(automatic=1, gear=1)  # selector in D
+    sim = Simulation(vehicle, Pacer("realtime", dt=vehicle.dt))
+    sim.attach("bus", BusVehicle(port=port))
+    thread = threading.Thread(target=lambda: sim.run(60.0), daemon=True)
+    thread.start()
+    assert router.wait_until(lambda: 16 in router.modules, 10.0)
+    try:
+        with Viewer("127.0.0.1", port, port=0) as viewer, \
+                BusClient(20, port=port, monitor=True).connect(timeout=2.0) as monitor:
+            open_viewer(page, viewer)
+            page.wait_for_function("window.vcosim.state.poses > 10", timeout=10_000)
+            start = shot(page, "viewer-drive-start")
+            page.keyboard.down("w")
+            deadline = time.monotonic() + 10
+            throttle = None
+            while throttle is None and time.monotonic() < deadline:
+                copy = monitor.next_copy(timeout=1.0)
+                if copy and isinstance(copy.message, IMFM) and copy.message.throttle > 0:
+                    throttle = copy.message
+            assert throttle is not None and throttle.to == 16
+            page.wait_for_function("window.vcosim.state.speed > 3", timeout=30_000)
+            page.keyboard.up("w")
+            assert shot(page, "viewer-drive-moving") != start
+            assert page.evaluate("window.vcosim.state.x") > 1.0
+    finally:
+        with BusClient(17, port=port).connect(timeout=2.0) as driver:
+            driver.send(Shutdown(to=16))
+        thread.join(10.0)
+
+
+def test_page_answers_with_the_ground_under_each_wheel(router: Router, page, tmp_path):
+    terrain = hilly_terrain(tmp_path)
+    port = router.address[1]
+    with Viewer("127.0.0.1", port, port=0, terrain=terrain, send_ground=True) as viewer, \
+            BusClient(16, port=port).connect(timeout=2.0) as car:
+        open_viewer(page, viewer)
+        x, y = 30.0, -12.0
+        car.send(FMVM(x, y, terrain.sample(x, y)[0] + 0.6, 0.0, 0.0, 1.0, 0.0, to=18))
+        page.wait_for_function(f"window.vcosim.state.x === {x}", timeout=10_000)
+        wheels = page.evaluate("window.vcosim.wheelPositions()")
+        expected = [terrain.sample(wx, wy) for wx, wy in wheels]
+
+        def matches(m: VMFM) -> bool:  # the page's answer for this pose, within 1 cm
+            heights = (m.height_fl, m.height_fr, m.height_rl, m.height_rr)
+            frictions = (m.friction_fl, m.friction_fr, m.friction_rl, m.friction_rr)
+            return all(abs(h - eh) < 0.01 and abs(mu - emu) < 1e-3
+                       for h, mu, (eh, emu) in zip(heights, frictions, expected, strict=True))
+
+        deadline = time.monotonic() + 10
+        seen: list[VMFM] = []
+        while time.monotonic() < deadline and not (seen and matches(seen[-1])):
+            message = car.next_message(timeout=1.0)
+            if isinstance(message, VMFM):
+                seen.append(message)
+        assert seen and matches(seen[-1]), (seen[-1:], expected)
+        assert len({round(h, 2) for h, _ in expected}) > 1  # the wheels are on a slope
