@@ -42,6 +42,24 @@ OPTIONAL_MODULES = (
 )
 
 
+def run_module(module: Any, duration: float | None, started: str) -> dict[str, Any]:
+    """Connect a bus module and run it until it ends, Shutdown, Ctrl-C or SIGTERM.
+
+    The module is closed on every path (its files complete); returns its report.
+    """
+    with sigterm_as_interrupt():
+        try:
+            module.connect()
+            console.log(started)
+            return module.run(duration)
+        except KeyboardInterrupt:
+            module.close()
+            return module.report()
+        except BaseException:
+            module.close()
+            raise
+
+
 def _logging() -> None:
     logging.basicConfig(level=logging.INFO, format="%(message)s",
                         handlers=[RichHandler(console=console, show_path=False)])
@@ -96,18 +114,8 @@ def run_logger(out: Path, host: str, port: int, *, module_id: int, codec: Codec,
 
     _logging()
     logger = Logger(out, host, port, module_id=module_id, codec=codec)
-    with sigterm_as_interrupt():
-        try:
-            logger.connect()
-            console.log(f"recording the bus at {host}:{port} into {out} (module {module_id}); "
-                        "Ctrl-C or a Shutdown ends it")
-            report = logger.run(duration)
-        except KeyboardInterrupt:
-            logger.close()
-            report = logger.report()
-        except BaseException:
-            logger.close()
-            raise
+    report = run_module(logger, duration, f"recording the bus at {host}:{port} into {out} "
+                        f"(module {module_id}); Ctrl-C or a Shutdown ends it")
     if csv and report["messages"]:
         report["csv"] = str(out.with_suffix(".csv"))
         export_csv(out, report["csv"])

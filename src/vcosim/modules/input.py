@@ -743,8 +743,7 @@ def run_input(host: str, port: int, *, module_id: int, codec: Codec, mapping: Pa
               list_devices: bool, calibrate: bool, keyboard: bool, script: Path | None,
               duration: float | None = None) -> dict[str, Any]:
     """``vcosim input``: list devices, or drive the bus from a device until quit/Shutdown."""
-    from vcosim.bus.commands import _logging, _table, console
-    from vcosim.interrupts import sigterm_as_interrupt
+    from vcosim.bus.commands import _logging, _table, console, run_module
 
     _logging()
     if list_devices:
@@ -782,17 +781,7 @@ def run_input(host: str, port: int, *, module_id: int, codec: Codec, mapping: Pa
         chosen = Mapping()
     module = InputModule(backend, chosen, host, port, module_id=module_id, codec=codec,
                          force_feedback=ForceFeedbackOutput.open(backend, chosen.device))
-    with sigterm_as_interrupt():
-        try:
-            module.connect()
-            console.log(f"input: {backend.name} as module {module_id} on the bus at "
-                        f"{host}:{port}")
-            report = module.run(duration)
-        except KeyboardInterrupt:
-            module.close()
-            report = module.report()
-        except BaseException:
-            module.close()
-            raise
+    report = run_module(module, duration, f"input: {backend.name} as module {module_id} on "
+                        f"the bus at {host}:{port}")
     console.print(_table("vcosim input: summary", report))
     return report
