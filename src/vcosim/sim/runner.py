@@ -68,6 +68,11 @@ def summary_table(report: RunReport) -> Table:
         if coupling["clamped"]:
             table.add_row("clamped by slot", json.dumps(coupling["clamped"]))
         table.add_row("time blocking", f"{coupling['blocked_time']:.3f} s")
+    for name, face in report.faces.items():  # the other faces (contracts, bus): their counters
+        if name != "coupling" and isinstance(face, dict):
+            for key, value in face.items():
+                if isinstance(value, (int, float, str)):
+                    table.add_row(f"{name}: {key.replace('_', ' ')}", str(value))
     if report.interrupted:
         table.add_row("ended by", "interrupt (Ctrl-C / SIGTERM)")
     return table
