@@ -107,6 +107,10 @@ def sim(
     debug_log: Annotated[
         Path | None, typer.Option(help="Folder for BeamNG's three coupling debug CSVs.")
     ] = None,
+    custom_hooks: Annotated[
+        str | None, typer.Option(help="module:object with fill_custom(sim, bank_h) and/or "
+                                 "on_custom(sim, values): the 50 custom values each way.")
+    ] = None,
     contracts: Annotated[
         bool, typer.Option(help="Also serve VS Connect-style contracts (vcosim connect).")
     ] = False,
@@ -153,7 +157,7 @@ def sim(
     run_simulator(
         duration=duration, pacing=pacing, time_dilation=time_dilation, frame_rate=frame_rate,
         vehicle=vehicle, automatic=gearbox is Gearbox.automatic, engine_running=engine,
-        coupling=config, faces=faces, json_out=json_out,
+        coupling=config, custom_hooks=custom_hooks, faces=faces, json_out=json_out,
     )
 
 

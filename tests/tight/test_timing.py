@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import os
 import signal
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -108,3 +110,31 @@ def test_run_without_a_peer_keeps_stepping(tmp_path):
     peer.stop()
     assert report.steps == 20
     assert endpoint.report()["timeouts"] == 10  # send, time out and reset, send, ...
+
+
+def test_custom_hooks_from_the_command_line(peers, tmp_path):
+    """``vcosim sim --custom-hooks module``: bank H filled, the controller's 50 values seen."""
+    (tmp_path / "my_hooks.py").write_text(
+        "def fill_custom(sim, bank_h):\n"
+        "    bank_h[0] = sim.vehicle.step_index\n"
+        "    bank_h[1] = 42.0\n"
+        "def on_custom(sim, values):\n"
+        "    sim.vehicle.set_inputs(throttle=values[0])\n")
+
+    def reply(message):
+        out = nan_reply(message)
+        out[14] = 0.25  # the controller's first custom value
+        return out
+
+    peer = peers(reply).start()
+    env = {**os.environ, "PYTHONPATH": str(tmp_path)}
+    result = subprocess.run(
+        [sys.executable, "-m", "vcosim", "sim", "--listen-port", "0", "--controller-port",
+         str(peer.port), "--pacing", "lockstep", "--duration", "0.5", "--custom-hooks",
+         "my_hooks", "--debug-log", str(tmp_path / "logs")],
+        env=env, capture_output=True, text=True, timeout=60)
+    assert result.returncode == 0, result.stderr
+    sends = read_log(tmp_path / "logs" / SEND_LOG)[:, 1:]  # without the time column
+    assert len(sends) == 100 and np.all(sends[:, 62] == 42.0)
+    assert np.all(np.diff(sends[:, 61]) == 10)  # the step index, a send every 10 steps
+    assert sends[-1, 2] == 0.25  # throttle_input: set by on_custom from the controller's value

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib
 import json
 import logging
 import time
@@ -26,13 +27,16 @@ console = Console(stderr=True)
 def build_simulation(
     *, pacing: PacingMode | str = PacingMode.realtime, time_dilation: float = 1.0,
     frame_rate: float = 60.0, vehicle: str | Path = "nightrider", automatic: bool = True,
-    engine_running: bool = True, coupling: Any = None,
+    engine_running: bool = True, coupling: Any = None, custom_hooks: str | None = None,
     faces: Sequence[tuple[str, str, dict[str, Any]]] = (),
 ) -> Simulation:
     """A simulation with the vehicle ready to drive and, if configured, its faces.
 
     ``faces`` are (name, "module:Class", keyword arguments): each class is imported when used
-    and attached under its name (the contract server, the bus client, ...).
+    and attached under its name (the contract server, the bus client, ...). ``custom_hooks``
+    ("module:object") names an object (or module) whose ``fill_custom(sim, bank_h)`` fills the
+    50 custom values sent to the controller and whose ``on_custom(sim, values)`` receives the
+    controller's 50; either may be missing.
     """
     car = Vehicle(vehicle, engine_running=engine_running)
     if automatic:
@@ -42,7 +46,13 @@ def build_simulation(
     if coupling is not None:
         from vcosim.tight.endpoint import SimulatorEndpoint
 
-        sim.attach("coupling", SimulatorEndpoint(coupling))
+        hooks = None
+        if custom_hooks:  # "module:object", or a module holding the two functions
+            hooks = (load_object(custom_hooks) if ":" in custom_hooks
+                     else importlib.import_module(custom_hooks))
+        sim.attach("coupling", SimulatorEndpoint(
+            coupling, fill_custom=getattr(hooks, "fill_custom", None),
+            on_custom=getattr(hooks, "on_custom", None)))
     for name, entry_point, options in faces:
         sim.attach(name, load_object(entry_point)(**options))
     return sim

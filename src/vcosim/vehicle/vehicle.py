@@ -127,6 +127,10 @@ class Vehicle:
             set_inputs(self._u, inputs)
         advance(self._x, self._u, self._p, self._y, self._s, *self._terrain, 1)
 
+    def set_inputs(self, **inputs: object) -> None:
+        """Change held inputs without advancing time (e.g. from a hook inside a step)."""
+        set_inputs(self._u, inputs)
+
     def run(self, n_steps: int, **inputs: object) -> None:
         """Advance ``n_steps`` physics steps in one compiled call with the inputs held."""
         if inputs:
