@@ -160,3 +160,41 @@ def test_a_vehicle_with_no_router_says_so(tmp_path):
         sim.attach("bus", BusVehicle(port=router.address[1], connect_timeout=0.3))
         with pytest.raises(CouplingTimeout, match="no answer from the bus router"):
             sim.run(0.1)
+
+
+def test_engine_status_carries_gear_rtf_and_the_couplings_latency(router: Router, connect,
+                                                                  collect):
+    from vcosim.bus.catalogue import EngineStatus
+    from vcosim.tight.inprocess import couple_in_process
+
+    viewer = collect(connect(18, monitor=True))
+    car = Vehicle(engine_running=True)
+    car.step(automatic=1, gear=1)
+    sim = Simulation(car, Pacer("fast", dt=car.dt))
+    couple_in_process(sim, lambda message: {"throttle": 0.2, "gear": 1.0})
+    bus = sim.attach("bus", BusVehicle(port=router.address[1]))
+    report = sim.run(0.5)
+
+    assert report.faces["bus"]["statuses"] == 5 == bus.statuses  # 10 Hz
+    assert viewer.wait_for(lambda copies: sum(isinstance(c.message, EngineStatus)
+                                              for c in copies) == 5)
+    statuses = [c.message for c in viewer.copies if isinstance(c.message, EngineStatus)]
+    last = statuses[-1]
+    assert last == bus.last_status and last.to == 18
+    assert last.a == 1.0 and last.e == 1.0  # gear 1, engine running
+    assert last.b > 0 and last.b == pytest.approx(sim.live["realtime_factor"], rel=0.5)
+    assert last.d == 1.0 and 0.0 <= last.c < 1000.0  # connected, a real latency (ms)
+    assert sim.live["coupling_connected"] == 1.0
+
+
+def test_engine_status_without_a_coupling_says_so(router: Router, connect, collect):
+    from vcosim.bus.catalogue import EngineStatus
+
+    viewer = collect(connect(18, monitor=True))
+    sim = Simulation(Vehicle(), Pacer("fast"))
+    sim.attach("bus", BusVehicle(port=router.address[1]))
+    sim.run(0.2)
+    assert viewer.wait_for(lambda copies: sum(isinstance(c.message, EngineStatus)
+                                              for c in copies) == 2)
+    status = next(c.message for c in viewer.copies if isinstance(c.message, EngineStatus))
+    assert (status.c, status.d) == (-1.0, 0.0)

@@ -290,3 +290,38 @@ def test_vcosim_view_serves_until_shutdown(router: Router, client):
     finally:
         proc.kill()
         proc.wait()
+
+
+def test_engine_status_from_the_vehicle_reaches_the_page(viewer: Viewer, client):
+    from vcosim.bus.catalogue import EngineStatus
+
+    vehicle = client(16)
+    with websockets_sync.connect(ws_url(viewer)) as ws:
+        first = recv_until(ws, lambda f: f["type"] == "state")
+        assert first["gear"] is None and first["rtf"] is None and not first["connected"]
+        vehicle.send(EngineStatus(-1, 0.98, -1, 0, 1, to=18))  # reverse, no coupling
+        frame = recv_until(ws, lambda f: f["type"] == "state" and f["gear"] is not None)
+        assert (frame["gear"], frame["rtf"], frame["latency_ms"], frame["connected"]) == (
+            -1, 0.98, None, False)
+        vehicle.send(EngineStatus(3, 1.0, 2.5, 1, 1, to=18))
+        frame = recv_until(ws, lambda f: f["type"] == "state" and f["gear"] == 3)
+        assert (frame["rtf"], frame["latency_ms"], frame["connected"]) == (1.0, 2.5, True)
+
+
+def test_a_bus_vehicle_tells_the_page_its_gear_and_rtf(viewer: Viewer, router: Router):
+    from vcosim.bus.vehicle_module import BusVehicle
+    from vcosim.sim.pacing import Pacer
+    from vcosim.sim.simulation import Simulation
+    from vcosim.vehicle import Vehicle
+
+    car = Vehicle(engine_running=True)
+    car.step(automatic=1, gear=1)
+    sim = Simulation(car, Pacer("fast", dt=car.dt))
+    sim.attach("bus", BusVehicle(port=router.address[1]))
+    with websockets_sync.connect(ws_url(viewer)) as ws:
+        recv_until(ws, lambda f: f["type"] == "hello")
+        sim.run(0.5)
+        assert sim.faces["bus"].statuses == 5  # 10 Hz
+        frame = recv_until(ws, lambda f: f["type"] == "state" and f["rtf"] is not None)
+    assert frame["gear"] in (0, 1)  # N until the automatic has engaged first gear
+    assert frame["rtf"] > 0 and frame["latency_ms"] is None and not frame["connected"]

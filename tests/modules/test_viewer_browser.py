@@ -18,7 +18,7 @@ sync_api = pytest.importorskip("playwright.sync_api", reason="playwright is not 
                                "(pip install playwright)")
 
 from modules.test_viewer import hilly_terrain  # noqa: E402
-from vcosim.bus.catalogue import FMVM, IMFM, VMFM, Shutdown  # noqa: E402
+from vcosim.bus.catalogue import FMVM, IMFM, VMFM, EngineStatus, Shutdown  # noqa: E402
 from vcosim.bus.client import BusClient  # noqa: E402
 from vcosim.bus.router import Router  # noqa: E402
 from vcosim.bus.vehicle_module import BusVehicle  # noqa: E402
@@ -175,3 +175,23 @@ def test_page_answers_with_the_ground_under_each_wheel(router: Router, page, tmp
                 seen.append(message)
         assert seen and matches(seen[-1]), (seen[-1:], expected)
         assert len({round(h, 2) for h, _ in expected}) > 1  # the wheels are on a slope
+
+
+def test_hud_shows_the_real_gear_and_the_dashboard_rtf_and_latency(router: Router, page):
+    with Viewer("127.0.0.1", router.address[1], port=0) as viewer, \
+            BusClient(16, port=router.address[1]).connect(timeout=2.0) as car:
+        open_viewer(page, viewer)
+        assert page.evaluate("window.vcosim.plots") == ["speed km/h", "rpm", "throttle / brake"]
+        assert page.evaluate("window.vcosim.mirror.flipped")
+        car.send(FMVM(0.0, 0.0, 0.6, 0.0, 0.0, 0.0, 0.0, to=18))
+        car.send(EngineStatus(-1, 0.99, -1, 0, 1, to=18))  # reverse, no coupling
+        page.wait_for_function("document.getElementById('gear').textContent === 'R'",
+                               timeout=10_000)
+        page.wait_for_function("window.vcosim.plots.includes('real-time factor')")
+        assert "reply latency ms" not in page.evaluate("window.vcosim.plots")
+        car.send(EngineStatus(3, 1.0, 2.5, 1, 1, to=18))  # third gear, a coupling answers
+        page.wait_for_function("document.getElementById('gear').textContent === '3'",
+                               timeout=10_000)
+        page.wait_for_function("window.vcosim.plots.includes('reply latency ms')")
+        assert canvas_is_drawn(page)
+        shot(page, "viewer-dashboard")

@@ -298,7 +298,13 @@ class FMLM(Message):
 
 @message_type(12)
 class EngineStatus(Message):
-    """Five free values for debugging."""
+    """Five free values for debugging.
+
+    vcosim's vehicle module uses them to tell the visualisation (10 Hz) the live figures of
+    the run: ``a`` gear (-1 R, 0 N, 1-5), ``b`` real-time factor, ``c`` the tight coupling's
+    reply latency in ms (-1: no coupling or no reply yet), ``d`` coupling connected (0/1),
+    ``e`` engine running (0/1). See docs/bus.md.
+    """
 
     a: float = param()
     b: float = param()

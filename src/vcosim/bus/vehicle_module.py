@@ -20,11 +20,18 @@ from rpm, load and slip) to the sound module, ForceFeedback (the tyres' aligning
 ``force_feedback`` signal, positive turns the wheel left) to the input module, each at the
 publish rate; SoundOnce on engine start and stop and on each gear change; SoundStop of the
 continuous sounds when the run ends.
+
+EngineStatus (its five free values) goes to the visualisation at ``status_rate`` (10 Hz of
+simulated time): gear (-1 R, 0 N, 1-5), the run's real-time factor, the tight coupling's reply
+latency in ms (-1 when no coupling is attached or none has answered yet), whether the coupling
+is connected (0/1) and whether the engine runs (0/1). The figures come from ``sim.live``, where
+the host and the coupling face publish them (faces do not reach into each other).
 """
 
 from __future__ import annotations
 
 import logging
+import math
 from collections import Counter
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -34,6 +41,7 @@ from vcosim.bus.catalogue import (
     FMVM,
     IMFM,
     VMFM,
+    EngineStatus,
     ForceFeedback,
     Message,
     ModuleId,
@@ -125,6 +133,7 @@ class BusVehicle:
         host, port: the router's handshake address.
         module_id, input_id, visualisation_id, sound_id: this module's id and its peers'.
         publish_rate: messages per simulated second (the seed's 10 ms step: 100).
+        status_rate: EngineStatus messages per simulated second (0: none).
         ground_from_viewer: let VMFM replace the local terrain under each wheel.
         codec: message symbols and maximum length (the router's).
         sounds: the sound mapping and file names.
@@ -135,7 +144,7 @@ class BusVehicle:
         self, host: str = "127.0.0.1", port: int = DEFAULT_PORT, *,
         module_id: int = ModuleId.VEHICLE, input_id: int = ModuleId.INPUT,
         visualisation_id: int = ModuleId.VISUALISATION, sound_id: int = ModuleId.SOUND,
-        publish_rate: float = 100.0, ground_from_viewer: bool = False,
+        publish_rate: float = 100.0, status_rate: float = 10.0, ground_from_viewer: bool = False,
         codec: Codec | None = None, sounds: SoundModel | None = None,
         connect_timeout: float = 5.0,
     ) -> None:
@@ -144,6 +153,10 @@ class BusVehicle:
         self.client = BusClient(module_id, host, port, codec=codec)
         self.input_id, self.visualisation_id, self.sound_id = input_id, visualisation_id, sound_id
         self.publish_rate = publish_rate
+        self.status_rate = status_rate
+        self.status_every = 0
+        self.statuses = 0
+        self.last_status: EngineStatus | None = None
         self.ground_from_viewer = ground_from_viewer
         self.ground_hook = set(GROUND_INPUTS) <= set(L.INPUT_NAMES)
         self.sounds = sounds if sounds is not None else SoundModel()
@@ -171,6 +184,8 @@ class BusVehicle:
             self.client.close()
             raise
         self.every = max(1, round(1.0 / (self.publish_rate * sim.dt)))
+        if self.status_rate > 0:  # a whole number of publish periods
+            self.status_every = self.every * max(1, round(self.publish_rate / self.status_rate))
         y = sim.vehicle.outputs
         self._running, self._gear = y[RUNNING] >= 0.5, round(y[GEAR])
         if self.ground_from_viewer and not self.ground_hook:
@@ -194,6 +209,8 @@ class BusVehicle:
             self._consume(sim, message)
         if not self.shutdown:
             self._publish(sim.vehicle)
+            if self.status_every and sim.vehicle.step_index % self.status_every == 0:
+                self._status(sim)
 
     # -- receiving --------------------------------------------------------------------------
     def _consume(self, sim: Simulation, message: Message) -> None:
@@ -249,6 +266,21 @@ class BusVehicle:
             self._gear = gear
             self._event(sounds.gear_file)
 
+    def _status(self, sim: Simulation) -> None:
+        """EngineStatus to the visualisation: gear, rtf, latency ms, connected, running."""
+        y, live = sim.vehicle.outputs, sim.live
+
+        def finite(value: float | None) -> float:
+            return value if value is not None and math.isfinite(value) else -1.0
+
+        status = EngineStatus(
+            float(round(y[GEAR])), finite(live.get("realtime_factor")),
+            finite(live.get("coupling_latency_ms")), float(live.get("coupling_connected", 0.0)),
+            1.0 if y[RUNNING] >= 0.5 else 0.0, to=self.visualisation_id)
+        self._send(status)
+        self.statuses += 1
+        self.last_status = status
+
     def _event(self, file: str) -> None:
         self.sound_events += 1
         self._send(SoundOnce(file, self.sounds.event_volume, to=self.sound_id))
@@ -268,6 +300,7 @@ class BusVehicle:
             ground = "unavailable: the vehicle has no per-wheel ground inputs"
         return {
             "module_id": self.client.module_id, "published": self.published,
+            "statuses": self.statuses,
             "publish_every_steps": self.every, "received": dict(self.received),
             "shifts": self.shifts, "sound_events": self.sound_events,
             "ground_from_viewer": ground, "shutdown_received": self.shutdown,

@@ -3,6 +3,13 @@
 Every interface (tight coupling, contracts, bus, recorders) is a *face*: an object with any of
 ``start(sim)``, ``before_step(sim)``, ``after_step(sim)``, ``on_frame(sim)``, ``close()`` and
 ``report()``. The host calls them; faces never reach into each other.
+
+Live figures are shared through the host instead: ``sim.live`` is a small dict where faces
+publish figures as they run (name → float) and other faces read them. The host writes
+``realtime_factor`` (simulated time / wall time since the run started, each frame); the
+tight-coupling endpoint writes ``coupling_connected`` (0/1) and ``coupling_latency_ms`` (wall
+time from sending a message to applying its reply, for the last reply applied). A reader must
+treat a missing key as "not known" (e.g. no coupling attached).
 """
 
 from __future__ import annotations
@@ -55,6 +62,8 @@ class Simulation:
         self._frame: list[Hook] = []
         self.wall_start = 0.0
         self._stopping = False
+        self.live: dict[str, float] = {}
+        """Live figures faces publish and read (see the module docstring)."""
 
     @property
     def dt(self) -> float:
@@ -89,6 +98,7 @@ class Simulation:
         interrupted = False
         self._stopping = False
         before, after, frame = self._before, self._after, self._frame
+        live, start_time = self.live, vehicle.time
         try:
             for face in self.faces.values():  # inside try: a face that fails to start
                 if hasattr(face, "start"):  # still gets every face closed
@@ -108,6 +118,9 @@ class Simulation:
                             hook(self)
                 else:
                     vehicle.run(n)
+                wall = time.perf_counter() - self.wall_start
+                if wall > 0.0:
+                    live["realtime_factor"] = (vehicle.time - start_time) / wall
                 for hook in frame:
                     hook(self)
                 if on_progress is not None:

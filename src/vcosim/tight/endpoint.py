@@ -46,6 +46,7 @@ _TARGETS = np.array(
      L.U_DRIVE_MODE],
     dtype=np.int64,
 )
+_SENT_RING = 4096  # send times kept for the latency figure (far more than any window)
 _GEAR_SLOT = 3
 _MODE_SLOT = 12
 
@@ -132,6 +133,8 @@ class SimulatorEndpoint:
         self._since_send = 0
         self._lockstep = False
         self._t0 = 0.0
+        self._sent_at = np.zeros(_SENT_RING)  # wall time of each send, by id modulo the ring
+        self.last_latency: float | None = None  # s, send to applied reply, of the last reply
         self._open()
 
     def _open(self) -> None:
@@ -167,6 +170,7 @@ class SimulatorEndpoint:
         self._inputs = sim.vehicle.input_array
         self._outputs = sim.vehicle.outputs
         self._t0 = sim.wall_start or time.perf_counter()
+        sim.live["coupling_connected"] = 0.0
 
     # -- per physics step ------------------------------------------------------------------
     def before_step(self, sim: Simulation) -> None:
@@ -191,6 +195,7 @@ class SimulatorEndpoint:
             self.stats.timeouts += 1
             self._next_id = 0
             self._answered = -1
+            sim.live["coupling_connected"] = 0.0
 
     def _send(self, sim: Simulation) -> None:
         out = self._out
@@ -199,6 +204,7 @@ class SimulatorEndpoint:
         if self.fill_custom is not None:
             self.fill_custom(sim, out[SIM_CUSTOM])
         self.link.send(out)
+        self._sent_at[self._next_id % _SENT_RING] = time.perf_counter()
         if self.debug is not None:
             self.debug.send.add(time.perf_counter() - self._t0, out)
         self._next_id += 1
@@ -239,6 +245,10 @@ class SimulatorEndpoint:
         apply_controls(message, self._inputs, self._clamps, CONTROL_LOW, CONTROL_HIGH, _TARGETS)
         self._answered = int(message[0])
         self.stats.applied += 1
+        self.last_latency = time.perf_counter() - self._sent_at[self._answered % _SENT_RING]
+        live = sim.live
+        live["coupling_connected"] = 1.0
+        live["coupling_latency_ms"] = 1000.0 * self.last_latency
         if self.debug is not None:
             self.debug.receive.add(time.perf_counter() - self._t0, message)
         if self.on_custom is not None:

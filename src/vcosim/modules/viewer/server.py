@@ -7,7 +7,9 @@ locks. The latest vehicle state is pushed to every page at most ``rate`` times a
 only when something new arrived, so a page never slows the bus down.
 
 The viewer joins as a *monitor* by default: it then also sees FMLM (engine sound, to module
-19) and the driver's IMFM (to module 16) and can show rpm, throttle and brake.
+19) and the driver's IMFM (to module 16) and can show rpm, throttle and brake. The vehicle's
+EngineStatus (docs/bus.md: gear, real-time factor, coupling latency, coupling connected, engine
+running) fills the HUD's gear and the dashboard's real-time factor and latency plots.
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ from vcosim.bus.catalogue import (
     FMVM,
     IMFM,
     VMFM,
+    EngineStatus,
     IMVMCamera,
     Message,
     ModuleId,
@@ -92,6 +95,10 @@ class VehicleState:
     throttle: float = 0.0
     brake: float = 0.0
     steering: float = 0.0
+    gear: int | None = None
+    rtf: float | None = None
+    latency_ms: float | None = None
+    connected: bool = False
     poses: int = 0
     version: int = 0
 
@@ -108,6 +115,11 @@ class VehicleState:
             self.throttle, self.brake = message.throttle / 255, message.brake / 255
             s = message.steering
             self.steering = (128 - s) / 128 if s <= 128 else (128 - s) / 127
+        elif isinstance(message, EngineStatus):
+            self.gear = round(message.a)
+            self.rtf = message.b if message.b >= 0 else None
+            self.connected = message.d >= 0.5
+            self.latency_ms = message.c if message.c >= 0 and self.connected else None
         else:
             return False
         self.version += 1
@@ -118,7 +130,9 @@ class VehicleState:
         return {"type": "state", "t": time.time(), "x": self.x, "y": self.y, "z": self.z,
                 "roll": self.roll, "pitch": self.pitch, "yaw": self.yaw, "speed": self.speed,
                 "rpm": self.rpm, "throttle": self.throttle, "brake": self.brake,
-                "steering": self.steering, "poses": self.poses}
+                "steering": self.steering, "gear": self.gear, "rtf": self.rtf,
+                "latency_ms": self.latency_ms, "connected": self.connected,
+                "poses": self.poses}
 
 
 @dataclass

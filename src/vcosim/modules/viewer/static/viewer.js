@@ -135,17 +135,27 @@ scene.add(sun);
 const mainCam = new THREE.PerspectiveCamera(60, 1, 0.1, 5000);
 const mirrorCam = new THREE.PerspectiveCamera(45, 3, 0.1, 2000);
 const CAMERAS = ['chase', 'driver'];
+// The rear-view mirror shows its camera's image flipped left-to-right, as a mirror does: the
+// camera renders into a texture, drawn on a quad whose u coordinate runs right to left.
+const mirrorTarget = new THREE.WebGLRenderTarget(512, 171);
+mirrorTarget.texture.repeat.set(-1, 1);
+mirrorTarget.texture.offset.set(1, 0);
+const mirrorScene = new THREE.Scene();
+mirrorScene.add(new THREE.Mesh(new THREE.PlaneGeometry(2, 2),
+                               new THREE.MeshBasicMaterial({ map: mirrorTarget.texture })));
+const mirrorQuadCam = new THREE.OrthographicCamera(-1, 1, 1, -1, 0, 1);
 
 const vc = {
   connected: false, frames: 0, sent: {}, camera: 'chase', terrain: null, geometry: null,
   state: { x: 0, y: 0, z: 0, roll: 0, pitch: 0, yaw: 0, speed: 0, rpm: 0, throttle: 0, brake: 0,
-           steering: 0 },
+           steering: 0, gear: null, rtf: null, latency_ms: null, connected: false },
   gear: 'D', lastError: null,
   sampleTerrain: (x, y) => sampleTerrain(vc.terrain, x, y),
   wheelPositions: () => wheelWorld().map((p) => [p.x, p.y]),
   input: { throttle: 0, brake: 0, steering: 0 },
 };
 window.vcosim = vc;
+vc.mirror = { flipped: mirrorTarget.texture.repeat.x < 0 };
 let carParts = null;
 let wheelAngle = 0;
 const history = [];
@@ -168,7 +178,8 @@ function connect() {
     if (f.type === 'state') {
       Object.assign(vc.state, f);
       vc.frames += 1;
-      history.push([performance.now() / 1000, f.speed * 3.6, f.rpm, f.throttle, f.brake]);
+      history.push([performance.now() / 1000, f.speed * 3.6, f.rpm, f.throttle, f.brake,
+                    f.rtf ?? NaN, f.connected ? (f.latency_ms ?? NaN) : NaN]);
       sendGround();
     } else if (f.type === 'camera') {
       vc.camera = CAMERAS[(CAMERAS.indexOf(vc.camera) + 1) % CAMERAS.length];
@@ -317,33 +328,53 @@ function drawGauge() {
   g.lineWidth = 1;
   document.getElementById('speed').textContent = Math.abs(kmh).toFixed(0);
   document.getElementById('rpm').textContent = vc.state.rpm.toFixed(0);
-  document.getElementById('gear').textContent = vc.gear;
+  document.getElementById('gear').textContent = gearLabel();
 }
+
+// The vehicle's real gear from its EngineStatus (R, N, 1-5); the page's selector until known.
+function gearLabel() {
+  const g = vc.state.gear;
+  if (g === null || g === undefined) return vc.gear;
+  return g < 0 ? 'R' : g === 0 ? 'N' : String(g);
+}
+vc.gearLabel = gearLabel;
 
 function drawDashboard() {
   const c = document.getElementById('dashboard'), g = c.getContext('2d');
   const now = performance.now() / 1000;
   while (history.length && history[0][0] < now - HISTORY_S) history.shift();
-  g.clearRect(0, 0, c.width, c.height);
   const plots = [
-    ['speed km/h', [[1, '#4fc3f7']], 0, 200],
-    ['rpm', [[2, '#ffb74d']], 0, 8000],
-    ['throttle / brake', [[3, '#81c784'], [4, '#e57373']], 0, 1],
+    ['speed km/h', [[1, '#4fc3f7']], 0, 200, 0],
+    ['rpm', [[2, '#ffb74d']], 0, 8000, 0],
+    ['throttle / brake', [[3, '#81c784'], [4, '#e57373']], 0, 1, 2],
   ];
+  // the vehicle's EngineStatus: real-time factor always, reply latency with a coupling
+  if (vc.state.rtf !== null && vc.state.rtf !== undefined) {
+    plots.push(['real-time factor', [[5, '#ce93d8']], 0, 2, 3]);
+  }
+  if (vc.state.connected) plots.push(['reply latency ms', [[6, '#fff176']], 0, 20, 2]);
+  vc.plots = plots.map((p) => p[0]);
+  const height = Math.max(240, 56 * plots.length);
+  if (c.height !== height) c.height = height;
+  g.clearRect(0, 0, c.width, c.height);
   const h = c.height / plots.length;
-  plots.forEach(([label, series, lo, hi], n) => {
+  plots.forEach(([label, series, lo, hi, digits], n) => {
     const top = n * h;
     g.strokeStyle = 'rgba(255,255,255,0.25)'; g.strokeRect(4, top + 4, c.width - 8, h - 8);
     g.fillStyle = '#fff'; g.font = '11px sans-serif'; g.textAlign = 'left';
     const last = history.length ? history[history.length - 1] : null;
-    const value = last ? series.map(([k]) => last[k].toFixed(k >= 3 ? 2 : 0)).join(' / ') : '';
+    const value = last ? series.map(([k]) => (Number.isFinite(last[k])
+      ? last[k].toFixed(digits) : '–')).join(' / ') : '';
     g.fillText(`${label}  ${value}`, 8, top + 16);
     for (const [k, colour] of series) {
       g.strokeStyle = colour; g.beginPath();
-      history.forEach((row, m) => {
+      let pen = false;  // lifted over unknown values (NaN)
+      history.forEach((row) => {
+        if (!Number.isFinite(row[k])) { pen = false; return; }
         const x = 4 + (c.width - 8) * (1 - (now - row[0]) / HISTORY_S);
         const y = top + h - 6 - (h - 24) * Math.max(0, Math.min(1, (row[k] - lo) / (hi - lo)));
-        if (m === 0) g.moveTo(x, y); else g.lineTo(x, y);
+        if (pen) g.lineTo(x, y); else g.moveTo(x, y);
+        pen = true;
       });
       g.stroke();
     }
@@ -372,11 +403,15 @@ function frame() {
   renderer.clear();
   renderer.render(scene, mainCam);
   const mw = Math.round(w * 0.3), mh = Math.round(mw / 3);  // rear-view mirror inset
+  if (mirrorTarget.width !== mw || mirrorTarget.height !== mh) mirrorTarget.setSize(mw, mh);
+  renderer.setRenderTarget(mirrorTarget);
+  renderer.clear();
+  renderer.render(scene, mirrorCam);
+  renderer.setRenderTarget(null);
   renderer.setScissorTest(true);
   renderer.setScissor((w - mw) / 2, h - mh - 10, mw, mh);
   renderer.setViewport((w - mw) / 2, h - mh - 10, mw, mh);
-  renderer.clear();
-  renderer.render(scene, mirrorCam);
+  renderer.render(mirrorScene, mirrorQuadCam);  // flipped left-to-right
   renderer.setScissorTest(false);
   drawGauge();
   drawDashboard();
