@@ -58,10 +58,10 @@ class Pacer:
         self.dt = dt
         self.max_lag = max_lag
         self.stats = FrameStats()
+        self._frames = 0  # frames begun: times come from this count, never from a running sum
         self._deadline = 0.0
         self._wall0 = 0.0
         self._sim0 = 0.0
-        self._target_time = 0.0
 
     @property
     def lockstep(self) -> bool:
@@ -75,8 +75,9 @@ class Pacer:
 
     def start(self, sim_time: float) -> None:
         """Begin frame scheduling now."""
+        self._frames = 0
         self._wall0 = self._deadline = time.perf_counter()
-        self._sim0 = self._target_time = sim_time
+        self._sim0 = sim_time
 
     def steps_for_next_frame(self, step_index: int) -> int:
         """Steps that bring simulation time to the next frame's (dilated) wall-clock time.
@@ -85,16 +86,18 @@ class Pacer:
         steps that catch up; more than ``max_lag`` behind (BeamNG's 20 FPS floor: 50 ms), the
         simulation stops owing that time and runs in slow motion instead.
         """
+        self._frames += 1
+        span = self._frames * self.frame_period
         if not self.realtime:
-            self._target_time += self.frame_period
+            target = self._sim0 + span
         else:
-            self._deadline += self.frame_period
+            self._deadline = self._wall0 + span
             behind = time.perf_counter() - self._deadline
             if behind > self.max_lag:
                 self._wall0 += behind
                 self._deadline += behind
-            self._target_time = self._sim0 + (self._deadline - self._wall0) * self.time_dilation
-        return max(math.floor(self._target_time / self.dt + 1e-9) - step_index, 0)
+            target = self._sim0 + span * self.time_dilation
+        return max(math.floor(target / self.dt + 1e-6) - step_index, 0)
 
     def end_frame(self) -> None:
         """Record the frame and, in real time, sleep until the next frame is due."""
