@@ -383,7 +383,7 @@ def run_coupled(out: Path, vehicle: str = "nightrider", *, duration: float = DUR
         with console.status("Starting the controller process, preparing the vehicle "
                             "(compiles the physics on the first run)…"):
             car = Vehicle(vehicle, engine_running=True)  # a bad preset fails here, no folder
-            car.run(0, automatic=1, gear=1)  # selector in D, still at time 0
+            car.set_inputs(automatic=1, gear=1)  # selector in D, still at time 0
             port = peer.port()
         setup = time.perf_counter() - begin
         folder = run_folder(Path(out))

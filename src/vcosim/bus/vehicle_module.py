@@ -222,7 +222,7 @@ class BusVehicle:
         elif isinstance(message, VMFM):
             self.last_ground = message
             if self.ground_from_viewer and self.ground_hook:
-                sim.vehicle.run(0, ground_from_inputs=1.0, ground_height=(
+                sim.vehicle.set_inputs(ground_from_inputs=1.0, ground_height=(
                     message.height_fl, message.height_fr, message.height_rl, message.height_rr),
                     ground_friction=(message.friction_fl, message.friction_fr,
                                      message.friction_rl, message.friction_rr))
@@ -240,7 +240,7 @@ class BusVehicle:
             gear = round(held["gear"]) + message.shift  # type: ignore[call-overload]
             inputs["gear"] = float(min(max(gear, -1), top))
             self.shifts += 1
-        vehicle.run(0, **inputs)  # set the held inputs, no step
+        vehicle.set_inputs(**inputs)
         self.last_inputs = inputs
 
     # -- publishing -------------------------------------------------------------------------
