@@ -7,7 +7,7 @@ import struct
 import numpy as np
 import pytest
 
-from helpers.peers import RawPeer, coupled, nan_reply
+from helpers.peers import RawPeer, coupled, nan_reply, read_log
 from vcosim.tight.protocol import (
     CONTROLLER_TO_SIM,
     SIM_SLOT_NAMES,
@@ -15,7 +15,7 @@ from vcosim.tight.protocol import (
     send_skips_for,
     window_for,
 )
-from vcosim.vehicle import SIGNAL_NAMES
+from vcosim.vehicle import SIGNAL_NAMES, Vehicle
 
 SLOT = {name: i for i, name in enumerate(SIM_SLOT_NAMES)}
 
@@ -79,7 +79,7 @@ def test_nan_keeps_previous_value_and_values_apply(peers):
 
 def test_out_of_range_values_are_clamped_and_counted(peers):
     peer = peers(lambda m: controls(m[0], throttle=2.0, steering=-np.inf, gear=9, brake=0.3))
-    sim, endpoint = coupled(peer, "lockstep", send_skips=0)
+    sim, endpoint = coupled(peer, "lockstep", send_skips=0, gear_slot=True)
     sim.run(0.01)
     inputs = sim.vehicle.inputs
     assert inputs["throttle"] == 1.0 and inputs["steering"] == -1.0 and inputs["gear"] == 5.0
@@ -87,6 +87,17 @@ def test_out_of_range_values_are_clamped_and_counted(peers):
     report = endpoint.report()
     applied = report["applied"]
     assert report["clamped"] == {"throttle": applied, "steering": applied, "gear": applied}
+
+
+def test_slot_4_is_reserved_unless_the_gear_slot_is_asked_for(peers):
+    """BeamNG ignores slot 4; an unconnected Simulink input sends 0 there (neutral)."""
+    peer = peers(lambda m: controls(m[0], throttle=0.4, gear=0.0))
+    car = Vehicle(engine_running=True)
+    car.set_inputs(automatic=1, gear=1)
+    sim, endpoint = coupled(peer, "lockstep", vehicle=car, send_skips=0)
+    sim.run(0.05)
+    assert sim.vehicle.inputs["gear"] == 1.0 and sim.vehicle.inputs["throttle"] == 0.4
+    assert "gear" not in endpoint.interface.inputs.names
 
 
 def test_wrong_length_datagram_is_counted_and_the_run_goes_on(peers):
@@ -100,23 +111,29 @@ def test_wrong_length_datagram_is_counted_and_the_run_goes_on(peers):
     sim.run(0.05)
     report = endpoint.report()
     assert report["malformed"] == 1
-    assert report["applied"] == 99 and report["timeouts"] == 0
+    assert report["applied"] == 98 and report["timeouts"] == 0  # id 0 is never applied
 
 
-def test_stale_and_duplicate_ids_are_dropped(peers):
+def test_stale_and_duplicate_ids_are_dropped_counted_and_logged(peers, tmp_path):
     def reply(message):
         n = message[0]
-        if n >= 1:
-            peer.send(controls(n - 1, throttle=0.9))  # stale: an older id than applied
+        if n >= 2:
+            peer.send(controls(n - 2, throttle=0.9))  # stale: an older id than applied
         peer.send(controls(n, throttle=0.2))
         return controls(n, throttle=0.7)  # duplicate of the id just sent
 
     peer = peers(reply)
-    sim, endpoint = coupled(peer, "fast", send_skips=1)
+    sim, endpoint = coupled(peer, "lockstep", send_skips=1, debug_log=tmp_path)
     sim.run(0.2)
+    endpoint.close()
     report = endpoint.report()
-    assert report["stale"] > 0
+    assert report["stale"] > 0 and report["duplicate"] > 0
+    assert report["startup_unapplied"] == 2  # (0, 0.2) and (0, 0.7): id 0 is never applied
     assert sim.vehicle.inputs["throttle"] == 0.2  # neither stale nor duplicate values applied
+    events = read_log(tmp_path / "vcosimCouplingEvents.csv")
+    kinds = events[:, 1].astype(int).tolist()
+    assert kinds.count(1) == report["stale"] and kinds.count(2) == report["duplicate"]
+    assert kinds.count(3) == 2
 
 
 def test_blocking_timeout_resets_and_recovers(peers):
@@ -126,7 +143,7 @@ def test_blocking_timeout_resets_and_recovers(peers):
     report = endpoint.report()
     assert report["timeouts"] == 2
     ids = [int(m[0]) for m in peer.received]
-    assert ids[:4] == [0, 0, 0, 1]  # one send, a timeout and reset, again, then it runs
+    assert ids == list(range(len(ids)))  # ids keep counting across resets, as in BeamNG
     assert report["applied"] == 600 - 5  # it recovered by itself (steps 5..599)
     assert report["blocked_time"] >= 0.4
 
@@ -158,8 +175,8 @@ def test_custom_values_round_trip_through_the_hooks(peers):
     endpoint.fill_custom = fill
     endpoint.on_custom = lambda sim, custom: received.append(custom.copy())
     sim.run(0.01)
-    assert len(received) == 19
-    np.testing.assert_array_equal(received[0], 2.0 * np.arange(50))
+    assert len(received) == 18  # replies to messages 1..18 (id 0 is never applied)
+    np.testing.assert_array_equal(received[0], 2.0 * (np.arange(50) + 1))
     np.testing.assert_array_equal(received[-1], 2.0 * (np.arange(50) + 18))
 
 
@@ -191,29 +208,31 @@ def test_one_step_memory_controller_interoperates(peers):
     sim, endpoint = coupled(peer, "lockstep", send_skips=0)
     sim.run(0.1)
     report = endpoint.report()
-    assert report["timeouts"] == 0 and report["applied"] == 199
+    assert report["timeouts"] == 0 and report["applied"] == 198
     # the last reply applied answers message 198 with the outputs computed from message 197
     assert sim.vehicle.inputs["throttle"] == pytest.approx(197 / 1000.0)
 
 
-def test_a_late_reply_from_before_a_reset_is_dropped(peers):
-    """A controller that answers message 0 only after the simulator timed out and reset."""
-    late = {"held": None}
+def test_a_late_reply_after_a_reset_is_applied_and_later_ones_are_not_stale(peers):
+    """A controller that answers message 3 only after the simulator timed out and reset."""
+    held: list[np.ndarray] = []
 
     def reply(message):
-        if len(peer.received) == 1:
-            late["held"] = nan_reply(message)  # hold the first answer back
-            late["held"][0] = 5.0  # as if it answered id 5 of the old segment
+        n = int(message[0])
+        if n == 3:
+            held.append(controls(3, throttle=0.3))  # hold this answer back
             return None
-        if late["held"] is not None:
-            peer.send(late["held"])  # arrives in the new segment: must be dropped
-            late["held"] = None
-        return nan_reply(message)
+        if held:
+            peer.send(held.pop())  # arrives after the reset: its id 3 > 0, so it applies
+        return controls(n, throttle=0.1)
 
     peer = peers(reply)
     sim, endpoint = coupled(peer, "fast", send_skips=0, timeout=0.1)
     sim.run(0.05)
     report = endpoint.report()
     assert report["timeouts"] == 1
-    assert report["stale"] == 1
-    assert report["applied"] == 100 - 3  # steps 0 and 1 lost to the timeout, 99 answered
+    assert report["stale"] == 0 and report["duplicate"] == 0
+    # Steps 0 (first send), 1 (reply id 0, never applied), 4 (the timeout) and 5 (first send
+    # after the reset, window open) apply nothing; every other step applies one reply.
+    assert report["applied"] == 100 - 4
+    assert sim.vehicle.inputs["throttle"] == 0.1

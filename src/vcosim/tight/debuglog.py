@@ -1,4 +1,4 @@
-"""BeamNG's three coupling debug logs, same file names and columns.
+"""BeamNG's three coupling debug logs, same file names and columns, and vcosim's events log.
 
 The logs exist to measure timing, so logging must not disturb it: during the run rows go to
 a binary side file a block at a time (a memory copy and one write), and ``close`` turns them
@@ -20,6 +20,17 @@ from vcosim.tight.protocol import CONTROLLER_SLOT_NAMES, SIM_SLOT_NAMES
 SEND_LOG = "simulinkSendLog.csv"
 RECEIVE_LOG = "simulinkReceiveLog.csv"
 STEPS_LOG = "simulinkPhysicsStepsLog.csv"
+EVENTS_LOG = "vcosimCouplingEvents.csv"
+EVENTS_HEADER = ("time", "event", "id", "largest", "blocking")
+
+
+class Event:
+    """Event codes of the events log: what the coupling dropped or gave up on."""
+
+    STALE = 1  # a reply with an id below the largest applied, dropped
+    DUPLICATE = 2  # a reply with the id of the largest applied (> 0), dropped
+    STARTUP = 3  # a reply with id <= 0 while nothing was applied yet: not applied
+    TIMEOUT = 4  # a blocking receive gave up; send counter and largest id reset
 
 
 class RowLog:
@@ -67,16 +78,22 @@ class RowLog:
 
 
 class DebugLog:
-    """The send, receive and physics-step logs of one coupled run, in one folder."""
+    """The send, receive, physics-step and events logs of one coupled run, in one folder.
 
-    def __init__(self, folder: str | Path) -> None:
+    The events log holds dropped replies and timeouts, which BeamNG's files cannot show: its
+    receive log holds only applied replies.
+    """
+
+    def __init__(self, folder: str | Path, send_names: tuple[str, ...] = SIM_SLOT_NAMES,
+                 receive_names: tuple[str, ...] = CONTROLLER_SLOT_NAMES) -> None:
         self.folder = Path(folder)
         self.folder.mkdir(parents=True, exist_ok=True)
-        self.send = RowLog(self.folder / SEND_LOG, ("time", *SIM_SLOT_NAMES))
-        self.receive = RowLog(self.folder / RECEIVE_LOG, ("time", *CONTROLLER_SLOT_NAMES))
+        self.send = RowLog(self.folder / SEND_LOG, ("time", *send_names))
+        self.receive = RowLog(self.folder / RECEIVE_LOG, ("time", *receive_names))
         self.steps = RowLog(self.folder / STEPS_LOG, ("time",))
+        self.events = RowLog(self.folder / EVENTS_LOG, EVENTS_HEADER, block_rows=256)
 
     def close(self) -> None:
-        """Flush and close all three files (safe twice)."""
-        for writer in (self.send, self.receive, self.steps):
+        """Flush and close all four files (safe twice)."""
+        for writer in (self.send, self.receive, self.steps, self.events):
             writer.close()

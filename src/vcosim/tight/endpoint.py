@@ -1,37 +1,42 @@
 """The simulator side of the tight coupling: a face on the Simulation, run every physics step.
 
-Scheduling (docs/tight-coupling.md): before each physics step, if fewer than ``send_skips``
-steps passed since the last send, poll; otherwise it is a send step: poll and send if fewer than
-``window`` messages are unanswered, else block (up to ``timeout``) for a new reply, apply it
-and send. A timeout resets the counters; the coupling restarts by itself when the controller
-comes back. In lock-step pacing the simulator never polls: replies are taken only by the
-blocking receive of a send step, so the step at which a reply applies is fixed and a run is
-deterministic.
+It follows BeamNG.tech's coupling controller (``tech/vehicleSystemsCoupling`` and
+``tech/cosimulationCoupling``; docs/tight-coupling.md, "Compatibility with BeamNG.tech"):
+
+- a reply is applied if and only if its id is greater than the largest id applied so far,
+  which starts at 0, whatever its relation to the ids sent (so a reply with id 0 is never
+  applied, and peers that number replies one behind or one ahead both couple);
+- before each physics step: fewer than ``send_skips`` steps since the last send: poll;
+  otherwise a send step: poll and send if fewer than ``window`` messages are unanswered,
+  else block (up to ``timeout``) for a reply and send; while nothing has been applied yet,
+  any reply lets the next message go out;
+- a timeout resets the send counter and the largest applied id, nothing else: message ids
+  keep counting, so a peer that rejects ids it has seen accepts the next message.
+
+In lock-step pacing the simulator never polls: replies are taken only by the blocking
+receive of a send step, so the step at which a reply applies is fixed and a run is
+deterministic. Dropped replies (stale, duplicate, start-up) and timeouts are counted and, with
+debug logs on, written to the events log.
 """
 
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
-from numba import njit
 
 from vcosim.sim.simulation import Simulation
-from vcosim.tight.debuglog import DebugLog
+from vcosim.tight.debuglog import DebugLog, Event
+from vcosim.tight.interface import DERIVED_NAMES, Interface, derive_sources
 from vcosim.tight.protocol import (
-    CONTROL_HIGH,
-    CONTROL_LOW,
     CONTROLLER_CUSTOM,
     CONTROLLER_PORT,
-    CONTROLLER_SLOTS,
-    CONTROLLER_TO_SIM,
-    N_CONTROLS,
     SIM_CUSTOM,
-    SIM_TO_CONTROLLER,
     SIMULATOR_PORT,
     WIRE_DTYPE,
     Schedule,
@@ -39,44 +44,22 @@ from vcosim.tight.protocol import (
 from vcosim.tight.transport import UdpLink
 from vcosim.vehicle import layout as L
 
-# Where each controller slot 1..13 lands in the vehicle's input array.
-_TARGETS = np.array(
-    [L.U_THROTTLE, L.U_BRAKE, L.U_STEERING, L.U_GEAR,
-     *(L.U_BRAKING + k for k in range(4)), *(L.U_PROPULSION + k for k in range(4)),
-     L.U_DRIVE_MODE],
-    dtype=np.int64,
-)
 _SENT_RING = 4096  # send times kept for the latency figure (far more than any window)
-_GEAR_SLOT = 3
-_MODE_SLOT = 12
 
 CustomFill = Callable[[Simulation, np.ndarray], None]
 CustomReceive = Callable[[Simulation, np.ndarray], None]
 
 
-@njit(cache=True)
-def apply_controls(message, inputs, clamps, low, high, targets) -> None:
-    """Write slots 1..13 of a reply into the vehicle inputs: NaN keeps, out of range clamps."""
-    for i in range(low.shape[0]):
-        value = message[1 + i]
-        if value != value:
-            continue
-        if value < low[i]:
-            value = low[i]
-            clamps[i] += 1
-        elif value > high[i]:
-            value = high[i]
-            clamps[i] += 1
-        if i == _GEAR_SLOT:
-            value = float(round(value))
-        elif i == _MODE_SLOT:
-            value = 1.0 if value >= 0.5 else 0.0
-        inputs[targets[i]] = value
-
-
 @dataclass
 class CouplingConfig:
-    """Addresses, timing and options of the simulator side of the tight coupling."""
+    """Addresses, timing and options of the simulator side of the tight coupling.
+
+    Attributes:
+        interface: A BeamNG interface CSV (signals each way, in order); None: BeamNG's fixed
+            111/64 layout.
+        gear_slot: Read slot 4 of the fixed layout as a requested gear (vcosim's extension;
+            BeamNG ignores the slot, and an unconnected Simulink input would send 0 = neutral).
+    """
 
     controller_host: str = "127.0.0.1"
     controller_port: int = CONTROLLER_PORT
@@ -91,12 +74,34 @@ class CouplingConfig:
     allowed_hosts: tuple[str, ...] | None = None
     spin: float | None = None
     debug_log: Path | None = None
+    interface: str | Path | None = None
+    gear_slot: bool = False
 
     def schedule(self, dt: float) -> Schedule:
         """The skips/window/offset in force."""
         return Schedule.derive(self.ext_time, self.ping_time, dt, window=self.window,
                                send_skips=self.send_skips, send_offset=self.send_offset,
                                timeout=self.timeout)
+
+    def layout(self) -> Interface:
+        """The message layouts in force (``ConfigError`` for a bad interface CSV)."""
+        if self.interface is None:
+            return Interface.fixed(gear_slot=self.gear_slot)
+        return Interface.from_csv(self.interface)
+
+    @classmethod
+    def for_interface(cls, interface: str | Path, **explicit: Any) -> CouplingConfig:
+        """A config for a BeamNG interface CSV.
+
+        Its connection rows (timing, addresses, ports) fill what ``explicit`` does not give.
+        """
+        conn = Interface.from_csv(interface).connection
+        from_csv = {"ext_time": conn.ext_time, "ping_time": conn.ping_time,
+                    "controller_host": conn.controller_host,
+                    "controller_port": conn.controller_port,
+                    "listen_host": conn.simulator_host, "listen_port": conn.simulator_port}
+        given = {k: v for k, v in from_csv.items() if v is not None}
+        return cls(interface=interface, **{**given, **explicit})
 
 
 @dataclass
@@ -106,9 +111,11 @@ class CouplingStats:
     sent: int = 0
     applied: int = 0
     stale: int = 0
+    duplicate: int = 0
+    startup: int = 0
+    bad_id: int = 0
     timeouts: int = 0
     blocked_time: float = 0.0
-    clamped: dict[str, int] = field(default_factory=dict)
 
 
 class SimulatorEndpoint:
@@ -119,17 +126,26 @@ class SimulatorEndpoint:
         on_custom: CustomReceive | None = None, link: Any = None,
     ) -> None:
         self.config = config if config is not None else CouplingConfig()
+        self.interface = self.config.layout()
         self.fill_custom = fill_custom
         self.on_custom = on_custom
         self.schedule: Schedule | None = None
         self.link = link
         self.debug: DebugLog | None = None
         self.stats = CouplingStats()
-        self._out = np.zeros(SIM_TO_CONTROLLER, dtype=WIRE_DTYPE)
-        self._reply = np.zeros(CONTROLLER_TO_SIM, dtype=WIRE_DTYPE)
-        self._clamps = np.zeros(N_CONTROLS, dtype=np.int64)
-        self._next_id = 0  # id of the next message to send
-        self._answered = -1  # largest reply id applied since the last reset
+        face = self.interface
+        self._out = np.zeros(face.sim_to_controller, dtype=WIRE_DTYPE)
+        self._reply = np.zeros(face.controller_to_sim, dtype=WIRE_DTYPE)
+        self._sources = face.source_indices()
+        self._n_sources = len(self._sources)
+        self._extended = (np.zeros(L.N_OUTPUTS + len(DERIVED_NAMES))
+                          if face.needs_derived else None)
+        self._clamps = np.zeros(len(face.inputs.names), dtype=np.int64)
+        self._frozen = np.zeros(len(face.inputs.names))
+        self._next_id = 0  # id of the next message; never reset (as in BeamNG)
+        self._largest = 0.0  # largest reply id applied since the last reset (BeamNG's maxRecvId)
+        self._sent = 0  # messages sent since the last reset (BeamNG's sendCtr)
+        self._answers = 0  # replies to them received since the last reset
         self._since_send = 0
         self._lockstep = False
         self._t0 = 0.0
@@ -139,15 +155,16 @@ class SimulatorEndpoint:
 
     def _open(self) -> None:
         """Open the UDP socket (unless a link was given) and the debug logs."""
-        cfg = self.config
+        cfg, face = self.config, self.interface
         if cfg.debug_log is not None:
-            self.debug = DebugLog(cfg.debug_log)
+            self.debug = DebugLog(cfg.debug_log, ("id", *face.to_controller),
+                                  ("id", *face.from_controller))
         if self.link is not None:
             return
         allowed = set(cfg.allowed_hosts) if cfg.allowed_hosts else {cfg.controller_host}
         self.link = UdpLink(
             (cfg.listen_host, cfg.listen_port), (cfg.controller_host, cfg.controller_port),
-            CONTROLLER_TO_SIM, allowed_hosts=allowed, spin=0.0, name="simulator endpoint",
+            face.controller_to_sim, allowed_hosts=allowed, spin=0.0, name="simulator endpoint",
         )
 
     @property
@@ -157,8 +174,8 @@ class SimulatorEndpoint:
 
     @property
     def connected(self) -> bool:
-        """True once a reply has been applied since the last reset."""
-        return self._answered >= 0
+        """True once the controller answered since the last reset."""
+        return self._answers > 0
 
     def start(self, sim: Simulation) -> None:
         """Fix the schedule for the run (logged by the caller) and the waiting strategy."""
@@ -169,6 +186,10 @@ class SimulatorEndpoint:
         self._since_send = self.schedule.send_skips - self.schedule.send_offset
         self._inputs = sim.vehicle.input_array
         self._outputs = sim.vehicle.outputs
+        self._state = sim.vehicle.state
+        if self.interface.torque_mode:
+            self._inputs[L.U_DRIVE_MODE] = 1.0
+        self._frozen[:] = self._inputs[self.interface.inputs.target]
         self._t0 = sim.wall_start or time.perf_counter()
         sim.live["coupling_connected"] = 0.0
 
@@ -183,49 +204,84 @@ class SimulatorEndpoint:
             if not self._lockstep:
                 self._poll_newest(sim)
             return
-        outstanding = self._next_id - 1 - self._answered
-        if outstanding < schedule.window:
+        if self._sent - self._answers < schedule.window:
             if not self._lockstep:
                 self._poll_newest(sim)
             self._send(sim)
-            return
-        if self._wait_new(sim, schedule.timeout):
+        elif self._wait_reply(sim, schedule.timeout):
             self._send(sim)
         else:
             self.stats.timeouts += 1
-            self._next_id = 0
-            self._answered = -1
+            self._event(Event.TIMEOUT, self._next_id - 1, False)
+            self._sent = self._answers = 0
+            self._largest = 0.0
             sim.live["coupling_connected"] = 0.0
 
     def _send(self, sim: Simulation) -> None:
         out = self._out
         out[0] = self._next_id
-        out[1:61] = self._outputs[:60]
-        if self.fill_custom is not None:
+        source = self._outputs
+        if self._extended is not None:
+            source = self._extended
+            source[: L.N_OUTPUTS] = self._outputs
+            derive_sources(self._state, source)
+        np.take(source, self._sources, out=out[1 : 1 + self._n_sources])
+        if self.fill_custom is not None and self.interface.custom:
             self.fill_custom(sim, out[SIM_CUSTOM])
         self.link.send(out)
         self._sent_at[self._next_id % _SENT_RING] = time.perf_counter()
         if self.debug is not None:
             self.debug.send.add(time.perf_counter() - self._t0, out)
         self._next_id += 1
+        self._sent += 1
         self._since_send = 0
         self.stats.sent += 1
 
+    def _reply_id(self, message: np.ndarray) -> float | None:
+        """The reply's id, or None (counted) if it is not a whole number."""
+        reply_id = float(message[0])
+        if math.isfinite(reply_id) and reply_id == int(reply_id):
+            return reply_id
+        self.stats.bad_id += 1
+        return None
+
+    def _drop(self, reply_id: float, best: float, blocking: bool) -> None:
+        """Count and log a reply that is not applied."""
+        if best == 0.0:
+            self.stats.startup += 1
+            kind = Event.STARTUP
+        elif reply_id == best:
+            self.stats.duplicate += 1
+            kind = Event.DUPLICATE
+        else:
+            self.stats.stale += 1
+            kind = Event.STALE
+        self._event(kind, reply_id, blocking)
+
     def _poll_newest(self, sim: Simulation) -> None:
         """Drain what has arrived and apply only the newest new reply (no queue grows)."""
-        link, best = self.link, self._answered
+        link, best = self.link, self._largest
         while link.poll():
-            reply_id = link.message[0]
-            if best < reply_id < self._next_id:
+            reply_id = self._reply_id(link.message)
+            if reply_id is None:
+                continue
+            if reply_id > best:
                 best = reply_id
                 self._reply[:] = link.message
+                self._answered()
             else:
-                self.stats.stale += 1
-        if best > self._answered:
+                if best == 0.0:  # a start-up reply answers a message all the same
+                    self._answered()
+                self._drop(reply_id, best, False)
+        if best > self._largest:
             self._apply(sim, self._reply)
 
-    def _wait_new(self, sim: Simulation, timeout: float) -> bool:
-        """Block until a reply newer than any applied arrives (stale ones are dropped)."""
+    def _wait_reply(self, sim: Simulation, timeout: float) -> bool:
+        """Block for a reply that lets the next message go.
+
+        That is one newer than any applied (it is applied), or, while nothing has been applied
+        yet, any reply (BeamNG's rule).
+        """
         link = self.link
         start = time.perf_counter()
         deadline = start + timeout
@@ -234,39 +290,57 @@ class SimulatorEndpoint:
                 remaining = deadline - time.perf_counter()
                 if remaining <= 0.0 or not link.wait(remaining):
                     return False
-                if self._answered < link.message[0] < self._next_id:
+                reply_id = self._reply_id(link.message)
+                if reply_id is None:
+                    continue
+                if reply_id > self._largest:
+                    self._answered()
                     self._apply(sim, link.message)
                     return True
-                self.stats.stale += 1
+                self._drop(reply_id, self._largest, True)
+                if self._largest == 0.0:
+                    self._answered()
+                    return True
         finally:
             self.stats.blocked_time += time.perf_counter() - start
 
+    def _answered(self) -> None:
+        self._answers = min(self._answers + 1, self._sent)
+
     def _apply(self, sim: Simulation, message: np.ndarray) -> None:
-        apply_controls(message, self._inputs, self._clamps, CONTROL_LOW, CONTROL_HIGH, _TARGETS)
-        self._answered = int(message[0])
+        self.interface.inputs.apply(message, self._inputs, self._frozen, self._clamps)
+        self._largest = float(message[0])
         self.stats.applied += 1
-        self.last_latency = time.perf_counter() - self._sent_at[self._answered % _SENT_RING]
+        answered = min(int(self._largest), self._next_id - 1)
+        self.last_latency = time.perf_counter() - self._sent_at[answered % _SENT_RING]
         live = sim.live
         live["coupling_connected"] = 1.0
         live["coupling_latency_ms"] = 1000.0 * self.last_latency
         if self.debug is not None:
             self.debug.receive.add(time.perf_counter() - self._t0, message)
-        if self.on_custom is not None:
+        if self.on_custom is not None and self.interface.custom:
             self.on_custom(sim, message[CONTROLLER_CUSTOM])
+
+    def _event(self, kind: int, reply_id: float, blocking: bool) -> None:
+        if self.debug is not None:
+            self.debug.events.add(time.perf_counter() - self._t0,
+                                  np.array([kind, reply_id, self._largest, float(blocking)]))
 
     # -- reporting and closing --------------------------------------------------------------
     def report(self) -> dict[str, object]:
         """Statistics of the coupling, JSON-friendly."""
         s, link = self.stats, self.link
-        clamped = {name: int(n) for (name, _, _), n in zip(CONTROLLER_SLOTS, self._clamps,
-                                                           strict=True) if n}
+        clamped = {name: int(n) for name, n in zip(self.interface.inputs.names, self._clamps,
+                                                   strict=True) if n}
         sched = self.schedule
         return {
+            "interface": self.interface.name,
             "send_skips": sched.send_skips if sched else None,
             "window": sched.window if sched else None,
             "send_offset": sched.send_offset if sched else None,
             "sent": s.sent, "applied": s.applied, "stale": s.stale,
-            "malformed": link.malformed if link else 0,
+            "duplicate": s.duplicate, "startup_unapplied": s.startup,
+            "malformed": (link.malformed if link else 0) + s.bad_id,
             "rejected_peers": link.rejected if link else 0,
             "clamped": clamped, "clamped_total": sum(clamped.values()),
             "timeouts": s.timeouts, "blocked_time": s.blocked_time,

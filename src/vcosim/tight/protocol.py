@@ -2,7 +2,7 @@
 
 A datagram is a bare array of little-endian float64: 111 values from the simulator (id, banks
 A-G of the vehicle, 50 custom values H), 64 values from the controller (id, pedals, steering,
-gear request, per-wheel torques, drive mode, 50 custom values B). See docs/tight-coupling.md.
+a reserved slot, per-wheel torques, drive mode, 50 custom values B). See docs/tight-coupling.md.
 """
 
 from __future__ import annotations
@@ -40,9 +40,6 @@ CONTROLLER_SLOTS: tuple[tuple[str, float, float], ...] = (
 CONTROLLER_SLOT_NAMES: tuple[str, ...] = (
     "id", *(name for name, _, _ in CONTROLLER_SLOTS), *(f"custom{i}" for i in range(N_CUSTOM))
 )
-CONTROL_LOW = np.array([lo for _, lo, _ in CONTROLLER_SLOTS])
-CONTROL_HIGH = np.array([hi for _, _, hi in CONTROLLER_SLOTS])
-N_CONTROLS = len(CONTROLLER_SLOTS)  # 13, slots 1..13
 
 
 def send_skips_for(ext_time: float, dt: float) -> int:

@@ -170,6 +170,11 @@ class Vehicle:
         return self._y
 
     @property
+    def state(self) -> np.ndarray:
+        """The state array (layout in ``vcosim.vehicle.layout``); a live view, read it only."""
+        return self._x
+
+    @property
     def input_array(self) -> np.ndarray:
         """The held inputs as one array (layout in ``vcosim.vehicle.layout``); a live view."""
         return self._u

@@ -1,0 +1,232 @@
+"""What each direction of the tight coupling carries, for both of BeamNG's layouts.
+
+``Interface.fixed()`` is the 111/64 layout of BeamNG's ``vehicleSystemsCoupling`` and its
+first S-function; ``Interface.from_csv(path)`` is the layout an interface CSV lists (BeamNG
+≥ 0.32's ``cosimulationCoupling``, its 2024 S-function and FMUs). Either way slot 0 is the
+message id; the simulator fills the rest from its *sources* (the vehicle's outputs and a few
+quantities derived from its state) and applies the reply through *input groups*: one per
+vehicle input, each with the wire slots of its value, multiply, add and freeze channels.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+from numba import njit
+
+from vcosim.tight.beamng_csv import Connection, read_interface_csv
+from vcosim.tight.protocol import (
+    CONTROLLER_SLOT_NAMES,
+    CONTROLLER_SLOTS,
+    N_CUSTOM,
+    SIM_SLOT_NAMES,
+)
+from vcosim.vehicle import layout as L
+
+# Quantities derived from the vehicle's state, appended to its outputs as further sources.
+DERIVED_NAMES = (
+    "roll_rate", "pitch_rate",  # body-frame angular velocity (rad/s)
+    "forwardX", "forwardY", "forwardZ", "upX", "upY", "upZ",  # body axes in the world frame
+    "rightX", "rightY", "rightZ",
+    "zero",
+)
+SOURCE_NAMES = L.SIGNAL_NAMES + DERIVED_NAMES
+SOURCE_INDEX = {name: i for i, name in enumerate(SOURCE_NAMES)}
+_DERIVED = L.N_OUTPUTS
+
+PLAIN, ROUND, SWITCH, BOOLEAN = 0, 1, 2, 3  # how a reply value is turned into an input
+
+
+@njit(cache=True)
+def derive_sources(x, out) -> None:
+    """Fill the derived sources (after the vehicle's outputs) from the state ``x``."""
+    w, qx, qy, qz = x[L.X_QUAT], x[L.X_QUAT + 1], x[L.X_QUAT + 2], x[L.X_QUAT + 3]
+    base = _DERIVED
+    out[base] = x[L.X_RATE]
+    out[base + 1] = x[L.X_RATE + 1]
+    # columns of the body-to-world rotation: x (forward), z (up); right = -y (y points left)
+    out[base + 2] = 1.0 - 2.0 * (qy * qy + qz * qz)
+    out[base + 3] = 2.0 * (qx * qy + w * qz)
+    out[base + 4] = 2.0 * (qx * qz - w * qy)
+    out[base + 5] = 2.0 * (qx * qz + w * qy)
+    out[base + 6] = 2.0 * (qy * qz - w * qx)
+    out[base + 7] = 1.0 - 2.0 * (qx * qx + qy * qy)
+    out[base + 8] = -2.0 * (qx * qy - w * qz)
+    out[base + 9] = -(1.0 - 2.0 * (qx * qx + qz * qz))
+    out[base + 10] = -2.0 * (qy * qz + w * qx)
+    out[base + 11] = 0.0
+
+
+@njit(cache=True)
+def apply_inputs(message, inputs, frozen, clamps, target, value, multiply, add, freeze,
+                 low, high, kind) -> None:
+    """Turn a reply into vehicle inputs, group by group (BeamNG's channel arithmetic).
+
+    The value channel (0 if the group has none) is multiplied by the multiply channel and
+    the add channel added, where present; a non-zero freeze channel holds the value last in
+    force instead. NaN means "leave as it is": a NaN value keeps the input, a NaN multiply
+    or add channel is left out. Out-of-range results are clamped and counted per group.
+    """
+    for g in range(target.shape[0]):
+        f = message[freeze[g]] if freeze[g] >= 0 else 0.0
+        if f == f and f != 0.0:
+            inputs[target[g]] = frozen[g]
+            continue
+        v = message[value[g]] if value[g] >= 0 else 0.0
+        if v != v:
+            continue
+        if multiply[g] >= 0:
+            m = message[multiply[g]]
+            if m == m:
+                v *= m
+        if add[g] >= 0:
+            a = message[add[g]]
+            if a == a:
+                v += a
+        if kind[g] == BOOLEAN:
+            v = 1.0 if v != 0.0 else 0.0
+        if v < low[g]:
+            v = low[g]
+            clamps[g] += 1
+        elif v > high[g]:
+            v = high[g]
+            clamps[g] += 1
+        if kind[g] == ROUND:
+            v = float(round(v))
+        elif kind[g] == SWITCH:
+            v = 1.0 if v >= 0.5 else 0.0
+        inputs[target[g]] = v
+        frozen[g] = v
+
+
+@dataclass(frozen=True)
+class InputGroup:
+    """One vehicle input set by the reply, and where its channels are on the wire."""
+
+    name: str
+    target: int
+    low: float
+    high: float
+    kind: int = PLAIN
+    value: int = -1
+    multiply: int = -1
+    add: int = -1
+    freeze: int = -1
+
+
+class InputMap:
+    """The input groups as the arrays ``apply_inputs`` works on."""
+
+    def __init__(self, groups: list[InputGroup]) -> None:
+        self.groups = groups
+        self.names = tuple(g.name for g in groups)
+        i64 = np.int64
+        self.target = np.array([g.target for g in groups], dtype=i64)
+        self.value = np.array([g.value for g in groups], dtype=i64)
+        self.multiply = np.array([g.multiply for g in groups], dtype=i64)
+        self.add = np.array([g.add for g in groups], dtype=i64)
+        self.freeze = np.array([g.freeze for g in groups], dtype=i64)
+        self.low = np.array([g.low for g in groups], dtype=np.float64)
+        self.high = np.array([g.high for g in groups], dtype=np.float64)
+        self.kind = np.array([g.kind for g in groups], dtype=i64)
+
+    def apply(self, message: np.ndarray, inputs: np.ndarray, frozen: np.ndarray,
+              clamps: np.ndarray) -> None:
+        """Apply one reply to the vehicle inputs (see ``apply_inputs``)."""
+        apply_inputs(message, inputs, frozen, clamps, self.target, self.value, self.multiply,
+                     self.add, self.freeze, self.low, self.high, self.kind)
+
+
+@dataclass(frozen=True)
+class Interface:
+    """The two message layouts of a coupling.
+
+    Attributes:
+        name: "fixed 111/64" or the CSV file.
+        to_controller: Wire names of the simulator's message after the id.
+        sources: vcosim's source (``SOURCE_NAMES``) of each of them; a custom slot is None.
+        from_controller: Wire names of the reply after the id.
+        inputs: How the reply becomes vehicle inputs.
+        custom: The fixed layout's 50 custom values each way (bank H, custom bank B).
+        torque_mode: The reply carries wheel torques only (the vehicle drives on them).
+        connection: A CSV's connection rows (addresses, ports, timing), else empty.
+    """
+
+    name: str
+    to_controller: tuple[str, ...]
+    sources: tuple[str | None, ...]
+    from_controller: tuple[str, ...]
+    inputs: InputMap
+    custom: bool = False
+    torque_mode: bool = False
+    connection: Connection = field(default_factory=Connection)
+
+    @property
+    def sim_to_controller(self) -> int:
+        """Doubles in the simulator's message, id included."""
+        return 1 + len(self.to_controller)
+
+    @property
+    def controller_to_sim(self) -> int:
+        """Doubles in the controller's reply, id included."""
+        return 1 + len(self.from_controller)
+
+    @property
+    def needs_derived(self) -> bool:
+        """Some source is derived from the state, not a vehicle output."""
+        return any(s in DERIVED_NAMES for s in self.sources)
+
+    @classmethod
+    def fixed(cls, gear_slot: bool = False) -> Interface:
+        """BeamNG's fixed layout: 111 doubles out, 64 back.
+
+        Slot 4 is reserved (BeamNG ignores it) unless ``gear_slot`` makes it vcosim's
+        requested-gear extension.
+        """
+        groups = []
+        for slot, (name, low, high) in enumerate(CONTROLLER_SLOTS, start=1):
+            if name == "gear" and not gear_slot:
+                continue
+            target, kind = _FIXED_TARGETS[name]
+            groups.append(InputGroup(name, target, low, high, kind, value=slot))
+        return cls("fixed 111/64", SIM_SLOT_NAMES[1:],
+                   (*L.BANK_NAMES, *(None,) * N_CUSTOM), CONTROLLER_SLOT_NAMES[1:],
+                   InputMap(groups), custom=True)
+
+    @classmethod
+    def from_csv(cls, path: str | Path) -> Interface:
+        """The layout a BeamNG interface CSV lists (``ConfigError`` lists every problem)."""
+        parsed = read_interface_csv(path)
+        groups: dict[int, dict[str, object]] = {}
+        for slot, signal in enumerate(parsed.signals_from, start=1):
+            group = groups.setdefault(signal.target, {
+                "name": signal.name, "target": signal.target, "low": signal.low,
+                "high": signal.high, "kind": BOOLEAN if signal.boolean else PLAIN})
+            group[signal.channel] = slot
+        wheels = [g for g in groups if g >= L.U_PROPULSION]
+        return cls(
+            str(parsed.path),
+            tuple(s.name for s in parsed.signals_to),
+            tuple(s.source for s in parsed.signals_to),
+            tuple(f"{s.name}.{s.channel}" if s.channel != "value" else s.name
+                  for s in parsed.signals_from),
+            InputMap([InputGroup(**g) for g in groups.values()]),  # type: ignore[arg-type]
+            torque_mode=bool(wheels),
+            connection=parsed.connection,
+        )
+
+    def source_indices(self) -> np.ndarray:
+        """Where each non-custom value of the simulator's message comes from."""
+        return np.array([SOURCE_INDEX[s] for s in self.sources if s is not None],
+                        dtype=np.int64)
+
+
+_FIXED_TARGETS = {
+    "throttle": (L.U_THROTTLE, PLAIN), "brake": (L.U_BRAKE, PLAIN),
+    "steering": (L.U_STEERING, PLAIN), "gear": (L.U_GEAR, ROUND),
+    **{f"brakingTorque{w}": (L.U_BRAKING + k, PLAIN) for k, w in enumerate(L.WHEELS)},
+    **{f"propulsionTorque{w}": (L.U_PROPULSION + k, PLAIN) for k, w in enumerate(L.WHEELS)},
+    "driveMode": (L.U_DRIVE_MODE, SWITCH),
+}
