@@ -81,22 +81,41 @@ def sim(
     coupling: Annotated[
         bool, typer.Option(help="Run the BeamNG-compatible tight-coupling endpoint.")
     ] = True,
+    interface: Annotated[
+        Path | None, typer.Option(help="A BeamNG interface CSV: exactly the signals it lists, "
+                                  "each way, in its order; its connection rows set timing, "
+                                  "addresses and ports unless the options below do.")
+    ] = None,
+    gear_slot: Annotated[
+        bool, typer.Option(help="Read slot 4 of the fixed layout as a requested gear (vcosim's "
+                           "extension; BeamNG ignores the slot).")
+    ] = False,
     ext_time: Annotated[
-        float, typer.Option(help="T_ext: the controller's computation time per message (s).")
-    ] = 0.005,
-    ping_time: Annotated[float, typer.Option(help="T_ping: UDP round-trip time (s).")] = 0.00001,
+        float | None, typer.Option(help="T_ext: the controller's computation time per message "
+                                   "(s) [default: 0.005]")
+    ] = None,
+    ping_time: Annotated[
+        float | None, typer.Option(help="T_ping: UDP round-trip time (s) [default: 0.00001]")
+    ] = None,
     window: Annotated[int | None, typer.Option(help="Window width (overrides T_ping).")] = None,
     send_skips: Annotated[
         int | None, typer.Option(help="Steps between sends (overrides T_ext).")
     ] = None,
     send_offset: Annotated[int, typer.Option(help="Step of the first send.")] = 0,
     timeout: Annotated[float, typer.Option(help="Blocking-receive timeout (s).")] = 2.0,
-    controller_host: Annotated[str, typer.Option(help="Controller address.")] = "127.0.0.1",
-    controller_port: Annotated[int, typer.Option(help="Controller's UDP port.")] = 64890,
+    controller_host: Annotated[
+        str | None, typer.Option(help="Controller address [default: 127.0.0.1]")
+    ] = None,
+    controller_port: Annotated[
+        int | None, typer.Option(help="Controller's UDP port [default: 64890]")
+    ] = None,
     listen_host: Annotated[
-        str, typer.Option(help="Address to bind; loopback unless you open it on purpose.")
-    ] = "127.0.0.1",
-    listen_port: Annotated[int, typer.Option(help="UDP port the simulator listens on.")] = 64891,
+        str | None, typer.Option(help="Address to bind; loopback unless you open it on purpose "
+                                 "[default: 127.0.0.1]")
+    ] = None,
+    listen_port: Annotated[
+        int | None, typer.Option(help="UDP port the simulator listens on [default: 64891]")
+    ] = None,
     allow: Annotated[
         list[str] | None, typer.Option(help="Extra peer addresses to accept (repeatable).")
     ] = None,
@@ -138,13 +157,16 @@ def sim(
 
     config = None
     if coupling:
-        allowed = (controller_host, *(allow or ())) if allow else None
-        config = CouplingConfig(
-            controller_host=controller_host, controller_port=controller_port,
-            listen_host=listen_host, listen_port=listen_port, ext_time=ext_time,
-            ping_time=ping_time, window=window, send_skips=send_skips, send_offset=send_offset,
-            timeout=timeout, allowed_hosts=allowed, spin=spin, debug_log=debug_log,
-        )
+        given = {k: v for k, v in {
+            "controller_host": controller_host, "controller_port": controller_port,
+            "listen_host": listen_host, "listen_port": listen_port, "ext_time": ext_time,
+            "ping_time": ping_time}.items() if v is not None}
+        options = dict(window=window, send_skips=send_skips, send_offset=send_offset,
+                       timeout=timeout, spin=spin, debug_log=debug_log, gear_slot=gear_slot)
+        config = (CouplingConfig.for_interface(interface, **given, **options)
+                  if interface is not None else CouplingConfig(**given, **options))
+        if allow:
+            config.allowed_hosts = (config.controller_host, *allow)
     faces = []
     if contracts:
         faces.append(("contracts", "vcosim.contracts.server:ContractServer",
@@ -177,22 +199,34 @@ def controller(
     map_file: Annotated[
         Path | None, typer.Option("--map", help="TOML map of FMU variables to bank names.")
     ] = None,
+    interface: Annotated[
+        Path | None, typer.Option(help="A BeamNG interface CSV (the simulator must use the same "
+                                  "file); its connection rows set the step, addresses and "
+                                  "ports unless the options below do.")
+    ] = None,
     step: Annotated[
-        float, typer.Option(help="The controller's sample time (s): the simulator's "
-                            "(send_skips + 1) * dt, i.e. its --ext-time.")
-    ] = 0.005,
+        float | None, typer.Option(help="The controller's sample time (s): the simulator's "
+                                   "(send_skips + 1) * dt, i.e. its --ext-time [default: 0.005]")
+    ] = None,
     duration: Annotated[
         float | None, typer.Option(help="Controller seconds to run (default: until Ctrl-C).")
     ] = None,
     memory: Annotated[
         bool, typer.Option(help="Answer with the previous step's outputs (Simulink memory).")
     ] = False,
-    listen_host: Annotated[str, typer.Option(help="Address to bind.")] = "127.0.0.1",
-    listen_port: Annotated[int, typer.Option(help="UDP port to listen on.")] = 64890,
+    listen_host: Annotated[
+        str | None, typer.Option(help="Address to bind [default: 127.0.0.1]")
+    ] = None,
+    listen_port: Annotated[
+        int | None, typer.Option(help="UDP port to listen on [default: 64890]")
+    ] = None,
     sim_host: Annotated[
-        str, typer.Option(help="The simulator's address (vcosim or BeamNG.tech).")
-    ] = "127.0.0.1",
-    sim_port: Annotated[int, typer.Option(help="The simulator's UDP port.")] = 64891,
+        str | None, typer.Option(help="The simulator's address (vcosim or BeamNG.tech) "
+                                 "[default: 127.0.0.1]")
+    ] = None,
+    sim_port: Annotated[
+        int | None, typer.Option(help="The simulator's UDP port [default: 64891]")
+    ] = None,
     timeout: Annotated[float, typer.Option(help="No message for this long: reset (s).")] = 2.0,
     spin: Annotated[float, typer.Option(help="Busy-poll this long before blocking (s).")] = 0.002,
     json_out: Annotated[
@@ -201,14 +235,19 @@ def controller(
 ) -> None:
     """Run a controller against a running simulator (vcosim sim or BeamNG.tech)."""
     from vcosim.controllers.runner import make_step_function, run_controller
+    from vcosim.tight.controller import ControllerConfig
 
+    given = {k: v for k, v in {"step": step, "listen_host": listen_host,
+                               "listen_port": listen_port, "sim_host": sim_host,
+                               "sim_port": sim_port}.items() if v is not None}
+    options = dict(memory=memory, timeout=timeout, spin=spin)
+    config = (ControllerConfig.for_interface(interface, **given, **options)
+              if interface is not None else ControllerConfig(**given, **options))
     params = {"speed": speed, "heading": heading}
     step_fn = make_step_function(name, function=function, fmu=fmu, map_file=map_file,
-                                 step=step, params=params)
+                                 step=config.step, params=params)
     try:
-        run_controller(step_fn, duration=duration, json_out=json_out, step=step,
-                       memory=memory, listen_host=listen_host, listen_port=listen_port,
-                       sim_host=sim_host, sim_port=sim_port, timeout=timeout, spin=spin)
+        run_controller(step_fn, duration=duration, json_out=json_out, config=config)
     finally:
         if hasattr(step_fn, "close"):  # an FMU: terminate and free it
             step_fn.close()

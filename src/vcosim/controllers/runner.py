@@ -68,7 +68,7 @@ def run_controller(step_fn: Any, *, duration: float | None, json_out: Path | Non
     """Run the block with a live status line; print the summary and where to point the sim."""
     logging.basicConfig(level=logging.INFO, format="%(message)s",
                         handlers=[RichHandler(console=console, show_path=False)])
-    block = ControllerBlock(step_fn, **options)
+    block = ControllerBlock(step_fn, **options)  # config=..., or the config's fields
     cfg = block.config
     console.log(f"controller: listening on {cfg.listen_host}:{block.address[1]}, simulator "
                 f"{cfg.sim_host}:{cfg.sim_port}; step {cfg.step * 1e3:g} ms (start the "

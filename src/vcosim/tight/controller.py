@@ -15,10 +15,12 @@ import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from enum import Enum
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from vcosim.tight.interface import CsvAdapter, Interface
 from vcosim.tight.protocol import (
     BLOCKING_TIMEOUT,
     CONTROLLER_PORT,
@@ -53,6 +55,7 @@ class ControllerConfig:
         step: The controller's sample time (s); give the simulator ``--ext-time`` equal to it.
         sim_port: The simulator's port; 0 answers each message to the port it came from.
         memory: Answer with the previous step's outputs (Simulink's memory block).
+        interface: A BeamNG interface CSV both sides use (None: the fixed 111/64 layout).
         spin: Busy-poll this long (s) before blocking, so a lock-step pair is not capped by
             the wake-up latency of a sleeping process.
     """
@@ -66,6 +69,24 @@ class ControllerConfig:
     timeout: float = BLOCKING_TIMEOUT
     spin: float = 0.002
     allowed_hosts: tuple[str, ...] | None = None
+    interface: str | Path | None = None
+
+    @classmethod
+    def for_interface(cls, interface: str | Path, **explicit: Any) -> ControllerConfig:
+        """A config for a BeamNG interface CSV.
+
+        Its connection rows fill what ``explicit`` does not give: the step from the
+        computation time (as the simulator derives it), the controller's address (otherUDP)
+        and the simulator's (beamngUDP).
+        """
+        conn = Interface.from_csv(interface).connection
+        step = (None if conn.ext_time is None
+                else (send_skips_for(conn.ext_time, PHYSICS_DT) + 1) * PHYSICS_DT)
+        from_csv = {"step": step, "listen_host": conn.controller_host,
+                    "listen_port": conn.controller_port, "sim_host": conn.simulator_host,
+                    "sim_port": conn.simulator_port}
+        given = {k: v for k, v in from_csv.items() if v is not None}
+        return cls(interface=interface, **{**given, **explicit})
 
 
 @dataclass
@@ -84,14 +105,18 @@ class Responder:
     """Turns one simulator message into its reply: the named view, the step function, memory.
 
     Shared by the UDP ``ControllerBlock`` and the in-process coupling, so both answer alike.
+    With a CSV interface the message is seen through the fixed layout's views (and by BeamNG
+    name in ``msg.signals``) and the reply carries the CSV's signals.
     """
 
-    def __init__(self, step_fn: StepFunction, step: float, memory: bool) -> None:
+    def __init__(self, step_fn: StepFunction, step: float, memory: bool,
+                 interface: Interface | None = None) -> None:
         self.step_fn = step_fn
         self.step = step
         self.memory = memory
         self.answered = 0
         self.compute: list[float] = []
+        self._csv = CsvAdapter(interface) if interface and not interface.custom else None
         self._in = np.zeros(SIM_TO_CONTROLLER, dtype=WIRE_DTYPE)
         self._out = np.zeros(CONTROLLER_TO_SIM, dtype=WIRE_DTYPE)
         self._message = SimulatorMessage(self._in, 0.0, step)
@@ -100,7 +125,10 @@ class Responder:
     def respond(self, values: np.ndarray) -> np.ndarray:
         """The reply to ``values`` (a view reused by the next call): same id, the outputs."""
         start = time.perf_counter()
-        self._in[:] = values
+        if self._csv is not None:
+            self._message.signals = self._csv.spread(values, self._in)
+        else:
+            self._in[:] = values
         self._message.time = self.answered * self.step
         controls = as_controls(self.step_fn(self._message))
         if self.memory:
@@ -109,7 +137,7 @@ class Responder:
         controls.write(self._out)
         self.answered += 1
         self.compute.append(time.perf_counter() - start)
-        return self._out
+        return self._csv.gather(self._out) if self._csv is not None else self._out
 
 
 class ControllerBlock:
@@ -120,15 +148,18 @@ class ControllerBlock:
         base = config if config is not None else ControllerConfig()
         self.config = ControllerConfig(**{**base.__dict__, **options})
         cfg = self.config
+        self.interface = (Interface.from_csv(cfg.interface) if cfg.interface is not None
+                          else Interface.fixed())
         self.link = UdpLink(
-            (cfg.listen_host, cfg.listen_port), (cfg.sim_host, cfg.sim_port), SIM_TO_CONTROLLER,
+            (cfg.listen_host, cfg.listen_port), (cfg.sim_host, cfg.sim_port),
+            self.interface.sim_to_controller,
             allowed_hosts=set(cfg.allowed_hosts) if cfg.allowed_hosts else {cfg.sim_host},
             spin=cfg.spin, name="controller block",
         )
         self.status = ControllerStatus.waiting
         self.stats = ControllerStats()
         self.on_status: Callable[[ControllerStatus], None] | None = None
-        self.responder = Responder(step_fn, cfg.step, cfg.memory)
+        self.responder = Responder(step_fn, cfg.step, cfg.memory, self.interface)
         self.stats.compute = self.responder.compute
         self._stopping = False
 

@@ -230,3 +230,49 @@ _FIXED_TARGETS = {
     **{f"propulsionTorque{w}": (L.U_PROPULSION + k, PLAIN) for k, w in enumerate(L.WHEELS)},
     "driveMode": (L.U_DRIVE_MODE, SWITCH),
 }
+
+
+class CsvAdapter:
+    """The controller side of a CSV interface, seen through the fixed layout's views.
+
+    Step functions are written against ``SimulatorMessage`` and ``Controls`` (the fixed
+    layout). A CSV message is spread into the 111 slots (NaN where it carries nothing; every
+    value also by its BeamNG name in ``signals``), and the 64 reply slots are gathered into
+    the CSV's reply. BeamNG's ``cosimulationCoupling`` has no "leave as it is": a value the
+    step function leaves unset goes as the last value sent (0 at first), a multiply channel
+    as 1, add and freeze channels as 0.
+    """
+
+    def __init__(self, interface: Interface) -> None:
+        self.interface = interface
+        slot = {name: i for i, name in enumerate(SIM_SLOT_NAMES)}
+        self._spread = [(i + 1, slot[src]) for i, src in enumerate(interface.sources)
+                        if src in slot]
+        fixed_slot = {name: i for i, name in enumerate(CONTROLLER_SLOT_NAMES)}
+        fixed_slot |= {"steeringWheelPosition": fixed_slot["steering"]}
+        self._gather: list[tuple[int, int, str]] = []
+        for i, wire in enumerate(interface.from_controller, start=1):
+            name, _, channel = wire.partition(".")
+            self._gather.append((i, fixed_slot.get(name, -1), channel or "value"))
+        self._held = np.zeros(interface.controller_to_sim)
+        for i, _, channel in self._gather:
+            self._held[i] = 1.0 if channel == "multiply" else 0.0
+
+    def spread(self, message: np.ndarray, slots: np.ndarray) -> dict[str, float]:
+        """Fill the 111 ``slots`` from a CSV message; return its values by BeamNG name."""
+        slots[:] = np.nan
+        slots[0] = message[0]
+        for wire, fixed in self._spread:
+            slots[fixed] = message[wire]
+        return dict(zip(self.interface.to_controller, message[1:].tolist(), strict=True))
+
+    def gather(self, reply: np.ndarray) -> np.ndarray:
+        """The CSV reply for the fixed-layout ``reply`` (id in slot 0)."""
+        held = self._held
+        held[0] = reply[0]
+        for wire, fixed, channel in self._gather:
+            if channel == "value" and fixed >= 0:
+                value = reply[fixed]
+                if value == value:
+                    held[wire] = value
+        return held

@@ -108,9 +108,13 @@ class SimulatorMessage:
         time: Controller time (s): messages answered so far times the configured step. The
             wire carries no time; this is the block's count.
         dt: The controller's step (s), from configuration.
+        signals: With a BeamNG interface CSV, every value of the message by its BeamNG name
+            (``msg.signals["vehicleYawRate"]``); the banks hold the ones they have a slot
+            for, NaN elsewhere. Empty with the fixed layout.
     """
 
-    __slots__ = ("values", "driver", "body", "status", "wheels", "custom", "time", "dt")
+    __slots__ = ("values", "driver", "body", "status", "wheels", "custom", "time", "dt",
+                 "signals")
 
     def __init__(self, values: np.ndarray, time: float = 0.0, dt: float = 0.005) -> None:
         self.values = values
@@ -121,6 +125,7 @@ class SimulatorMessage:
         self.custom = values[SIM_CUSTOM]
         self.time = time
         self.dt = dt
+        self.signals: dict[str, float] = {}
 
     @property
     def id(self) -> int:
