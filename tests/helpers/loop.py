@@ -30,7 +30,7 @@ def free_port() -> int:
 def closed_loop(
     step_fn: Callable[..., Any], seconds: float, *, ext_time: float = 0.005,
     ping_time: float = 0.00001, memory: bool = False,
-    on_frame: Callable[[Simulation], None] | None = None,
+    on_frame: Callable[[Simulation], None] | None = None, interface: Any = None,
 ) -> tuple[dict[str, np.ndarray], dict[str, Any], dict[str, Any]]:
     """Couple ``step_fn`` (through a ControllerBlock) to a simulator over UDP on loopback.
 
@@ -39,13 +39,13 @@ def closed_loop(
     GIL. Returns the vehicle trace sampled each frame, the simulator's and the block's report.
     """
     block = ControllerBlock(step_fn, listen_port=0, sim_port=0, spin=0.0, step=ext_time,
-                            memory=memory)
+                            memory=memory, interface=interface)
     car = Vehicle(engine_running=True)
     car.step(automatic=1, gear=1)
     sim = Simulation(car, Pacer("lockstep", dt=car.dt))
     sim.attach("coupling", SimulatorEndpoint(CouplingConfig(
         listen_port=0, controller_port=block.address[1], ext_time=ext_time,
-        ping_time=ping_time, spin=0.0)))
+        ping_time=ping_time, spin=0.0, interface=interface)))
     rows: list[list[float]] = []
 
     class Trace:
