@@ -72,8 +72,8 @@ def summary_table(report: RunReport) -> Table:
     if coupling:
         table.add_row("schedule", f"send_skips {coupling['send_skips']}, window "
                       f"{coupling['window']}, send_offset {coupling['send_offset']}")
-        for key in ("sent", "applied", "stale", "malformed", "rejected_peers", "clamped_total",
-                    "timeouts"):
+        for key in ("sent", "applied", "stale", "duplicate", "startup_unapplied", "malformed",
+                    "rejected_peers", "clamped_total", "timeouts"):
             table.add_row(key.replace("_", " "), str(coupling[key]))
         if coupling["clamped"]:
             table.add_row("clamped by slot", json.dumps(coupling["clamped"]))
@@ -98,7 +98,7 @@ def run_simulator(
     endpoint = sim.faces.get("coupling")
     if endpoint is not None:
         schedule = endpoint.config.schedule(sim.dt)
-        cfg = endpoint.config
+        cfg, face = endpoint.config, endpoint.interface
         console.log(
             f"coupling: listening on {cfg.listen_host}:{endpoint.address[1]}, controller "
             f"{cfg.controller_host}:{cfg.controller_port}; send_skips {schedule.send_skips}, "
@@ -106,6 +106,13 @@ def run_simulator(
             f"timeout {schedule.timeout:g} s; the controller's step is "
             f"{schedule.controller_step(sim.dt) * 1e3:g} ms"
         )
+        console.log(f"coupling: layout {face.name}: {face.sim_to_controller} values to the "
+                    f"controller, {face.controller_to_sim} back (ids included)"
+                    + ("; slot 4 is read as a requested gear" if cfg.gear_slot else ""))
+        missing = face.missing_wheel_torques()
+        if missing:
+            console.log(f"[yellow]coupling: the interface drives on wheel torques but gives "
+                        f"none for {', '.join(missing)}: those get zero")
     status = _Status(sim)
     with sigterm_as_interrupt(), Live(status.render(), console=console, transient=True,
                                       refresh_per_second=4) as live:

@@ -217,6 +217,15 @@ class Interface:
             connection=parsed.connection,
         )
 
+    def missing_wheel_torques(self) -> list[str]:
+        """In torque mode: the wheel torques the reply does not carry (they stay zero)."""
+        if not self.torque_mode:
+            return []
+        given = set(self.inputs.target.tolist())
+        return [f"{kind}Torque{w}" for kind, first in (("propulsion", L.U_PROPULSION),
+                                                       ("braking", L.U_BRAKING))
+                for k, w in enumerate(L.WHEELS) if first + k not in given]
+
     def source_indices(self) -> np.ndarray:
         """Where each non-custom value of the simulator's message comes from."""
         return np.array([SOURCE_INDEX[s] for s in self.sources if s is not None],

@@ -157,7 +157,8 @@ class Controls:
     Attributes:
         throttle, brake: Pedals in [0, 1].
         steering: In [-1, 1], positive turns left.
-        gear: Requested gear -1..5 (vcosim's extension in slot 4).
+        gear: Requested gear -1..5, in the fixed layout's reserved slot 4: applied only by a
+            simulator started with ``--gear-slot`` (BeamNG ignores the slot).
         braking_torque, propulsion_torque: Per wheel FL, FR, RL, RR (N m).
         drive_mode: "pedals", "torques" (or 0/1).
         custom: Up to 50 values for the simulator's hook, by position.
