@@ -75,9 +75,10 @@ def test_peer_holds_the_cruise_speed_without_timeouts(name, window):
         assert figures["startup_unapplied"] <= 1  # id 0 back for message 0, or none
 
 
-def test_a_peer_that_stalls_3_s_recovers_within_one_timeout():
+@pytest.mark.parametrize("window", [1, 2])
+def test_a_peer_that_stalls_3_s_recovers_within_one_timeout(window):
     peer = BeamngLikePeer(ids="previous", memory=True, stall_at=3000, stall=3.0)
-    _, figures = run_coupled(peer, 1, "first S-function, stalls 3 s")
+    _, figures = run_coupled(peer, window, "first S-function, stalls 3 s")
     assert figures["timeouts"] == 1, figures
     assert figures["applied"] >= STEPS - 10, figures
     assert abs(figures["speed"] - 20.0) < 0.5, figures
