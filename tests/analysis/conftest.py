@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import heapq
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -122,3 +124,136 @@ def write_logs():
         return (write_vcosim if style == "vcosim" else write_beamng)(folder, logs)
 
     return write
+
+
+# -- BeamNG's coupling rules against a scripted controller -----------------------------------
+STALE, DUPLICATE, STARTUP, TIMEOUT = 1, 2, 3, 4
+EVENTS_HEADER = "time,event,id,largest,blocking"
+Script = Callable[[int], "list[tuple[float, int]]"]
+
+
+@dataclass
+class Coupled:
+    """A synthetic run: the three logs and the events log's rows (time, event, id, largest,
+    blocking)."""
+
+    logs: Logs
+    events: np.ndarray
+
+
+def couple(script: Script, n_steps: int, *, skips: int = 9, window: int = 1,
+           step_wall: float = DT, timeout: float = 2.0) -> Coupled:
+    """Run the simulator's coupling rules (as the brief states BeamNG's) for ``n_steps``.
+
+    ``script(k)`` lists the replies to message k: (delay after its send in s, reply id).
+    A reply applies iff its id > the largest applied (starting at 0); while nothing is
+    applied, any reply answers; a blocking receive gives up after ``timeout`` and resets
+    the send counter and the largest id, never the message ids. Times: each step starts
+    ``step_wall`` after the previous one or 50 µs after its blocking receive ended.
+    """
+    arrivals: list[tuple[float, int, int]] = []  # (time, order, id), a heap
+    steps, sends, receives, events = [], [], [], []
+    state = {"next_id": 0, "largest": 0, "sent": 0, "answers": 0, "order": 0}
+
+    def answered() -> None:
+        state["answers"] = min(state["answers"] + 1, state["sent"])
+
+    def drop(t: float, reply_id: int, best: int, blocking: bool) -> None:
+        kind = STARTUP if best == 0 else DUPLICATE if reply_id == best else STALE
+        events.append((t, kind, reply_id, state["largest"], int(blocking)))
+
+    def send(t: float) -> None:
+        k = state["next_id"]
+        sends.append((t, k))
+        for delay, reply_id in script(k):
+            state["order"] += 1
+            heapq.heappush(arrivals, (t + delay, state["order"], reply_id))
+        state["next_id"] += 1
+        state["sent"] += 1
+
+    def poll(t: float) -> None:
+        best, newest = state["largest"], None
+        while arrivals and arrivals[0][0] <= t:
+            _, _, reply_id = heapq.heappop(arrivals)
+            if reply_id > best:
+                best, newest = reply_id, reply_id
+                answered()
+            else:
+                if best == 0:
+                    answered()
+                drop(t + 1e-6, reply_id, best, False)
+        if newest is not None:
+            receives.append((t + 2e-6, newest))
+            state["largest"] = newest
+
+    def wait(t: float) -> tuple[bool, float]:
+        while arrivals and arrivals[0][0] <= t + timeout:
+            arrival, _, reply_id = heapq.heappop(arrivals)
+            now = max(arrival, t + 1e-6)
+            if reply_id > state["largest"]:
+                answered()
+                receives.append((now, reply_id))
+                state["largest"] = reply_id
+                return True, now
+            drop(now, reply_id, state["largest"], True)
+            if state["largest"] == 0:
+                answered()
+                return True, now
+        return False, t + timeout
+
+    t, since_send = 0.0, skips
+    for _ in range(n_steps):
+        steps.append(t)
+        end = t
+        if since_send < skips:
+            since_send += 1
+            poll(t)
+        elif state["sent"] - state["answers"] < window:
+            poll(t)
+            send(t + 1e-5)
+            since_send = 0
+        else:
+            ok, end = wait(t)
+            if ok:
+                send(end + 1e-5)
+                since_send = 0
+            else:
+                events.append((end, TIMEOUT, state["next_id"] - 1, state["largest"], 0))
+                state.update(sent=0, answers=0, largest=0)
+        t = max(t + step_wall, end + 5e-5)
+    send_time, send_id = (np.array(v, dtype=float) for v in zip(*sends, strict=True))
+    if receives:
+        receive_time, receive_id = (np.array(v, dtype=float)
+                                    for v in zip(*receives, strict=True))
+    else:
+        receive_time = receive_id = np.zeros(0)
+    logs = Logs(np.array(steps), send_time, send_id, receive_time, receive_id)
+    return Coupled(logs, np.array(events, dtype=float).reshape(-1, 5))
+
+
+def write_events(folder: Path, rows: np.ndarray, header: bool = True) -> Path:
+    """vcosimCouplingEvents.csv as the simulator writes it: a header of names, then rows."""
+    lines = [EVENTS_HEADER] if header else []
+    lines += [f"{float(t)!r},{int(e)},{int(i)},{int(m)},{int(b)}" for t, e, i, m, b in rows]
+    path = folder / "vcosimCouplingEvents.csv"
+    path.write_text("".join(f"{line}\n" for line in lines))
+    return path
+
+
+@pytest.fixture
+def write_run():
+    """write_run(folder, coupled, events=True) -> folder: the logs, with or without events."""
+
+    def write(folder: Path, run: Coupled, events: bool = True) -> Path:
+        write_vcosim(folder, run.logs)
+        if events:
+            write_events(folder, run.events)
+        return folder
+
+    return write
+
+
+@pytest.fixture
+def coupling():
+    """couple(script, n_steps, skips=9, window=1, step_wall=DT, timeout=2.0) -> Coupled."""
+    return couple

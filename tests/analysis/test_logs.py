@@ -6,13 +6,22 @@ import numpy as np
 import pytest
 
 from vcosim.analysis import load_run, read_logs
-from vcosim.analysis.logs import SEND_NAMES
+from vcosim.analysis.logs import (
+    DUPLICATE,
+    EVENTS_LOG,
+    EVENTS_NAMES,
+    SEND_NAMES,
+    STALE,
+    STARTUP,
+    TIMEOUT,
+)
 from vcosim.errors import ConfigError, UnknownNameError
 from vcosim.tight.debuglog import RECEIVE_LOG, SEND_LOG, STEPS_LOG
 
 
 def test_tables_have_named_columns(tmp_path, timeout_logs, write_logs):
-    steps, sends, receives = read_logs(write_logs(tmp_path, timeout_logs))
+    steps, sends, receives, events = read_logs(write_logs(tmp_path, timeout_logs))
+    assert events is None  # no events log: an older vcosim run, or BeamNG's
     assert len(steps) == 2401 and len(sends) == 240 and len(receives) == 239
     assert steps.time.shape == (2401,)
     assert sends.values.shape == (240, 111) and receives.values.shape == (239, 64)
@@ -126,3 +135,66 @@ def test_empty_steps_log_and_wrong_header(tmp_path, timeout_logs, write_logs):
         "simulinkPhysicsStepsLog.csv: no physics steps (the file has no rows)",
         "simulinkSendLog.csv line 1: header of 3 names, expected 112",
     ]
+
+
+def _with_events(folder, text: str):
+    (folder / EVENTS_LOG).write_bytes(text.encode())
+    return folder
+
+
+def test_events_log_is_read_when_present(tmp_path, window_logs, write_logs):
+    folder = _with_events(write_logs(tmp_path, window_logs),
+                          "\ufefftime,event,id,largest,blocking\r\n0.0001,3,0,0,1\r\n\r\n"
+                          "0.12,1,44,46,0,\r\n0.3,4,60,59,0\r\n")
+    events = read_logs(folder).events
+    assert events is not None and events.names == EVENTS_NAMES
+    assert events["event"].tolist() == [3, 1, 4] and events.id.tolist() == [0, 44, 60]
+    assert events["largest"].tolist() == [0, 46, 59] and events["blocking"].tolist() == [1, 0, 0]
+    assert events.lines.tolist() == [2, 4, 5]
+    run = load_run(folder)
+    assert run.events is not None and run.events.data.tolist() == events.data.tolist()
+    assert (run.metrics.startup_unapplied, run.metrics.dropped_stale) == (1, 1)
+    assert run.metrics.timeouts_logged == 1
+
+
+def test_events_log_cut_mid_row_names_file_and_line(tmp_path, window_logs, write_logs):
+    folder = _with_events(write_logs(tmp_path, window_logs),
+                          "time,event,id,largest,blocking\n0.0001,3,0,0,1\n0.12,1,4")
+    with pytest.raises(ConfigError) as exc:
+        load_run(folder)
+    [problem] = _problems(exc)
+    assert problem.startswith("vcosimCouplingEvents.csv line 3: truncated row")
+    assert exc.value.source == str(folder / EVENTS_LOG)
+
+
+def test_events_log_problems_are_listed_with_the_others(tmp_path, window_logs, write_logs):
+    folder = _with_events(write_logs(tmp_path, window_logs),
+                          "0.1,7,0,0,0\n0.2,1,3\n0.3,1,nan,2,1\n")  # headerless
+    (folder / STEPS_LOG).write_text("time\n")
+    with pytest.raises(ConfigError) as exc:
+        load_run(folder)
+    assert exc.value.source == str(folder)
+    assert _problems(exc) == [
+        "simulinkPhysicsStepsLog.csv: no physics steps (the file has no rows)",
+        "vcosimCouplingEvents.csv line 2: 3 columns, expected 5",
+    ]
+    (folder / EVENTS_LOG).write_text("0.1,7,0,0,0\n0.3,1,nan,2,1\n")
+    write_logs(folder, window_logs)
+    with pytest.raises(ConfigError) as exc:
+        load_run(folder)
+    assert _problems(exc) == ["vcosimCouplingEvents.csv line 2: id nan is not a finite number"]
+    (folder / EVENTS_LOG).write_text("0.1,7,0,0,0\n")
+    with pytest.raises(ConfigError) as exc:
+        load_run(folder)
+    assert _problems(exc) == ["vcosimCouplingEvents.csv line 1: event 7 is not a known event "
+                              "code (1, 2, 3, 4)"]
+
+
+def test_events_log_names_match_the_simulators():
+    """The analysis names the file itself (to read any version's runs): keep them equal."""
+    from vcosim.tight import debuglog
+
+    assert debuglog.EVENTS_LOG == EVENTS_LOG
+    assert tuple(debuglog.EVENTS_HEADER) == EVENTS_NAMES
+    assert (debuglog.Event.STALE, debuglog.Event.DUPLICATE, debuglog.Event.STARTUP,
+            debuglog.Event.TIMEOUT) == (STALE, DUPLICATE, STARTUP, TIMEOUT)

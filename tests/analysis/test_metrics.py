@@ -69,10 +69,11 @@ def test_timeout_run_every_metric(tmp_path, timeout_logs, write_logs):
     assert m.lost == [IdEvent(0, 39, approx(390 * DT + 0.0001))]
     assert m.superseded == 0
     assert m.gaps == []  # 28 steps across the timeout: not more than 3 × 10
-    # real-time factor: 2400 intervals in 3.1997 s; per 0.5 s: 401 steps, nothing, 600, 1000
+    # real-time factor: 2400 intervals in 3.1997 s; per 0.5 s: 401 steps, nothing, 600, then
+    # the last window runs to the end (2.5 .. 3.1997 s: 1399 intervals)
     assert m.rtf == approx(2400 * DT / 3.1997, abs=1e-12)
     assert m.rtf_times == approx([0.0, 0.5, 1.0, 1.5, 2.0, 2.5])
-    assert m.rtf_values == approx([0.401, 0.0, 0.0, 0.0, 0.6, 1.0], abs=1e-12)
+    assert m.rtf_values == approx([0.401, 0.0, 0.0, 0.0, 0.6, 1399 * DT / 0.6997], abs=1e-12)
     assert m.rtf_connected == approx(1.0, abs=1e-9)
     assert m.suggested_ext_time == approx(0.005)
     assert m.verdict == (
@@ -164,8 +165,14 @@ def test_no_controller_only_sends_and_timeouts():
     assert m.verdict == "no controller answered: only sends and 3 × 2 s timeouts"
 
 
-def test_realtime_factor_windows_count_steps_starting_in_each():
+def test_realtime_factor_windows_count_step_intervals_starting_in_each():
     steps = np.concatenate((np.arange(1000) * DT, 0.7 + np.arange(800) * DT))
     times, values = realtime_factor_series(steps, DT, 0.5)
-    # [0, 0.5): 1000 steps; [0.5, 1.0): 600 (0.7 .. 0.9995)
-    assert times.tolist() == approx([0.0, 0.5]) and values.tolist() == approx([1.0, 0.6])
+    # [0, 0.5): 1000 intervals (the last one up to 0.7 s); the last window, 0.5 .. 1.0995 s
+    # (the 0.0995 s left over joins it): 799
+    assert times.tolist() == approx([0.0, 0.5])
+    assert values.tolist() == approx([1.0, 799 * DT / 0.5995])
+    # a remainder of at least half a window is a window of its own
+    times, values = realtime_factor_series(steps[:1200], DT, 0.5)  # span 0.7995 s
+    assert times.tolist() == approx([0.0, 0.5])
+    assert values.tolist() == approx([1.0, 199 * DT / 0.2995])

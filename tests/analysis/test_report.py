@@ -14,11 +14,13 @@ from PIL import Image
 from helpers.peers import RawPeer, coupled
 from vcosim.analysis import load_run
 from vcosim.analysis import report as report_module
+from vcosim.analysis.metrics import analyse
 from vcosim.analysis.plots import metrics_figure, views_figure
-from vcosim.analysis.report import analyze_command, write_report
+from vcosim.analysis.report import analyze_command, summary_rows, write_report
 from vcosim.cli import main
 from vcosim.tight.debuglog import SEND_LOG
 
+DT = 0.0005
 GREEN = (44, 160, 44)  # matplotlib's tab:green: the physics-step ticks
 RED = (255, 0, 0)  # sent
 BLUE = (0, 0, 255)  # received
@@ -59,6 +61,9 @@ def test_real_coupled_run_report(lockstep_run, capsys):
     assert m.skips == 4 and m.skips_counts == {4: m.sends - 1}
     assert m.latency_steps_counts == {5: m.applied} and m.replies_in_blocking == m.applied
     assert m.window == 1 and m.lost == [] and m.timeouts == [] and m.gaps == []
+    # an echoing peer; the simulator never applies id 0 and logs it as a start-up reply
+    assert m.id_pattern == "direct" and m.unmatched == 0
+    assert m.events_logged and m.startup_unapplied == 1 and m.dropped_stale == 0
     assert m.rtf > 1.1  # lock-step runs as fast as the exchanges go
     assert m.verdict.startswith(
         "replies land in the next send step's blocking receive; faster than real time ("
@@ -152,3 +157,38 @@ def test_cli_analyze_writes_the_report_where_asked(tmp_path, window_logs, write_
     assert "replies land 7 steps after the send" in out.replace("\n", " ")
     assert target.read_text().startswith("<!DOCTYPE html>")
     assert len(embedded_images(target.read_text())) == 2
+
+
+def test_realtime_factor_plot_agrees_with_the_overall_factor():
+    """A lock-step run at 91× after a 0.9 s wait for its controller: the windows must show
+    the fast part (an incomplete last window was once dropped, plotting ≈ 0 throughout)."""
+    step_time = np.concatenate(([0.0], 0.9 + np.arange(20000) * DT / 91))
+    sends = np.arange(1, 20000, 10)
+    ids = np.arange(sends.size, dtype=float)
+    m, tl = analyse(step_time, step_time[sends] + 1e-7, ids, step_time[sends + 1] + 1e-7, ids)
+    assert m.rtf_connected == pytest.approx(91.0, rel=1e-6)
+    assert m.verdict == "controller answers within 1 step; faster than real time (91.00×)"
+    assert m.rtf == pytest.approx(20000 * DT / step_time[-1])  # the wait counts: 8.9×
+    lengths = np.diff(np.append(m.rtf_times, step_time[-1]))
+    assert np.dot(m.rtf_values, lengths) / lengths.sum() == pytest.approx(m.rtf)
+    assert m.rtf_values == pytest.approx([DT / 0.5, 19999 * DT / (step_time[-1] - 0.5)])
+    ax = metrics_figure(m, tl).axes[3]
+    x, y = ax.lines[0].get_xdata(), ax.lines[0].get_ydata()
+    assert x[-1] == step_time[-1] and y.tolist() == [*m.rtf_values, m.rtf_values[-1]]
+    assert ax.get_ylim()[1] >= max(m.rtf_values)
+    assert f"overall {m.rtf:.2f}" in ax.get_title() and "91.00 while connected" in ax.get_title()
+
+
+def test_summary_rows_show_the_id_pattern_and_dropped_replies(coupling):
+    run = coupling(lambda k: [(0.0002, max(k - 1, 0))] if k != 40 else [(0.0002, 37)], 800)
+    logs = run.logs
+    m, _ = analyse(logs.steps, logs.send_time, logs.send_id, logs.receive_time,
+                   logs.receive_id, events=run.events)
+    rows = dict(summary_rows(m))
+    assert rows["reply ids (reply id − last id sent)"] == "previous id (offset -1); offsets -1: 77"
+    assert rows["replies not applied (events log)"] == (
+        "stale 1, duplicate 0 dropped (0 of them in blocking receives); start-up 2 (id ≤ 0 "
+        "before any was applied; 2 before the first applied reply)")
+    assert rows["timeouts recorded by the simulator (events log)"] == (
+        "1; 1 after stale or duplicate replies (1 after a stale one)")
+    assert rows["resets (timeouts that reset the coupling)"] == "1 (2 segments)"

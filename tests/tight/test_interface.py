@@ -197,3 +197,16 @@ def coupled_to_port(port: int) -> tuple[Simulation, SimulatorEndpoint]:
     endpoint = sim.attach("coupling", SimulatorEndpoint(CouplingConfig.for_interface(
         EXAMPLES / "throttle.csv", listen_port=0, controller_port=port, timeout=30.0)))
     return sim, endpoint
+
+
+def test_a_run_with_a_csv_interface_can_be_analysed(tmp_path, peers):
+    from vcosim.analysis import load_run
+
+    peer = peers(lambda m: np.array([m[0], 0.2, 0.0]))
+    sim, endpoint = coupled(peer, "lockstep", send_skips=9, interface=EXAMPLES / "throttle.csv",
+                            debug_log=tmp_path)
+    sim.run(0.5)
+    run = load_run(tmp_path)
+    assert run.sends.names == ("time", "id", "vehicleYaw", "vehicleGroundSpeed")
+    assert len(run.sends) == 100 and len(run.receives) == 98  # id 0; the last in flight
+    assert run.metrics.skips == 9 and run.metrics.id_pattern == "direct"

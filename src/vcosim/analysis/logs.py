@@ -1,14 +1,23 @@
-"""Reading and checking the three coupling debug logs (vcosim's or BeamNG's).
+"""Reading and checking the coupling debug logs (vcosim's or BeamNG's).
 
-A run folder holds BeamNG's three CSV files, same names and columns whoever wrote them:
+A run folder holds BeamNG's three CSV files, same names and columns whoever wrote them, and,
+from vcosim, a fourth one (optional: BeamNG and older vcosim versions do not write it):
 
 | file | one row per | columns |
 | --- | --- | --- |
 | ``simulinkSendLog.csv`` | sent message | 112: time, then the 111 values (id first) |
 | ``simulinkReceiveLog.csv`` | applied reply | 65: time, then the 64 values (id first) |
 | ``simulinkPhysicsStepsLog.csv`` | physics step | 1: the time the step began |
+| ``vcosimCouplingEvents.csv`` | reply not applied, timeout | time, event, id, largest, blocking |
 
-Times are seconds (vcosim: from the start of the run).
+Times are seconds (vcosim: from the start of the run), one clock for all files. The events
+log exists because the receive log holds only *applied* replies: it shows what the simulator
+dropped and when it gave up. Event codes (``EVENT_CODES``): 1 stale reply dropped (id below
+the largest applied), 2 duplicate reply dropped (id equal to the largest applied, > 0),
+3 start-up reply not applied (id ≤ 0 while nothing was applied yet; in a blocking receive it
+lets the next message go out), 4 timeout (a blocking receive gave up; the simulator reset its
+send counter and largest applied id; ``id`` is the last id sent, ``largest`` the largest
+applied before the reset). ``blocking`` is 1 for a reply taken by a blocking receive.
 
 Reading rules:
 
@@ -18,20 +27,22 @@ Reading rules:
   number of names is a problem like a data row with the wrong number of columns.
 - Blank lines are skipped; Windows line ends (CRLF), a UTF-8 byte-order mark and one trailing
   comma per row are accepted; ``nan``, ``-nan``, ``nan(ind)`` (Lua/C on Windows) read as NaN.
-- **Problems** are collected over all three files, not stopped at the first: a missing file
+- **Problems** are collected over all files, not stopped at the first: a missing file
   ("…/simulinkSendLog.csv: file not found"), a row with the wrong number of columns
   ("simulinkSendLog.csv line 57: 40 columns, expected 112"), a value that is not a number,
   a final line without an end of line — a writer stopped mid-row, e.g. a crash — ("line 1203:
   truncated row"), a time that goes backwards, a non-finite time or id, a steps log without
-  rows. They are raised together as one ``vcosim.errors.ConfigError`` whose ``source`` is the
-  file (or the run folder when several files have problems).
+  rows, an unknown event code. They are raised together as one ``vcosim.errors.ConfigError``
+  whose ``source`` is the file (or the run folder when several files have problems). A
+  missing events log is not a problem.
 
-``read_logs(folder)`` returns the three logs as ``Table`` objects: named numpy columns.
+``read_logs(folder)`` returns the logs as ``Table`` objects (named numpy columns) in a
+``RunLogs`` tuple; ``events`` is None when the folder has no events log.
 
-    >>> steps, sends, receives = read_logs("runs/coupled")
+    >>> steps, sends, receives, events = read_logs("runs/coupled")
     >>> sends.time, sends.id, sends.values          # 1-D, 1-D, 2-D (111 columns, id first)
     >>> sends["groundspeed"], receives["throttle"]  # one column by its vcosim name
-    >>> steps.time
+    >>> steps.time, events["event"], events.id, events["blocking"]
 """
 
 from __future__ import annotations
@@ -39,6 +50,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import NamedTuple
 
 import numpy as np
 
@@ -52,6 +64,13 @@ STEPS_NAMES: tuple[str, ...] = ("time",)
 LOGS: tuple[tuple[str, tuple[str, ...]], ...] = (
     (STEPS_LOG, STEPS_NAMES), (SEND_LOG, SEND_NAMES), (RECEIVE_LOG, RECEIVE_NAMES),
 )
+# Named here rather than imported from vcosim.tight.debuglog: analysis must read the files
+# whatever version of the simulator wrote them (a test checks that the two names agree).
+EVENTS_LOG = "vcosimCouplingEvents.csv"
+EVENTS_NAMES: tuple[str, ...] = ("time", "event", "id", "largest", "blocking")
+STALE, DUPLICATE, STARTUP, TIMEOUT = 1, 2, 3, 4
+EVENT_CODES: dict[int, str] = {STALE: "stale reply dropped", DUPLICATE: "duplicate reply dropped",
+                               STARTUP: "start-up reply not applied", TIMEOUT: "timeout"}
 MAX_PROBLEMS_PER_FILE = 20  # further ones are counted, not listed
 _NAN_SPELLINGS = ("-nan(ind)", "nan(ind)", "-1.#IND", "1.#QNAN", "-1.#QNAN")
 
@@ -87,10 +106,10 @@ class Table:
 
     @property
     def id(self) -> np.ndarray:
-        """The message id of each row (send and receive logs)."""
-        if self.data.shape[1] < 2:
+        """The message id of each row (send, receive and events logs)."""
+        if "id" not in self.names:
             raise AttributeError(f"{self.path.name} has no id column")
-        return self.data[:, 1]
+        return self.data[:, self.names.index("id")]
 
     def __len__(self) -> int:
         return self.data.shape[0]
@@ -148,9 +167,12 @@ class _Problems:
         return bool(self.items)
 
 
-def read_table(path: Path, names: tuple[str, ...]) -> tuple[Table | None, list[str]]:
+def read_table(path: Path, names: tuple[str, ...], *, any_width: bool = False
+               ) -> tuple[Table | None, list[str]]:
     """Read one debug CSV expecting ``len(names)`` columns; return it and its problems.
 
+    With ``any_width``, a header that starts with ``time,id`` sets the columns instead: the
+    send and receive logs of a run with a BeamNG interface CSV carry its signals.
     The table is None when the file has problems (each names the file and the line).
     """
     path = Path(path)
@@ -184,6 +206,8 @@ def read_table(path: Path, names: tuple[str, ...]) -> tuple[Table | None, list[s
         is_first, first = first, False
         if is_first and not _is_number_row(fields):
             header = tuple(name.strip().strip('"') for name in fields)
+            if any_width and header[:2] == ("time", "id") and len(set(header)) == len(header):
+                names, expected = header, len(header)
             if len(header) != expected:
                 problems.add(number, f"header of {len(header)} names, expected {expected}")
             continue
@@ -218,14 +242,22 @@ def read_table(path: Path, names: tuple[str, ...]) -> tuple[Table | None, list[s
 
 def _check_values(data: np.ndarray, lines: np.ndarray, names: tuple[str, ...],
                   problems: _Problems) -> None:
-    """Times finite and never going backwards; ids finite."""
+    """Times finite and never going backwards; ids finite; event codes known."""
     time = data[:, 0]
     for row in np.flatnonzero(~np.isfinite(time))[:MAX_PROBLEMS_PER_FILE]:
         problems.add(int(lines[row]), f"time {time[row]} is not a finite number")
-    if len(names) > 1:
-        ids = data[:, 1]
-        for row in np.flatnonzero(~np.isfinite(ids))[:MAX_PROBLEMS_PER_FILE]:
-            problems.add(int(lines[row]), f"id {ids[row]} is not a finite number")
+    checked = ("id",) if names != EVENTS_NAMES else EVENTS_NAMES[1:]
+    for name in checked:
+        if name not in names:
+            continue
+        column = data[:, names.index(name)]
+        for row in np.flatnonzero(~np.isfinite(column))[:MAX_PROBLEMS_PER_FILE]:
+            problems.add(int(lines[row]), f"{name} {column[row]} is not a finite number")
+    if names == EVENTS_NAMES and not problems:
+        codes = data[:, 1]
+        for row in np.flatnonzero(~np.isin(codes, list(EVENT_CODES)))[:MAX_PROBLEMS_PER_FILE]:
+            problems.add(int(lines[row]), f"event {codes[row]:g} is not a known event code "
+                         f"({', '.join(map(str, EVENT_CODES))})")
     if problems:
         return
     for row in np.flatnonzero(np.diff(time) < 0)[:MAX_PROBLEMS_PER_FILE]:
@@ -233,8 +265,17 @@ def _check_values(data: np.ndarray, lines: np.ndarray, names: tuple[str, ...],
                      f"{time[row]:.9g} s on line {int(lines[row])})")
 
 
-def read_logs(folder: str | Path) -> tuple[Table, Table, Table]:
-    """The steps, send and receive logs of a run folder, checked; raise on any problem.
+class RunLogs(NamedTuple):
+    """The logs of one run folder; ``events`` is None when it has no events log."""
+
+    steps: Table
+    sends: Table
+    receives: Table
+    events: Table | None
+
+
+def read_logs(folder: str | Path) -> RunLogs:
+    """The steps, send, receive and (if present) events logs of a run folder, checked.
 
     Raises:
         ConfigError: every problem of every file, each naming its file and line; ``source``
@@ -247,8 +288,12 @@ def read_logs(folder: str | Path) -> tuple[Table, Table, Table]:
     tables: list[Table] = []
     problems: list[str] = []
     bad_files: list[Path] = []
-    for name, names in LOGS:
-        table, found = read_table(folder / name, names)
+    logs = LOGS
+    if (folder / EVENTS_LOG).exists():  # optional: BeamNG and older vcosim do not write it
+        logs = (*LOGS, (EVENTS_LOG, EVENTS_NAMES))
+    for name, names in logs:
+        table, found = read_table(folder / name, names,
+                                  any_width=name in (SEND_LOG, RECEIVE_LOG))
         if found:
             problems.extend(found)
             bad_files.append(folder / name)
@@ -257,5 +302,4 @@ def read_logs(folder: str | Path) -> tuple[Table, Table, Table]:
     if problems:
         source = str(bad_files[0]) if len(bad_files) == 1 else str(folder)
         raise ConfigError(problems, source=source)
-    steps, sends, receives = tables
-    return steps, sends, receives
+    return RunLogs(*tables[:3], tables[3] if len(tables) > 3 else None)

@@ -1,25 +1,35 @@
-"""Timing metrics of a coupled run, as pure functions over the arrays of the three debug logs.
+"""Timing metrics of a coupled run, as pure functions over the arrays of the debug logs.
 
 Inputs: the start time of each physics step, the time and id of each sent message, the time
-and id of each *applied* reply (seconds, one clock). ``analyse`` computes everything below
-and returns a ``Metrics`` (plain numbers, lists and dicts) and a ``Timeline`` (per-event
-arrays, for plots and for your own analysis). Definitions, exactly as implemented:
+and id of each *applied* reply (seconds, one clock), and optionally the events log's rows
+(dropped replies and timeouts, ``vcosim.analysis.replies.Events``). ``analyse`` computes
+everything below and returns a ``Metrics`` (plain numbers, lists and dicts) and a
+``Timeline`` (per-event arrays, for plots and for your own analysis). Definitions, exactly
+as implemented:
 
 - **Step of an event** (send or receive): the index of the last physics step whose start
   time is ≤ the event's time (−1 for an event before the first step).
 - **Observed skips**: (difference between consecutive send steps) − 1, over all consecutive
   sends; the mode and the distribution (skips → count) are reported.
-- **Segments and resets**: ids count up by one per send; a send whose id is not greater than
-  the previous send's id starts a new segment (the simulator reset its counters after a
-  timeout). ``resets`` = segments − 1. (An id *equal* to the previous one counts as a reset
-  too: a simulator that keeps timing out before any reply re-sends id 0.) A reply belongs
-  to the segment in force when it was applied: the segment of the last send at or before
-  it in time, a reply logged at the same time as a send counting as before it.
+- **Segments and resets**: a timeout resets the simulator's coupling; each reset starts a
+  new segment, ``resets`` = segments − 1. A new segment starts at a send whose id is not
+  greater than the previous send's (older vcosim restarted its ids at a timeout; an id
+  *equal* to the previous one counts too: a simulator that keeps timing out re-sent id 0);
+  with an events log, also at the first send after a timeout event; without one, if ids
+  never restart (BeamNG, current vcosim), at the first send after a step interval longer
+  than 1 s. A reply belongs to the segment in force when it was applied: the segment of the
+  last send before it, a reply logged at the same time as a send counting as before it.
+- **Id pattern**: offset of an applied reply = its id − the id of the last message sent
+  before it (same tie rule); distribution, mode and the controller's convention ("direct",
+  "previous id", "own counter"): see ``vcosim.analysis.replies``. The *answered id* of a
+  reply is the id of the message it answers under that convention (reply id + 1 for
+  "previous id", − 1 for "own counter"); the metrics below use it. A start-up reply in the
+  events log answers the next unanswered message of its segment.
 - **Window (observed)**: the largest number of messages outstanding right after a send,
-  outstanding = (id just sent) − (largest id applied in the segment at or before that send,
-  −1 if none); reported for the run and per segment.
+  outstanding = (id just sent) − (largest id answered in the segment at or before that
+  send; the segment's first id − 1 if none); reported for the run and per segment.
 - **Reply latency** of each applied reply: in steps, receive step − send step of the message
-  with that id in the same segment; in ms, receive time − send time. Replies to an id not
+  it answers in the same segment; in ms, receive time − send time. Replies to an id not
   sent in their segment are counted as ``unmatched``. Distributions: min, median, p90, p99,
   max (numpy's linear percentiles) and a histogram of the steps.
 - **Blocking receive**: a reply applied in a send step: a send follows it in the same step,
@@ -31,36 +41,62 @@ arrays, for plots and for your own analysis). Definitions, exactly as implemente
   a reply that never came); each with its start (the step that waited) and length.
 - **Duplicates**: applied replies whose id was already applied in the segment. **Stale**:
   applied replies with an id lower than one applied before in the segment (not duplicates).
-- **Lost**: sent ids with no applied reply to them and none to a later id of the segment,
+  (Current vcosim and BeamNG never apply those: see the dropped replies below.)
+- **Dropped replies** (events log only): stale (id below the largest applied), duplicate
+  (equal to it), start-up (id ≤ 0 before anything was applied: not applied), those dropped
+  inside blocking receives (stale and duplicate), and the timeouts preceded by stale or
+  duplicate replies dropped since the last send (the controller answered, with old ids).
+- **Lost**: sent ids with no answer to them and none to a later id of the segment,
   excluding the last ``window`` messages of the run (their replies may still have been in
   flight). A message answered by no reply but followed by a reply to a later id is
   ``superseded``, not lost (a non-blocking receive applies only the newest reply).
 - **Gaps**: intervals between consecutive applied replies longer than 3 × (skips + 1) × dt
   of simulated time (steps between them × dt), each with its start (wall time and step) and
   length (simulated and wall).
-- **Real-time factor over time**: in consecutive windows of 0.5 s of wall time from the
-  first step, (steps starting in the window × dt) / 0.5 s (complete windows only; a run
-  shorter than one window gives one window over the run). Overall: (N − 1)·dt / (t_last −
-  t_first). While connected: over the steps from the first to the last applied reply,
-  leaving out timeouts: (intervals × dt) / (their total length).
+- **Real-time factor over time**: consecutive windows of 0.5 s of wall time from the first
+  step to the last (the last window takes in a remainder shorter than half a window); per
+  window, (step intervals starting in it × dt) / its length, so the length-weighted mean of
+  the windows is the overall factor. Overall: (N − 1)·dt / (t_last − t_first). While
+  connected: over the steps from the first to the last applied reply, leaving out
+  timeouts: (intervals × dt) / (their total length).
 - **Suggested T_ext**: the p90 reply latency in ms rounded up to the next 0.5 ms.
-- **Verdict**: one plain-language sentence built from the above (see ``verdict``).
+- **Verdict**: one plain-language sentence built from the above (``vcosim.analysis.verdict``).
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import asdict, dataclass, field
-from typing import Any
 
 import numpy as np
 
-DT = 0.0005  # s, the physics step
+from vcosim.analysis.logs import DUPLICATE, STALE, STARTUP, TIMEOUT
+from vcosim.analysis.replies import (
+    ANSWER_SHIFT,
+    KEY,
+    Events,
+    classify,
+    leading_zero_startups,
+    offset_mode,
+    reply_offsets,
+    startup_answers,
+    timeout_boundaries,
+    timeouts_after_dropped,
+)
+from vcosim.analysis.results import (
+    DT,
+    Distribution,
+    IdEvent,
+    Interval,
+    Metrics,
+    ReplyGap,
+    Timeline,
+)
+from vcosim.analysis.verdict import verdict
+
 TIMEOUT_GAP = 1.0  # s: a longer interval between two steps is a timeout
 RTF_WINDOW = 0.5  # s of wall time per real-time-factor window
 GAP_FACTOR = 3  # a reply gap is longer than this many controller steps
 EXT_TIME_STEP = 0.0005  # s: the suggested --ext-time is rounded up to a multiple of this
-_KEY = 1 << 32  # (segment, id) -> segment * _KEY + id
 
 
 # -- per-metric functions --------------------------------------------------------------------
@@ -79,12 +115,26 @@ def observed_skips(send_step: np.ndarray) -> tuple[int | None, dict[int, int]]:
     return mode, {int(v): int(c) for v, c in zip(values, counts, strict=True)}
 
 
-def send_segments(send_id: np.ndarray) -> np.ndarray:
-    """Segment index of each send: a new one starts at an id not greater than the previous."""
+def send_segments(send_id: np.ndarray, send_time: np.ndarray | None = None, *,
+                  timeout_time: np.ndarray | None = None, step_time: np.ndarray | None = None,
+                  timeout_gap: float = TIMEOUT_GAP) -> np.ndarray:
+    """Segment index of each send: a new one starts after each reset of the coupling.
+
+    Ids not increasing always mark a reset (older vcosim restarted them). Given the send
+    times, so does a timeout between two sends: from ``timeout_time`` (the events log) or,
+    without it and if ids never restart, a step interval longer than ``timeout_gap``.
+    """
+    send_id = np.asarray(send_id)
     if send_id.size == 0:
         return np.zeros(0, dtype=np.int64)
-    resets = np.concatenate(([0], (np.diff(send_id) <= 0).astype(np.int64)))
-    return np.cumsum(resets)
+    new = np.diff(send_id) <= 0
+    if send_time is not None:
+        if timeout_time is not None:
+            new |= timeout_boundaries(send_time, timeout_time)
+        elif step_time is not None and not new.any():
+            gap_ends = step_time[1:][np.diff(step_time) > timeout_gap]
+            new |= timeout_boundaries(send_time, gap_ends)
+    return np.concatenate(([0], np.cumsum(new))).astype(np.int64)
 
 
 def event_segments(send_time: np.ndarray, send_segment: np.ndarray,
@@ -121,17 +171,23 @@ def realtime_factor(step_time: np.ndarray, dt: float = DT) -> float | None:
 
 def realtime_factor_series(step_time: np.ndarray, dt: float = DT, window: float = RTF_WINDOW
                            ) -> tuple[np.ndarray, np.ndarray]:
-    """Window start times and real-time factors over consecutive windows of wall time."""
-    if step_time.size < 2:
+    """Window start times and real-time factors over consecutive windows of wall time.
+
+    The windows cover the whole run, the last one ending at the last step (a remainder
+    shorter than half a window joins it), and each step interval counts in the window it
+    starts in: the windows, weighted by length, average to the overall factor. (Dropping
+    an incomplete last window would hide a fast run that follows a long wait.)
+    """
+    if step_time.size < 2 or step_time[-1] <= step_time[0]:
         return np.zeros(0), np.zeros(0)
     t0, span = step_time[0], step_time[-1] - step_time[0]
-    n = int(math.floor(span / window))
-    if n == 0:
-        rtf = realtime_factor(step_time, dt)
-        return np.array([t0]), np.array([rtf if rtf is not None else 0.0])
-    edges = t0 + window * np.arange(n + 1)
-    counts = np.diff(np.searchsorted(step_time, edges, side="left"))
-    return edges[:-1], counts * dt / window
+    n = max(int(math.floor(span / window + 0.5)), 1)
+    edges = t0 + window * np.arange(n + 1, dtype=np.float64)
+    edges[-1] = step_time[-1]
+    counted = edges.copy()
+    counted[-1] = np.inf  # the last window takes every interval left
+    intervals = np.diff(np.searchsorted(step_time[:-1], counted, side="left"))
+    return edges[:-1], intervals * dt / np.diff(edges)
 
 
 def connected_realtime_factor(step_time: np.ndarray, first: int, last: int, dt: float = DT,
@@ -153,122 +209,42 @@ def suggested_ext_time(latency_p90: float | None, step: float = EXT_TIME_STEP) -
     return max(math.ceil(round(latency_p90 / step, 6)), 1) * step
 
 
-# -- the results -----------------------------------------------------------------------------
-@dataclass
-class Distribution:
-    """Count, min, median, p90, p99, max of a sample (all None when it is empty)."""
+def largest_answered(query_time: np.ndarray, query_segment: np.ndarray,
+                     first_id: np.ndarray, answers: list[tuple[np.ndarray, np.ndarray]],
+                     side: str) -> np.ndarray:
+    """Largest id answered in each query's segment by then (its first id − 1 if none).
 
-    count: int = 0
-    min: float | None = None
-    median: float | None = None
-    p90: float | None = None
-    p99: float | None = None
-    max: float | None = None
-
-
-@dataclass
-class Interval:
-    """A stretch of time: its start (wall s, log clock) and length (s)."""
-
-    start: float
-    length: float
-
-
-@dataclass
-class ReplyGap:
-    """An interval between consecutive applied replies: the controller did not answer."""
-
-    start: float  # wall time of the reply before the gap (s, log clock)
-    start_step: int  # its physics step
-    steps: int  # physics steps to the next applied reply
-    length: float  # simulated length, steps × dt (s)
-    wall_length: float  # wall time to the next applied reply (s)
-
-
-@dataclass
-class IdEvent:
-    """A message id of interest (duplicate, stale, lost) and where it is."""
-
-    segment: int
-    id: int
-    time: float  # when it was applied (duplicate, stale) or sent (lost)
-
-
-@dataclass
-class Metrics:
-    """Timing metrics of one run (see the module docstring for the exact definitions)."""
-
-    dt: float = DT
-    steps: int = 0
-    sends: int = 0
-    applied: int = 0
-    duration: float = 0.0  # wall time from the first to the last step (s)
-    skips: int | None = None  # mode of the observed skips
-    skips_counts: dict[int, int] = field(default_factory=dict)
-    window: int | None = None  # observed, largest over the run
-    window_per_segment: list[int] = field(default_factory=list)
-    segments: int = 0
-    resets: int = 0
-    latency_steps: Distribution = field(default_factory=Distribution)
-    latency_steps_counts: dict[int, int] = field(default_factory=dict)
-    latency_ms: Distribution = field(default_factory=Distribution)
-    unmatched: int = 0  # applied replies to an id not sent in their segment
-    replies_in_blocking: int = 0  # applied replies that were blocking receives
-    blocked_time: float = 0.0  # s, total
-    blocking_share: float = 0.0  # of the run's wall time
-    longest_block: float = 0.0  # s
-    timeouts: list[Interval] = field(default_factory=list)
-    timeout_time: float = 0.0  # s, total
-    duplicates: list[IdEvent] = field(default_factory=list)
-    stale: list[IdEvent] = field(default_factory=list)
-    lost: list[IdEvent] = field(default_factory=list)
-    superseded: int = 0
-    gaps: list[ReplyGap] = field(default_factory=list)
-    rtf: float | None = None  # overall real-time factor
-    rtf_connected: float | None = None  # from the first to the last reply, timeouts left out
-    rtf_times: list[float] = field(default_factory=list)  # window starts (s, log clock)
-    rtf_values: list[float] = field(default_factory=list)
-    controller_step: float | None = None  # (skips + 1) dt: the T_ext the schedule implies
-    suggested_ext_time: float | None = None  # s
-    verdict: str = ""
-
-    def as_dict(self) -> dict[str, Any]:
-        """JSON-friendly copy."""
-        return asdict(self)
-
-
-@dataclass
-class Timeline:
-    """Per-event arrays of a run (index-aligned with the logs' rows)."""
-
-    step_time: np.ndarray
-    send_time: np.ndarray
-    send_id: np.ndarray
-    send_step: np.ndarray
-    send_segment: np.ndarray
-    outstanding: np.ndarray  # after each send
-    receive_time: np.ndarray
-    receive_id: np.ndarray
-    receive_step: np.ndarray
-    receive_segment: np.ndarray
-    matched_send: np.ndarray  # index of the send each reply answers, −1 if none
-    latency_steps: np.ndarray  # −1 where unmatched
-    latency: np.ndarray  # s, NaN where unmatched
-    blocking: np.ndarray  # bool per reply
-    blocked_time: np.ndarray  # s per reply (0 where not blocking)
+    ``answers``: (time, segment·KEY + id) streams, times sorted; ``side="right"`` counts an
+    answer logged at the query's time, ``"left"`` does not.
+    """
+    best = first_id[query_segment] - 1
+    for times, keys in answers:
+        if times.size == 0 or query_time.size == 0:
+            continue
+        running = np.maximum.accumulate(keys)
+        count = np.searchsorted(times, query_time, side=side)
+        has = count > 0
+        within = running[count[has] - 1] - query_segment[has] * KEY
+        best[has] = np.maximum(best[has], within)  # an earlier segment's key is < 0 here
+    return best
 
 
 # -- everything together ---------------------------------------------------------------------
 def analyse(step_time: np.ndarray, send_time: np.ndarray, send_id: np.ndarray,
-            receive_time: np.ndarray, receive_id: np.ndarray, *, dt: float = DT,
+            receive_time: np.ndarray, receive_id: np.ndarray, *,
+            events: Events | np.ndarray | None = None, dt: float = DT,
             timeout_gap: float = TIMEOUT_GAP, rtf_window: float = RTF_WINDOW,
             ) -> tuple[Metrics, Timeline]:
-    """All metrics of a run from the three logs' times and ids (see the module docstring)."""
+    """All metrics of a run from the logs' times and ids (see the module docstring).
+
+    ``events``: the events log (``Events`` or its 5-column array), None without one.
+    """
     step_time = np.asarray(step_time, dtype=np.float64)
     send_time = np.asarray(send_time, dtype=np.float64)
     receive_time = np.asarray(receive_time, dtype=np.float64)
     send_id = np.rint(np.asarray(send_id, dtype=np.float64)).astype(np.int64)
     receive_id = np.rint(np.asarray(receive_id, dtype=np.float64)).astype(np.int64)
+    ev = events if events is None or isinstance(events, Events) else Events.from_array(events)
     n_steps, n_sends, n_recv = step_time.size, send_time.size, receive_time.size
     m = Metrics(dt=dt, steps=n_steps, sends=n_sends, applied=n_recv)
     if n_steps:
@@ -279,29 +255,36 @@ def analyse(step_time: np.ndarray, send_time: np.ndarray, send_id: np.ndarray,
     m.skips, m.skips_counts = observed_skips(send_step)
     skips = m.skips if m.skips is not None else 0
 
-    # Segments, and the largest id applied so far in each reply's segment.
-    send_seg = send_segments(send_id)
+    # Segments.
+    send_seg = send_segments(send_id, send_time, step_time=step_time, timeout_gap=timeout_gap,
+                             timeout_time=None if ev is None else ev.time[ev.of(TIMEOUT)])
     m.segments = int(send_seg[-1]) + 1 if n_sends else 0
     m.resets = max(m.segments - 1, 0)
     recv_seg = event_segments(send_time, send_seg, receive_time)
-    send_key = send_seg * _KEY + send_id  # strictly increasing
-    recv_key = recv_seg * _KEY + receive_id
+    first_id = send_id[np.searchsorted(send_seg, np.arange(m.segments))]
+
+    # The id pattern, and the message each reply answers.
+    offsets, has_prev = reply_offsets(send_time, send_id, receive_time, receive_id)
+    m.id_offset, m.id_offsets = offset_mode(offsets[has_prev])
+    zeros = leading_zero_startups(ev, send_time, send_seg) if ev is not None else 0
+    m.id_pattern = classify(m.id_offset, zeros)
+    answered_id = receive_id + ANSWER_SHIFT.get(m.id_pattern or "", 0)
+    send_key = send_seg * KEY + send_id  # strictly increasing
+    recv_key = recv_seg * KEY + answered_id
     running = np.maximum.accumulate(recv_key) if n_recv else recv_key
+    startup_time, startup_key = (startup_answers(ev, send_time, send_id, send_seg)
+                                 if ev is not None else (np.zeros(0), np.zeros(0, np.int64)))
+    answers = [(receive_time, recv_key), (startup_time, startup_key)]
 
     # Outstanding after each send and the observed window.
-    before = np.searchsorted(receive_time, send_time, side="right")  # replies at or before
-    applied_before = np.full(n_sends, -1, dtype=np.int64)
-    has = before > 0
-    within = running[before[has] - 1] - send_seg[has] * _KEY
-    applied_before[has] = np.where(within >= 0, within, -1)
-    outstanding = send_id - applied_before
+    outstanding = send_id - largest_answered(send_time, send_seg, first_id, answers, "right")
     if n_sends:
         m.window = int(outstanding.max())
         m.window_per_segment = [int(outstanding[send_seg == g].max())
                                 for g in range(m.segments)]
     window = max(m.window or 1, 1)
 
-    # Reply latency.
+    # Reply latency, against the message answered.
     matched = np.full(n_recv, -1, dtype=np.int64)
     if n_sends and n_recv:
         pos = np.minimum(np.searchsorted(send_key, recv_key), n_sends - 1)
@@ -325,18 +308,14 @@ def analyse(step_time: np.ndarray, send_time: np.ndarray, send_id: np.ndarray,
         has_next = nxt < n_sends
         blocking[has_next] = send_step[nxt[has_next]] == receive_step[has_next]
         prev = nxt - 1
-        has_prev = prev >= 0
+        idx = np.flatnonzero(prev >= 0)
         due = np.zeros(n_recv, dtype=bool)
-        due[has_prev] = receive_step[has_prev] - send_step[prev[has_prev]] >= skips + 1
-        # outstanding just before the reply: last id sent − largest applied before it
-        idx = np.flatnonzero(has_prev)
-        last_applied = np.full(idx.size, -1, dtype=np.int64)
-        earlier = idx > 0
-        seg_of_prev = send_seg[prev[idx]]
-        w = running[idx[earlier] - 1] - seg_of_prev[earlier] * _KEY
-        last_applied[earlier] = np.where(w >= 0, w, -1)
+        due[idx] = receive_step[idx] - send_step[prev[idx]] >= skips + 1
+        # outstanding just before the reply: last id sent − largest answered before it
+        before = largest_answered(receive_time[idx], send_seg[prev[idx]], first_id, answers,
+                                  "left")
         full = np.zeros(n_recv, dtype=bool)
-        full[idx] = send_id[prev[idx]] - last_applied >= window
+        full[idx] = send_id[prev[idx]] - before >= window
         blocking |= due & full
     blocking &= receive_step >= 0
     blocked = np.zeros(n_recv)
@@ -366,15 +345,27 @@ def analyse(step_time: np.ndarray, send_time: np.ndarray, send_id: np.ndarray,
         m.stale = [IdEvent(int(recv_seg[j]), int(receive_id[j]), float(receive_time[j]))
                    for j in np.flatnonzero(stale)]
     if n_sends:
-        largest = np.full(m.segments, -1, dtype=np.int64)
-        valid = recv_seg >= 0
-        np.maximum.at(largest, recv_seg[valid], receive_id[valid])
-        answered = np.isin(send_key, recv_key)
+        largest = first_id - 1
+        for keys in (recv_key[(recv_seg >= 0) & (answered_id >= 0)], startup_key):
+            np.maximum.at(largest, keys // KEY, keys % KEY)
+        answered = np.isin(send_key, recv_key) | np.isin(send_key, startup_key)
         tail = np.arange(n_sends) >= n_sends - window
         lost = (send_id > largest[send_seg]) & ~tail
         m.lost = [IdEvent(int(send_seg[i]), int(send_id[i]), float(send_time[i]))
                   for i in np.flatnonzero(lost)]
         m.superseded = int((~answered & ~lost & ~tail).sum())
+
+    # Replies the simulator did not apply (events log).
+    if ev is not None:
+        m.events_logged = True
+        m.dropped_stale = ev.count(STALE)
+        m.dropped_duplicate = ev.count(DUPLICATE)
+        m.startup_unapplied = ev.count(STARTUP)
+        first_applied = receive_time[0] if n_recv else np.inf
+        m.startup_leading = int((ev.of(STARTUP) & (ev.time < first_applied)).sum())
+        m.dropped_in_blocking = ev.count(STALE, DUPLICATE, blocking=True)
+        m.timeouts_logged = ev.count(TIMEOUT)
+        m.timeouts_after_dropped, m.timeouts_after_stale = timeouts_after_dropped(ev, send_time)
 
     # Gaps between consecutive applied replies (simulated time).
     if n_recv > 1:
@@ -390,110 +381,25 @@ def analyse(step_time: np.ndarray, send_time: np.ndarray, send_id: np.ndarray,
     times, rtfs = realtime_factor_series(step_time, dt, rtf_window)
     m.rtf_times, m.rtf_values = times.tolist(), rtfs.tolist()
     if n_recv:
-        first, last = int(max(receive_step[0], 0)), int(receive_step[-1])
-        m.rtf_connected = connected_realtime_factor(step_time, first, last, dt, timeout_gap)
+        first_step, last_step = int(max(receive_step[0], 0)), int(receive_step[-1])
+        m.rtf_connected = connected_realtime_factor(step_time, first_step, last_step, dt,
+                                                    timeout_gap)
 
     m.controller_step = (skips + 1) * dt if m.skips is not None else None
     p90 = m.latency_ms.p90
     m.suggested_ext_time = suggested_ext_time(p90 / 1e3 if p90 is not None else None)
     m.verdict = verdict(m)
+    reply_offset = np.where(has_prev, offsets, np.nan)
     timeline = Timeline(step_time, send_time, send_id, send_step, send_seg, outstanding,
                         receive_time, receive_id, receive_step, recv_seg, matched,
-                        latency_steps, latency, blocking, blocked)
+                        latency_steps, latency, blocking, blocked, reply_offset, answered_id)
     return m, timeline
 
 
-# -- the verdict -----------------------------------------------------------------------------
-HELD = 0.85  # a real-time factor above this is "real time held" (the cases' threshold)
-FASTER = 1.1  # above this, "faster than real time"
-LITTLE_MARGIN = 0.8  # a controller needing this share of T_ext has little margin
-
-
-def _ms(seconds: float) -> str:
-    return f"{seconds * 1e3:g} ms"
-
-
-def _count(n: int, word: str, plural: str | None = None) -> str:
-    return f"{n} {word if n == 1 else (plural or word + 's')}"
-
-
-def verdict(m: Metrics) -> str:
-    """One plain-language sentence about the run, from its metrics.
-
-    The first clause says where replies land (median latency in steps against the observed
-    skips) or, if the simulation ran slower than real time (factor ≤ 0.85 while connected),
-    whether the controller is to blame (median latency above ``(skips + 1)·dt`` or blocking
-    ≥ 25 % of the time: suggest an ``--ext-time``) or the simulator. Then the real-time
-    factor, the margin when replies land in the next send step's blocking receive, and any
-    timeouts, gaps, lost, duplicate or stale ids.
-    """
-    if m.sends == 0:
-        return (f"no message was sent in {m.steps} physics steps: the coupling was off or "
-                "never due to send")
-    timeouts = ""
-    if m.timeouts:
-        longest = max(t.length for t in m.timeouts)
-        timeouts = (f"{_count(len(m.timeouts), 'timeout')} (up to {longest:.1f} s each: the "
-                    "simulator waited for a reply that never came)")
-    if m.applied == 0:
-        if not m.timeouts:
-            return f"no controller answered: only sends ({m.sends})"
-        longest = max(t.length for t in m.timeouts)
-        return (f"no controller answered: only sends and {len(m.timeouts)} × {longest:.0f} s "
-                "timeouts")
-    skips = m.skips if m.skips is not None else 0
-    period = (skips + 1) * m.dt
-    rtf = m.rtf_connected if m.rtf_connected is not None else (m.rtf or 0.0)
-    landing = m.latency_steps.median
-    need = (m.latency_ms.median or 0.0) / 1e3 / period
-    parts: list[str] = []
-    if rtf <= HELD:
-        slow_controller = need > 1.0 or m.blocking_share >= 0.25
-        if slow_controller:
-            text = f"controller slower than T_ext: simulation at {rtf:.2f}× real time — "
-            ext = m.suggested_ext_time
-            if ext is not None and ext > period + 1e-12:
-                text += f"raise --ext-time to {_ms(ext)} (--ext-time {ext:g}) or speed up " \
-                        "the controller"
-            else:
-                text += "speed up the controller"
-            parts.append(text)
-        else:
-            parts.append(f"simulation at {rtf:.2f}× real time although the controller "
-                         f"answers in time (blocking {m.blocking_share * 100:.0f} % of the "
-                         "time): the simulator cannot keep up on this machine")
-    else:
-        if landing is None:
-            where = f"{_count(m.unmatched, 'reply', 'replies')} to ids that were never sent"
-        elif landing <= 1:
-            where = "controller answers within 1 step"
-        elif landing < skips + 1:
-            in_blocking = m.replies_in_blocking / max(m.applied, 1)
-            kind = "non-blocking steps" if in_blocking < 0.5 else "blocking receives"
-            where = f"replies land {landing:g} steps after the send, in {kind}"
-        elif landing == skips + 1:
-            where = "replies land in the next send step's blocking receive"
-        else:
-            where = (f"replies land {landing:g} steps after the send ({landing / (skips + 1):.1f}"
-                     f" send periods, window {m.window})")
-        speed = (f"faster than real time ({rtf:.2f}×)" if rtf > FASTER
-                 else f"real time held ({rtf:.2f}×)")
-        text = f"{where}; {speed}"
-        if landing is not None and landing == skips + 1 and skips > 0 and need >= LITTLE_MARGIN:
-            text += f", little margin: the controller needs {need * 100:.0f} % of T_ext"
-        parts.append(text)
-    if timeouts:
-        parts.append(timeouts)
-    if m.gaps:
-        longest_gap = max(g.length for g in m.gaps)
-        parts.append(f"{_count(len(m.gaps), 'gap')} where the controller did not answer "
-                     f"(longest {_ms(longest_gap)} of simulated time)")
-    for items, one, many in ((m.lost, "lost message", "lost messages"),
-                             (m.duplicates, "duplicate reply", "duplicate replies"),
-                             (m.stale, "stale reply", "stale replies")):
-        if items:
-            ids = ", ".join(str(e.id) for e in items[:5]) + (", …" if len(items) > 5 else "")
-            parts.append(f"{_count(len(items), one, many)} (id {ids})")
-    if m.unmatched:
-        parts.append(f"{_count(m.unmatched, 'reply', 'replies')} to an id never sent")
-    return "; ".join(parts)
+__all__ = [
+    "DT", "EXT_TIME_STEP", "GAP_FACTOR", "RTF_WINDOW", "TIMEOUT_GAP", "Distribution", "Events",
+    "IdEvent", "Interval", "Metrics", "ReplyGap", "Timeline", "analyse",
+    "connected_realtime_factor", "event_segments", "event_steps", "intervals_longer_than",
+    "largest_answered", "observed_skips", "realtime_factor", "realtime_factor_series",
+    "send_segments", "suggested_ext_time", "summary", "verdict",
+]

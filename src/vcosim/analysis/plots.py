@@ -89,12 +89,19 @@ def running_zoom(m: Metrics, tl: Timeline) -> Zoom:
 
 
 def _limits(tl: Timeline, zoom: Zoom) -> tuple[float, float]:
+    """Half-way to the steps either side, so a zoom shows exactly its steps.
+
+    (A pad of half the median interval would take in a neighbour closer than that, as in
+    lock-step runs, where the steps between sends follow each other quickly.)
+    """
     t = tl.step_time
     if t.size == 0:
         return 0.0, 1.0
     lo, hi = t[zoom.first], t[zoom.last]
-    pad = 0.5 * float(np.median(np.diff(t))) if t.size > 1 else 2.5e-4
-    return lo - pad, hi + pad
+    typical = 0.5 * float(np.median(np.diff(t))) if t.size > 1 else 2.5e-4
+    before = 0.5 * (lo - t[zoom.first - 1]) if zoom.first > 0 else typical
+    after = 0.5 * (t[zoom.last + 1] - hi) if zoom.last + 1 < t.size else typical
+    return lo - min(before, typical), hi + min(after, typical)
 
 
 def _draw(ax, tl: Timeline, lo: float | None = None, hi: float | None = None, *,
@@ -160,7 +167,6 @@ def metrics_figure(m: Metrics, tl: Timeline) -> Figure:
     a.set_ylabel("send intervals (log)")
     a.set_yscale("log")
 
-
     if m.latency_steps_counts:
         b.bar(list(m.latency_steps_counts), list(m.latency_steps_counts.values()),
               color="tab:blue", width=0.8)
@@ -190,13 +196,20 @@ def metrics_figure(m: Metrics, tl: Timeline) -> Figure:
     c.set_ylabel("replies")
 
     if m.rtf_times:
-        times = np.asarray(m.rtf_times)
+        # each window ends where the next starts, the last at the last step
+        edges = np.append(m.rtf_times, tl.step_time[-1])
         values = np.asarray(m.rtf_values)
-        d.step(np.append(times, times[-1] + (times[1] - times[0] if times.size > 1 else 0.5)),
-               np.append(values, values[-1]), where="post", color="tab:green")
+        d.step(edges, np.append(values, values[-1]), where="post", color="tab:green",
+               label="per window")
         d.axhline(1.0, color="black", linewidth=0.8)
+        if m.rtf is not None:
+            d.axhline(m.rtf, color="tab:green", linestyle="--", linewidth=0.8,
+                      label=f"overall {m.rtf:.2f}")
+        d.legend(fontsize=7)
     rtf = f"{m.rtf:.2f}" if m.rtf is not None else "–"
-    d.set_title(f"Real-time factor over time (overall {rtf})", fontsize=10)
+    connected = (f", {m.rtf_connected:.2f} while connected" if m.rtf_connected is not None
+                 else "")
+    d.set_title(f"Real-time factor over time (overall {rtf}{connected})", fontsize=10)
     d.set_xlabel("Time [s]")
     d.set_ylabel("simulated s / wall s")
     d.set_ylim(0, max(1.1, 1.1 * max(m.rtf_values, default=0.0)))

@@ -27,6 +27,7 @@ if TYPE_CHECKING:
     from vcosim.analysis import Run
 
 MAX_LISTED = 20  # timeouts, gaps, lost ids… listed in a report; the rest are counted
+NO_EVENTS = "– (no events log: BeamNG's or an older vcosim run)"
 
 _STYLE = """
 body { font-family: system-ui, sans-serif; margin: 2em auto; max-width: 1250px; color: #222; }
@@ -68,6 +69,33 @@ def _counts(counts: dict[int, int]) -> str:
     return ", ".join(f"{k}: {v}" for k, v in counts.items()) or "–"
 
 
+def _signed(value: int) -> str:
+    return f"{value:+d}" if value else "0"
+
+
+def _id_pattern(m: Metrics) -> str:
+    if m.id_pattern is None or m.id_offset is None:
+        return "– (no reply after a send)"
+    offsets = ", ".join(f"{_signed(k)}: {v}" for k, v in m.id_offsets.items())
+    return f"{m.id_pattern} (offset {_signed(m.id_offset)}); offsets {offsets}"
+
+
+def _not_applied(m: Metrics) -> str:
+    if not m.events_logged:
+        return NO_EVENTS
+    return (f"stale {m.dropped_stale}, duplicate {m.dropped_duplicate} dropped "
+            f"({m.dropped_in_blocking} of them in blocking receives); start-up "
+            f"{m.startup_unapplied} (id ≤ 0 before any was applied; {m.startup_leading} "
+            "before the first applied reply)")
+
+
+def _logged_timeouts(m: Metrics) -> str:
+    if not m.events_logged:
+        return NO_EVENTS
+    return (f"{m.timeouts_logged}; {m.timeouts_after_dropped} after stale or duplicate "
+            f"replies ({m.timeouts_after_stale} after a stale one)")
+
+
 def summary_rows(m: Metrics) -> list[tuple[str, str]]:
     """The metrics as (label, value) rows of text."""
     rows = [
@@ -79,7 +107,9 @@ def summary_rows(m: Metrics) -> list[tuple[str, str]]:
                             + (f" (per segment: {', '.join(map(str, m.window_per_segment[:10]))}"
                                f"{', …' if len(m.window_per_segment) > 10 else ''})"
                                if m.segments > 1 else "")),
-        ("resets (id restarts)", str(m.resets)),
+        ("resets (timeouts that reset the coupling)",
+         f"{m.resets} ({m.segments} segment{'s' if m.segments != 1 else ''})"),
+        ("reply ids (reply id − last id sent)", _id_pattern(m)),
         ("reply latency, steps", _dist(m.latency_steps, 0, "")),
         ("reply latency, steps histogram", "steps: replies " + _counts(m.latency_steps_counts)),
         ("reply latency, ms", _dist(m.latency_ms, 3, " ms")),
@@ -97,6 +127,8 @@ def summary_rows(m: Metrics) -> list[tuple[str, str]]:
         ("duplicate ids", _listed(m.duplicates, lambda e: f"{e.id} (at {e.time:.4f} s)")),
         ("stale ids", _listed(m.stale, lambda e: f"{e.id} (at {e.time:.4f} s)")),
         ("replies to ids never sent", str(m.unmatched)),
+        ("replies not applied (events log)", _not_applied(m)),
+        ("timeouts recorded by the simulator (events log)", _logged_timeouts(m)),
         ("real-time factor", f"{_fmt(m.rtf)} overall, {_fmt(m.rtf_connected)} while "
                              "connected (timeouts left out)"),
         ("real-time factor per 0.5 s", ", ".join(f"{v:.2f}" for v in m.rtf_values[:40])
