@@ -206,7 +206,8 @@ def read_table(path: Path, names: tuple[str, ...], *, any_width: bool = False
         is_first, first = first, False
         if is_first and not _is_number_row(fields):
             header = tuple(name.strip().strip('"') for name in fields)
-            if any_width and header[:2] == ("time", "id") and len(set(header)) == len(header):
+            if any_width and header[:2] == ("time", "id") and _next_width(lines, number) \
+                    == len(header):
                 names, expected = header, len(header)
             if len(header) != expected:
                 problems.add(number, f"header of {len(header)} names, expected {expected}")
@@ -238,6 +239,14 @@ def read_table(path: Path, names: tuple[str, ...], *, any_width: bool = False
     if problems:
         return None, problems.all()
     return Table(path, names, data, header, lines_array), []
+
+
+def _next_width(lines: list[str], after: int) -> int | None:
+    """The number of fields of the first non-blank line after line ``after`` (1-based)."""
+    for line in lines[after:]:
+        if line.strip():
+            return len(_fields(line.rstrip("\r").strip()))
+    return None
 
 
 def _check_values(data: np.ndarray, lines: np.ndarray, names: tuple[str, ...],
