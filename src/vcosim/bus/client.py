@@ -222,6 +222,11 @@ class BusClient:
         """Unread messages in the queue (monitor copies not counted)."""
         return len(self._queue)
 
+    @property
+    def pending_copies(self) -> int:
+        """Unread monitor copies."""
+        return len(self._copies)
+
     def _next(self, queue: deque[T], timeout: float) -> T | None:
         self.poll()  # newer values replace older ones before anything is handed out
         if not queue and timeout > 0:

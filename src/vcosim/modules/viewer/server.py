@@ -278,20 +278,28 @@ class Viewer:
 
     # -- the bus ----------------------------------------------------------------------------
     def _on_bus(self) -> None:
-        """The bus socket is readable: take everything, update state, queue events."""
+        """The bus socket is readable: take everything, update state, queue events.
+
+        Taking messages reads the socket too, so a copy can arrive while the messages are
+        handled; the loop ends only with both queues empty, or that copy would wait for the
+        next datagram to wake the loop.
+        """
         self.bus.poll()
-        while (copy := self.bus.next_copy()) is not None:
-            self.state.apply(copy.message)
-        while (message := self.bus.next_message()) is not None:
-            name = type(message).__name__
-            self.stats.received[name] = self.stats.received.get(name, 0) + 1
-            if isinstance(message, Shutdown):
-                self._events.append({"type": "shutdown"})
-                self.stopped.set()
-            elif isinstance(message, IMVMCamera):
-                self._events.append({"type": "camera"})
-            elif not self.bus.monitor:  # a monitor has taken it from its copy already
-                self.state.apply(message)
+        while True:
+            while (copy := self.bus.next_copy()) is not None:
+                self.state.apply(copy.message)
+            while (message := self.bus.next_message()) is not None:
+                name = type(message).__name__
+                self.stats.received[name] = self.stats.received.get(name, 0) + 1
+                if isinstance(message, Shutdown):
+                    self._events.append({"type": "shutdown"})
+                    self.stopped.set()
+                elif isinstance(message, IMVMCamera):
+                    self._events.append({"type": "camera"})
+                elif not self.bus.monitor:  # a monitor has taken it from its copy already
+                    self.state.apply(message)
+            if not self.bus.pending_copies:
+                return
 
     async def _push(self) -> None:
         """Push events at once and the state at most ``rate`` times a second."""
