@@ -8,6 +8,8 @@ import numpy as np
 import pytest
 
 from helpers.peers import read_log
+from vcosim.analysis import load_run
+from vcosim.analysis.cases import CASES, evaluate
 from vcosim.controllers import example
 from vcosim.sim.pacing import Pacer
 from vcosim.sim.simulation import Simulation
@@ -68,3 +70,18 @@ def test_simulated_computation_time_delays_replies_in_fast_pacing():
     # the reply to message 0 carries id 0 and is never applied (as in BeamNG).
     assert [a - first for a in arrivals[:3]] == [13, 23, 33]
     assert sim.faces["coupling"].report()["applied"] == 99
+
+
+@pytest.mark.parametrize("case", CASES, ids=lambda case: f"case{case.number}")
+def test_the_five_cases_schedule_without_wall_clock_timing(tmp_path, case):
+    """The scheduling side of the five cases, independent of how busy the machine is: the
+    controller's computation time is simulated in whole steps, so skips and where replies
+    land are exact (the real-time factor needs real time: test_timing.py, vcosim cases)."""
+    sim = driving_sim("fast")
+    couple_in_process(sim, lambda msg: None,
+                      CouplingConfig(ext_time=case.ext_time, ping_time=0.00001,
+                                     debug_log=tmp_path), compute_time=case.compute)
+    sim.run(0.5)
+    checks = [c for c in evaluate(case, load_run(tmp_path).metrics)
+              if c.name != "real-time factor"]
+    assert len(checks) == 2 and all(c.passed for c in checks), checks

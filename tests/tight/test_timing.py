@@ -17,7 +17,7 @@ import pytest
 
 from helpers.peers import RawPeer, coupled, nan_reply, read_log, start_simulator
 from vcosim.analysis import load_run
-from vcosim.analysis.cases import CASES, cpu_split, evaluate, set_affinity
+from vcosim.analysis.cases import BUSY, CASES, LoadMeter, cpu_split, evaluate, set_affinity
 from vcosim.tight.debuglog import RECEIVE_LOG, SEND_LOG, STEPS_LOG
 from vcosim.tight.protocol import SIM_TO_CONTROLLER
 
@@ -43,15 +43,16 @@ def test_the_five_cases_of_seed_001(peers, tmp_path, case, separate_cpus):
     processes can take the few hundred microseconds of slack a case has (case 4 keeps 6 %
     of T_ext): the mechanism must show in one of the attempts, and every attempt is named
     if none passes."""
-    failures = []
+    failures, loads = [], []
     for attempt in range(ATTEMPTS):
         folder = tmp_path / f"attempt{attempt}"
-        peer = peers(compute_time=case.compute).start()
-        sim = start_simulator(peer.port, folder, "--duration", "1.5", "--pacing", "realtime",
-                              "--frame-rate", "2000", "--ext-time", str(case.ext_time),
-                              "--ping-time", "0.00001")
-        set_affinity(sim.pid, separate_cpus)
-        out, err = sim.communicate(timeout=60)
+        with LoadMeter() as load:
+            peer = peers(compute_time=case.compute).start()
+            sim = start_simulator(peer.port, folder, "--duration", "1.5", "--pacing",
+                                  "realtime", "--frame-rate", "2000", "--ext-time",
+                                  str(case.ext_time), "--ping-time", "0.00001")
+            set_affinity(sim.pid, separate_cpus)
+            out, err = sim.communicate(timeout=60)
         assert sim.returncode == 0, err
         # observed skips, median landing offset and real-time factor against the spec's
         # table (vcosim.analysis.cases documents the thresholds)
@@ -59,7 +60,15 @@ def test_the_five_cases_of_seed_001(peers, tmp_path, case, separate_cpus):
         if all(check.passed for check in checks):
             return
         failures.append([c for c in checks if not c.passed])
-    pytest.fail(f"case {case.number} failed {ATTEMPTS} times: {failures}")
+        loads.append(load.cpus)
+    if all(cpus is not None and cpus > BUSY for cpus in loads):
+        # Real time cannot be judged while other processes hold the CPUs the case needs;
+        # the scheduling itself is checked without wall-clock timing in test_inprocess.py.
+        pytest.skip(f"case {case.number}: other processes used "
+                    f"{', '.join(f'{c:.1f}' for c in loads)} CPUs during the attempts; real-time "
+                    "cases need an idle machine (run `vcosim cases` on one)")
+    pytest.fail(f"case {case.number} failed {ATTEMPTS} times: {failures} (other processes "
+                f"used {loads} CPUs)")
 
 
 def test_sigterm_leaves_all_three_logs_complete(peers, tmp_path):

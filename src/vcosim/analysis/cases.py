@@ -212,6 +212,23 @@ def _other_load(before: tuple[float, float] | None, after: tuple[float, float] |
     return max(others / wall, 0.0)
 
 
+class LoadMeter:
+    """The CPUs other processes used on average while it was open (a context manager).
+
+    Real-time cases need an otherwise idle machine; this tells a failed case on a busy
+    machine from a failed mechanism. ``cpus`` is None where /proc/stat cannot be read.
+    """
+
+    cpus: float | None = None
+
+    def __enter__(self) -> LoadMeter:
+        self._before, self._start = _cpu_seconds(), time.perf_counter()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.cpus = _other_load(self._before, _cpu_seconds(), time.perf_counter() - self._start)
+
+
 def set_affinity(pid: int, cpus: set[int] | None) -> None:
     """Pin a process (or, with 0, the calling thread) to ``cpus``; None or refused: as is."""
     if cpus:
