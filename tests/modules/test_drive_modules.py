@@ -29,10 +29,10 @@ def dominant(x: np.ndarray, rate: int) -> float:
 def test_drive_with_scripted_input_and_wav_sound(tmp_path: Path) -> None:
     script = tmp_path / "drive.toml"
     script.write_text("end = 60.0\n[[step]]\nt = 0.0\naxes = [0.0, 0.0, 0.0]\n"
-                      "[[step]]\nt = 2.5\naxes = [0.0, 1.0, 0.0]\n")  # idle, then full gas
+                      "[[step]]\nt = 4.0\naxes = [0.0, 1.0, 0.0]\n")  # idle, then full gas
     wav_path = tmp_path / "drive.wav"
     env = {**os.environ, "VCOSIM_INPUT_SCRIPT": str(script), "VCOSIM_SOUND_WAV": str(wav_path)}
-    drive = subprocess.Popen([sys.executable, "-m", "vcosim", "drive", "--duration", "5",
+    drive = subprocess.Popen([sys.executable, "-m", "vcosim", "drive", "--duration", "8",
                               "--port", "0", "--out", str(tmp_path / "runs")], env=env,
                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     try:
