@@ -264,8 +264,12 @@ def analyse(step_time: np.ndarray, send_time: np.ndarray, send_id: np.ndarray,
     first_id = send_id[np.searchsorted(send_seg, np.arange(m.segments))]
 
     # The id pattern, and the message each reply answers.
+    # The convention shows in the first segment: after a stall the controller may work
+    # through a queued message and lag one more, which shifts later offsets, not the ids.
     offsets, has_prev = reply_offsets(send_time, send_id, receive_time, receive_id)
-    m.id_offset, m.id_offsets = offset_mode(offsets[has_prev])
+    _, m.id_offsets = offset_mode(offsets[has_prev])
+    first_segment = has_prev & (recv_seg == (recv_seg[has_prev].min() if has_prev.any() else 0))
+    m.id_offset, _ = offset_mode(offsets[first_segment])
     zeros = leading_zero_startups(ev, send_time, send_seg) if ev is not None else 0
     m.id_pattern = classify(m.id_offset, zeros)
     answered_id = receive_id + ANSWER_SHIFT.get(m.id_pattern or "", 0)

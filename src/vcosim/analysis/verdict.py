@@ -153,7 +153,10 @@ def _timeout_clauses(m: Metrics) -> tuple[list[str], bool]:
         wait = (f" (the simulator waited {longest:.1f} s for an id newer than those applied)"
                 if longest is not None else "")
         parts.append(f"{_count(after, 'timeout')} after {kind} replies{wait}")
-    plain = max(len(m.timeouts) - after, 0)
+    # The simulator's own count when it logged one: a stall longer than a timeout also
+    # shows as a gap in the steps while the next blocking receive waits.
+    total = m.timeouts_logged if m.timeouts_logged is not None else len(m.timeouts)
+    plain = max(total - after, 0)
     if plain and longest is not None:
         parts.append(f"{_count(plain, 'timeout')} (up to {longest:.1f} s each: the simulator "
                      "waited for a reply that never came)")
