@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import math
-import os
 import socket
 import subprocess
 import sys
@@ -155,11 +154,11 @@ def test_cli_runs_a_users_function(tmp_path):
     port = free_port()
     sim, endpoint = lockstep_simulation(port)
     car = sim.vehicle
-    env = {**os.environ, "PYTHONPATH": str(tmp_path)}
-    process = subprocess.Popen(
+    process = subprocess.Popen(  # from the file's folder, by module name: no PYTHONPATH
         [sys.executable, "-m", "vcosim", "controller", "--function", "my_controller:step",
          "--listen-port", str(port), "--sim-port", str(endpoint.address[1]),
-         "--duration", "5"], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+         "--duration", "5"], cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        text=True)
     assert wait_until_bound(port, process)
     report = sim.run(5.0)
     out, err = process.communicate(timeout=30)

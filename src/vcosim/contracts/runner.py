@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import logging
 import time
@@ -15,34 +14,10 @@ from rich.logging import RichHandler
 from rich.table import Table
 
 from vcosim.contracts.client import ConnectionStatus, ContractClient, Ports
-from vcosim.errors import ConfigError, UnknownNameError
+from vcosim.entrypoints import instantiate, load_user_code
 from vcosim.interrupts import sigterm_as_interrupt
-from vcosim.registry import load_object
 
 console = Console(stderr=True)
-
-
-def load_step_function(spec: str) -> Any:
-    """``module:function`` or ``path/to/file.py:function``; a class is instantiated with no args.
-
-    A file path lets a controller live next to its JSON file without being installed.
-    """
-    target, _, attribute = spec.rpartition(":")
-    if target.endswith(".py"):
-        path = Path(target)
-        if not path.is_file():
-            raise ConfigError([f"no such file: {path}"], "--function")
-        module_spec = importlib.util.spec_from_file_location(path.stem, path)
-        assert module_spec is not None and module_spec.loader is not None
-        module = importlib.util.module_from_spec(module_spec)
-        module_spec.loader.exec_module(module)
-        if not hasattr(module, attribute):
-            names = [n for n in dir(module) if not n.startswith("_")]
-            raise UnknownNameError(f"attribute of {path}", attribute, names)
-        found = getattr(module, attribute)
-    else:
-        found = load_object(spec)
-    return found() if isinstance(found, type) else found
 
 
 def report_table(report: dict[str, Any]) -> Table:
@@ -72,7 +47,7 @@ def run_client(config: Path, *, function: str | None, step: float, duration: flo
     """Run the block until the duration or Ctrl-C; print the summary, optionally save it."""
     logging.basicConfig(level=logging.INFO, format="%(message)s",
                         handlers=[RichHandler(console=console, show_path=False)])
-    step_fn = load_step_function(function) if function else None
+    step_fn = instantiate(load_user_code(function)) if function else None
     client = ContractClient(config, step_fn, step=step, **options)
     cfg = client.config
     console.log(f"contracts: {len(client.layout.contracts)} with {cfg.remoteIP}:"

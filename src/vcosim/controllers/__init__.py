@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from vcosim.entrypoints import load_object
 from vcosim.errors import UnknownNameError
-from vcosim.registry import load_object
 
 EXAMPLES = {
     "cruise": "vcosim.controllers.cruise:Cruise",

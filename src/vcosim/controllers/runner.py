@@ -14,9 +14,9 @@ from rich.logging import RichHandler
 from rich.table import Table
 
 from vcosim.controllers import example
+from vcosim.entrypoints import instantiate, load_user_code
 from vcosim.errors import ConfigError
 from vcosim.interrupts import sigterm_as_interrupt
-from vcosim.registry import load_object
 from vcosim.tight.controller import ControllerBlock, ControllerStatus
 
 console = Console(stderr=True)
@@ -36,7 +36,7 @@ def make_step_function(
 
         return FmuController(fmu, map_file, step=step)
     if function is not None:
-        return load_object(function)
+        return instantiate(load_user_code(function))
     return example(name, **{k: v for k, v in params.items() if v is not None})
 
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib
 import json
 import logging
 import time
@@ -15,8 +14,8 @@ from rich.live import Live
 from rich.logging import RichHandler
 from rich.table import Table
 
+from vcosim.entrypoints import load_object, load_user_code
 from vcosim.interrupts import sigterm_as_interrupt
-from vcosim.registry import load_object
 from vcosim.sim.pacing import Pacer, PacingMode
 from vcosim.sim.simulation import RunReport, Simulation
 from vcosim.vehicle import Vehicle
@@ -47,9 +46,8 @@ def build_simulation(
         from vcosim.tight.endpoint import SimulatorEndpoint
 
         hooks = None
-        if custom_hooks:  # "module:object", or a module holding the two functions
-            hooks = (load_object(custom_hooks) if ":" in custom_hooks
-                     else importlib.import_module(custom_hooks))
+        if custom_hooks:  # "module:object", a file, or a module holding the two functions
+            hooks = load_user_code(custom_hooks, option="--custom-hooks", module_ok=True)
         sim.attach("coupling", SimulatorEndpoint(
             coupling, fill_custom=getattr(hooks, "fill_custom", None),
             on_custom=getattr(hooks, "on_custom", None)))

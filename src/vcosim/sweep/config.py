@@ -370,12 +370,12 @@ def base_vehicle(base: str) -> VehicleParams:
 
 def controller_factory(name: str) -> Callable[..., Any] | None:
     """What makes the controller: an example's class, a ``module:attr`` factory, or None."""
-    from vcosim.registry import load_object
+    from vcosim.entrypoints import load_object, load_user_code
 
     if name == "none":
         return None
     if ":" in name:
-        return load_object(name)
+        return load_user_code(name, option="controller")
     from vcosim.controllers import EXAMPLES
 
     if name not in EXAMPLES:
