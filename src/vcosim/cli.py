@@ -9,6 +9,7 @@ from typing import Annotated
 
 import typer
 
+from vcosim.constants import BUS_PORT, CONTRACTS_PORT, PHYSICS_DT, VIEWER_PORT
 from vcosim.sim.pacing import PacingMode
 
 app = typer.Typer(
@@ -136,7 +137,7 @@ def sim(
     contracts_host: Annotated[
         str, typer.Option(help="Address the contract server binds.")
     ] = "127.0.0.1",
-    contracts_port: Annotated[int, typer.Option(help="Contract server UDP port.")] = 4367,
+    contracts_port: Annotated[int, typer.Option(help="Contract server UDP port.")] = CONTRACTS_PORT,
     contracts_allow: Annotated[
         list[str] | None, typer.Option(help="Client addresses the contract server accepts "
                                        "(repeatable; default: loopback).")
@@ -289,7 +290,7 @@ def analyze(
         Path | None, typer.Option(help="Report file: .html (default RUN_DIR/analysis.html, "
                                   "figures embedded) or .md (with PNGs beside it).")
     ] = None,
-    dt: Annotated[float, typer.Option(help="The physics step (s).")] = 0.0005,
+    dt: Annotated[float, typer.Option(help="The physics step (s).")] = PHYSICS_DT,
 ) -> None:
     """Analyse a coupled run's timing from its debug logs: figures, metrics and a verdict."""
     from vcosim.analysis.report import analyze_command
@@ -371,7 +372,7 @@ def _bus_codec(symbols: str, max_length: int):  # -> vcosim.bus.codec.Codec
 @app.command()
 def bus(
     host: BusHost = "127.0.0.1",
-    port: BusPort = 64900,
+    port: BusPort = BUS_PORT,
     router_id: Annotated[int, typer.Option("--id", help="The router's own id.")] = 0,
     max_modules: Annotated[int, typer.Option(help="Modules accepted at most.")] = 32,
     symbols: BusSymbols = "§§+¶",
@@ -395,7 +396,7 @@ def bus(
 def log_bus(
     out_file: Annotated[Path, typer.Argument(help="The MCAP file to write (.mcap).")],
     host: BusHost = "127.0.0.1",
-    port: BusPort = 64900,
+    port: BusPort = BUS_PORT,
     module_id: BusModuleId = None,
     csv: Annotated[bool, typer.Option(help="Also export the recording as CSV at the end.")] = False,
     duration: Annotated[
@@ -415,7 +416,7 @@ def log_bus(
 def replay(
     file: Annotated[Path, typer.Argument(help="A recording made by `vcosim log`.")],
     host: BusHost = "127.0.0.1",
-    port: BusPort = 64900,
+    port: BusPort = BUS_PORT,
     module_id: BusModuleId = None,
     speed: Annotated[
         float, typer.Option(help="1: the recorded pace; 2: twice as fast; 0: as fast as possible.")
@@ -446,7 +447,7 @@ def drive(
         Path, typer.Option(help="Folder for the run; a timestamped sub-folder is created.")
     ] = Path("runs"),
     host: BusHost = "127.0.0.1",
-    port: BusPort = 64900,
+    port: BusPort = BUS_PORT,
     duration: Annotated[
         float | None, typer.Option(help="Wall seconds to drive (default: until Ctrl-C or a "
                                    "Shutdown from a module).")
@@ -472,7 +473,7 @@ def drive(
 @app.command()
 def sound(
     host: BusHost = "127.0.0.1",
-    port: BusPort = 64900,
+    port: BusPort = BUS_PORT,
     module_id: BusModuleId = None,
     wav: Annotated[
         Path | None, typer.Option(envvar="VCOSIM_SOUND_WAV",
@@ -499,7 +500,7 @@ def sound(
 @app.command("input")
 def input_module(
     host: BusHost = "127.0.0.1",
-    port: BusPort = 64900,
+    port: BusPort = BUS_PORT,
     module_id: BusModuleId = None,
     mapping: Annotated[
         Path | None, typer.Option(help="Mapping of axes and buttons (TOML); default: built in.")
@@ -537,13 +538,15 @@ def input_module(
 
 @app.command()
 def view(
-    port: Annotated[int, typer.Option(help="HTTP port of the page (0: any free one).")] = 8765,
+    port: Annotated[
+        int, typer.Option(help="HTTP port of the page (0: any free one).")
+    ] = VIEWER_PORT,
     http_host: Annotated[
         str, typer.Option(help="Address the page is served on; loopback unless you open it "
                           "on purpose.")
     ] = "127.0.0.1",
     bus_host: Annotated[str, typer.Option(help="The bus router's address.")] = "127.0.0.1",
-    bus_port: Annotated[int, typer.Option(help="The bus router's UDP handshake port.")] = 64900,
+    bus_port: Annotated[int, typer.Option(help="The bus router's UDP handshake port.")] = BUS_PORT,
     module_id: BusModuleId = None,
     rate: Annotated[float, typer.Option(help="Most state frames per second to the page.")] = 60.0,
     height_map: Annotated[

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING
 
 from vcosim.analysis.metrics import Distribution, Metrics
 from vcosim.analysis.plots import metrics_figure, png_bytes, views_figure
+from vcosim.constants import PHYSICS_DT
 
 if TYPE_CHECKING:
     from vcosim.analysis import Run
@@ -242,7 +243,7 @@ def write_report(run: Run, out: str | Path) -> list[Path]:
     return list(files)
 
 
-def analyze_command(run_dir: Path, out: Path | None, dt: float = 0.0005) -> list[Path]:
+def analyze_command(run_dir: Path, out: Path | None, dt: float = PHYSICS_DT) -> list[Path]:
     """``vcosim analyze``: load a run, write its report, print metrics and verdict."""
     from rich.console import Console
     from rich.table import Table

@@ -12,7 +12,9 @@ from typing import Any
 
 import numpy as np
 
-DT = 0.0005  # s, the physics step
+from vcosim.constants import PHYSICS_DT
+
+DT = PHYSICS_DT  # s, the physics step
 
 
 @dataclass

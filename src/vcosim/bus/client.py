@@ -22,11 +22,12 @@ from typing import TypeVar
 from vcosim.bus import codec as frames
 from vcosim.bus.catalogue import Message
 from vcosim.bus.codec import Codec
+from vcosim.constants import BUS_PORT
 from vcosim.errors import ConfigError, CouplingTimeout, ProtocolError
 
 log = logging.getLogger("vcosim.bus")
 
-DEFAULT_PORT = 64900
+DEFAULT_PORT = BUS_PORT
 """UDP port the router listens on for handshakes unless told otherwise."""
 
 RECEIVE_BUFFER = 4 << 20

@@ -26,11 +26,12 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from vcosim.config import read_config_text
+from vcosim.constants import CONTRACTS_PORT
 from vcosim.errors import ConfigError
 
 log = logging.getLogger("vcosim.contracts")
 
-DEFAULT_PORT = 4367
+DEFAULT_PORT = CONTRACTS_PORT
 DEFAULT_PERIOD = 0.01  # s, when a group gives neither updatePeriod nor updatePeriodMs
 CONTRACT_META = ("time", "receive_time_offset", "serial_number")
 PING_META = ("ping_results", "pingResults")

@@ -15,6 +15,8 @@ from enum import Enum
 
 import numpy as np
 
+from vcosim.constants import PHYSICS_DT
+
 
 class PacingMode(str, Enum):
     """The three ways a simulation can be paced."""
@@ -48,7 +50,7 @@ class Pacer:
 
     def __init__(
         self, mode: PacingMode | str = PacingMode.fast, *, frame_rate: float = 60.0,
-        time_dilation: float = 1.0, dt: float = 0.0005, max_lag: float = 0.05,
+        time_dilation: float = 1.0, dt: float = PHYSICS_DT, max_lag: float = 0.05,
     ) -> None:
         self.mode = PacingMode(mode)
         if frame_rate <= 0 or time_dilation <= 0:

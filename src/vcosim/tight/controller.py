@@ -20,13 +20,11 @@ from typing import Any
 
 import numpy as np
 
+from vcosim.constants import BLOCKING_TIMEOUT, CONTROLLER_PORT, PHYSICS_DT, SIMULATOR_PORT
 from vcosim.tight.interface import CsvAdapter, Interface
 from vcosim.tight.protocol import (
-    BLOCKING_TIMEOUT,
-    CONTROLLER_PORT,
     CONTROLLER_TO_SIM,
     SIM_TO_CONTROLLER,
-    SIMULATOR_PORT,
     WIRE_DTYPE,
     send_skips_for,
     window_for,
@@ -35,7 +33,6 @@ from vcosim.tight.transport import UdpLink
 from vcosim.tight.views import Controls, SimulatorMessage, as_controls
 
 StepFunction = Callable[[SimulatorMessage], Controls | Mapping[str, Any] | None]
-PHYSICS_DT = 0.0005
 STOP_CHECK = 0.1  # s: a waiting block notices ``stop()`` at least this often
 
 

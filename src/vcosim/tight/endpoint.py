@@ -30,14 +30,13 @@ from typing import Any
 
 import numpy as np
 
+from vcosim.constants import CONTROLLER_PORT, SIMULATOR_PORT
 from vcosim.sim.simulation import Simulation
 from vcosim.tight.debuglog import DebugLog, Event
 from vcosim.tight.interface import DERIVED_NAMES, Interface, derive_sources
 from vcosim.tight.protocol import (
     CONTROLLER_CUSTOM,
-    CONTROLLER_PORT,
     SIM_CUSTOM,
-    SIMULATOR_PORT,
     WIRE_DTYPE,
     Schedule,
 )

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from vcosim.constants import BLOCKING_TIMEOUT
 from vcosim.vehicle.layout import BANK_NAMES
 
 WIRE_DTYPE = np.dtype("<f8")
@@ -21,9 +22,6 @@ N_CUSTOM = 50
 SIM_CUSTOM = slice(61, 111)  # bank H
 CONTROLLER_CUSTOM = slice(14, 64)  # custom bank B of the controller's message
 
-SIMULATOR_PORT = 64891  # the simulator listens here
-CONTROLLER_PORT = 64890  # the controller listens here
-BLOCKING_TIMEOUT = 2.0  # s, BeamNG's
 
 SIM_SLOT_NAMES: tuple[str, ...] = ("id", *BANK_NAMES, *(f"custom{i}" for i in range(N_CUSTOM)))
 

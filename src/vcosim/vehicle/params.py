@@ -16,6 +16,7 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from vcosim.config import deep_merge, read_config_text, validation_problems
+from vcosim.constants import PHYSICS_DT
 from vcosim.errors import ConfigError, UnknownNameError
 
 if sys.version_info >= (3, 11):
@@ -286,7 +287,7 @@ PACKED_FIELDS = (
     "dt",
 )
 PARAM_DTYPE = np.dtype([(name, np.float64) for name in PACKED_FIELDS])
-DT = 0.0005
+DT = PHYSICS_DT
 
 
 def pack(params: VehicleParams, dt: float = DT) -> np.ndarray:

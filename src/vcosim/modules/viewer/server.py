@@ -40,6 +40,7 @@ from vcosim.bus.catalogue import (
 )
 from vcosim.bus.client import DEFAULT_PORT, BusClient
 from vcosim.bus.codec import Codec
+from vcosim.constants import VIEWER_PORT
 from vcosim.errors import ConfigError
 from vcosim.vehicle.terrain import Terrain
 
@@ -172,7 +173,7 @@ class Viewer:
 
     def __init__(
         self, bus_host: str = "127.0.0.1", bus_port: int = DEFAULT_PORT, *,
-        host: str = "127.0.0.1", port: int = 8765, terrain: Terrain | None = None,
+        host: str = "127.0.0.1", port: int = VIEWER_PORT, terrain: Terrain | None = None,
         rate: float = 60.0, module_id: int = ModuleId.VISUALISATION, monitor: bool = True,
         send_ground: bool = False, codec: Codec | None = None,
     ) -> None:
