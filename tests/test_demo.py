@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 from typer.testing import CliRunner
 
-from vcosim.cli import app
+from vcosim.app import app
 from vcosim.demo import MANOEUVRE
 from vcosim.sim.pacing import Pacer
 from vcosim.sim.recorder import SignalRecorder, csv_header

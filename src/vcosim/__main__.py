@@ -1,3 +1,3 @@
-from vcosim.cli import main
+from vcosim.app import main
 
 main()

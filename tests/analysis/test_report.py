@@ -17,7 +17,7 @@ from vcosim.analysis import report as report_module
 from vcosim.analysis.metrics import analyse
 from vcosim.analysis.plots import metrics_figure, views_figure
 from vcosim.analysis.report import analyze_command, summary_rows, write_report
-from vcosim.cli import main
+from vcosim.app import main
 from vcosim.tight.debuglog import SEND_LOG
 
 DT = 0.0005

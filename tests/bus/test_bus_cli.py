@@ -10,10 +10,10 @@ import pytest
 from typer.testing import CliRunner
 
 from helpers.loop import free_port
+from vcosim.app import app
 from vcosim.bus.catalogue import FMVM, IMFM, Shutdown
 from vcosim.bus.client import BusClient
 from vcosim.bus.router import Router
-from vcosim.cli import app
 
 pytest.importorskip("mcap")
 

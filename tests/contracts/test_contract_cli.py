@@ -13,8 +13,8 @@ from contract_helpers import Background
 from typer.testing import CliRunner
 
 from helpers.loop import free_port
+from vcosim.app import app
 from vcosim.bench.contracts import run_contracts_bench
-from vcosim.cli import app
 from vcosim.errors import ConfigError
 
 EXAMPLES = Path(__file__).parents[2] / "examples" / "contracts"

@@ -7,10 +7,10 @@ from pathlib import Path
 
 from typer.testing import CliRunner
 
+from vcosim.app import app
 from vcosim.bus.catalogue import FMLM, IMFM, ModuleId, Shutdown
 from vcosim.bus.client import BusClient
 from vcosim.bus.router import Router
-from vcosim.cli import app
 
 
 def test_vcosim_sound_renders_for_its_duration(router: Router, tmp_path: Path) -> None:

@@ -7,7 +7,7 @@ import sys
 
 from typer.testing import CliRunner
 
-from vcosim.cli import app
+from vcosim.app import app
 from vcosim.sweep.report import read_results
 
 SWEEP = """

@@ -556,20 +556,3 @@ class SoundModule:
             self.sink.close()
         finally:
             self.client.close()
-
-
-def run_sound(host: str, port: int, *, module_id: int, codec: Codec, wav: Path | None,
-              null: bool, duration: float | None = None) -> dict[str, Any]:
-    """``vcosim sound``: open the sink, join the bus, render until Shutdown/Ctrl-C/SIGTERM."""
-    from vcosim.bus.commands import _logging, _table, console, run_module
-
-    _logging()
-    settings = SoundSettings()
-    module = SoundModule(open_sink(wav, null, settings), host, port, module_id=module_id,
-                         codec=codec, settings=settings)
-    report = run_module(module, duration, f"sound: module {module_id} on the bus at "
-                        f"{host}:{port}, sink {type(module.sink).__name__}")
-    if wav is not None:
-        report["wav"] = str(wav)
-    console.print(_table("vcosim sound: summary", report))
-    return report

@@ -154,7 +154,7 @@ def sweep_command(file: Path, *, out: Path | None = None, workers: int | None = 
                   ray: bool = False, ray_address: str | None = None,
                   signals: bool | None = None, check: bool = False) -> int:
     """``vcosim sweep``: validate, run, write, summarise; the exit code (130: interrupted)."""
-    from vcosim.sim.runner import sigterm_as_interrupt
+    from vcosim.interrupts import sigterm_as_interrupt
     from vcosim.sweep.backends import RayBackend, make_backend
     from vcosim.sweep.config import load_sweep
 

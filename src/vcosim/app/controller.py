@@ -3,23 +3,19 @@
 from __future__ import annotations
 
 import json
-import logging
 import time
 from pathlib import Path
 from typing import Any
 
-from rich.console import Console
 from rich.live import Live
-from rich.logging import RichHandler
 from rich.table import Table
 
+from vcosim.app.console import console, setup_logging
 from vcosim.controllers import example
 from vcosim.entrypoints import instantiate, load_user_code
 from vcosim.errors import ConfigError
 from vcosim.interrupts import sigterm_as_interrupt
 from vcosim.tight.controller import ControllerBlock, ControllerStatus
-
-console = Console(stderr=True)
 
 
 def make_step_function(
@@ -66,8 +62,7 @@ def report_table(report: dict[str, Any]) -> Table:
 def run_controller(step_fn: Any, *, duration: float | None, json_out: Path | None,
                    **options: Any) -> dict[str, Any]:
     """Run the block with a live status line; print the summary and where to point the sim."""
-    logging.basicConfig(level=logging.INFO, format="%(message)s",
-                        handlers=[RichHandler(console=console, show_path=False)])
+    setup_logging()
     block = ControllerBlock(step_fn, **options)  # config=..., or the config's fields
     cfg = block.config
     console.log(f"controller: listening on {cfg.listen_host}:{block.address[1]}, simulator "

@@ -3,21 +3,17 @@
 from __future__ import annotations
 
 import json
-import logging
 import time
 from pathlib import Path
 from typing import Any
 
-from rich.console import Console
 from rich.live import Live
-from rich.logging import RichHandler
 from rich.table import Table
 
+from vcosim.app.console import console, setup_logging
 from vcosim.contracts.client import ConnectionStatus, ContractClient, Ports
 from vcosim.entrypoints import instantiate, load_user_code
 from vcosim.interrupts import sigterm_as_interrupt
-
-console = Console(stderr=True)
 
 
 def report_table(report: dict[str, Any]) -> Table:
@@ -45,8 +41,7 @@ def report_table(report: dict[str, Any]) -> Table:
 def run_client(config: Path, *, function: str | None, step: float, duration: float | None,
                json_out: Path | None, **options: Any) -> dict[str, Any]:
     """Run the block until the duration or Ctrl-C; print the summary, optionally save it."""
-    logging.basicConfig(level=logging.INFO, format="%(message)s",
-                        handlers=[RichHandler(console=console, show_path=False)])
+    setup_logging()
     step_fn = instantiate(load_user_code(function)) if function else None
     client = ContractClient(config, step_fn, step=step, **options)
     cfg = client.config

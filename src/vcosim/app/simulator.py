@@ -1,59 +1,19 @@
-"""``vcosim sim``: build the simulation from options, run it with a live status, summarise."""
+"""``vcosim sim``: run the simulation built from options, with a live status and a summary."""
 
 from __future__ import annotations
 
 import json
-import logging
 import time
-from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from rich.console import Console
 from rich.live import Live
-from rich.logging import RichHandler
 from rich.table import Table
 
-from vcosim.entrypoints import load_object, load_user_code
+from vcosim.app.console import console, setup_logging
 from vcosim.interrupts import sigterm_as_interrupt
-from vcosim.sim.pacing import Pacer, PacingMode
+from vcosim.scenarios import build_simulation
 from vcosim.sim.simulation import RunReport, Simulation
-from vcosim.vehicle import Vehicle
-
-console = Console(stderr=True)
-
-
-def build_simulation(
-    *, pacing: PacingMode | str = PacingMode.realtime, time_dilation: float = 1.0,
-    frame_rate: float = 60.0, vehicle: str | Path = "nightrider", automatic: bool = True,
-    engine_running: bool = True, coupling: Any = None, custom_hooks: str | None = None,
-    faces: Sequence[tuple[str, str, dict[str, Any]]] = (),
-) -> Simulation:
-    """A simulation with the vehicle ready to drive and, if configured, its faces.
-
-    ``faces`` are (name, "module:Class", keyword arguments): each class is imported when used
-    and attached under its name (the contract server, the bus client, ...). ``custom_hooks``
-    ("module:object") names an object (or module) whose ``fill_custom(sim, bank_h)`` fills the
-    50 custom values sent to the controller and whose ``on_custom(sim, values)`` receives the
-    controller's 50; either may be missing.
-    """
-    car = Vehicle(vehicle, engine_running=engine_running)
-    if automatic:
-        car.step(automatic=1, gear=1)  # selector in D: pedals and steering are enough
-    sim = Simulation(car, Pacer(pacing, frame_rate=frame_rate, time_dilation=time_dilation,
-                                dt=car.dt))
-    if coupling is not None:
-        from vcosim.tight.endpoint import SimulatorEndpoint
-
-        hooks = None
-        if custom_hooks:  # "module:object", a file, or a module holding the two functions
-            hooks = load_user_code(custom_hooks, option="--custom-hooks", module_ok=True)
-        sim.attach("coupling", SimulatorEndpoint(
-            coupling, fill_custom=getattr(hooks, "fill_custom", None),
-            on_custom=getattr(hooks, "on_custom", None)))
-    for name, entry_point, options in faces:
-        sim.attach(name, load_object(entry_point)(**options))
-    return sim
 
 
 def summary_table(report: RunReport) -> Table:
@@ -90,8 +50,7 @@ def run_simulator(
     *, duration: float | None, json_out: Path | None = None, **options: Any
 ) -> RunReport:
     """Run ``vcosim sim`` to the end or an interrupt; print and optionally save the summary."""
-    logging.basicConfig(level=logging.INFO, format="%(message)s",
-                        handlers=[RichHandler(console=console, show_path=False)])
+    setup_logging()
     sim = build_simulation(**options)
     endpoint = sim.faces.get("coupling")
     if endpoint is not None:

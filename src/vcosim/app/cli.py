@@ -153,7 +153,7 @@ def sim(
     ] = None,
 ) -> None:
     """Run the simulator; external controllers couple to it exactly as to BeamNG.tech."""
-    from vcosim.sim.runner import run_simulator
+    from vcosim.app.simulator import run_simulator
     from vcosim.tight.endpoint import CouplingConfig
 
     config = None
@@ -235,7 +235,7 @@ def controller(
     ] = None,
 ) -> None:
     """Run a controller against a running simulator (vcosim sim or BeamNG.tech)."""
-    from vcosim.controllers.runner import make_step_function, run_controller
+    from vcosim.app.controller import make_step_function, run_controller
     from vcosim.tight.controller import ControllerConfig
 
     given = {k: v for k, v in {"step": step, "listen_host": listen_host,
@@ -275,7 +275,7 @@ def connect(
     ] = None,
 ) -> None:
     """Run a JSON-configured contract client against vcosim sim --contracts (VS Connect-style)."""
-    from vcosim.contracts.runner import run_client
+    from vcosim.app.connect import run_client
 
     run_client(config, function=function, step=step, duration=duration, json_out=json_out,
                link_timeout=link_timeout)
@@ -386,7 +386,7 @@ def bus(
     Runs until Ctrl-C, SIGTERM or a Shutdown message to the router's id (which every module
     receives). Malformed messages and unknown destinations are counted and reported.
     """
-    from vcosim.bus.commands import run_router
+    from vcosim.app.bus import run_router
 
     run_router(host, port, router_id=router_id, max_modules=max_modules,
                codec=_bus_codec(symbols, max_length), json_out=json_out)
@@ -406,7 +406,7 @@ def log_bus(
     max_length: BusMaxLength = 256,
 ) -> None:
     """Record every message on the bus, with timestamps, to MCAP (Foxglove, PlotJuggler)."""
-    from vcosim.bus.commands import run_logger
+    from vcosim.app.bus import run_logger
 
     run_logger(out_file, host, port, module_id=20 if module_id is None else module_id,
                codec=_bus_codec(symbols, max_length), csv=csv, duration=duration)
@@ -434,7 +434,7 @@ def replay(
     max_length: BusMaxLength = 256,
 ) -> None:
     """Send a recording back onto the bus, each message to its recorded destination, in order."""
-    from vcosim.bus.commands import run_replay
+    from vcosim.app.bus import run_replay
 
     run_replay(file, host, port, module_id=21 if module_id is None else module_id, speed=speed,
                only=only or (), skip=skip or (), codec=_bus_codec(symbols, max_length),
@@ -465,7 +465,7 @@ def drive(
     Also starts the input, sound and viewer modules once they exist. Every module also runs
     alone (`vcosim bus`, `vcosim sim --bus HOST:PORT`, `vcosim log`), on any machine.
     """
-    from vcosim.bus.commands import run_drive
+    from vcosim.app.bus import run_drive
 
     run_drive(out, host, port, duration=duration, vehicle=vehicle, frame_rate=frame_rate)
 
@@ -491,7 +491,7 @@ def sound(
     Plays on the sound card (the `sound` extra: sounddevice); with --wav renders to a file;
     without a sound card it says so and renders to nothing.
     """
-    from vcosim.modules.sound import run_sound
+    from vcosim.app.modules import run_sound
 
     run_sound(host, port, module_id=19 if module_id is None else module_id,
               codec=_bus_codec(symbols, max_length), wav=wav, null=null, duration=duration)
@@ -529,7 +529,7 @@ def input_module(
 
     Joysticks and wheels need the `input` extra (pygame-ce); the keyboard works without.
     """
-    from vcosim.modules.input import run_input
+    from vcosim.app.modules import run_input
 
     run_input(host, port, module_id=17 if module_id is None else module_id,
               codec=_bus_codec(symbols, max_length), mapping=mapping, list_devices=list_devices,

@@ -1,4 +1,4 @@
-"""What ``vcosim bus``, ``log``, ``replay`` and ``drive`` do, behind their command lines.
+"""``vcosim bus``, ``log``, ``replay`` and ``drive``: what they do behind their command lines.
 
 Every module runs alone with its host and port, so modules can sit on different machines;
 ``drive`` starts the router in its own process and each module as a ``vcosim`` process of its
@@ -10,8 +10,6 @@ ends them all with one Shutdown. Nothing here imports the vehicle model except t
 from __future__ import annotations
 
 import importlib.util
-import json
-import logging
 import subprocess
 import sys
 import time
@@ -20,17 +18,13 @@ from datetime import datetime
 from pathlib import Path
 from typing import IO, Any
 
-from rich.console import Console
-from rich.logging import RichHandler
-from rich.table import Table
-
+from vcosim.app.console import console, save_json, setup_logging, table
 from vcosim.bus.catalogue import ModuleId
 from vcosim.bus.codec import Codec
 from vcosim.bus.router import Router
 from vcosim.errors import CouplingTimeout, VcosimError
 from vcosim.interrupts import sigterm_as_interrupt
-
-console = Console(stderr=True)
+from vcosim.modules.base import run_module
 
 OPTIONAL_MODULES = (
     # (name, the module that must exist, the vcosim sub-command, its bus id, its options for
@@ -42,43 +36,6 @@ OPTIONAL_MODULES = (
 )
 
 
-def run_module(module: Any, duration: float | None, started: str) -> dict[str, Any]:
-    """Connect a bus module and run it until it ends, Shutdown, Ctrl-C or SIGTERM.
-
-    The module is closed on every path (its files complete); returns its report.
-    """
-    with sigterm_as_interrupt():
-        try:
-            module.connect()
-            console.log(started)
-            return module.run(duration)
-        except KeyboardInterrupt:
-            module.close()
-            return module.report()
-        except BaseException:
-            module.close()
-            raise
-
-
-def _logging() -> None:
-    logging.basicConfig(level=logging.INFO, format="%(message)s",
-                        handlers=[RichHandler(console=console, show_path=False)])
-
-
-def _table(title: str, rows: dict[str, Any]) -> Table:
-    table = Table(show_header=False, title=title)
-    for key, value in rows.items():
-        text = value if isinstance(value, str) else json.dumps(value, default=str)
-        table.add_row(key.replace("_", " "), text)
-    return table
-
-
-def _save(report: dict[str, Any], json_out: Path | None) -> None:
-    if json_out is not None:
-        json_out.parent.mkdir(parents=True, exist_ok=True)
-        json_out.write_text(json.dumps(report, indent=2, default=str))
-
-
 def router_summary(report: dict[str, Any]) -> dict[str, Any]:
     """The router's report without the list of problems (those were logged as they came)."""
     return {k: v for k, v in report.items() if k not in ("problems", "running")}
@@ -88,7 +45,7 @@ def router_summary(report: dict[str, Any]) -> dict[str, Any]:
 def run_router(host: str, port: int, *, router_id: int, max_modules: int, codec: Codec,
                json_out: Path | None = None) -> dict[str, Any]:
     """Serve until Ctrl-C, SIGTERM or a Shutdown to the router; print the summary."""
-    _logging()
+    setup_logging()
     router = Router(host, port, router_id=router_id, max_modules=max_modules, codec=codec)
     h, p = router.address
     console.log(f"bus router (id {router_id}) on {h}:{p}, up to {max_modules} modules; "
@@ -101,8 +58,8 @@ def run_router(host: str, port: int, *, router_id: int, max_modules: int, codec:
         finally:
             router.stop()
     report = router.report()
-    console.print(_table("vcosim bus: summary", router_summary(report)))
-    _save(report, json_out)
+    console.print(table("vcosim bus: summary", router_summary(report)))
+    save_json(report, json_out)
     return report
 
 
@@ -112,14 +69,14 @@ def run_logger(out: Path, host: str, port: int, *, module_id: int, codec: Codec,
     """Record the bus into ``out`` until Shutdown, Ctrl-C or SIGTERM; optionally export CSV."""
     from vcosim.modules.logger import Logger, export_csv
 
-    _logging()
+    setup_logging()
     logger = Logger(out, host, port, module_id=module_id, codec=codec)
     report = run_module(logger, duration, f"recording the bus at {host}:{port} into {out} "
                         f"(module {module_id}); Ctrl-C or a Shutdown ends it")
     if csv and report["messages"]:
         report["csv"] = str(out.with_suffix(".csv"))
         export_csv(out, report["csv"])
-    console.print(_table("vcosim log: summary", report))
+    console.print(table("vcosim log: summary", report))
     return report
 
 
@@ -134,7 +91,7 @@ def run_replay(file: Path, host: str, port: int, *, module_id: int, speed: float
         rows = export_csv(file, to_csv)
         console.log(f"{file}: {rows} messages written to {to_csv}")
         return {"csv": str(to_csv), "rows": rows}
-    _logging()
+    setup_logging()
     pace = "as fast as possible" if speed <= 0 else f"{speed:g}× the recorded pace"
     console.log(f"replaying {file} onto the bus at {host}:{port} (module {module_id}), {pace}")
     with sigterm_as_interrupt():
@@ -144,7 +101,7 @@ def run_replay(file: Path, host: str, port: int, *, module_id: int, speed: float
         except KeyboardInterrupt:
             console.log("replay interrupted")
             return {"interrupted": True}
-    console.print(_table("vcosim replay: summary", report))
+    console.print(table("vcosim replay: summary", report))
     return report
 
 
@@ -185,7 +142,7 @@ def run_drive(out: Path, host: str, port: int, *, duration: float | None, vehicl
     Ends on ``duration``, Ctrl-C, SIGTERM, a Shutdown from any module, or the vehicle's exit;
     then sends every module Shutdown and waits for them, so the recording is complete.
     """
-    _logging()
+    setup_logging()
     run_dir = out / datetime.now().strftime("%Y%m%d-%H%M%S")
     run_dir.mkdir(parents=True, exist_ok=True)
     router = Router(host, port).start()
@@ -232,9 +189,9 @@ def run_drive(out: Path, host: str, port: int, *, duration: float | None, vehicl
     report: dict[str, Any] = {"run_dir": str(run_dir), "recording": str(run_dir / "bus.mcap"),
               "exit_codes": codes, "interrupted": interrupted,
               "router": router_summary(router.report())}
-    console.print(_table("vcosim drive: summary", {k: v for k, v in report.items()
+    console.print(table("vcosim drive: summary", {k: v for k, v in report.items()
                                                     if k != "router"}))
-    console.print(_table("bus router", report["router"]))
+    console.print(table("bus router", report["router"]))
     if any(code not in (0, None) for code in codes.values()):
         failed = [n for n, c in codes.items() if c != 0]
         raise VcosimError(f"module(s) {', '.join(failed)} ended with an error; see their logs "

@@ -1,0 +1,51 @@
+"""Coupled runs built from options: the vehicle ready to drive and its faces attached.
+
+One builder for every command and tool that sets up a simulation (``vcosim sim`` today; the
+demo, sweeps and benches are to follow).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from vcosim.entrypoints import load_object, load_user_code
+from vcosim.sim.pacing import Pacer, PacingMode
+from vcosim.sim.simulation import Simulation
+from vcosim.vehicle import Vehicle
+
+__all__ = ["build_simulation"]
+
+
+def build_simulation(
+    *, pacing: PacingMode | str = PacingMode.realtime, time_dilation: float = 1.0,
+    frame_rate: float = 60.0, vehicle: str | Path = "nightrider", automatic: bool = True,
+    engine_running: bool = True, coupling: Any = None, custom_hooks: str | None = None,
+    faces: Sequence[tuple[str, str, dict[str, Any]]] = (),
+) -> Simulation:
+    """A simulation with the vehicle ready to drive and, if configured, its faces.
+
+    ``faces`` are (name, "module:Class", keyword arguments): each class is imported when used
+    and attached under its name (the contract server, the bus client, ...). ``custom_hooks``
+    ("module:object") names an object (or module) whose ``fill_custom(sim, bank_h)`` fills the
+    50 custom values sent to the controller and whose ``on_custom(sim, values)`` receives the
+    controller's 50; either may be missing.
+    """
+    car = Vehicle(vehicle, engine_running=engine_running)
+    if automatic:
+        car.step(automatic=1, gear=1)  # selector in D: pedals and steering are enough
+    sim = Simulation(car, Pacer(pacing, frame_rate=frame_rate, time_dilation=time_dilation,
+                                dt=car.dt))
+    if coupling is not None:
+        from vcosim.tight.endpoint import SimulatorEndpoint
+
+        hooks = None
+        if custom_hooks:  # "module:object", a file, or a module holding the two functions
+            hooks = load_user_code(custom_hooks, option="--custom-hooks", module_ok=True)
+        sim.attach("coupling", SimulatorEndpoint(
+            coupling, fill_custom=getattr(hooks, "fill_custom", None),
+            on_custom=getattr(hooks, "on_custom", None)))
+    for name, entry_point, options in faces:
+        sim.attach(name, load_object(entry_point)(**options))
+    return sim
