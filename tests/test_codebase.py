@@ -18,13 +18,19 @@ def test_import_rules_hold():
     linter = shutil.which("lint-imports", path=str(Path(sys.executable).parent))
     if linter is None:
         pytest.fail("lint-imports not installed: pip install -e '.[test]'")
-    result = subprocess.run([linter, "--no-cache"], cwd=ROOT, capture_output=True, text=True,
-                            timeout=300)
+    result = subprocess.run(
+        [linter, "--no-cache"], cwd=ROOT, capture_output=True, text=True, timeout=300
+    )
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-2000:]
     assert "0 broken" in result.stdout
 
 
 def test_ruff_finds_nothing():
-    result = subprocess.run([sys.executable, "-m", "ruff", "check", "src", "tests"], cwd=ROOT,
-                            capture_output=True, text=True, timeout=300)
+    result = subprocess.run(
+        [sys.executable, "-m", "ruff", "check", "src", "tests"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert result.returncode == 0, result.stdout[-3000:]

@@ -81,8 +81,7 @@ def test_finishes_well_within_a_minute(demo_run):
 
 
 def test_run_folder_holds_logs_signals_plot_and_summary(folder, summary):
-    names = {*DEBUG_LOGS, "vcosimCouplingEvents.csv", "signals.csv", "demo.png",
-             "summary.json"}
+    names = {*DEBUG_LOGS, "vcosimCouplingEvents.csv", "signals.csv", "demo.png", "summary.json"}
     assert {p.name for p in folder.iterdir()} == names
     assert set(summary["files"]) == names
 
@@ -100,8 +99,7 @@ def test_debug_logs_parse_with_beamngs_columns(folder, name):
 
 def test_every_message_was_answered_in_order(folder):
     sent = np.loadtxt(folder / "simulinkSendLog.csv", delimiter=",", skiprows=1, usecols=1)
-    applied = np.loadtxt(folder / "simulinkReceiveLog.csv", delimiter=",", skiprows=1,
-                         usecols=1)
+    applied = np.loadtxt(folder / "simulinkReceiveLog.csv", delimiter=",", skiprows=1, usecols=1)
     assert np.array_equal(sent, np.arange(sent.size))  # no reset: ids 0, 1, 2, ...
     assert np.array_equal(applied, sent[1 : applied.size + 1])  # id 0 is never applied
     assert applied.size >= sent.size - 2  # and the last reply may land after the end
@@ -177,5 +175,3 @@ def test_signal_recorder_samples_every_n_steps_and_grows():
     assert recorder.rows.shape == (5001, len(SIGNAL_NAMES))
     assert t[0] == 0.0 and t[-1] == pytest.approx(2.5)
     assert np.allclose(np.diff(t), sim.dt)
-
-

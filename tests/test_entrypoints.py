@@ -15,7 +15,8 @@ from vcosim.errors import ConfigError, UnknownNameError
 def user_dir(tmp_path, monkeypatch):
     (tmp_path / "my_step.py").write_text(
         "def step(msg):\n    return None\n\n"
-        "class Keep:\n    def __call__(self, msg):\n        return {'throttle': 0.1}\n")
+        "class Keep:\n    def __call__(self, msg):\n        return {'throttle': 0.1}\n"
+    )
     (tmp_path / "broken.py").write_text("raise RuntimeError('boom')\n")
     monkeypatch.chdir(tmp_path)
     monkeypatch.setattr(sys, "path", [p for p in sys.path if p not in ("", str(tmp_path))])
@@ -43,12 +44,15 @@ def test_a_module_alone_where_a_module_of_functions_is_wanted(user_dir):
         load_user_code("my_step")
 
 
-@pytest.mark.parametrize("spec,message", [
-    ("missing.py:step", "--function: no such file: missing.py"),
-    ("missing:step", "--function 'missing': no module of that name here"),
-    ("broken.py:step", "importing broken.py failed: RuntimeError: boom"),
-    ("broken:step", "--function 'broken': importing it failed: RuntimeError: boom"),
-])
+@pytest.mark.parametrize(
+    "spec,message",
+    [
+        ("missing.py:step", "--function: no such file: missing.py"),
+        ("missing:step", "--function 'missing': no module of that name here"),
+        ("broken.py:step", "importing broken.py failed: RuntimeError: boom"),
+        ("broken:step", "--function 'broken': importing it failed: RuntimeError: boom"),
+    ],
+)
 def test_problems_are_one_line_naming_the_spec(user_dir, spec, message):
     with pytest.raises(ConfigError) as caught:
         load_user_code(spec)
@@ -64,8 +68,21 @@ def test_a_misspelt_name_suggests_the_closest(user_dir):
 
 
 def test_vcosim_controller_reports_a_bad_function_in_one_line(user_dir):
-    result = subprocess.run([sys.executable, "-m", "vcosim", "controller", "--function",
-                             "my_step:stepp", "--duration", "0.01"],
-                            capture_output=True, text=True, timeout=60, cwd=user_dir)
+    result = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "vcosim",
+            "controller",
+            "--function",
+            "my_step:stepp",
+            "--duration",
+            "0.01",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=user_dir,
+    )
     assert result.returncode == 2
     assert "did you mean 'step'" in result.stderr and "Traceback" not in result.stderr

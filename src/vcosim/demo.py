@@ -113,8 +113,9 @@ def _legend(ax: Any, *others: Any, loc: str = "upper right") -> None:
 def plot_gear(ax: Any, rows: np.ndarray) -> Any:
     """Gear as steps on a twin axis of ``ax``; returns the twin."""
     twin = ax.twinx()
-    twin.step(column(rows, "time"), column(rows, "gear"), where="post", color="tab:orange",
-              label="gear")
+    twin.step(
+        column(rows, "time"), column(rows, "gear"), where="post", color="tab:orange", label="gear"
+    )
     twin.set(ylabel="gear", ylim=(-1.5, 6.5), yticks=range(-1, 6))
     return twin
 
@@ -125,9 +126,15 @@ def plot_pedals(ax: Any, rows: np.ndarray, names: Iterable[str], title: str) -> 
     colors = {"throttle": "tab:green", "brake": "tab:red", "clutch": "tab:purple"}
     for name in names:
         pedal, asked = name.removesuffix("_input"), name.endswith("_input")
-        ax.plot(t, column(rows, name), color=colors[pedal], ls="--" if asked else "-",
-                lw=1.0 if asked else 1.5, alpha=0.7 if asked else 1.0,
-                label=f"{pedal} asked" if asked else pedal)
+        ax.plot(
+            t,
+            column(rows, name),
+            color=colors[pedal],
+            ls="--" if asked else "-",
+            lw=1.0 if asked else 1.5,
+            alpha=0.7 if asked else 1.0,
+            label=f"{pedal} asked" if asked else pedal,
+        )
     ax.set(title=title, xlabel="time (s)", ylabel="pedal (0-1)", ylim=(-0.05, 1.1))
     ax.legend(loc="upper right")
 
@@ -138,8 +145,13 @@ def plot_rpm(ax: Any, rows: np.ndarray, title: str) -> None:
     ax.set(title=title, xlabel="time (s)", ylabel="engine speed (rpm)")
 
 
-def finish(console: Console, folder: Path, title: str, summary: dict[str, Any],
-           lines: Iterable[tuple[str, str]]) -> None:
+def finish(
+    console: Console,
+    folder: Path,
+    title: str,
+    summary: dict[str, Any],
+    lines: Iterable[tuple[str, str]],
+) -> None:
     """Write ``summary.json``, print the summary table and where the run folder is."""
     (folder / "summary.json").write_text(json.dumps(summary, indent=2) + "\n")
     table = Table(title=title, show_header=False)
@@ -149,8 +161,13 @@ def finish(console: Console, folder: Path, title: str, summary: dict[str, Any],
     console.print("Run folder:", str(folder), soft_wrap=True)
 
 
-def run_demo(out: Path, vehicle: str = "nightrider", *, manoeuvre: bool = False,
-             console: Console | None = None) -> Path:
+def run_demo(
+    out: Path,
+    vehicle: str = "nightrider",
+    *,
+    manoeuvre: bool = False,
+    console: Console | None = None,
+) -> Path:
     """``vcosim demo``: the coupled run, or with ``manoeuvre`` the scripted one."""
     run = run_manoeuvre if manoeuvre else run_coupled
     return run(out, vehicle, console=console)
@@ -201,8 +218,9 @@ class ProfileCruise:
         return self.cruise(msg)
 
 
-def _controller_main(step_fn: Any, step: float, ports: Any, results: Any, stop: Any,
-                     parent: int) -> None:
+def _controller_main(
+    step_fn: Any, step: float, ports: Any, results: Any, stop: Any, parent: int
+) -> None:
     """The controller process: a ControllerBlock until ``stop`` is set or the parent is gone.
 
     Ctrl-C reaches the whole process group; the parent handles it and sets ``stop``, so the
@@ -252,7 +270,9 @@ class ControllerProcess:
         self._results = ctx.Queue()
         self._stop = ctx.Event()
         self._process = ctx.Process(
-            target=_controller_main, name="vcosim-demo-controller", daemon=True,
+            target=_controller_main,
+            name="vcosim-demo-controller",
+            daemon=True,
             args=(step_fn, step, self._ports, self._results, self._stop, os.getpid()),
         )
         self.report: dict[str, Any] | None = None
@@ -273,11 +293,14 @@ class ControllerProcess:
                 return int(self._ports.get(timeout=0.2))
             except queue.Empty:
                 if not self._process.is_alive():
-                    raise VcosimError("the controller process ended before it listened "
-                                       f"(exit code {self._process.exitcode})") from None
+                    raise VcosimError(
+                        "the controller process ended before it listened "
+                        f"(exit code {self._process.exitcode})"
+                    ) from None
                 if time.monotonic() > deadline:
-                    raise VcosimError("the controller process did not start in "
-                                       f"{timeout:g} s") from None
+                    raise VcosimError(
+                        f"the controller process did not start in {timeout:g} s"
+                    ) from None
 
     def stop(self) -> dict[str, Any] | None:
         """Stop the block, keep its report, join the process (safe twice)."""
@@ -308,12 +331,15 @@ class CouplingTiming:
         timeline = load_run(folder).timeline
         answered = timeline.matched_send >= 0
         sends = timeline.matched_send[answered]
-        return cls(message_time=start_time + timeline.send_step[sends] * dt,
-                   latency=timeline.latency[answered])
+        return cls(
+            message_time=start_time + timeline.send_step[sends] * dt,
+            latency=timeline.latency[answered],
+        )
 
 
-def settling_time(t: np.ndarray, speed: np.ndarray, since: float, target: float,
-                  band: float = SETTLE_BAND) -> float | None:
+def settling_time(
+    t: np.ndarray, speed: np.ndarray, since: float, target: float, band: float = SETTLE_BAND
+) -> float | None:
     """Time after ``since`` from which the speed stays within ``band`` of ``target``.
 
     None if it is still outside at the end of the run.
@@ -327,8 +353,14 @@ def settling_time(t: np.ndarray, speed: np.ndarray, since: float, target: float,
     return float(t[outside[-1] + 1] - since)
 
 
-def plot_coupled(path: Path, rows: np.ndarray, profile: SpeedProfile, timing: CouplingTiming,
-                 rtf: float, title: str) -> None:
+def plot_coupled(
+    path: Path,
+    rows: np.ndarray,
+    profile: SpeedProfile,
+    timing: CouplingTiming,
+    rtf: float,
+    title: str,
+) -> None:
     """A 2x2 figure: speed against target, pedals, rpm and gear, coupling timing."""
     fig, axes = _figure(title)
     (ax_speed, ax_pedals), (ax_rpm, ax_timing) = axes
@@ -336,36 +368,61 @@ def plot_coupled(path: Path, rows: np.ndarray, profile: SpeedProfile, timing: Co
 
     ax_speed.plot(t, column(rows, "groundspeed"), color="tab:blue", label="speed")
     ax_speed.plot(t, profile.at(t), color="black", ls="--", lw=1.2, label="target")
-    ax_speed.set(title="Speed against the controller's target", xlabel="time (s)",
-                 ylabel="speed (m/s)")
+    ax_speed.set(
+        title="Speed against the controller's target", xlabel="time (s)", ylabel="speed (m/s)"
+    )
     ax_speed.set_ylim(bottom=0, top=1.15 * max(s for _, s in profile.steps))
     ax_speed.legend(loc="lower right")
 
-    plot_pedals(ax_pedals, rows, ("throttle_input", "brake_input", "throttle", "brake"),
-                "Throttle and brake as applied (dashed: as the controller asked)")
+    plot_pedals(
+        ax_pedals,
+        rows,
+        ("throttle_input", "brake_input", "throttle", "brake"),
+        "Throttle and brake as applied (dashed: as the controller asked)",
+    )
 
     plot_rpm(ax_rpm, rows, "Engine speed and gear (automatic)")
     ax_rpm.set_ylim(bottom=0)
     _legend(ax_rpm, plot_gear(ax_rpm, rows), loc="lower right")
 
     latency = timing.latency * 1e3
-    ax_timing.semilogy(timing.message_time, latency, ".", ms=2.5, color="tab:blue",
-                       label="one message: sent → its reply applied")
+    ax_timing.semilogy(
+        timing.message_time,
+        latency,
+        ".",
+        ms=2.5,
+        color="tab:blue",
+        label="one message: sent → its reply applied",
+    )
     if latency.size:
         for q, style in ((50, "-"), (99, "--")):
             value = float(np.percentile(latency, q))
-            ax_timing.axhline(value, color="navy", lw=1, ls=style,
-                              label=f"{'median' if q == 50 else 'p99'} {value:.3f} ms")
+            ax_timing.axhline(
+                value,
+                color="navy",
+                lw=1,
+                ls=style,
+                label=f"{'median' if q == 50 else 'p99'} {value:.3f} ms",
+            )
         ax_timing.set_ylim(0.5 * latency.min(), 3.0 * latency.max())
-    ax_timing.set(title=f"Coupling timing (wall clock): {rtf:.1f}x real time",
-                  xlabel="simulated time (s)", ylabel="send → applied reply (ms, log scale)",
-                  xlim=ax_speed.get_xlim())
+    ax_timing.set(
+        title=f"Coupling timing (wall clock): {rtf:.1f}x real time",
+        xlabel="simulated time (s)",
+        ylabel="send → applied reply (ms, log scale)",
+        xlim=ax_speed.get_xlim(),
+    )
     ax_timing.legend(loc="upper left")
     _save(fig, axes, path)
 
 
-def run_coupled(out: Path, vehicle: str = "nightrider", *, duration: float = DURATION,
-                profile: SpeedProfile | None = None, console: Console | None = None) -> Path:
+def run_coupled(
+    out: Path,
+    vehicle: str = "nightrider",
+    *,
+    duration: float = DURATION,
+    profile: SpeedProfile | None = None,
+    console: Console | None = None,
+) -> Path:
     """Couple the ``cruise`` controller (another process) to the simulator over UDP.
 
     Lock-step, as fast as the pair can exchange; writes the debug logs, ``signals.csv``,
@@ -380,16 +437,24 @@ def run_coupled(out: Path, vehicle: str = "nightrider", *, duration: float = DUR
     profile = profile or SpeedProfile()
     begin = time.perf_counter()
     with sigterm_as_interrupt(), ControllerProcess(ProfileCruise(profile), EXT_TIME) as peer:
-        with console.status("Starting the controller process, preparing the vehicle "
-                            "(compiles the physics on the first run)…"):
+        with console.status(
+            "Starting the controller process, preparing the vehicle "
+            "(compiles the physics on the first run)…"
+        ):
             car = Vehicle(vehicle, engine_running=True)  # a bad preset fails here, no folder
             car.set_inputs(automatic=1, gear=1)  # selector in D, still at time 0
             port = peer.port()
         setup = time.perf_counter() - begin
         folder = run_folder(Path(out))
         sim = Simulation(car, Pacer("lockstep", dt=car.dt))
-        sim.attach("coupling", SimulatorEndpoint(CouplingConfig(
-            listen_port=0, controller_port=port, ext_time=EXT_TIME, debug_log=folder)))
+        sim.attach(
+            "coupling",
+            SimulatorEndpoint(
+                CouplingConfig(
+                    listen_port=0, controller_port=port, ext_time=EXT_TIME, debug_log=folder
+                )
+            ),
+        )
         recorder = sim.attach("signals", SignalRecorder(RECORD_EVERY))
         start_time = car.time
 
@@ -401,8 +466,11 @@ def run_coupled(out: Path, vehicle: str = "nightrider", *, duration: float = DUR
                 now = time.perf_counter()
                 if now - shown[0] > 0.05:
                     shown[0] = now
-                    progress.update(task, completed=sim_time - start_time,
-                                    rtf=(sim_time - start_time) / (now - sim.wall_start))
+                    progress.update(
+                        task,
+                        completed=sim_time - start_time,
+                        rtf=(sim_time - start_time) / (now - sim.wall_start),
+                    )
 
             report = sim.run(duration, on_progress=show)
             progress.update(task, completed=report.sim_time, rtf=report.realtime_factor)
@@ -412,21 +480,27 @@ def run_coupled(out: Path, vehicle: str = "nightrider", *, duration: float = DUR
     rows = recorder.rows
     timing = CouplingTiming.from_logs(folder, start_time, car.dt)
     coupling = report.faces["coupling"]
-    title = (f"vcosim demo: the cruise controller (its own process) and {car.params.name} "
-             f"over UDP in lock-step, {report.sim_time:.0f} s simulated at "
-             f"{report.realtime_factor:.1f}x real time")
+    title = (
+        f"vcosim demo: the cruise controller (its own process) and {car.params.name} "
+        f"over UDP in lock-step, {report.sim_time:.0f} s simulated at "
+        f"{report.realtime_factor:.1f}x real time"
+    )
     plot_coupled(folder / "demo.png", rows, profile, timing, report.realtime_factor, title)
     total = time.perf_counter() - begin
 
     t, v = column(rows, "time"), column(rows, "groundspeed")
     ends = [*(start for start, _ in profile.steps[1:]), float(t[-1])]
-    steps = [{"from_s": start, "until_s": round(min(end, float(t[-1])), 3),
-              "target_m_s": target,
-              "speed_at_until_m_s": round(float(v[t <= end][-1]), 3),
-              "settling_time_s": _round(settling_time(t[t <= end], v[t <= end], start,
-                                                      target), 2)}
-             for (start, target), end in zip(profile.steps, ends, strict=True)
-             if start <= t[-1]]
+    steps = [
+        {
+            "from_s": start,
+            "until_s": round(min(end, float(t[-1])), 3),
+            "target_m_s": target,
+            "speed_at_until_m_s": round(float(v[t <= end][-1]), 3),
+            "settling_time_s": _round(settling_time(t[t <= end], v[t <= end], start, target), 2),
+        }
+        for (start, target), end in zip(profile.steps, ends, strict=True)
+        if start <= t[-1]
+    ]
     latency_ms = timing.latency * 1e3
     summary: dict[str, Any] = {
         "vehicle": car.params.name,
@@ -440,9 +514,11 @@ def run_coupled(out: Path, vehicle: str = "nightrider", *, duration: float = DUR
         "total_wall_time_s": round(total, 3),
         "controller_step_s": EXT_TIME,
         "coupling": coupling,
-        "reply_latency_ms": {"median": _round(_percentile(latency_ms, 50), 4),
-                             "p99": _round(_percentile(latency_ms, 99), 4),
-                             "max": _round(_percentile(latency_ms, 100), 4)},
+        "reply_latency_ms": {
+            "median": _round(_percentile(latency_ms, 50), 4),
+            "p99": _round(_percentile(latency_ms, 99), 4),
+            "max": _round(_percentile(latency_ms, 100), 4),
+        },
         "controller_report": controller,
         "target_profile": steps,
         "final_speed_m_s": round(float(v[-1]), 3),
@@ -453,26 +529,46 @@ def run_coupled(out: Path, vehicle: str = "nightrider", *, duration: float = DUR
     }
 
     lines = [
-        ("simulated / wall time",
-         f"{report.sim_time:.1f} s in {report.wall_time:.2f} s: "
-         f"{report.realtime_factor:.1f}x real time ({total:.1f} s with setup and plot)"),
-        ("coupling", f"UDP on loopback, lock-step, a message every {EXT_TIME * 1e3:g} ms "
-         f"(send_skips {coupling['send_skips']}, window {coupling['window']})"),
-        ("messages sent / applied", f"{coupling['sent']} / {coupling['applied']}" + (
-            " (the last reply lands after the end)"
-            if coupling["sent"] - coupling["applied"] == coupling["window"] else "")),
-        ("timeouts / stale / malformed",
-         f"{coupling['timeouts']} / {coupling['stale']} / {coupling['malformed']}"),
-        ("send → applied reply",
-         f"median {summary['reply_latency_ms']['median']} ms, "
-         f"p99 {summary['reply_latency_ms']['p99']} ms"),
+        (
+            "simulated / wall time",
+            f"{report.sim_time:.1f} s in {report.wall_time:.2f} s: "
+            f"{report.realtime_factor:.1f}x real time ({total:.1f} s with setup and plot)",
+        ),
+        (
+            "coupling",
+            f"UDP on loopback, lock-step, a message every {EXT_TIME * 1e3:g} ms "
+            f"(send_skips {coupling['send_skips']}, window {coupling['window']})",
+        ),
+        (
+            "messages sent / applied",
+            f"{coupling['sent']} / {coupling['applied']}"
+            + (
+                " (the last reply lands after the end)"
+                if coupling["sent"] - coupling["applied"] == coupling["window"]
+                else ""
+            ),
+        ),
+        (
+            "timeouts / stale / malformed",
+            f"{coupling['timeouts']} / {coupling['stale']} / {coupling['malformed']}",
+        ),
+        (
+            "send → applied reply",
+            f"median {summary['reply_latency_ms']['median']} ms, "
+            f"p99 {summary['reply_latency_ms']['p99']} ms",
+        ),
     ]
     for step in steps:
         settle = step["settling_time_s"]
-        lines.append((f"target {step['target_m_s']:g} m/s from {step['from_s']:g} s",
-                      "not settled" if settle is None else
-                      f"settled (±{SETTLE_BAND:g} m/s) after {settle:.1f} s; "
-                      f"{step['speed_at_until_m_s']:.2f} m/s at {step['until_s']:g} s"))
+        lines.append(
+            (
+                f"target {step['target_m_s']:g} m/s from {step['from_s']:g} s",
+                "not settled"
+                if settle is None
+                else f"settled (±{SETTLE_BAND:g} m/s) after {settle:.1f} s; "
+                f"{step['speed_at_until_m_s']:.2f} m/s at {step['until_s']:g} s",
+            )
+        )
     lines.append(("final speed / target", f"{v[-1]:.2f} / {summary['final_target_m_s']:g} m/s"))
     if report.interrupted:
         lines.append(("[yellow]ended by", "[yellow]interrupt (Ctrl-C / SIGTERM)"))
@@ -570,7 +666,9 @@ def upshift_at(rpm: float, throttle: float = 1.0) -> Driver:
 
 
 def hold_speed(
-    kmh: float, heading_deg: float | None = None, max_steering: float = 0.14,
+    kmh: float,
+    heading_deg: float | None = None,
+    max_steering: float = 0.14,
     turn_in: float = 0.5,
 ) -> Driver:
     """Part throttle holding ``kmh`` (P control); optionally steer towards a heading.
@@ -605,18 +703,24 @@ MANOEUVRE: tuple[Phase, ...] = (
     Phase("pull away", 0.5, clutch_out(0.5, throttle=1.0)),
     Phase("accelerate", 12.0, upshift_at(6000), until=faster_than(120)),
     Phase("cruise 120 km/h", 4.0, hold_speed(120)),
-    Phase("brake to 50 km/h", 4.0,
-          {"throttle": 0.0, "brake": BRAKE, "clutch": 1.0, "gear": 3}, until=slower_than(50)),
+    Phase(
+        "brake to 50 km/h",
+        4.0,
+        {"throttle": 0.0, "brake": BRAKE, "clutch": 1.0, "gear": 3},
+        until=slower_than(50),
+    ),
     Phase("engage 3rd", 2.0, combine(hold_speed(50), clutch_out(1.0))),
     Phase("cruise 50 km/h", 3.0, hold_speed(50, heading_deg=0)),
     Phase("turn left 90°", 6.0, hold_speed(50, heading_deg=90), until=heading_reached(90)),
     Phase("straight", 6.0, hold_speed(50, heading_deg=90)),
-    Phase("brake to stop", 3.0,
-          {"throttle": 0.0, "brake": BRAKE, "clutch": 1.0, "steering": 0.0},
-          until=lambda v: speed(v) < 0.01),
+    Phase(
+        "brake to stop",
+        3.0,
+        {"throttle": 0.0, "brake": BRAKE, "clutch": 1.0, "steering": 0.0},
+        until=lambda v: speed(v) < 0.01,
+    ),
     Phase("neutral", 2.0, {"brake": BRAKE, "clutch": 1.0, "gear": 0}),
-    Phase("engine off", 3.0,
-          {"ignition": 0, "brake": 0.0, "clutch": 0.0, "parkingbrake": 1.0}),
+    Phase("engine off", 3.0, {"ignition": 0, "brake": 0.0, "clutch": 0.0, "parkingbrake": 1.0}),
 )
 
 
@@ -662,10 +766,13 @@ def drive(vehicle: Vehicle, phases: tuple[Phase, ...], progress: Progress | None
             if task is not None:
                 # Expected total: what is done plus what the remaining phases should take.
                 remaining = max(phase.seconds - (vehicle.time - t0), 0.0)
-                later = sum(p.seconds for p in phases[index + 1:])
-                progress.update(task, completed=vehicle.time,
-                                total=vehicle.time + remaining + later,
-                                rtf=vehicle.time / max(time.perf_counter() - begin, 1e-9))
+                later = sum(p.seconds for p in phases[index + 1 :])
+                progress.update(
+                    task,
+                    completed=vehicle.time,
+                    total=vehicle.time + remaining + later,
+                    rtf=vehicle.time / max(time.perf_counter() - begin, 1e-9),
+                )
     if task is not None:
         progress.update(task, completed=vehicle.time, total=vehicle.time, description="done")
     return Run(recorder.rows.copy(), starts, time.perf_counter() - begin, unfinished)
@@ -696,8 +803,10 @@ def summarize(run: Run, vehicle_name: str) -> dict[str, object]:
         "zero_to_100_kmh_s": zero_to_100,
         "distance_m": round(float(np.sum(0.5 * (v[1:] + v[:-1]) * np.diff(t))), 1),
         "final_yaw_deg": round(math.degrees(float(column(rows, "yaw")[-1])), 1),
-        "final_position_m": [round(float(column(rows, "posX")[-1]), 1),
-                             round(float(column(rows, "posY")[-1]), 1)],
+        "final_position_m": [
+            round(float(column(rows, "posX")[-1]), 1),
+            round(float(column(rows, "posY")[-1]), 1),
+        ],
         "rows": int(rows.shape[0]),
         "phases": [{"name": n, "start_s": round(s, 3)} for n, s in run.phase_starts],
         "phases_cut_short": run.unfinished,
@@ -718,14 +827,22 @@ def plot_manoeuvre(path: Path, run: Run, title: str) -> None:
 
     plot_rpm(ax_rpm, rows, "Engine speed (dotted lines: phases)")
     ax_rpm.set_ylim(0, 1.3 * max(column(rows, "rpm").max(), 1000.0))  # room for phase names
-    plot_pedals(ax_pedals, rows, ("throttle", "brake", "clutch"),
-                "Pedals as applied (clutch 1 = pressed)")
+    plot_pedals(
+        ax_pedals, rows, ("throttle", "brake", "clutch"), "Pedals as applied (clutch 1 = pressed)"
+    )
     for ax in (ax_speed, ax_rpm, ax_pedals):
         for i, (name, start) in enumerate(run.phase_starts):
             ax.axvline(start, color="grey", lw=0.6, ls=":")
             if ax is ax_rpm:  # staggered over four rows so that short phases do not collide
-                ax.text(start, 0.99 - 0.055 * (i % 4), f" {name}", fontsize=7, va="top",
-                        color="dimgrey", transform=ax.get_xaxis_transform())
+                ax.text(
+                    start,
+                    0.99 - 0.055 * (i % 4),
+                    f" {name}",
+                    fontsize=7,
+                    va="top",
+                    color="dimgrey",
+                    transform=ax.get_xaxis_transform(),
+                )
 
     x, y = column(rows, "posX"), column(rows, "posY")
     ax_path.plot(x, y, color="tab:blue")
@@ -737,8 +854,9 @@ def plot_manoeuvre(path: Path, run: Run, title: str) -> None:
     _save(fig, axes, path)
 
 
-def run_manoeuvre(out: Path, vehicle: str = "nightrider", *,
-                  console: Console | None = None) -> Path:
+def run_manoeuvre(
+    out: Path, vehicle: str = "nightrider", *, console: Console | None = None
+) -> Path:
     """Drive ``vehicle`` through ``MANOEUVRE``; write CSV, plot and summary; return the folder.
 
     Args:
@@ -765,8 +883,11 @@ def run_manoeuvre(out: Path, vehicle: str = "nightrider", *,
     zero_to_100 = summary["zero_to_100_kmh_s"]
     lines = [
         ("simulated time", f"{summary['simulated_time_s']:.1f} s"),
-        ("wall time", f"{summary['wall_time_s']:.2f} s ({summary['real_time_factor']}x real "
-         f"time); {run.total_wall_time:.1f} s with setup and plot"),
+        (
+            "wall time",
+            f"{summary['wall_time_s']:.2f} s ({summary['real_time_factor']}x real "
+            f"time); {run.total_wall_time:.1f} s with setup and plot",
+        ),
         ("max speed", f"{summary['max_speed_kmh']:.1f} km/h"),
         ("0-100 km/h", "not reached" if zero_to_100 is None else f"{zero_to_100:.2f} s"),
         ("distance", f"{summary['distance_m']:.0f} m"),

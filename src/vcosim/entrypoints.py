@@ -24,8 +24,9 @@ def load_object(spec: str) -> Any:
     """Import ``"package.module:attribute"`` from vcosim or an installed package."""
     module_name, _, attribute = spec.partition(":")
     if not module_name or not attribute:
-        raise UnknownNameError("entry point (expected module:attribute)", spec,
-                               ["module:attribute"])
+        raise UnknownNameError(
+            "entry point (expected module:attribute)", spec, ["module:attribute"]
+        )
     return _attribute(importlib.import_module(module_name), attribute, module_name)
 
 
@@ -63,13 +64,20 @@ def _load_module(target: str, option: str) -> ModuleType:
         return importlib.import_module(target)
     except ModuleNotFoundError as error:
         if error.name != target and not target.startswith(f"{error.name}."):
-            raise ConfigError([f"{option} {target!r}: importing it failed: {error}"],
-                              option) from None
-        raise ConfigError([f"{option} {target!r}: no module of that name here ({cwd}) or "
-                           f"installed; give its file, e.g. {target}.py:NAME"], option) from None
+            raise ConfigError(
+                [f"{option} {target!r}: importing it failed: {error}"], option
+            ) from None
+        raise ConfigError(
+            [
+                f"{option} {target!r}: no module of that name here ({cwd}) or "
+                f"installed; give its file, e.g. {target}.py:NAME"
+            ],
+            option,
+        ) from None
     except Exception as error:  # the user's module raised while importing
-        raise ConfigError([f"{option} {target!r}: importing it failed: "
-                           f"{type(error).__name__}: {error}"], option) from None
+        raise ConfigError(
+            [f"{option} {target!r}: importing it failed: {type(error).__name__}: {error}"], option
+        ) from None
 
 
 def _load_file(path: Path, option: str) -> ModuleType:
@@ -85,8 +93,9 @@ def _load_file(path: Path, option: str) -> ModuleType:
         spec.loader.exec_module(module)
     except Exception as error:
         del sys.modules[name]
-        raise ConfigError([f"{option}: importing {path} failed: {type(error).__name__}: "
-                           f"{error}"], option) from None
+        raise ConfigError(
+            [f"{option}: importing {path} failed: {type(error).__name__}: {error}"], option
+        ) from None
     return module
 
 

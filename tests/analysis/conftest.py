@@ -40,8 +40,11 @@ def write_vcosim(folder: Path, logs: Logs) -> Path:
     """The three CSVs as vcosim's DebugLog writes them: a header of names, then rows."""
     folder.mkdir(parents=True, exist_ok=True)
     steps, sends, receives = logs.tables()
-    for name, names, table in ((STEPS_LOG, ("time",), steps), (SEND_LOG, SEND_NAMES, sends),
-                               (RECEIVE_LOG, RECEIVE_NAMES, receives)):
+    for name, names, table in (
+        (STEPS_LOG, ("time",), steps),
+        (SEND_LOG, SEND_NAMES, sends),
+        (RECEIVE_LOG, RECEIVE_NAMES, receives),
+    ):
         with (folder / name).open("w") as f:
             f.write(",".join(names) + "\n")
             np.savetxt(f, table, delimiter=",", fmt="%.17g")
@@ -60,7 +63,8 @@ def write_beamng(folder: Path, logs: Logs) -> Path:
     folder.mkdir(parents=True, exist_ok=True)
     steps, sends, receives = logs.tables()
     (folder / STEPS_LOG).write_bytes(
-        ("physicsStepTime\r\n" + "".join(f"{float(t)!r}\r\n" for t in steps[:, 0])).encode())
+        ("physicsStepTime\r\n" + "".join(f"{float(t)!r}\r\n" for t in steps[:, 0])).encode()
+    )
     for name, table in ((SEND_LOG, sends), (RECEIVE_LOG, receives)):
         text = "".join(",".join(_beamng_value(v) for v in row) + "\r\n" for row in table)
         (folder / name).write_bytes(text.encode())
@@ -141,8 +145,15 @@ class Coupled:
     events: np.ndarray
 
 
-def couple(script: Script, n_steps: int, *, skips: int = 9, window: int = 1,
-           step_wall: float = DT, timeout: float = 2.0) -> Coupled:
+def couple(
+    script: Script,
+    n_steps: int,
+    *,
+    skips: int = 9,
+    window: int = 1,
+    step_wall: float = DT,
+    timeout: float = 2.0,
+) -> Coupled:
     """Run the simulator's coupling rules (as the brief states BeamNG's) for ``n_steps``.
 
     ``script(k)`` lists the replies to message k: (delay after its send in s, reply id).
@@ -223,8 +234,7 @@ def couple(script: Script, n_steps: int, *, skips: int = 9, window: int = 1,
         t = max(t + step_wall, end + 5e-5)
     send_time, send_id = (np.array(v, dtype=float) for v in zip(*sends, strict=True))
     if receives:
-        receive_time, receive_id = (np.array(v, dtype=float)
-                                    for v in zip(*receives, strict=True))
+        receive_time, receive_id = (np.array(v, dtype=float) for v in zip(*receives, strict=True))
     else:
         receive_time = receive_id = np.zeros(0)
     logs = Logs(np.array(steps), send_time, send_id, receive_time, receive_id)

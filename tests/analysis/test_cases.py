@@ -16,25 +16,33 @@ def synthetic(skips: int, landing: int, step_wall: float = DT):
     steps = np.arange(3000) * step_wall
     send_steps = np.arange(0, 3000 - landing, skips + 1)
     ids = np.arange(send_steps.size, dtype=float)
-    m, _ = analyse(steps, steps[send_steps] + 1e-5, ids, steps[send_steps + landing] + 5e-6,
-                   ids)
+    m, _ = analyse(steps, steps[send_steps] + 1e-5, ids, steps[send_steps + landing] + 5e-6, ids)
     return m
 
 
-@pytest.mark.parametrize("number,skips,landing,step_wall,passed", [
-    (1, 0, 1, DT, True), (2, 9, 1, DT, True), (3, 9, 3, DT, True), (4, 9, 10, DT, True),
-    (5, 0, 1, 2 * DT, True),
-    (2, 9, 3, DT, False),  # lands too late for case 2
-    (3, 9, 10, DT, False),  # case 3 must land in a non-blocking step
-    (1, 0, 1, 2 * DT, False),  # too slow for case 1
-    (5, 0, 1, DT, False),  # case 5 must run slower than real time
-    (4, 4, 5, DT, False),  # wrong skips
-])
+@pytest.mark.parametrize(
+    "number,skips,landing,step_wall,passed",
+    [
+        (1, 0, 1, DT, True),
+        (2, 9, 1, DT, True),
+        (3, 9, 3, DT, True),
+        (4, 9, 10, DT, True),
+        (5, 0, 1, 2 * DT, True),
+        (2, 9, 3, DT, False),  # lands too late for case 2
+        (3, 9, 10, DT, False),  # case 3 must land in a non-blocking step
+        (1, 0, 1, 2 * DT, False),  # too slow for case 1
+        (5, 0, 1, DT, False),  # case 5 must run slower than real time
+        (4, 4, 5, DT, False),  # wrong skips
+    ],
+)
 def test_checks_follow_the_spec_table(number, skips, landing, step_wall, passed):
     case = CASES[number - 1]
     checks = evaluate(case, synthetic(skips, landing, step_wall))
-    assert [c.name for c in checks] == ["observed skips", "median landing (steps after the "
-                                        "send)", "real-time factor"]
+    assert [c.name for c in checks] == [
+        "observed skips",
+        "median landing (steps after the send)",
+        "real-time factor",
+    ]
     assert all(c.passed for c in checks) is passed
 
 

@@ -48,11 +48,13 @@ def test_beamng_style_folder_is_analysed_like_vcosims(tmp_path, timeout_logs, wr
     np.testing.assert_array_equal(theirs.sends.values, ours.sends.values)
     assert theirs.metrics.as_dict() == ours.metrics.as_dict()
     assert theirs.metrics.skips == 9 and theirs.metrics.latency_steps_counts == {
-        3: 39, 10: 199, 12: 1}
+        3: 39,
+        10: 199,
+        12: 1,
+    }
 
 
-def test_headerless_trailing_commas_and_blank_lines_are_accepted(tmp_path, window_logs,
-                                                                   write_logs):
+def test_headerless_trailing_commas_and_blank_lines_are_accepted(tmp_path, window_logs, write_logs):
     folder = write_logs(tmp_path, window_logs, "beamng")
     text = (folder / SEND_LOG).read_text()
     (folder / SEND_LOG).write_text(text.replace("\r\n", ",\n") + "\n\n")
@@ -118,10 +120,13 @@ def test_every_problem_of_every_file_is_listed(tmp_path, timeout_logs, write_log
     problems = _problems(exc)
     assert exc.value.source == str(folder)
     assert problems[0].startswith("simulinkPhysicsStepsLog.csv line 7: time goes backwards")
-    assert problems[1].startswith(f"simulinkSendLog.csv line {cut.count(chr(10)) + 1}: "
-                                  "truncated row")
-    assert problems[2:] == ["simulinkReceiveLog.csv line 10: 67 columns, expected 65",
-                            "simulinkReceiveLog.csv line 4: column 3: 'abc' is not a number"]
+    assert problems[1].startswith(
+        f"simulinkSendLog.csv line {cut.count(chr(10)) + 1}: truncated row"
+    )
+    assert problems[2:] == [
+        "simulinkReceiveLog.csv line 10: 67 columns, expected 65",
+        "simulinkReceiveLog.csv line 4: column 3: 'abc' is not a number",
+    ]
 
 
 def test_empty_steps_log_and_wrong_header(tmp_path, timeout_logs, write_logs):
@@ -143,9 +148,11 @@ def _with_events(folder, text: str):
 
 
 def test_events_log_is_read_when_present(tmp_path, window_logs, write_logs):
-    folder = _with_events(write_logs(tmp_path, window_logs),
-                          "\ufefftime,event,id,largest,blocking\r\n0.0001,3,0,0,1\r\n\r\n"
-                          "0.12,1,44,46,0,\r\n0.3,4,60,59,0\r\n")
+    folder = _with_events(
+        write_logs(tmp_path, window_logs),
+        "\ufefftime,event,id,largest,blocking\r\n0.0001,3,0,0,1\r\n\r\n"
+        "0.12,1,44,46,0,\r\n0.3,4,60,59,0\r\n",
+    )
     events = read_logs(folder).events
     assert events is not None and events.names == EVENTS_NAMES
     assert events["event"].tolist() == [3, 1, 4] and events.id.tolist() == [0, 44, 60]
@@ -158,8 +165,10 @@ def test_events_log_is_read_when_present(tmp_path, window_logs, write_logs):
 
 
 def test_events_log_cut_mid_row_names_file_and_line(tmp_path, window_logs, write_logs):
-    folder = _with_events(write_logs(tmp_path, window_logs),
-                          "time,event,id,largest,blocking\n0.0001,3,0,0,1\n0.12,1,4")
+    folder = _with_events(
+        write_logs(tmp_path, window_logs),
+        "time,event,id,largest,blocking\n0.0001,3,0,0,1\n0.12,1,4",
+    )
     with pytest.raises(ConfigError) as exc:
         load_run(folder)
     [problem] = _problems(exc)
@@ -168,8 +177,9 @@ def test_events_log_cut_mid_row_names_file_and_line(tmp_path, window_logs, write
 
 
 def test_events_log_problems_are_listed_with_the_others(tmp_path, window_logs, write_logs):
-    folder = _with_events(write_logs(tmp_path, window_logs),
-                          "0.1,7,0,0,0\n0.2,1,3\n0.3,1,nan,2,1\n")  # headerless
+    folder = _with_events(
+        write_logs(tmp_path, window_logs), "0.1,7,0,0,0\n0.2,1,3\n0.3,1,nan,2,1\n"
+    )  # headerless
     (folder / STEPS_LOG).write_text("time\n")
     with pytest.raises(ConfigError) as exc:
         load_run(folder)
@@ -186,8 +196,9 @@ def test_events_log_problems_are_listed_with_the_others(tmp_path, window_logs, w
     (folder / EVENTS_LOG).write_text("0.1,7,0,0,0\n")
     with pytest.raises(ConfigError) as exc:
         load_run(folder)
-    assert _problems(exc) == ["vcosimCouplingEvents.csv line 1: event 7 is not a known event "
-                              "code (1, 2, 3, 4)"]
+    assert _problems(exc) == [
+        "vcosimCouplingEvents.csv line 1: event 7 is not a known event code (1, 2, 3, 4)"
+    ]
 
 
 def test_events_log_names_match_the_simulators():
@@ -196,5 +207,9 @@ def test_events_log_names_match_the_simulators():
 
     assert debuglog.EVENTS_LOG == EVENTS_LOG
     assert tuple(debuglog.EVENTS_HEADER) == EVENTS_NAMES
-    assert (debuglog.Event.STALE, debuglog.Event.DUPLICATE, debuglog.Event.STARTUP,
-            debuglog.Event.TIMEOUT) == (STALE, DUPLICATE, STARTUP, TIMEOUT)
+    assert (
+        debuglog.Event.STALE,
+        debuglog.Event.DUPLICATE,
+        debuglog.Event.STARTUP,
+        debuglog.Event.TIMEOUT,
+    ) == (STALE, DUPLICATE, STARTUP, TIMEOUT)

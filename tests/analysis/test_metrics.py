@@ -46,9 +46,14 @@ def test_timeout_run_every_metric(tmp_path, timeout_logs, write_logs):
     assert m.window == 1 and m.window_per_segment == [1, 1]
     # latency: 39 × 3 steps (1.6 ms), 199 × 10 steps (4.95 ms), the duplicate 12 steps (6.1 ms)
     assert m.latency_steps_counts == {3: 39, 10: 199, 12: 1}
-    assert (m.latency_steps.count, m.latency_steps.min, m.latency_steps.median,
-            m.latency_steps.p90, m.latency_steps.p99, m.latency_steps.max) == (
-        239, 3, 10, 10, 10, 12)
+    assert (
+        m.latency_steps.count,
+        m.latency_steps.min,
+        m.latency_steps.median,
+        m.latency_steps.p90,
+        m.latency_steps.p99,
+        m.latency_steps.max,
+    ) == (239, 3, 10, 10, 10, 12)
     assert m.latency_ms.min == approx(1.6, abs=1e-9)
     assert m.latency_ms.median == approx(4.95, abs=1e-9)
     assert m.latency_ms.p90 == approx(4.95, abs=1e-9)
@@ -80,7 +85,8 @@ def test_timeout_run_every_metric(tmp_path, timeout_logs, write_logs):
         "replies land in the next send step's blocking receive; real time held (1.00×), "
         "little margin: the controller needs 99 % of T_ext; 1 timeout (up to 2.0 s each: the "
         "simulator waited for a reply that never came); 1 lost message (id 39); "
-        "1 duplicate reply (id 100)")
+        "1 duplicate reply (id 100)"
+    )
     # per-event timeline, aligned with the logs' rows
     tl = run.timeline
     assert tl.send_step[:3].tolist() == [0, 10, 20] and tl.send_step[40] == 401
@@ -91,8 +97,7 @@ def test_timeout_run_every_metric(tmp_path, timeout_logs, write_logs):
 
 def test_window_run_every_metric(window_logs):
     logs = window_logs
-    m, tl = analyse(logs.steps, logs.send_time, logs.send_id, logs.receive_time,
-                    logs.receive_id)
+    m, tl = analyse(logs.steps, logs.send_time, logs.send_id, logs.receive_time, logs.receive_id)
     assert (m.steps, m.sends, m.applied) == (1000, 200, 177)
     assert m.skips == 4 and m.skips_counts == {4: 199}
     assert (m.segments, m.resets) == (1, 0)
@@ -112,14 +117,16 @@ def test_window_run_every_metric(window_logs):
     # 186..199 unanswered at the end: the last `window` (14) may be in flight, not lost
     assert m.lost == []
     assert m.superseded == 10  # 50..59: no reply, but 60 was answered
-    assert m.gaps == [ReplyGap(approx(252 * DT + 0.0002), 252, 55, approx(55 * DT),
-                               approx(55 * DT, abs=1e-12))]
+    assert m.gaps == [
+        ReplyGap(approx(252 * DT + 0.0002), 252, 55, approx(55 * DT), approx(55 * DT, abs=1e-12))
+    ]
     assert m.rtf == approx(1.0) and m.rtf_connected == approx(1.0)
     assert m.rtf_values == approx([1.0])  # shorter than one window: the whole run
     assert m.verdict == (
         "replies land 7 steps after the send (1.4 send periods, window 14); real time held "
         "(1.00×); 1 gap where the controller did not answer (longest 27.5 ms of simulated "
-        "time); 1 stale reply (id 45); 1 reply to an id never sent")
+        "time); 1 stale reply (id 45); 1 reply to an id never sent"
+    )
 
 
 def test_controller_that_answers_within_a_step_in_real_time():
@@ -136,8 +143,9 @@ def test_replies_a_few_steps_later_in_non_blocking_steps():
     steps = np.arange(2000) * DT
     ids = np.arange(200.0)
     m, _ = analyse(steps, steps[::10] + 0.0001, ids, steps[3::10] + 0.0001, ids)
-    assert m.verdict == ("replies land 3 steps after the send, in non-blocking steps; real "
-                         "time held (1.00×)")
+    assert m.verdict == (
+        "replies land 3 steps after the send, in non-blocking steps; real time held (1.00×)"
+    )
 
 
 def test_controller_slower_than_ext_time():
@@ -151,8 +159,10 @@ def test_controller_slower_than_ext_time():
     assert m.blocking_share == approx(999 * 0.0009 / 0.999)
     assert m.rtf == approx(0.5)
     assert m.latency_ms.p90 == approx(0.95)
-    assert m.verdict == ("controller slower than T_ext: simulation at 0.50× real time — raise "
-                         "--ext-time to 1 ms (--ext-time 0.001) or speed up the controller")
+    assert m.verdict == (
+        "controller slower than T_ext: simulation at 0.50× real time — raise "
+        "--ext-time to 1 ms (--ext-time 0.001) or speed up the controller"
+    )
 
 
 def test_no_controller_only_sends_and_timeouts():

@@ -67,7 +67,8 @@ def test_real_coupled_run_report(lockstep_run, capsys):
     assert m.rtf > 1.1  # lock-step runs as fast as the exchanges go
     assert m.verdict.startswith(
         "replies land in the next send step's blocking receive; faster than real time ("
-        f"{m.rtf_connected:.2f}×)")
+        f"{m.rtf_connected:.2f}×)"
+    )
     assert "verdict:" in out and "observed skips" in out
     page = written[0].read_text()
     assert m.verdict in page.replace("&#x27;", "'")
@@ -108,11 +109,13 @@ def test_markdown_report_with_pngs(tmp_path, timeout_logs, write_logs):
     assert "![message timing](report_views.png)" in text and run.metrics.verdict in text
     assert written[0].read_bytes().startswith(b"\x89PNG")
     assert sorted(p.name for p in (tmp_path / "out").iterdir()) == sorted(
-        p.name for p in written)  # no temporary files left
+        p.name for p in written
+    )  # no temporary files left
 
 
-def test_nothing_is_half_written_when_drawing_fails(tmp_path, timeout_logs, write_logs,
-                                                    monkeypatch):
+def test_nothing_is_half_written_when_drawing_fails(
+    tmp_path, timeout_logs, write_logs, monkeypatch
+):
     run = load_run(write_logs(tmp_path / "run", timeout_logs))
 
     def fail(*args, **kwargs):
@@ -135,8 +138,9 @@ def run_cli(monkeypatch, *args: str) -> int:
     return exc.value.code
 
 
-def test_cli_bad_input_gives_file_and_line_and_writes_nothing(tmp_path, timeout_logs,
-                                                              write_logs, monkeypatch, capsys):
+def test_cli_bad_input_gives_file_and_line_and_writes_nothing(
+    tmp_path, timeout_logs, write_logs, monkeypatch, capsys
+):
     folder = write_logs(tmp_path / "run", timeout_logs)
     lines = (folder / SEND_LOG).read_text().splitlines(keepends=True)
     lines[56] = ",".join(lines[56].split(",")[:40]) + "\n"
@@ -145,11 +149,15 @@ def test_cli_bad_input_gives_file_and_line_and_writes_nothing(tmp_path, timeout_
     err = capsys.readouterr().err
     assert "simulinkSendLog.csv line 57: 40 columns, expected 112" in err
     assert sorted(p.name for p in folder.iterdir()) == [
-        "simulinkPhysicsStepsLog.csv", "simulinkReceiveLog.csv", "simulinkSendLog.csv"]
+        "simulinkPhysicsStepsLog.csv",
+        "simulinkReceiveLog.csv",
+        "simulinkSendLog.csv",
+    ]
 
 
-def test_cli_analyze_writes_the_report_where_asked(tmp_path, window_logs, write_logs,
-                                                   monkeypatch, capsys):
+def test_cli_analyze_writes_the_report_where_asked(
+    tmp_path, window_logs, write_logs, monkeypatch, capsys
+):
     folder = write_logs(tmp_path / "run", window_logs, "beamng")
     target = tmp_path / "reports" / "window.html"
     assert run_cli(monkeypatch, "analyze", str(folder), "--out", str(target)) == 0
@@ -182,13 +190,21 @@ def test_realtime_factor_plot_agrees_with_the_overall_factor():
 def test_summary_rows_show_the_id_pattern_and_dropped_replies(coupling):
     run = coupling(lambda k: [(0.0002, max(k - 1, 0))] if k != 40 else [(0.0002, 37)], 800)
     logs = run.logs
-    m, _ = analyse(logs.steps, logs.send_time, logs.send_id, logs.receive_time,
-                   logs.receive_id, events=run.events)
+    m, _ = analyse(
+        logs.steps,
+        logs.send_time,
+        logs.send_id,
+        logs.receive_time,
+        logs.receive_id,
+        events=run.events,
+    )
     rows = dict(summary_rows(m))
     assert rows["reply ids (reply id − last id sent)"] == "previous id (offset -1); offsets -1: 77"
     assert rows["replies not applied (events log)"] == (
         "stale 1, duplicate 0 dropped (0 of them in blocking receives); start-up 2 (id ≤ 0 "
-        "before any was applied; 2 before the first applied reply)")
+        "before any was applied; 2 before the first applied reply)"
+    )
     assert rows["timeouts recorded by the simulator (events log)"] == (
-        "1; 1 after stale or duplicate replies (1 after a stale one)")
+        "1; 1 after stale or duplicate replies (1 after a stale one)"
+    )
     assert rows["resets (timeouts that reset the coupling)"] == "1 (2 segments)"

@@ -30,8 +30,10 @@ def test_rates_are_positive_and_finite(result: dict) -> None:
 
 def test_ratios_are_quotients_of_the_rates(result: dict) -> None:
     cr = result["commonroad_mb_steps_per_s"]
-    for ratio, rate in (("kernel_vs_commonroad", "kernel_steps_per_s"),
-                        ("stepwise_vs_commonroad", "stepwise_steps_per_s")):
+    for ratio, rate in (
+        ("kernel_vs_commonroad", "kernel_steps_per_s"),
+        ("stepwise_vs_commonroad", "stepwise_steps_per_s"),
+    ):
         assert result[ratio] == pytest.approx(result[rate] / cr, rel=1e-3, abs=1e-3)
     assert result["realtime_factor"] == pytest.approx(
         result["kernel_steps_per_s"] / 2000, rel=1e-3, abs=0.1

@@ -8,7 +8,8 @@ def test_sweep_bench_reports_rates_and_scaling():
     assert set(result["workers"]) == {"1", "2"}
     for figures in result["workers"].values():
         assert figures["runs"] == 2 and figures["runs_per_s"] > 0
-    assert result["scaling_1_to_2"] == (result["workers"]["2"]["runs_per_s"]
-                                        / result["workers"]["1"]["runs_per_s"])
+    assert result["scaling_1_to_2"] == (
+        result["workers"]["2"]["runs_per_s"] / result["workers"]["1"]["runs_per_s"]
+    )
     assert math.isfinite(result["parallel_efficiency"])
     assert result["single_run"]["realtime_factor"] > 0

@@ -21,8 +21,12 @@ from vcosim.modules.logger import McapRecorder, Recorded, read_recording  # noqa
 
 
 def vcosim(*args: str) -> subprocess.Popen[str]:
-    return subprocess.Popen([sys.executable, "-m", "vcosim", *args], stdout=subprocess.PIPE,
-                            stderr=subprocess.STDOUT, text=True)
+    return subprocess.Popen(
+        [sys.executable, "-m", "vcosim", *args],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
 
 
 def test_vcosim_bus_routes_until_a_shutdown():
@@ -76,14 +80,21 @@ def test_vcosim_drive_runs_router_vehicle_and_logger(tmp_path: Path):
     assert (recording[-1].sender, recording[-1].message) == (0, Shutdown(to=0))
     files = {p.name for p in run.iterdir()}
     assert {"bus.mcap", "logger.log", "vehicle.log"} <= files  # and one log per other module
-    assert files <= {"bus.mcap", "logger.log", "vehicle.log", "input.log", "sound.log",
-                     "viewer.log"}
+    assert files <= {
+        "bus.mcap",
+        "logger.log",
+        "vehicle.log",
+        "input.log",
+        "sound.log",
+        "viewer.log",
+    }
 
 
 def test_vcosim_replay_exports_csv(tmp_path: Path):
     with McapRecorder(tmp_path / "rec.mcap") as recorder:
         recorder.write(Recorded(5, 17, IMFM(1, 2, 3, 0, to=16)))
-    result = CliRunner().invoke(app, ["replay", str(tmp_path / "rec.mcap"), "--to-csv",
-                                      str(tmp_path / "rec.csv")])
+    result = CliRunner().invoke(
+        app, ["replay", str(tmp_path / "rec.mcap"), "--to-csv", str(tmp_path / "rec.csv")]
+    )
     assert result.exit_code == 0, result.output
     assert (tmp_path / "rec.csv").read_text().splitlines()[1].startswith("0.000000,5,17,16,4,")

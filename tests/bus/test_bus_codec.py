@@ -41,11 +41,26 @@ def test_the_specs_example_is_an_imfm_to_the_vehicle():
 
 def test_the_catalogue_has_the_twelve_types_of_the_spec():
     names = {t: cls.__name__ for t, cls in CATALOGUE.items()}
-    assert names == {1: "Shutdown", 2: "ForceFeedback", 3: "IMVM", 4: "IMFM", 5: "IMVMCamera",
-                     6: "FMVM", 7: "VMFM", 8: "SoundOnce", 9: "SoundCont", 10: "SoundStop",
-                     11: "FMLM", 12: "EngineStatus"}
-    assert [p.name for p in FMLM.params] == ["engine_volume", "engine_frequency", "skid_volume",
-                                             "skid_frequency"]
+    assert names == {
+        1: "Shutdown",
+        2: "ForceFeedback",
+        3: "IMVM",
+        4: "IMFM",
+        5: "IMVMCamera",
+        6: "FMVM",
+        7: "VMFM",
+        8: "SoundOnce",
+        9: "SoundCont",
+        10: "SoundStop",
+        11: "FMLM",
+        12: "EngineStatus",
+    }
+    assert [p.name for p in FMLM.params] == [
+        "engine_volume",
+        "engine_frequency",
+        "skid_volume",
+        "skid_frequency",
+    ]
     assert len(VMFM.params) == 8 and len(EngineStatus.params) == 5
     assert lookup("IMFM") is IMFM and lookup(4) is IMFM and lookup("4") is IMFM
     with pytest.raises(UnknownNameError, match="did you mean 'IMFM'"):
@@ -59,14 +74,23 @@ def test_each_type_has_its_receiving_default():
     assert IMFM(0, 0, 128, 0, enqueue=True).enqueue
 
 
-@pytest.mark.parametrize("message", [
-    Shutdown(to=0), ForceFeedback(-0.25, 0.03, to=17), C.IMVM(1.5, -2.0, 0.3, to=18),
-    IMFM(255, 0, 0, -1, to=16), C.IMVMCamera(to=18), FMVM(1e-300, -3.5e20, 0.1, 0, 0, 3.14, 9,
-                                                          to=18),
-    VMFM(0.1, 0.2, 0.3, 0.4, 0.9, 0.8, 0.7, 0.6, to=16), SoundOnce("horn.wav", 255, to=19),
-    SoundCont("engine.wav", 705600, 0, to=19), SoundStop("a+b c.wav", to=19),
-    FMLM(90, 17640, 0, 100, to=19), EngineStatus(1, 2, 3, 4, 5, to=20),
-])
+@pytest.mark.parametrize(
+    "message",
+    [
+        Shutdown(to=0),
+        ForceFeedback(-0.25, 0.03, to=17),
+        C.IMVM(1.5, -2.0, 0.3, to=18),
+        IMFM(255, 0, 0, -1, to=16),
+        C.IMVMCamera(to=18),
+        FMVM(1e-300, -3.5e20, 0.1, 0, 0, 3.14, 9, to=18),
+        VMFM(0.1, 0.2, 0.3, 0.4, 0.9, 0.8, 0.7, 0.6, to=16),
+        SoundOnce("horn.wav", 255, to=19),
+        SoundCont("engine.wav", 705600, 0, to=19),
+        SoundStop("a+b c.wav", to=19),
+        FMLM(90, 17640, 0, 100, to=19),
+        EngineStatus(1, 2, 3, 4, 5, to=20),
+    ],
+)
 def test_every_type_survives_the_wire_exactly(message: Message):
     assert codec.decode(codec.encode(message)) == message
 
@@ -102,11 +126,17 @@ def test_a_message_exactly_at_the_maximum_length_and_one_over():
     exact = SoundOnce("x" * (256 - head), 255, to=19)
     data = codec.encode(exact)
     assert len(data) == 256 and codec.decode(data) == exact
-    with pytest.raises(ProtocolError, match=r"^SoundOnce to 19 is 257 bytes, more than the "
-                                            r"maximum 256$"):
+    with pytest.raises(
+        ProtocolError,
+        match=r"^SoundOnce to 19 is 257 bytes, more than the "
+        r"maximum 256$",
+    ):
         codec.encode(SoundOnce("x" * (257 - head), 255, to=19))
-    with pytest.raises(ProtocolError, match=r"^message of 257 bytes is longer than the maximum "
-                                            r"256$"):
+    with pytest.raises(
+        ProtocolError,
+        match=r"^message of 257 bytes is longer than the maximum "
+        r"256$",
+    ):
         codec.decode(data[:-1] + b"x" + data[-1:])
     short = Codec(max_length=32)
     assert len(short.encode(SoundOnce("x" * (32 - head), 255, to=19))) == 32
@@ -114,27 +144,35 @@ def test_a_message_exactly_at_the_maximum_length_and_one_over():
         short.encode(SoundOnce("x" * (33 - head), 255, to=19))
 
 
-@pytest.mark.parametrize(("text", "error"), [
-    ("4§16§0+1§2§3§0¶", "message does not begin with '§': '4§16§0+1§2§3§0¶'"),
-    ("§4§16§0+1§2§3§0", "message does not end with '¶': '§4§16§0+1§2§3§0'"),
-    ("§4§16§0§1§2§3§0¶", "no '+' closes the common part: '§4§16§0§1§2§3§0¶'"),
-    ("§4§16+1§2§3§0¶", "the common part must be <type>§<to>§<0|1>, got '4§16'"),
-    ("§4§16§2+1§2§3§0¶", "the common part must be <type>§<to>§<0|1>, got '4§16§2'"),
-    ("§4§x§0+1§2§3§0¶", "the common part must be <type>§<to>§<0|1>, got '4§x§0'"),
-    ("§99§16§0+¶", "unknown message type 99 (known: 1 Shutdown, 2 ForceFeedback, 3 IMVM, "
-                   "4 IMFM, 5 IMVMCamera, 6 FMVM, 7 VMFM, 8 SoundOnce, 9 SoundCont, "
-                   "10 SoundStop, 11 FMLM, 12 EngineStatus)"),
-    ("§4§16§0+1§2§3¶", "IMFM needs 4 parameter(s) (throttle, brake, steering, shift), got 3: "
-                       "'§4§16§0+1§2§3¶'"),
-    ("§1§0§1+0¶", "Shutdown needs 0 parameter(s) (none), got 1: '§1§0§1+0¶'"),
-    ("§4§16§0+1§2§3.0§0¶", "IMFM.steering: '3.0' is not an integer"),
-    ("§4§16§0+1§2§ 3§0¶", "IMFM.steering: ' 3' is not an integer"),
-    ("§4§16§0+1§2§300§0¶", "IMFM.steering: 300 is out of range 0..255"),
-    ("§6§18§0+1§2§3§4§5§6§nan¶", "FMVM.speed: 'nan' is not a number"),
-    ("§6§18§0+1§2§3§4§5§6§1_0¶", "FMVM.speed: '1_0' is not a number"),
-    ("§6§18§0+1§2§3§4§5§6§1e999¶", "FMVM.speed: inf is not a finite number"),
-    ("§10§19§1+¶", "SoundStop needs 1 parameter(s) (file), got 0: '§10§19§1+¶'"),
-])
+@pytest.mark.parametrize(
+    ("text", "error"),
+    [
+        ("4§16§0+1§2§3§0¶", "message does not begin with '§': '4§16§0+1§2§3§0¶'"),
+        ("§4§16§0+1§2§3§0", "message does not end with '¶': '§4§16§0+1§2§3§0'"),
+        ("§4§16§0§1§2§3§0¶", "no '+' closes the common part: '§4§16§0§1§2§3§0¶'"),
+        ("§4§16+1§2§3§0¶", "the common part must be <type>§<to>§<0|1>, got '4§16'"),
+        ("§4§16§2+1§2§3§0¶", "the common part must be <type>§<to>§<0|1>, got '4§16§2'"),
+        ("§4§x§0+1§2§3§0¶", "the common part must be <type>§<to>§<0|1>, got '4§x§0'"),
+        (
+            "§99§16§0+¶",
+            "unknown message type 99 (known: 1 Shutdown, 2 ForceFeedback, 3 IMVM, "
+            "4 IMFM, 5 IMVMCamera, 6 FMVM, 7 VMFM, 8 SoundOnce, 9 SoundCont, "
+            "10 SoundStop, 11 FMLM, 12 EngineStatus)",
+        ),
+        (
+            "§4§16§0+1§2§3¶",
+            "IMFM needs 4 parameter(s) (throttle, brake, steering, shift), got 3: '§4§16§0+1§2§3¶'",
+        ),
+        ("§1§0§1+0¶", "Shutdown needs 0 parameter(s) (none), got 1: '§1§0§1+0¶'"),
+        ("§4§16§0+1§2§3.0§0¶", "IMFM.steering: '3.0' is not an integer"),
+        ("§4§16§0+1§2§ 3§0¶", "IMFM.steering: ' 3' is not an integer"),
+        ("§4§16§0+1§2§300§0¶", "IMFM.steering: 300 is out of range 0..255"),
+        ("§6§18§0+1§2§3§4§5§6§nan¶", "FMVM.speed: 'nan' is not a number"),
+        ("§6§18§0+1§2§3§4§5§6§1_0¶", "FMVM.speed: '1_0' is not a number"),
+        ("§6§18§0+1§2§3§4§5§6§1e999¶", "FMVM.speed: inf is not a finite number"),
+        ("§10§19§1+¶", "SoundStop needs 1 parameter(s) (file), got 0: '§10§19§1+¶'"),
+    ],
+)
 def test_malformed_text_gets_a_clear_error(text: str, error: str):
     with pytest.raises(ProtocolError) as info:
         codec.decode(latin1(text))
@@ -146,17 +184,20 @@ def test_utf8_instead_of_latin1_is_named():
         codec.decode("§4§16§0+1§2§3§0¶".encode())
 
 
-@pytest.mark.parametrize(("make", "error"), [
-    (lambda: IMFM(256, 0, 128, 0), "IMFM.throttle: 256 is out of range 0..255"),
-    (lambda: IMFM(0, 0, 128, 2), "IMFM.shift: 2 is out of range -1..1"),
-    (lambda: IMFM(0.5, 0, 128, 0), "IMFM.throttle: expected an integer, got 0.5"),
-    (lambda: ForceFeedback(1.5, 0.1), "ForceFeedback.force: 1.5 is out of range -1..1"),
-    (lambda: FMVM(0, 0, float("inf"), 0, 0, 0, 0), "FMVM.z: inf is not a finite number"),
-    (lambda: SoundOnce("", 10), "SoundOnce.file: expected a non-empty text, got ''"),
-    (lambda: SoundOnce("ljud€.wav", 10), "SoundOnce.file: 'ljud€.wav' is not Latin-1 text"),
-    (lambda: SoundCont("a.wav", 99, 10), "SoundCont.frequency: 99 is out of range 100..705600"),
-    (lambda: Shutdown(to=-1), "Shutdown.to: expected a module id >= 0, got -1"),
-])
+@pytest.mark.parametrize(
+    ("make", "error"),
+    [
+        (lambda: IMFM(256, 0, 128, 0), "IMFM.throttle: 256 is out of range 0..255"),
+        (lambda: IMFM(0, 0, 128, 2), "IMFM.shift: 2 is out of range -1..1"),
+        (lambda: IMFM(0.5, 0, 128, 0), "IMFM.throttle: expected an integer, got 0.5"),
+        (lambda: ForceFeedback(1.5, 0.1), "ForceFeedback.force: 1.5 is out of range -1..1"),
+        (lambda: FMVM(0, 0, float("inf"), 0, 0, 0, 0), "FMVM.z: inf is not a finite number"),
+        (lambda: SoundOnce("", 10), "SoundOnce.file: expected a non-empty text, got ''"),
+        (lambda: SoundOnce("ljud€.wav", 10), "SoundOnce.file: 'ljud€.wav' is not Latin-1 text"),
+        (lambda: SoundCont("a.wav", 99, 10), "SoundCont.frequency: 99 is out of range 100..705600"),
+        (lambda: Shutdown(to=-1), "Shutdown.to: expected a module id >= 0, got -1"),
+    ],
+)
 def test_a_message_that_exists_is_valid(make, error: str):
     with pytest.raises(ProtocolError) as info:
         make()
@@ -170,6 +211,7 @@ def test_text_with_a_separator_cannot_be_sent():
 
 def test_a_new_message_type_is_one_class_in_one_place():
     try:
+
         @message_type(99, enqueue=True)
         class Horn(Message):
             pressed: int = param(0, 1)
@@ -180,8 +222,11 @@ def test_a_new_message_type_is_one_class_in_one_place():
         assert codec.decode(data) == Horn(1, "A4", to=19)
         from vcosim.modules.logger import json_schema
 
-        assert json_schema(Horn)["properties"]["pressed"] == {"type": "integer", "minimum": 0,
-                                                              "maximum": 1}
+        assert json_schema(Horn)["properties"]["pressed"] == {
+            "type": "integer",
+            "minimum": 0,
+            "maximum": 1,
+        }
         with pytest.raises(ConfigError, match="already taken"):
             message_type(99)(type("Other", (Message,), {}))
     finally:

@@ -55,8 +55,9 @@ class LoggerThread:
         self.logger = Logger(path, port=router.address[1])
         self.logger.connect(timeout=2.0)
         self.report: dict[str, object] = {}
-        self._thread = threading.Thread(target=lambda: self.report.update(self.logger.run()),
-                                        daemon=True)
+        self._thread = threading.Thread(
+            target=lambda: self.report.update(self.logger.run()), daemon=True
+        )
         self._thread.start()
 
     def finish(self) -> dict[str, object]:
@@ -94,20 +95,39 @@ def test_every_message_is_recorded_with_a_schema_per_type(router: Router, connec
         assert summary is not None
         schemas = {s.name: s for s in summary.schemas.values()}
         channels = {c.topic: c for c in summary.channels.values()}
-        assert set(channels) == {"/bus/IMFM", "/bus/FMVM", "/bus/FMLM", "/bus/SoundOnce",
-                                 "/bus/ForceFeedback", "/bus/VMFM", "/bus/SoundCont"}
+        assert set(channels) == {
+            "/bus/IMFM",
+            "/bus/FMVM",
+            "/bus/FMLM",
+            "/bus/SoundOnce",
+            "/bus/ForceFeedback",
+            "/bus/VMFM",
+            "/bus/SoundCont",
+        }
         assert all(c.message_encoding == "json" for c in channels.values())
         imfm = schemas["vcosim.bus.IMFM"]
         assert imfm.encoding == "jsonschema"
         schema = json.loads(imfm.data)
-        assert schema["properties"]["throttle"] == {"type": "integer", "minimum": 0,
-                                                    "maximum": 255}
-        assert schema["required"] == ["sender", "to", "enqueue", "throttle", "brake",
-                                      "steering", "shift"]
+        assert schema["properties"]["throttle"] == {"type": "integer", "minimum": 0, "maximum": 255}
+        assert schema["required"] == [
+            "sender",
+            "to",
+            "enqueue",
+            "throttle",
+            "brake",
+            "steering",
+            "shift",
+        ]
         first = next(reader.iter_messages(topics=["/bus/IMFM"]))[2]
-        assert json.loads(first.data) == {"sender": 17, "to": 16, "enqueue": False,
-                                          "throttle": 100, "brake": 150, "steering": 156,
-                                          "shift": 0}
+        assert json.loads(first.data) == {
+            "sender": 17,
+            "to": 16,
+            "enqueue": False,
+            "throttle": 100,
+            "brake": 150,
+            "steering": 156,
+            "shift": 0,
+        }
 
 
 def test_a_replayed_recording_reproduces_the_same_messages_in_order(tmp_path):
@@ -121,8 +141,7 @@ def test_a_replayed_recording_reproduces_the_same_messages_in_order(tmp_path):
             assert first_client.connected
         for n, (sender, message) in enumerate(SCRIPT, 1):
             clients[sender].send(message)
-            assert first.wait_until(lambda n=n: stats.routed + stats.unknown_destination >= n,
-                                    2.0)
+            assert first.wait_until(lambda n=n: stats.routed + stats.unknown_destination >= n, 2.0)
         assert first.stats.copies == len(SCRIPT)
         recorder.finish()
         for client in clients.values():
@@ -134,8 +153,10 @@ def test_a_replayed_recording_reproduces_the_same_messages_in_order(tmp_path):
         receivers = [_client(second, i) for i in (16, 17, 18, 19)]
         sent = replay(original, port=second.address[1], speed=0)
         assert sent["sent"] == len(SCRIPT)
-        assert second.wait_until(lambda: second.stats.copies == len(SCRIPT)
-                                 and second.stats.routed == len(SCRIPT) - 1, 2.0)
+        assert second.wait_until(
+            lambda: second.stats.copies == len(SCRIPT) and second.stats.routed == len(SCRIPT) - 1,
+            2.0,
+        )
         recorder.finish()
         received = {r.module_id: [] for r in receivers}
         for r in receivers:
@@ -157,8 +178,12 @@ def _client(router: Router, module_id: int):
 
 
 def synthetic(path: Path, spacing_ns: int, n: int) -> list[Recorded]:
-    records = [Recorded(1_700_000_000_000_000_000 + i * spacing_ns, 17,
-                        IMFM(i, 0, 128, 0, to=16, enqueue=True)) for i in range(n)]
+    records = [
+        Recorded(
+            1_700_000_000_000_000_000 + i * spacing_ns, 17, IMFM(i, 0, 128, 0, to=16, enqueue=True)
+        )
+        for i in range(n)
+    ]
     with McapRecorder(path) as recorder:
         for record in records:
             recorder.write(record)
@@ -182,8 +207,9 @@ def test_replay_keeps_the_recorded_pace_or_a_multiple(router: Router, connect, t
 def test_replay_filters_and_stops_on_shutdown(router: Router, connect, tmp_path):
     path = tmp_path / "with-shutdown.mcap"
     with McapRecorder(path) as recorder:
-        for i, (sender, message) in enumerate([*SCRIPT, (17, Shutdown(to=0)),
-                                               (17, IMFM(1, 1, 1, 0, to=16))]):
+        for i, (sender, message) in enumerate(
+            [*SCRIPT, (17, Shutdown(to=0)), (17, IMFM(1, 1, 1, 0, to=16))]
+        ):
             recorder.write(Recorded(i, sender, message))
     vehicle = connect(16)
     only = replay(path, port=router.address[1], speed=0, only=["IMFM"], skip=["Shutdown"])
@@ -205,8 +231,7 @@ def test_csv_export_has_a_column_per_parameter(tmp_path):
     assert rows == len(SCRIPT)
     with open(tmp_path / "drive.csv", newline="") as f:
         table = list(csv.DictReader(f))
-    assert list(table[0])[:7] == ["time", "log_time_ns", "sender", "to", "type", "name",
-                                  "enqueue"]
+    assert list(table[0])[:7] == ["time", "log_time_ns", "sender", "to", "type", "name", "enqueue"]
     assert "FMVM.yaw" in table[0] and "IMVM.x" not in table[0]  # only types in the recording
     assert table[0]["IMFM.throttle"] == "100" and table[0]["FMVM.x"] == ""
     assert table[1]["time"] == "0.010000" and float(table[1]["FMVM.yaw"]) == 1.0471975511965976
@@ -221,8 +246,7 @@ def test_a_recording_cut_short_reads_up_to_its_last_flush(tmp_path):
     recorder.flush()
     shutil.copy(path, tmp_path / "crashed.mcap")  # as a crash would leave it: no summary
     recorder.close()
-    assert [r.message for r in read_recording(tmp_path / "crashed.mcap")] == [
-        m for _, m in SCRIPT]
+    assert [r.message for r in read_recording(tmp_path / "crashed.mcap")] == [m for _, m in SCRIPT]
 
 
 def test_unreadable_recordings_are_clear_errors(tmp_path):

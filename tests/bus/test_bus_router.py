@@ -61,13 +61,13 @@ def test_routing_among_three_modules(connect, routed):
 def test_enqueue_appends_and_replace_keeps_the_latest_unread_value(connect, routed):
     vehicle, driver = connect(16), connect(17)
     sent = [
-        IMFM(10, 0, 128, 0, to=16),                  # replaced by the later IMFMs
-        SoundOnce("start.wav", 255, to=16),          # events queue
+        IMFM(10, 0, 128, 0, to=16),  # replaced by the later IMFMs
+        SoundOnce("start.wav", 255, to=16),  # events queue
         IMFM(20, 0, 128, 0, to=16),
-        IMFM(0, 0, 128, 1, to=16, enqueue=True),     # an enqueued one is never replaced
+        IMFM(0, 0, 128, 1, to=16, enqueue=True),  # an enqueued one is never replaced
         SoundOnce("gear.wav", 255, to=16),
         IMFM(30, 0, 128, 0, to=16),
-        FMVM(0, 0, 0, 0, 0, 0, 0, to=16),            # another type: queues
+        FMVM(0, 0, 0, 0, 0, 0, 0, to=16),  # another type: queues
     ]
     for message in sent:
         driver.send(message)
@@ -82,8 +82,10 @@ def test_enqueue_appends_and_replace_keeps_the_latest_unread_value(connect, rout
 def test_an_id_already_taken_is_refused_with_a_clear_error(router: Router, connect, routed):
     first = connect(16)
     port = router.address[1]
-    assert refusal(port, 16) == (f"the bus router at 127.0.0.1:{port} refused module id 16: "
-                                 f"id 16 is already taken by the module at {where(first)}")
+    assert refusal(port, 16) == (
+        f"the bus router at 127.0.0.1:{port} refused module id 16: "
+        f"id 16 is already taken by the module at {where(first)}"
+    )
     assert refusal(port, 0).endswith("refused module id 0: id 0 is the router's own")
     connect(17).send(IMFM(1, 2, 3, 0, to=16))  # the first module 16 is not disturbed
     routed(1)
@@ -95,8 +97,10 @@ def test_a_full_router_refuses_more_modules():
     with Router("127.0.0.1", 0, max_modules=2).start() as router:
         port = router.address[1]
         with BusClient(1, port=port), BusClient(2, port=port):
-            assert refusal(port, 3) == (f"the bus router at 127.0.0.1:{port} refused module id "
-                                        "3: the router is full (2 modules)")
+            assert refusal(port, 3) == (
+                f"the bus router at 127.0.0.1:{port} refused module id "
+                "3: the router is full (2 modules)"
+            )
 
 
 def test_at_least_ten_modules(connect, routed):
@@ -109,7 +113,8 @@ def test_at_least_ten_modules(connect, routed):
 
 
 def test_malformed_messages_are_counted_and_reported_with_the_senders_address(
-        router: Router, connect, routed):
+    router: Router, connect, routed
+):
     vehicle, driver = connect(16), connect(17)
     driver.send_raw(b"hello")
     driver.send_raw("§4§16§0+1§2§3¶".encode("latin-1"))
@@ -121,7 +126,8 @@ def test_malformed_messages_are_counted_and_reported_with_the_senders_address(
     assert router.stats.malformed == 2
     assert router.stats.malformed_by_sender == {sender: 2}
     assert list(router.stats.problems) == [  # the first of each sender; the rest counted
-        f"malformed message from {sender}: message does not begin with '§': 'hello'"]
+        f"malformed message from {sender}: message does not begin with '§': 'hello'"
+    ]
     driver.send_raw("§4§16§0+1§2§3¶".encode("latin-1"))
     assert router.wait_until(lambda: router.stats.malformed == 3, 2.0)
     assert len(router.stats.problems) == 1
@@ -133,8 +139,9 @@ def test_garbage_at_the_handshake_port_is_counted_with_its_address(router: Route
         sock.sendto(b"HELLO?", router.address)
         address = "{}:{}".format(*sock.getsockname())
         assert router.wait_until(lambda: router.stats.malformed == 1, 2.0)
-    assert router.stats.problems[-1] == (f"malformed message from {address}: not a handshake "
-                                         "(expected 'ID <n>,END'): b'HELLO?'")
+    assert router.stats.problems[-1] == (
+        f"malformed message from {address}: not a handshake (expected 'ID <n>,END'): b'HELLO?'"
+    )
 
 
 def test_a_message_to_an_unknown_id_is_counted_and_reported(router: Router, connect):
@@ -171,19 +178,21 @@ def test_a_monitor_gets_a_copy_of_every_message_with_its_sender(connect, routed,
     vehicle, driver = connect(16), connect(17)
     driver.send(IMFM(1, 2, 3, 0, to=16))
     vehicle.send(FMVM(1, 2, 3, 4, 5, 6, 7, to=18))  # nobody is 18: still copied
-    driver.send(SoundOnce("horn.wav", 9, to=20))    # to the monitor itself: copied too
+    driver.send(SoundOnce("horn.wav", 9, to=20))  # to the monitor itself: copied too
     assert logger.wait_for(lambda copies: len(copies) == 3)
     # (each sender's messages keep their order; between senders the router takes them as
     # they come)
     assert [c.message for c in logger.copies if c.sender == 17] == [
-        IMFM(1, 2, 3, 0, to=16), SoundOnce("horn.wav", 9, to=20)]
+        IMFM(1, 2, 3, 0, to=16),
+        SoundOnce("horn.wav", 9, to=20),
+    ]
     assert [c.message for c in logger.copies if c.sender == 16] == [
-        FMVM(1, 2, 3, 4, 5, 6, 7, to=18)]
+        FMVM(1, 2, 3, 4, 5, 6, 7, to=18)
+    ]
     assert vehicle.next_message(timeout=2.0) == IMFM(1, 2, 3, 0, to=16)
 
 
-def test_shutdown_to_the_router_reaches_every_module_and_ends_the_router(router: Router,
-                                                                         connect):
+def test_shutdown_to_the_router_reaches_every_module_and_ends_the_router(router: Router, connect):
     modules = [connect(i) for i in (16, 17, 18, 20)]
     modules[1].send(Shutdown(to=0))
     assert router.stopped.wait(2.0)
@@ -215,8 +224,10 @@ def test_no_router_is_a_clear_timeout():
         with pytest.raises(CouplingTimeout) as info:
             client.connect(timeout=0.3)
         client.close()
-    assert str(info.value) == (f"no answer from the bus router at 127.0.0.1:{port} within 0.3 s "
-                               "(is `vcosim bus` running there?)")
+    assert str(info.value) == (
+        f"no answer from the bus router at 127.0.0.1:{port} within 0.3 s "
+        "(is `vcosim bus` running there?)"
+    )
 
 
 def test_a_port_in_use_is_a_clear_error(router: Router):
@@ -234,7 +245,8 @@ def test_the_router_never_crashes_on_input(router: Router, connect):
         before = stats.malformed + stats.routed + stats.unknown_destination
         client.send_raw(data)
         assert router.wait_until(
-            lambda: stats.malformed + stats.routed + stats.unknown_destination > before, 2.0)
+            lambda: stats.malformed + stats.routed + stats.unknown_destination > before, 2.0
+        )
 
     send()
     assert not router.stopped.is_set() and 17 in router.modules

@@ -88,20 +88,27 @@ def test_imfm_drives_the_vehicle_and_fmvm_matches_its_state(router: Router, conn
     sim = Simulation(car, Pacer("fast", dt=car.dt))
     bus = sim.attach("bus", BusVehicle(port=router.address[1], ground_from_viewer=True))
     trace = sim.attach("trace", Trace(every=20))
-    sim.attach("script", Script(router, [
-        (0.2, IMFM(200, 0, 128, 0, to=16)),   # full-ish throttle, straight
-        (3.0, IMFM(120, 0, 80, 0, to=16)),    # wheel turned left
-        (4.0, VMFM(0, 0, 0, 0, 1, 1, 1, 1, to=16)),
-        (5.0, IMFM(0, 255, 128, 0, to=16)),   # brake to a stop
-        (7.5, IMFM(0, 255, 128, -1, to=16)),  # selector D -> N
-    ]))
+    sim.attach(
+        "script",
+        Script(
+            router,
+            [
+                (0.2, IMFM(200, 0, 128, 0, to=16)),  # full-ish throttle, straight
+                (3.0, IMFM(120, 0, 80, 0, to=16)),  # wheel turned left
+                (4.0, VMFM(0, 0, 0, 0, 1, 1, 1, 1, to=16)),
+                (5.0, IMFM(0, 255, 128, 0, to=16)),  # brake to a stop
+                (7.5, IMFM(0, 255, 128, -1, to=16)),  # selector D -> N
+            ],
+        ),
+    )
     report = sim.run(8.0)
 
     assert car.signal("posX") > 20.0 and car.signal("posY") > 1.0  # went ahead, then left
     assert car.signal("groundspeed") < 0.1 and car.inputs["gear"] == 0.0, report.faces
     assert len(trace.rows) == 800 == report.faces["bus"]["published"]
-    assert viewer.wait_for(lambda copies: sum(isinstance(c.message, ForceFeedback)
-                                              for c in copies) == 800)
+    assert viewer.wait_for(
+        lambda copies: sum(isinstance(c.message, ForceFeedback) for c in copies) == 800
+    )
     poses = [c.message.values for c in viewer.copies if isinstance(c.message, FMVM)]
     feedback = [c.message.force for c in viewer.copies if isinstance(c.message, ForceFeedback)]
     assert poses == [row[:7] for row in trace.rows]  # bit for bit: floats travel exactly
@@ -113,8 +120,10 @@ def test_imfm_drives_the_vehicle_and_fmvm_matches_its_state(router: Router, conn
     face = report.faces["bus"]
     assert face["received"] == {"IMFM": 4, "VMFM": 1}
     assert face["shifts"] == 1 and face["malformed"] == 0 and face["send_failures"] == 0
-    assert face["ground_from_viewer"] in ("applied 1", "unavailable: the vehicle has no "
-                                          "per-wheel ground inputs")
+    assert face["ground_from_viewer"] in (
+        "applied 1",
+        "unavailable: the vehicle has no per-wheel ground inputs",
+    )
     assert bus.last_ground == VMFM(0, 0, 0, 0, 1, 1, 1, 1, to=16)
 
 
@@ -162,8 +171,7 @@ def test_a_vehicle_with_no_router_says_so(tmp_path):
             sim.run(0.1)
 
 
-def test_engine_status_carries_gear_rtf_and_the_couplings_latency(router: Router, connect,
-                                                                  collect):
+def test_engine_status_carries_gear_rtf_and_the_couplings_latency(router: Router, connect, collect):
     from vcosim.bus.catalogue import EngineStatus
     from vcosim.tight.inprocess import couple_in_process
 
@@ -176,8 +184,9 @@ def test_engine_status_carries_gear_rtf_and_the_couplings_latency(router: Router
     report = sim.run(0.5)
 
     assert report.faces["bus"]["statuses"] == 5 == bus.statuses  # 10 Hz
-    assert viewer.wait_for(lambda copies: sum(isinstance(c.message, EngineStatus)
-                                              for c in copies) == 5)
+    assert viewer.wait_for(
+        lambda copies: sum(isinstance(c.message, EngineStatus) for c in copies) == 5
+    )
     statuses = [c.message for c in viewer.copies if isinstance(c.message, EngineStatus)]
     last = statuses[-1]
     assert last == bus.last_status and last.to == 18
@@ -194,7 +203,8 @@ def test_engine_status_without_a_coupling_says_so(router: Router, connect, colle
     sim = Simulation(Vehicle(), Pacer("fast"))
     sim.attach("bus", BusVehicle(port=router.address[1]))
     sim.run(0.2)
-    assert viewer.wait_for(lambda copies: sum(isinstance(c.message, EngineStatus)
-                                              for c in copies) == 2)
+    assert viewer.wait_for(
+        lambda copies: sum(isinstance(c.message, EngineStatus) for c in copies) == 2
+    )
     status = next(c.message for c in viewer.copies if isinstance(c.message, EngineStatus))
     assert (status.c, status.d) == (-1.0, 0.0)

@@ -17,22 +17,33 @@ VEHICLE.step(automatic=1, gear=1)
 START = VEHICLE.snapshot()
 
 
-def served(pacing: str = "fast", *, dilation: float = 1.0, frame_rate: float = 60.0,
-           port: int = 0, **options: Any) -> tuple[Simulation, ContractServer]:
+def served(
+    pacing: str = "fast",
+    *,
+    dilation: float = 1.0,
+    frame_rate: float = 60.0,
+    port: int = 0,
+    **options: Any,
+) -> tuple[Simulation, ContractServer]:
     """A simulation (engine idling, automatic in D) with a contract server on a free port."""
     car = Vehicle(engine_running=False)
     car.restore(START)
-    sim = Simulation(car, Pacer(pacing, dt=car.dt, time_dilation=dilation,
-                                frame_rate=frame_rate))
+    sim = Simulation(car, Pacer(pacing, dt=car.dt, time_dilation=dilation, frame_rate=frame_rate))
     server = sim.attach("contracts", ContractServer(port=port, **options))
     return sim, server
 
 
-def document(port: int, *, outputs: list | None = None, inputs: list | None = None,
-             **top: Any) -> dict[str, Any]:
+def document(
+    port: int, *, outputs: list | None = None, inputs: list | None = None, **top: Any
+) -> dict[str, Any]:
     """A version-2 configuration for a server on ``port`` (default object Vehicle_A)."""
-    doc: dict[str, Any] = {"version": 2.0, "remotePort": port, "remoteObject": "Vehicle_A",
-                           "timeDilation": 0.0, **top}
+    doc: dict[str, Any] = {
+        "version": 2.0,
+        "remotePort": port,
+        "remoteObject": "Vehicle_A",
+        "timeDilation": 0.0,
+        **top,
+    }
     if outputs is not None:
         doc["outputs"] = outputs
     if inputs is not None:

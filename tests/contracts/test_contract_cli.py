@@ -26,16 +26,45 @@ def test_vcosim_connect_runs_the_json_cruise_controller_against_vcosim_sim(tmp_p
     config["remotePort"] = port
     (tmp_path / "cruise.json").write_text(json.dumps(config))
     simulator = subprocess.Popen(
-        [sys.executable, "-m", "vcosim", "sim", "--contracts", "--contracts-port", str(port),
-         "--no-coupling", "--frame-rate", "500", "--duration", "60",
-         "--json-out", str(tmp_path / "sim.json")],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        [
+            sys.executable,
+            "-m",
+            "vcosim",
+            "sim",
+            "--contracts",
+            "--contracts-port",
+            str(port),
+            "--no-coupling",
+            "--frame-rate",
+            "500",
+            "--duration",
+            "60",
+            "--json-out",
+            str(tmp_path / "sim.json"),
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     try:
         # time-synced: the block waits at t = 0 until the simulator is up, then runs 0.5 s
-        invoked = Background(lambda: CliRunner().invoke(app, [
-            "connect", str(tmp_path / "cruise.json"), "--function",
-            f"{EXAMPLES / 'cruise_control.py'}:step", "--step", "0.01", "--duration", "0.5",
-            "--json-out", str(tmp_path / "client.json")]))
+        invoked = Background(
+            lambda: CliRunner().invoke(
+                app,
+                [
+                    "connect",
+                    str(tmp_path / "cruise.json"),
+                    "--function",
+                    f"{EXAMPLES / 'cruise_control.py'}:step",
+                    "--step",
+                    "0.01",
+                    "--duration",
+                    "0.5",
+                    "--json-out",
+                    str(tmp_path / "client.json"),
+                ],
+            )
+        )
         result = invoked.result(timeout=60)
         assert result.exit_code == 0, result.output
     finally:
@@ -57,7 +86,8 @@ def test_vcosim_connect_rejects_an_invalid_file_before_connecting(tmp_path):
     assert isinstance(result.exception, ConfigError)
     assert result.exception.problems == [
         "$.inputs[0].ports: List should have at least 1 item after validation, not 0",
-        "$.remotePort: Input should be greater than or equal to 1"]
+        "$.remotePort: Input should be greater than or equal to 1",
+    ]
 
 
 def test_contract_bench_reports_every_figure():

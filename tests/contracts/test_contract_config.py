@@ -13,24 +13,45 @@ EXAMPLES = Path(__file__).parents[2] / "examples" / "contracts"
 
 
 def test_defaults_are_the_specs():
-    config = parse_config({"version": 2, "outputs": [
-        {"ports": [[{"remoteObject": "Vehicle_A", "propertyName": "rpm"}]]}]})
+    config = parse_config(
+        {
+            "version": 2,
+            "outputs": [{"ports": [[{"remoteObject": "Vehicle_A", "propertyName": "rpm"}]]}],
+        }
+    )
     assert (config.remoteIP, config.remotePort, config.timeDilation) == ("127.0.0.1", 4367, 1.0)
     group = config.outputs[0]
     assert group.groupType == "contract" and not group.time_sync
     assert group.overdue_timeout is None and group.period == 0.01
     field = group.ports[0][0]
-    assert (field.initialValue, field.invalidValue, field.dataType, field.dataSize) == \
-        (0.0, 0.0, "float", 64)
+    assert (field.initialValue, field.invalidValue, field.dataType, field.dataSize) == (
+        0.0,
+        0.0,
+        "float",
+        64,
+    )
     assert field.width == 1 and not field.is_meta(group.groupType)
 
 
 def test_periods_and_timeouts_in_seconds_or_milliseconds():
-    config = parse_config({"version": 2.0, "remoteObject": "V", "inputs": [
-        {"updatePeriodMs": 8.333333, "overdueDataTimeoutMs": 250,
-         "ports": [[{"propertyName": "throttle"}]]},
-        {"updatePeriod": 0.05, "blockTimeThreshold": 0.5,  # the deprecated spelling
-         "ports": [[{"propertyName": "brake"}]]}]})
+    config = parse_config(
+        {
+            "version": 2.0,
+            "remoteObject": "V",
+            "inputs": [
+                {
+                    "updatePeriodMs": 8.333333,
+                    "overdueDataTimeoutMs": 250,
+                    "ports": [[{"propertyName": "throttle"}]],
+                },
+                {
+                    "updatePeriod": 0.05,
+                    "blockTimeThreshold": 0.5,  # the deprecated spelling
+                    "ports": [[{"propertyName": "brake"}]],
+                },
+            ],
+        }
+    )
     first, second = config.inputs
     assert first.period == pytest.approx(0.008333333) and first.overdue_timeout == 0.25
     assert second.period == 0.05 and second.overdue_timeout == 0.5
@@ -38,14 +59,34 @@ def test_periods_and_timeouts_in_seconds_or_milliseconds():
 
 def test_an_invalid_file_lists_every_problem_with_its_json_path(tmp_path):
     bad = {
-        "version": 3, "remotePort": "4367", "timeDilaton": 1.0,
-        "inputs": [{"updatePeriod": -0.01, "timeSyncMode": "absolute",
-                    "ports": [[{"remoteObject": "Vehicle_A", "propertyName": "throttle",
-                                "dataType": "double"}],
-                               [{"propertyName": "time", "propertyType": "meta"}]]}],
-        "outputs": [{"updatePeriod": 0.01, "updatePeriodMs": 10, "timeSyncMode": "absolute",
-                     "ports": [[{"propertyName": "rpm", "dataSize": 32}]]},
-                    {"groupType": "commData", "ports": [[{"propertyName": "latency"}]]}],
+        "version": 3,
+        "remotePort": "4367",
+        "timeDilaton": 1.0,
+        "inputs": [
+            {
+                "updatePeriod": -0.01,
+                "timeSyncMode": "absolute",
+                "ports": [
+                    [
+                        {
+                            "remoteObject": "Vehicle_A",
+                            "propertyName": "throttle",
+                            "dataType": "double",
+                        }
+                    ],
+                    [{"propertyName": "time", "propertyType": "meta"}],
+                ],
+            }
+        ],
+        "outputs": [
+            {
+                "updatePeriod": 0.01,
+                "updatePeriodMs": 10,
+                "timeSyncMode": "absolute",
+                "ports": [[{"propertyName": "rpm", "dataSize": 32}]],
+            },
+            {"groupType": "commData", "ports": [[{"propertyName": "latency"}]]},
+        ],
     }
     path = tmp_path / "bad.json"
     path.write_text(json.dumps(bad))
@@ -53,8 +94,7 @@ def test_an_invalid_file_lists_every_problem_with_its_json_path(tmp_path):
         load_config(path)
     assert caught.value.source == str(path)
     assert caught.value.problems == [
-        '$: only one contract may have timeSyncMode "absolute"; 2 do: $.inputs[0], '
-        '$.outputs[0]',
+        '$: only one contract may have timeSyncMode "absolute"; 2 do: $.inputs[0], $.outputs[0]',
         "$.inputs[0].ports[0][0].dataType: Input should be 'float'",
         "$.inputs[0].ports[1][0].propertyType: meta fields describe received data; they are "
         "outputs only",
@@ -76,34 +116,52 @@ def test_not_json_says_where(tmp_path):
     path.write_text('{"version": 2,\n "inputs": [}')
     with pytest.raises(ConfigError) as caught:
         load_config(path)
-    assert caught.value.problems == [
-        "line 2, column 13: not valid JSON: Expecting value"]
+    assert caught.value.problems == ["line 2, column 13: not valid JSON: Expecting value"]
 
 
 def test_overdue_timeouts_on_both_sides_warn_of_a_dead_lock(caplog):
     with caplog.at_level(logging.WARNING, logger="vcosim.contracts"):
-        parse_config({"version": 2, "remoteObject": "Vehicle_A",
-                      "inputs": [{"overdueDataTimeout": 0.1,
-                                  "ports": [[{"propertyName": "throttle"}]]}],
-                      "outputs": [{"overdueDataTimeoutMs": 100,
-                                   "ports": [[{"propertyName": "rpm"}]]}]})
+        parse_config(
+            {
+                "version": 2,
+                "remoteObject": "Vehicle_A",
+                "inputs": [{"overdueDataTimeout": 0.1, "ports": [[{"propertyName": "throttle"}]]}],
+                "outputs": [{"overdueDataTimeoutMs": 100, "ports": [[{"propertyName": "rpm"}]]}],
+            }
+        )
     assert "dead-lock" in caplog.text
 
 
 def test_ports_are_named_after_their_fields():
-    config = parse_config({"version": 2, "remoteObject": "Vehicle_A", "outputs": [
-        {"ports": [[{"propertyName": "groundspeed"}],
-                   [{"propertyName": "posX"}, {"propertyName": "posY"}],
-                   [{"propertyName": "DISTANCE", "params": "Origin"}],
-                   [{"remoteObject": "World", "propertyName": "time"}],
-                   [{"propertyName": "time", "propertyType": "meta"}],
-                   [{"propertyName": "groundspeed"}]]},
-        {"groupType": "commData", "ports": [[{"propertyName": "ping_results"}]]}]})
+    config = parse_config(
+        {
+            "version": 2,
+            "remoteObject": "Vehicle_A",
+            "outputs": [
+                {
+                    "ports": [
+                        [{"propertyName": "groundspeed"}],
+                        [{"propertyName": "posX"}, {"propertyName": "posY"}],
+                        [{"propertyName": "DISTANCE", "params": "Origin"}],
+                        [{"remoteObject": "World", "propertyName": "time"}],
+                        [{"propertyName": "time", "propertyType": "meta"}],
+                        [{"propertyName": "groundspeed"}],
+                    ]
+                },
+                {"groupType": "commData", "ports": [[{"propertyName": "ping_results"}]]},
+            ],
+        }
+    )
     layout = BlockLayout.of(config)
     assert [(p.name, p.start, p.width) for p in layout.outputs] == [
-        ("groundspeed", 0, 1), ("posX,posY", 1, 2), ("DISTANCE(Origin)", 3, 1),
-        ("World.time", 4, 1), ("time", 5, 1), ("groundspeed#2", 6, 1),
-        ("ping_results", 7, 3)]
+        ("groundspeed", 0, 1),
+        ("posX,posY", 1, 2),
+        ("DISTANCE(Origin)", 3, 1),
+        ("World.time", 4, 1),
+        ("time", 5, 1),
+        ("groundspeed#2", 6, 1),
+        ("ping_results", 7, 3),
+    ]
     contract = layout.contracts[0]
     assert contract.wire_width == 6  # the meta field is not on the wire
     assert [f.wire for f in contract.fields] == [0, 1, 2, 3, 4, None, 5]

@@ -22,9 +22,12 @@ def test_data_messages_round_trip_and_bad_ones_say_why():
     assert (contract, serial, stamp) == (7, 1, 1.25)
     np.testing.assert_array_equal(values, [1.0, 2.5, np.nan])
     assert P.read_data(bytes(message.pack(42, 1.5)), len(datagram))[1] == 2
-    for bad, reason in ((b"VC\x01", "short"), (b"XY\x01\x03" + bytes(4), "bad_magic"),
-                        (b"VC\x02\x03" + bytes(4), "version"),
-                        (b"VC\x01\x09" + bytes(4), "unknown_kind")):
+    for bad, reason in (
+        (b"VC\x01", "short"),
+        (b"XY\x01\x03" + bytes(4), "bad_magic"),
+        (b"VC\x02\x03" + bytes(4), "version"),
+        (b"VC\x01\x09" + bytes(4), "unknown_kind"),
+    ):
         with pytest.raises(P.Malformed) as caught:
             P.read_header(bad, len(bad))
         assert caught.value.reason == reason
@@ -60,10 +63,23 @@ def test_a_raw_client_handshakes_and_the_server_counts_gaps_and_stale_updates():
     running = Background(lambda: sim.run(None))
     raw = RawClient(server.address[1])
     try:
-        kind, answer = raw.ask(P.encode(P.Kind.HELLO, 9, hello(
-            {"id": 3, "direction": "to_server", "period": 0.01,
-             "fields": [{"object": "Vehicle_A", "property": "steering"},
-                        {"object": "Vehicle_A", "property": "wings"}]})))
+        kind, answer = raw.ask(
+            P.encode(
+                P.Kind.HELLO,
+                9,
+                hello(
+                    {
+                        "id": 3,
+                        "direction": "to_server",
+                        "period": 0.01,
+                        "fields": [
+                            {"object": "Vehicle_A", "property": "steering"},
+                            {"object": "Vehicle_A", "property": "wings"},
+                        ],
+                    }
+                ),
+            )
+        )
         assert kind == P.Kind.WELCOME
         welcome = P.decode(answer, len(answer), P.Welcome)
         assert welcome.objects == ["Vehicle_A", "World", "Origin"] and welcome.dt == 0.0005
@@ -80,9 +96,16 @@ def test_a_raw_client_handshakes_and_the_server_counts_gaps_and_stale_updates():
         assert kind == P.Kind.BYE_ACK and not server.sessions
         kind, answer = raw.ask(P.ping(9, 1, 0.0, 0.0, 0.0))  # the session is gone
         assert P.decode(answer, len(answer), P.ErrorBody).code == "unknown_session"
-        kind, answer = raw.ask(P.encode(P.Kind.HELLO, 10, hello(
-            {"id": 1, "direction": "to_client", "period": 0.01, "fields": []},
-            {"id": 1, "direction": "to_server", "period": 0.01, "fields": []})))
+        kind, answer = raw.ask(
+            P.encode(
+                P.Kind.HELLO,
+                10,
+                hello(
+                    {"id": 1, "direction": "to_client", "period": 0.01, "fields": []},
+                    {"id": 1, "direction": "to_server", "period": 0.01, "fields": []},
+                ),
+            )
+        )
         assert P.decode(answer, len(answer), P.ErrorBody).code == "bad_hello"
     finally:
         raw.close()
@@ -93,5 +116,8 @@ def test_a_raw_client_handshakes_and_the_server_counts_gaps_and_stale_updates():
 def test_a_hello_too_large_for_a_datagram_is_refused_before_sending():
     fields = [{"object": "Vehicle_A", "property": f"signal_number_{i}"} for i in range(2000)]
     with pytest.raises(ProtocolError, match="does not fit one datagram"):
-        P.encode(P.Kind.HELLO, 1, hello({"id": 0, "direction": "to_client", "period": 0.01,
-                                         "fields": fields}))
+        P.encode(
+            P.Kind.HELLO,
+            1,
+            hello({"id": 0, "direction": "to_client", "period": 0.01, "fields": fields}),
+        )

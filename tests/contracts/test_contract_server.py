@@ -35,13 +35,32 @@ def test_unknown_properties_read_invalid_value_and_are_reported_as_refused():
             seen.append(ports.as_dict())
         return {"groundspeed": 3.0}
 
-    client = ContractClient(document(server.address[1], timeDilation=1.0, outputs=[
-        {"updatePeriodMs": 5, "ports": [
-            [{"propertyName": "rpm"}],
-            [{"propertyName": "rmp", "invalidValue": -7.0, "initialValue": 99.0}],
-            [{"remoteObject": "Vehicle_B", "propertyName": "rpm", "invalidValue": -8.0}],
-            [{"propertyName": "position", "invalidValue": -9.0}]]}],
-        inputs=[{"ports": fields("groundspeed")}]), step, step=0.001)
+    client = ContractClient(
+        document(
+            server.address[1],
+            timeDilation=1.0,
+            outputs=[
+                {
+                    "updatePeriodMs": 5,
+                    "ports": [
+                        [{"propertyName": "rpm"}],
+                        [{"propertyName": "rmp", "invalidValue": -7.0, "initialValue": 99.0}],
+                        [
+                            {
+                                "remoteObject": "Vehicle_B",
+                                "propertyName": "rpm",
+                                "invalidValue": -8.0,
+                            }
+                        ],
+                        [{"propertyName": "position", "invalidValue": -9.0}],
+                    ],
+                }
+            ],
+            inputs=[{"ports": fields("groundspeed")}],
+        ),
+        step,
+        step=0.001,
+    )
     report = run_until_connected(sim, client)
     assert [str(r) for r in client.refused] == [
         "Vehicle_A.groundspeed (port groundspeed): 'groundspeed' of Vehicle_A is read-only "
@@ -56,17 +75,24 @@ def test_unknown_properties_read_invalid_value_and_are_reported_as_refused():
         "asks for 1",
     ]
     assert report["refused"] == [str(r) for r in client.refused]
-    assert first == [{"connection_status": 2.0, "rpm": 0.0, "rmp": 99.0, "Vehicle_B.rpm": 0.0,
-                      "position": 0.0}]
+    assert first == [
+        {"connection_status": 2.0, "rpm": 0.0, "rmp": 99.0, "Vehicle_B.rpm": 0.0, "position": 0.0}
+    ]
     assert server.stats.refused_fields == 4
-    assert seen and all(s["rmp"] == -7.0 and s["Vehicle_B.rpm"] == -8.0 and
-                        s["position"] == -9.0 for s in seen)
+    assert seen and all(
+        s["rmp"] == -7.0 and s["Vehicle_B.rpm"] == -8.0 and s["position"] == -9.0 for s in seen
+    )
     assert seen[-1]["rpm"] > 500  # the accepted field is served alongside
 
 
 def test_distance_between_objects_and_points():
-    sim, server = served("realtime", dilation=8.0, frame_rate=500, wait_for_clients=1,
-                         points={"Stop": (30.0, 4.0), "Hill": (-5.0, 2.0, 3.0)})
+    sim, server = served(
+        "realtime",
+        dilation=8.0,
+        frame_rate=500,
+        wait_for_clients=1,
+        points={"Stop": (30.0, 4.0), "Hill": (-5.0, 2.0, 3.0)},
+    )
     rows = []
 
     def step(ports):
@@ -74,25 +100,52 @@ def test_distance_between_objects_and_points():
             rows.append(ports.as_dict())
         return {"throttle": 0.6, "steering": 0.3}
 
-    distances = [("Vehicle_A", "DISTANCE", "Origin"), ("Vehicle_A", "DISTANCE", "Stop"),
-                 ("Vehicle_A", "VSAP_DISTANCE", "10,-5"), ("Vehicle_A", "DISTANCE_3D", "Hill"),
-                 ("World", "DISTANCE", "Vehicle_A"), ("Stop", "distance", "vehicle_a"),
-                 ("Stop", "DISTANCE", "Hill")]
-    client = ContractClient(document(server.address[1], timeDilation=8.0, outputs=[
-        {"updatePeriodMs": 10, "ports": [
-            [{"propertyName": "position", "arraySize": 3}],
-            *([{"remoteObject": o, "propertyName": p, "params": q}] for o, p, q in distances),
-            [{"propertyName": "serial_number", "propertyType": "meta"}]]}],
-        inputs=[{"ports": fields("throttle", "steering")}]), step, step=0.005)
+    distances = [
+        ("Vehicle_A", "DISTANCE", "Origin"),
+        ("Vehicle_A", "DISTANCE", "Stop"),
+        ("Vehicle_A", "VSAP_DISTANCE", "10,-5"),
+        ("Vehicle_A", "DISTANCE_3D", "Hill"),
+        ("World", "DISTANCE", "Vehicle_A"),
+        ("Stop", "distance", "vehicle_a"),
+        ("Stop", "DISTANCE", "Hill"),
+    ]
+    client = ContractClient(
+        document(
+            server.address[1],
+            timeDilation=8.0,
+            outputs=[
+                {
+                    "updatePeriodMs": 10,
+                    "ports": [
+                        [{"propertyName": "position", "arraySize": 3}],
+                        *(
+                            [{"remoteObject": o, "propertyName": p, "params": q}]
+                            for o, p, q in distances
+                        ),
+                        [{"propertyName": "serial_number", "propertyType": "meta"}],
+                    ],
+                }
+            ],
+            inputs=[{"ports": fields("throttle", "steering")}],
+        ),
+        step,
+        step=0.005,
+    )
     run_until_connected(sim, client, 6.0)
     assert client.refused == []
     x, y, z = rows[-1]["position"]
     assert math.hypot(x, y) > 5.0  # it drove somewhere, turning
     for row in rows:
         x, y, z = row["position"]
-        expected = [math.hypot(x, y), math.hypot(x - 30, y - 4), math.hypot(x - 10, y + 5),
-                    math.sqrt((x + 5) ** 2 + (y - 2) ** 2 + (z - 3) ** 2),
-                    math.hypot(x, y), math.hypot(x - 30, y - 4), math.hypot(35, 2)]
+        expected = [
+            math.hypot(x, y),
+            math.hypot(x - 30, y - 4),
+            math.hypot(x - 10, y + 5),
+            math.sqrt((x + 5) ** 2 + (y - 2) ** 2 + (z - 3) ** 2),
+            math.hypot(x, y),
+            math.hypot(x - 30, y - 4),
+            math.hypot(35, 2),
+        ]
         got = [row[name] for name in list(row)[2:9]]
         assert got == pytest.approx(expected, abs=1e-9)
 
@@ -105,12 +158,27 @@ def test_two_clients_at_different_update_periods():
         def step(ports):
             if ports.status is ConnectionStatus.connected and ports["serial_number"] > 0:
                 seen[period].append((ports["serial_number"], ports["time"]))
+
         return step
 
-    clients = [ContractClient(document(server.address[1], timeDilation=1.0, outputs=[
-        {"updatePeriod": period, "ports": fields("groundspeed") +
-         fields("serial_number", "time", propertyType="meta")}]), recorder(period),
-        step=0.001) for period in seen]
+    clients = [
+        ContractClient(
+            document(
+                server.address[1],
+                timeDilation=1.0,
+                outputs=[
+                    {
+                        "updatePeriod": period,
+                        "ports": fields("groundspeed")
+                        + fields("serial_number", "time", propertyType="meta"),
+                    }
+                ],
+            ),
+            recorder(period),
+            step=0.001,
+        )
+        for period in seen
+    ]
     runs = [Background(lambda c=c: c.run(None)) for c in clients]
     report = sim.run(0.5)
     for client in clients:
@@ -128,13 +196,32 @@ def test_two_clients_at_different_update_periods():
 
 def test_inputs_are_clamped_rounded_and_nan_leaves_them():
     sim, server = served("realtime", frame_rate=500, wait_for_clients=1)
-    client = ContractClient(document(server.address[1], timeDilation=1.0, inputs=[
-        {"updatePeriodMs": 5, "ports": [
-            [{"propertyName": "throttle"}], [{"propertyName": "gear"}],
-            [{"propertyName": "steering"}], [{"propertyName": "highbeam"}],
-            [{"propertyName": "braking_torque", "arraySize": 4}]]}]),
-        lambda ports: {"throttle": 1.7, "gear": 2.4, "steering": math.nan, "highbeam": 0.8,
-                       "braking_torque": [10, 20, 30, -40]}, step=0.001)
+    client = ContractClient(
+        document(
+            server.address[1],
+            timeDilation=1.0,
+            inputs=[
+                {
+                    "updatePeriodMs": 5,
+                    "ports": [
+                        [{"propertyName": "throttle"}],
+                        [{"propertyName": "gear"}],
+                        [{"propertyName": "steering"}],
+                        [{"propertyName": "highbeam"}],
+                        [{"propertyName": "braking_torque", "arraySize": 4}],
+                    ],
+                }
+            ],
+        ),
+        lambda ports: {
+            "throttle": 1.7,
+            "gear": 2.4,
+            "steering": math.nan,
+            "highbeam": 0.8,
+            "braking_torque": [10, 20, 30, -40],
+        },
+        step=0.001,
+    )
     steering_before = sim.vehicle.inputs["steering"]
     run_until_connected(sim, client, 0.1)
     held = sim.vehicle.inputs
@@ -148,20 +235,36 @@ def test_inputs_are_clamped_rounded_and_nan_leaves_them():
 
 def test_malformed_datagrams_are_counted_never_fatal():
     sim, server = served("realtime", frame_rate=500, wait_for_clients=1)
-    client = ContractClient(document(server.address[1], timeDilation=1.0, outputs=[
-        {"updatePeriodMs": 5, "ports": fields("rpm")}]), None, step=0.001)
+    client = ContractClient(
+        document(
+            server.address[1],
+            timeDilation=1.0,
+            outputs=[{"updatePeriodMs": 5, "ports": fields("rpm")}],
+        ),
+        None,
+        step=0.001,
+    )
     server_run = Background(lambda: sim.run(None))
     client_run = Background(lambda: client.run(None))
     assert wait_until(lambda: client.status is ConnectionStatus.connected)
-    garbage = [b"", b"VC\x01", b"hello, world", b"VC\x01\x63" + bytes(4),
-               b"VC\x01\x01" + bytes(4) + b"{not json",
-               b"VC\x01\x03" + bytes(30)]  # well-formed DATA, but of no session
+    garbage = [
+        b"",
+        b"VC\x01",
+        b"hello, world",
+        b"VC\x01\x63" + bytes(4),
+        b"VC\x01\x01" + bytes(4) + b"{not json",
+        b"VC\x01\x03" + bytes(30),
+    ]  # well-formed DATA, but of no session
     with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as stranger:
         for datagram in garbage:
             stranger.sendto(datagram, server.address)
     assert wait_until(lambda: server.report()["unknown_session"] == 1)
-    assert server.report()["malformed"] == {"short": 2, "bad_magic": 1, "unknown_kind": 1,
-                                            "bad_body": 1}
+    assert server.report()["malformed"] == {
+        "short": 2,
+        "bad_magic": 1,
+        "unknown_kind": 1,
+        "bad_body": 1,
+    }
     server.endpoint.send(b"junk", client.address)  # and to the client, from the server's port
     server.endpoint.send(b"XX\x01\x03" + bytes(20), client.address)
     assert wait_until(lambda: client.endpoint.malformed == {"short": 1, "bad_magic": 1})

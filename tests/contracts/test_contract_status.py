@@ -23,14 +23,23 @@ def test_directive_0_stays_unconnected_1_connects_0_disconnects():
         on = 0.05 <= ports.time < 0.2
         return {"connection_directive": 1.0 if on else 0.0, "throttle": 0.0}
 
-    client = ContractClient(document(server.address[1], timeDilation=1.0, inputs=[
-        {"ports": fields("throttle")}]), step, step=0.001, directive=0.0)
+    client = ContractClient(
+        document(server.address[1], timeDilation=1.0, inputs=[{"ports": fields("throttle")}]),
+        step,
+        step=0.001,
+        directive=0.0,
+    )
     server_run = Background(lambda: sim.run(None))
     report = client.run(0.3)
     sim.stop()
     server_run.result()
-    assert statuses(client)[:5] == [S.unconnected, S.connecting, S.connected,
-                                    S.disconnecting, S.unconnected]
+    assert statuses(client)[:5] == [
+        S.unconnected,
+        S.connecting,
+        S.connected,
+        S.disconnecting,
+        S.unconnected,
+    ]
     times = [t for t, _ in client.status_history]
     assert times[:2] == [0.0, pytest.approx(0.051)]  # a directive acts from the next step
     assert times[3] == pytest.approx(0.201)
@@ -41,9 +50,13 @@ def test_directive_0_stays_unconnected_1_connects_0_disconnects():
 def test_a_server_that_vanishes_and_comes_back():
     sim, server = served("realtime", frame_rate=500, goodbye=False)  # it will vanish silently
     port = server.address[1]
-    client = ContractClient(document(port, timeDilation=1.0, outputs=[
-        {"ports": fields("rpm", invalidValue=-1.0)}]), None, step=0.001,
-        link_timeout=0.2, retry_period=0.05)
+    client = ContractClient(
+        document(port, timeDilation=1.0, outputs=[{"ports": fields("rpm", invalidValue=-1.0)}]),
+        None,
+        step=0.001,
+        link_timeout=0.2,
+        retry_period=0.05,
+    )
     first = Background(lambda: sim.run(None))
     client_run = Background(lambda: client.run(None))
     assert wait_until(lambda: client.status is S.connected and client.outputs["rpm"] > 0)
@@ -60,8 +73,14 @@ def test_a_server_that_vanishes_and_comes_back():
     assert wait_until(lambda: client.status is S.connecting)
     client.stop()
     report = client_run.result()
-    assert statuses(client) == [S.connecting, S.connected, S.connecting, S.connected,
-                                S.connecting, S.unconnected]
+    assert statuses(client) == [
+        S.connecting,
+        S.connected,
+        S.connecting,
+        S.connected,
+        S.connecting,
+        S.unconnected,
+    ]
     assert report["reconnects"] == 2
 
 
@@ -74,8 +93,9 @@ def test_status_4_when_the_server_refuses_the_handshake_and_0_clears_it():
     with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as fake:
         fake.bind(("127.0.0.1", 0))
         fake.settimeout(5.0)
-        client = ContractClient(document(fake.getsockname()[1], outputs=[
-            {"ports": fields("rpm")}]), None, step=0.001)
+        client = ContractClient(
+            document(fake.getsockname()[1], outputs=[{"ports": fields("rpm")}]), None, step=0.001
+        )
         client.step_once()  # sends HELLO
         _, sender = fake.recvfrom(65535)
         fake.sendto(P.HEADER.pack(P.MAGIC, P.VERSION + 1, P.Kind.ERROR, 0), sender)
@@ -90,8 +110,12 @@ def test_status_4_when_the_server_refuses_the_handshake_and_0_clears_it():
 @pytest.mark.parametrize("dilation", [0.5, 2.0])
 def test_time_dilation_throttles_the_local_clock(dilation):
     # directive 0: nothing to sync to, so the block runs on its own (dilated) clock
-    client = ContractClient(document(9, timeDilation=dilation, outputs=[
-        {"ports": fields("rpm")}]), None, step=0.001, directive=0.0)
+    client = ContractClient(
+        document(9, timeDilation=dilation, outputs=[{"ports": fields("rpm")}]),
+        None,
+        step=0.001,
+        directive=0.0,
+    )
     start = time.perf_counter()
     client.run(0.2)
     wall = time.perf_counter() - start

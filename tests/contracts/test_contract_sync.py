@@ -25,10 +25,21 @@ def test_incoming_time_sync_holds_the_client_at_the_servers_latest_data():
                 ahead.append((ports.time, ports["time"]))
         return None
 
-    client = ContractClient(document(server.address[1], outputs=[
-        {"updatePeriodMs": 5, "timeSyncMode": "absolute",
-         "ports": fields("groundspeed") + fields("time", propertyType="meta")}]),
-        step, step=0.001, retry_period=0.01)
+    client = ContractClient(
+        document(
+            server.address[1],
+            outputs=[
+                {
+                    "updatePeriodMs": 5,
+                    "timeSyncMode": "absolute",
+                    "ports": fields("groundspeed") + fields("time", propertyType="meta"),
+                }
+            ],
+        ),
+        step,
+        step=0.001,
+        retry_period=0.01,
+    )
     client_run = Background(lambda: client.run(0.4))
     assert wait_until(lambda: client.status is ConnectionStatus.connecting)
     assert not wait_until(lambda: client.time > 0, timeout=0.05)  # no master yet: it waits
@@ -45,9 +56,15 @@ def test_incoming_time_sync_holds_the_client_at_the_servers_latest_data():
 def test_outgoing_time_sync_holds_the_server_at_the_clients_data():
     # The server would run as fast as it can; the client (real time) is the time master.
     sim, server = served("fast", wait_for_clients=1, sync_timeout=5.0)
-    client = ContractClient(document(server.address[1], timeDilation=1.0, inputs=[
-        {"updatePeriodMs": 5, "timeSyncMode": "absolute", "ports": fields("throttle")}]),
-        None, step=0.001)
+    client = ContractClient(
+        document(
+            server.address[1],
+            timeDilation=1.0,
+            inputs=[{"updatePeriodMs": 5, "timeSyncMode": "absolute", "ports": fields("throttle")}],
+        ),
+        None,
+        step=0.001,
+    )
     ahead: list[tuple[float, float]] = []
     steps = [0]
 
@@ -90,9 +107,17 @@ def test_overdue_client_data_blocks_the_server_until_it_returns():
             resume.wait(10.0)  # the client stalls: its data stops
         return {"throttle": 0.1}
 
-    client = ContractClient(document(server.address[1], timeDilation=1.0, inputs=[
-        {"updatePeriodMs": 10, "overdueDataTimeoutMs": 50, "ports": fields("throttle")}]),
-        step, step=0.001)
+    client = ContractClient(
+        document(
+            server.address[1],
+            timeDilation=1.0,
+            inputs=[
+                {"updatePeriodMs": 10, "overdueDataTimeoutMs": 50, "ports": fields("throttle")}
+            ],
+        ),
+        step,
+        step=0.001,
+    )
     client_run = Background(lambda: client.run(0.3))
     server_run = Background(lambda: sim.run(None))
     assert paused.wait(10.0)
@@ -120,9 +145,15 @@ def test_overdue_server_data_blocks_the_client_until_it_returns():
                 thaw.wait(10.0)
 
     sim.attach("freezer", Freezer())
-    client = ContractClient(document(server.address[1], timeDilation=1.0, outputs=[
-        {"updatePeriodMs": 10, "overdueDataTimeoutMs": 40, "ports": fields("rpm")}]),
-        None, step=0.001)
+    client = ContractClient(
+        document(
+            server.address[1],
+            timeDilation=1.0,
+            outputs=[{"updatePeriodMs": 10, "overdueDataTimeoutMs": 40, "ports": fields("rpm")}],
+        ),
+        None,
+        step=0.001,
+    )
     server_run = Background(lambda: sim.run(None))
     client_run = Background(lambda: client.run(0.4))
     assert freeze.wait(10.0)

@@ -138,8 +138,9 @@ def fmus(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     renamed = {"speed": "v", "throttle": "u_throttle", "brake": "u_brake"}
     return {
         "pi": build(out, "VcosimTestPi", PI_MODEL.format(cls="VcosimTestPi", **names)),
-        "renamed": build(out, "VcosimTestPiRenamed",
-                         PI_MODEL.format(cls="VcosimTestPiRenamed", **renamed)),
+        "renamed": build(
+            out, "VcosimTestPiRenamed", PI_MODEL.format(cls="VcosimTestPiRenamed", **renamed)
+        ),
         "echo": build(out, "VcosimTestEcho", ECHO_MODEL),
         "odd": build(out, "VcosimTestOdd", ODD_MODEL),
     }
@@ -175,9 +176,24 @@ def test_pi_fmu_through_the_cli_holds_15_m_s(fmus):
     sim, endpoint = lockstep_simulation(port)
     car = sim.vehicle
     process = subprocess.Popen(
-        [sys.executable, "-m", "vcosim", "controller", "--fmu", str(fmus["pi"]),
-         "--listen-port", str(port), "--sim-port", str(endpoint.address[1]),
-         "--duration", "25"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        [
+            sys.executable,
+            "-m",
+            "vcosim",
+            "controller",
+            "--fmu",
+            str(fmus["pi"]),
+            "--listen-port",
+            str(port),
+            "--sim-port",
+            str(endpoint.address[1]),
+            "--duration",
+            "25",
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     assert wait_until_bound(port, process)
     report = sim.run(25.0)
     out, err = process.communicate(timeout=60)
@@ -187,7 +203,9 @@ def test_pi_fmu_through_the_cli_holds_15_m_s(fmus):
 
 
 def test_map_file_renames_variables_and_sets_parameters(fmus, tmp_path):
-    mapping = write_map(tmp_path / "map.toml", """
+    mapping = write_map(
+        tmp_path / "map.toml",
+        """
         [inputs]
         v = "groundspeed"
         [outputs]
@@ -196,7 +214,8 @@ def test_map_file_renames_variables_and_sets_parameters(fmus, tmp_path):
         [parameters]
         target_speed = 5
         kp = 0.5
-    """)
+    """,
+    )
     with FmuController(fmus["renamed"], mapping) as controller:
         assert controller.inputs == {"v": "groundspeed"}
         assert controller.parameters == {"target_speed": 5, "kp": 0.5}
@@ -223,12 +242,17 @@ def test_unmappable_input_is_reported_before_anything_runs(fmus, monkeypatch):
     assert any("output 'wiper' cannot be mapped" in p for p in problems)
     assert not any("'groundspeed'" in p or "'throttle'" in p for p in problems)
     assert any(p.startswith("hint: valid [inputs] names: time, throttle,") for p in problems)
-    assert any("braking_torque_{FL,FR,RL,RR}" in p for p in problems
-               if p.startswith("hint: valid [outputs] names:"))
+    assert any(
+        "braking_torque_{FL,FR,RL,RR}" in p
+        for p in problems
+        if p.startswith("hint: valid [outputs] names:")
+    )
 
 
 def test_map_naming_an_unknown_bank_quantity_is_rejected(fmus, tmp_path):
-    mapping = write_map(tmp_path / "map.toml", """
+    mapping = write_map(
+        tmp_path / "map.toml",
+        """
         [inputs]
         v = "groundsped"
         nope = "rpm"
@@ -238,7 +262,8 @@ def test_map_naming_an_unknown_bank_quantity_is_rejected(fmus, tmp_path):
         [parameters]
         target_speed = "fast"
         [extras]
-    """)
+    """,
+    )
     with pytest.raises(ConfigError) as caught:
         FmuController(fmus["renamed"], mapping)
     text = str(caught.value)
@@ -252,16 +277,21 @@ def test_map_naming_an_unknown_bank_quantity_is_rejected(fmus, tmp_path):
 
 
 def test_time_integer_boolean_and_custom_slots(fmus, tmp_path):
-    mapping = write_map(tmp_path / "map.toml", """
+    mapping = write_map(
+        tmp_path / "map.toml",
+        """
         [outputs]
         fmu_time = "custom2"  # the rest map by name
-    """)
+    """,
+    )
     with FmuController(fmus["echo"], mapping, step=0.01) as controller:
-        assert controller.inputs == {name: name for name in
-                                     ("time", "rpm", "ignitionLevel", "reverse")}
+        assert controller.inputs == {
+            name: name for name in ("time", "rpm", "ignitionLevel", "reverse")
+        }
         for k in range(3):
-            controls = controller(message(0.01 * k, 0.01, rpm=900.0 + k, ignitionLevel=2.0,
-                                          reverse=1.0))
+            controls = controller(
+                message(0.01 * k, 0.01, rpm=900.0 + k, ignitionLevel=2.0, reverse=1.0)
+            )
     assert controls.custom[:3].tolist() == pytest.approx([0.02, 902.0, 0.03])
     assert np.isnan(controls.custom[3:]).all()
     assert controls.gear == 2.0 and controls.drive_mode == 1.0
@@ -287,8 +317,10 @@ def test_close_is_safe_twice_and_a_closed_controller_refuses(fmus):
 
 
 def test_step_must_match_the_block(fmus):
-    with FmuController(fmus["pi"], step=0.01) as controller, \
-            pytest.raises(ConfigError, match="differs"):
+    with (
+        FmuController(fmus["pi"], step=0.01) as controller,
+        pytest.raises(ConfigError, match="differs"),
+    ):
         controller(message(dt=0.005))
 
 

@@ -72,9 +72,18 @@ class BeamngLikePeer:
         stall_at: After accepting this many messages, stall ``stall`` seconds once.
     """
 
-    def __init__(self, *, ids: str = "previous", memory: bool = True, id_filter: bool = True,
-                 layout: str = "fixed", early_custom: bool = False, stall_at: int | None = None,
-                 stall: float = 3.0, target: float = 20.0) -> None:
+    def __init__(
+        self,
+        *,
+        ids: str = "previous",
+        memory: bool = True,
+        id_filter: bool = True,
+        layout: str = "fixed",
+        early_custom: bool = False,
+        stall_at: int | None = None,
+        stall: float = 3.0,
+        target: float = 20.0,
+    ) -> None:
         self.ids, self.memory, self.id_filter, self.layout = ids, memory, id_filter, layout
         self.early_custom, self.stall_at, self.stall = early_custom, stall_at, stall
         self.cruise = Cruise(target)

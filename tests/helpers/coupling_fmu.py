@@ -46,29 +46,77 @@ RESET_AFTER = 2.0  # s with nothing acceptable: the largest id seen returns to 0
 GIVE_UP_AFTER = 10.0  # s: a doStep fails instead of hanging the master for ever
 
 WHEELS = ("FL", "FR", "RL", "RR")
-_WHEEL_VALUES = ("angularVelocity", "wheelSpeed", "brakingTorque", "propulsionTorque",
-                 "frictionTorque", "downForce")
+_WHEEL_VALUES = (
+    "angularVelocity",
+    "wheelSpeed",
+    "brakingTorque",
+    "propulsionTorque",
+    "frictionTorque",
+    "downForce",
+)
 
 # Slots 1..60 of the simulator's message, in order: (FMU output name, FMI type).
 OUTPUTS: tuple[tuple[str, str], ...] = (
-    *((f"driver_controls.{name}", "real") for name in (
-        "throttle", "throttleInput", "brake", "brakeInput", "clutch", "clutchInput",
-        "parkingbrake", "parkingbrakeInput", "steering", "steeringInput")),
-    *((f"body_state.{name}", "real") for name in (
-        "posX", "posY", "posZ", "velX", "velY", "velZ", "groundspeed", "accX", "accY", "accZ",
-        "roll", "pitch", "yaw", "altitude")),
-    *((f"vehicle_status.{name}", kind) for name, kind in (
-        ("ignitionLevel", "real"), ("gear", "integer"), ("fuel", "real"),
-        ("engineLoad", "real"), ("highbeam", "boolean"), ("lowbeam", "boolean"),
-        ("maxrpm", "real"), ("reverse", "boolean"), ("rpm", "real"), ("signal_L", "boolean"),
-        ("signal_R", "boolean"), ("wheelspeed", "real"))),
+    *(
+        (f"driver_controls.{name}", "real")
+        for name in (
+            "throttle",
+            "throttleInput",
+            "brake",
+            "brakeInput",
+            "clutch",
+            "clutchInput",
+            "parkingbrake",
+            "parkingbrakeInput",
+            "steering",
+            "steeringInput",
+        )
+    ),
+    *(
+        (f"body_state.{name}", "real")
+        for name in (
+            "posX",
+            "posY",
+            "posZ",
+            "velX",
+            "velY",
+            "velZ",
+            "groundspeed",
+            "accX",
+            "accY",
+            "accZ",
+            "roll",
+            "pitch",
+            "yaw",
+            "altitude",
+        )
+    ),
+    *(
+        (f"vehicle_status.{name}", kind)
+        for name, kind in (
+            ("ignitionLevel", "real"),
+            ("gear", "integer"),
+            ("fuel", "real"),
+            ("engineLoad", "real"),
+            ("highbeam", "boolean"),
+            ("lowbeam", "boolean"),
+            ("maxrpm", "real"),
+            ("reverse", "boolean"),
+            ("rpm", "real"),
+            ("signal_L", "boolean"),
+            ("signal_R", "boolean"),
+            ("wheelspeed", "real"),
+        )
+    ),
     *((f"wheel{wheel}.{name}", "real") for wheel in WHEELS for name in _WHEEL_VALUES),
 )
 
 # Slots 1..13 of the reply, in order (docs/tight-coupling.md): (FMU input name, FMI type).
 INPUTS: tuple[tuple[str, str], ...] = (
-    ("input_throttleInput", "real"), ("input_brakeInput", "real"),
-    ("input_steeringInput", "real"), ("input_gear", "integer"),
+    ("input_throttleInput", "real"),
+    ("input_brakeInput", "real"),
+    ("input_steeringInput", "real"),
+    ("input_gear", "integer"),
     *((f"input_wheel{wheel}_brakingTorque", "real") for wheel in WHEELS),
     *((f"input_wheel{wheel}_propulsionTorque", "real") for wheel in WHEELS),
     ("input_driveMode", "boolean"),
@@ -76,12 +124,16 @@ INPUTS: tuple[tuple[str, str], ...] = (
 
 # Parameter name -> (BeamngCoupling attribute, FMI type).
 PARAMETERS: dict[str, tuple[str, str]] = {
-    "socket_inPort": ("in_port", "integer"), "socket_inAddress": ("in_address", "string"),
-    "socket_outPort": ("out_port", "integer"), "socket_outAddress": ("out_address", "string"),
+    "socket_inPort": ("in_port", "integer"),
+    "socket_inAddress": ("in_address", "string"),
+    "socket_outPort": ("out_port", "integer"),
+    "socket_outAddress": ("out_address", "string"),
 }
 
 _CAST: dict[str, Callable[[float], Any]] = {
-    "real": float, "integer": lambda v: int(round(v)), "boolean": lambda v: v != 0.0,
+    "real": float,
+    "integer": lambda v: int(round(v)),
+    "boolean": lambda v: v != 0.0,
 }
 
 
@@ -158,37 +210,54 @@ class BeamngCoupling:
         return False
 
 
-def register_variables(slave: Any, link: BeamngCoupling, types: dict[str, type],
-                       causality: Any, variability: Any) -> None:
+def register_variables(
+    slave: Any, link: BeamngCoupling, types: dict[str, type], causality: Any, variability: Any
+) -> None:
     """Register the parameters, inputs and outputs of ``link`` on a pythonfmu(3) slave.
 
     ``types`` maps "real", "integer", "boolean", "string" to the version's variable classes;
     ``causality``/``variability`` are its enums. Every variable gets its own getter (and
     setter), which is what lets the names carry dots.
     """
+
     def discrete(kind: str) -> Any:
         return None if kind == "real" else variability.discrete
 
     for name, (attribute, kind) in PARAMETERS.items():
-        slave.register_variable(types[kind](
-            name, causality=causality.parameter, variability=variability.fixed,
-            getter=lambda a=attribute: getattr(link, a),
-            setter=lambda v, a=attribute: setattr(link, a, v)))
+        slave.register_variable(
+            types[kind](
+                name,
+                causality=causality.parameter,
+                variability=variability.fixed,
+                getter=lambda a=attribute: getattr(link, a),
+                setter=lambda v, a=attribute: setattr(link, a, v),
+            )
+        )
     for j, (name, kind) in enumerate(INPUTS):
         cast = _CAST[kind]
-        slave.register_variable(types[kind](
-            name, causality=causality.input, variability=discrete(kind),
-            getter=lambda j=j, cast=cast: cast(link.controls[j]),
-            setter=lambda v, j=j: link.controls.__setitem__(j, float(v))))
+        slave.register_variable(
+            types[kind](
+                name,
+                causality=causality.input,
+                variability=discrete(kind),
+                getter=lambda j=j, cast=cast: cast(link.controls[j]),
+                setter=lambda v, j=j: link.controls.__setitem__(j, float(v)),
+            )
+        )
     for i, (name, kind) in enumerate(OUTPUTS):
         cast = _CAST[kind]
-        slave.register_variable(types[kind](
-            name, causality=causality.output, variability=discrete(kind),
-            getter=lambda i=i, cast=cast: cast(link.outputs[i])))
+        slave.register_variable(
+            types[kind](
+                name,
+                causality=causality.output,
+                variability=discrete(kind),
+                getter=lambda i=i, cast=cast: cast(link.outputs[i]),
+            )
+        )
 
 
 # The model classes, one per FMI version; pythonfmu imports each as a module of its own name.
-FMI2_MODEL = '''
+FMI2_MODEL = """
 from pythonfmu import Boolean, Fmi2Causality, Fmi2Slave, Fmi2Variability, Integer, Real, String
 
 from coupling_fmu import BeamngCoupling, register_variables
@@ -211,9 +280,9 @@ class BeamngFmi2Coupling(Fmi2Slave):
 
     def terminate(self):
         self.link.close()
-'''
+"""
 
-FMI3_MODEL = '''
+FMI3_MODEL = """
 from pythonfmu3 import (Boolean, Fmi3Causality, Fmi3Slave, Fmi3Variability, Float64, Int32,
                         String)
 
@@ -240,7 +309,7 @@ class BeamngFmi3Coupling(Fmi3Slave):
 
     def terminate(self):
         self.link.close()
-'''
+"""
 
 
 def build_fmu(directory: Path, fmi_version: int) -> Path:
@@ -251,9 +320,11 @@ def build_fmu(directory: Path, fmi_version: int) -> Path:
     """
     if fmi_version == 2:
         from pythonfmu import FmuBuilder
+
         name, source = "BeamngFmi2Coupling", FMI2_MODEL
     elif fmi_version == 3:
         from pythonfmu3 import FmuBuilder
+
         name, source = "BeamngFmi3Coupling", FMI3_MODEL
     else:
         raise ValueError(f"FMI version {fmi_version}: 2 or 3")

@@ -28,9 +28,14 @@ def free_port() -> int:
 
 
 def closed_loop(
-    step_fn: Callable[..., Any], seconds: float, *, ext_time: float = 0.005,
-    ping_time: float = 0.00001, memory: bool = False,
-    on_frame: Callable[[Simulation], None] | None = None, interface: Any = None,
+    step_fn: Callable[..., Any],
+    seconds: float,
+    *,
+    ext_time: float = 0.005,
+    ping_time: float = 0.00001,
+    memory: bool = False,
+    on_frame: Callable[[Simulation], None] | None = None,
+    interface: Any = None,
 ) -> tuple[dict[str, np.ndarray], dict[str, Any], dict[str, Any]]:
     """Couple ``step_fn`` (through a ControllerBlock) to a simulator over UDP on loopback.
 
@@ -38,14 +43,31 @@ def closed_loop(
     the controller runs in a thread. Both sides block rather than spin, since they share a
     GIL. Returns the vehicle trace sampled each frame, the simulator's and the block's report.
     """
-    block = ControllerBlock(step_fn, listen_port=0, sim_port=0, spin=0.0, step=ext_time,
-                            memory=memory, interface=interface)
+    block = ControllerBlock(
+        step_fn,
+        listen_port=0,
+        sim_port=0,
+        spin=0.0,
+        step=ext_time,
+        memory=memory,
+        interface=interface,
+    )
     car = Vehicle(engine_running=True)
     car.step(automatic=1, gear=1)
     sim = Simulation(car, Pacer("lockstep", dt=car.dt))
-    sim.attach("coupling", SimulatorEndpoint(CouplingConfig(
-        listen_port=0, controller_port=block.address[1], ext_time=ext_time,
-        ping_time=ping_time, spin=0.0, interface=interface)))
+    sim.attach(
+        "coupling",
+        SimulatorEndpoint(
+            CouplingConfig(
+                listen_port=0,
+                controller_port=block.address[1],
+                ext_time=ext_time,
+                ping_time=ping_time,
+                spin=0.0,
+                interface=interface,
+            )
+        ),
+    )
     rows: list[list[float]] = []
 
     class Trace:
@@ -62,8 +84,7 @@ def closed_loop(
     block.stop()
     thread.join(timeout=5)
     table = np.array(rows)
-    return ({name: table[:, i] for i, name in enumerate(TRACED)}, report.as_dict(),
-            reports)
+    return ({name: table[:, i] for i, name in enumerate(TRACED)}, report.as_dict(), reports)
 
 
 def wait_until_bound(port: int, process: subprocess.Popen, timeout: float = 30.0) -> bool:
@@ -79,12 +100,17 @@ def wait_until_bound(port: int, process: subprocess.Popen, timeout: float = 30.0
     return False
 
 
-def lockstep_simulation(controller_port: int, timeout: float = 30.0
-                        ) -> tuple[Simulation, SimulatorEndpoint]:
+def lockstep_simulation(
+    controller_port: int, timeout: float = 30.0
+) -> tuple[Simulation, SimulatorEndpoint]:
     """A lock-step simulation, engine idling in D, coupled to a controller on that port."""
     car = Vehicle(engine_running=True)
     car.step(automatic=1, gear=1)
     sim = Simulation(car, Pacer("lockstep", dt=car.dt))
-    endpoint = sim.attach("coupling", SimulatorEndpoint(CouplingConfig(
-        listen_port=0, controller_port=controller_port, timeout=timeout)))
+    endpoint = sim.attach(
+        "coupling",
+        SimulatorEndpoint(
+            CouplingConfig(listen_port=0, controller_port=controller_port, timeout=timeout)
+        ),
+    )
     return sim, endpoint

@@ -29,8 +29,9 @@ def nan_reply(message: np.ndarray) -> np.ndarray:
 class RawPeer:
     """A controller written with plain sockets: answers each message with ``reply(message)``."""
 
-    def __init__(self, reply: Reply = nan_reply, host: str = "127.0.0.1",
-                 compute_time: float = 0.0) -> None:
+    def __init__(
+        self, reply: Reply = nan_reply, host: str = "127.0.0.1", compute_time: float = 0.0
+    ) -> None:
         self.sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
         self.sock.bind((host, 0))
         self.sock.settimeout(0.05)
@@ -93,8 +94,13 @@ class RawPeer:
         self.sock.close()
 
 
-def coupled(peer: RawPeer, pacing: str = "fast", vehicle: Vehicle | None = None,
-            frame_rate: float = 60.0, **config: object) -> tuple[Simulation, SimulatorEndpoint]:
+def coupled(
+    peer: RawPeer,
+    pacing: str = "fast",
+    vehicle: Vehicle | None = None,
+    frame_rate: float = 60.0,
+    **config: object,
+) -> tuple[Simulation, SimulatorEndpoint]:
     """A simulation on an ephemeral port coupled to ``peer`` (started here)."""
     cfg = CouplingConfig(listen_port=0, controller_port=peer.port, **config)
     car = vehicle if vehicle is not None else Vehicle(engine_running=True)
@@ -104,7 +110,6 @@ def coupled(peer: RawPeer, pacing: str = "fast", vehicle: Vehicle | None = None,
     return sim, endpoint
 
 
-
 def read_log(path: Path) -> np.ndarray:
     """One of the three debug CSVs as a 2-D array (header row skipped)."""
     return np.loadtxt(path, delimiter=",", skiprows=1, ndmin=2)
@@ -112,6 +117,17 @@ def read_log(path: Path) -> np.ndarray:
 
 def start_simulator(peer_port: int, log_dir: Path, *args: str) -> subprocess.Popen:
     """``vcosim sim`` in its own process (its own GIL), coupled to a peer on ``peer_port``."""
-    command = [sys.executable, "-m", "vcosim", "sim", "--listen-port", "0",
-               "--controller-port", str(peer_port), "--debug-log", str(log_dir), *args]
+    command = [
+        sys.executable,
+        "-m",
+        "vcosim",
+        "sim",
+        "--listen-port",
+        "0",
+        "--controller-port",
+        str(peer_port),
+        "--debug-log",
+        str(log_dir),
+        *args,
+    ]
     return subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)

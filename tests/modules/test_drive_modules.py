@@ -28,13 +28,30 @@ def dominant(x: np.ndarray, rate: int) -> float:
 
 def test_drive_with_scripted_input_and_wav_sound(tmp_path: Path) -> None:
     script = tmp_path / "drive.toml"
-    script.write_text("end = 60.0\n[[step]]\nt = 0.0\naxes = [0.0, 0.0, 0.0]\n"
-                      "[[step]]\nt = 4.0\naxes = [0.0, 1.0, 0.0]\n")  # idle, then full gas
+    script.write_text(
+        "end = 60.0\n[[step]]\nt = 0.0\naxes = [0.0, 0.0, 0.0]\n"
+        "[[step]]\nt = 4.0\naxes = [0.0, 1.0, 0.0]\n"
+    )  # idle, then full gas
     wav_path = tmp_path / "drive.wav"
     env = {**os.environ, "VCOSIM_INPUT_SCRIPT": str(script), "VCOSIM_SOUND_WAV": str(wav_path)}
-    drive = subprocess.Popen([sys.executable, "-m", "vcosim", "drive", "--duration", "8",
-                              "--port", "0", "--out", str(tmp_path / "runs")], env=env,
-                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    drive = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "vcosim",
+            "drive",
+            "--duration",
+            "8",
+            "--port",
+            "0",
+            "--out",
+            str(tmp_path / "runs"),
+        ],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
     try:
         output, _ = drive.communicate(timeout=120)
     finally:
@@ -46,8 +63,9 @@ def test_drive_with_scripted_input_and_wav_sound(tmp_path: Path) -> None:
 
     recording = list(read_recording(run / "bus.mcap"))
     driver = [r.message for r in recording if isinstance(r.message, IMFM)]
-    assert driver and all(r.sender == ModuleId.INPUT for r in recording
-                          if isinstance(r.message, IMFM))
+    assert driver and all(
+        r.sender == ModuleId.INPUT for r in recording if isinstance(r.message, IMFM)
+    )
     assert driver[0].throttle == 0 and driver[-1].throttle == 255
     poses = [r.message for r in recording if isinstance(r.message, FMVM)]
     assert poses[-1].speed > 5.0  # the scripted throttle moved the car
@@ -56,7 +74,9 @@ def test_drive_with_scripted_input_and_wav_sound(tmp_path: Path) -> None:
         rate = wav.getframerate()
         x = np.frombuffer(wav.readframes(wav.getnframes()), dtype="<i2") / 32767.0
     assert x.size > 3 * rate
-    windows = [dominant(x[i:i + rate // 2], rate) for i in range(0, x.size - rate // 2, rate // 4)]
+    windows = [
+        dominant(x[i : i + rate // 2], rate) for i in range(0, x.size - rate // 2, rate // 4)
+    ]
     # The input and sound modules start in separate processes, in either order: the idle
     # phase is long enough that the sound catches some of it whichever starts first.
     idle = min(windows)

@@ -49,8 +49,11 @@ def drain(monitor: BusClient, until: type, timeout: float = 5.0) -> list[Copy]:
     return copies
 
 
-def run_module(router: Router, backend: ScriptedBackend, mapping: Mapping | None = None,
-               ) -> tuple[dict[str, object], list[Copy]]:
+def run_module(
+    router: Router,
+    backend: ScriptedBackend,
+    mapping: Mapping | None = None,
+) -> tuple[dict[str, object], list[Copy]]:
     port = router.address[1]
     with BusClient(ModuleId.LOGGING, port=port, monitor=True) as monitor:
         module = InputModule(backend, mapping, port=port, pace="fast")
@@ -61,20 +64,23 @@ def run_module(router: Router, backend: ScriptedBackend, mapping: Mapping | None
 
 
 def test_scripted_sequence_gives_expected_imfm_at_25_hz(router: Router) -> None:
-    script = ScriptedBackend([
-        Step(0.0, [0.0, 0.0, 0.0], B),
-        Step(0.2, [-1.0, 0.5, 0.0], B),      # wheel full left, half throttle
-        Step(0.4, [1.0, 1.0, 0.0], press(0)),  # full right, full throttle, shift up
-        Step(0.6, [0.0, 0.0, 1.0], B),       # centred, full brake
-    ], end=0.99)
+    script = ScriptedBackend(
+        [
+            Step(0.0, [0.0, 0.0, 0.0], B),
+            Step(0.2, [-1.0, 0.5, 0.0], B),  # wheel full left, half throttle
+            Step(0.4, [1.0, 1.0, 0.0], press(0)),  # full right, full throttle, shift up
+            Step(0.6, [0.0, 0.0, 1.0], B),  # centred, full brake
+        ],
+        end=0.99,
+    )
     report, copies = run_module(router, script)
     imfm = [c.message for c in copies if isinstance(c.message, IMFM)]
     imvm = [c.message for c in copies if isinstance(c.message, IMVM)]
     assert report["polls"] == 100 and len(imfm) == 25 and len(imvm) == 25  # 100 Hz, 25 Hz
     assert all(c.sender == ModuleId.INPUT for c in copies)
     values = [(m.throttle, m.brake, m.steering, m.shift) for m in imfm]
-    assert values[:5] == [(0, 0, 128, 0)] * 5                 # 0.00-0.16 s
-    assert values[5:10] == [(128, 0, 0, 0)] * 5               # 0.20-0.36 s
+    assert values[:5] == [(0, 0, 128, 0)] * 5  # 0.00-0.16 s
+    assert values[5:10] == [(128, 0, 0, 0)] * 5  # 0.20-0.36 s
     assert values[10] == (255, 0, 255, 1) and imfm[10].enqueue  # shift rides, queued
     assert values[11:15] == [(255, 0, 255, 0)] * 4
     assert values[15:] == [(0, 255, 128, 0)] * 10
@@ -85,10 +91,17 @@ def test_scripted_sequence_gives_expected_imfm_at_25_hz(router: Router) -> None:
 
 
 def test_buttons_horn_camera_and_quit(router: Router) -> None:
-    script = ScriptedBackend([Step(0.0, [0, 0, 0], B), Step(0.05, [0, 0, 0], press(2)),
-                              Step(0.10, [0, 0, 0], press(2)),  # held: one horn only
-                              Step(0.15, [0, 0, 0], press(3)), Step(0.2, [0, 0, 0], B),
-                              Step(0.3, [0, 0, 0], press(5))], end=5.0)
+    script = ScriptedBackend(
+        [
+            Step(0.0, [0, 0, 0], B),
+            Step(0.05, [0, 0, 0], press(2)),
+            Step(0.10, [0, 0, 0], press(2)),  # held: one horn only
+            Step(0.15, [0, 0, 0], press(3)),
+            Step(0.2, [0, 0, 0], B),
+            Step(0.3, [0, 0, 0], press(5)),
+        ],
+        end=5.0,
+    )
     report, copies = run_module(router, script)
     assert report["quit"] is True and report["polls"] == 31  # ticks 0..30: quit at 0.30 s
     kinds = [type(c.message) for c in copies]
@@ -99,8 +112,9 @@ def test_buttons_horn_camera_and_quit(router: Router) -> None:
     assert router.wait_until(lambda: router.stopped.is_set(), 2.0)
 
 
-def test_force_feedback_rumbles_or_says_once(router: Router,
-                                             caplog: pytest.LogCaptureFixture) -> None:
+def test_force_feedback_rumbles_or_says_once(
+    router: Router, caplog: pytest.LogCaptureFixture
+) -> None:
     port = router.address[1]
     script = ScriptedBackend([Step(0.0, [0, 0, 0], B)], end=1.0)
     module = InputModule(script, port=port, pace="realtime")
@@ -136,12 +150,23 @@ def test_axis_mapping_invert_dead_zone_range() -> None:
 
 
 def test_mapping_round_trips(tmp_path: Path) -> None:
-    mapping = Mapping(device='Logitech "G29"', steering_lock_deg=540, axes={
-        "steering": {"axis": 0, "dead_zone": 0.03},
-        "throttle": {"axis": 2, "invert": True, "low": -1.0, "high": 1.0},
-        "brake": {"axis": 3, "invert": True, "dead_zone": 0.05}},
-        buttons={"shift_up": 4, "shift_down": 5, "horn": 23, "camera": 7,
-                 "engine_start": None, "quit": 9})
+    mapping = Mapping(
+        device='Logitech "G29"',
+        steering_lock_deg=540,
+        axes={
+            "steering": {"axis": 0, "dead_zone": 0.03},
+            "throttle": {"axis": 2, "invert": True, "low": -1.0, "high": 1.0},
+            "brake": {"axis": 3, "invert": True, "dead_zone": 0.05},
+        },
+        buttons={
+            "shift_up": 4,
+            "shift_down": 5,
+            "horn": 23,
+            "camera": 7,
+            "engine_start": None,
+            "quit": 9,
+        },
+    )
     path = tmp_path / "wheel.toml"
     save_mapping(mapping, path)
     assert load_mapping(path) == mapping
@@ -151,13 +176,19 @@ def test_mapping_round_trips(tmp_path: Path) -> None:
 
 def test_bad_mapping_file_lists_every_problem_with_its_key(tmp_path: Path) -> None:
     path = tmp_path / "bad.toml"
-    path.write_text('steering_lock = 900\n[axes.steering]\naxis = -1\ndead_zone = 0.7\n'
-                    '[buttons]\nhorn = "two"\nquit = 0\n')
+    path.write_text(
+        "steering_lock = 900\n[axes.steering]\naxis = -1\ndead_zone = 0.7\n"
+        '[buttons]\nhorn = "two"\nquit = 0\n'
+    )
     with pytest.raises(ConfigError) as err:
         load_mapping(path)
     text = str(err.value)
-    for key in ("steering_lock: Extra inputs are not permitted", "axes.steering.axis:",
-                "axes.steering.dead_zone:", "buttons.horn:"):
+    for key in (
+        "steering_lock: Extra inputs are not permitted",
+        "axes.steering.axis:",
+        "axes.steering.dead_zone:",
+        "buttons.horn:",
+    ):
         assert key in text, text
     path.write_text("[buttons]\nhorn = 1\n")  # shift_down is button 1 by default
     with pytest.raises(ConfigError, match="shift_down and horn are both button 1"):
@@ -180,8 +211,10 @@ def test_mapping_naming_a_missing_axis_is_reported(router: Router) -> None:
 
 def test_script_file(tmp_path: Path) -> None:
     path = tmp_path / "drive.toml"
-    path.write_text("end = 2.0\n[[step]]\nt = 0.0\naxes = [0.0, 1.0, 0.0]\n"
-                    "[[step]]\nt = 1.0\naxes = [0.5, 0.0, 1.0]\nbuttons = [0, 1]\n")
+    path.write_text(
+        "end = 2.0\n[[step]]\nt = 0.0\naxes = [0.0, 1.0, 0.0]\n"
+        "[[step]]\nt = 1.0\naxes = [0.5, 0.0, 1.0]\nbuttons = [0, 1]\n"
+    )
     backend = ScriptedBackend.from_toml(path)
     assert backend.read(0.5) == ([0.0, 1.0, 0.0], B)
     assert backend.read(1.5) == ([0.5, 0.0, 1.0], press(1))
@@ -204,11 +237,13 @@ def test_calibration_wizard_finds_axes_ranges_and_buttons() -> None:
     """A wheel whose steering is axis 2 (reversed), throttle axis 0 resting at +1, brake 3."""
     clock = [0.0]
     rest = [1.0, 0.0, 0.0, -1.0]
-    steps = [Step(0.0, rest, [False] * 8),
-             Step(1.0, [1.0, 0.0, 0.9, -1.0]),    # wheel left
-             Step(2.0, [1.0, 0.0, -0.9, -1.0]),   # wheel right
-             Step(3.0, [-1.0, 0.1, 0.0, -1.0]),   # throttle pressed
-             Step(4.0, [1.0, 0.0, 0.0, 1.0])]     # brake pressed
+    steps = [
+        Step(0.0, rest, [False] * 8),
+        Step(1.0, [1.0, 0.0, 0.9, -1.0]),  # wheel left
+        Step(2.0, [1.0, 0.0, -0.9, -1.0]),  # wheel right
+        Step(3.0, [-1.0, 0.1, 0.0, -1.0]),  # throttle pressed
+        Step(4.0, [1.0, 0.0, 0.0, 1.0]),
+    ]  # brake pressed
     # then each button in turn: shift up 6, shift down 7, horn 0, camera 1, start none, quit 3
     for i, button in enumerate([6, 7, 0, 1, None, 3]):
         t = 5.0 + 20.0 * i
@@ -234,5 +269,6 @@ def test_calibration_wizard_finds_axes_ranges_and_buttons() -> None:
     assert (throttle.axis, throttle.low, throttle.high) == (0, 1.0, -1.0)
     assert (brake.axis, brake.low, brake.high) == (3, -1.0, 1.0)
     assert steering.centred(0.9) == -1.0 and throttle.pedal(-1.0) == 1.0
-    assert mapping.buttons == ButtonMap(shift_up=6, shift_down=7, horn=0, camera=1,
-                                        engine_start=None, quit=3)
+    assert mapping.buttons == ButtonMap(
+        shift_up=6, shift_down=7, horn=0, camera=1, engine_start=None, quit=3
+    )

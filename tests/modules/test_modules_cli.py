@@ -15,8 +15,10 @@ from vcosim.bus.router import Router
 
 def test_vcosim_sound_renders_for_its_duration(router: Router, tmp_path: Path) -> None:
     wav_path = tmp_path / "s.wav"
-    result = CliRunner().invoke(app, ["sound", "--port", str(router.address[1]), "--wav",
-                                      str(wav_path), "--duration", "0.3"])
+    result = CliRunner().invoke(
+        app,
+        ["sound", "--port", str(router.address[1]), "--wav", str(wav_path), "--duration", "0.3"],
+    )
     assert result.exit_code == 0, result.output
     with wave.open(str(wav_path), "rb") as wav:
         assert wav.getnframes() >= 0.3 * 44100 - 441
@@ -24,8 +26,10 @@ def test_vcosim_sound_renders_for_its_duration(router: Router, tmp_path: Path) -
 
 def test_vcosim_input_script_quits_everyone(router: Router, tmp_path: Path) -> None:
     script = tmp_path / "quit.toml"
-    script.write_text("[[step]]\nt = 0.0\naxes = [0.0, 0.5, 0.0]\n"
-                      "[[step]]\nt = 0.2\nbuttons = [0, 0, 0, 0, 0, 1]\n")
+    script.write_text(
+        "[[step]]\nt = 0.0\naxes = [0.0, 0.5, 0.0]\n"
+        "[[step]]\nt = 0.2\nbuttons = [0, 0, 0, 0, 0, 1]\n"
+    )
     port = router.address[1]
     with BusClient(ModuleId.VEHICLE, port=port) as vehicle:
         vehicle.send(FMLM(90, 22050, 0, 22050, to=ModuleId.SOUND))  # (no sound module: counted)

@@ -40,7 +40,7 @@ def write_wav(path: Path, samples: np.ndarray) -> np.ndarray:
     """Through the WAV sink and back: what a listener would get."""
     sink = WavSink(path, S.sample_rate)
     for start in range(0, samples.size, S.block):
-        sink.write(samples[start:start + S.block])
+        sink.write(samples[start : start + S.block])
     sink.close()
     sink.close()  # safe twice
     with wave.open(str(path), "rb") as wav:
@@ -73,10 +73,12 @@ def test_firing_frequency_from_fmlm() -> None:
 @pytest.mark.parametrize("load", [0.0, 1.0])
 def test_dominant_component_follows_firing_frequency(tmp_path: Path, load: float) -> None:
     rpms = [900, 1500, 2500, 3500, 4500, 6000]
-    samples = write_wav(tmp_path / "sweep.wav",
-                        render_script(hold([fmlm(r, load) for r in rpms], 0.6), 0.6 * len(rpms)))
+    samples = write_wav(
+        tmp_path / "sweep.wav",
+        render_script(hold([fmlm(r, load) for r in rpms], 0.6), 0.6 * len(rpms)),
+    )
     for j, rpm in enumerate(rpms):
-        steady = samples[int((0.6 * j + 0.1) * S.sample_rate):int(0.6 * (j + 1) * S.sample_rate)]
+        steady = samples[int((0.6 * j + 0.1) * S.sample_rate) : int(0.6 * (j + 1) * S.sample_rate)]
         expected = rpm / 60 * S.cylinders / 2
         assert peak_frequency(steady) == pytest.approx(expected, rel=0.03), rpm
 
@@ -147,8 +149,9 @@ def test_channels_limit_and_stop() -> None:
     assert "t12.wav" in mixer.tones
 
 
-@pytest.mark.parametrize("name", ["engine_start.wav", "engine_stop.wav", "gear_change.wav",
-                                  "horn.wav", "anything.wav"])
+@pytest.mark.parametrize(
+    "name", ["engine_start.wav", "engine_stop.wav", "gear_change.wav", "horn.wav", "anything.wav"]
+)
 def test_one_shot_sounds_play_and_end(name: str) -> None:
     mixer = Mixer()
     mixer.apply(SoundOnce(name, 255))

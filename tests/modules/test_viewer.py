@@ -13,11 +13,13 @@ import numpy as np
 import pytest
 from PIL import Image
 
-pytest.importorskip("starlette", reason="the viewer extra is not installed (pip install "
-                    "-e '.[viewer]')")
+pytest.importorskip(
+    "starlette", reason="the viewer extra is not installed (pip install -e '.[viewer]')"
+)
 pytest.importorskip("uvicorn", reason="the viewer extra is not installed")
-websockets_sync = pytest.importorskip("websockets.sync.client",
-                                      reason="the viewer extra is not installed")
+websockets_sync = pytest.importorskip(
+    "websockets.sync.client", reason="the viewer extra is not installed"
+)
 
 from vcosim.bus.catalogue import FMLM, FMVM, IMFM, VMFM, IMVMCamera, Shutdown, SoundOnce  # noqa: E402
 from vcosim.bus.client import BusClient  # noqa: E402
@@ -139,12 +141,14 @@ def test_keys_on_the_page_become_imfm_on_the_bus(viewer: Viewer, client):
     monitor = client(20, monitor=True)
     with websockets_sync.connect(ws_url(viewer)) as ws:
         recv_until(ws, lambda f: f["type"] == "hello")
-        ws.send(json.dumps({"type": "input", "throttle": 255, "brake": 0, "steering": 0,
-                            "shift": 0}))
+        ws.send(
+            json.dumps({"type": "input", "throttle": 255, "brake": 0, "steering": 0, "shift": 0})
+        )
         imfm = message_until(monitor, IMFM)
         assert imfm == IMFM(255, 0, 0, 0, to=16)
-        ws.send(json.dumps({"type": "input", "throttle": 0, "brake": 0, "steering": 128,
-                            "shift": 1}))
+        ws.send(
+            json.dumps({"type": "input", "throttle": 0, "brake": 0, "steering": 128, "shift": 1})
+        )
         shift = message_until(monitor, IMFM)
         assert shift.shift == 1 and shift.enqueue  # a shift must not be replaced
         ws.send(json.dumps({"type": "horn"}))
@@ -173,8 +177,9 @@ def test_a_bad_command_is_answered_not_fatal(viewer: Viewer, client):
         error = recv_until(ws, lambda f: f["type"] == "error")
         assert error["error"] == "throttle 300 is out of range 0..255"
         ws.send(json.dumps({"type": "fly"}))
-        assert "unknown command type 'fly'" in recv_until(ws, lambda f: f["type"] == "error")[
-            "error"]
+        assert (
+            "unknown command type 'fly'" in recv_until(ws, lambda f: f["type"] == "error")["error"]
+        )
         ws.send(json.dumps({"type": "input", "throttle": 10, "brake": 0, "steering": 128}))
         assert message_until(monitor, IMFM).throttle == 10
     assert viewer.stats.bad_commands == 2
@@ -185,10 +190,12 @@ def test_ground_from_the_page_becomes_vmfm_when_asked(viewer_factory, client):
     monitor = client(20, monitor=True)
     with websockets_sync.connect(ws_url(viewer)) as ws:
         recv_until(ws, lambda f: f["type"] == "hello" and f["send_ground"])
-        ws.send(json.dumps({"type": "ground", "height": [0.1, 0.2, 0.3, 0.4],
-                            "friction": [1.0, 0.9, 0.8, 0.7]}))
-        assert message_until(monitor, VMFM) == VMFM(0.1, 0.2, 0.3, 0.4, 1.0, 0.9, 0.8, 0.7,
-                                                    to=16)
+        ws.send(
+            json.dumps(
+                {"type": "ground", "height": [0.1, 0.2, 0.3, 0.4], "friction": [1.0, 0.9, 0.8, 0.7]}
+            )
+        )
+        assert message_until(monitor, VMFM) == VMFM(0.1, 0.2, 0.3, 0.4, 1.0, 0.9, 0.8, 0.7, to=16)
 
 
 def test_shutdown_ends_the_viewer_and_tells_the_page(viewer: Viewer, client):
@@ -238,8 +245,9 @@ def hilly_terrain(folder: Path) -> Terrain:
     road[20:28, :] = 255
     Image.fromarray(heights).save(folder / "height.png")
     Image.fromarray(road).save(folder / "road.png")
-    return Terrain.from_images(folder / "height.png", folder / "road.png", hill_height=12.0,
-                               size=200.0)
+    return Terrain.from_images(
+        folder / "height.png", folder / "road.png", hill_height=12.0, size=200.0
+    )
 
 
 def test_terrain_json_matches_the_vehicles_terrain_within_1_cm(tmp_path: Path):
@@ -277,8 +285,20 @@ def test_vcosim_view_serves_until_shutdown(router: Router, client):
     import sys
 
     proc = subprocess.Popen(
-        [sys.executable, "-m", "vcosim", "view", "--port", "0", "--bus-port",
-         str(router.address[1])], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        [
+            sys.executable,
+            "-m",
+            "vcosim",
+            "view",
+            "--port",
+            "0",
+            "--bus-port",
+            str(router.address[1]),
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     try:
         line = proc.stdout.readline()  # type: ignore[union-attr]
         assert line.startswith("vcosim viewer: open http://127.0.0.1:"), line
@@ -302,7 +322,11 @@ def test_engine_status_from_the_vehicle_reaches_the_page(viewer: Viewer, client)
         vehicle.send(EngineStatus(-1, 0.98, -1, 0, 1, to=18))  # reverse, no coupling
         frame = recv_until(ws, lambda f: f["type"] == "state" and f["gear"] is not None)
         assert (frame["gear"], frame["rtf"], frame["latency_ms"], frame["connected"]) == (
-            -1, 0.98, None, False)
+            -1,
+            0.98,
+            None,
+            False,
+        )
         vehicle.send(EngineStatus(3, 1.0, 2.5, 1, 1, to=18))
         frame = recv_until(ws, lambda f: f["type"] == "state" and f["gear"] == 3)
         assert (frame["rtf"], frame["latency_ms"], frame["connected"]) == (1.0, 2.5, True)

@@ -14,8 +14,9 @@ import pytest
 
 pytest.importorskip("starlette", reason="the viewer extra is not installed")
 pytest.importorskip("uvicorn", reason="the viewer extra is not installed")
-sync_api = pytest.importorskip("playwright.sync_api", reason="playwright is not installed "
-                               "(pip install playwright)")
+sync_api = pytest.importorskip(
+    "playwright.sync_api", reason="playwright is not installed (pip install playwright)"
+)
 
 from modules.test_viewer import hilly_terrain  # noqa: E402
 from vcosim.bus.catalogue import FMVM, IMFM, VMFM, EngineStatus, Shutdown  # noqa: E402
@@ -28,14 +29,24 @@ from vcosim.sim.simulation import Simulation  # noqa: E402
 from vcosim.vehicle import Vehicle  # noqa: E402
 
 CHROMIUM = os.environ.get("VCOSIM_CHROMIUM", "/usr/bin/chromium")
-ARGS = ["--headless=new", "--no-sandbox", "--disable-gpu", "--use-gl=swiftshader",
-        "--disable-background-networking", "--disable-component-update", "--no-first-run"]
-SHOTS = Path(os.environ.get("VCOSIM_SCREENSHOTS", "")) if os.environ.get(
-    "VCOSIM_SCREENSHOTS") else None
+ARGS = [
+    "--headless=new",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--use-gl=swiftshader",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--no-first-run",
+]
+SHOTS = (
+    Path(os.environ.get("VCOSIM_SCREENSHOTS", "")) if os.environ.get("VCOSIM_SCREENSHOTS") else None
+)
 
 if not (Path(CHROMIUM).exists() or shutil.which(CHROMIUM)):
-    pytest.skip(f"no chromium at {CHROMIUM} (apt-get install chromium, or set VCOSIM_CHROMIUM)",
-                allow_module_level=True)
+    pytest.skip(
+        f"no chromium at {CHROMIUM} (apt-get install chromium, or set VCOSIM_CHROMIUM)",
+        allow_module_level=True,
+    )
 
 
 @pytest.fixture(scope="module")
@@ -58,8 +69,9 @@ def page(browser: Any) -> Iterator[Any]:
 
 def open_viewer(page: Any, viewer: Viewer) -> None:
     page.goto(viewer.url)
-    page.wait_for_function("window.vcosim && window.vcosim.ready && window.vcosim.connected",
-                           timeout=30_000)
+    page.wait_for_function(
+        "window.vcosim && window.vcosim.ready && window.vcosim.connected", timeout=30_000
+    )
 
 
 def shot(page: Any, name: str) -> bytes:
@@ -86,8 +98,10 @@ def canvas_is_drawn(page: Any) -> bool:
 
 def test_page_draws_the_car_follows_it_and_switches_camera(router: Router, page, tmp_path):
     terrain = hilly_terrain(tmp_path)
-    with Viewer("127.0.0.1", router.address[1], port=0, terrain=terrain) as viewer, \
-            BusClient(16, port=router.address[1]).connect(timeout=2.0) as car:
+    with (
+        Viewer("127.0.0.1", router.address[1], port=0, terrain=terrain) as viewer,
+        BusClient(16, port=router.address[1]).connect(timeout=2.0) as car,
+    ):
         open_viewer(page, viewer)
         h = terrain.sample(0.0, 0.0)[0]
         car.send(FMVM(0.0, 0.0, h + 0.6, 0.0, 0.0, 0.0, 0.0, to=18))
@@ -98,8 +112,9 @@ def test_page_draws_the_car_follows_it_and_switches_camera(router: Router, page,
         x = 25.0
         car.send(FMVM(x, 2.0, terrain.sample(x, 2.0)[0] + 0.6, 0.0, 0.0, 0.4, 10.0, to=18))
         page.wait_for_function(f"window.vcosim.state.x === {x}", timeout=10_000)
-        page.evaluate("() => new Promise((r) => requestAnimationFrame(() => "
-                      "requestAnimationFrame(r)))")
+        page.evaluate(
+            "() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)))"
+        )
         assert shot(page, "viewer-moved") != before
 
         # the page's terrain at the wheels is the vehicle's, within 1 cm
@@ -126,8 +141,10 @@ def test_throttle_key_drives_the_simulated_car(router: Router, page):
     thread.start()
     assert router.wait_until(lambda: 16 in router.modules, 10.0)
     try:
-        with Viewer("127.0.0.1", port, port=0) as viewer, \
-                BusClient(20, port=port, monitor=True).connect(timeout=2.0) as monitor:
+        with (
+            Viewer("127.0.0.1", port, port=0) as viewer,
+            BusClient(20, port=port, monitor=True).connect(timeout=2.0) as monitor,
+        ):
             open_viewer(page, viewer)
             page.wait_for_function("window.vcosim.state.poses > 10", timeout=10_000)
             start = shot(page, "viewer-drive-start")
@@ -152,8 +169,10 @@ def test_throttle_key_drives_the_simulated_car(router: Router, page):
 def test_page_answers_with_the_ground_under_each_wheel(router: Router, page, tmp_path):
     terrain = hilly_terrain(tmp_path)
     port = router.address[1]
-    with Viewer("127.0.0.1", port, port=0, terrain=terrain, send_ground=True) as viewer, \
-            BusClient(16, port=port).connect(timeout=2.0) as car:
+    with (
+        Viewer("127.0.0.1", port, port=0, terrain=terrain, send_ground=True) as viewer,
+        BusClient(16, port=port).connect(timeout=2.0) as car,
+    ):
         open_viewer(page, viewer)
         x, y = 30.0, -12.0
         car.send(FMVM(x, y, terrain.sample(x, y)[0] + 0.6, 0.0, 0.0, 1.0, 0.0, to=18))
@@ -164,8 +183,10 @@ def test_page_answers_with_the_ground_under_each_wheel(router: Router, page, tmp
         def matches(m: VMFM) -> bool:  # the page's answer for this pose, within 1 cm
             heights = (m.height_fl, m.height_fr, m.height_rl, m.height_rr)
             frictions = (m.friction_fl, m.friction_fr, m.friction_rl, m.friction_rr)
-            return all(abs(h - eh) < 0.01 and abs(mu - emu) < 1e-3
-                       for h, mu, (eh, emu) in zip(heights, frictions, expected, strict=True))
+            return all(
+                abs(h - eh) < 0.01 and abs(mu - emu) < 1e-3
+                for h, mu, (eh, emu) in zip(heights, frictions, expected, strict=True)
+            )
 
         deadline = time.monotonic() + 10
         seen: list[VMFM] = []
@@ -178,20 +199,24 @@ def test_page_answers_with_the_ground_under_each_wheel(router: Router, page, tmp
 
 
 def test_hud_shows_the_real_gear_and_the_dashboard_rtf_and_latency(router: Router, page):
-    with Viewer("127.0.0.1", router.address[1], port=0) as viewer, \
-            BusClient(16, port=router.address[1]).connect(timeout=2.0) as car:
+    with (
+        Viewer("127.0.0.1", router.address[1], port=0) as viewer,
+        BusClient(16, port=router.address[1]).connect(timeout=2.0) as car,
+    ):
         open_viewer(page, viewer)
         assert page.evaluate("window.vcosim.plots") == ["speed km/h", "rpm", "throttle / brake"]
         assert page.evaluate("window.vcosim.mirror.flipped")
         car.send(FMVM(0.0, 0.0, 0.6, 0.0, 0.0, 0.0, 0.0, to=18))
         car.send(EngineStatus(-1, 0.99, -1, 0, 1, to=18))  # reverse, no coupling
-        page.wait_for_function("document.getElementById('gear').textContent === 'R'",
-                               timeout=10_000)
+        page.wait_for_function(
+            "document.getElementById('gear').textContent === 'R'", timeout=10_000
+        )
         page.wait_for_function("window.vcosim.plots.includes('real-time factor')")
         assert "reply latency ms" not in page.evaluate("window.vcosim.plots")
         car.send(EngineStatus(3, 1.0, 2.5, 1, 1, to=18))  # third gear, a coupling answers
-        page.wait_for_function("document.getElementById('gear').textContent === '3'",
-                               timeout=10_000)
+        page.wait_for_function(
+            "document.getElementById('gear').textContent === '3'", timeout=10_000
+        )
         page.wait_for_function("window.vcosim.plots.includes('reply latency ms')")
         assert canvas_is_drawn(page)
         shot(page, "viewer-dashboard")

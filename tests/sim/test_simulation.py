@@ -61,8 +61,10 @@ def test_fast_pacing_runs_ahead_of_real_time():
 
 def test_stop_from_a_hook_ends_the_run_after_the_frame():
     sim = Simulation(Vehicle(), Pacer("fast"))
-    sim.attach("stopper", type("Stopper", (), {
-        "on_frame": lambda self, s: s.stop() if s.time > 0.1 else None})())
+    sim.attach(
+        "stopper",
+        type("Stopper", (), {"on_frame": lambda self, s: s.stop() if s.time > 0.1 else None})(),
+    )
     report = sim.run(None)
     assert 0.1 < report.sim_time < 0.2
     assert not report.interrupted

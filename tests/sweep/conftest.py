@@ -7,8 +7,9 @@ import pytest
 from vcosim.sweep.config import Sweep, parse
 
 
-def small_sweep(parameters: dict[str, Any], *, duration: float = 0.5, mode: str = "grid",
-                **sections: Any) -> Sweep:
+def small_sweep(
+    parameters: dict[str, Any], *, duration: float = 0.5, mode: str = "grid", **sections: Any
+) -> Sweep:
     """A short cruise sweep (0.5 s runs) with ``parameters`` varied."""
     data: dict[str, Any] = {
         "scenario": {"name": "test", "duration": duration},

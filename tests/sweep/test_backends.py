@@ -31,8 +31,9 @@ def assert_same_tables(a: dict[str, list], b: dict[str, list]) -> None:
     assert list(a) == list(b)
     for name in a:
         if isinstance(a[name][0], float):
-            np.testing.assert_array_equal(np.array(a[name], float), np.array(b[name], float),
-                                          err_msg=name)  # NaN equals NaN here
+            np.testing.assert_array_equal(
+                np.array(a[name], float), np.array(b[name], float), err_msg=name
+            )  # NaN equals NaN here
         else:
             assert a[name] == b[name], name
 
@@ -80,8 +81,10 @@ def test_ray_backend_gives_the_same_metric_table(serial_outcome, make_sweep):
 
 
 def test_a_failing_run_is_reported_and_the_others_are_intact(make_sweep, tmp_path):
-    sweep = make_sweep({"controller.fail_above": [100.0, 0.15], "controller.kp": [0.2, 0.6]},
-                       controller={"name": "sweep_faulty:Faulty", "speed": 8.0})
+    sweep = make_sweep(
+        {"controller.fail_above": [100.0, 0.15], "controller.kp": [0.2, 0.6]},
+        controller={"name": "sweep_faulty:Faulty", "speed": 8.0},
+    )
     with LocalBackend(2) as backend:
         outcome = run_sweep(sweep, backend, progress=False, out_dir=tmp_path)
     assert [r.status for r in outcome.results] == ["ok", "ok", "failed", "failed"]
@@ -92,8 +95,9 @@ def test_a_failing_run_is_reported_and_the_others_are_intact(make_sweep, tmp_pat
         alone, _ = run_scenario(sweep.scenario, result.params)
         for name, value in alone.items():
             if name not in TIMING_COLUMNS:
-                assert result.metrics[name] == value or (math.isnan(value) and
-                                                         math.isnan(result.metrics[name]))
+                assert result.metrics[name] == value or (
+                    math.isnan(value) and math.isnan(result.metrics[name])
+                )
     table = read_results(tmp_path / "results.parquet").to_pydict()
     assert table["status"] == ["ok", "ok", "failed", "failed"]
     assert table["error"][2].startswith("ValueError: speed 0.2 above 0.15")
@@ -109,9 +113,11 @@ def test_a_failing_run_is_reported_and_the_others_are_intact(make_sweep, tmp_pat
 def test_a_run_that_kills_its_worker_fails_alone(make_sweep):
     crash = [False] * 7
     crash[3] = True
-    sweep = make_sweep({"controller.crash": crash, "controller.kp": [0.1 * k for k in
-                                                                     range(1, 8)]},
-                       mode="list", controller={"name": "sweep_faulty:Crashing"})
+    sweep = make_sweep(
+        {"controller.crash": crash, "controller.kp": [0.1 * k for k in range(1, 8)]},
+        mode="list",
+        controller={"name": "sweep_faulty:Crashing"},
+    )
     with LocalBackend(2, chunk_size=2) as backend:
         outcome = run_sweep(sweep, backend, progress=False, write=False)
     assert [r.index for r in outcome.results] == list(range(7))
@@ -129,8 +135,9 @@ def test_an_interrupt_keeps_the_finished_runs(make_sweep, tmp_path):
             raise KeyboardInterrupt
 
     with LocalBackend(2) as backend:
-        outcome = run_sweep(sweep, backend, progress=False, out_dir=tmp_path,
-                            on_result=interrupt_after_five)
+        outcome = run_sweep(
+            sweep, backend, progress=False, out_dir=tmp_path, on_result=interrupt_after_five
+        )
         assert backend._pool is None  # the workers were stopped
     assert outcome.interrupted
     assert [r.index for r in outcome.results] == sorted(seen)

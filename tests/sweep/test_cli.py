@@ -29,8 +29,9 @@ def test_sweep_command_writes_results(tmp_path):
     path = tmp_path / "s.toml"
     path.write_text(SWEEP)
     out = tmp_path / "out"
-    result = CliRunner().invoke(app, ["sweep", str(path), "--workers", "0", "--out", str(out),
-                                      "--signals"])
+    result = CliRunner().invoke(
+        app, ["sweep", str(path), "--workers", "0", "--out", str(out), "--signals"]
+    )
     assert result.exit_code == 0, result.output
     assert "6 of 6 runs finished" in result.output
     assert read_results(out / "results.parquet").num_rows == 6
@@ -41,8 +42,7 @@ def test_sweep_command_writes_results(tmp_path):
 def test_check_lists_the_runs_without_running(tmp_path):
     path = tmp_path / "s.toml"
     path.write_text(SWEEP)
-    result = CliRunner().invoke(app, ["sweep", str(path), "--check", "--out",
-                                      str(tmp_path / "o")])
+    result = CliRunner().invoke(app, ["sweep", str(path), "--check", "--out", str(tmp_path / "o")])
     assert result.exit_code == 0, result.output
     assert "sweep cli: 6 runs of 0.3 s" in result.output
     assert not (tmp_path / "o").exists()
@@ -50,10 +50,17 @@ def test_check_lists_the_runs_without_running(tmp_path):
 
 def test_a_bad_sweep_file_lists_every_problem(tmp_path):
     path = tmp_path / "bad.toml"
-    path.write_text(SWEEP.replace('"controller.kp"', '"controller.kpp"')
-                    .replace("duration = 0.3", "duration = -1"))
-    run = subprocess.run([sys.executable, "-m", "vcosim", "sweep", str(path)],
-                         capture_output=True, text=True, timeout=60)
+    path.write_text(
+        SWEEP.replace('"controller.kp"', '"controller.kpp"').replace(
+            "duration = 0.3", "duration = -1"
+        )
+    )
+    run = subprocess.run(
+        [sys.executable, "-m", "vcosim", "sweep", str(path)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert run.returncode == 2
     assert "is invalid (2 problem(s))" in run.stderr
     assert "unknown controller parameter 'kpp'" in run.stderr

@@ -32,20 +32,26 @@ def test_grid_varies_the_first_parameter_slowest(make_sweep):
 
 
 def test_ranges_lists_and_fixed_values(make_sweep):
-    sweep = make_sweep({"controller.speed": {"from": 5, "to": 15, "num": 3},
-                        "coupling.ext_time": {"from": 0.001, "to": 0.1, "num": 3, "log": True},
-                        "controller.ki": 0.1},
-                       mode="list")
+    sweep = make_sweep(
+        {
+            "controller.speed": {"from": 5, "to": 15, "num": 3},
+            "coupling.ext_time": {"from": 0.001, "to": 0.1, "num": 3, "log": True},
+            "controller.ki": 0.1,
+        },
+        mode="list",
+    )
     assert [r["controller.speed"] for r in sweep.runs] == [5.0, 10.0, 15.0]
     assert [r["coupling.ext_time"] for r in sweep.runs] == pytest.approx([0.001, 0.01, 0.1])
     assert all(r["controller.ki"] == 0.1 for r in sweep.runs)
 
 
 def test_random_draws_are_seeded_and_in_bounds(make_sweep):
-    spec = {"vehicle.tyres.friction": {"low": 0.3, "high": 1.0},
-            "coupling.ext_time": {"low": 0.001, "high": 0.02, "log": True},
-            "vehicle.tyres.noise_seed": {"low": 0, "high": 1000, "integer": True},
-            "controller.speed": [5.0, 10.0]}
+    spec = {
+        "vehicle.tyres.friction": {"low": 0.3, "high": 1.0},
+        "coupling.ext_time": {"low": 0.001, "high": 0.02, "log": True},
+        "vehicle.tyres.noise_seed": {"low": 0, "high": 1000, "integer": True},
+        "controller.speed": [5.0, 10.0],
+    }
     a = make_sweep(spec, mode="random", sweep={"samples": 40, "seed": 7})
     b = make_sweep(spec, mode="random", sweep={"samples": 40, "seed": 7})
     c = make_sweep(spec, mode="random", sweep={"samples": 40, "seed": 8})
@@ -59,16 +65,22 @@ def test_random_draws_are_seeded_and_in_bounds(make_sweep):
 
 
 def test_every_bad_parameter_path_is_reported_at_once():
-    found = problems({"sweep": {"parameters": {
-        "controller.kpp": [1, 2],
-        "vehicle.tyres.fiction": [0.5],
-        "vehicle.tyres": [1],
-        "coupling.ext_tim": [0.001],
-        "vehicles.body.wheelbase": [3.0],
-        "sweep.seed": [1],
-        "scenario.duration": {"low": 1, "high": 2},
-        "terrain.friction": {"from": 0.1, "to": 1.0},
-    }}})
+    found = problems(
+        {
+            "sweep": {
+                "parameters": {
+                    "controller.kpp": [1, 2],
+                    "vehicle.tyres.fiction": [0.5],
+                    "vehicle.tyres": [1],
+                    "coupling.ext_tim": [0.001],
+                    "vehicles.body.wheelbase": [3.0],
+                    "sweep.seed": [1],
+                    "scenario.duration": {"low": 1, "high": 2},
+                    "terrain.friction": {"from": 0.1, "to": 1.0},
+                }
+            }
+        }
+    )
     assert found == [
         "sweep.parameters.'controller.kpp': unknown controller parameter 'kpp'; did you mean "
         "'kp'? (valid: speed, kp, ki, brake_gain, integral)",
@@ -94,13 +106,15 @@ def test_every_bad_parameter_path_is_reported_at_once():
 
 
 def test_file_level_problems_name_their_keys():
-    found = problems({
-        "scenario": {"duration": -1, "speed": 3},
-        "coupling": {"ext_time": "fast", "timing": "soon"},
-        "sweep": {"mode": "grid", "samples": 3},
-        "output": {"worst": 0},
-        "extra": {},
-    })
+    found = problems(
+        {
+            "scenario": {"duration": -1, "speed": 3},
+            "coupling": {"ext_time": "fast", "timing": "soon"},
+            "sweep": {"mode": "grid", "samples": 3},
+            "output": {"worst": 0},
+            "extra": {},
+        }
+    )
     assert found == [
         "scenario.duration: Input should be greater than 0",
         "scenario.speed: unknown key",
@@ -112,21 +126,33 @@ def test_file_level_problems_name_their_keys():
 
 
 def test_every_run_is_checked_before_anything_runs():
-    found = problems({
-        "scenario": {"gearbox": "manual"},
-        "sweep": {"parameters": {"vehicle.tyres.friction": [1.0, -0.5],
-                                 "scenario.initial_speed": [0.0, 5.0]}},
-        "output": {"signal_names": ["groundsped"]},
-    })
+    found = problems(
+        {
+            "scenario": {"gearbox": "manual"},
+            "sweep": {
+                "parameters": {
+                    "vehicle.tyres.friction": [1.0, -0.5],
+                    "scenario.initial_speed": [0.0, 5.0],
+                }
+            },
+            "output": {"signal_names": ["groundsped"]},
+        }
+    )
     assert found == [
         "output.signal_names: unknown signal 'groundsped'; did you mean 'groundspeed'? "
         "(valid: " + found[0].split("(valid: ")[1],
     ]
-    found = problems({
-        "scenario": {"gearbox": "manual"},
-        "sweep": {"parameters": {"vehicle.tyres.friction": [1.0, -0.5],
-                                 "scenario.initial_speed": [0.0, 5.0]}},
-    })
+    found = problems(
+        {
+            "scenario": {"gearbox": "manual"},
+            "sweep": {
+                "parameters": {
+                    "vehicle.tyres.friction": [1.0, -0.5],
+                    "scenario.initial_speed": [0.0, 5.0],
+                }
+            },
+        }
+    )
     assert found == [
         "scenario.initial_speed: a speed > 0 needs gearbox = 'automatic' (runs 1, 3; first: "
         "vehicle.tyres.friction = 1.0, scenario.initial_speed = 5.0)",
@@ -136,22 +162,30 @@ def test_every_run_is_checked_before_anything_runs():
 
 
 def test_scenario_rules_across_keys():
-    found = problems({
-        "scenario": {"duration": 2.0, "manoeuvre": [{"time": 3.0, "steerin": 0.1},
-                                                    {"time": 1.0, "brake": "hard"}]},
-        "controller": {"name": "cruse"},
-        "coupling": {"transport": "udp", "timing": "realtime"},
-        "metrics": {"signal": "speedd", "target": "controller.speed"},
-    })
+    found = problems(
+        {
+            "scenario": {
+                "duration": 2.0,
+                "manoeuvre": [{"time": 3.0, "steerin": 0.1}, {"time": 1.0, "brake": "hard"}],
+            },
+            "controller": {"name": "cruse"},
+            "coupling": {"transport": "udp", "timing": "realtime"},
+            "metrics": {"signal": "speedd", "target": "controller.speed"},
+        }
+    )
     assert found[0] == "scenario.manoeuvre.0.time: 3 s is not before the end of the run (2 s)"
-    assert found[1].startswith("scenario.manoeuvre.0.steerin: unknown vehicle input "
-                               "'steerin'; did you mean 'steering'?")
+    assert found[1].startswith(
+        "scenario.manoeuvre.0.steerin: unknown vehicle input 'steerin'; did you mean 'steering'?"
+    )
     assert found[2] == "scenario.manoeuvre.1.brake: must be a number"
-    assert found[3] == ("coupling.transport: 'udp' needs timing = 'lockstep' (a real-time UDP "
-                        "run is not reproducible)")
+    assert found[3] == (
+        "coupling.transport: 'udp' needs timing = 'lockstep' (a real-time UDP "
+        "run is not reproducible)"
+    )
     assert found[4].startswith("metrics.signal: unknown signal 'speedd'; did you mean 'speed'?")
-    assert found[5].startswith("controller.name: unknown controller 'cruse'; did you mean "
-                               "'cruise'?")
+    assert found[5].startswith(
+        "controller.name: unknown controller 'cruse'; did you mean 'cruise'?"
+    )
     assert found[6].startswith("metrics.target: 'controller.speed' is not a number")
     assert len(found) == 7
 
@@ -170,8 +204,12 @@ def test_targets_default_to_the_controllers_setpoint(make_sweep):
 def test_the_examples_are_valid():
     gains = load_sweep(EXAMPLES / "cruise-gains.toml")
     assert len(gains.runs) == 3 * 4 * 3 * 3
-    assert gains.parameters == ["controller.kp", "controller.ki", "controller.speed",
-                                "terrain.friction"]
+    assert gains.parameters == [
+        "controller.kp",
+        "controller.ki",
+        "controller.speed",
+        "terrain.friction",
+    ]
     timing = load_sweep(EXAMPLES / "timing.toml")
     assert len(timing.runs) == 20
     assert timing.scenario.coupling.compute_time == "measured"

@@ -59,8 +59,7 @@ def test_min_realtime_factor():
 
 
 def test_a_run_is_deterministic_with_friction_noise(make_sweep):
-    sweep = make_sweep({}, vehicle={"tyres": {"friction_noise_variance": 0.01,
-                                              "noise_seed": 3}})
+    sweep = make_sweep({}, vehicle={"tyres": {"friction_noise_variance": 0.01, "noise_seed": 3}})
     spec = SignalSpec(("groundspeed", "accY", "yaw_deg"), every=1)
     a, sa = run_scenario(sweep.scenario, {}, spec)
     b, sb = run_scenario(sweep.scenario, {}, spec)
@@ -75,10 +74,10 @@ def test_a_run_is_deterministic_with_friction_noise(make_sweep):
 
 
 def test_in_process_and_udp_lockstep_runs_give_identical_signals(make_sweep):
-    sweep = make_sweep({}, duration=2.0,
-                       scenario={"manoeuvre": [{"time": 1.0, "steering": 0.2}]})
-    spec = SignalSpec(("groundspeed", "accY", "yaw", "throttle", "brake", "steering", "rpm"),
-                      every=1)
+    sweep = make_sweep({}, duration=2.0, scenario={"manoeuvre": [{"time": 1.0, "steering": 0.2}]})
+    spec = SignalSpec(
+        ("groundspeed", "accY", "yaw", "throttle", "brake", "steering", "rpm"), every=1
+    )
     for params in ({}, {"coupling.memory": True, "coupling.ext_time": 0.0005}):
         local, ls = run_scenario(sweep.scenario, params, spec)
         udp, us = run_scenario(sweep.scenario, {**params, "coupling.transport": "udp"}, spec)
@@ -92,26 +91,37 @@ def test_realtime_timing_lands_replies_after_the_computation_time(make_sweep):
     sweep = make_sweep({}, duration=1.0)
     lockstep, _ = run_scenario(sweep.scenario, {})
     fast, _ = run_scenario(sweep.scenario, {"coupling.timing": "realtime"})
-    slow, _ = run_scenario(sweep.scenario, {"coupling.timing": "realtime",
-                                            "coupling.compute_time": 0.004})
-    again, _ = run_scenario(sweep.scenario, {"coupling.timing": "realtime",
-                                             "coupling.compute_time": 0.004})
+    slow, _ = run_scenario(
+        sweep.scenario, {"coupling.timing": "realtime", "coupling.compute_time": 0.004}
+    )
+    again, _ = run_scenario(
+        sweep.scenario, {"coupling.timing": "realtime", "coupling.compute_time": 0.004}
+    )
     assert deterministic(slow) == deterministic(again)
     assert lockstep["final_value"] != fast["final_value"] != slow["final_value"]
     assert slow["compute_time"] == 0.004
     assert slow["min_realtime_factor"] == pytest.approx(0.005 / (0.004 + 0.00001))
-    measured, _ = run_scenario(sweep.scenario, {"coupling.timing": "realtime",
-                                                "coupling.compute_time": "measured",
-                                                "coupling.busy_time": 0.0002})
+    measured, _ = run_scenario(
+        sweep.scenario,
+        {
+            "coupling.timing": "realtime",
+            "coupling.compute_time": "measured",
+            "coupling.busy_time": 0.0002,
+        },
+    )
     assert measured["compute_time"] >= 0.0002  # the p99 of the measured times
     assert measured["compute_time_median"] >= 0.0002
 
 
 def test_initial_speed_and_manoeuvre(make_sweep):
-    sweep = make_sweep({}, duration=1.0, scenario={
-        "initial_speed": 6.0, "manoeuvre": [{"time": 0.5, "steering": 0.3}]})
-    metrics, signals = run_scenario(sweep.scenario, {}, SignalSpec(("groundspeed", "steering"),
-                                                                    every=100))
+    sweep = make_sweep(
+        {},
+        duration=1.0,
+        scenario={"initial_speed": 6.0, "manoeuvre": [{"time": 0.5, "steering": 0.3}]},
+    )
+    metrics, signals = run_scenario(
+        sweep.scenario, {}, SignalSpec(("groundspeed", "steering"), every=100)
+    )
     assert abs(signals["groundspeed"][0] - 6.0) < 0.05
     assert metrics["step_size"] == pytest.approx(8.0 - signals["groundspeed"][0])
     np.testing.assert_allclose(signals["time"], np.arange(21) * 0.05)
@@ -121,16 +131,21 @@ def test_initial_speed_and_manoeuvre(make_sweep):
 
 
 def test_open_loop_runs_without_a_controller(make_sweep):
-    sweep = make_sweep({}, controller={"name": "none"}, metrics={"signal": "groundspeed"},
-                       scenario={"manoeuvre": [{"time": 0.0, "throttle": 0.5}]})
+    sweep = make_sweep(
+        {},
+        controller={"name": "none"},
+        metrics={"signal": "groundspeed"},
+        scenario={"manoeuvre": [{"time": 0.0, "throttle": 0.5}]},
+    )
     metrics, _ = run_scenario(sweep.scenario, {})
     assert metrics["final_value"] > 0.0
     assert math.isnan(metrics["settling_time"]) and math.isnan(metrics["min_realtime_factor"])
 
 
 def test_a_failing_run_is_a_failed_result(make_sweep):
-    sweep = make_sweep({}, controller={"name": "sweep_faulty:Faulty", "speed": 8.0,
-                                           "fail_above": 0.2})
+    sweep = make_sweep(
+        {}, controller={"name": "sweep_faulty:Faulty", "speed": 8.0, "fail_above": 0.2}
+    )
     result = safe_run(5, sweep.scenario, {"controller.kp": 0.5})
     assert result.failed and result.index == 5
     assert result.params == {"controller.kp": 0.5}

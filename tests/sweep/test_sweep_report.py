@@ -17,18 +17,39 @@ PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 
 
 def test_results_signals_and_report(make_sweep, tmp_path):
-    sweep = make_sweep({"controller.kp": [0.1, 0.9], "controller.name": ["cruise"],
-                        "coupling.memory": [False, True]},
-                       output={"signals": True, "signal_names": ["groundspeed", "yaw_deg"],
-                               "signals_every": 100, "worst": 2})
+    sweep = make_sweep(
+        {
+            "controller.kp": [0.1, 0.9],
+            "controller.name": ["cruise"],
+            "coupling.memory": [False, True],
+        },
+        output={
+            "signals": True,
+            "signal_names": ["groundspeed", "yaw_deg"],
+            "signals_every": 100,
+            "worst": 2,
+        },
+    )
     outcome = run_sweep(sweep, SerialBackend(), progress=False, out_dir=tmp_path)
     names = {p.name for p in outcome.files}
-    assert {"results.parquet", "signals.parquet", "report.html", "summary.json",
-            "failures.log"} <= names
+    assert {
+        "results.parquet",
+        "signals.parquet",
+        "report.html",
+        "summary.json",
+        "failures.log",
+    } <= names
 
     table = read_results(tmp_path / "results.parquet")
-    assert table.column_names == ["run", "status", "error", "controller.kp", "controller.name",
-                                  "coupling.memory", *RESULT_COLUMNS]
+    assert table.column_names == [
+        "run",
+        "status",
+        "error",
+        "controller.kp",
+        "controller.name",
+        "coupling.memory",
+        *RESULT_COLUMNS,
+    ]
     assert table.schema.field("run").type == pa.int64()
     assert table.schema.field("controller.kp").type == pa.float64()
     assert table.schema.field("controller.name").type == pa.string()

@@ -29,15 +29,26 @@ PEERS = {
 }
 
 
-def run_coupled(peer: BeamngLikePeer, window: int, name: str = "",
-                **config: object) -> tuple[Simulation, dict]:
+def run_coupled(
+    peer: BeamngLikePeer, window: int, name: str = "", **config: object
+) -> tuple[Simulation, dict]:
     """Couple ``peer`` to a lock-step simulation for STEPS controller steps."""
     car = Vehicle(engine_running=True)
     car.set_inputs(automatic=1, gear=1)  # selector in D: pedals are enough
     sim = Simulation(car, Pacer("lockstep", dt=car.dt))
-    endpoint = sim.attach("coupling", SimulatorEndpoint(CouplingConfig(
-        listen_port=0, controller_port=peer.port, ext_time=0.005, window=window, spin=0.0,
-        **config)))
+    endpoint = sim.attach(
+        "coupling",
+        SimulatorEndpoint(
+            CouplingConfig(
+                listen_port=0,
+                controller_port=peer.port,
+                ext_time=0.005,
+                window=window,
+                spin=0.0,
+                **config,
+            )
+        ),
+    )
     peer.start(endpoint.address)
     try:
         sim.run(STEPS * 0.005)
@@ -45,9 +56,22 @@ def run_coupled(peer: BeamngLikePeer, window: int, name: str = "",
         peer.stop()
         endpoint.close()
     report = endpoint.report()
-    figures = {"answered": peer.stats.replies, "speed": sim.vehicle.signal("groundspeed"),
-               **{k: report[k] for k in ("sent", "applied", "stale", "duplicate",
-                                         "startup_unapplied", "timeouts", "malformed")}}
+    figures = {
+        "answered": peer.stats.replies,
+        "speed": sim.vehicle.signal("groundspeed"),
+        **{
+            k: report[k]
+            for k in (
+                "sent",
+                "applied",
+                "stale",
+                "duplicate",
+                "startup_unapplied",
+                "timeouts",
+                "malformed",
+            )
+        },
+    }
     if os.environ.get("VCOSIM_PARITY_FIGURES"):  # the figures for a closing note
         with open(os.environ["VCOSIM_PARITY_FIGURES"], "a") as out:
             out.write(json.dumps({"peer": name, "window": window, **figures}) + "\n")
@@ -90,9 +114,13 @@ def test_the_garbage_double_of_the_early_custom_peer_is_harmless():
     car = Vehicle(engine_running=True)
     car.set_inputs(automatic=1, gear=1)
     sim = Simulation(car, Pacer("lockstep", dt=car.dt))
-    endpoint = sim.attach("coupling", SimulatorEndpoint(
-        CouplingConfig(listen_port=0, controller_port=peer.port, spin=0.0),
-        on_custom=lambda s, custom: received.append(float(custom[-1]))))
+    endpoint = sim.attach(
+        "coupling",
+        SimulatorEndpoint(
+            CouplingConfig(listen_port=0, controller_port=peer.port, spin=0.0),
+            on_custom=lambda s, custom: received.append(float(custom[-1])),
+        ),
+    )
     peer.start(endpoint.address)
     try:
         sim.run(2.0)

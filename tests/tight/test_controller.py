@@ -39,8 +39,9 @@ def test_cruise_controllers_settle_from_10_to_20_m_s(name, memory):
         if sim.time >= 20.0:
             controller.speed = 20.0
 
-    trace, sim_report, block_report = closed_loop(controller, 42.0, memory=memory,
-                                                  on_frame=raise_target)
+    trace, sim_report, block_report = closed_loop(
+        controller, 42.0, memory=memory, on_frame=raise_target
+    )
     v10 = trace["groundspeed"][np.searchsorted(trace["time"], 19.9)]
     assert abs(v10 - 10.0) < 0.5
     settled, overshoot = step_response(trace, 20.0, 20.0)
@@ -70,8 +71,9 @@ def test_heading_controller_turns_30_degrees():
 def test_block_reports_no_peer_and_resumes_with_a_new_simulator():
     statuses: list[ControllerStatus] = []
     changed = threading.Condition()
-    block = ControllerBlock(example("cruise", speed=5.0), listen_port=0, sim_port=0, spin=0.0,
-                            timeout=0.3)
+    block = ControllerBlock(
+        example("cruise", speed=5.0), listen_port=0, sim_port=0, spin=0.0, timeout=0.3
+    )
 
     def on_status(status):
         with changed:
@@ -85,8 +87,12 @@ def test_block_reports_no_peer_and_resumes_with_a_new_simulator():
         car = Vehicle(engine_running=True)
         car.step(automatic=1, gear=1)
         sim = Simulation(car, Pacer("lockstep", dt=car.dt))
-        endpoint = sim.attach("coupling", SimulatorEndpoint(CouplingConfig(
-            listen_port=port, controller_port=block.address[1], spin=0.0)))
+        endpoint = sim.attach(
+            "coupling",
+            SimulatorEndpoint(
+                CouplingConfig(listen_port=port, controller_port=block.address[1], spin=0.0)
+            ),
+        )
         bound = endpoint.address
         if not thread.is_alive():
             thread.start()
@@ -100,8 +106,11 @@ def test_block_reports_no_peer_and_resumes_with_a_new_simulator():
     simulator(first_port)  # the simulator starts again, on the same port
     block.stop()
     thread.join(timeout=5)
-    assert statuses == [ControllerStatus.connected, ControllerStatus.no_peer,
-                        ControllerStatus.connected]
+    assert statuses == [
+        ControllerStatus.connected,
+        ControllerStatus.no_peer,
+        ControllerStatus.connected,
+    ]
     assert block.stats.answered > answered + 50
     assert block.stats.resets >= 1
 
@@ -109,8 +118,9 @@ def test_block_reports_no_peer_and_resumes_with_a_new_simulator():
 def test_block_counts_and_ignores_malformed_datagrams():
     with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as sock:
         sock.bind(("127.0.0.1", 0))
-        block = ControllerBlock(lambda msg: None, listen_port=0,
-                                sim_port=sock.getsockname()[1], spin=0.0, timeout=0.2)
+        block = ControllerBlock(
+            lambda msg: None, listen_port=0, sim_port=sock.getsockname()[1], spin=0.0, timeout=0.2
+        )
         sock.sendto(b"\x01" * 100, block.address)
         good = np.zeros(111, "<f8")
         sock.sendto(good.tobytes(), block.address)
@@ -150,15 +160,31 @@ def test_recommendation_names_the_simulator_options():
 
 def test_cli_runs_a_users_function(tmp_path):
     (tmp_path / "my_controller.py").write_text(
-        "def step(msg):\n    return {'throttle': 0.3 if msg.body.groundspeed < 5 else 0.0}\n")
+        "def step(msg):\n    return {'throttle': 0.3 if msg.body.groundspeed < 5 else 0.0}\n"
+    )
     port = free_port()
     sim, endpoint = lockstep_simulation(port)
     car = sim.vehicle
     process = subprocess.Popen(  # from the file's folder, by module name: no PYTHONPATH
-        [sys.executable, "-m", "vcosim", "controller", "--function", "my_controller:step",
-         "--listen-port", str(port), "--sim-port", str(endpoint.address[1]),
-         "--duration", "5"], cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-        text=True)
+        [
+            sys.executable,
+            "-m",
+            "vcosim",
+            "controller",
+            "--function",
+            "my_controller:step",
+            "--listen-port",
+            str(port),
+            "--sim-port",
+            str(endpoint.address[1]),
+            "--duration",
+            "5",
+        ],
+        cwd=tmp_path,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     assert wait_until_bound(port, process)
     report = sim.run(5.0)
     out, err = process.communicate(timeout=30)
@@ -170,10 +196,15 @@ def test_cli_runs_a_users_function(tmp_path):
 
 
 def test_cli_needs_exactly_one_controller_source():
-    result = subprocess.run([sys.executable, "-m", "vcosim", "controller"], capture_output=True,
-                            text=True, timeout=60)
+    result = subprocess.run(
+        [sys.executable, "-m", "vcosim", "controller"], capture_output=True, text=True, timeout=60
+    )
     assert result.returncode == 2
     assert "give exactly one of" in result.stderr
-    result = subprocess.run([sys.executable, "-m", "vcosim", "controller", "cruse"],
-                            capture_output=True, text=True, timeout=60)
+    result = subprocess.run(
+        [sys.executable, "-m", "vcosim", "controller", "cruse"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert result.returncode == 2 and "did you mean 'cruise'" in result.stderr

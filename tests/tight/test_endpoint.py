@@ -22,8 +22,22 @@ SLOT = {name: i for i, name in enumerate(SIM_SLOT_NAMES)}
 
 def controls(message_id: float, **values: float) -> np.ndarray:
     """A controller message: NaN everywhere but the given slots."""
-    names = ["id", "throttle", "brake", "steering", "gear", "bFL", "bFR", "bRL", "bRR",
-             "pFL", "pFR", "pRL", "pRR", "mode"]
+    names = [
+        "id",
+        "throttle",
+        "brake",
+        "steering",
+        "gear",
+        "bFL",
+        "bFR",
+        "bRL",
+        "bRR",
+        "pFL",
+        "pFR",
+        "pRL",
+        "pRR",
+        "mode",
+    ]
     out = np.full(CONTROLLER_TO_SIM, np.nan)
     out[0] = message_id
     for name, value in values.items():
@@ -33,8 +47,13 @@ def controls(message_id: float, **values: float) -> np.ndarray:
 
 @pytest.mark.parametrize(
     "ext,ping,skips,window",
-    [(0.0005, 0.00001, 0, 1), (0.005, 0.00001, 9, 1), (0.0005, 0.002, 0, 4),
-     (0.001, 0.001, 1, 1), (0.0051, 0.00001, 10, 1)],
+    [
+        (0.0005, 0.00001, 0, 1),
+        (0.005, 0.00001, 9, 1),
+        (0.0005, 0.002, 0, 4),
+        (0.001, 0.001, 1, 1),
+        (0.0051, 0.00001, 10, 1),
+    ],
 )
 def test_send_skips_and_window_from_ext_and_ping_time(ext, ping, skips, window):
     assert send_skips_for(ext, 0.0005) == skips
@@ -149,8 +168,11 @@ def test_blocking_timeout_resets_and_recovers(peers):
 
 
 def test_torque_mode_overrides_the_powertrain(peers):
-    peer = peers(lambda m: controls(m[0], mode=1.0, pRL=400, pRR=400, pFL=0, pFR=0,
-                                    bFL=0, bFR=0, bRL=0, bRR=0, throttle=0.0))
+    peer = peers(
+        lambda m: controls(
+            m[0], mode=1.0, pRL=400, pRR=400, pFL=0, pFR=0, bFL=0, bFR=0, bRL=0, bRR=0, throttle=0.0
+        )
+    )
     sim, _ = coupled(peer, "fast", send_skips=9)
     sim.run(3.0)
     s = sim.vehicle.signals()

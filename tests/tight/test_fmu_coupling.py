@@ -58,9 +58,12 @@ class Master:
         self.variables = {v.name: v for v in description.modelVariables}
         self._unzipped = extract(str(path))
         slave = FMU2Slave if self.version == 2 else FMU3Slave
-        self.fmu = slave(guid=description.guid, unzipDirectory=self._unzipped,
-                         modelIdentifier=description.coSimulation.modelIdentifier,
-                         instanceName="beamng")
+        self.fmu = slave(
+            guid=description.guid,
+            unzipDirectory=self._unzipped,
+            modelIdentifier=description.coSimulation.modelIdentifier,
+            instanceName="beamng",
+        )
         self.time = 0.0
         self._instantiated = False
 
@@ -160,8 +163,13 @@ def test_output_names_follow_the_simulators_slots():
 
     assert [key(name) for name, _ in OUTPUTS] == [key(n) for n in SIM_SLOT_NAMES[1:61]]
     assert [name for name, kind in OUTPUTS if kind != "real"] == [
-        "vehicle_status.gear", "vehicle_status.highbeam", "vehicle_status.lowbeam",
-        "vehicle_status.reverse", "vehicle_status.signal_L", "vehicle_status.signal_R"]
+        "vehicle_status.gear",
+        "vehicle_status.highbeam",
+        "vehicle_status.lowbeam",
+        "vehicle_status.reverse",
+        "vehicle_status.signal_L",
+        "vehicle_status.signal_R",
+    ]
 
 
 def test_the_fmu_speaks_beamngs_protocol(fmu_path):
@@ -183,8 +191,9 @@ def test_the_fmu_speaks_beamngs_protocol(fmu_path):
 
     try:
         with ThreadPoolExecutor(1) as pool:
-            starting = pool.submit(master.start, socket_inPort=port,
-                                   socket_outPort=simulator.getsockname()[1])
+            starting = pool.submit(
+                master.start, socket_inPort=port, socket_outPort=simulator.getsockname()[1]
+            )
             wait_bound(port, starting)
             simulator.sendto(message(0, marker=17.0), ("127.0.0.1", port))
             starting.result(timeout=10)
@@ -192,15 +201,33 @@ def test_the_fmu_speaks_beamngs_protocol(fmu_path):
             expected = {"real": float(slot), "integer": slot, "boolean": True}[kind]
             assert master.get(name) == expected, name
 
-        inputs = dict(zip([name for name, _ in INPUTS],
-                          [0.25, 0.5, -0.75, 2, 11.0, 12.0, 13.0, 14.0, 21.0, 22.0, 23.0, 24.0,
-                           True], strict=True))
+        inputs = dict(
+            zip(
+                [name for name, _ in INPUTS],
+                [0.25, 0.5, -0.75, 2, 11.0, 12.0, 13.0, 14.0, 21.0, 22.0, 23.0, 24.0, True],
+                strict=True,
+            )
+        )
         master.set(**inputs)
         reply = exchange()  # the first message was taken while leaving initialization
         # Docs' wire layout: 5-8 braking FL, FR, RL, RR; 9-12 propulsion (BeamNG's FMU
         # interleaves them per wheel).
-        assert reply[:14] == (1.0, 0.25, 0.5, -0.75, 2.0, 11.0, 12.0, 13.0, 14.0,
-                              21.0, 22.0, 23.0, 24.0, 1.0)
+        assert reply[:14] == (
+            1.0,
+            0.25,
+            0.5,
+            -0.75,
+            2.0,
+            11.0,
+            12.0,
+            13.0,
+            14.0,
+            21.0,
+            22.0,
+            23.0,
+            24.0,
+            1.0,
+        )
         assert reply[14:] == (0.0,) * 50
 
         # Accepted: an id above the largest seen, or equal to it once. Replies count on.
@@ -215,8 +242,7 @@ def test_the_fmu_speaks_beamngs_protocol(fmu_path):
         simulator.close()
 
 
-def cruise(master: Master, port: int, simulator_port: int,
-           stop: threading.Event) -> dict[str, Any]:
+def cruise(master: Master, port: int, simulator_port: int, stop: threading.Event) -> dict[str, Any]:
     """The master's loop: a PI on the FMU's ground speed output, one doStep per 5 ms."""
     pi = SpeedPi()
     try:
@@ -232,17 +258,28 @@ def cruise(master: Master, port: int, simulator_port: int,
         master.close()
 
 
-def run_coupled(fmu_path: Path, logs: Path, window: int
-                ) -> tuple[Simulation, dict[str, Any], dict[str, Any], float]:
+def run_coupled(
+    fmu_path: Path, logs: Path, window: int
+) -> tuple[Simulation, dict[str, Any], dict[str, Any], float]:
     """The FMU's master in a thread, the lock-step simulation here; returns the figures."""
     car = Vehicle(engine_running=True)
     car.set_inputs(automatic=1, gear=1)
     sim = Simulation(car, Pacer("lockstep", dt=car.dt))
     port = free_port()
     # spin=0: both sides share this process's GIL, so the simulator blocks instead of polling.
-    endpoint = sim.attach("coupling", SimulatorEndpoint(CouplingConfig(
-        listen_port=0, controller_port=port, ext_time=STEP, window=window, spin=0.0,
-        debug_log=logs)))
+    endpoint = sim.attach(
+        "coupling",
+        SimulatorEndpoint(
+            CouplingConfig(
+                listen_port=0,
+                controller_port=port,
+                ext_time=STEP,
+                window=window,
+                spin=0.0,
+                debug_log=logs,
+            )
+        ),
+    )
     master, stop = Master(fmu_path), threading.Event()
     started = time.perf_counter()
     try:
@@ -261,13 +298,19 @@ def run_coupled(fmu_path: Path, logs: Path, window: int
 
 @pytest.mark.parametrize("window", [1, 2])
 def test_the_fmu_cruises_a_vcosim_vehicle_in_lockstep(
-        fmu_path: Path, window: int, tmp_path: Path,
-        record_property: Callable[[str, object], None]):
+    fmu_path: Path, window: int, tmp_path: Path, record_property: Callable[[str, object], None]
+):
     sim, coupling, outputs, wall = run_coupled(fmu_path, tmp_path, window)
     speed = outputs[SPEED]
-    figures = {"steps": STEPS, "final_speed": speed, "wall_time_s": round(wall, 2),
-               **{k: coupling[k] for k in ("sent", "applied", "timeouts", "stale",
-                                           "duplicate", "startup_unapplied")}}
+    figures = {
+        "steps": STEPS,
+        "final_speed": speed,
+        "wall_time_s": round(wall, 2),
+        **{
+            k: coupling[k]
+            for k in ("sent", "applied", "timeouts", "stale", "duplicate", "startup_unapplied")
+        },
+    }
     for name, value in figures.items():
         record_property(name, value)
     print(fmu_path.stem, f"window {window}", figures)

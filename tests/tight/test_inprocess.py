@@ -31,12 +31,27 @@ def driving_sim(pacing: str = "lockstep") -> Simulation:
 def test_in_process_equals_udp_lockstep_value_for_value(tmp_path, memory, ext_time):
     seconds = 4.0
     # UDP: the controller block in a thread, blocking waits on both sides (one GIL).
-    block = ControllerBlock(example("cruise", speed=12.0), listen_port=0, sim_port=0,
-                            spin=0.0, step=ext_time, memory=memory)
+    block = ControllerBlock(
+        example("cruise", speed=12.0),
+        listen_port=0,
+        sim_port=0,
+        spin=0.0,
+        step=ext_time,
+        memory=memory,
+    )
     udp = driving_sim()
-    udp.attach("coupling", SimulatorEndpoint(CouplingConfig(
-        listen_port=0, controller_port=block.address[1], ext_time=ext_time, spin=0.0,
-        debug_log=tmp_path / "udp")))
+    udp.attach(
+        "coupling",
+        SimulatorEndpoint(
+            CouplingConfig(
+                listen_port=0,
+                controller_port=block.address[1],
+                ext_time=ext_time,
+                spin=0.0,
+                debug_log=tmp_path / "udp",
+            )
+        ),
+    )
     thread = threading.Thread(target=block.run, daemon=True)
     thread.start()
     udp_report = udp.run(seconds)
@@ -44,9 +59,12 @@ def test_in_process_equals_udp_lockstep_value_for_value(tmp_path, memory, ext_ti
     thread.join(timeout=5)
     # In process: the same controller, no sockets.
     local = driving_sim()
-    couple_in_process(local, example("cruise", speed=12.0),
-                      CouplingConfig(ext_time=ext_time, debug_log=tmp_path / "local"),
-                      memory=memory)
+    couple_in_process(
+        local,
+        example("cruise", speed=12.0),
+        CouplingConfig(ext_time=ext_time, debug_log=tmp_path / "local"),
+        memory=memory,
+    )
     local_report = local.run(seconds)
 
     for log in (SEND_LOG, RECEIVE_LOG):
@@ -61,8 +79,9 @@ def test_in_process_equals_udp_lockstep_value_for_value(tmp_path, memory, ext_ti
 def test_simulated_computation_time_delays_replies_in_fast_pacing():
     arrivals: list[int] = []
     sim = driving_sim("fast")
-    endpoint = couple_in_process(sim, example("cruise", speed=5.0),
-                                 CouplingConfig(ext_time=0.005), compute_time=0.0012)
+    endpoint = couple_in_process(
+        sim, example("cruise", speed=5.0), CouplingConfig(ext_time=0.005), compute_time=0.0012
+    )
     endpoint.on_custom = lambda s, custom: arrivals.append(s.vehicle.step_index)
     first = sim.vehicle.step_index
     sim.run(0.5)
@@ -78,10 +97,12 @@ def test_the_five_cases_schedule_without_wall_clock_timing(tmp_path, case):
     controller's computation time is simulated in whole steps, so skips and where replies
     land are exact (the real-time factor needs real time: test_timing.py, vcosim cases)."""
     sim = driving_sim("fast")
-    couple_in_process(sim, lambda msg: None,
-                      CouplingConfig(ext_time=case.ext_time, ping_time=0.00001,
-                                     debug_log=tmp_path), compute_time=case.compute)
+    couple_in_process(
+        sim,
+        lambda msg: None,
+        CouplingConfig(ext_time=case.ext_time, ping_time=0.00001, debug_log=tmp_path),
+        compute_time=case.compute,
+    )
     sim.run(0.5)
-    checks = [c for c in evaluate(case, load_run(tmp_path).metrics)
-              if c.name != "real-time factor"]
+    checks = [c for c in evaluate(case, load_run(tmp_path).metrics) if c.name != "real-time factor"]
     assert len(checks) == 2 and all(c.passed for c in checks), checks

@@ -31,8 +31,7 @@ def write_csv(tmp_path: Path, rows: str, name: str = "interface.csv") -> Path:
     return path
 
 
-@pytest.mark.parametrize("name,out,back", [("throttle", 3, 3), ("torques", 5, 10),
-                                           ("full", 79, 6)])
+@pytest.mark.parametrize("name,out,back", [("throttle", 3, 3), ("torques", 5, 10), ("full", 79, 6)])
 def test_the_shipped_examples_parse(name, out, back):
     face = Interface.from_csv(EXAMPLES / f"{name}.csv")
     assert (face.sim_to_controller, face.controller_to_sim) == (out, back)
@@ -41,58 +40,76 @@ def test_the_shipped_examples_parse(name, out, back):
 
 
 def test_every_unservable_name_is_refused_with_its_line(tmp_path):
-    path = write_csv(tmp_path, (
-        "signalTo,Kinematics,vehicleGroundSpeed,,number,,,\n"  # line 2: fine
-        "signalTo,Powertrain,mainEngine_outputAV1,,number,,,\n"  # 3
-        "signalTo,IMU1,imuPositionX,,number,,,\n"  # 4
-        "signalTo,Kinematics,vehicleGroundSped,,number,,,\n"  # 5: a typo
-        "signalTo,Kinematics,vehicleMidFrontBumperX,,number,,,\n"  # 6
-        "signalFrom,Wheels,frictionTorqueFL,value,number,,,\n"  # 7
-        "signalFrom,Driver,throttle,divide,number,,,\n"  # 8
-        "connection,otherUDP,port,70000,number,,,\n"  # 9
-        "connection,beamngUDP,IP,localhost,string,,,\n"  # 10
-    ))
+    path = write_csv(
+        tmp_path,
+        (
+            "signalTo,Kinematics,vehicleGroundSpeed,,number,,,\n"  # line 2: fine
+            "signalTo,Powertrain,mainEngine_outputAV1,,number,,,\n"  # 3
+            "signalTo,IMU1,imuPositionX,,number,,,\n"  # 4
+            "signalTo,Kinematics,vehicleGroundSped,,number,,,\n"  # 5: a typo
+            "signalTo,Kinematics,vehicleMidFrontBumperX,,number,,,\n"  # 6
+            "signalFrom,Wheels,frictionTorqueFL,value,number,,,\n"  # 7
+            "signalFrom,Driver,throttle,divide,number,,,\n"  # 8
+            "connection,otherUDP,port,70000,number,,,\n"  # 9
+            "connection,beamngUDP,IP,localhost,string,,,\n"  # 10
+        ),
+    )
     with pytest.raises(ConfigError) as caught:
         Interface.from_csv(path)
     problems = caught.value.problems
     assert [p.split(":")[0] for p in problems] == [
-        f"interface.csv line {n}" for n in (3, 4, 5, 6, 7, 8, 9, 10)]
+        f"interface.csv line {n}" for n in (3, 4, 5, 6, 7, 8, 9, 10)
+    ]
     assert "did you mean 'vehicleGroundSpeed'" in problems[2]
     assert "friction-torque" in problems[4]
 
 
 def test_a_bad_interface_stops_vcosim_sim_before_it_starts(tmp_path):
     path = write_csv(tmp_path, "signalTo,Powertrain,gearbox_gearRatio,,number,,,\n")
-    result = subprocess.run([sys.executable, "-m", "vcosim", "sim", "--interface", str(path),
-                             "--duration", "1"], capture_output=True, text=True, timeout=60)
+    result = subprocess.run(
+        [sys.executable, "-m", "vcosim", "sim", "--interface", str(path), "--duration", "1"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert result.returncode == 2
     assert "line 2" in result.stderr and "powertrain" in result.stderr
     assert "Traceback" not in result.stderr
 
 
 def test_connection_rows_fill_what_options_do_not(tmp_path):
-    path = write_csv(tmp_path, (
-        "signalTo,Kinematics,vehicleGroundSpeed,,number,,,\n"
-        "signalFrom,Driver,throttle,value,number,,,\n"
-        "connection,,3rd Party Computation Time,0.002,number,,,\n"
-        "connection,otherUDP,port,50001,number,,,\n"
-        "connection,beamngUDP,port,50002,number,,,\n"))
+    path = write_csv(
+        tmp_path,
+        (
+            "signalTo,Kinematics,vehicleGroundSpeed,,number,,,\n"
+            "signalFrom,Driver,throttle,value,number,,,\n"
+            "connection,,3rd Party Computation Time,0.002,number,,,\n"
+            "connection,otherUDP,port,50001,number,,,\n"
+            "connection,beamngUDP,port,50002,number,,,\n"
+        ),
+    )
     sim_side = CouplingConfig.for_interface(path, controller_port=40000)
-    assert (sim_side.ext_time, sim_side.controller_port, sim_side.listen_port) == \
-        (0.002, 40000, 50002)
+    assert (sim_side.ext_time, sim_side.controller_port, sim_side.listen_port) == (
+        0.002,
+        40000,
+        50002,
+    )
     block_side = ControllerConfig.for_interface(path)
-    assert (block_side.step, block_side.listen_port, block_side.sim_port) == \
-        (0.002, 50001, 50002)
+    assert (block_side.step, block_side.listen_port, block_side.sim_port) == (0.002, 50001, 50002)
 
 
 def test_channels_multiply_add_and_freeze(tmp_path, peers):
-    path = write_csv(tmp_path, (
-        "signalTo,Kinematics,vehicleGroundSpeed,,number,,,\n"
-        "signalFrom,Driver,throttle,value,number,,,\n"
-        "signalFrom,Driver,throttle,multiply,number,,,\n"
-        "signalFrom,Driver,throttle,add,number,,,\n"
-        "signalFrom,Driver,throttle,freeze,number,,,\n"
-        "signalFrom,Driver,brake,value,boolean,,,\n"))
+    path = write_csv(
+        tmp_path,
+        (
+            "signalTo,Kinematics,vehicleGroundSpeed,,number,,,\n"
+            "signalFrom,Driver,throttle,value,number,,,\n"
+            "signalFrom,Driver,throttle,multiply,number,,,\n"
+            "signalFrom,Driver,throttle,add,number,,,\n"
+            "signalFrom,Driver,throttle,freeze,number,,,\n"
+            "signalFrom,Driver,brake,value,boolean,,,\n"
+        ),
+    )
 
     def reply(message):
         n = message[0]
@@ -119,8 +136,13 @@ def test_channels_multiply_add_and_freeze(tmp_path, peers):
 
 
 def test_a_boolean_input_is_zero_or_one(tmp_path, peers):
-    path = write_csv(tmp_path, ("signalTo,Kinematics,vehicleGroundSpeed,,number,,,\n"
-                                "signalFrom,Driver,parkingBrake,value,boolean,,,\n"))
+    path = write_csv(
+        tmp_path,
+        (
+            "signalTo,Kinematics,vehicleGroundSpeed,,number,,,\n"
+            "signalFrom,Driver,parkingBrake,value,boolean,,,\n"
+        ),
+    )
     peer = peers(lambda m: np.array([m[0], 0.3]))
     sim, _ = coupled(peer, "lockstep", send_skips=0, interface=path)
     sim.run(0.01)
@@ -130,8 +152,9 @@ def test_a_boolean_input_is_zero_or_one(tmp_path, peers):
 def test_the_full_interface_carries_state_derived_values(peers):
     peer = peers(lambda m: None)
     car = Vehicle(engine_running=True)
-    sim, endpoint = coupled(peer, "fast", vehicle=car, send_skips=0,
-                            interface=EXAMPLES / "full.csv", timeout=0.05)
+    sim, endpoint = coupled(
+        peer, "fast", vehicle=car, send_skips=0, interface=EXAMPLES / "full.csv", timeout=0.05
+    )
     sim.run(0.002)
     assert peer.wait_for(1)
     names = ("id", *endpoint.interface.to_controller)
@@ -165,7 +188,8 @@ def test_the_torques_interface_drives_on_wheel_torques(peers):
 
 def test_a_controller_block_and_the_simulator_share_a_csv(tmp_path):
     trace, sim_report, block_report = closed_loop(
-        example("cruise", speed=12.0), 20.0, interface=EXAMPLES / "throttle.csv")
+        example("cruise", speed=12.0), 20.0, interface=EXAMPLES / "throttle.csv"
+    )
     assert trace["groundspeed"][-1] == pytest.approx(12.0, abs=0.5)
     assert sim_report["coupling"]["timeouts"] == 0
     assert sim_report["coupling"]["interface"].endswith("throttle.csv")
@@ -177,10 +201,27 @@ def test_vcosim_controller_speaks_a_csv_interface():
     port = free_port()
     sim, endpoint = coupled_to_port(port)
     process = subprocess.Popen(
-        [sys.executable, "-m", "vcosim", "controller", "cruise", "--speed", "8",
-         "--interface", str(EXAMPLES / "throttle.csv"), "--listen-port", str(port),
-         "--sim-port", str(endpoint.address[1]), "--duration", "10"],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        [
+            sys.executable,
+            "-m",
+            "vcosim",
+            "controller",
+            "cruise",
+            "--speed",
+            "8",
+            "--interface",
+            str(EXAMPLES / "throttle.csv"),
+            "--listen-port",
+            str(port),
+            "--sim-port",
+            str(endpoint.address[1]),
+            "--duration",
+            "10",
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     assert wait_until_bound(port, process)
     report = sim.run(10.0)
     _, err = process.communicate(timeout=60)
@@ -194,8 +235,14 @@ def coupled_to_port(port: int) -> tuple[Simulation, SimulatorEndpoint]:
     car = Vehicle(engine_running=True)
     car.set_inputs(automatic=1, gear=1)
     sim = Simulation(car, Pacer("lockstep", dt=car.dt))
-    endpoint = sim.attach("coupling", SimulatorEndpoint(CouplingConfig.for_interface(
-        EXAMPLES / "throttle.csv", listen_port=0, controller_port=port, timeout=30.0)))
+    endpoint = sim.attach(
+        "coupling",
+        SimulatorEndpoint(
+            CouplingConfig.for_interface(
+                EXAMPLES / "throttle.csv", listen_port=0, controller_port=port, timeout=30.0
+            )
+        ),
+    )
     return sim, endpoint
 
 
@@ -203,8 +250,9 @@ def test_a_run_with_a_csv_interface_can_be_analysed(tmp_path, peers):
     from vcosim.analysis import load_run
 
     peer = peers(lambda m: np.array([m[0], 0.2, 0.0]))
-    sim, endpoint = coupled(peer, "lockstep", send_skips=9, interface=EXAMPLES / "throttle.csv",
-                            debug_log=tmp_path)
+    sim, endpoint = coupled(
+        peer, "lockstep", send_skips=9, interface=EXAMPLES / "throttle.csv", debug_log=tmp_path
+    )
     sim.run(0.5)
     run = load_run(tmp_path)
     assert run.sends.names == ("time", "id", "vehicleYaw", "vehicleGroundSpeed")

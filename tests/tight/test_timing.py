@@ -48,9 +48,20 @@ def test_the_five_cases_of_seed_001(peers, tmp_path, case, separate_cpus):
         folder = tmp_path / f"attempt{attempt}"
         with LoadMeter() as load:
             peer = peers(compute_time=case.compute).start()
-            sim = start_simulator(peer.port, folder, "--duration", "1.5", "--pacing",
-                                  "realtime", "--frame-rate", "2000", "--ext-time",
-                                  str(case.ext_time), "--ping-time", "0.00001")
+            sim = start_simulator(
+                peer.port,
+                folder,
+                "--duration",
+                "1.5",
+                "--pacing",
+                "realtime",
+                "--frame-rate",
+                "2000",
+                "--ext-time",
+                str(case.ext_time),
+                "--ping-time",
+                "0.00001",
+            )
             set_affinity(sim.pid, separate_cpus)
             out, err = sim.communicate(timeout=60)
         assert sim.returncode == 0, err
@@ -64,11 +75,15 @@ def test_the_five_cases_of_seed_001(peers, tmp_path, case, separate_cpus):
     if all(cpus is not None and cpus > BUSY for cpus in loads):
         # Real time cannot be judged while other processes hold the CPUs the case needs;
         # the scheduling itself is checked without wall-clock timing in test_inprocess.py.
-        pytest.skip(f"case {case.number}: other processes used "
-                    f"{', '.join(f'{c:.1f}' for c in loads)} CPUs during the attempts; real-time "
-                    "cases need an idle machine (run `vcosim cases` on one)")
-    pytest.fail(f"case {case.number} failed {ATTEMPTS} times: {failures} (other processes "
-                f"used {loads} CPUs)")
+        pytest.skip(
+            f"case {case.number}: other processes used "
+            f"{', '.join(f'{c:.1f}' for c in loads)} CPUs during the attempts; real-time "
+            "cases need an idle machine (run `vcosim cases` on one)"
+        )
+    pytest.fail(
+        f"case {case.number} failed {ATTEMPTS} times: {failures} (other processes "
+        f"used {loads} CPUs)"
+    )
 
 
 def test_sigterm_leaves_all_three_logs_complete(peers, tmp_path):
@@ -128,7 +143,8 @@ def test_custom_hooks_from_the_command_line(peers, tmp_path):
         "    bank_h[0] = sim.vehicle.step_index\n"
         "    bank_h[1] = 42.0\n"
         "def on_custom(sim, values):\n"
-        "    sim.vehicle.set_inputs(throttle=values[0])\n")
+        "    sim.vehicle.set_inputs(throttle=values[0])\n"
+    )
 
     def reply(message):
         out = nan_reply(message)
@@ -138,10 +154,29 @@ def test_custom_hooks_from_the_command_line(peers, tmp_path):
     peer = peers(reply).start()
     env = {**os.environ, "PYTHONPATH": str(tmp_path)}
     result = subprocess.run(
-        [sys.executable, "-m", "vcosim", "sim", "--listen-port", "0", "--controller-port",
-         str(peer.port), "--pacing", "lockstep", "--duration", "0.5", "--custom-hooks",
-         "my_hooks", "--debug-log", str(tmp_path / "logs")],
-        env=env, capture_output=True, text=True, timeout=60)
+        [
+            sys.executable,
+            "-m",
+            "vcosim",
+            "sim",
+            "--listen-port",
+            "0",
+            "--controller-port",
+            str(peer.port),
+            "--pacing",
+            "lockstep",
+            "--duration",
+            "0.5",
+            "--custom-hooks",
+            "my_hooks",
+            "--debug-log",
+            str(tmp_path / "logs"),
+        ],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert result.returncode == 0, result.stderr
     sends = read_log(tmp_path / "logs" / SEND_LOG)[:, 1:]  # without the time column
     assert len(sends) == 100 and np.all(sends[:, 62] == 42.0)

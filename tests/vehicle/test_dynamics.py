@@ -17,8 +17,12 @@ KMH = 1 / 3.6
 def bring_to_speed(vehicle: Vehicle, speed: float, torque: float = 600.0) -> None:
     """Accelerate with wheel torques (no engine needed), then hand back to the pedals in neutral."""
     while vehicle.signal("velX") < speed:
-        vehicle.run(20, drive_mode="torques", propulsion_torque=[0, 0, torque, torque],
-                    braking_torque=[0, 0, 0, 0])
+        vehicle.run(
+            20,
+            drive_mode="torques",
+            propulsion_torque=[0, 0, torque, torque],
+            braking_torque=[0, 0, 0, 0],
+        )
     vehicle.step(drive_mode="pedals", gear=0, throttle=0.0)
 
 
@@ -140,8 +144,7 @@ def slope_terrain(grade: float) -> Terrain:
     xs = np.arange(-50.0, 51.0, 1.0)
     height = np.tile(grade * xs, (len(xs), 1))
     friction = np.ones_like(height)
-    return Terrain(height=height, friction=friction, road=None,
-                   grid=np.array([-50.0, -50.0, 1.0]))
+    return Terrain(height=height, friction=friction, road=None, grid=np.array([-50.0, -50.0, 1.0]))
 
 
 def test_parking_brake_holds_on_a_slope():
@@ -214,8 +217,9 @@ def test_ground_from_inputs_replaces_the_terrain():
     on_terrain = Vehicle(terrain=slope_terrain(0.1))
     on_inputs = Vehicle()
     on_terrain.run_for(3.0)  # rolls back down the 10 % slope, in neutral
-    on_inputs.run_for(0.5, ground_from_inputs=1, ground_friction=[1, 1, 1, 1],
-                      ground_height=[0.0, 0.0, 0.0, 0.0])
+    on_inputs.run_for(
+        0.5, ground_from_inputs=1, ground_friction=[1, 1, 1, 1], ground_height=[0.0, 0.0, 0.0, 0.0]
+    )
     assert abs(on_inputs.signal("posX")) < 1e-6  # flat ground given: stays
     a, b = 1.6875, 2.3125  # CoG to the front and rear axle
     on_inputs.run_for(3.0, ground_height=[0.1 * a, 0.1 * a, -0.1 * b, -0.1 * b])

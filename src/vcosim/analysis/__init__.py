@@ -61,8 +61,13 @@ class Run:
     events: Table | None = None
 
 
-def load_run(path: str | Path, *, dt: float = DT, timeout_gap: float = TIMEOUT_GAP,
-             rtf_window: float = RTF_WINDOW) -> Run:
+def load_run(
+    path: str | Path,
+    *,
+    dt: float = DT,
+    timeout_gap: float = TIMEOUT_GAP,
+    rtf_window: float = RTF_WINDOW,
+) -> Run:
     """Read and check a run folder's debug logs and compute its metrics.
 
     Args:
@@ -79,11 +84,28 @@ def load_run(path: str | Path, *, dt: float = DT, timeout_gap: float = TIMEOUT_G
     folder = Path(path)
     steps, sends, receives, events = read_logs(folder)
     metrics, timeline = analyse(
-        steps.time, sends.time, sends.id, receives.time, receives.id,
+        steps.time,
+        sends.time,
+        sends.id,
+        receives.time,
+        receives.id,
         events=None if events is None else Events.from_array(events.data),
-        dt=dt, timeout_gap=timeout_gap, rtf_window=rtf_window)
+        dt=dt,
+        timeout_gap=timeout_gap,
+        rtf_window=rtf_window,
+    )
     return Run(folder, steps, sends, receives, metrics, timeline, events)
 
 
-__all__ = ["Distribution", "Events", "Metrics", "Run", "RunLogs", "Table", "Timeline",
-           "analyse", "load_run", "read_logs"]
+__all__ = [
+    "Distribution",
+    "Events",
+    "Metrics",
+    "Run",
+    "RunLogs",
+    "Table",
+    "Timeline",
+    "analyse",
+    "load_run",
+    "read_logs",
+]

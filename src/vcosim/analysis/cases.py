@@ -76,17 +76,57 @@ class Case:
 
 
 CASES: tuple[Case, ...] = (
-    Case(1, 0.0005, 0.0, 0, (1, 1), 0.85, None,
-         "a send every physics step; each step blocks until the reply; real time"),
-    Case(2, 0.005, 0.0, 9, (1, 1), 0.85, None,
-         "9 non-blocking steps between sends; the reply lands in the step right after the "
-         "send; real time"),
-    Case(3, 0.005, 0.001, 9, (2, 5), 0.85, None,
-         "the reply lands a few steps after the send, in a non-blocking step; real time"),
-    Case(4, 0.005, 0.0047, 9, (10, 10), 0.85, None,
-         "the reply lands in the next send step's blocking receive; still real time"),
-    Case(5, 0.0005, 0.001, 0, (1, 1), None, 0.7,
-         "every step blocks; the simulation runs slower than real time"),
+    Case(
+        1,
+        0.0005,
+        0.0,
+        0,
+        (1, 1),
+        0.85,
+        None,
+        "a send every physics step; each step blocks until the reply; real time",
+    ),
+    Case(
+        2,
+        0.005,
+        0.0,
+        9,
+        (1, 1),
+        0.85,
+        None,
+        "9 non-blocking steps between sends; the reply lands in the step right after the "
+        "send; real time",
+    ),
+    Case(
+        3,
+        0.005,
+        0.001,
+        9,
+        (2, 5),
+        0.85,
+        None,
+        "the reply lands a few steps after the send, in a non-blocking step; real time",
+    ),
+    Case(
+        4,
+        0.005,
+        0.0047,
+        9,
+        (10, 10),
+        0.85,
+        None,
+        "the reply lands in the next send step's blocking receive; still real time",
+    ),
+    Case(
+        5,
+        0.0005,
+        0.001,
+        0,
+        (1, 1),
+        None,
+        0.7,
+        "every step blocks; the simulation runs slower than real time",
+    ),
 )
 
 
@@ -130,31 +170,61 @@ class CaseResult:
         m = self.metrics
         assert m is not None
         failed = [c for c in self.checks if not c.passed]
-        tail = ("As in the seed." if not failed else "Not as in the seed: " + "; ".join(
-            f"{c.name} {c.observed} (expected {c.expected})" for c in failed) + ".")
+        tail = (
+            "As in the seed."
+            if not failed
+            else "Not as in the seed: "
+            + "; ".join(f"{c.name} {c.observed} (expected {c.expected})" for c in failed)
+            + "."
+        )
         if failed and self.other_load is not None and self.other_load > BUSY:
-            tail += (f" Other processes used {self.other_load:.2f} CPU during the run: the "
-                     "machine was busy, run again when it is idle.")
+            tail += (
+                f" Other processes used {self.other_load:.2f} CPU during the run: the "
+                "machine was busy, run again when it is idle."
+            )
         return f"{head} Here: {m.verdict}. {tail}"
 
 
 def evaluate(case: Case, m: Metrics) -> list[Check]:
     """Observed skips, median landing offset and real-time factor against the case."""
-    checks = [Check("observed skips", str(case.skips), "–" if m.skips is None else str(m.skips),
-                    m.skips == case.skips)]
+    checks = [
+        Check(
+            "observed skips",
+            str(case.skips),
+            "–" if m.skips is None else str(m.skips),
+            m.skips == case.skips,
+        )
+    ]
     lo, hi = case.landing
     median = m.latency_steps.median
     expected = f"{lo:g}" if lo == hi else f"{lo:g}–{hi:g}"
-    checks.append(Check("median landing (steps after the send)", expected,
-                        "no replies" if median is None else f"{median:g}",
-                        median is not None and lo <= median <= hi))
+    checks.append(
+        Check(
+            "median landing (steps after the send)",
+            expected,
+            "no replies" if median is None else f"{median:g}",
+            median is not None and lo <= median <= hi,
+        )
+    )
     rtf = m.rtf
     if case.rtf_min is not None:
-        checks.append(Check("real-time factor", f"> {case.rtf_min:g}", _rtf(rtf),
-                            rtf is not None and rtf > case.rtf_min))
+        checks.append(
+            Check(
+                "real-time factor",
+                f"> {case.rtf_min:g}",
+                _rtf(rtf),
+                rtf is not None and rtf > case.rtf_min,
+            )
+        )
     if case.rtf_max is not None:
-        checks.append(Check("real-time factor", f"≤ {case.rtf_max:g}", _rtf(rtf),
-                            rtf is not None and rtf <= case.rtf_max))
+        checks.append(
+            Check(
+                "real-time factor",
+                f"≤ {case.rtf_max:g}",
+                _rtf(rtf),
+                rtf is not None and rtf <= case.rtf_max,
+            )
+        )
     return checks
 
 
@@ -199,12 +269,15 @@ def _cpu_seconds() -> tuple[float, float] | None:
     user, nice, system, _idle, _iowait, irq, softirq, steal = (int(v) for v in fields[:8])
     ticks = os.sysconf("SC_CLK_TCK")
     mine = os.times()
-    return ((user + nice + system + irq + softirq + steal) / ticks,
-            mine.user + mine.system + mine.children_user + mine.children_system)
+    return (
+        (user + nice + system + irq + softirq + steal) / ticks,
+        mine.user + mine.system + mine.children_user + mine.children_system,
+    )
 
 
-def _other_load(before: tuple[float, float] | None, after: tuple[float, float] | None,
-                wall: float) -> float | None:
+def _other_load(
+    before: tuple[float, float] | None, after: tuple[float, float] | None, wall: float
+) -> float | None:
     """CPUs used on average by processes other than this one and its children."""
     if before is None or after is None or wall <= 0:
         return None
@@ -236,13 +309,32 @@ def set_affinity(pid: int, cpus: set[int] | None) -> None:
             os.sched_setaffinity(pid, cpus)
 
 
-def simulator_command(case: Case, controller_port: int, folder: Path,
-                      duration: float = DURATION) -> list[str]:
+def simulator_command(
+    case: Case, controller_port: int, folder: Path, duration: float = DURATION
+) -> list[str]:
     """The ``vcosim sim`` command line of a case."""
-    return [sys.executable, "-m", "vcosim", "sim", "--duration", f"{duration:g}",
-            "--pacing", "realtime", "--frame-rate", "2000", "--ext-time", f"{case.ext_time:g}",
-            "--ping-time", f"{PING_TIME:g}", "--listen-port", "0",
-            "--controller-port", str(controller_port), "--debug-log", str(folder)]
+    return [
+        sys.executable,
+        "-m",
+        "vcosim",
+        "sim",
+        "--duration",
+        f"{duration:g}",
+        "--pacing",
+        "realtime",
+        "--frame-rate",
+        "2000",
+        "--ext-time",
+        f"{case.ext_time:g}",
+        "--ping-time",
+        f"{PING_TIME:g}",
+        "--listen-port",
+        "0",
+        "--controller-port",
+        str(controller_port),
+        "--debug-log",
+        str(folder),
+    ]
 
 
 def run_case(case: Case, folder: Path, duration: float = DURATION) -> CaseResult:
@@ -252,19 +344,23 @@ def run_case(case: Case, folder: Path, duration: float = DURATION) -> CaseResult
     result = CaseResult(case, folder)
     start = time.perf_counter()
     cpu_before = _cpu_seconds()
-    block = ControllerBlock(busy_step(case.compute), listen_port=0, sim_port=0,
-                            step=case.ext_time, spin=0.0)
+    block = ControllerBlock(
+        busy_step(case.compute), listen_port=0, sim_port=0, step=case.ext_time, spin=0.0
+    )
     sim_cpus, controller_cpus = cpu_split()
 
     def controller() -> None:
         set_affinity(0, controller_cpus)  # this thread only
         block.run()
 
-    thread = threading.Thread(target=controller, name=f"case {case.number} controller",
-                              daemon=True)
+    thread = threading.Thread(target=controller, name=f"case {case.number} controller", daemon=True)
     thread.start()
-    proc = subprocess.Popen(simulator_command(case, block.address[1], folder, duration),
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        simulator_command(case, block.address[1], folder, duration),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     set_affinity(proc.pid, sim_cpus)  # before its first step: Python takes ~1 s to start
     try:
         _, stderr = proc.communicate(timeout=SIM_TIMEOUT)
@@ -291,55 +387,87 @@ def run_case(case: Case, folder: Path, duration: float = DURATION) -> CaseResult
     return result
 
 
-COLUMNS = ("case", "T_ext", "compute", "skips", "lands", "blocking", "RTF", "others",
-           "result")
-CAPTION = ("T_ext, compute: ms; skips: configured / observed (mode); lands: median steps "
-           "from a send to its reply; blocking: share of replies taken by a blocking receive; "
-           "others: CPUs used by other processes during the case")
+COLUMNS = ("case", "T_ext", "compute", "skips", "lands", "blocking", "RTF", "others", "result")
+CAPTION = (
+    "T_ext, compute: ms; skips: configured / observed (mode); lands: median steps "
+    "from a send to its reply; blocking: share of replies taken by a blocking receive; "
+    "others: CPUs used by other processes during the case"
+)
 
 
 def results_table(results: Sequence[CaseResult]) -> RichTable:
     """The cases as a rich table."""
-    table = RichTable(title="Seed 001: the five timing cases", caption=CAPTION,
-                      box=box.SIMPLE_HEAD)
+    table = RichTable(title="Seed 001: the five timing cases", caption=CAPTION, box=box.SIMPLE_HEAD)
     for name in COLUMNS:
         table.add_column(name, justify="right", min_width=len(name))
     for row, passed in _rows(results, units=False):
         number, ext, compute, skips, seen, *rest = row
-        table.add_row(number, ext, compute, f"{skips} / {seen}", *rest,
-                      "[green]PASS[/]" if passed else "[red]FAIL[/]")
+        table.add_row(
+            number,
+            ext,
+            compute,
+            f"{skips} / {seen}",
+            *rest,
+            "[green]PASS[/]" if passed else "[red]FAIL[/]",
+        )
     return table
 
 
-def _rows(results: Sequence[CaseResult], units: bool = True
-          ) -> list[tuple[list[str], bool]]:
+def _rows(results: Sequence[CaseResult], units: bool = True) -> list[tuple[list[str], bool]]:
     """Per case: configured and observed skips, landing, RTF, other processes' CPU."""
     rows = []
     for r in results:
         c, m = r.case, r.metrics
         load = "–" if r.other_load is None else f"{r.other_load:.2f}"
         ms = " ms" if units else ""
-        conf = [str(c.number), f"{c.ext_time * 1e3:g}{ms}", f"{c.compute * 1e3:g}{ms}",
-                str(c.skips)]
+        conf = [
+            str(c.number),
+            f"{c.ext_time * 1e3:g}{ms}",
+            f"{c.compute * 1e3:g}{ms}",
+            str(c.skips),
+        ]
         if m is None:
             rows.append(([*conf, "–", "–", "–", "–", load], False))
             continue
         median = m.latency_steps.median
         share = m.replies_in_blocking / m.applied if m.applied else 0.0
-        rows.append(([*conf, "–" if m.skips is None else str(m.skips),
-                      "no replies" if median is None else f"{median:g}",
-                      f"{share * 100:.0f} %", _rtf(m.rtf), load], r.passed))
+        rows.append(
+            (
+                [
+                    *conf,
+                    "–" if m.skips is None else str(m.skips),
+                    "no replies" if median is None else f"{median:g}",
+                    f"{share * 100:.0f} %",
+                    _rtf(m.rtf),
+                    load,
+                ],
+                r.passed,
+            )
+        )
     return rows
 
 
 def cases_html(results: Sequence[CaseResult], wall_time: float) -> str:
     """The report of the cases: the table, then per case its interpretation and figure."""
-    header = ["case", "T_ext", "computation", "skips configured", "skips observed",
-              "replies land (median steps after the send)", "replies in blocking receives",
-              "real-time factor", "other processes' CPU use", "result"]
-    rows = [[*(html.escape(cell) for cell in row),
-             '<span class="pass">PASS</span>' if passed else '<span class="fail">FAIL</span>']
-            for row, passed in _rows(results)]
+    header = [
+        "case",
+        "T_ext",
+        "computation",
+        "skips configured",
+        "skips observed",
+        "replies land (median steps after the send)",
+        "replies in blocking receives",
+        "real-time factor",
+        "other processes' CPU use",
+        "result",
+    ]
+    rows = [
+        [
+            *(html.escape(cell) for cell in row),
+            '<span class="pass">PASS</span>' if passed else '<span class="fail">FAIL</span>',
+        ]
+        for row, passed in _rows(results)
+    ]
     passed = sum(r.passed for r in results)
     body = [
         f'<p class="small">{passed} of {len(results)} cases passed in {wall_time:.1f} s on '
@@ -348,50 +476,74 @@ def cases_html(results: Sequence[CaseResult], wall_time: float) -> str:
         "real-time pacing at 2000 frames/s, T_ping 0.01 ms, against a controller block that "
         "busy-waits its computation time. Thresholds as in tests/tight/test_timing.py.</p>",
         html_table(rows, header, raw=True),
-        "<ul>" + "".join(f"<li>{html.escape(r.interpretation())}</li>" for r in results)
-        + "</ul>",
+        "<ul>" + "".join(f"<li>{html.escape(r.interpretation())}</li>" for r in results) + "</ul>",
     ]
     for r in results:
         c = r.case
         status = '<span class="pass">PASS</span>' if r.passed else '<span class="fail">FAIL</span>'
-        body.append(f"<h2>Case {c.number}: T_ext {c.ext_time * 1e3:g} ms, computation "
-                    f"{c.compute * 1e3:g} ms — {status}</h2>")
+        body.append(
+            f"<h2>Case {c.number}: T_ext {c.ext_time * 1e3:g} ms, computation "
+            f"{c.compute * 1e3:g} ms — {status}</h2>"
+        )
         body.append(f"<p>{html.escape(r.interpretation())}</p>")
         if r.checks:
-            body.append(html_table([[ch.name, ch.expected, ch.observed,
-                                     "PASS" if ch.passed else "FAIL"] for ch in r.checks],
-                                   ["check", "expected", "observed", "result"]))
+            body.append(
+                html_table(
+                    [
+                        [ch.name, ch.expected, ch.observed, "PASS" if ch.passed else "FAIL"]
+                        for ch in r.checks
+                    ],
+                    ["check", "expected", "observed", "result"],
+                )
+            )
         if r.run is not None:
-            fig = views_figure(r.run.metrics, r.run.timeline,
-                               f"Case {c.number}: T_ext {c.ext_time * 1e3:g} ms, computation "
-                               f"{c.compute * 1e3:g} ms")
+            fig = views_figure(
+                r.run.metrics,
+                r.run.timeline,
+                f"Case {c.number}: T_ext {c.ext_time * 1e3:g} ms, computation "
+                f"{c.compute * 1e3:g} ms",
+            )
             body.append(img_tag(png_bytes(fig), f"case {c.number}"))
     return html_page("vcosim cases: the five timing cases of seed 001", "\n".join(body))
 
 
-def run_cases(out_dir: str | Path, cases: Sequence[Case] = CASES, *,
-              duration: float = DURATION, console: Console | None = None,
-              progress: bool = True) -> list[CaseResult]:
+def run_cases(
+    out_dir: str | Path,
+    cases: Sequence[Case] = CASES,
+    *,
+    duration: float = DURATION,
+    console: Console | None = None,
+    progress: bool = True,
+) -> list[CaseResult]:
     """Run the cases one after the other, write ``out_dir/cases.html``, return the results."""
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     console = console or Console(stderr=True)
     results: list[CaseResult] = []
     start = time.perf_counter()
-    columns = (SpinnerColumn(), TextColumn("{task.description}"), BarColumn(),
-               MofNCompleteColumn(), TimeElapsedColumn())
+    columns = (
+        SpinnerColumn(),
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+    )
     with Progress(*columns, console=console, transient=True, disable=not progress) as bar:
         task = bar.add_task("cases", total=len(cases))
         for case in cases:
-            bar.update(task, description=f"case {case.number}: T_ext {case.ext_time * 1e3:g} "
-                       f"ms, computation {case.compute * 1e3:g} ms")
+            bar.update(
+                task,
+                description=f"case {case.number}: T_ext {case.ext_time * 1e3:g} "
+                f"ms, computation {case.compute * 1e3:g} ms",
+            )
             result = run_case(case, out / f"case{case.number}", duration)
             results.append(result)
             bar.advance(task)
             mark = "[green]PASS[/]" if result.passed else "[red]FAIL[/]"
             console.log(f"case {case.number}: {mark} ({result.wall_time:.1f} s)")
-    atomic_write({out / "cases.html": cases_html(results, time.perf_counter() - start)
-                  .encode("utf-8")})
+    atomic_write(
+        {out / "cases.html": cases_html(results, time.perf_counter() - start).encode("utf-8")}
+    )
     return results
 
 
@@ -409,6 +561,8 @@ def cases_command(out: Path, numbers: Sequence[int] | None = None) -> bool:
     for result in results:
         console.print(f"• {result.interpretation()}")
     passed = sum(r.passed for r in results)
-    console.print(f"{passed} of {len(results)} passed in {time.perf_counter() - start:.1f} s; "
-                  f"report: {Path(out) / 'cases.html'}")
+    console.print(
+        f"{passed} of {len(results)} passed in {time.perf_counter() - start:.1f} s; "
+        f"report: {Path(out) / 'cases.html'}"
+    )
     return passed == len(results)

@@ -62,15 +62,21 @@ SEND_NAMES: tuple[str, ...] = ("time", *SIM_SLOT_NAMES)  # 112
 RECEIVE_NAMES: tuple[str, ...] = ("time", *CONTROLLER_SLOT_NAMES)  # 65
 STEPS_NAMES: tuple[str, ...] = ("time",)
 LOGS: tuple[tuple[str, tuple[str, ...]], ...] = (
-    (STEPS_LOG, STEPS_NAMES), (SEND_LOG, SEND_NAMES), (RECEIVE_LOG, RECEIVE_NAMES),
+    (STEPS_LOG, STEPS_NAMES),
+    (SEND_LOG, SEND_NAMES),
+    (RECEIVE_LOG, RECEIVE_NAMES),
 )
 # Named here rather than imported from vcosim.tight.debuglog: analysis must read the files
 # whatever version of the simulator wrote them (a test checks that the two names agree).
 EVENTS_LOG = "vcosimCouplingEvents.csv"
 EVENTS_NAMES: tuple[str, ...] = ("time", "event", "id", "largest", "blocking")
 STALE, DUPLICATE, STARTUP, TIMEOUT = 1, 2, 3, 4
-EVENT_CODES: dict[int, str] = {STALE: "stale reply dropped", DUPLICATE: "duplicate reply dropped",
-                               STARTUP: "start-up reply not applied", TIMEOUT: "timeout"}
+EVENT_CODES: dict[int, str] = {
+    STALE: "stale reply dropped",
+    DUPLICATE: "duplicate reply dropped",
+    STARTUP: "start-up reply not applied",
+    TIMEOUT: "timeout",
+}
 MAX_PROBLEMS_PER_FILE = 20  # further ones are counted, not listed
 _NAN_SPELLINGS = ("-nan(ind)", "nan(ind)", "-1.#IND", "1.#QNAN", "-1.#QNAN")
 
@@ -167,8 +173,9 @@ class _Problems:
         return bool(self.items)
 
 
-def read_table(path: Path, names: tuple[str, ...], *, any_width: bool = False
-               ) -> tuple[Table | None, list[str]]:
+def read_table(
+    path: Path, names: tuple[str, ...], *, any_width: bool = False
+) -> tuple[Table | None, list[str]]:
     """Read one debug CSV expecting ``len(names)`` columns; return it and its problems.
 
     With ``any_width``, a header that starts with ``time,id`` sets the columns instead: the
@@ -199,22 +206,29 @@ def read_table(path: Path, names: tuple[str, ...], *, any_width: bool = False
         if not line:
             continue
         if number == truncated_at:
-            problems.add(number, "truncated row (the file ends without an end of line: "
-                         "its writer stopped mid-row)")
+            problems.add(
+                number,
+                "truncated row (the file ends without an end of line: its writer stopped mid-row)",
+            )
             continue
         fields = _fields(line)
         is_first, first = first, False
         if is_first and not _is_number_row(fields):
             header = tuple(name.strip().strip('"') for name in fields)
-            if any_width and header[:2] == ("time", "id") and _next_width(lines, number) \
-                    == len(header):
+            if (
+                any_width
+                and header[:2] == ("time", "id")
+                and _next_width(lines, number) == len(header)
+            ):
                 names, expected = header, len(header)
             if len(header) != expected:
                 problems.add(number, f"header of {len(header)} names, expected {expected}")
             continue
         if len(fields) != expected:
-            problems.add(number, f"{len(fields)} column{'s' if len(fields) != 1 else ''}, "
-                         f"expected {expected}")
+            problems.add(
+                number,
+                f"{len(fields)} column{'s' if len(fields) != 1 else ''}, expected {expected}",
+            )
             continue
         rows.append(line[:-1] if line.endswith(",") else line)
         row_lines.append(number)
@@ -228,8 +242,7 @@ def read_table(path: Path, names: tuple[str, ...], *, any_width: bool = False
                     try:
                         float(value)
                     except ValueError:
-                        problems.add(number, f"column {column}: {value.strip()!r} is not a "
-                                     "number")
+                        problems.add(number, f"column {column}: {value.strip()!r} is not a number")
                         break
     lines_array = np.asarray(row_lines, dtype=np.int64)
     if not problems and len(data):
@@ -249,8 +262,9 @@ def _next_width(lines: list[str], after: int) -> int | None:
     return None
 
 
-def _check_values(data: np.ndarray, lines: np.ndarray, names: tuple[str, ...],
-                  problems: _Problems) -> None:
+def _check_values(
+    data: np.ndarray, lines: np.ndarray, names: tuple[str, ...], problems: _Problems
+) -> None:
     """Times finite and never going backwards; ids finite; event codes known."""
     time = data[:, 0]
     for row in np.flatnonzero(~np.isfinite(time))[:MAX_PROBLEMS_PER_FILE]:
@@ -265,13 +279,19 @@ def _check_values(data: np.ndarray, lines: np.ndarray, names: tuple[str, ...],
     if names == EVENTS_NAMES and not problems:
         codes = data[:, 1]
         for row in np.flatnonzero(~np.isin(codes, list(EVENT_CODES)))[:MAX_PROBLEMS_PER_FILE]:
-            problems.add(int(lines[row]), f"event {codes[row]:g} is not a known event code "
-                         f"({', '.join(map(str, EVENT_CODES))})")
+            problems.add(
+                int(lines[row]),
+                f"event {codes[row]:g} is not a known event code "
+                f"({', '.join(map(str, EVENT_CODES))})",
+            )
     if problems:
         return
     for row in np.flatnonzero(np.diff(time) < 0)[:MAX_PROBLEMS_PER_FILE]:
-        problems.add(int(lines[row + 1]), f"time goes backwards ({time[row + 1]:.9g} s after "
-                     f"{time[row]:.9g} s on line {int(lines[row])})")
+        problems.add(
+            int(lines[row + 1]),
+            f"time goes backwards ({time[row + 1]:.9g} s after "
+            f"{time[row]:.9g} s on line {int(lines[row])})",
+        )
 
 
 class RunLogs(NamedTuple):
@@ -292,8 +312,14 @@ def read_logs(folder: str | Path) -> RunLogs:
     """
     folder = Path(folder)
     if not folder.is_dir():
-        raise ConfigError([f"{folder}: run folder not found" if not folder.exists()
-                           else f"{folder}: not a folder"], source=str(folder))
+        raise ConfigError(
+            [
+                f"{folder}: run folder not found"
+                if not folder.exists()
+                else f"{folder}: not a folder"
+            ],
+            source=str(folder),
+        )
     tables: list[Table] = []
     problems: list[str] = []
     bad_files: list[Path] = []
@@ -301,8 +327,7 @@ def read_logs(folder: str | Path) -> RunLogs:
     if (folder / EVENTS_LOG).exists():  # optional: BeamNG and older vcosim do not write it
         logs = (*LOGS, (EVENTS_LOG, EVENTS_NAMES))
     for name, names in logs:
-        table, found = read_table(folder / name, names,
-                                  any_width=name in (SEND_LOG, RECEIVE_LOG))
+        table, found = read_table(folder / name, names, any_width=name in (SEND_LOG, RECEIVE_LOG))
         if found:
             problems.extend(found)
             bad_files.append(folder / name)

@@ -115,9 +115,14 @@ def observed_skips(send_step: np.ndarray) -> tuple[int | None, dict[int, int]]:
     return mode, {int(v): int(c) for v, c in zip(values, counts, strict=True)}
 
 
-def send_segments(send_id: np.ndarray, send_time: np.ndarray | None = None, *,
-                  timeout_time: np.ndarray | None = None, step_time: np.ndarray | None = None,
-                  timeout_gap: float = TIMEOUT_GAP) -> np.ndarray:
+def send_segments(
+    send_id: np.ndarray,
+    send_time: np.ndarray | None = None,
+    *,
+    timeout_time: np.ndarray | None = None,
+    step_time: np.ndarray | None = None,
+    timeout_gap: float = TIMEOUT_GAP,
+) -> np.ndarray:
     """Segment index of each send: a new one starts after each reset of the coupling.
 
     Ids not increasing always mark a reset (older vcosim restarted them). Given the send
@@ -137,8 +142,9 @@ def send_segments(send_id: np.ndarray, send_time: np.ndarray | None = None, *,
     return np.concatenate(([0], np.cumsum(new))).astype(np.int64)
 
 
-def event_segments(send_time: np.ndarray, send_segment: np.ndarray,
-                   event_time: np.ndarray) -> np.ndarray:
+def event_segments(
+    send_time: np.ndarray, send_segment: np.ndarray, event_time: np.ndarray
+) -> np.ndarray:
     """Segment in force at each event: that of the last send strictly before it (−1: none)."""
     if send_time.size == 0:
         return np.full(event_time.shape, -1, dtype=np.int64)
@@ -152,8 +158,14 @@ def summary(values: np.ndarray) -> Distribution:
     if values.size == 0:
         return Distribution(0)
     p = np.percentile(values, [50, 90, 99])
-    return Distribution(int(values.size), float(values.min()), float(p[0]), float(p[1]),
-                        float(p[2]), float(values.max()))
+    return Distribution(
+        int(values.size),
+        float(values.min()),
+        float(p[0]),
+        float(p[1]),
+        float(p[2]),
+        float(values.max()),
+    )
 
 
 def intervals_longer_than(times: np.ndarray, limit: float) -> list[tuple[int, float, float]]:
@@ -169,8 +181,9 @@ def realtime_factor(step_time: np.ndarray, dt: float = DT) -> float | None:
     return float((step_time.size - 1) * dt / (step_time[-1] - step_time[0]))
 
 
-def realtime_factor_series(step_time: np.ndarray, dt: float = DT, window: float = RTF_WINDOW
-                           ) -> tuple[np.ndarray, np.ndarray]:
+def realtime_factor_series(
+    step_time: np.ndarray, dt: float = DT, window: float = RTF_WINDOW
+) -> tuple[np.ndarray, np.ndarray]:
     """Window start times and real-time factors over consecutive windows of wall time.
 
     The windows cover the whole run, the last one ending at the last step (a remainder
@@ -190,12 +203,13 @@ def realtime_factor_series(step_time: np.ndarray, dt: float = DT, window: float 
     return edges[:-1], intervals * dt / np.diff(edges)
 
 
-def connected_realtime_factor(step_time: np.ndarray, first: int, last: int, dt: float = DT,
-                              timeout_gap: float = TIMEOUT_GAP) -> float | None:
+def connected_realtime_factor(
+    step_time: np.ndarray, first: int, last: int, dt: float = DT, timeout_gap: float = TIMEOUT_GAP
+) -> float | None:
     """Real-time factor over steps ``first``..``last``, timeouts left out."""
     if last <= first:
         return None
-    gaps = np.diff(step_time[first:last + 1])
+    gaps = np.diff(step_time[first : last + 1])
     kept = gaps[gaps <= timeout_gap]
     if kept.size == 0 or kept.sum() <= 0:
         return None
@@ -209,9 +223,13 @@ def suggested_ext_time(latency_p90: float | None, step: float = EXT_TIME_STEP) -
     return max(math.ceil(round(latency_p90 / step, 6)), 1) * step
 
 
-def largest_answered(query_time: np.ndarray, query_segment: np.ndarray,
-                     first_id: np.ndarray, answers: list[tuple[np.ndarray, np.ndarray]],
-                     side: str) -> np.ndarray:
+def largest_answered(
+    query_time: np.ndarray,
+    query_segment: np.ndarray,
+    first_id: np.ndarray,
+    answers: list[tuple[np.ndarray, np.ndarray]],
+    side: str,
+) -> np.ndarray:
     """Largest id answered in each query's segment by then (its first id − 1 if none).
 
     ``answers``: (time, segment·KEY + id) streams, times sorted; ``side="right"`` counts an
@@ -230,11 +248,18 @@ def largest_answered(query_time: np.ndarray, query_segment: np.ndarray,
 
 
 # -- everything together ---------------------------------------------------------------------
-def analyse(step_time: np.ndarray, send_time: np.ndarray, send_id: np.ndarray,
-            receive_time: np.ndarray, receive_id: np.ndarray, *,
-            events: Events | np.ndarray | None = None, dt: float = DT,
-            timeout_gap: float = TIMEOUT_GAP, rtf_window: float = RTF_WINDOW,
-            ) -> tuple[Metrics, Timeline]:
+def analyse(
+    step_time: np.ndarray,
+    send_time: np.ndarray,
+    send_id: np.ndarray,
+    receive_time: np.ndarray,
+    receive_id: np.ndarray,
+    *,
+    events: Events | np.ndarray | None = None,
+    dt: float = DT,
+    timeout_gap: float = TIMEOUT_GAP,
+    rtf_window: float = RTF_WINDOW,
+) -> tuple[Metrics, Timeline]:
     """All metrics of a run from the logs' times and ids (see the module docstring).
 
     ``events``: the events log (``Events`` or its 5-column array), None without one.
@@ -256,8 +281,13 @@ def analyse(step_time: np.ndarray, send_time: np.ndarray, send_id: np.ndarray,
     skips = m.skips if m.skips is not None else 0
 
     # Segments.
-    send_seg = send_segments(send_id, send_time, step_time=step_time, timeout_gap=timeout_gap,
-                             timeout_time=None if ev is None else ev.time[ev.of(TIMEOUT)])
+    send_seg = send_segments(
+        send_id,
+        send_time,
+        step_time=step_time,
+        timeout_gap=timeout_gap,
+        timeout_time=None if ev is None else ev.time[ev.of(TIMEOUT)],
+    )
     m.segments = int(send_seg[-1]) + 1 if n_sends else 0
     m.resets = max(m.segments - 1, 0)
     recv_seg = event_segments(send_time, send_seg, receive_time)
@@ -276,16 +306,18 @@ def analyse(step_time: np.ndarray, send_time: np.ndarray, send_id: np.ndarray,
     send_key = send_seg * KEY + send_id  # strictly increasing
     recv_key = recv_seg * KEY + answered_id
     running = np.maximum.accumulate(recv_key) if n_recv else recv_key
-    startup_time, startup_key = (startup_answers(ev, send_time, send_id, send_seg)
-                                 if ev is not None else (np.zeros(0), np.zeros(0, np.int64)))
+    startup_time, startup_key = (
+        startup_answers(ev, send_time, send_id, send_seg)
+        if ev is not None
+        else (np.zeros(0), np.zeros(0, np.int64))
+    )
     answers = [(receive_time, recv_key), (startup_time, startup_key)]
 
     # Outstanding after each send and the observed window.
     outstanding = send_id - largest_answered(send_time, send_seg, first_id, answers, "right")
     if n_sends:
         m.window = int(outstanding.max())
-        m.window_per_segment = [int(outstanding[send_seg == g].max())
-                                for g in range(m.segments)]
+        m.window_per_segment = [int(outstanding[send_seg == g].max()) for g in range(m.segments)]
     window = max(m.window or 1, 1)
 
     # Reply latency, against the message answered.
@@ -316,8 +348,7 @@ def analyse(step_time: np.ndarray, send_time: np.ndarray, send_id: np.ndarray,
         due = np.zeros(n_recv, dtype=bool)
         due[idx] = receive_step[idx] - send_step[prev[idx]] >= skips + 1
         # outstanding just before the reply: last id sent − largest answered before it
-        before = largest_answered(receive_time[idx], send_seg[prev[idx]], first_id, answers,
-                                  "left")
+        before = largest_answered(receive_time[idx], send_seg[prev[idx]], first_id, answers, "left")
         full = np.zeros(n_recv, dtype=bool)
         full[idx] = send_id[prev[idx]] - before >= window
         blocking |= due & full
@@ -330,8 +361,10 @@ def analyse(step_time: np.ndarray, send_time: np.ndarray, send_id: np.ndarray,
     m.blocking_share = m.blocked_time / m.duration if m.duration > 0 else 0.0
 
     # Timeouts.
-    m.timeouts = [Interval(start, length)
-                  for _, start, length in intervals_longer_than(step_time, timeout_gap)]
+    m.timeouts = [
+        Interval(start, length)
+        for _, start, length in intervals_longer_than(step_time, timeout_gap)
+    ]
     m.timeout_time = float(sum(t.length for t in m.timeouts))
 
     # Duplicates, stale, lost, superseded.
@@ -344,10 +377,14 @@ def analyse(step_time: np.ndarray, send_time: np.ndarray, send_id: np.ndarray,
         stale = np.zeros(n_recv, dtype=bool)
         stale[1:] = recv_key[1:] < running[:-1]
         stale &= valid & ~duplicate
-        m.duplicates = [IdEvent(int(recv_seg[j]), int(receive_id[j]), float(receive_time[j]))
-                        for j in np.flatnonzero(duplicate)]
-        m.stale = [IdEvent(int(recv_seg[j]), int(receive_id[j]), float(receive_time[j]))
-                   for j in np.flatnonzero(stale)]
+        m.duplicates = [
+            IdEvent(int(recv_seg[j]), int(receive_id[j]), float(receive_time[j]))
+            for j in np.flatnonzero(duplicate)
+        ]
+        m.stale = [
+            IdEvent(int(recv_seg[j]), int(receive_id[j]), float(receive_time[j]))
+            for j in np.flatnonzero(stale)
+        ]
     if n_sends:
         largest = first_id - 1
         for keys in (recv_key[(recv_seg >= 0) & (answered_id >= 0)], startup_key):
@@ -355,8 +392,10 @@ def analyse(step_time: np.ndarray, send_time: np.ndarray, send_id: np.ndarray,
         answered = np.isin(send_key, recv_key) | np.isin(send_key, startup_key)
         tail = np.arange(n_sends) >= n_sends - window
         lost = (send_id > largest[send_seg]) & ~tail
-        m.lost = [IdEvent(int(send_seg[i]), int(send_id[i]), float(send_time[i]))
-                  for i in np.flatnonzero(lost)]
+        m.lost = [
+            IdEvent(int(send_seg[i]), int(send_id[i]), float(send_time[i]))
+            for i in np.flatnonzero(lost)
+        ]
         m.superseded = int((~answered & ~lost & ~tail).sum())
 
     # Replies the simulator did not apply (events log).
@@ -376,9 +415,15 @@ def analyse(step_time: np.ndarray, send_time: np.ndarray, send_id: np.ndarray,
         limit = GAP_FACTOR * (skips + 1)
         step_gaps = np.diff(receive_step)
         for j in np.flatnonzero(step_gaps > limit):
-            m.gaps.append(ReplyGap(float(receive_time[j]), int(receive_step[j]),
-                                   int(step_gaps[j]), float(step_gaps[j] * dt),
-                                   float(receive_time[j + 1] - receive_time[j])))
+            m.gaps.append(
+                ReplyGap(
+                    float(receive_time[j]),
+                    int(receive_step[j]),
+                    int(step_gaps[j]),
+                    float(step_gaps[j] * dt),
+                    float(receive_time[j + 1] - receive_time[j]),
+                )
+            )
 
     # Real-time factor.
     m.rtf = realtime_factor(step_time, dt)
@@ -386,24 +431,61 @@ def analyse(step_time: np.ndarray, send_time: np.ndarray, send_id: np.ndarray,
     m.rtf_times, m.rtf_values = times.tolist(), rtfs.tolist()
     if n_recv:
         first_step, last_step = int(max(receive_step[0], 0)), int(receive_step[-1])
-        m.rtf_connected = connected_realtime_factor(step_time, first_step, last_step, dt,
-                                                    timeout_gap)
+        m.rtf_connected = connected_realtime_factor(
+            step_time, first_step, last_step, dt, timeout_gap
+        )
 
     m.controller_step = (skips + 1) * dt if m.skips is not None else None
     p90 = m.latency_ms.p90
     m.suggested_ext_time = suggested_ext_time(p90 / 1e3 if p90 is not None else None)
     m.verdict = verdict(m)
     reply_offset = np.where(has_prev, offsets, np.nan)
-    timeline = Timeline(step_time, send_time, send_id, send_step, send_seg, outstanding,
-                        receive_time, receive_id, receive_step, recv_seg, matched,
-                        latency_steps, latency, blocking, blocked, reply_offset, answered_id)
+    timeline = Timeline(
+        step_time,
+        send_time,
+        send_id,
+        send_step,
+        send_seg,
+        outstanding,
+        receive_time,
+        receive_id,
+        receive_step,
+        recv_seg,
+        matched,
+        latency_steps,
+        latency,
+        blocking,
+        blocked,
+        reply_offset,
+        answered_id,
+    )
     return m, timeline
 
 
 __all__ = [
-    "DT", "EXT_TIME_STEP", "GAP_FACTOR", "RTF_WINDOW", "TIMEOUT_GAP", "Distribution", "Events",
-    "IdEvent", "Interval", "Metrics", "ReplyGap", "Timeline", "analyse",
-    "connected_realtime_factor", "event_segments", "event_steps", "intervals_longer_than",
-    "largest_answered", "observed_skips", "realtime_factor", "realtime_factor_series",
-    "send_segments", "suggested_ext_time", "summary", "verdict",
+    "DT",
+    "EXT_TIME_STEP",
+    "GAP_FACTOR",
+    "RTF_WINDOW",
+    "TIMEOUT_GAP",
+    "Distribution",
+    "Events",
+    "IdEvent",
+    "Interval",
+    "Metrics",
+    "ReplyGap",
+    "Timeline",
+    "analyse",
+    "connected_realtime_factor",
+    "event_segments",
+    "event_steps",
+    "intervals_longer_than",
+    "largest_answered",
+    "observed_skips",
+    "realtime_factor",
+    "realtime_factor_series",
+    "send_segments",
+    "suggested_ext_time",
+    "summary",
+    "verdict",
 ]

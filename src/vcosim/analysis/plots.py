@@ -52,20 +52,25 @@ def blocking_zoom(m: Metrics, tl: Timeline) -> Zoom:
     if tl.blocking.any():
         j = int(np.argmax(np.where(tl.blocking, tl.blocked_time, -1.0)))
         step = int(tl.receive_step[j])
-        title = (f"Zoom on blocking receive (id {tl.receive_id[j]}, waited "
-                 f"{tl.blocked_time[j] * 1e3:.2f} ms)")
+        title = (
+            f"Zoom on blocking receive (id {tl.receive_id[j]}, waited "
+            f"{tl.blocked_time[j] * 1e3:.2f} ms)"
+        )
     elif m.timeouts:
         step = int(np.searchsorted(tl.step_time, m.timeouts[0].start, side="right") - 1)
         title = f"Zoom on blocking receive (timed out after {m.timeouts[0].length:.2f} s)"
         return Zoom(max(step - period - 1, 0), min(step + 2, n - 1), title)
     elif tl.send_step.size:
         step = int(tl.send_step[0])
-        return Zoom(max(step - 1, 0), min(step + period + 2, n - 1),
-                    "No blocking receive: zoom on the first send")
+        return Zoom(
+            max(step - 1, 0),
+            min(step + period + 2, n - 1),
+            "No blocking receive: zoom on the first send",
+        )
     else:
         return Zoom(0, min(RUNNING_STEPS, n - 1), "No message sent: the first steps")
     first = max(step - period - 1, 0)
-    long_gaps = np.flatnonzero(np.diff(tl.step_time[first:step + 1]) > TIMEOUT_GAP)
+    long_gaps = np.flatnonzero(np.diff(tl.step_time[first : step + 1]) > TIMEOUT_GAP)
     if long_gaps.size:  # do not stretch the view over a timeout before the receive
         first += int(long_gaps[-1]) + 1
     return Zoom(first, min(step + 2, n - 1), title)
@@ -104,8 +109,9 @@ def _limits(tl: Timeline, zoom: Zoom) -> tuple[float, float]:
     return lo - min(before, typical), hi + min(after, typical)
 
 
-def _draw(ax, tl: Timeline, lo: float | None = None, hi: float | None = None, *,
-          labels: bool, title: str) -> None:
+def _draw(
+    ax, tl: Timeline, lo: float | None = None, hi: float | None = None, *, labels: bool, title: str
+) -> None:
     """Steps, sends and replies between ``lo`` and ``hi`` (the whole run if None)."""
 
     def inside(times: np.ndarray) -> np.ndarray:
@@ -118,19 +124,40 @@ def _draw(ax, tl: Timeline, lo: float | None = None, hi: float | None = None, *,
     sends, send_ids = tl.send_time[s_in], tl.send_id[s_in]
     recvs, recv_ids = tl.receive_time[r_in], tl.receive_id[r_in]
     height = 0.5 if lo is None else 1.7
-    ax.vlines(steps, -height, height, colors=STEP_COLOUR, linewidth=1.0 if lo is None else 2.0,
-              label="Physics steps")
+    ax.vlines(
+        steps,
+        -height,
+        height,
+        colors=STEP_COLOUR,
+        linewidth=1.0 if lo is None else 2.0,
+        label="Physics steps",
+    )
     ax.plot(sends, np.ones(sends.size), "*", color=SEND_COLOUR, label="Sent", markersize=7)
-    ax.plot(recvs, -np.ones(recvs.size), "*", color=RECEIVE_COLOUR, label="Received",
-            markersize=7)
+    ax.plot(recvs, -np.ones(recvs.size), "*", color=RECEIVE_COLOUR, label="Received", markersize=7)
     if labels and sends.size + recvs.size <= MAX_LABELS:
         rotation = 90 if max(sends.size, recvs.size) > 12 else 0  # crowded: upright labels
         for t, i in zip(sends, send_ids, strict=True):
-            ax.text(t, 1.15, str(int(i)), color=SEND_COLOUR, ha="center", va="bottom",
-                    fontsize=8, rotation=rotation)
+            ax.text(
+                t,
+                1.15,
+                str(int(i)),
+                color=SEND_COLOUR,
+                ha="center",
+                va="bottom",
+                fontsize=8,
+                rotation=rotation,
+            )
         for t, i in zip(recvs, recv_ids, strict=True):
-            ax.text(t, -1.15, str(int(i)), color=RECEIVE_COLOUR, ha="center", va="top",
-                    fontsize=8, rotation=rotation)
+            ax.text(
+                t,
+                -1.15,
+                str(int(i)),
+                color=RECEIVE_COLOUR,
+                ha="center",
+                va="top",
+                fontsize=8,
+                rotation=rotation,
+            )
     if lo is not None and hi is not None:
         ax.set_xlim(lo, hi)
     ax.set_ylim(-2, 2)
@@ -141,8 +168,9 @@ def _draw(ax, tl: Timeline, lo: float | None = None, hi: float | None = None, *,
     ax.legend(loc="upper right", fontsize=7)
 
 
-def views_figure(m: Metrics, tl: Timeline, title: str = "Simulink interface message timing"
-                 ) -> Figure:
+def views_figure(
+    m: Metrics, tl: Timeline, title: str = "Simulink interface message timing"
+) -> Figure:
     """The seed's three views: whole run (top), blocking receive and running connection."""
     fig = Figure(figsize=(12, 7.5), layout="constrained")
     FigureCanvasAgg(fig)
@@ -168,11 +196,19 @@ def metrics_figure(m: Metrics, tl: Timeline) -> Figure:
     a.set_yscale("log")
 
     if m.latency_steps_counts:
-        b.bar(list(m.latency_steps_counts), list(m.latency_steps_counts.values()),
-              color="tab:blue", width=0.8)
+        b.bar(
+            list(m.latency_steps_counts),
+            list(m.latency_steps_counts.values()),
+            color="tab:blue",
+            width=0.8,
+        )
     median = m.latency_steps.median
-    b.set_title(f"Reply latency in steps (median {median:g})" if median is not None
-                else "Reply latency in steps (no replies)", fontsize=10)
+    b.set_title(
+        f"Reply latency in steps (median {median:g})"
+        if median is not None
+        else "Reply latency in steps (no replies)",
+        fontsize=10,
+    )
     b.set_xlabel("receive step − send step")
     b.set_ylabel("replies")
     for ax in (a, b):
@@ -181,15 +217,19 @@ def metrics_figure(m: Metrics, tl: Timeline) -> Figure:
 
     latency_ms = tl.latency[np.isfinite(tl.latency)] * 1e3
     if latency_ms.size:
-        c.hist(latency_ms, bins=min(60, max(10, latency_ms.size // 5)), color="tab:blue",
-               alpha=0.8)
-        for value, name, style in ((m.latency_ms.median, "median", "-"),
-                                   (m.latency_ms.p90, "p90", "--"),
-                                   (m.latency_ms.p99, "p99", ":")):
+        c.hist(latency_ms, bins=min(60, max(10, latency_ms.size // 5)), color="tab:blue", alpha=0.8)
+        for value, name, style in (
+            (m.latency_ms.median, "median", "-"),
+            (m.latency_ms.p90, "p90", "--"),
+            (m.latency_ms.p99, "p99", ":"),
+        ):
             c.axvline(value, color="black", linestyle=style, label=f"{name} {value:.3f} ms")
         if m.controller_step is not None:
-            c.axvline(m.controller_step * 1e3, color="tab:red", label=f"(skips+1)·dt "
-                      f"{m.controller_step * 1e3:g} ms")
+            c.axvline(
+                m.controller_step * 1e3,
+                color="tab:red",
+                label=f"(skips+1)·dt {m.controller_step * 1e3:g} ms",
+            )
         c.legend(fontsize=7)
     c.set_title("Reply latency in ms", fontsize=10)
     c.set_xlabel("receive time − send time [ms]")
@@ -199,16 +239,25 @@ def metrics_figure(m: Metrics, tl: Timeline) -> Figure:
         # each window ends where the next starts, the last at the last step
         edges = np.append(m.rtf_times, tl.step_time[-1])
         values = np.asarray(m.rtf_values)
-        d.step(edges, np.append(values, values[-1]), where="post", color="tab:green",
-               label="per window")
+        d.step(
+            edges,
+            np.append(values, values[-1]),
+            where="post",
+            color="tab:green",
+            label="per window",
+        )
         d.axhline(1.0, color="black", linewidth=0.8)
         if m.rtf is not None:
-            d.axhline(m.rtf, color="tab:green", linestyle="--", linewidth=0.8,
-                      label=f"overall {m.rtf:.2f}")
+            d.axhline(
+                m.rtf,
+                color="tab:green",
+                linestyle="--",
+                linewidth=0.8,
+                label=f"overall {m.rtf:.2f}",
+            )
         d.legend(fontsize=7)
     rtf = f"{m.rtf:.2f}" if m.rtf is not None else "–"
-    connected = (f", {m.rtf_connected:.2f} while connected" if m.rtf_connected is not None
-                 else "")
+    connected = f", {m.rtf_connected:.2f} while connected" if m.rtf_connected is not None else ""
     d.set_title(f"Real-time factor over time (overall {rtf}{connected})", fontsize=10)
     d.set_xlabel("Time [s]")
     d.set_ylabel("simulated s / wall s")

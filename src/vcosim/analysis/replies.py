@@ -83,8 +83,9 @@ def timeout_boundaries(send_time: np.ndarray, timeout_time: np.ndarray) -> np.nd
     return np.diff(done) > 0
 
 
-def reply_offsets(send_time: np.ndarray, send_id: np.ndarray, receive_time: np.ndarray,
-                  receive_id: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def reply_offsets(
+    send_time: np.ndarray, send_id: np.ndarray, receive_time: np.ndarray, receive_id: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
     """Each reply's id − the id of the last message sent before it, and where that exists."""
     prev = np.searchsorted(send_time, receive_time, side="left") - 1
     has = prev >= 0
@@ -103,8 +104,7 @@ def offset_mode(offsets: np.ndarray) -> tuple[int | None, dict[int, int]]:
     return mode, distribution
 
 
-def leading_zero_startups(events: Events, send_time: np.ndarray,
-                          send_segment: np.ndarray) -> int:
+def leading_zero_startups(events: Events, send_time: np.ndarray, send_segment: np.ndarray) -> int:
     """The most start-up replies of id 0 received in one segment."""
     mask = events.of(STARTUP) & (events.id == 0)
     if not mask.any() or send_time.size == 0:
@@ -125,8 +125,9 @@ def classify(mode: int | None, zero_startups: int) -> str | None:
     return DIRECT if mode <= 0 else OTHER
 
 
-def startup_answers(events: Events, send_time: np.ndarray, send_id: np.ndarray,
-                    send_segment: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def startup_answers(
+    events: Events, send_time: np.ndarray, send_id: np.ndarray, send_segment: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
     """Time and (segment, id) key of the message each start-up reply answers.
 
     The j-th start-up reply of a segment answers its j-th message (never a later one than
@@ -164,15 +165,14 @@ def timeouts_after_dropped(events: Events, send_time: np.ndarray) -> tuple[int, 
     counts = []
     for codes in ((STALE, DUPLICATE), (STALE,)):
         dropped = np.sort(events.time[events.of(*codes)])
-        n = (np.searchsorted(dropped, timeout_time, side="right")
-             - np.searchsorted(dropped, since, side="right"))
+        n = np.searchsorted(dropped, timeout_time, side="right") - np.searchsorted(
+            dropped, since, side="right"
+        )
         counts.append(int((n > 0).sum()))
     return counts[0], counts[1]
 
 
-
-def _segment_at(send_time: np.ndarray, send_segment: np.ndarray,
-                times: np.ndarray) -> np.ndarray:
+def _segment_at(send_time: np.ndarray, send_segment: np.ndarray, times: np.ndarray) -> np.ndarray:
     """Segment of the last send strictly before each time (−1: none)."""
     prev = np.searchsorted(send_time, times, side="left") - 1
     segment = np.full(times.shape, -1, dtype=np.int64)

@@ -53,9 +53,11 @@ def _fmt(value: float | None, digits: int = 3, unit: str = "") -> str:
 def _dist(d: Distribution, digits: int, unit: str) -> str:
     if d.count == 0:
         return "– (no replies)"
-    return (f"min {_fmt(d.min, digits)}, median {_fmt(d.median, digits)}, "
-            f"p90 {_fmt(d.p90, digits)}, p99 {_fmt(d.p99, digits)}, "
-            f"max {_fmt(d.max, digits)}{unit} ({d.count} replies)")
+    return (
+        f"min {_fmt(d.min, digits)}, median {_fmt(d.median, digits)}, "
+        f"p90 {_fmt(d.p90, digits)}, p99 {_fmt(d.p99, digits)}, "
+        f"max {_fmt(d.max, digits)}{unit} ({d.count} replies)"
+    )
 
 
 def _listed(items: Sequence[object], show) -> str:
@@ -84,17 +86,21 @@ def _id_pattern(m: Metrics) -> str:
 def _not_applied(m: Metrics) -> str:
     if not m.events_logged:
         return NO_EVENTS
-    return (f"stale {m.dropped_stale}, duplicate {m.dropped_duplicate} dropped "
-            f"({m.dropped_in_blocking} of them in blocking receives); start-up "
-            f"{m.startup_unapplied} (id ≤ 0 before any was applied; {m.startup_leading} "
-            "before the first applied reply)")
+    return (
+        f"stale {m.dropped_stale}, duplicate {m.dropped_duplicate} dropped "
+        f"({m.dropped_in_blocking} of them in blocking receives); start-up "
+        f"{m.startup_unapplied} (id ≤ 0 before any was applied; {m.startup_leading} "
+        "before the first applied reply)"
+    )
 
 
 def _logged_timeouts(m: Metrics) -> str:
     if not m.events_logged:
         return NO_EVENTS
-    return (f"{m.timeouts_logged}; {m.timeouts_after_dropped} after stale or duplicate "
-            f"replies ({m.timeouts_after_stale} after a stale one)")
+    return (
+        f"{m.timeouts_logged}; {m.timeouts_after_dropped} after stale or duplicate "
+        f"replies ({m.timeouts_after_stale} after a stale one)"
+    )
 
 
 def summary_rows(m: Metrics) -> list[tuple[str, str]]:
@@ -102,27 +108,50 @@ def summary_rows(m: Metrics) -> list[tuple[str, str]]:
     rows = [
         ("physics steps / sent / applied", f"{m.steps} / {m.sends} / {m.applied}"),
         ("wall time of the run", f"{m.duration:.3f} s"),
-        ("observed skips", f"{m.skips if m.skips is not None else '–'} (mode); skips: send "
-                           f"intervals {_counts(m.skips_counts)}"),
-        ("observed window", f"{m.window if m.window is not None else '–'}"
-                            + (f" (per segment: {', '.join(map(str, m.window_per_segment[:10]))}"
-                               f"{', …' if len(m.window_per_segment) > 10 else ''})"
-                               if m.segments > 1 else "")),
-        ("resets (timeouts that reset the coupling)",
-         f"{m.resets} ({m.segments} segment{'s' if m.segments != 1 else ''})"),
+        (
+            "observed skips",
+            f"{m.skips if m.skips is not None else '–'} (mode); skips: send "
+            f"intervals {_counts(m.skips_counts)}",
+        ),
+        (
+            "observed window",
+            f"{m.window if m.window is not None else '–'}"
+            + (
+                f" (per segment: {', '.join(map(str, m.window_per_segment[:10]))}"
+                f"{', …' if len(m.window_per_segment) > 10 else ''})"
+                if m.segments > 1
+                else ""
+            ),
+        ),
+        (
+            "resets (timeouts that reset the coupling)",
+            f"{m.resets} ({m.segments} segment{'s' if m.segments != 1 else ''})",
+        ),
         ("reply ids (reply id − last id sent)", _id_pattern(m)),
         ("reply latency, steps", _dist(m.latency_steps, 0, "")),
         ("reply latency, steps histogram", "steps: replies " + _counts(m.latency_steps_counts)),
         ("reply latency, ms", _dist(m.latency_ms, 3, " ms")),
         ("replies in blocking receives", f"{m.replies_in_blocking} of {m.applied}"),
-        ("time blocking", f"{m.blocked_time:.4f} s ({m.blocking_share * 100:.1f} % of the run; "
-                          f"longest {m.longest_block * 1e3:.3f} ms)"),
-        ("timeouts (> 1 s between steps)",
-         _listed(m.timeouts, lambda t: f"at {t.start:.3f} s for {t.length:.3f} s")),
-        ("gaps without replies", _listed(
-            m.gaps, lambda g: f"at {g.start:.3f} s (step {g.start_step}) for {g.steps} steps "
-                              f"= {g.length * 1e3:.1f} ms simulated, {g.wall_length * 1e3:.1f} "
-                              "ms wall")),
+        (
+            "time blocking",
+            f"{m.blocked_time:.4f} s ({m.blocking_share * 100:.1f} % of the run; "
+            f"longest {m.longest_block * 1e3:.3f} ms)",
+        ),
+        (
+            "timeouts (> 1 s between steps)",
+            _listed(m.timeouts, lambda t: f"at {t.start:.3f} s for {t.length:.3f} s"),
+        ),
+        (
+            "gaps without replies",
+            _listed(
+                m.gaps,
+                lambda g: (
+                    f"at {g.start:.3f} s (step {g.start_step}) for {g.steps} steps "
+                    f"= {g.length * 1e3:.1f} ms simulated, {g.wall_length * 1e3:.1f} "
+                    "ms wall"
+                ),
+            ),
+        ),
         ("lost ids", _listed(m.lost, lambda e: f"{e.id} (sent at {e.time:.4f} s)")),
         ("superseded ids (no reply, a later id answered)", str(m.superseded)),
         ("duplicate ids", _listed(m.duplicates, lambda e: f"{e.id} (at {e.time:.4f} s)")),
@@ -130,25 +159,36 @@ def summary_rows(m: Metrics) -> list[tuple[str, str]]:
         ("replies to ids never sent", str(m.unmatched)),
         ("replies not applied (events log)", _not_applied(m)),
         ("timeouts recorded by the simulator (events log)", _logged_timeouts(m)),
-        ("real-time factor", f"{_fmt(m.rtf)} overall, {_fmt(m.rtf_connected)} while "
-                             "connected (timeouts left out)"),
-        ("real-time factor per 0.5 s", ", ".join(f"{v:.2f}" for v in m.rtf_values[:40])
-         + (", …" if len(m.rtf_values) > 40 else "")),
-        ("controller step (skips + 1)·dt", _fmt(m.controller_step and m.controller_step * 1e3,
-                                                 3, " ms")),
-        ("suggested --ext-time (p90 latency, next 0.5 ms)",
-         _fmt(m.suggested_ext_time and m.suggested_ext_time * 1e3, 1, " ms")),
+        (
+            "real-time factor",
+            f"{_fmt(m.rtf)} overall, {_fmt(m.rtf_connected)} while connected (timeouts left out)",
+        ),
+        (
+            "real-time factor per 0.5 s",
+            ", ".join(f"{v:.2f}" for v in m.rtf_values[:40])
+            + (", …" if len(m.rtf_values) > 40 else ""),
+        ),
+        (
+            "controller step (skips + 1)·dt",
+            _fmt(m.controller_step and m.controller_step * 1e3, 3, " ms"),
+        ),
+        (
+            "suggested --ext-time (p90 latency, next 0.5 ms)",
+            _fmt(m.suggested_ext_time and m.suggested_ext_time * 1e3, 1, " ms"),
+        ),
     ]
     return rows
 
 
-def html_table(rows: Iterable[Sequence[str]], header: Sequence[str] | None = None,
-               raw: bool = False) -> str:
+def html_table(
+    rows: Iterable[Sequence[str]], header: Sequence[str] | None = None, raw: bool = False
+) -> str:
     """An HTML table of text cells (escaped unless ``raw``)."""
     esc = (lambda s: s) if raw else html.escape
     head = "<tr>" + "".join(f"<th>{esc(h)}</th>" for h in header) + "</tr>" if header else ""
-    body = "".join("<tr>" + "".join(f"<td>{esc(str(c))}</td>" for c in row) + "</tr>"
-                   for row in rows)
+    body = "".join(
+        "<tr>" + "".join(f"<td>{esc(str(c))}</td>" for c in row) + "</tr>" for row in rows
+    )
     return f"<table>{head}{body}</table>"
 
 
@@ -160,9 +200,11 @@ def img_tag(png: bytes, alt: str) -> str:
 
 def html_page(title: str, body: str) -> str:
     """A complete, self-contained HTML page."""
-    return (f'<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
-            f"<title>{html.escape(title)}</title><style>{_STYLE}</style></head>"
-            f"<body><h1>{html.escape(title)}</h1>\n{body}\n</body></html>\n")
+    return (
+        f'<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
+        f"<title>{html.escape(title)}</title><style>{_STYLE}</style></head>"
+        f"<body><h1>{html.escape(title)}</h1>\n{body}\n</body></html>\n"
+    )
 
 
 def atomic_write(files: dict[Path, bytes]) -> None:
@@ -192,8 +234,9 @@ def _umask() -> int:
 
 def run_figures(run: Run, title: str | None = None) -> tuple[bytes, bytes]:
     """The three views and the metrics figure of a run, as PNG bytes."""
-    views = views_figure(run.metrics, run.timeline,
-                         title or f"Simulink interface message timing: {run.folder.name}")
+    views = views_figure(
+        run.metrics, run.timeline, title or f"Simulink interface message timing: {run.folder.name}"
+    )
     return png_bytes(views), png_bytes(metrics_figure(run.metrics, run.timeline))
 
 
@@ -218,8 +261,16 @@ def run_html(run: Run, title: str | None = None) -> str:
 def run_markdown(run: Run, views_name: str, metrics_name: str) -> str:
     """The report of one run as Markdown referring to two PNG files."""
     m = run.metrics
-    lines = [f"# vcosim analysis: {run.folder.name}", "", f"**Verdict:** {m.verdict}", "",
-             f"![message timing]({views_name})", "", "| metric | value |", "| --- | --- |"]
+    lines = [
+        f"# vcosim analysis: {run.folder.name}",
+        "",
+        f"**Verdict:** {m.verdict}",
+        "",
+        f"![message timing]({views_name})",
+        "",
+        "| metric | value |",
+        "| --- | --- |",
+    ]
     lines += [f"| {k} | {v.replace('|', '/')} |" for k, v in summary_rows(m)]
     lines += ["", f"![metrics]({metrics_name})", ""]
     return "\n".join(lines)
@@ -235,8 +286,11 @@ def write_report(run: Run, out: str | Path) -> list[Path]:
         views_path = out.with_name(f"{out.stem}_views.png")
         metrics_path = out.with_name(f"{out.stem}_metrics.png")
         views, figures = run_figures(run)
-        files = {views_path: views, metrics_path: figures,
-                 out: run_markdown(run, views_path.name, metrics_path.name).encode("utf-8")}
+        files = {
+            views_path: views,
+            metrics_path: figures,
+            out: run_markdown(run, views_path.name, metrics_path.name).encode("utf-8"),
+        }
     else:
         files = {out: run_html(run).encode("utf-8")}
     atomic_write(files)

@@ -26,9 +26,9 @@ LITTLE_MARGIN = 0.8  # a controller needing this share of T_ext has little margi
 
 PATTERN_TEXT = {
     PREVIOUS_ID: "replies carry the previous message's id (a Memory block on the id, as in "
-                 "BeamNG's example models)",
+    "BeamNG's example models)",
     OWN_COUNTER: "the controller numbers its replies with its own counter (as BeamNG's FMUs "
-                 "do): replies are applied by id order",
+    "do): replies are applied by id order",
 }
 REMEDY = {
     PREVIOUS_ID: "run with --window 2, or feed the received id straight to the reply",
@@ -46,7 +46,7 @@ def _count(n: int, word: str, plural: str | None = None) -> str:
 
 
 def _kind(stale: int, duplicate: int) -> str:
-    """"stale", "duplicate" or "stale or duplicate", by which kinds occurred."""
+    """The kinds that occurred: stale, duplicate, or stale or duplicate."""
     if stale and duplicate:
         return "stale or duplicate"
     return "stale" if stale else "duplicate"
@@ -70,31 +70,36 @@ def _pattern_clause(m: Metrics, troubled: bool) -> str | None:
     if m.id_pattern == PREVIOUS_ID:
         text = PATTERN_TEXT[PREVIOUS_ID]
         if m.startup_leading:
-            text += (f": the first {m.startup_leading} replies carried id 0 and were not "
-                     "applied" if m.startup_leading > 1
-                     else ": the first reply carried id 0 and was not applied")
+            text += (
+                f": the first {m.startup_leading} replies carried id 0 and were not applied"
+                if m.startup_leading > 1
+                else ": the first reply carried id 0 and was not applied"
+            )
         return text
     if m.id_pattern == OWN_COUNTER:
         return PATTERN_TEXT[OWN_COUNTER] + ("" if troubled else ", nothing to change")
     if m.id_pattern == OTHER and m.id_offset is not None:
-        return (f"replies carry ids {m.id_offset} above the last message sent (neither its id "
-                "nor a counter one ahead)")
+        return (
+            f"replies carry ids {m.id_offset} above the last message sent (neither its id "
+            "nor a counter one ahead)"
+        )
     return None
 
 
 def _no_reply_applied(m: Metrics) -> str:
     if m.startup_unapplied:
-        text = ("no reply was applied: the controller answered "
-                f"{_count(m.startup_unapplied, 'time')}, always with id 0 or below (a reply "
-                "applies only with an id above 0 and above the largest applied)")
+        text = (
+            "no reply was applied: the controller answered "
+            f"{_count(m.startup_unapplied, 'time')}, always with id 0 or below (a reply "
+            "applies only with an id above 0 and above the largest applied)"
+        )
         if m.timeouts:
             text += f"; {_count(len(m.timeouts), 'timeout')}"
         return f"{text} — feed the received id straight to the reply"
     if not m.timeouts:
         return f"no controller answered: only sends ({m.sends})"
     longest = max(t.length for t in m.timeouts)
-    return (f"no controller answered: only sends and {len(m.timeouts)} × {longest:.0f} s "
-            "timeouts")
+    return f"no controller answered: only sends and {len(m.timeouts)} × {longest:.0f} s timeouts"
 
 
 def _timing_clause(m: Metrics) -> tuple[str, bool]:
@@ -108,20 +113,26 @@ def _timing_clause(m: Metrics) -> tuple[str, bool]:
         if m.dropped_in_blocking:  # they waited for a newer id: speed is not the question
             kind = _kind(m.dropped_stale or 0, m.dropped_duplicate or 0)
             n = m.dropped_in_blocking
-            return (f"simulation at {rtf:.2f}× real time; blocking receives dropped {n} {kind} "
-                    f"{'reply' if n == 1 else 'replies'} (ids already applied)"), True
+            return (
+                f"simulation at {rtf:.2f}× real time; blocking receives dropped {n} {kind} "
+                f"{'reply' if n == 1 else 'replies'} (ids already applied)"
+            ), True
         if need > 1.0 or m.blocking_share >= 0.25:
             text = f"controller slower than T_ext: simulation at {rtf:.2f}× real time — "
             ext = m.suggested_ext_time
             if ext is not None and ext > period + 1e-12:
-                text += (f"raise --ext-time to {_ms(ext)} (--ext-time {ext:g}) or speed up "
-                         "the controller")
+                text += (
+                    f"raise --ext-time to {_ms(ext)} (--ext-time {ext:g}) or speed up "
+                    "the controller"
+                )
             else:
                 text += "speed up the controller"
             return text, False
-        return (f"simulation at {rtf:.2f}× real time although the controller answers in time "
-                f"(blocking {m.blocking_share * 100:.0f} % of the time): the simulator cannot "
-                "keep up on this machine"), False
+        return (
+            f"simulation at {rtf:.2f}× real time although the controller answers in time "
+            f"(blocking {m.blocking_share * 100:.0f} % of the time): the simulator cannot "
+            "keep up on this machine"
+        ), False
     if landing is None:
         where = f"{_count(m.unmatched, 'reply', 'replies')} to ids that were never sent"
     elif landing <= 1:
@@ -133,10 +144,13 @@ def _timing_clause(m: Metrics) -> tuple[str, bool]:
     elif landing == skips + 1:
         where = "replies land in the next send step's blocking receive"
     else:
-        where = (f"replies land {landing:g} steps after the send ({landing / (skips + 1):.1f}"
-                 f" send periods, window {m.window})")
-    speed = (f"faster than real time ({rtf:.2f}×)" if rtf > FASTER
-             else f"real time held ({rtf:.2f}×)")
+        where = (
+            f"replies land {landing:g} steps after the send ({landing / (skips + 1):.1f}"
+            f" send periods, window {m.window})"
+        )
+    speed = (
+        f"faster than real time ({rtf:.2f}×)" if rtf > FASTER else f"real time held ({rtf:.2f}×)"
+    )
     text = f"{where}; {speed}"
     if landing is not None and landing == skips + 1 and skips > 0 and need >= LITTLE_MARGIN:
         text += f", little margin: the controller needs {need * 100:.0f} % of T_ext"
@@ -150,16 +164,21 @@ def _timeout_clauses(m: Metrics) -> tuple[list[str], bool]:
     after = m.timeouts_after_dropped or 0
     if after:
         kind = _kind(m.timeouts_after_stale or 0, after - (m.timeouts_after_stale or 0))
-        wait = (f" (the simulator waited {longest:.1f} s for an id newer than those applied)"
-                if longest is not None else "")
+        wait = (
+            f" (the simulator waited {longest:.1f} s for an id newer than those applied)"
+            if longest is not None
+            else ""
+        )
         parts.append(f"{_count(after, 'timeout')} after {kind} replies{wait}")
     # The simulator's own count when it logged one: a stall longer than a timeout also
     # shows as a gap in the steps while the next blocking receive waits.
     total = m.timeouts_logged if m.timeouts_logged is not None else len(m.timeouts)
     plain = max(total - after, 0)
     if plain and longest is not None:
-        parts.append(f"{_count(plain, 'timeout')} (up to {longest:.1f} s each: the simulator "
-                     "waited for a reply that never came)")
+        parts.append(
+            f"{_count(plain, 'timeout')} (up to {longest:.1f} s each: the simulator "
+            "waited for a reply that never came)"
+        )
     return parts, bool(after)
 
 
@@ -167,10 +186,16 @@ def _dropped_clause(m: Metrics) -> str | None:
     stale, duplicate = m.dropped_stale or 0, m.dropped_duplicate or 0
     if not stale and not duplicate:
         return None
-    kinds = [_count(n, f"{word} reply", f"{word} replies")
-             for n, word in ((stale, "stale"), (duplicate, "duplicate")) if n]
-    where = (f"{m.dropped_in_blocking} in blocking receives" if m.dropped_in_blocking
-             else "in non-blocking receives")
+    kinds = [
+        _count(n, f"{word} reply", f"{word} replies")
+        for n, word in ((stale, "stale"), (duplicate, "duplicate"))
+        if n
+    ]
+    where = (
+        f"{m.dropped_in_blocking} in blocking receives"
+        if m.dropped_in_blocking
+        else "in non-blocking receives"
+    )
     return f"{' and '.join(kinds)} dropped ({where})"
 
 
@@ -183,8 +208,10 @@ def verdict(m: Metrics) -> str:
     the cause of waiting before a slow controller is considered.
     """
     if m.sends == 0:
-        return (f"no message was sent in {m.steps} physics steps: the coupling was off or "
-                "never due to send")
+        return (
+            f"no message was sent in {m.steps} physics steps: the coupling was off or "
+            "never due to send"
+        )
     if m.applied == 0:
         return _no_reply_applied(m)
     parts: list[str] = []
@@ -202,11 +229,15 @@ def verdict(m: Metrics) -> str:
     parts.extend(timeouts)
     if m.gaps:
         longest_gap = max(g.length for g in m.gaps)
-        parts.append(f"{_count(len(m.gaps), 'gap')} where the controller did not answer "
-                     f"(longest {_ms(longest_gap)} of simulated time)")
-    for items, one, many in ((m.lost, "lost message", "lost messages"),
-                             (m.duplicates, "duplicate reply", "duplicate replies"),
-                             (m.stale, "stale reply", "stale replies")):
+        parts.append(
+            f"{_count(len(m.gaps), 'gap')} where the controller did not answer "
+            f"(longest {_ms(longest_gap)} of simulated time)"
+        )
+    for items, one, many in (
+        (m.lost, "lost message", "lost messages"),
+        (m.duplicates, "duplicate reply", "duplicate replies"),
+        (m.stale, "stale reply", "stale replies"),
+    ):
         if items:
             ids = ", ".join(str(e.id) for e in items[:5]) + (", …" if len(items) > 5 else "")
             parts.append(f"{_count(len(items), one, many)} (id {ids})")

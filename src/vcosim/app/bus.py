@@ -31,8 +31,13 @@ OPTIONAL_MODULES = (
     # the router's host and port), each started if its module is installed
     ("input", "vcosim.modules.input", "input", ModuleId.INPUT, ("--host", "--port")),
     ("sound", "vcosim.modules.sound", "sound", ModuleId.SOUND, ("--host", "--port")),
-    ("viewer", "vcosim.modules.viewer", "view", ModuleId.VISUALISATION,
-     ("--bus-host", "--bus-port")),
+    (
+        "viewer",
+        "vcosim.modules.viewer",
+        "view",
+        ModuleId.VISUALISATION,
+        ("--bus-host", "--bus-port"),
+    ),
 )
 
 
@@ -42,14 +47,23 @@ def router_summary(report: dict[str, Any]) -> dict[str, Any]:
 
 
 # -- vcosim bus -------------------------------------------------------------------------------
-def run_router(host: str, port: int, *, router_id: int, max_modules: int, codec: Codec,
-               json_out: Path | None = None) -> dict[str, Any]:
+def run_router(
+    host: str,
+    port: int,
+    *,
+    router_id: int,
+    max_modules: int,
+    codec: Codec,
+    json_out: Path | None = None,
+) -> dict[str, Any]:
     """Serve until Ctrl-C, SIGTERM or a Shutdown to the router; print the summary."""
     setup_logging()
     router = Router(host, port, router_id=router_id, max_modules=max_modules, codec=codec)
     h, p = router.address
-    console.log(f"bus router (id {router_id}) on {h}:{p}, up to {max_modules} modules; "
-                f"Ctrl-C, SIGTERM or a Shutdown to id {router_id} ends it")
+    console.log(
+        f"bus router (id {router_id}) on {h}:{p}, up to {max_modules} modules; "
+        f"Ctrl-C, SIGTERM or a Shutdown to id {router_id} ends it"
+    )
     with sigterm_as_interrupt():
         try:
             router.serve_forever()
@@ -64,15 +78,27 @@ def run_router(host: str, port: int, *, router_id: int, max_modules: int, codec:
 
 
 # -- vcosim log -------------------------------------------------------------------------------
-def run_logger(out: Path, host: str, port: int, *, module_id: int, codec: Codec,
-               csv: bool = False, duration: float | None = None) -> dict[str, Any]:
+def run_logger(
+    out: Path,
+    host: str,
+    port: int,
+    *,
+    module_id: int,
+    codec: Codec,
+    csv: bool = False,
+    duration: float | None = None,
+) -> dict[str, Any]:
     """Record the bus into ``out`` until Shutdown, Ctrl-C or SIGTERM; optionally export CSV."""
     from vcosim.modules.logger import Logger, export_csv
 
     setup_logging()
     logger = Logger(out, host, port, module_id=module_id, codec=codec)
-    report = run_module(logger, duration, f"recording the bus at {host}:{port} into {out} "
-                        f"(module {module_id}); Ctrl-C or a Shutdown ends it")
+    report = run_module(
+        logger,
+        duration,
+        f"recording the bus at {host}:{port} into {out} "
+        f"(module {module_id}); Ctrl-C or a Shutdown ends it",
+    )
     if csv and report["messages"]:
         report["csv"] = str(out.with_suffix(".csv"))
         export_csv(out, report["csv"])
@@ -81,9 +107,18 @@ def run_logger(out: Path, host: str, port: int, *, module_id: int, codec: Codec,
 
 
 # -- vcosim replay ----------------------------------------------------------------------------
-def run_replay(file: Path, host: str, port: int, *, module_id: int, speed: float,
-               only: Sequence[str], skip: Sequence[str], codec: Codec,
-               to_csv: Path | None = None) -> dict[str, Any]:
+def run_replay(
+    file: Path,
+    host: str,
+    port: int,
+    *,
+    module_id: int,
+    speed: float,
+    only: Sequence[str],
+    skip: Sequence[str],
+    codec: Codec,
+    to_csv: Path | None = None,
+) -> dict[str, Any]:
     """Send a recording onto the bus (or, with ``to_csv``, only export it as CSV)."""
     from vcosim.modules.logger import export_csv, replay
 
@@ -96,8 +131,16 @@ def run_replay(file: Path, host: str, port: int, *, module_id: int, speed: float
     console.log(f"replaying {file} onto the bus at {host}:{port} (module {module_id}), {pace}")
     with sigterm_as_interrupt():
         try:
-            report = replay(file, host, port, module_id=module_id, speed=speed, only=only,
-                            skip=skip, codec=codec)
+            report = replay(
+                file,
+                host,
+                port,
+                module_id=module_id,
+                speed=speed,
+                only=only,
+                skip=skip,
+                codec=codec,
+            )
         except KeyboardInterrupt:
             console.log("replay interrupted")
             return {"interrupted": True}
@@ -113,8 +156,9 @@ class _Child:
         self.name = name
         self.log_path = log_dir / f"{name}.log"
         self._log: IO[bytes] = open(self.log_path, "wb")  # noqa: SIM115 (closed in wait())
-        self.process = subprocess.Popen([sys.executable, "-m", "vcosim", *args],
-                                        stdout=self._log, stderr=subprocess.STDOUT)
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "vcosim", *args], stdout=self._log, stderr=subprocess.STDOUT
+        )
 
     @property
     def alive(self) -> bool:
@@ -135,8 +179,16 @@ class _Child:
             self._log.close()
 
 
-def run_drive(out: Path, host: str, port: int, *, duration: float | None, vehicle: str,
-              frame_rate: float, start_timeout: float = 60.0) -> dict[str, Any]:
+def run_drive(
+    out: Path,
+    host: str,
+    port: int,
+    *,
+    duration: float | None,
+    vehicle: str,
+    frame_rate: float,
+    start_timeout: float = 60.0,
+) -> dict[str, Any]:
     """Router here, logger, vehicle (and input, sound, viewer once they exist) as processes.
 
     Ends on ``duration``, Ctrl-C, SIGTERM, a Shutdown from any module, or the vehicle's exit;
@@ -155,17 +207,32 @@ def run_drive(out: Path, host: str, port: int, *, duration: float | None, vehicl
     def launch(name: str, args: list[str], module_id: int) -> None:
         child = _Child(name, args, run_dir)
         children.append(child)
-        if not router.wait_until(lambda: module_id in router.modules or not child.alive,
-                                 start_timeout) or not child.alive:
-            raise CouplingTimeout(f"the {name} module did not join the bus (see "
-                                  f"{child.log_path})")
+        if (
+            not router.wait_until(
+                lambda: module_id in router.modules or not child.alive, start_timeout
+            )
+            or not child.alive
+        ):
+            raise CouplingTimeout(f"the {name} module did not join the bus (see {child.log_path})")
         console.log(f"{name}: module {module_id} joined")
 
     with sigterm_as_interrupt():
         try:
             launch("logger", ["log", str(run_dir / "bus.mcap"), *where], ModuleId.LOGGING)
-            launch("vehicle", ["sim", "--bus", f"{h}:{p}", "--no-coupling", "--frame-rate",
-                               f"{frame_rate:g}", "--vehicle", vehicle], ModuleId.VEHICLE)
+            launch(
+                "vehicle",
+                [
+                    "sim",
+                    "--bus",
+                    f"{h}:{p}",
+                    "--no-coupling",
+                    "--frame-rate",
+                    f"{frame_rate:g}",
+                    "--vehicle",
+                    vehicle,
+                ],
+                ModuleId.VEHICLE,
+            )
             for name, package, command, module_id, (host_opt, port_opt) in OPTIONAL_MODULES:
                 if importlib.util.find_spec(package) is not None:
                     launch(name, [command, host_opt, h, port_opt, str(p)], module_id)
@@ -186,14 +253,20 @@ def run_drive(out: Path, host: str, port: int, *, duration: float | None, vehicl
                 router.stopped.wait(5.0)
             codes = {c.name: c.wait(10.0) for c in children}
             router.stop()
-    report: dict[str, Any] = {"run_dir": str(run_dir), "recording": str(run_dir / "bus.mcap"),
-              "exit_codes": codes, "interrupted": interrupted,
-              "router": router_summary(router.report())}
-    console.print(table("vcosim drive: summary", {k: v for k, v in report.items()
-                                                    if k != "router"}))
+    report: dict[str, Any] = {
+        "run_dir": str(run_dir),
+        "recording": str(run_dir / "bus.mcap"),
+        "exit_codes": codes,
+        "interrupted": interrupted,
+        "router": router_summary(router.report()),
+    }
+    console.print(
+        table("vcosim drive: summary", {k: v for k, v in report.items() if k != "router"})
+    )
     console.print(table("bus router", report["router"]))
     if any(code not in (0, None) for code in codes.values()):
         failed = [n for n, c in codes.items() if c != 0]
-        raise VcosimError(f"module(s) {', '.join(failed)} ended with an error; see their logs "
-                          f"in {run_dir}")
+        raise VcosimError(
+            f"module(s) {', '.join(failed)} ended with an error; see their logs in {run_dir}"
+        )
     return report

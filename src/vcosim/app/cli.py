@@ -35,8 +35,12 @@ def demo(
         str, typer.Option(help="Vehicle preset name or parameter TOML file.")
     ] = "nightrider",
     manoeuvre: Annotated[
-        bool, typer.Option("--manoeuvre", help="Instead: the vehicle alone through a scripted "
-                           "manoeuvre (start, accelerate through the gears, brake, turn).")
+        bool,
+        typer.Option(
+            "--manoeuvre",
+            help="Instead: the vehicle alone through a scripted "
+            "manoeuvre (start, accelerate through the gears, brake, turn).",
+        ),
     ] = False,
 ) -> None:
     """Couple the cruise controller to the simulator over UDP and plot the run.
@@ -65,8 +69,11 @@ def sim(
         float | None, typer.Option(help="Simulated seconds to run (default: until Ctrl-C).")
     ] = None,
     pacing: Annotated[
-        PacingMode, typer.Option(help="realtime: frames held to the wall clock; fast: as fast "
-                                 "as possible; lockstep: paced only by the coupling.")
+        PacingMode,
+        typer.Option(
+            help="realtime: frames held to the wall clock; fast: as fast "
+            "as possible; lockstep: paced only by the coupling."
+        ),
     ] = PacingMode.realtime,
     time_dilation: Annotated[
         float, typer.Option(help="Simulated seconds per wall second in realtime pacing.")
@@ -83,17 +90,25 @@ def sim(
         bool, typer.Option(help="Run the BeamNG-compatible tight-coupling endpoint.")
     ] = True,
     interface: Annotated[
-        Path | None, typer.Option(help="A BeamNG interface CSV: exactly the signals it lists, "
-                                  "each way, in its order; its connection rows set timing, "
-                                  "addresses and ports unless the options below do.")
+        Path | None,
+        typer.Option(
+            help="A BeamNG interface CSV: exactly the signals it lists, "
+            "each way, in its order; its connection rows set timing, "
+            "addresses and ports unless the options below do."
+        ),
     ] = None,
     gear_slot: Annotated[
-        bool, typer.Option(help="Read slot 4 of the fixed layout as a requested gear (vcosim's "
-                           "extension; BeamNG ignores the slot).")
+        bool,
+        typer.Option(
+            help="Read slot 4 of the fixed layout as a requested gear (vcosim's "
+            "extension; BeamNG ignores the slot)."
+        ),
     ] = False,
     ext_time: Annotated[
-        float | None, typer.Option(help="T_ext: the controller's computation time per message "
-                                   "(s) [default: 0.005]")
+        float | None,
+        typer.Option(
+            help="T_ext: the controller's computation time per message (s) [default: 0.005]"
+        ),
     ] = None,
     ping_time: Annotated[
         float | None, typer.Option(help="T_ping: UDP round-trip time (s) [default: 0.00001]")
@@ -111,8 +126,10 @@ def sim(
         int | None, typer.Option(help="Controller's UDP port [default: 64890]")
     ] = None,
     listen_host: Annotated[
-        str | None, typer.Option(help="Address to bind; loopback unless you open it on purpose "
-                                 "[default: 127.0.0.1]")
+        str | None,
+        typer.Option(
+            help="Address to bind; loopback unless you open it on purpose [default: 127.0.0.1]"
+        ),
     ] = None,
     listen_port: Annotated[
         int | None, typer.Option(help="UDP port the simulator listens on [default: 64891]")
@@ -121,15 +138,20 @@ def sim(
         list[str] | None, typer.Option(help="Extra peer addresses to accept (repeatable).")
     ] = None,
     spin: Annotated[
-        float | None, typer.Option(help="Busy-poll this long before blocking (s); default "
-                                   "0.05 in lockstep, 0 otherwise.")
+        float | None,
+        typer.Option(
+            help="Busy-poll this long before blocking (s); default 0.05 in lockstep, 0 otherwise."
+        ),
     ] = None,
     debug_log: Annotated[
         Path | None, typer.Option(help="Folder for BeamNG's three coupling debug CSVs.")
     ] = None,
     custom_hooks: Annotated[
-        str | None, typer.Option(help="module:object with fill_custom(sim, bank_h) and/or "
-                                 "on_custom(sim, values): the 50 custom values each way.")
+        str | None,
+        typer.Option(
+            help="module:object with fill_custom(sim, bank_h) and/or "
+            "on_custom(sim, values): the 50 custom values each way."
+        ),
     ] = None,
     contracts: Annotated[
         bool, typer.Option(help="Also serve VS Connect-style contracts (vcosim connect).")
@@ -139,8 +161,10 @@ def sim(
     ] = "127.0.0.1",
     contracts_port: Annotated[int, typer.Option(help="Contract server UDP port.")] = CONTRACTS_PORT,
     contracts_allow: Annotated[
-        list[str] | None, typer.Option(help="Client addresses the contract server accepts "
-                                       "(repeatable; default: loopback).")
+        list[str] | None,
+        typer.Option(
+            help="Client addresses the contract server accepts (repeatable; default: loopback)."
+        ),
     ] = None,
     vehicle_name: Annotated[
         str, typer.Option(help="The vehicle's object name for contracts.")
@@ -158,29 +182,69 @@ def sim(
 
     config = None
     if coupling:
-        given = {k: v for k, v in {
-            "controller_host": controller_host, "controller_port": controller_port,
-            "listen_host": listen_host, "listen_port": listen_port, "ext_time": ext_time,
-            "ping_time": ping_time}.items() if v is not None}
-        options = dict(window=window, send_skips=send_skips, send_offset=send_offset,
-                       timeout=timeout, spin=spin, debug_log=debug_log, gear_slot=gear_slot)
-        config = (CouplingConfig.for_interface(interface, **given, **options)
-                  if interface is not None else CouplingConfig(**given, **options))
+        given = {
+            k: v
+            for k, v in {
+                "controller_host": controller_host,
+                "controller_port": controller_port,
+                "listen_host": listen_host,
+                "listen_port": listen_port,
+                "ext_time": ext_time,
+                "ping_time": ping_time,
+            }.items()
+            if v is not None
+        }
+        options = dict(
+            window=window,
+            send_skips=send_skips,
+            send_offset=send_offset,
+            timeout=timeout,
+            spin=spin,
+            debug_log=debug_log,
+            gear_slot=gear_slot,
+        )
+        config = (
+            CouplingConfig.for_interface(interface, **given, **options)
+            if interface is not None
+            else CouplingConfig(**given, **options)
+        )
         if allow:
             config.allowed_hosts = (config.controller_host, *allow)
     faces = []
     if contracts:
-        faces.append(("contracts", "vcosim.contracts.server:ContractServer",
-                      {"host": contracts_host, "port": contracts_port,
-                       "allowed_hosts": contracts_allow, "vehicle_name": vehicle_name}))
+        faces.append(
+            (
+                "contracts",
+                "vcosim.contracts.server:ContractServer",
+                {
+                    "host": contracts_host,
+                    "port": contracts_port,
+                    "allowed_hosts": contracts_allow,
+                    "vehicle_name": vehicle_name,
+                },
+            )
+        )
     if bus:
         host, _, port = bus.rpartition(":")
-        faces.append(("bus", "vcosim.bus.vehicle_module:BusVehicle",
-                      {"host": host or "127.0.0.1", "port": int(port)}))
+        faces.append(
+            (
+                "bus",
+                "vcosim.bus.vehicle_module:BusVehicle",
+                {"host": host or "127.0.0.1", "port": int(port)},
+            )
+        )
     run_simulator(
-        duration=duration, pacing=pacing, time_dilation=time_dilation, frame_rate=frame_rate,
-        vehicle=vehicle, automatic=gearbox is Gearbox.automatic, engine_running=engine,
-        coupling=config, custom_hooks=custom_hooks, faces=faces, json_out=json_out,
+        duration=duration,
+        pacing=pacing,
+        time_dilation=time_dilation,
+        frame_rate=frame_rate,
+        vehicle=vehicle,
+        automatic=gearbox is Gearbox.automatic,
+        engine_running=engine,
+        coupling=config,
+        custom_hooks=custom_hooks,
+        faces=faces,
+        json_out=json_out,
     )
 
 
@@ -201,13 +265,19 @@ def controller(
         Path | None, typer.Option("--map", help="TOML map of FMU variables to bank names.")
     ] = None,
     interface: Annotated[
-        Path | None, typer.Option(help="A BeamNG interface CSV (the simulator must use the same "
-                                  "file); its connection rows set the step, addresses and "
-                                  "ports unless the options below do.")
+        Path | None,
+        typer.Option(
+            help="A BeamNG interface CSV (the simulator must use the same "
+            "file); its connection rows set the step, addresses and "
+            "ports unless the options below do."
+        ),
     ] = None,
     step: Annotated[
-        float | None, typer.Option(help="The controller's sample time (s): the simulator's "
-                                   "(send_skips + 1) * dt, i.e. its --ext-time [default: 0.005]")
+        float | None,
+        typer.Option(
+            help="The controller's sample time (s): the simulator's "
+            "(send_skips + 1) * dt, i.e. its --ext-time [default: 0.005]"
+        ),
     ] = None,
     duration: Annotated[
         float | None, typer.Option(help="Controller seconds to run (default: until Ctrl-C).")
@@ -222,8 +292,8 @@ def controller(
         int | None, typer.Option(help="UDP port to listen on [default: 64890]")
     ] = None,
     sim_host: Annotated[
-        str | None, typer.Option(help="The simulator's address (vcosim or BeamNG.tech) "
-                                 "[default: 127.0.0.1]")
+        str | None,
+        typer.Option(help="The simulator's address (vcosim or BeamNG.tech) [default: 127.0.0.1]"),
     ] = None,
     sim_port: Annotated[
         int | None, typer.Option(help="The simulator's UDP port [default: 64891]")
@@ -238,15 +308,27 @@ def controller(
     from vcosim.app.controller import make_step_function, run_controller
     from vcosim.tight.controller import ControllerConfig
 
-    given = {k: v for k, v in {"step": step, "listen_host": listen_host,
-                               "listen_port": listen_port, "sim_host": sim_host,
-                               "sim_port": sim_port}.items() if v is not None}
+    given = {
+        k: v
+        for k, v in {
+            "step": step,
+            "listen_host": listen_host,
+            "listen_port": listen_port,
+            "sim_host": sim_host,
+            "sim_port": sim_port,
+        }.items()
+        if v is not None
+    }
     options = dict(memory=memory, timeout=timeout, spin=spin)
-    config = (ControllerConfig.for_interface(interface, **given, **options)
-              if interface is not None else ControllerConfig(**given, **options))
+    config = (
+        ControllerConfig.for_interface(interface, **given, **options)
+        if interface is not None
+        else ControllerConfig(**given, **options)
+    )
     params = {"speed": speed, "heading": heading}
-    step_fn = make_step_function(name, function=function, fmu=fmu, map_file=map_file,
-                                 step=config.step, params=params)
+    step_fn = make_step_function(
+        name, function=function, fmu=fmu, map_file=map_file, step=config.step, params=params
+    )
     try:
         run_controller(step_fn, duration=duration, json_out=json_out, config=config)
     finally:
@@ -260,8 +342,11 @@ def connect(
         Path, typer.Argument(help="VS Connect-style JSON configuration file (version 2).")
     ],
     function: Annotated[
-        str | None, typer.Option(help="Your step function: module:function or "
-                                 "path/file.py:function (without it the block only monitors).")
+        str | None,
+        typer.Option(
+            help="Your step function: module:function or "
+            "path/file.py:function (without it the block only monitors)."
+        ),
     ] = None,
     step: Annotated[float, typer.Option(help="The block's step (s) of local time.")] = 0.001,
     duration: Annotated[
@@ -277,8 +362,14 @@ def connect(
     """Run a JSON-configured contract client against vcosim sim --contracts (VS Connect-style)."""
     from vcosim.app.connect import run_client
 
-    run_client(config, function=function, step=step, duration=duration, json_out=json_out,
-               link_timeout=link_timeout)
+    run_client(
+        config,
+        function=function,
+        step=step,
+        duration=duration,
+        json_out=json_out,
+        link_timeout=link_timeout,
+    )
 
 
 @app.command()
@@ -287,8 +378,11 @@ def analyze(
         Path, typer.Argument(help="Folder with the three debug CSVs (vcosim's or BeamNG's).")
     ],
     out: Annotated[
-        Path | None, typer.Option(help="Report file: .html (default RUN_DIR/analysis.html, "
-                                  "figures embedded) or .md (with PNGs beside it).")
+        Path | None,
+        typer.Option(
+            help="Report file: .html (default RUN_DIR/analysis.html, "
+            "figures embedded) or .md (with PNGs beside it)."
+        ),
     ] = None,
     dt: Annotated[float, typer.Option(help="The physics step (s).")] = PHYSICS_DT,
 ) -> None:
@@ -316,26 +410,36 @@ def cases(
 
 @app.command()
 def sweep(
-    file: Annotated[Path, typer.Argument(help="The sweep file (TOML): scenario, parameters, "
-                                         "output; see docs/sweeps.md.")],
+    file: Annotated[
+        Path,
+        typer.Argument(
+            help="The sweep file (TOML): scenario, parameters, output; see docs/sweeps.md."
+        ),
+    ],
     out: Annotated[
-        Path | None, typer.Option(help="Output folder (default: \\[output] dir, else "
-                                  "sweeps/NAME).")
+        Path | None, typer.Option(help="Output folder (default: \\[output] dir, else sweeps/NAME).")
     ] = None,
     workers: Annotated[
-        int | None, typer.Option(help="Local worker processes (default: every core; 0: run "
-                                 "in this process).")
+        int | None,
+        typer.Option(help="Local worker processes (default: every core; 0: run in this process)."),
     ] = None,
     ray: Annotated[
-        bool, typer.Option("--ray", help="Run on Ray: join RAY_ADDRESS or a cluster started "
-                           "here with `ray start`, else start Ray locally.")
+        bool,
+        typer.Option(
+            "--ray",
+            help="Run on Ray: join RAY_ADDRESS or a cluster started "
+            "here with `ray start`, else start Ray locally.",
+        ),
     ] = False,
     ray_address: Annotated[
         str | None, typer.Option(help="Join the Ray cluster at this address (implies --ray).")
     ] = None,
     signals: Annotated[
-        bool | None, typer.Option("--signals/--no-signals", help="Also save every run's "
-                                  "signals (default: \\[output] signals).")
+        bool | None,
+        typer.Option(
+            "--signals/--no-signals",
+            help="Also save every run's signals (default: \\[output] signals).",
+        ),
     ] = None,
     check: Annotated[
         bool, typer.Option("--check", help="Only validate the file and list the runs.")
@@ -344,22 +448,38 @@ def sweep(
     """Run a scenario sweep: every run's metrics to Parquet, and a report with plots."""
     from vcosim.sweep.driver import sweep_command
 
-    code = sweep_command(file, out=out, workers=workers, ray=ray, ray_address=ray_address,
-                         signals=signals, check=check)
+    code = sweep_command(
+        file,
+        out=out,
+        workers=workers,
+        ray=ray,
+        ray_address=ray_address,
+        signals=signals,
+        check=check,
+    )
     if code:
         raise typer.Exit(code)
 
 
 # -- the NightRider bus: shared options, then one command per module -------------------------
-BusHost = Annotated[str, typer.Option(
-    help="The bus router's address (for `vcosim bus`: the address it binds; loopback unless "
-         "you open it on purpose).")]
+BusHost = Annotated[
+    str,
+    typer.Option(
+        help="The bus router's address (for `vcosim bus`: the address it binds; loopback unless "
+        "you open it on purpose)."
+    ),
+]
 BusPort = Annotated[int, typer.Option(help="The bus router's UDP handshake port.")]
 BusModuleId = Annotated[int | None, typer.Option("--id", help="This module's id on the bus.")]
-BusSymbols = Annotated[str, typer.Option(
-    help="Message symbols: start, separator, common-part end, end (every module must agree).")]
-BusMaxLength = Annotated[int, typer.Option(
-    help="Longest message in bytes (every module must agree).")]
+BusSymbols = Annotated[
+    str,
+    typer.Option(
+        help="Message symbols: start, separator, common-part end, end (every module must agree)."
+    ),
+]
+BusMaxLength = Annotated[
+    int, typer.Option(help="Longest message in bytes (every module must agree).")
+]
 
 
 def _bus_codec(symbols: str, max_length: int):  # -> vcosim.bus.codec.Codec
@@ -388,8 +508,14 @@ def bus(
     """
     from vcosim.app.bus import run_router
 
-    run_router(host, port, router_id=router_id, max_modules=max_modules,
-               codec=_bus_codec(symbols, max_length), json_out=json_out)
+    run_router(
+        host,
+        port,
+        router_id=router_id,
+        max_modules=max_modules,
+        codec=_bus_codec(symbols, max_length),
+        json_out=json_out,
+    )
 
 
 @app.command("log")
@@ -408,8 +534,15 @@ def log_bus(
     """Record every message on the bus, with timestamps, to MCAP (Foxglove, PlotJuggler)."""
     from vcosim.app.bus import run_logger
 
-    run_logger(out_file, host, port, module_id=20 if module_id is None else module_id,
-               codec=_bus_codec(symbols, max_length), csv=csv, duration=duration)
+    run_logger(
+        out_file,
+        host,
+        port,
+        module_id=20 if module_id is None else module_id,
+        codec=_bus_codec(symbols, max_length),
+        csv=csv,
+        duration=duration,
+    )
 
 
 @app.command()
@@ -436,9 +569,17 @@ def replay(
     """Send a recording back onto the bus, each message to its recorded destination, in order."""
     from vcosim.app.bus import run_replay
 
-    run_replay(file, host, port, module_id=21 if module_id is None else module_id, speed=speed,
-               only=only or (), skip=skip or (), codec=_bus_codec(symbols, max_length),
-               to_csv=to_csv)
+    run_replay(
+        file,
+        host,
+        port,
+        module_id=21 if module_id is None else module_id,
+        speed=speed,
+        only=only or (),
+        skip=skip or (),
+        codec=_bus_codec(symbols, max_length),
+        to_csv=to_csv,
+    )
 
 
 @app.command()
@@ -449,15 +590,19 @@ def drive(
     host: BusHost = "127.0.0.1",
     port: BusPort = BUS_PORT,
     duration: Annotated[
-        float | None, typer.Option(help="Wall seconds to drive (default: until Ctrl-C or a "
-                                   "Shutdown from a module).")
+        float | None,
+        typer.Option(
+            help="Wall seconds to drive (default: until Ctrl-C or a Shutdown from a module)."
+        ),
     ] = None,
     vehicle: Annotated[
         str, typer.Option(help="Vehicle preset name or parameter TOML file.")
     ] = "nightrider",
     frame_rate: Annotated[
-        float, typer.Option(help="The vehicle's frames per second (>= 100 spaces its 100 Hz "
-                            "messages evenly).")
+        float,
+        typer.Option(
+            help="The vehicle's frames per second (>= 100 spaces its 100 Hz messages evenly)."
+        ),
     ] = 100.0,
 ) -> None:
     """Start the driving simulator on this machine: router, vehicle and logger in one go.
@@ -476,8 +621,10 @@ def sound(
     port: BusPort = BUS_PORT,
     module_id: BusModuleId = None,
     wav: Annotated[
-        Path | None, typer.Option(envvar="VCOSIM_SOUND_WAV",
-                                  help="Render to this WAV file instead of the sound card.")
+        Path | None,
+        typer.Option(
+            envvar="VCOSIM_SOUND_WAV", help="Render to this WAV file instead of the sound card."
+        ),
     ] = None,
     null: Annotated[bool, typer.Option("--null", help="Render to nothing (headless).")] = False,
     duration: Annotated[
@@ -493,8 +640,15 @@ def sound(
     """
     from vcosim.app.modules import run_sound
 
-    run_sound(host, port, module_id=19 if module_id is None else module_id,
-              codec=_bus_codec(symbols, max_length), wav=wav, null=null, duration=duration)
+    run_sound(
+        host,
+        port,
+        module_id=19 if module_id is None else module_id,
+        codec=_bus_codec(symbols, max_length),
+        wav=wav,
+        null=null,
+        duration=duration,
+    )
 
 
 @app.command("input")
@@ -515,9 +669,11 @@ def input_module(
         bool, typer.Option("--keyboard", help="Drive with the keyboard even if a wheel exists.")
     ] = False,
     script: Annotated[
-        Path | None, typer.Option(envvar="VCOSIM_INPUT_SCRIPT",
-                                  help="Scripted inputs (TOML: timed axis/button values), "
-                                  "for tests and headless runs.")
+        Path | None,
+        typer.Option(
+            envvar="VCOSIM_INPUT_SCRIPT",
+            help="Scripted inputs (TOML: timed axis/button values), for tests and headless runs.",
+        ),
     ] = None,
     duration: Annotated[
         float | None, typer.Option(help="Seconds to run (default: until quit/Shutdown/Ctrl-C).")
@@ -531,9 +687,18 @@ def input_module(
     """
     from vcosim.app.modules import run_input
 
-    run_input(host, port, module_id=17 if module_id is None else module_id,
-              codec=_bus_codec(symbols, max_length), mapping=mapping, list_devices=list_devices,
-              calibrate=calibrate, keyboard=keyboard, script=script, duration=duration)
+    run_input(
+        host,
+        port,
+        module_id=17 if module_id is None else module_id,
+        codec=_bus_codec(symbols, max_length),
+        mapping=mapping,
+        list_devices=list_devices,
+        calibrate=calibrate,
+        keyboard=keyboard,
+        script=script,
+        duration=duration,
+    )
 
 
 @app.command()
@@ -542,8 +707,8 @@ def view(
         int, typer.Option(help="HTTP port of the page (0: any free one).")
     ] = VIEWER_PORT,
     http_host: Annotated[
-        str, typer.Option(help="Address the page is served on; loopback unless you open it "
-                          "on purpose.")
+        str,
+        typer.Option(help="Address the page is served on; loopback unless you open it on purpose."),
     ] = "127.0.0.1",
     bus_host: Annotated[str, typer.Option(help="The bus router's address.")] = "127.0.0.1",
     bus_port: Annotated[int, typer.Option(help="The bus router's UDP handshake port.")] = BUS_PORT,
@@ -570,19 +735,28 @@ def view(
     from vcosim.modules.viewer import Viewer, run_view
     from vcosim.vehicle.terrain import Terrain
 
-    terrain = Terrain.from_images(height_map, road_map, friction_map, hill_height=hill_height,
-                                  size=size)
-    run_view(Viewer(bus_host, bus_port, host=http_host, port=port, terrain=terrain, rate=rate,
-                    module_id=18 if module_id is None else module_id, send_ground=send_ground,
-                    codec=_bus_codec(symbols, max_length)))
+    terrain = Terrain.from_images(
+        height_map, road_map, friction_map, hill_height=hill_height, size=size
+    )
+    run_view(
+        Viewer(
+            bus_host,
+            bus_port,
+            host=http_host,
+            port=port,
+            terrain=terrain,
+            rate=rate,
+            module_id=18 if module_id is None else module_id,
+            send_ground=send_ground,
+            codec=_bus_codec(symbols, max_length),
+        )
+    )
 
 
 @bench_app.command("physics")
 def bench_physics(
     as_json: Annotated[bool, typer.Option("--json", help="Print only the JSON object.")] = False,
-    seconds: Annotated[
-        float, typer.Option(help="Wall-clock budget per measurement (s).")
-    ] = 2.0,
+    seconds: Annotated[float, typer.Option(help="Wall-clock budget per measurement (s).")] = 2.0,
 ) -> None:
     """Physics steps per second of the vehicle kernel against CommonRoad's multi-body model."""
     from vcosim.bench.physics import run_physics_bench
@@ -594,8 +768,9 @@ def bench_physics(
 @bench_app.command("coupling")
 def bench_coupling(
     as_json: Annotated[bool, typer.Option("--json", help="Print only the JSON object.")] = False,
-    seconds: Annotated[float, typer.Option(help="Wall-clock time per exchange measurement (s).")
-                       ] = 3.0,
+    seconds: Annotated[
+        float, typer.Option(help="Wall-clock time per exchange measurement (s).")
+    ] = 3.0,
     realtime_seconds: Annotated[
         float, typer.Option(help="Length of the real-time drift measurement (s).")
     ] = 10.0,

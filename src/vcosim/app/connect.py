@@ -29,8 +29,9 @@ def report_table(report: dict[str, Any]) -> Table:
         table.add_row("malformed", json.dumps(report["malformed"]))
     trips = report["round_trip_ms"]
     if trips["min"] is not None:
-        table.add_row("ping round trip", f"min {trips['min']:.3f} ms, median "
-                      f"{trips['median']:.3f} ms")
+        table.add_row(
+            "ping round trip", f"min {trips['min']:.3f} ms, median {trips['median']:.3f} ms"
+        )
     for refusal in report["refused"]:
         table.add_row("[yellow]refused", refusal)
     if report["error"]:
@@ -38,17 +39,26 @@ def report_table(report: dict[str, Any]) -> Table:
     return table
 
 
-def run_client(config: Path, *, function: str | None, step: float, duration: float | None,
-               json_out: Path | None, **options: Any) -> dict[str, Any]:
+def run_client(
+    config: Path,
+    *,
+    function: str | None,
+    step: float,
+    duration: float | None,
+    json_out: Path | None,
+    **options: Any,
+) -> dict[str, Any]:
     """Run the block until the duration or Ctrl-C; print the summary, optionally save it."""
     setup_logging()
     step_fn = instantiate(load_user_code(function)) if function else None
     client = ContractClient(config, step_fn, step=step, **options)
     cfg = client.config
-    console.log(f"contracts: {len(client.layout.contracts)} with {cfg.remoteIP}:"
-                f"{cfg.remotePort}; input ports {[p.name for p in client.layout.inputs]}, "
-                f"output ports {[p.name for p in client.layout.outputs]}; step "
-                f"{step * 1e3:g} ms")
+    console.log(
+        f"contracts: {len(client.layout.contracts)} with {cfg.remoteIP}:"
+        f"{cfg.remotePort}; input ports {[p.name for p in client.layout.inputs]}, "
+        f"output ports {[p.name for p in client.layout.outputs]}; step "
+        f"{step * 1e3:g} ms"
+    )
     client.on_status = lambda status: console.log(f"status {int(status)}: {status.name}")
     last = [0.0]
 
@@ -56,8 +66,11 @@ def run_client(config: Path, *, function: str | None, step: float, duration: flo
         state = "blocked" if client.blocking else ConnectionStatus(client.status).name
         return f"t = {client.time:8.2f} s   {state}   received {client.received}"
 
-    with sigterm_as_interrupt(), Live(render(), console=console, transient=True,
-                                      refresh_per_second=4) as live:
+    with (
+        sigterm_as_interrupt(),
+        Live(render(), console=console, transient=True, refresh_per_second=4) as live,
+    ):
+
         def step_and_show(ports: Ports) -> Any:
             now = time.perf_counter()
             if now - last[0] > 0.25:

@@ -16,8 +16,11 @@ console = Console(stderr=True)
 
 def setup_logging() -> None:
     """Log through the console, as every command does."""
-    logging.basicConfig(level=logging.INFO, format="%(message)s",
-                        handlers=[RichHandler(console=console, show_path=False)])
+    logging.basicConfig(
+        level=logging.INFO,
+        format="%(message)s",
+        handlers=[RichHandler(console=console, show_path=False)],
+    )
 
 
 def table(title: str, rows: dict[str, Any]) -> Table:

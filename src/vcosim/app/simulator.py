@@ -23,15 +23,28 @@ def summary_table(report: RunReport) -> Table:
     table.add_row("wall time", f"{report.wall_time:.3f} s")
     table.add_row("real-time factor", f"{report.realtime_factor:.3f}")
     table.add_row("frames (late)", f"{report.frames['frames']} ({report.frames['late_frames']})")
-    table.add_row("frame jitter / p99 lateness",
-                  f"{report.frames['frame_jitter_ms']:.3f} / "
-                  f"{report.frames['frame_lateness_p99_ms']:.3f} ms")
+    table.add_row(
+        "frame jitter / p99 lateness",
+        f"{report.frames['frame_jitter_ms']:.3f} / {report.frames['frame_lateness_p99_ms']:.3f} ms",
+    )
     coupling = report.faces.get("coupling")
     if coupling:
-        table.add_row("schedule", f"send_skips {coupling['send_skips']}, window "
-                      f"{coupling['window']}, send_offset {coupling['send_offset']}")
-        for key in ("sent", "applied", "stale", "duplicate", "startup_unapplied", "malformed",
-                    "rejected_peers", "clamped_total", "timeouts"):
+        table.add_row(
+            "schedule",
+            f"send_skips {coupling['send_skips']}, window "
+            f"{coupling['window']}, send_offset {coupling['send_offset']}",
+        )
+        for key in (
+            "sent",
+            "applied",
+            "stale",
+            "duplicate",
+            "startup_unapplied",
+            "malformed",
+            "rejected_peers",
+            "clamped_total",
+            "timeouts",
+        ):
             table.add_row(key.replace("_", " "), str(coupling[key]))
         if coupling["clamped"]:
             table.add_row("clamped by slot", json.dumps(coupling["clamped"]))
@@ -63,16 +76,22 @@ def run_simulator(
             f"timeout {schedule.timeout:g} s; the controller's step is "
             f"{schedule.controller_step(sim.dt) * 1e3:g} ms"
         )
-        console.log(f"coupling: layout {face.name}: {face.sim_to_controller} values to the "
-                    f"controller, {face.controller_to_sim} back (ids included)"
-                    + ("; slot 4 is read as a requested gear" if cfg.gear_slot else ""))
+        console.log(
+            f"coupling: layout {face.name}: {face.sim_to_controller} values to the "
+            f"controller, {face.controller_to_sim} back (ids included)"
+            + ("; slot 4 is read as a requested gear" if cfg.gear_slot else "")
+        )
         missing = face.missing_wheel_torques()
         if missing:
-            console.log(f"[yellow]coupling: the interface drives on wheel torques but gives "
-                        f"none for {', '.join(missing)}: those get zero")
+            console.log(
+                f"[yellow]coupling: the interface drives on wheel torques but gives "
+                f"none for {', '.join(missing)}: those get zero"
+            )
     status = _Status(sim)
-    with sigterm_as_interrupt(), Live(status.render(), console=console, transient=True,
-                                      refresh_per_second=4) as live:
+    with (
+        sigterm_as_interrupt(),
+        Live(status.render(), console=console, transient=True, refresh_per_second=4) as live,
+    ):
         report = sim.run(duration, on_progress=lambda t: status.update(live))
     console.print(summary_table(report))
     if json_out is not None:

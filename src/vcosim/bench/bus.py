@@ -34,8 +34,10 @@ def _payloads() -> tuple[bytes, bytes]:
 
     codec = Codec()
     message = IMFM(100, 150, 156, 0, enqueue=True)
-    return (codec.encode(IMFM(*message.values, to=ECHO_ID, enqueue=True)),
-            codec.encode(IMFM(*message.values, to=MAIN_ID, enqueue=True)))
+    return (
+        codec.encode(IMFM(*message.values, to=ECHO_ID, enqueue=True)),
+        codec.encode(IMFM(*message.values, to=MAIN_ID, enqueue=True)),
+    )
 
 
 def _echo_loop(sock: socket.socket, reply: bytes, stop: Any, to: tuple[str, int] | None) -> None:
@@ -80,8 +82,9 @@ def _bus_echo(port: int, ready: Any, stop: Any) -> None:
     client.close()
 
 
-def _pingpong(sock: socket.socket, payload: bytes, seconds: float,
-              window: int) -> tuple[float, list[float], int]:
+def _pingpong(
+    sock: socket.socket, payload: bytes, seconds: float, window: int
+) -> tuple[float, list[float], int]:
     """Round trips per second and round-trip times (s) with ``window`` messages in flight."""
     sock.settimeout(0.5)
     sent: deque[float] = deque()
@@ -138,8 +141,11 @@ def run_bus_bench(seconds: float = 2.0, progress: bool = True) -> dict[str, Any]
     stop = ctx.Event()
     ports, reports = ctx.Queue(), ctx.Queue()
     to_echo = _payloads()[0]
-    result: dict[str, Any] = {"message": f"IMFM, {len(to_echo)} bytes", "window": WINDOW,
-                              "seconds": seconds}
+    result: dict[str, Any] = {
+        "message": f"IMFM, {len(to_echo)} bytes",
+        "window": WINDOW,
+        "seconds": seconds,
+    }
     processes = []
     with Progress(transient=True, disable=not progress) as bar:
         task = bar.add_task("bus bench", total=5)
@@ -177,14 +183,18 @@ def run_bus_bench(seconds: float = 2.0, progress: bool = True) -> dict[str, Any]
                     process.kill()
     (d_median, d_p99), d_per_s, d_lost = figures["direct"]
     (r_median, r_p99), r_per_s, r_lost = figures["router"]
-    result.update({
-        "direct_rtt_us_median": d_median, "direct_rtt_us_p99": d_p99,
-        "router_rtt_us_median": r_median, "router_rtt_us_p99": r_p99,
-        "added_latency_us": (r_median - d_median) / 2.0,
-        "direct_messages_per_s": 2.0 * d_per_s,
-        "router_messages_per_s": 2.0 * r_per_s,
-        "throughput_ratio": r_per_s / d_per_s,
-        "lost": d_lost + r_lost,
-        "router": router_report,
-    })
+    result.update(
+        {
+            "direct_rtt_us_median": d_median,
+            "direct_rtt_us_p99": d_p99,
+            "router_rtt_us_median": r_median,
+            "router_rtt_us_p99": r_p99,
+            "added_latency_us": (r_median - d_median) / 2.0,
+            "direct_messages_per_s": 2.0 * d_per_s,
+            "router_messages_per_s": 2.0 * r_per_s,
+            "throughput_ratio": r_per_s / d_per_s,
+            "lost": d_lost + r_lost,
+            "router": router_report,
+        }
+    )
     return result

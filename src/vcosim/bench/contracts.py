@@ -28,9 +28,28 @@ import numpy as np
 
 FIELDS = 20
 PERIOD = 0.001
-SIGNALS = ("posX", "posY", "posZ", "velX", "velY", "velZ", "groundspeed", "accX", "accY",
-           "accZ", "roll", "pitch", "yaw", "rpm", "gear", "throttle", "brake", "steering",
-           "wheelFL_wheelSpeed", "wheelFR_wheelSpeed")
+SIGNALS = (
+    "posX",
+    "posY",
+    "posZ",
+    "velX",
+    "velY",
+    "velZ",
+    "groundspeed",
+    "accX",
+    "accY",
+    "accZ",
+    "roll",
+    "pitch",
+    "yaw",
+    "rpm",
+    "gear",
+    "throttle",
+    "brake",
+    "steering",
+    "wheelFL_wheelSpeed",
+    "wheelFR_wheelSpeed",
+)
 DATAGRAM = 24 + 8 * FIELDS  # the DATA message of that contract
 
 
@@ -58,8 +77,7 @@ def _serve(pacing: str, ports: Any, results: Any, limit: float) -> None:
 
     if pacing == "realtime":
         sim.attach("clock", StepClock())
-    server = sim.attach("contracts", ContractServer(port=0, wait_for_clients=1,
-                                                    wait_timeout=30.0))
+    server = sim.attach("contracts", ContractServer(port=0, wait_for_clients=1, wait_timeout=30.0))
     sim.attach("leave", LeaveWithClient())
     ports.put(server.address[1])
     report = sim.run(limit)
@@ -72,8 +90,9 @@ class ServerProcess:
     def __init__(self, pacing: str, limit: float) -> None:
         ctx = mp.get_context("spawn")
         self._ports, self.results = ctx.Queue(), ctx.Queue()
-        self._process = ctx.Process(target=_serve, args=(pacing, self._ports, self.results,
-                                                         limit), daemon=True)
+        self._process = ctx.Process(
+            target=_serve, args=(pacing, self._ports, self.results, limit), daemon=True
+        )
 
     def __enter__(self) -> ServerProcess:
         self._process.start()
@@ -91,15 +110,29 @@ class ServerProcess:
 
 
 def _config(port: int, *, client_master: bool) -> dict[str, Any]:
-    outputs = {"updatePeriod": PERIOD,
-               "ports": [[{"propertyName": name} for name in SIGNALS],
-                         [{"propertyName": "time", "propertyType": "meta"}],
-                         [{"propertyName": "serial_number", "propertyType": "meta"}]]}
-    doc: dict[str, Any] = {"version": 2, "remotePort": port, "remoteObject": "Vehicle_A",
-                           "timeDilation": 0.0, "outputs": [outputs]}
+    outputs = {
+        "updatePeriod": PERIOD,
+        "ports": [
+            [{"propertyName": name} for name in SIGNALS],
+            [{"propertyName": "time", "propertyType": "meta"}],
+            [{"propertyName": "serial_number", "propertyType": "meta"}],
+        ],
+    }
+    doc: dict[str, Any] = {
+        "version": 2,
+        "remotePort": port,
+        "remoteObject": "Vehicle_A",
+        "timeDilation": 0.0,
+        "outputs": [outputs],
+    }
     if client_master:
-        doc["inputs"] = [{"updatePeriod": PERIOD, "timeSyncMode": "absolute",
-                          "ports": [[{"propertyName": "throttle"}]]}]
+        doc["inputs"] = [
+            {
+                "updatePeriod": PERIOD,
+                "timeSyncMode": "absolute",
+                "ports": [[{"propertyName": "throttle"}]],
+            }
+        ]
     else:
         outputs["timeSyncMode"] = "absolute"
     return doc
@@ -148,15 +181,19 @@ def latency(seconds: float) -> dict[str, Any]:
         result = server.result()
     sent = {round(t, 6): wall for t, wall in result["steps"]}
     delays = np.array([wall - sent[t] for t, wall in seen.items() if t in sent]) * 1e3
-    delays = delays[len(delays) // 10:]  # the first tenth: connection and warm-up
+    delays = delays[len(delays) // 10 :]  # the first tenth: connection and warm-up
     return _stats(delays)
 
 
 def _stats(ms: np.ndarray) -> dict[str, Any]:
     if not ms.size:
         return {"median": None, "p99": None, "max": None, "samples": 0}
-    return {"median": float(np.median(ms)), "p99": float(np.percentile(ms, 99)),
-            "max": float(ms.max()), "samples": int(ms.size)}
+    return {
+        "median": float(np.median(ms)),
+        "p99": float(np.percentile(ms, 99)),
+        "max": float(ms.max()),
+        "samples": int(ms.size),
+    }
 
 
 def _raw_sender(port: int, seconds: float, paced: bool) -> None:
@@ -184,8 +221,9 @@ def raw_udp(seconds: float, paced: bool) -> tuple[np.ndarray, np.ndarray]:
     sock.bind(("127.0.0.1", 0))
     sock.settimeout(2.0)
     ctx = mp.get_context("spawn")
-    sender = ctx.Process(target=_raw_sender, args=(sock.getsockname()[1], seconds, paced),
-                         daemon=True)
+    sender = ctx.Process(
+        target=_raw_sender, args=(sock.getsockname()[1], seconds, paced), daemon=True
+    )
     sender.start()
     buffer = bytearray(DATAGRAM)
     arrivals: list[float] = []
@@ -221,6 +259,7 @@ def raw_stream_per_second(seconds: float) -> float:
 
 def run_contracts_bench(seconds: float = 2.0, progress: bool = True) -> dict[str, Any]:
     """Every figure of the contract bench, as one JSON-friendly dict."""
+
     def say(text: str) -> None:
         if progress:
             from rich.console import Console
@@ -236,11 +275,13 @@ def run_contracts_bench(seconds: float = 2.0, progress: bool = True) -> dict[str
     say("latency from the server's step to the client's port, server in real time")
     delay = latency(seconds)
     return {
-        "fields": FIELDS, "period_ms": PERIOD * 1e3, "datagram_bytes": DATAGRAM,
+        "fields": FIELDS,
+        "period_ms": PERIOD * 1e3,
+        "datagram_bytes": DATAGRAM,
         "updates_per_s": throughput["updates_per_s"],
         "realtime_factor_at_1ms": throughput["updates_per_s"] * PERIOD,
         "gaps": throughput["gaps"],
         "latency_ms": delay,
         "raw_udp_stream_per_s": raw_rate,
-        "raw_udp_latency_ms": _stats(raw_delay[len(raw_delay) // 10:]),
+        "raw_udp_latency_ms": _stats(raw_delay[len(raw_delay) // 10 :]),
     }

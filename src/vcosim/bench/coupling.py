@@ -52,8 +52,7 @@ class PeerProcess:
         ctx = mp.get_context("spawn")
         self._ports = ctx.Queue()
         self._stop = ctx.Event()
-        self._process = ctx.Process(target=_peer, args=(self._ports, self._stop, busy),
-                                    daemon=True)
+        self._process = ctx.Process(target=_peer, args=(self._ports, self._stop, busy), daemon=True)
 
     def __enter__(self) -> int:
         self._process.start()
@@ -109,8 +108,9 @@ def lockstep_exchanges(seconds: float, spin: float | None, peer_busy: bool) -> d
     car.step(automatic=1, gear=1)
     with PeerProcess(busy=peer_busy) as port:
         sim = Simulation(car, Pacer("lockstep", dt=car.dt))
-        config = CouplingConfig(listen_port=0, controller_port=port, send_skips=0, window=1,
-                                spin=spin)
+        config = CouplingConfig(
+            listen_port=0, controller_port=port, send_skips=0, window=1, spin=spin
+        )
         endpoint = sim.attach("coupling", SimulatorEndpoint(config))
         marks: list[tuple[float, int]] = []
 
@@ -149,20 +149,30 @@ def realtime_drift(seconds: float) -> dict[str, float]:
     }
 
 
-def run_coupling_bench(seconds: float = 3.0, realtime_seconds: float = 10.0,
-                       progress: bool = True) -> dict[str, Any]:
+def run_coupling_bench(
+    seconds: float = 3.0, realtime_seconds: float = 10.0, progress: bool = True
+) -> dict[str, Any]:
     """Every figure of the coupling bench, with the ratios the targets are stated in."""
     from rich.progress import Progress
 
     steps = [
-        ("raw ping-pong, blocking", lambda: {"raw_pingpong_blocking_per_s":
-                                             raw_pingpong(seconds, busy=False)}),
-        ("raw ping-pong, busy-polling", lambda: {"raw_pingpong_per_s":
-                                                 raw_pingpong(seconds, busy=True)}),
+        (
+            "raw ping-pong, blocking",
+            lambda: {"raw_pingpong_blocking_per_s": raw_pingpong(seconds, busy=False)},
+        ),
+        (
+            "raw ping-pong, busy-polling",
+            lambda: {"raw_pingpong_per_s": raw_pingpong(seconds, busy=True)},
+        ),
         ("lock-step coupling, default wait", lambda: lockstep_exchanges(seconds, None, True)),
-        ("lock-step coupling, blocking wait", lambda: {
-            "exchanges_per_s_blocking":
-            lockstep_exchanges(seconds, 0.0, False)["exchanges_per_s"]}),
+        (
+            "lock-step coupling, blocking wait",
+            lambda: {
+                "exchanges_per_s_blocking": lockstep_exchanges(seconds, 0.0, False)[
+                    "exchanges_per_s"
+                ]
+            },
+        ),
         ("real-time pacing", lambda: realtime_drift(realtime_seconds)),
     ]
     result: dict[str, Any] = {}
@@ -173,11 +183,11 @@ def run_coupling_bench(seconds: float = 3.0, realtime_seconds: float = 10.0,
             result.update(measure())
             bar.advance(task)
     result["ratio"] = result["exchanges_per_s"] / result["raw_pingpong_per_s"]
-    result["ratio_blocking"] = (result["exchanges_per_s_blocking"]
-                                / result["raw_pingpong_blocking_per_s"])
+    result["ratio_blocking"] = (
+        result["exchanges_per_s_blocking"] / result["raw_pingpong_blocking_per_s"]
+    )
     result["waiting_strategy"] = "spin 50 ms, then poll(2)"
-    result["targets"] = {"exchanges_per_s": 40000, "ratio": 0.3,
-                         "realtime_drift_ms_per_10s": 1.0}
+    result["targets"] = {"exchanges_per_s": 40000, "ratio": 0.3, "realtime_drift_ms_per_10s": 1.0}
     result["meets_targets"] = {
         "exchanges_per_s": result["exchanges_per_s"] >= 40000,
         "ratio": result["ratio"] >= 0.3,

@@ -155,8 +155,12 @@ def run_physics_bench(seconds: float = 2.0, progress: bool = True) -> dict[str, 
     if not seconds > 0:
         raise ValueError(f"seconds must be positive, got {seconds}")
     bar = Progress(
-        TextColumn("{task.description:<28}"), BarColumn(), TimeElapsedColumn(),
-        console=Console(stderr=True), transient=True, disable=not progress,
+        TextColumn("{task.description:<28}"),
+        BarColumn(),
+        TimeElapsedColumn(),
+        console=Console(stderr=True),
+        transient=True,
+        disable=not progress,
     )
     with bar:
         task = bar.add_task("starting the engine", total=REPEATS * (3 + len(BATCH_SIZES)))
@@ -175,8 +179,10 @@ def run_physics_bench(seconds: float = 2.0, progress: bool = True) -> dict[str, 
             batch = _start(VehicleBatch(count))
             batches[str(count)] = round(measure(f"batch of {count}", _batch_chunk(batch, seconds)))
 
-    ratios = {"kernel_vs_commonroad": round(kernel / commonroad, 3),
-              "stepwise_vs_commonroad": round(stepwise / commonroad, 3)}
+    ratios = {
+        "kernel_vs_commonroad": round(kernel / commonroad, 3),
+        "stepwise_vs_commonroad": round(stepwise / commonroad, 3),
+    }
     return {
         "kernel_steps_per_s": round(kernel, 1),
         "stepwise_steps_per_s": round(stepwise, 1),

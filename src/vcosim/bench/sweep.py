@@ -25,9 +25,14 @@ DURATION = 10.0
 
 def bench_scenario(duration: float = DURATION) -> Scenario:
     """The benchmark's scenario."""
-    sweep = parse({"scenario": {"name": "bench-cruise", "duration": duration},
-                   "controller": {"name": "cruise", "speed": 20.0},
-                   "coupling": {"ext_time": 0.005}}, "bench")
+    sweep = parse(
+        {
+            "scenario": {"name": "bench-cruise", "duration": duration},
+            "controller": {"name": "cruise", "speed": 20.0},
+            "coupling": {"ext_time": 0.005},
+        },
+        "bench",
+    )
     return sweep.scenario
 
 
@@ -47,12 +52,18 @@ def _rate(workers: int, scenario: Scenario, runs: int) -> dict[str, float]:
     if failed:
         raise RuntimeError(f"bench runs failed: {failed[0]}")
     mean_run = sum(r.metrics["wall_time"] for r in results) / len(results)
-    return {"runs": runs, "wall_time": wall, "runs_per_s": runs / wall,
-            "simulated_s_per_s": runs * duration / wall, "mean_run_wall_time": mean_run}
+    return {
+        "runs": runs,
+        "wall_time": wall,
+        "runs_per_s": runs / wall,
+        "simulated_s_per_s": runs * duration / wall,
+        "mean_run_wall_time": mean_run,
+    }
 
 
-def run_sweep_bench(runs: int = 40, max_workers: int = 2, progress: bool = True,
-                    duration: float = DURATION) -> dict[str, Any]:
+def run_sweep_bench(
+    runs: int = 40, max_workers: int = 2, progress: bool = True, duration: float = DURATION
+) -> dict[str, Any]:
     """Measure; returns a JSON-friendly dict (``duration``: shorter runs, for a smoke test)."""
 
     def say(text: str) -> None:
@@ -71,10 +82,12 @@ def run_sweep_bench(runs: int = 40, max_workers: int = 2, progress: bool = True,
     last = per_workers[str(max_workers)]["runs_per_s"]
     return {
         "scenario": f"cruise to 20 m/s from rest, {duration:g} s simulated, in-process "
-                    "lock-step, T_ext 5 ms",
+        "lock-step, T_ext 5 ms",
         "cpus": available_cpus(),
-        "single_run": {"wall_time": single.metrics["wall_time"],
-                       "realtime_factor": single.metrics["sim_speed"]},
+        "single_run": {
+            "wall_time": single.metrics["wall_time"],
+            "realtime_factor": single.metrics["sim_speed"],
+        },
         "workers": per_workers,
         f"scaling_1_to_{max_workers}": last / first,
         "parallel_efficiency": last / first / max_workers,

@@ -26,7 +26,24 @@ from vcosim.bus.codec import Codec
 from vcosim.bus.router import Router
 
 __all__ = [
-    "CATALOGUE", "DEFAULT_PORT", "FMLM", "FMVM", "IMFM", "IMVM", "VMFM", "BusClient", "Codec",
-    "Copy", "EngineStatus", "ForceFeedback", "IMVMCamera", "Message", "ModuleId", "Router",
-    "Shutdown", "SoundCont", "SoundOnce", "SoundStop",
+    "CATALOGUE",
+    "DEFAULT_PORT",
+    "FMLM",
+    "FMVM",
+    "IMFM",
+    "IMVM",
+    "VMFM",
+    "BusClient",
+    "Codec",
+    "Copy",
+    "EngineStatus",
+    "ForceFeedback",
+    "IMVMCamera",
+    "Message",
+    "ModuleId",
+    "Router",
+    "Shutdown",
+    "SoundCont",
+    "SoundOnce",
+    "SoundStop",
 ]

@@ -140,8 +140,12 @@ class Message:
 
     def as_dict(self) -> dict[str, Any]:
         """The common part and the parameters by name (JSON-friendly)."""
-        return {"type": self.type_id, "to": self.to, "enqueue": self.enqueue,
-                **{p.name: getattr(self, p.name) for p in self.params}}
+        return {
+            "type": self.type_id,
+            "to": self.to,
+            "enqueue": self.enqueue,
+            **{p.name: getattr(self, p.name) for p in self.params},
+        }
 
 
 CATALOGUE: dict[int, type[Message]] = {}
@@ -163,8 +167,9 @@ def message_type(type_id: int, *, enqueue: bool = False) -> Callable[[type[M]], 
 
     def register(cls: type[M]) -> type[M]:
         if type_id in CATALOGUE or cls.__name__ in BY_NAME:
-            raise ConfigError([f"{cls.__name__} (type {type_id}) is already taken"],
-                              "message catalogue")
+            raise ConfigError(
+                [f"{cls.__name__} (type {type_id}) is already taken"], "message catalogue"
+            )
         # The per-type default of the inherited ``enqueue`` field: re-declare it on the class.
         cls.__annotations__ = {**cls.__dict__.get("__annotations__", {}), "enqueue": "bool"}
         cls.enqueue = field(default=enqueue, kw_only=True)  # type: ignore[assignment]
@@ -173,7 +178,8 @@ def message_type(type_id: int, *, enqueue: bool = False) -> Callable[[type[M]], 
         cls.type_id = type_id
         cls.params = tuple(
             Param(f.name, hints[f.name], *f.metadata.get("range", (None, None)))
-            for f in fields(cls) if f.name not in ("to", "enqueue")
+            for f in fields(cls)
+            if f.name not in ("to", "enqueue")
         )
         CATALOGUE[type_id] = cls
         BY_NAME[cls.__name__] = cls

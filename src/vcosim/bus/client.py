@@ -85,8 +85,14 @@ class BusClient:
     """
 
     def __init__(
-        self, module_id: int, host: str = "127.0.0.1", port: int = DEFAULT_PORT, *,
-        monitor: bool = False, codec: Codec | None = None, bind_host: str | None = None,
+        self,
+        module_id: int,
+        host: str = "127.0.0.1",
+        port: int = DEFAULT_PORT,
+        *,
+        monitor: bool = False,
+        codec: Codec | None = None,
+        bind_host: str | None = None,
     ) -> None:
         self.module_id = int(module_id)
         self.monitor = monitor
@@ -149,11 +155,15 @@ class BusClient:
                     self.router_id = result
                     return self
                 if isinstance(result, str):
-                    raise ProtocolError(f"the bus router at {host}:{port} refused module id "
-                                        f"{self.module_id}: {result}")
+                    raise ProtocolError(
+                        f"the bus router at {host}:{port} refused module id "
+                        f"{self.module_id}: {result}"
+                    )
             if time.monotonic() >= deadline:
-                raise CouplingTimeout(f"no answer from the bus router at {host}:{port} within "
-                                      f"{timeout:g} s (is `vcosim bus` running there?)")
+                raise CouplingTimeout(
+                    f"no answer from the bus router at {host}:{port} within "
+                    f"{timeout:g} s (is `vcosim bus` running there?)"
+                )
 
     # -- sending ----------------------------------------------------------------------------
     def send(self, message: Message) -> bool:
@@ -163,8 +173,9 @@ class BusClient:
     def send_raw(self, data: bytes) -> bool:
         """Send bytes as they are (replays, tests of malformed input); False on failure."""
         if not self.connected:
-            raise ProtocolError(f"module {self.module_id} is not connected to the bus; "
-                                "call connect() first")
+            raise ProtocolError(
+                f"module {self.module_id} is not connected to the bus; call connect() first"
+            )
         try:
             self.sock.send(data)
         except OSError as exc:
@@ -281,8 +292,9 @@ class BusClient:
         self.last_error = text
         self.router_lost = self.router_lost or lost
         if first:
-            log.warning("bus module %d: %s (further problems are only counted)",
-                        self.module_id, text)
+            log.warning(
+                "bus module %d: %s (further problems are only counted)", self.module_id, text
+            )
 
     # -- lifetime ---------------------------------------------------------------------------
     def close(self) -> None:

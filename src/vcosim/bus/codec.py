@@ -47,8 +47,12 @@ class Codec:
 
     def __post_init__(self) -> None:
         problems = []
-        symbols = {"start": self.start, "separator": self.separator,
-                   "common_end": self.common_end, "end": self.end}
+        symbols = {
+            "start": self.start,
+            "separator": self.separator,
+            "common_end": self.common_end,
+            "end": self.end,
+        }
         for name, symbol in symbols.items():
             if len(symbol) != 1 or ord(symbol) > 255:
                 problems.append(f"{name}: {symbol!r} must be one Latin-1 character")
@@ -69,8 +73,13 @@ class Codec:
     def from_symbols(cls, symbols: str, max_length: int = DEFAULT_MAX_LENGTH) -> Codec:
         """A codec from four symbols in the order start, separator, common end, end (``§§+¶``)."""
         if len(symbols) != 4:
-            raise ConfigError([f"symbols: {symbols!r} must be four characters: start, "
-                               "separator, common end, end (default '§§+¶')"], "bus codec")
+            raise ConfigError(
+                [
+                    f"symbols: {symbols!r} must be four characters: start, "
+                    "separator, common end, end (default '§§+¶')"
+                ],
+                "bus codec",
+            )
         return cls(symbols[0], symbols[1], symbols[2], symbols[3], max_length)
 
     # -- encoding ---------------------------------------------------------------------------
@@ -82,30 +91,36 @@ class Codec:
             if p.kind is str:
                 for symbol in (sep, self.end):
                     if symbol in value:
-                        raise ProtocolError(f"{type(message).__name__}.{p.name}: {value!r} "
-                                            f"contains the symbol {symbol!r}")
+                        raise ProtocolError(
+                            f"{type(message).__name__}.{p.name}: {value!r} "
+                            f"contains the symbol {symbol!r}"
+                        )
                 parts.append(value)
             else:
                 parts.append(repr(value) if p.kind is float else str(value))
-        text = (f"{self.start}{message.type_id}{sep}{message.to}{sep}{int(message.enqueue)}"
-                f"{self.common_end}{sep.join(parts)}{self.end}")
+        text = (
+            f"{self.start}{message.type_id}{sep}{message.to}{sep}{int(message.enqueue)}"
+            f"{self.common_end}{sep.join(parts)}{self.end}"
+        )
         data = text.encode("latin-1")
         if len(data) > self.max_length:
-            raise ProtocolError(f"{type(message).__name__} to {message.to} is {len(data)} bytes, "
-                                f"more than the maximum {self.max_length}")
+            raise ProtocolError(
+                f"{type(message).__name__} to {message.to} is {len(data)} bytes, "
+                f"more than the maximum {self.max_length}"
+            )
         return data
 
     # -- decoding ---------------------------------------------------------------------------
     def decode(self, data: bytes) -> Message:
         """The message in ``data``; a ProtocolError that says what is wrong if it is malformed."""
         if len(data) > self.max_length:
-            raise ProtocolError(f"message of {len(data)} bytes is longer than the maximum "
-                                f"{self.max_length}")
+            raise ProtocolError(
+                f"message of {len(data)} bytes is longer than the maximum {self.max_length}"
+            )
         text = data.decode("latin-1")
         if not text.startswith(self.start):
             hint = " (UTF-8? the bus speaks Latin-1)" if data[:1] == b"\xc2" else ""
-            raise ProtocolError(f"message does not begin with {self.start!r}{hint}: "
-                                f"{_clip(text)}")
+            raise ProtocolError(f"message does not begin with {self.start!r}{hint}: {_clip(text)}")
         if not text.endswith(self.end) or len(text) < 2:
             raise ProtocolError(f"message does not end with {self.end!r}: {_clip(text)}")
         common, found, body = text[1:-1].partition(self.common_end)
@@ -113,17 +128,23 @@ class Codec:
             raise ProtocolError(f"no {self.common_end!r} closes the common part: {_clip(text)}")
         head = common.split(self.separator)
         if len(head) != 3 or not all(_INT.match(h) for h in head) or head[2] not in ("0", "1"):
-            raise ProtocolError(f"the common part must be <type>{self.separator}<to>"
-                                f"{self.separator}<0|1>, got {common!r}")
+            raise ProtocolError(
+                f"the common part must be <type>{self.separator}<to>"
+                f"{self.separator}<0|1>, got {common!r}"
+            )
         cls = CATALOGUE.get(int(head[0]))
         if cls is None:
-            raise ProtocolError(f"unknown message type {head[0]} (known: "
-                                f"{', '.join(f'{t} {c.__name__}' for t, c in CATALOGUE.items())})")
+            raise ProtocolError(
+                f"unknown message type {head[0]} (known: "
+                f"{', '.join(f'{t} {c.__name__}' for t, c in CATALOGUE.items())})"
+            )
         fields = body.split(self.separator) if body else []
         if len(fields) != len(cls.params):
             names = ", ".join(p.name for p in cls.params) or "none"
-            raise ProtocolError(f"{cls.__name__} needs {len(cls.params)} parameter(s) ({names}), "
-                                f"got {len(fields)}: {_clip(text)}")
+            raise ProtocolError(
+                f"{cls.__name__} needs {len(cls.params)} parameter(s) ({names}), "
+                f"got {len(fields)}: {_clip(text)}"
+            )
         values: list[Any] = []
         for p, raw in zip(cls.params, fields, strict=True):
             if p.kind is int:
@@ -205,4 +226,4 @@ def parse_bye(data: bytes) -> int | None:
 def parse_copy(data: bytes) -> tuple[int, bytes] | None:
     """(sender id, message bytes) of a monitor copy; None if ``data`` is not one."""
     m = _COPY.match(data)
-    return (int(m.group(1)), data[m.end():]) if m else None
+    return (int(m.group(1)), data[m.end() :]) if m else None

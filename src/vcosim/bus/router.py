@@ -92,8 +92,13 @@ class Router:
     """
 
     def __init__(
-        self, host: str = "127.0.0.1", port: int = DEFAULT_PORT, *,
-        router_id: int = ModuleId.ROUTER, max_modules: int = 32, codec: Codec | None = None,
+        self,
+        host: str = "127.0.0.1",
+        port: int = DEFAULT_PORT,
+        *,
+        router_id: int = ModuleId.ROUTER,
+        max_modules: int = 32,
+        codec: Codec | None = None,
         stop_on_shutdown: bool = True,
     ) -> None:
         self.router_id = int(router_id)
@@ -120,8 +125,9 @@ class Router:
             self.listen.bind((host, port))
         except OSError as exc:
             self._close_sockets()
-            raise ConfigError([f"cannot listen on {host}:{port}: {exc.strerror or exc}"],
-                              "bus router") from None
+            raise ConfigError(
+                [f"cannot listen on {host}:{port}: {exc.strerror or exc}"], "bus router"
+            ) from None
         self.listen.setblocking(False)
         self._address = self.listen.getsockname()
         self._wake_in.setblocking(False)
@@ -153,8 +159,7 @@ class Router:
 
     def start(self) -> Router:
         """Serve in a background thread; returns self."""
-        self._thread = threading.Thread(target=self.serve_forever, name="bus-router",
-                                        daemon=True)
+        self._thread = threading.Thread(target=self.serve_forever, name="bus-router", daemon=True)
         self._thread.start()
         return self
 
@@ -189,8 +194,10 @@ class Router:
     def wait_until(self, predicate: Callable[[], bool], timeout: float) -> bool:
         """Block until ``predicate()`` holds (checked after each batch of traffic) or timeout."""
         with self._changed:
-            return self._changed.wait_for(lambda: predicate() or self.stopped.is_set(),
-                                          timeout) and predicate()
+            return (
+                self._changed.wait_for(lambda: predicate() or self.stopped.is_set(), timeout)
+                and predicate()
+            )
 
     def __enter__(self) -> Router:
         return self
@@ -206,8 +213,9 @@ class Router:
             return  # (an ICMP error from an earlier refusal sent to a vanished peer)
         hello = frames.parse_hello(data)
         if hello is None:
-            self._malformed(_where(address), f"not a handshake (expected 'ID <n>,END'): "
-                                             f"{data[:40]!r}")
+            self._malformed(
+                _where(address), f"not a handshake (expected 'ID <n>,END'): {data[:40]!r}"
+            )
             return
         module_id, monitor = hello
         existing = self.modules.get(module_id)
@@ -227,8 +235,10 @@ class Router:
             self._accept(module_id, address, monitor)
             return
         self.stats.refused += 1
-        self._report(("refused", address, module_id),
-                     f"refused id {module_id} to {_where(address)}: {reason}")
+        self._report(
+            ("refused", address, module_id),
+            f"refused id {module_id} to {_where(address)}: {reason}",
+        )
         with contextlib.suppress(OSError):
             self.listen.sendto(frames.refused(module_id, reason), address)
 
@@ -240,8 +250,10 @@ class Router:
             sock.connect(address)
         except OSError as exc:
             sock.close()
-            self._report(("accept", address), f"cannot open a socket for module {module_id} "
-                                              f"at {_where(address)}: {exc}")
+            self._report(
+                ("accept", address),
+                f"cannot open a socket for module {module_id} at {_where(address)}: {exc}",
+            )
             return
         sock.setblocking(False)
         module = Module(module_id, address, sock, monitor)
@@ -304,11 +316,16 @@ class Router:
         else:
             self.stats.unknown_destination += 1
             self.stats.unknown_by_id[to] += 1
-            why = ("the router handles only Shutdown" if to == self.router_id
-                   else "no module has that id")
-            self._report(("unknown", sender.id, to),
-                         f"{type(message).__name__} from {sender.label} to unknown module {to}: "
-                         f"{why}; not passed on")
+            why = (
+                "the router handles only Shutdown"
+                if to == self.router_id
+                else "no module has that id"
+            )
+            self._report(
+                ("unknown", sender.id, to),
+                f"{type(message).__name__} from {sender.label} to unknown module {to}: "
+                f"{why}; not passed on",
+            )
 
     def _broadcast_shutdown(self, origin: str) -> None:
         self.stats.shutdowns += 1
@@ -354,16 +371,28 @@ class Router:
         """Modules and counters, JSON-friendly."""
         s = self.stats
         return {
-            "address": _where(self.address), "running": self._serving and not self._closed,
-            "modules": {m.id: {"address": _where(m.address), "monitor": m.monitor,
-                               "received": m.received, "sent": m.sent}
-                        for m in self.modules.values()},
-            "routed": s.routed, "copies": s.copies, "shutdowns": s.shutdowns,
-            "refused": s.refused, "malformed": s.malformed,
+            "address": _where(self.address),
+            "running": self._serving and not self._closed,
+            "modules": {
+                m.id: {
+                    "address": _where(m.address),
+                    "monitor": m.monitor,
+                    "received": m.received,
+                    "sent": m.sent,
+                }
+                for m in self.modules.values()
+            },
+            "routed": s.routed,
+            "copies": s.copies,
+            "shutdowns": s.shutdowns,
+            "refused": s.refused,
+            "malformed": s.malformed,
             "malformed_by_sender": dict(s.malformed_by_sender),
             "unknown_destination": s.unknown_destination,
-            "unknown_by_id": dict(s.unknown_by_id), "gone": s.gone,
-            "send_failures": s.send_failures, "problems": list(s.problems),
+            "unknown_by_id": dict(s.unknown_by_id),
+            "gone": s.gone,
+            "send_failures": s.send_failures,
+            "problems": list(s.problems),
         }
 
     # -- internals --------------------------------------------------------------------------

@@ -111,19 +111,27 @@ class SoundModel:
     gear_file: str = "gear_change.wav"
     event_volume: int = 255
 
-    def fmlm(self, rpm: float, load: float, slip: float, speed: float, running: bool,
-             to: int) -> FMLM:
+    def fmlm(
+        self, rpm: float, load: float, slip: float, speed: float, running: bool, to: int
+    ) -> FMLM:
         """The FMLM message for this engine and tyre state."""
         engine_rate = _clamp(self.engine_base_rate * rpm / self.engine_base_rpm, 100, 705600)
-        engine_volume = (self.engine_idle_volume
-                         + (self.engine_full_volume - self.engine_idle_volume)
-                         * _clamp(load, 0.0, 1.0)) if running else 0.0
-        skid = _clamp((slip - self.skid_slip_start)
-                      / (self.skid_slip_full - self.skid_slip_start), 0.0, 1.0)
+        engine_volume = (
+            (
+                self.engine_idle_volume
+                + (self.engine_full_volume - self.engine_idle_volume) * _clamp(load, 0.0, 1.0)
+            )
+            if running
+            else 0.0
+        )
+        skid = _clamp(
+            (slip - self.skid_slip_start) / (self.skid_slip_full - self.skid_slip_start), 0.0, 1.0
+        )
         skid *= _clamp(speed / self.skid_full_speed, 0.0, 1.0)
         skid_rate = _clamp(self.skid_base_rate * (0.9 + 0.2 * skid), 100, 705600)
-        return FMLM(round(engine_volume), round(engine_rate), round(255 * skid),
-                    round(skid_rate), to=to)
+        return FMLM(
+            round(engine_volume), round(engine_rate), round(255 * skid), round(skid_rate), to=to
+        )
 
 
 class BusVehicle:
@@ -141,11 +149,19 @@ class BusVehicle:
     """
 
     def __init__(
-        self, host: str = "127.0.0.1", port: int = DEFAULT_PORT, *,
-        module_id: int = ModuleId.VEHICLE, input_id: int = ModuleId.INPUT,
-        visualisation_id: int = ModuleId.VISUALISATION, sound_id: int = ModuleId.SOUND,
-        publish_rate: float = 100.0, status_rate: float = 10.0, ground_from_viewer: bool = False,
-        codec: Codec | None = None, sounds: SoundModel | None = None,
+        self,
+        host: str = "127.0.0.1",
+        port: int = DEFAULT_PORT,
+        *,
+        module_id: int = ModuleId.VEHICLE,
+        input_id: int = ModuleId.INPUT,
+        visualisation_id: int = ModuleId.VISUALISATION,
+        sound_id: int = ModuleId.SOUND,
+        publish_rate: float = 100.0,
+        status_rate: float = 10.0,
+        ground_from_viewer: bool = False,
+        codec: Codec | None = None,
+        sounds: SoundModel | None = None,
         connect_timeout: float = 5.0,
     ) -> None:
         if publish_rate <= 0:
@@ -189,11 +205,17 @@ class BusVehicle:
         y = sim.vehicle.outputs
         self._running, self._gear = y[RUNNING] >= 0.5, round(y[GEAR])
         if self.ground_from_viewer and not self.ground_hook:
-            log.warning("bus vehicle: VMFM ground is configured, but this vehicle model has no "
-                        "per-wheel ground inputs (%s); VMFM is received and counted only",
-                        ", ".join(GROUND_INPUTS))
-        log.info("bus vehicle: module %d on the bus at %s:%d, publishing every %d steps",
-                 self.client.module_id, *self.client.router_address, self.every)
+            log.warning(
+                "bus vehicle: VMFM ground is configured, but this vehicle model has no "
+                "per-wheel ground inputs (%s); VMFM is received and counted only",
+                ", ".join(GROUND_INPUTS),
+            )
+        log.info(
+            "bus vehicle: module %d on the bus at %s:%d, publishing every %d steps",
+            self.client.module_id,
+            *self.client.router_address,
+            self.every,
+        )
 
     def after_step(self, sim: Simulation) -> None:
         """Every publish period: take the arrived messages, then publish (until Shutdown)."""
@@ -222,10 +244,21 @@ class BusVehicle:
         elif isinstance(message, VMFM):
             self.last_ground = message
             if self.ground_from_viewer and self.ground_hook:
-                sim.vehicle.set_inputs(ground_from_inputs=1.0, ground_height=(
-                    message.height_fl, message.height_fr, message.height_rl, message.height_rr),
-                    ground_friction=(message.friction_fl, message.friction_fr,
-                                     message.friction_rl, message.friction_rr))
+                sim.vehicle.set_inputs(
+                    ground_from_inputs=1.0,
+                    ground_height=(
+                        message.height_fl,
+                        message.height_fr,
+                        message.height_rl,
+                        message.height_rr,
+                    ),
+                    ground_friction=(
+                        message.friction_fl,
+                        message.friction_fr,
+                        message.friction_rl,
+                        message.friction_rr,
+                    ),
+                )
                 self.ground_applied += 1
 
     def _drive(self, vehicle: Vehicle, message: IMFM) -> None:
@@ -274,9 +307,13 @@ class BusVehicle:
             return value if value is not None and math.isfinite(value) else -1.0
 
         status = EngineStatus(
-            float(round(y[GEAR])), finite(live.get("realtime_factor")),
-            finite(live.get("coupling_latency_ms")), float(live.get("coupling_connected", 0.0)),
-            1.0 if y[RUNNING] >= 0.5 else 0.0, to=self.visualisation_id)
+            float(round(y[GEAR])),
+            finite(live.get("realtime_factor")),
+            finite(live.get("coupling_latency_ms")),
+            float(live.get("coupling_connected", 0.0)),
+            1.0 if y[RUNNING] >= 0.5 else 0.0,
+            to=self.visualisation_id,
+        )
         self._send(status)
         self.statuses += 1
         self.last_status = status
@@ -299,13 +336,19 @@ class BusVehicle:
         else:
             ground = "unavailable: the vehicle has no per-wheel ground inputs"
         return {
-            "module_id": self.client.module_id, "published": self.published,
+            "module_id": self.client.module_id,
+            "published": self.published,
             "statuses": self.statuses,
-            "publish_every_steps": self.every, "received": dict(self.received),
-            "shifts": self.shifts, "sound_events": self.sound_events,
-            "ground_from_viewer": ground, "shutdown_received": self.shutdown,
-            "sent": stats.sent, "send_failures": stats.send_failures,
-            "malformed": stats.malformed, "publish_errors": self.publish_errors,
+            "publish_every_steps": self.every,
+            "received": dict(self.received),
+            "shifts": self.shifts,
+            "sound_events": self.sound_events,
+            "ground_from_viewer": ground,
+            "shutdown_received": self.shutdown,
+            "sent": stats.sent,
+            "send_failures": stats.send_failures,
+            "malformed": stats.malformed,
+            "publish_errors": self.publish_errors,
         }
 
     def close(self) -> None:

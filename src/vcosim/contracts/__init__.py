@@ -9,5 +9,13 @@ from vcosim.contracts.client import ConnectionStatus, ContractClient, Ports, Ref
 from vcosim.contracts.config import ContractConfig, load_config, parse_config
 from vcosim.contracts.server import ContractServer
 
-__all__ = ["ConnectionStatus", "ContractClient", "ContractConfig", "ContractServer", "Ports",
-           "Refusal", "load_config", "parse_config"]
+__all__ = [
+    "ConnectionStatus",
+    "ContractClient",
+    "ContractConfig",
+    "ContractServer",
+    "Ports",
+    "Refusal",
+    "load_config",
+    "parse_config",
+]

@@ -70,8 +70,7 @@ class Ports(Mapping[str, Any]):
 
     __slots__ = ("_names", "_index", "_spans", "_flat", "time", "dt")
 
-    def __init__(self, spans: Sequence[tuple[str, int, int]], flat: np.ndarray,
-                 dt: float) -> None:
+    def __init__(self, spans: Sequence[tuple[str, int, int]], flat: np.ndarray, dt: float) -> None:
         self._names = [name for name, _, _ in spans]
         self._index = {name: i for i, name in enumerate(self._names)}
         self._spans = [(start, width) for _, start, width in spans]
@@ -86,7 +85,7 @@ class Ports(Mapping[str, Any]):
         start, width = self._spans[index]
         if width == 1:
             return float(self._flat[start])
-        return self._flat[start:start + width].copy()
+        return self._flat[start : start + width].copy()
 
     def __getattr__(self, name: str) -> Any:
         index = self._index.get(name)
@@ -140,11 +139,15 @@ class _Incoming:
         self.overdue = group.overdue_timeout
         self.width = layout.wire_width
         wire = layout.wire_fields
-        self.all_dest = np.array([f.flat + flat_offset + k for f in wire for k in range(f.width)],
-                                 dtype=np.int64)
+        self.all_dest = np.array(
+            [f.flat + flat_offset + k for f in wire for k in range(f.width)], dtype=np.int64
+        )
         self.invalid = np.array([f.config.invalidValue for f in wire for _ in range(f.width)])
-        self.meta = [(f.meta, f.flat + flat_offset, f.config.invalidValue)
-                     for f in layout.fields if f.meta is not None]
+        self.meta = [
+            (f.meta, f.flat + flat_offset, f.config.invalidValue)
+            for f in layout.fields
+            if f.meta is not None
+        ]
         self.dest = self.all_dest
         self.src = np.arange(self.width, dtype=np.int64)
         self.serial = 0
@@ -201,10 +204,17 @@ class ContractClient:
     """
 
     def __init__(
-        self, config: ContractConfig | str | Path | Mapping[str, Any],
-        step_fn: StepFunction | None = None, *, step: float = 0.001, directive: float = 1.0,
-        link_timeout: float = 2.0, retry_period: float = 0.2, bye_timeout: float = 0.5,
-        local_host: str | None = None, local_port: int = 0,
+        self,
+        config: ContractConfig | str | Path | Mapping[str, Any],
+        step_fn: StepFunction | None = None,
+        *,
+        step: float = 0.001,
+        directive: float = 1.0,
+        link_timeout: float = 2.0,
+        retry_period: float = 0.2,
+        bye_timeout: float = 0.5,
+        local_host: str | None = None,
+        local_port: int = 0,
     ) -> None:
         if step <= 0:
             raise ConfigError([f"step: must be positive, not {step:g}"], "contract client")
@@ -221,26 +231,37 @@ class ContractClient:
         loopback = cfg.remoteIP in ("127.0.0.1", "localhost") or cfg.remoteIP.startswith("127.")
         bind_host = local_host or ("127.0.0.1" if loopback else "0.0.0.0")
         try:
-            self.endpoint = Endpoint((bind_host, local_port), peer=self.server,
-                                     name="contract client")
+            self.endpoint = Endpoint(
+                (bind_host, local_port), peer=self.server, name="contract client"
+            )
         except OSError as exc:
-            raise ConfigError([f"$.remoteIP/remotePort: cannot reach {cfg.remoteIP}:"
-                               f"{cfg.remotePort}: {exc.strerror or exc}"],
-                              "contract configuration") from None
+            raise ConfigError(
+                [
+                    f"$.remoteIP/remotePort: cannot reach {cfg.remoteIP}:"
+                    f"{cfg.remotePort}: {exc.strerror or exc}"
+                ],
+                "contract configuration",
+            ) from None
         # flat arrays: slot 0 is the status (outputs) / the directive (inputs)
         self._out = np.zeros(1 + layout.n_outputs)
         self._in = np.zeros(1 + layout.n_inputs)
-        self.outputs = Ports([(STATUS_PORT, 0, 1)] +
-                             [(p.name, 1 + p.start, p.width) for p in layout.outputs],
-                             self._out, step)
+        self.outputs = Ports(
+            [(STATUS_PORT, 0, 1)] + [(p.name, 1 + p.start, p.width) for p in layout.outputs],
+            self._out,
+            step,
+        )
         self._in_ports: dict[str, PortLayout] = {p.name: p for p in layout.inputs}
-        self._incoming = [_Incoming(c, 1) for c in layout.contracts
-                          if c.direction == "to_client"]
+        self._incoming = [_Incoming(c, 1) for c in layout.contracts if c.direction == "to_client"]
         self._by_id = {c.id: c for c in self._incoming}
-        self._outgoing = [_Outgoing(c, 1) for c in layout.contracts
-                          if c.direction == "to_server" and c.fields]
-        self._ping_fields = [(f.flat + 1, f.width, f.config.invalidValue)
-                             for c in layout.comm for f in c.fields if f.meta in PING_META]
+        self._outgoing = [
+            _Outgoing(c, 1) for c in layout.contracts if c.direction == "to_server" and c.fields
+        ]
+        self._ping_fields = [
+            (f.flat + 1, f.width, f.config.invalidValue)
+            for c in layout.comm
+            for f in c.fields
+            if f.meta in PING_META
+        ]
         comm_periods = [c.group.period for c in layout.comm]
         self.ping_period = min([DEFAULT_PING_PERIOD, *comm_periods])
         self._synced_in = any(c.time_sync for c in self._incoming)
@@ -325,7 +346,7 @@ class ContractClient:
         for c in (*self.layout.contracts, *self.layout.comm):
             target = self._out if c.direction == "to_client" else self._in
             for f in c.fields:
-                target[1 + f.flat:1 + f.flat + f.width] = f.config.initialValue
+                target[1 + f.flat : 1 + f.flat + f.width] = f.config.initialValue
         self._in[0] = self.directive
 
     def _invalidate(self) -> None:
@@ -335,15 +356,20 @@ class ContractClient:
             for _, pos, invalid in c.meta:
                 self._out[pos] = invalid
         for pos, width, invalid in self._ping_fields:
-            self._out[pos:pos + width] = invalid
+            self._out[pos : pos + width] = invalid
 
     def _take(self, result: Mapping[str, Any] | None) -> None:
         """Hold the input values a step function returned."""
         if result is None:
             return
         if not isinstance(result, Mapping):
-            raise ConfigError([f"the step function returned {type(result).__name__}; return a "
-                               f"mapping of input port names to values"], "contract client")
+            raise ConfigError(
+                [
+                    f"the step function returned {type(result).__name__}; return a "
+                    f"mapping of input port names to values"
+                ],
+                "contract client",
+            )
         for name, value in result.items():
             if name == DIRECTIVE_PORT:
                 self.directive = float(value)
@@ -351,18 +377,19 @@ class ContractClient:
                 continue
             port = self._in_ports.get(name)
             if port is None:
-                raise UnknownNameError("input port", name,
-                                       [DIRECTIVE_PORT, *self._in_ports])
+                raise UnknownNameError("input port", name, [DIRECTIVE_PORT, *self._in_ports])
             values = np.asarray(value, dtype=float).reshape(-1)
             if values.size != port.width:
-                raise ConfigError([f"input port {name!r} takes {port.width} value(s), got "
-                                   f"{values.size}"], "contract client")
-            self._in[1 + port.start:1 + port.start + port.width] = values
+                raise ConfigError(
+                    [f"input port {name!r} takes {port.width} value(s), got {values.size}"],
+                    "contract client",
+                )
+            self._in[1 + port.start : 1 + port.start + port.width] = values
 
     def _send_due(self, t: float) -> None:
         for out in self._outgoing:
             if t + EPS >= out.next_k * out.period:
-                out.message.values[:] = self._in[out.start:out.stop]
+                out.message.values[:] = self._in[out.start : out.stop]
                 self.sent_time = t
                 self.endpoint.send(out.message.pack(self._session, t))
                 out.next_k = next_tick(t, out.period)
@@ -409,8 +436,9 @@ class ContractClient:
                 self._lose(f"no message from the server for {self.link_timeout:g} s")
             elif now >= self._next_ping:
                 self._ping_seq += 1
-                self.endpoint.send(P.ping(self._session, self._ping_seq, now, time.time(),
-                                          self.time))
+                self.endpoint.send(
+                    P.ping(self._session, self._ping_seq, now, time.time(), self.time)
+                )
                 self._next_ping = now + self.ping_period
 
     def _connect(self, now: float) -> None:
@@ -480,8 +508,9 @@ class ContractClient:
     def _fail(self, why: str) -> None:
         """Status 4: not connected, not trying again until the directive goes to 0."""
         if self.status != ConnectionStatus.error:
-            log.error("contract client: %s; not trying again (set the directive to 0 and back)",
-                      why)
+            log.error(
+                "contract client: %s; not trying again (set the directive to 0 and back)", why
+            )
             self._error_text = why
             self._invalidate()
             self._set_status(ConnectionStatus.error)
@@ -497,13 +526,26 @@ class ContractClient:
             for i, f in enumerate(fields):
                 if not accepted[i]:
                     reason = (got[i].reason if i < len(got) else None) or "no answer"
-                    refused.append(Refusal(ports[f.port].name, f.object, f.config.propertyName,
-                                           f.config.params, reason))
+                    refused.append(
+                        Refusal(
+                            ports[f.port].name,
+                            f.object,
+                            f.config.propertyName,
+                            f.config.params,
+                            reason,
+                        )
+                    )
             if c.direction == "to_client":
                 inc = self._by_id[c.id]
-                inc.src = np.array([k for i, f in enumerate(fields) if accepted[i]
-                                    for k in range(f.wire or 0, (f.wire or 0) + f.width)],
-                                   dtype=np.int64)
+                inc.src = np.array(
+                    [
+                        k
+                        for i, f in enumerate(fields)
+                        if accepted[i]
+                        for k in range(f.wire or 0, (f.wire or 0) + f.width)
+                    ],
+                    dtype=np.int64,
+                )
                 inc.dest = inc.all_dest[inc.src]
                 unserved = ~np.isin(np.arange(inc.width), inc.src)
                 self._out[inc.all_dest[unserved]] = inc.invalid[unserved]
@@ -524,8 +566,9 @@ class ContractClient:
         if inc is None:
             raise P.Malformed("unknown_contract", f"contract {contract}")
         if len(values) != inc.width:
-            raise P.Malformed("bad_width", f"contract {contract}: {len(values)} values, "
-                              f"expected {inc.width}")
+            raise P.Malformed(
+                "bad_width", f"contract {contract}: {len(values)} values, expected {inc.width}"
+            )
         if serial <= inc.serial:
             inc.stale += 1
             return
@@ -537,8 +580,13 @@ class ContractClient:
         if len(inc.dest):
             out[inc.dest] = values[inc.src]
         for meta, pos, _ in inc.meta:
-            out[pos] = (sent_at if meta == "time" else self.time - sent_at
-                        if meta == "receive_time_offset" else float(serial))
+            out[pos] = (
+                sent_at
+                if meta == "time"
+                else self.time - sent_at
+                if meta == "receive_time_offset"
+                else float(serial)
+            )
 
     def _pong(self, result: tuple[int, float, float, float, float, float]) -> None:
         _, mono, wall, sim_sent, server_wall, server_sim = result
@@ -553,12 +601,24 @@ class ContractClient:
         contracts = []
         for c in self.layout.contracts:
             group = c.group
-            contracts.append(P.ContractRequest(
-                id=int(c.id or 0), direction=c.direction, period=group.period,
-                time_sync=group.time_sync, overdue_timeout=group.overdue_timeout,
-                fields=[P.FieldRequest(object=f.object, property=f.config.propertyName,
-                                       params=f.config.params, size=f.width)
-                        for f in c.wire_fields]))
+            contracts.append(
+                P.ContractRequest(
+                    id=int(c.id or 0),
+                    direction=c.direction,
+                    period=group.period,
+                    time_sync=group.time_sync,
+                    overdue_timeout=group.overdue_timeout,
+                    fields=[
+                        P.FieldRequest(
+                            object=f.object,
+                            property=f.config.propertyName,
+                            params=f.config.params,
+                            size=f.width,
+                        )
+                        for f in c.wire_fields
+                    ],
+                )
+            )
         body = P.Hello(client="vcosim", contracts=contracts)
         P.encode(P.Kind.HELLO, 0, body)  # too large for a datagram: say so before connecting
         return body
@@ -621,8 +681,11 @@ class ContractClient:
         """Status, counters and timing, JSON-friendly."""
         trips = np.asarray(self.round_trips) * 1e3
         return {
-            "status": int(self.status), "status_name": self.status.name,
-            "time": self.time, "steps": self._k, "reconnects": self.reconnects,
+            "status": int(self.status),
+            "status_name": self.status.name,
+            "time": self.time,
+            "steps": self._k,
+            "reconnects": self.reconnects,
             "sent": {c.id: c.sent for c in self._outgoing},
             "received": {c.id: c.received for c in self._incoming},
             "gaps": sum(c.gaps for c in self._incoming),
@@ -630,9 +693,12 @@ class ContractClient:
             "stale_session": self.stale_session,
             "malformed": dict(self.endpoint.malformed),
             "refused": [str(r) for r in self.refused],
-            "blocks": self.blocks, "blocked_time": self.blocked_time,
-            "round_trip_ms": {"min": float(trips.min()) if trips.size else None,
-                              "median": float(np.median(trips)) if trips.size else None},
+            "blocks": self.blocks,
+            "blocked_time": self.blocked_time,
+            "round_trip_ms": {
+                "min": float(trips.min()) if trips.size else None,
+                "median": float(np.median(trips)) if trips.size else None,
+            },
             "error": self._error_text or None,
         }
 

@@ -85,8 +85,7 @@ class PortGroupConfig(_Strict):
     overdueDataTimeoutMs: NonNegative | None = None
     blockTimeThreshold: NonNegative | None = None  # deprecated spelling of overdueDataTimeout
     blockTimeThresholdMs: NonNegative | None = None  # deprecated spelling, milliseconds
-    ports: Annotated[list[Annotated[list[FieldConfig], Field(min_length=1)]],
-                     Field(min_length=1)]
+    ports: Annotated[list[Annotated[list[FieldConfig], Field(min_length=1)]], Field(min_length=1)]
 
     @property
     def period(self) -> float:
@@ -100,8 +99,10 @@ class PortGroupConfig(_Strict):
     @property
     def overdue_timeout(self) -> float | None:
         """The overdue-data timeout (s), or None: the contract never blocks for lateness."""
-        for seconds, millis in ((self.overdueDataTimeout, self.overdueDataTimeoutMs),
-                                (self.blockTimeThreshold, self.blockTimeThresholdMs)):
+        for seconds, millis in (
+            (self.overdueDataTimeout, self.overdueDataTimeoutMs),
+            (self.blockTimeThreshold, self.blockTimeThresholdMs),
+        ):
             if seconds is not None:
                 return seconds
             if millis is not None:
@@ -143,11 +144,15 @@ class ContractConfig(_Strict):
         ins = any(g.overdue_timeout is not None for g in self.inputs)
         outs = any(g.overdue_timeout is not None for g in self.outputs)
         if ins and outs:
-            notes.append("overdueDataTimeout is set on inputs and on outputs: both peers can "
-                         "block waiting for each other (a dead-lock); set it on one side only")
+            notes.append(
+                "overdueDataTimeout is set on inputs and on outputs: both peers can "
+                "block waiting for each other (a dead-lock); set it on one side only"
+            )
         if any(g.time_sync for g in (*self.inputs, *self.outputs)) and (ins or outs):
-            notes.append("timeSyncMode and overdueDataTimeout are both used: the seed does not "
-                         "recommend combining them")
+            notes.append(
+                "timeSyncMode and overdueDataTimeout are both used: the seed does not "
+                "recommend combining them"
+            )
         return notes
 
 
@@ -159,8 +164,9 @@ def load_config(source: str | Path) -> ContractConfig:
     try:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
-        raise ConfigError([f"line {exc.lineno}, column {exc.colno}: not valid JSON: {exc.msg}"],
-                          str(path)) from None
+        raise ConfigError(
+            [f"line {exc.lineno}, column {exc.colno}: not valid JSON: {exc.msg}"], str(path)
+        ) from None
     return parse_config(data, str(path))
 
 
@@ -197,7 +203,8 @@ def json_path(loc: Sequence[str | int]) -> str:
 
 
 _KEYS = {
-    "top": ContractConfig.model_fields, "group": PortGroupConfig.model_fields,
+    "top": ContractConfig.model_fields,
+    "group": PortGroupConfig.model_fields,
     "field": FieldConfig.model_fields,
 }
 
@@ -237,27 +244,41 @@ def rule_problems(data: Any) -> list[str]:
             if group.get("timeSyncMode") == "absolute" and group.get("groupType") != "commData":
                 synced.append(where)
     if len(synced) > 1:
-        problems.append(f"$: only one contract may have timeSyncMode \"absolute\"; "
-                        f"{len(synced)} do: {', '.join(synced)}")
+        problems.append(
+            f'$: only one contract may have timeSyncMode "absolute"; '
+            f"{len(synced)} do: {', '.join(synced)}"
+        )
     return problems
 
 
-def _group_problems(group: dict[str, Any], where: str, side: str,
-                    has_default_object: bool) -> list[str]:
+def _group_problems(
+    group: dict[str, Any], where: str, side: str, has_default_object: bool
+) -> list[str]:
     problems = []
     if "updatePeriod" in group and "updatePeriodMs" in group:
         problems.append(f"{where}: give updatePeriod or updatePeriodMs, not both")
-    given = [k for k in ("overdueDataTimeout", "overdueDataTimeoutMs", "blockTimeThreshold",
-                         "blockTimeThresholdMs") if k in group]
+    given = [
+        k
+        for k in (
+            "overdueDataTimeout",
+            "overdueDataTimeoutMs",
+            "blockTimeThreshold",
+            "blockTimeThresholdMs",
+        )
+        if k in group
+    ]
     if len(given) > 1:
         problems.append(f"{where}: give one overdue timeout, not {' and '.join(given)}")
     comm = group.get("groupType") == "commData"
     if comm and side == "inputs":
-        problems.append(f"{where}.groupType: commData groups are outputs only (they report on "
-                        f"the link; nothing is sent)")
+        problems.append(
+            f"{where}.groupType: commData groups are outputs only (they report on "
+            f"the link; nothing is sent)"
+        )
     if comm and group.get("timeSyncMode") == "absolute":
-        problems.append(f"{where}.timeSyncMode: a commData group is not a contract and cannot "
-                        f"be time-synced")
+        problems.append(
+            f"{where}.timeSyncMode: a commData group is not a contract and cannot be time-synced"
+        )
     ports = group.get("ports")
     if not isinstance(ports, list):
         return problems
@@ -273,32 +294,41 @@ def _group_problems(group: dict[str, Any], where: str, side: str,
             size = fld.get("arraySize", 1)
             width += size if isinstance(size, int) and size > 0 else 1
     if width > MAX_CONTRACT_WIDTH:
-        problems.append(f"{where}: {width} values do not fit one datagram "
-                        f"(at most {MAX_CONTRACT_WIDTH} per contract)")
+        problems.append(
+            f"{where}: {width} values do not fit one datagram "
+            f"(at most {MAX_CONTRACT_WIDTH} per contract)"
+        )
     return problems
 
 
-def _field_problems(fld: dict[str, Any], at: str, side: str, comm: bool,
-                    has_default_object: bool) -> list[str]:
+def _field_problems(
+    fld: dict[str, Any], at: str, side: str, comm: bool, has_default_object: bool
+) -> list[str]:
     problems = []
     kind = fld.get("propertyType", "meta" if comm else "contract_field")
     name = fld.get("propertyName")
     if comm:
         if kind != "meta":
-            problems.append(f"{at}.propertyType: fields of a commData group are \"meta\"")
+            problems.append(f'{at}.propertyType: fields of a commData group are "meta"')
         elif isinstance(name, str) and name not in PING_META:
-            problems.append(f"{at}.propertyName: a commData meta field is \"ping_results\", "
-                            f"not \"{name}\"")
+            problems.append(
+                f'{at}.propertyName: a commData meta field is "ping_results", not "{name}"'
+            )
     elif kind == "meta":
         if side == "inputs":
-            problems.append(f"{at}.propertyType: meta fields describe received data; they are "
-                            f"outputs only")
+            problems.append(
+                f"{at}.propertyType: meta fields describe received data; they are outputs only"
+            )
         elif isinstance(name, str) and name not in CONTRACT_META:
             valid = ", ".join(f'"{m}"' for m in CONTRACT_META)
-            problems.append(f"{at}.propertyName: a contract meta field is one of {valid}, "
-                            f"not \"{name}\"")
-    elif kind == "contract_field" and not has_default_object and \
-            not isinstance(fld.get("remoteObject"), str):
+            problems.append(
+                f'{at}.propertyName: a contract meta field is one of {valid}, not "{name}"'
+            )
+    elif (
+        kind == "contract_field"
+        and not has_default_object
+        and not isinstance(fld.get("remoteObject"), str)
+    ):
         problems.append(f"{at}: no remoteObject (give it here or at the top level)")
     if kind == "meta" and "params" in fld:
         problems.append(f"{at}.params: meta fields take no params")
@@ -378,7 +408,8 @@ class BlockLayout:
             names: dict[str, int] = {}
             for group in groups:
                 layout = ContractLayout(
-                    None if not group.is_contract else len(contracts), direction, group)
+                    None if not group.is_contract else len(contracts), direction, group
+                )
                 (contracts if group.is_contract else comm).append(layout)
                 wire = 0
                 for port in group.ports:
@@ -389,9 +420,18 @@ class BlockLayout:
                         obj = None if meta else (fld.remoteObject or config.remoteObject)
                         label = _label(fld, obj, config.remoteObject, meta)
                         labels.append(label)
-                        layout.fields.append(FieldSlot(
-                            fld, label, obj, meta, fld.width, sizes[side],
-                            None if meta else wire, len(sides[side])))
+                        layout.fields.append(
+                            FieldSlot(
+                                fld,
+                                label,
+                                obj,
+                                meta,
+                                fld.width,
+                                sizes[side],
+                                None if meta else wire,
+                                len(sides[side]),
+                            )
+                        )
                         if meta is None:
                             wire += fld.width
                         sizes[side] += fld.width
@@ -400,8 +440,9 @@ class BlockLayout:
                     if names[name] > 1:
                         name = f"{name}#{names[name]}"
                     sides[side].append(PortLayout(name, start, sizes[side] - start, layout))
-        return cls(contracts, comm, sides["inputs"], sides["outputs"], sizes["inputs"],
-                   sizes["outputs"])
+        return cls(
+            contracts, comm, sides["inputs"], sides["outputs"], sizes["inputs"], sizes["outputs"]
+        )
 
 
 def _label(fld: FieldConfig, obj: str | None, default: str | None, meta: str | None) -> str:

@@ -96,7 +96,9 @@ def _vectors() -> dict[str, tuple[str, ...]]:
         "attitude": ("roll", "pitch", "yaw"),
         "wheel_angular_velocity": tuple(f"wheel{w}_angularVelocity" for w in L.WHEELS),
         "wheel_speed": tuple(f"wheel{w}_wheelSpeed" for w in L.WHEELS),
-        "X": ("posX",), "Y": ("posY",), "Z": ("posZ",),
+        "X": ("posX",),
+        "Y": ("posY",),
+        "Z": ("posZ",),
     }
     v.update({name: (name,) for name in L.SIGNAL_NAMES})
     return v
@@ -126,8 +128,12 @@ def _unknown(kind: str, name: str, of: str, valid: list[str]) -> str:
 class Catalogue:
     """The objects of one simulation and how to read, write and call their properties."""
 
-    def __init__(self, vehicle: Vehicle, vehicle_name: str = "Vehicle_A",
-                 points: Mapping[str, tuple[float, ...]] | None = None) -> None:
+    def __init__(
+        self,
+        vehicle: Vehicle,
+        vehicle_name: str = "Vehicle_A",
+        points: Mapping[str, tuple[float, ...]] | None = None,
+    ) -> None:
         self.vehicle_name = vehicle_name
         outputs = vehicle.outputs
         b = L.Y_B
@@ -135,8 +141,10 @@ class Catalogue:
         def vehicle_position() -> tuple[float, float, float]:
             return float(outputs[b]), float(outputs[b + 1]), float(outputs[b + 2])
 
-        self._positions: dict[str, Position] = {vehicle_name: vehicle_position,
-                                                WORLD: lambda: (0.0, 0.0, 0.0)}
+        self._positions: dict[str, Position] = {
+            vehicle_name: vehicle_position,
+            WORLD: lambda: (0.0, 0.0, 0.0),
+        }
         fixed = {ORIGIN: (0.0, 0.0, 0.0), **(points or {})}
         for name, xyz in fixed.items():
             point = _point(xyz)
@@ -150,8 +158,7 @@ class Catalogue:
         """Every object name, the vehicle first."""
         return list(self._positions)
 
-    def reader(self, obj: str | None, prop: str, params: str | None,
-               size: int) -> Reader | str:
+    def reader(self, obj: str | None, prop: str, params: str | None, size: int) -> Reader | str:
         """How to read ``obj.prop(params)`` as ``size`` values, or why it cannot be read."""
         name, reason = self._object(obj)
         if name is None:
@@ -176,8 +183,7 @@ class Catalogue:
             return f"{prop!r} of {name} has {reader.width} value(s); the field asks for {size}"
         return reader
 
-    def writer(self, obj: str | None, prop: str, params: str | None,
-               size: int) -> Writer | str:
+    def writer(self, obj: str | None, prop: str, params: str | None, size: int) -> Writer | str:
         """Where ``obj.prop`` is written as ``size`` values, or why it cannot be written."""
         found, reason = self._object(obj)
         if found is None:
@@ -211,8 +217,10 @@ class Catalogue:
     def _fixed_reader(self, name: str, prop: str) -> Reader | str:
         position = self._positions[name]
         table: dict[str, Callable[[], tuple[float, ...]]] = {
-            "posX": lambda: position()[:1], "posY": lambda: position()[1:2],
-            "posZ": lambda: position()[2:], "position": position,
+            "posX": lambda: position()[:1],
+            "posY": lambda: position()[1:2],
+            "posZ": lambda: position()[2:],
+            "position": position,
         }
         if name == WORLD:
             vehicle = self._vehicle
@@ -224,16 +232,17 @@ class Catalogue:
         width = 3 if canonical == "position" else 1
         return Reader(width, function=table[canonical])
 
-    def _function(self, name: str, function: str, params: str | None,
-                  size: int) -> Reader | str:
+    def _function(self, name: str, function: str, params: str | None, size: int) -> Reader | str:
         if params is None or not params.strip():
-            return (f"{function} needs params: another object ({', '.join(self.objects)}) or a "
-                    f"point \"X,Y\" or \"X,Y,Z\"")
+            return (
+                f"{function} needs params: another object ({', '.join(self.objects)}) or a "
+                f'point "X,Y" or "X,Y,Z"'
+            )
         other = _point(params)
         if other is None:
             target, reason = self._object(params.strip())
             if target is None:
-                return f"{function} params: {reason}, or give a point \"X,Y\" or \"X,Y,Z\""
+                return f'{function} params: {reason}, or give a point "X,Y" or "X,Y,Z"'
             there = self._positions[target]
         else:
             there = _fixed(other)
@@ -241,13 +250,16 @@ class Catalogue:
         if size != 1:
             return f"{function} has 1 value; the field asks for {size}"
         if FUNCTIONS[function]:
+
             def distance() -> tuple[float, ...]:
                 (x0, y0, z0), (x1, y1, z1) = here(), there()
                 return (math.sqrt((x1 - x0) ** 2 + (y1 - y0) ** 2 + (z1 - z0) ** 2),)
         else:
+
             def distance() -> tuple[float, ...]:
                 (x0, y0, _), (x1, y1, _) = here(), there()
                 return (math.hypot(x1 - x0, y1 - y0),)
+
         return Reader(1, function=distance)
 
 

@@ -102,8 +102,18 @@ class DataMessage:
     def pack(self, session: int, time: float) -> bytearray:
         """Stamp the next serial number and the sender's time; returns the datagram."""
         self.serial += 1
-        DATA_HEADER.pack_into(self.buffer, 0, MAGIC, VERSION, Kind.DATA, session, self.contract,
-                              len(self.values), self.serial, time)
+        DATA_HEADER.pack_into(
+            self.buffer,
+            0,
+            MAGIC,
+            VERSION,
+            Kind.DATA,
+            session,
+            self.contract,
+            len(self.values),
+            self.serial,
+            time,
+        )
         return self.buffer
 
 
@@ -130,14 +140,14 @@ def read_ping(data: bytes | bytearray, size: int) -> tuple[int, float, float, fl
     return PING.unpack_from(data)[4:]
 
 
-def pong(session: int, echoed: tuple[int, float, float, float], wall: float,
-         sim_time: float) -> bytes:
+def pong(
+    session: int, echoed: tuple[int, float, float, float], wall: float, sim_time: float
+) -> bytes:
     """The PONG answering a PING's fields ``echoed``."""
     return PONG.pack(MAGIC, VERSION, Kind.PONG, session, *echoed, wall, sim_time)
 
 
-def read_pong(data: bytes | bytearray, size: int) -> tuple[int, float, float, float, float,
-                                                            float]:
+def read_pong(data: bytes | bytearray, size: int) -> tuple[int, float, float, float, float, float]:
     """(sequence, monotonic send, wall send, client sim time, server wall, server sim time)."""
     if size != PONG.size:
         raise Malformed("bad_length", f"PONG of {size} bytes")
@@ -212,15 +222,17 @@ def encode(kind: Kind, session: int, body: BaseModel) -> bytes:
     """A JSON message (HELLO, WELCOME, ERROR); ProtocolError if it does not fit a datagram."""
     data = header(kind, session) + body.model_dump_json(exclude_none=True).encode()
     if len(data) > MAX_DATAGRAM:
-        raise ProtocolError(f"{kind.name} of {len(data)} bytes does not fit one datagram "
-                            f"({MAX_DATAGRAM}); use fewer fields per contract")
+        raise ProtocolError(
+            f"{kind.name} of {len(data)} bytes does not fit one datagram "
+            f"({MAX_DATAGRAM}); use fewer fields per contract"
+        )
     return data
 
 
 def decode(data: bytes | bytearray, size: int, model: type[_Body]) -> Any:
     """The JSON body of a HELLO, WELCOME or ERROR as ``model``; Malformed if it is not one."""
     try:
-        return model.model_validate(json.loads(bytes(data[HEADER.size:size])))
+        return model.model_validate(json.loads(bytes(data[HEADER.size : size])))
     except (ValueError, ValidationError) as exc:
         first = exc.errors()[0]["msg"] if isinstance(exc, ValidationError) else str(exc)
         raise Malformed("bad_body", f"{model.__name__}: {first}") from None

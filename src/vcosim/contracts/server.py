@@ -46,8 +46,7 @@ HOLD_POLL = 0.05  # s: a hold re-checks timeouts at least this often
 class _ToClient:
     """A contract the server sends: where its values come from, and when it is next due."""
 
-    __slots__ = ("id", "period", "next_k", "message", "sig_pos", "sig_idx", "functions",
-                 "sent")
+    __slots__ = ("id", "period", "next_k", "message", "sig_pos", "sig_idx", "functions", "sent")
 
     def __init__(self, cid: int, period: float, now: float, width: int) -> None:
         self.id = cid
@@ -139,16 +138,23 @@ class ContractServer:
     """
 
     def __init__(
-        self, host: str = "127.0.0.1", port: int = DEFAULT_PORT, *,
+        self,
+        host: str = "127.0.0.1",
+        port: int = DEFAULT_PORT,
+        *,
         vehicle_name: str = "Vehicle_A",
         points: Mapping[str, Sequence[float]] | None = None,
-        allowed_hosts: Sequence[str] | None = None, sync_timeout: float = 2.0,
-        session_timeout: float = 5.0, wait_for_clients: int = 0, wait_timeout: float = 30.0,
+        allowed_hosts: Sequence[str] | None = None,
+        sync_timeout: float = 2.0,
+        session_timeout: float = 5.0,
+        wait_for_clients: int = 0,
+        wait_timeout: float = 30.0,
         goodbye: bool = True,
     ) -> None:
         allowed = set(allowed_hosts) if allowed_hosts else {"127.0.0.1", host}
-        self.endpoint = Endpoint((host, port), allowed_hosts=allowed - {"0.0.0.0", ""} or None,
-                                 name="contract server")
+        self.endpoint = Endpoint(
+            (host, port), allowed_hosts=allowed - {"0.0.0.0", ""} or None, name="contract server"
+        )
         self.vehicle_name = vehicle_name
         self.points = {k: tuple(v) for k, v in (points or {}).items()}
         self.sync_timeout = sync_timeout
@@ -180,15 +186,22 @@ class ContractServer:
         self._outputs = sim.vehicle.outputs
         if self.catalogue is None:
             self.catalogue = Catalogue(sim.vehicle, self.vehicle_name, self.points)
-            log.info("contract server: listening on %s:%d; objects %s", *self.address,
-                     ", ".join(self.catalogue.objects))
+            log.info(
+                "contract server: listening on %s:%d; objects %s",
+                *self.address,
+                ", ".join(self.catalogue.objects),
+            )
         if self.wait_for_clients:
             deadline = time.perf_counter() + self.wait_timeout
             while len(self.sessions) < self.wait_for_clients:
                 remaining = deadline - time.perf_counter()
                 if remaining <= 0:
-                    log.warning("contract server: %d of %d clients after %g s; running anyway",
-                                len(self.sessions), self.wait_for_clients, self.wait_timeout)
+                    log.warning(
+                        "contract server: %d of %d clients after %g s; running anyway",
+                        len(self.sessions),
+                        self.wait_for_clients,
+                        self.wait_timeout,
+                    )
                     break
                 if self.endpoint.wait(min(remaining, HOLD_POLL)):
                     self._receive(sim)
@@ -214,7 +227,7 @@ class ContractServer:
                         values[c.sig_pos] = outputs[c.sig_idx]
                     for pos, function in c.functions:
                         result = function()
-                        values[pos:pos + len(result)] = result
+                        values[pos : pos + len(result)] = result
                     endpoint.send(c.message.pack(session.id, now), session.address)
                     c.next_k = next_tick(now, c.period)
                     c.sent += 1
@@ -241,11 +254,16 @@ class ContractServer:
             except P.Malformed as exc:
                 endpoint.count_malformed(exc.reason, sender, str(exc))
                 if exc.reason == "version":
-                    self._error(sender, 0, "version", f"this server speaks contract protocol "
-                                f"version {P.VERSION}")
+                    self._error(
+                        sender,
+                        0,
+                        "version",
+                        f"this server speaks contract protocol version {P.VERSION}",
+                    )
 
-    def _handle(self, sim: Simulation, kind: int, session_id: int, size: int,
-                sender: Address) -> None:
+    def _handle(
+        self, sim: Simulation, kind: int, session_id: int, size: int, sender: Address
+    ) -> None:
         buffer = self.endpoint.buffer
         if kind == P.Kind.HELLO:
             self._hello(sim, session_id, P.decode(buffer, size, P.Hello), sender)
@@ -270,14 +288,22 @@ class ContractServer:
         elif kind != P.Kind.BYE_ACK:
             raise P.Malformed("unexpected_kind", f"{P.Kind(kind).name} sent to the server")
 
-    def _data(self, session: _Session, contract: int, serial: int, sent_at: float,
-              values: np.ndarray, now: float) -> None:
+    def _data(
+        self,
+        session: _Session,
+        contract: int,
+        serial: int,
+        sent_at: float,
+        values: np.ndarray,
+        now: float,
+    ) -> None:
         c = session.to_server.get(contract)
         if c is None:
             raise P.Malformed("unknown_contract", f"contract {contract}")
         if len(values) != c.width:
-            raise P.Malformed("bad_width", f"contract {contract}: {len(values)} values, "
-                              f"expected {c.width}")
+            raise P.Malformed(
+                "bad_width", f"contract {contract}: {len(values)} values, expected {c.width}"
+            )
         stats = self.stats
         if serial <= c.serial:
             c.stale += 1
@@ -320,8 +346,13 @@ class ContractServer:
             self._error(sender, session_id, "bad_hello", "contract ids repeat", force=True)
             return
         if any(sum(f.size for f in c.fields) > MAX_CONTRACT_WIDTH for c in hello.contracts):
-            self._error(sender, session_id, "bad_hello", f"a contract is wider than "
-                        f"{MAX_CONTRACT_WIDTH} values", force=True)
+            self._error(
+                sender,
+                session_id,
+                "bad_hello",
+                f"a contract is wider than {MAX_CONTRACT_WIDTH} values",
+                force=True,
+            )
             return
         if old is not None:
             self._end(old, "reconnected")
@@ -360,34 +391,56 @@ class ContractServer:
                         writes.append((pos, f.property, writer))
                     pos += f.size
                 to_server[request.id] = _ToServer(
-                    request.id, request.period, width, request.time_sync,
-                    request.overdue_timeout, writes, now)
+                    request.id,
+                    request.period,
+                    width,
+                    request.time_sync,
+                    request.overdue_timeout,
+                    writes,
+                    now,
+                )
             refused += sum(not a.accepted for a in fields)
             answers.append(P.ContractAnswer(id=request.id, fields=fields))
         try:
-            welcome = P.encode(P.Kind.WELCOME, session_id, P.Welcome(
-                server="vcosim", time=now, dt=sim.dt, objects=catalogue.objects,
-                contracts=answers))
+            welcome = P.encode(
+                P.Kind.WELCOME,
+                session_id,
+                P.Welcome(
+                    server="vcosim",
+                    time=now,
+                    dt=sim.dt,
+                    objects=catalogue.objects,
+                    contracts=answers,
+                ),
+            )
         except ProtocolError as exc:  # the answers do not fit one datagram
             self._error(sender, session_id, "bad_hello", str(exc), force=True)
             return
-        session = _Session(sender, session_id, welcome, to_client, to_server,
-                           time.perf_counter(), now, refused)
+        session = _Session(
+            sender, session_id, welcome, to_client, to_server, time.perf_counter(), now, refused
+        )
         self.sessions[sender] = session
         self.stats.sessions += 1
         self.stats.refused_fields += refused
         self._rebuild()
         self.endpoint.send(welcome, sender)
-        log.info("contract server: client %s:%d connected (%d contracts, %d fields refused)",
-                 sender[0], sender[1], len(hello.contracts), refused)
+        log.info(
+            "contract server: client %s:%d connected (%d contracts, %d fields refused)",
+            sender[0],
+            sender[1],
+            len(hello.contracts),
+            refused,
+        )
 
-    def _error(self, to: Address, session_id: int, code: str, message: str,
-               force: bool = False) -> None:
+    def _error(
+        self, to: Address, session_id: int, code: str, message: str, force: bool = False
+    ) -> None:
         now = time.perf_counter()
         if force or now - self._error_sent.get(to, -math.inf) >= ERROR_INTERVAL:
             self._error_sent[to] = now
-            self.endpoint.send(P.encode(P.Kind.ERROR, session_id,
-                                        P.ErrorBody(code=code, message=message)), to)
+            self.endpoint.send(
+                P.encode(P.Kind.ERROR, session_id, P.ErrorBody(code=code, message=message)), to
+            )
 
     # -- sessions ---------------------------------------------------------------------------
     def _end(self, session: _Session, why: str) -> None:
@@ -406,10 +459,15 @@ class ContractServer:
 
     def _rebuild(self) -> None:
         """Recompute who a hold may wait for and when the next send is due."""
-        self._waiters = [c for s in self.sessions.values() for c in s.to_server.values()
-                         if c.time_sync or c.overdue is not None]
-        self._next_due = min((c.due for s in self.sessions.values() for c in s.to_client),
-                             default=math.inf)
+        self._waiters = [
+            c
+            for s in self.sessions.values()
+            for c in s.to_server.values()
+            if c.time_sync or c.overdue is not None
+        ]
+        self._next_due = min(
+            (c.due for s in self.sessions.values() for c in s.to_client), default=math.inf
+        )
 
     # -- holding ----------------------------------------------------------------------------
     def _blocking(self, sim: Simulation) -> list[_ToServer]:
@@ -444,9 +502,12 @@ class ContractServer:
                     for c in blocking:
                         c.released = True
                     stats.sync_timeouts += 1
-                    log.warning("contract server: no data from the awaited client for %g s at "
-                                "t = %.3f s; stepping on without it until it sends again",
-                                self.sync_timeout, sim.time)
+                    log.warning(
+                        "contract server: no data from the awaited client for %g s at "
+                        "t = %.3f s; stepping on without it until it sends again",
+                        self.sync_timeout,
+                        sim.time,
+                    )
                     continue
                 before = self._sync_data
                 if endpoint.wait(min(self.sync_timeout - (now - progress), HOLD_POLL)):
@@ -464,12 +525,22 @@ class ContractServer:
         s, ep = self.stats, self.endpoint
         return {
             "address": f"{self.address[0]}:{self.address[1]}" if not ep.closed else None,
-            "clients": len(self.sessions), "sessions": s.sessions, "ended": s.ended,
-            "expired": s.expired, "sent": s.sent, "received": s.received, "stale": s.stale,
-            "gaps": s.gaps, "refused_fields": s.refused_fields,
-            "unknown_session": s.unknown_session, "malformed": dict(ep.malformed),
-            "malformed_total": sum(ep.malformed.values()), "rejected_peers": ep.rejected,
-            "clamped": dict(s.clamped), "holds": s.holds, "blocked_time": s.blocked_time,
+            "clients": len(self.sessions),
+            "sessions": s.sessions,
+            "ended": s.ended,
+            "expired": s.expired,
+            "sent": s.sent,
+            "received": s.received,
+            "stale": s.stale,
+            "gaps": s.gaps,
+            "refused_fields": s.refused_fields,
+            "unknown_session": s.unknown_session,
+            "malformed": dict(ep.malformed),
+            "malformed_total": sum(ep.malformed.values()),
+            "rejected_peers": ep.rejected,
+            "clamped": dict(s.clamped),
+            "holds": s.holds,
+            "blocked_time": s.blocked_time,
             "sync_timeouts": s.sync_timeouts,
         }
 

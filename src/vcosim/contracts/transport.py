@@ -30,8 +30,14 @@ class Endpoint:
         name: How log lines name this endpoint.
     """
 
-    def __init__(self, bind: Address, *, peer: Address | None = None,
-                 allowed_hosts: set[str] | None = None, name: str = "contracts") -> None:
+    def __init__(
+        self,
+        bind: Address,
+        *,
+        peer: Address | None = None,
+        allowed_hosts: set[str] | None = None,
+        name: str = "contracts",
+    ) -> None:
         self.name = name
         self.allowed_hosts = allowed_hosts
         self.sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
@@ -76,8 +82,12 @@ class Endpoint:
                 return None
             if allowed is not None and sender[0] not in allowed:
                 self.rejected += 1
-                self.report("rejected", sender, f"datagram from {sender[0]}:{sender[1]} dropped: "
-                            f"not an allowed peer ({', '.join(sorted(allowed))})")
+                self.report(
+                    "rejected",
+                    sender,
+                    f"datagram from {sender[0]}:{sender[1]} dropped: "
+                    f"not an allowed peer ({', '.join(sorted(allowed))})",
+                )
                 continue
             return size, sender
 
@@ -106,8 +116,9 @@ class Endpoint:
     def count_malformed(self, reason: str, sender: Address, detail: str) -> None:
         """Count a malformed datagram by reason; log the first of each reason per peer."""
         self.malformed[reason] += 1
-        self.report(reason, sender, f"malformed datagram from {sender[0]}:{sender[1]} "
-                    f"dropped ({detail})")
+        self.report(
+            reason, sender, f"malformed datagram from {sender[0]}:{sender[1]} dropped ({detail})"
+        )
 
     def report(self, kind: str, sender: Address, text: str) -> None:
         """Log a problem once per kind and peer; counters keep the totals."""

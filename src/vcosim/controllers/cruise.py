@@ -27,5 +27,6 @@ class Cruise:
         effort = self.kp * error + self.ki * self.integral
         if -1.0 < effort < 1.0 or effort * error < 0.0:
             self.integral += error * msg.dt
-        return Controls(throttle=min(max(effort, 0.0), 1.0),
-                        brake=min(max(-effort * self.brake_gain, 0.0), 1.0))
+        return Controls(
+            throttle=min(max(effort, 0.0), 1.0), brake=min(max(-effort * self.brake_gain, 0.0), 1.0)
+        )

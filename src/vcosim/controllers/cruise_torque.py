@@ -30,5 +30,6 @@ class CruiseTorque:
             self.integral += error * msg.dt
         torque = min(max(torque, -self.max_torque), self.max_torque)
         drive, braking = max(torque, 0.0), max(-torque, 0.0)
-        return Controls(drive_mode="torques", propulsion_torque=(drive,) * 4,
-                        braking_torque=(braking,) * 4)
+        return Controls(
+            drive_mode="torques", propulsion_torque=(drive,) * 4, braking_torque=(braking,) * 4
+        )

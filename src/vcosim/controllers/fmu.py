@@ -45,37 +45,75 @@ except ModuleNotFoundError:  # pragma: no cover - Python 3.10
 
 TIME = SIM_TO_CONTROLLER  # the message time goes after the 111 wire values
 INPUTS: dict[str, int] = {
-    "time": TIME, **SLOT_BY_NAME, **{f"custom{i}": SIM_CUSTOM.start + i for i in range(N_CUSTOM)},
+    "time": TIME,
+    **SLOT_BY_NAME,
+    **{f"custom{i}": SIM_CUSTOM.start + i for i in range(N_CUSTOM)},
 }
 """What an FMU input can read: name -> index into the message values (plus the time)."""
 
 OUTPUTS: dict[str, int] = {
-    "throttle": 0, "brake": 1, "steering": 2, "gear": 3,
+    "throttle": 0,
+    "brake": 1,
+    "steering": 2,
+    "gear": 3,
     **{f"braking_torque_{w}": 4 + i for i, w in enumerate(WHEEL_NAMES)},
     **{f"propulsion_torque_{w}": 8 + i for i, w in enumerate(WHEEL_NAMES)},
-    "drive_mode": 12, **{f"custom{i}": 13 + i for i in range(N_CUSTOM)},
+    "drive_mode": 12,
+    **{f"custom{i}": 13 + i for i in range(N_CUSTOM)},
 }
 """What an FMU output can set: name -> index into the controller message less its id."""
 
 # FMI type of a variable -> the suffix of its get/set functions (fmi2SetReal, fmi3SetFloat64).
 _API = {
-    "2.0": {"Real": "Real", "Integer": "Integer", "Enumeration": "Integer",
-            "Boolean": "Boolean"},
-    "3.0": {**{t: t for t in ("Float32", "Float64", "Int8", "UInt8", "Int16", "UInt16",
-                              "Int32", "UInt32", "Int64", "UInt64", "Boolean")},
-            "Enumeration": "Int64"},
+    "2.0": {"Real": "Real", "Integer": "Integer", "Enumeration": "Integer", "Boolean": "Boolean"},
+    "3.0": {
+        **{
+            t: t
+            for t in (
+                "Float32",
+                "Float64",
+                "Int8",
+                "UInt8",
+                "Int16",
+                "UInt16",
+                "Int32",
+                "UInt32",
+                "Int64",
+                "UInt64",
+                "Boolean",
+            )
+        },
+        "Enumeration": "Int64",
+    },
 }
 _SECTIONS = ("inputs", "outputs", "parameters")
 _W, _CUSTOM = "{" + ",".join(WHEEL_NAMES) + "}", f"custom0 ... custom{N_CUSTOM - 1}"
 _HINTS = {  # valid names, the per-wheel and custom ones folded
-    "inputs": ", ".join([*(n for n in INPUTS if not n.startswith(("wheel", "custom"))),
-                         f"wheel{_W}_{{{','.join(WHEEL_FIELDS)}}}", _CUSTOM]),
-    "outputs": ", ".join(["throttle", "brake", "steering", "gear", "drive_mode",
-                          f"braking_torque_{_W}", f"propulsion_torque_{_W}", _CUSTOM]),
+    "inputs": ", ".join(
+        [
+            *(n for n in INPUTS if not n.startswith(("wheel", "custom"))),
+            f"wheel{_W}_{{{','.join(WHEEL_FIELDS)}}}",
+            _CUSTOM,
+        ]
+    ),
+    "outputs": ", ".join(
+        [
+            "throttle",
+            "brake",
+            "steering",
+            "gear",
+            "drive_mode",
+            f"braking_torque_{_W}",
+            f"propulsion_torque_{_W}",
+            _CUSTOM,
+        ]
+    ),
 }
-_ROLES = (("inputs", "input", INPUTS, "bank quantity"),
-          ("outputs", "output", OUTPUTS, "controls field"),
-          ("parameters", "parameter", {}, "parameter"))
+_ROLES = (
+    ("inputs", "input", INPUTS, "bank quantity"),
+    ("outputs", "output", OUTPUTS, "controls field"),
+    ("parameters", "parameter", {}, "parameter"),
+)
 
 
 def _fits(fmi_type: str, value: object) -> bool:
@@ -101,8 +139,9 @@ class _Channel:
 
     __slots__ = ("call", "args", "buffer", "index", "exact")
 
-    def __init__(self, fmu: Any, version: str, action: str, api: str,
-                 refs: list[int], index: list[int]) -> None:
+    def __init__(
+        self, fmu: Any, version: str, action: str, api: str, refs: list[int], index: list[int]
+    ) -> None:
         major = version[0]
         ctype = getattr(fmi3 if major == "3" else fmi2, f"fmi{major}{api}")
         n = len(refs)
@@ -140,8 +179,9 @@ class FmuController:
         fmi_version: "2.0" or "3.0".
     """
 
-    def __init__(self, path: str | Path, map_file: str | Path | None = None,
-                 step: float = 0.005) -> None:
+    def __init__(
+        self, path: str | Path, map_file: str | Path | None = None, step: float = 0.005
+    ) -> None:
         self.path = Path(path)
         self.step = float(step)
         self._fmu: Any = None
@@ -173,24 +213,33 @@ class FmuController:
         if model.coSimulation is None:
             problems.append("not a co-simulation FMU (model exchange is not supported)")
         if not {fmpy.platform, fmpy.platform_tuple} & set(platforms):
-            problems.append(f"no binary for this platform ({fmpy.platform_tuple}); "
-                            f"the FMU has: {', '.join(platforms) or 'none'}")
+            problems.append(
+                f"no binary for this platform ({fmpy.platform_tuple}); "
+                f"the FMU has: {', '.join(platforms) or 'none'}"
+            )
         if problems:
             raise ConfigError(problems, source)
         return model
 
-    def _plan(self, model: Any, map_file: str | Path | None
-              ) -> tuple[dict[str, str], dict[str, str], dict[str, Any]]:
+    def _plan(
+        self, model: Any, map_file: str | Path | None
+    ) -> tuple[dict[str, str], dict[str, str], dict[str, Any]]:
         """Match every FMU input and output, by the map file or by name; all problems at once."""
         table = self._read_map(map_file)
         where = Path(map_file).name if map_file is not None else "map"
         variables = {v.name: v for v in model.modelVariables}
         plan: dict[str, dict[str, Any]] = {s: {} for s in _SECTIONS}
-        problems = [f"{where}: unknown table [{s}] (valid: {', '.join(_SECTIONS)})"
-                    for s in table if s not in _SECTIONS]
+        problems = [
+            f"{where}: unknown table [{s}] (valid: {', '.join(_SECTIONS)})"
+            for s in table
+            if s not in _SECTIONS
+        ]
         tables = {s: table.get(s, {}) for s in _SECTIONS}
-        problems += [f"{where}: {s} must be a table ([{s}] with name = value lines)"
-                     for s, t in tables.items() if not isinstance(t, dict)]
+        problems += [
+            f"{where}: {s} must be a table ([{s}] with name = value lines)"
+            for s, t in tables.items()
+            if not isinstance(t, dict)
+        ]
         tables = {s: t if isinstance(t, dict) else {} for s, t in tables.items()}
         for section, causality, valid, kind in _ROLES:
             for name, value in tables[section].items():
@@ -198,12 +247,13 @@ class FmuController:
                 if var is None:
                     problems.append(f"{entry}: {_unknown('FMU variable', name, variables)}")
                 elif var.causality != causality:
-                    problems.append(f"{entry}: the FMU's causality for it is "
-                                    f"{var.causality!r}, not {causality!r}")
+                    problems.append(
+                        f"{entry}: the FMU's causality for it is "
+                        f"{var.causality!r}, not {causality!r}"
+                    )
                 elif section == "parameters" and not _fits(var.type, value):
                     problems.append(f"{entry}: {value!r} does not fit its type {var.type}")
-                elif section != "parameters" and not (isinstance(value, str)
-                                                      and value in valid):
+                elif section != "parameters" and not (isinstance(value, str) and value in valid):
                     problems.append(f"{entry}: {_unknown(kind, value, valid)}")
                 else:
                     plan[section][name] = value
@@ -213,17 +263,21 @@ class FmuController:
                 if var.causality != causality:
                     continue
                 if var.type not in _API.get(model.fmiVersion, {}) or var.dimensions:
-                    problems.append(f"{causality} {var.name!r}: a {var.type}"
-                                    f"{' array' if var.dimensions else ''}; only scalar "
-                                    "numbers and booleans can be mapped")
+                    problems.append(
+                        f"{causality} {var.name!r}: a {var.type}"
+                        f"{' array' if var.dimensions else ''}; only scalar "
+                        "numbers and booleans can be mapped"
+                    )
                 elif var.name in tables[section]:
                     continue  # mapped by the file (or already reported)
                 elif var.name in valid:
                     plan[section][var.name] = var.name
                 else:
-                    problems.append(f"{causality} {var.name!r} cannot be mapped: "
-                                    f"{_unknown(kind, var.name, valid)}; map it in "
-                                    f"[{section}]")
+                    problems.append(
+                        f"{causality} {var.name!r} cannot be mapped: "
+                        f"{_unknown(kind, var.name, valid)}; map it in "
+                        f"[{section}]"
+                    )
                     hints.append(f"hint: valid [{section}] names: {_HINTS[section]}")
         fields: dict[str, str] = {}
         for name, field in plan["outputs"].items():
@@ -251,9 +305,12 @@ class FmuController:
         unzipdir = fmpy.extract(self.path)
         self._cleanup = weakref.finalize(self, shutil.rmtree, unzipdir, ignore_errors=True)
         slave = fmi3.FMU3Slave if version == "3.0" else fmi2.FMU2Slave
-        fmu = slave(guid=model.guid, unzipDirectory=unzipdir,
-                    modelIdentifier=model.coSimulation.modelIdentifier,
-                    instanceName="vcosim")
+        fmu = slave(
+            guid=model.guid,
+            unzipDirectory=unzipdir,
+            modelIdentifier=model.coSimulation.modelIdentifier,
+            instanceName="vcosim",
+        )
         fmu.instantiate()
         self._fmu = fmu
         variables = {v.name: v for v in model.modelVariables}
@@ -264,8 +321,9 @@ class FmuController:
             try:
                 set_value([var.valueReference], [value])
             except Exception as exc:  # a ctypes conversion error or an FMI error status
-                raise ConfigError([f"parameter {name!r} = {value!r}: {exc}"],
-                                  str(self.path)) from None
+                raise ConfigError(
+                    [f"parameter {name!r} = {value!r}: {exc}"], str(self.path)
+                ) from None
         if version == "3.0":
             fmu.enterInitializationMode(startTime=0.0)
         else:
@@ -277,24 +335,37 @@ class FmuController:
         self._get = self._channels(fmu, version, "Get", variables, self.outputs, OUTPUTS)
 
     @staticmethod
-    def _channels(fmu: Any, version: str, action: str, variables: dict[str, Any],
-                  mapping: dict[str, str], slots: dict[str, int]) -> list[_Channel]:
+    def _channels(
+        fmu: Any,
+        version: str,
+        action: str,
+        variables: dict[str, Any],
+        mapping: dict[str, str],
+        slots: dict[str, int],
+    ) -> list[_Channel]:
         groups: dict[str, tuple[list[int], list[int]]] = {}
         for name, target in mapping.items():
             var = variables[name]
             refs, index = groups.setdefault(_API[version][var.type], ([], []))
             refs.append(var.valueReference)
             index.append(slots[target])
-        return [_Channel(fmu, version, action, api, refs, index)
-                for api, (refs, index) in groups.items()]
+        return [
+            _Channel(fmu, version, action, api, refs, index)
+            for api, (refs, index) in groups.items()
+        ]
 
     def __call__(self, msg: SimulatorMessage) -> Controls:
         """One controller step: inputs in, ``doStep(t, step)``, outputs out."""
         if self._fmu is None:
             raise VcosimError(f"FMU controller {self.path.name} is closed")
         if abs(msg.dt - self.step) > 1e-9 * self.step:
-            raise ConfigError([f"the block's step {msg.dt:g} s differs from the FMU "
-                               f"controller's step {self.step:g} s"], str(self.path))
+            raise ConfigError(
+                [
+                    f"the block's step {msg.dt:g} s differs from the FMU "
+                    f"controller's step {self.step:g} s"
+                ],
+                str(self.path),
+            )
         source = self._source
         source[:TIME] = msg.values
         source[TIME] = msg.time
@@ -305,9 +376,16 @@ class FmuController:
         out = self._blank.copy()
         for channel in self._get:
             channel.get(out)
-        return Controls(throttle=out[0], brake=out[1], steering=out[2], gear=out[3],
-                        braking_torque=out[4:8], propulsion_torque=out[8:12],
-                        drive_mode=out[12], custom=out[13:])
+        return Controls(
+            throttle=out[0],
+            brake=out[1],
+            steering=out[2],
+            gear=out[3],
+            braking_torque=out[4:8],
+            propulsion_torque=out[8:12],
+            drive_mode=out[12],
+            custom=out[13:],
+        )
 
     def close(self) -> None:
         """Terminate and free the FMU and delete its extracted files (safe twice)."""

@@ -34,8 +34,7 @@ class Heading:
         rate = 0.0 if self._previous_yaw is None else wrap(yaw - self._previous_yaw) / msg.dt
         self._previous_yaw = yaw
         error = wrap(math.radians(self.heading) - yaw)
-        steering = min(max(self.kp * error - self.kd * rate, -self.max_steering),
-                       self.max_steering)
+        steering = min(max(self.kp * error - self.kd * rate, -self.max_steering), self.max_steering)
         controls = self._cruise(msg) if self._cruise is not None else Controls()
         controls.steering = steering
         return controls

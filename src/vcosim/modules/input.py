@@ -158,15 +158,20 @@ class Mapping(BaseModel):
         lines = []
         if self.device is not None:
             lines.append(f"device = {_toml(self.device)}")
-        lines += [f"steering_lock_deg = {_toml(self.steering_lock_deg)}",
-                  f"horn_file = {_toml(self.horn_file)}"]
+        lines += [
+            f"steering_lock_deg = {_toml(self.steering_lock_deg)}",
+            f"horn_file = {_toml(self.horn_file)}",
+        ]
         for control in ("steering", "throttle", "brake"):
             lines += ["", f"[axes.{control}]"]
-            lines += [f"{k} = {_toml(v)}" for k, v in getattr(self.axes, control)
-                      .model_dump().items()]
+            lines += [
+                f"{k} = {_toml(v)}" for k, v in getattr(self.axes, control).model_dump().items()
+            ]
         lines += ["", "[buttons]"]
-        lines += [f"{k} = {_toml(False if v is None else v)}"
-                  for k, v in self.buttons.model_dump().items()]
+        lines += [
+            f"{k} = {_toml(False if v is None else v)}"
+            for k, v in self.buttons.model_dump().items()
+        ]
         return "\n".join(lines) + "\n"
 
 
@@ -190,12 +195,16 @@ def load_mapping(path: str | Path) -> Mapping:
     try:
         mapping = Mapping.model_validate(data)
     except ValidationError as exc:
-        raise ConfigError([f"{'.'.join(str(p) for p in e['loc'])}: {e['msg']}"
-                           for e in exc.errors()], str(path)) from None
-    problems = [f"buttons: {a} and {b} are both button {getattr(mapping.buttons, a)}"
-                for i, a in enumerate(BUTTONS) for b in BUTTONS[i + 1:]
-                if getattr(mapping.buttons, a) is not None
-                and getattr(mapping.buttons, a) == getattr(mapping.buttons, b)]
+        raise ConfigError(
+            [f"{'.'.join(str(p) for p in e['loc'])}: {e['msg']}" for e in exc.errors()], str(path)
+        ) from None
+    problems = [
+        f"buttons: {a} and {b} are both button {getattr(mapping.buttons, a)}"
+        for i, a in enumerate(BUTTONS)
+        for b in BUTTONS[i + 1 :]
+        if getattr(mapping.buttons, a) is not None
+        and getattr(mapping.buttons, a) == getattr(mapping.buttons, b)
+    ]
     if problems:
         raise ConfigError(problems, str(path))
     return mapping
@@ -242,8 +251,14 @@ class Step:
 class ScriptedBackend:
     """Timed axis/button values (tests, headless runs); the script ends after ``end`` s."""
 
-    def __init__(self, steps: Sequence[Step], end: float | None = None,
-                 name: str = "scripted", axes: int = 3, buttons: int = 6) -> None:
+    def __init__(
+        self,
+        steps: Sequence[Step],
+        end: float | None = None,
+        name: str = "scripted",
+        axes: int = 3,
+        buttons: int = 6,
+    ) -> None:
         self.steps = sorted(steps, key=lambda s: s.t)
         self.name, self.axes, self.buttons = name, axes, buttons
         self.end = end if end is not None else (self.steps[-1].t if self.steps else 0.0)
@@ -254,8 +269,14 @@ class ScriptedBackend:
         """A script file: ``end = 2.0`` and ``[[step]]`` tables with t, axes, buttons."""
         try:
             data = tomllib.loads(Path(path).read_text(encoding="utf-8"))
-            steps = [Step(float(s["t"]), [float(a) for a in s.get("axes", [])],
-                          [bool(b) for b in s.get("buttons", [])]) for s in data["step"]]
+            steps = [
+                Step(
+                    float(s["t"]),
+                    [float(a) for a in s.get("axes", [])],
+                    [bool(b) for b in s.get("buttons", [])],
+                )
+                for s in data["step"]
+            ]
         except (OSError, tomllib.TOMLDecodeError, KeyError, TypeError, ValueError) as exc:
             raise ConfigError([f"{type(exc).__name__}: {exc}"], f"input script {path}") from None
         return cls(steps, data.get("end"))
@@ -266,8 +287,8 @@ class ScriptedBackend:
         for step in self.steps:
             if step.t > t + 1e-9:
                 break
-            axes[:len(step.axes)] = step.axes
-            buttons[:len(step.buttons)] = step.buttons
+            axes[: len(step.axes)] = step.axes
+            buttons[: len(step.buttons)] = step.buttons
         return axes, buttons
 
     def finished(self, t: float) -> bool:
@@ -298,9 +319,18 @@ class KeyboardBackend:
     name = "keyboard"
     axes = 3
     buttons = 6
-    KEYS = {"w": ("axis", 1, 1.0), "s": ("axis", 2, 1.0), "a": ("axis", 0, -1.0),
-            "d": ("axis", 0, 1.0), "e": ("button", 0), "q": ("button", 1), "h": ("button", 2),
-            "c": ("button", 3), "i": ("button", 4), "x": ("button", 5)}
+    KEYS = {
+        "w": ("axis", 1, 1.0),
+        "s": ("axis", 2, 1.0),
+        "a": ("axis", 0, -1.0),
+        "d": ("axis", 0, 1.0),
+        "e": ("button", 0),
+        "q": ("button", 1),
+        "h": ("button", 2),
+        "c": ("button", 3),
+        "i": ("button", 4),
+        "x": ("button", 5),
+    }
 
     def __init__(self, hold: float = 0.15) -> None:
         import termios
@@ -376,8 +406,15 @@ def find_devices() -> list[dict[str, Any]]:
     found = []
     for i in range(pg.joystick.get_count()):
         stick = pg.joystick.Joystick(i)
-        found.append({"index": i, "name": stick.get_name(), "axes": stick.get_numaxes(),
-                      "buttons": stick.get_numbuttons(), "hats": stick.get_numhats()})
+        found.append(
+            {
+                "index": i,
+                "name": stick.get_name(),
+                "axes": stick.get_numaxes(),
+                "buttons": stick.get_numbuttons(),
+                "hats": stick.get_numhats(),
+            }
+        )
     return found
 
 
@@ -390,8 +427,9 @@ class PygameBackend:
         chosen = [s for s in sticks if device is None or device.lower() in s.get_name().lower()]
         if not chosen:
             names = ", ".join(s.get_name() for s in sticks) or "none"
-            raise ConfigError([f"device: no joystick matches {device!r} (found: {names})"],
-                              "input device")
+            raise ConfigError(
+                [f"device: no joystick matches {device!r} (found: {names})"], "input device"
+            )
         self.stick = chosen[0]
         self.name = self.stick.get_name()
         self.axes, self.buttons = self.stick.get_numaxes(), self.stick.get_numbuttons()
@@ -401,11 +439,14 @@ class PygameBackend:
     def read(self, t: float) -> tuple[Sequence[float], Sequence[bool]]:
         """Pump SDL's events, then read every axis and button."""
         for event in self._pg.event.get():
-            if event.type == self._pg.QUIT or (event.type == self._pg.KEYDOWN
-                                               and event.key == self._pg.K_ESCAPE):
+            if event.type == self._pg.QUIT or (
+                event.type == self._pg.KEYDOWN and event.key == self._pg.K_ESCAPE
+            ):
                 self._quit = True
-        return ([self.stick.get_axis(i) for i in range(self.axes)],
-                [bool(self.stick.get_button(i)) for i in range(self.buttons)])
+        return (
+            [self.stick.get_axis(i) for i in range(self.axes)],
+            [bool(self.stick.get_button(i)) for i in range(self.buttons)],
+        )
 
     def finished(self, t: float) -> bool:
         """A device never runs out."""
@@ -451,9 +492,13 @@ class EvdevForce:
         ev, ec = self._evdev, self._ec
         level = int(max(-1.0, min(1.0, force)) * 32767)
         effect = ev.ff.Effect(
-            ec.FF_CONSTANT, self._effect, 0xC000,  # direction: pulls towards the left
-            ev.ff.Trigger(0, 0), ev.ff.Replay(max(1, int(duration * 1000)), 0),
-            ev.ff.EffectType(ff_constant_effect=ev.ff.Constant(level, ev.ff.Envelope(0, 0, 0, 0))))
+            ec.FF_CONSTANT,
+            self._effect,
+            0xC000,  # direction: pulls towards the left
+            ev.ff.Trigger(0, 0),
+            ev.ff.Replay(max(1, int(duration * 1000)), 0),
+            ev.ff.EffectType(ff_constant_effect=ev.ff.Constant(level, ev.ff.Envelope(0, 0, 0, 0))),
+        )
         self._effect = self.device.upload_effect(effect)
         self.device.write(ec.EV_FF, self._effect, 1)
 
@@ -489,8 +534,11 @@ class ForceFeedbackOutput:
             self.constant.apply(message.force, message.duration)
         elif not self.backend.rumble(abs(message.force), message.duration):
             self.kind = "none"
-            log.warning("input: %r has neither a constant-force effect nor rumble; force "
-                        "feedback is ignored", self.backend.name)
+            log.warning(
+                "input: %r has neither a constant-force effect nor rumble; force "
+                "feedback is ignored",
+                self.backend.name,
+            )
             return
         self.applied += 1
 
@@ -501,10 +549,13 @@ class ForceFeedbackOutput:
 
 
 # -- calibration --------------------------------------------------------------------------------
-def calibration_wizard(backend: Backend, ask: Callable[[str], object],
-              clock: Callable[[], float] = time.monotonic,
-              sleep: Callable[[float], None] = time.sleep,
-              button_timeout: float = 10.0) -> Mapping:
+def calibration_wizard(
+    backend: Backend,
+    ask: Callable[[str], object],
+    clock: Callable[[], float] = time.monotonic,
+    sleep: Callable[[float], None] = time.sleep,
+    button_timeout: float = 10.0,
+) -> Mapping:
     """The interactive wizard: the user moves each control when asked; returns the mapping.
 
     ``ask`` shows a prompt and returns once the user is ready (``input`` in a terminal).
@@ -524,8 +575,9 @@ def calibration_wizard(backend: Backend, ask: Callable[[str], object],
     ask("Turn the wheel fully RIGHT and hold it there, then press Enter")
     right, _ = snapshot()
     steer = max(range(len(rest)), key=lambda i: abs(right[i] - left[i]))
-    axes: dict[str, Any] = {"steering": AxisMap(axis=steer, dead_zone=0.02, low=left[steer],
-                                                high=right[steer])}
+    axes: dict[str, Any] = {
+        "steering": AxisMap(axis=steer, dead_zone=0.02, low=left[steer], high=right[steer])
+    }
     used = {steer}
     for pedal in ("throttle", "brake"):
         ask(f"Press the {pedal.upper()} pedal fully and hold it, then press Enter")
@@ -536,14 +588,18 @@ def calibration_wizard(backend: Backend, ask: Callable[[str], object],
         axes[pedal] = AxisMap(axis=axis, dead_zone=0.03, low=rest[axis], high=full[axis])
     buttons: dict[str, int | None] = {}
     for action in BUTTONS:
-        ask(f"Press Enter, then within {button_timeout:g} s the button for "
-            f"{action.replace('_', ' ').upper()} (or wait to leave it unmapped)")
+        ask(
+            f"Press Enter, then within {button_timeout:g} s the button for "
+            f"{action.replace('_', ' ').upper()} (or wait to leave it unmapped)"
+        )
         _, before = snapshot()
         deadline, chosen = clock() + button_timeout, None
         while chosen is None and clock() < deadline:
             _, now = snapshot()
-            chosen = next((i for i, b in enumerate(now) if b and not before[i]
-                           and i not in buttons.values()), None)
+            chosen = next(
+                (i for i, b in enumerate(now) if b and not before[i] and i not in buttons.values()),
+                None,
+            )
             sleep(1.0 / POLL_RATE)
         buttons[action] = chosen
     return Mapping(device=backend.name, axes=Axes(**axes), buttons=ButtonMap(**buttons))
@@ -561,8 +617,9 @@ class DriverState:
     pressed: set[str] = field(default_factory=set)  # actions whose button went down now
 
 
-def to_driver(mapping: Mapping, axes: Sequence[float], buttons: Sequence[bool],
-              held: set[str]) -> DriverState:
+def to_driver(
+    mapping: Mapping, axes: Sequence[float], buttons: Sequence[bool], held: set[str]
+) -> DriverState:
     """Raw device values → IMFM scales (0-255, wheel 128 centred, 0 = full left) and edges.
 
     ``held`` is the set of actions held at the previous poll; it is updated in place.
@@ -570,11 +627,17 @@ def to_driver(mapping: Mapping, axes: Sequence[float], buttons: Sequence[bool],
     a = mapping.axes
     right = a.steering.centred(axes[a.steering.axis])  # + right, as joysticks report it
     wheel = round(128 + right * (127.0 if right >= 0 else 128.0))
-    state = DriverState(round(255 * a.throttle.pedal(axes[a.throttle.axis])),
-                        round(255 * a.brake.pedal(axes[a.brake.axis])), wheel,
-                        -right * mapping.steering_lock_deg / 2 * 3.141592653589793 / 180)
-    now = {act for act in BUTTONS if (n := getattr(mapping.buttons, act)) is not None
-           and n < len(buttons) and buttons[n]}
+    state = DriverState(
+        round(255 * a.throttle.pedal(axes[a.throttle.axis])),
+        round(255 * a.brake.pedal(axes[a.brake.axis])),
+        wheel,
+        -right * mapping.steering_lock_deg / 2 * 3.141592653589793 / 180,
+    )
+    now = {
+        act
+        for act in BUTTONS
+        if (n := getattr(mapping.buttons, act)) is not None and n < len(buttons) and buttons[n]
+    }
     state.pressed = now - held
     held.clear()
     held.update(now)
@@ -593,19 +656,31 @@ class InputModule:
         pace: ``realtime`` waits for each 10 ms tick; ``fast`` does not (tests).
     """
 
-    def __init__(self, backend: Backend, mapping: Mapping | None = None,
-                 host: str = "127.0.0.1", port: int = DEFAULT_PORT, *,
-                 module_id: int = ModuleId.INPUT, vehicle_id: int = ModuleId.VEHICLE,
-                 visualisation_id: int = ModuleId.VISUALISATION, sound_id: int = ModuleId.SOUND,
-                 codec: Codec | None = None, pace: Pace = "realtime",
-                 force_feedback: ForceFeedbackOutput | None = None) -> None:
+    def __init__(
+        self,
+        backend: Backend,
+        mapping: Mapping | None = None,
+        host: str = "127.0.0.1",
+        port: int = DEFAULT_PORT,
+        *,
+        module_id: int = ModuleId.INPUT,
+        vehicle_id: int = ModuleId.VEHICLE,
+        visualisation_id: int = ModuleId.VISUALISATION,
+        sound_id: int = ModuleId.SOUND,
+        codec: Codec | None = None,
+        pace: Pace = "realtime",
+        force_feedback: ForceFeedbackOutput | None = None,
+    ) -> None:
         self.mapping = mapping if mapping is not None else Mapping()
         self.mapping.check_device(backend.name, backend.axes, backend.buttons)
         self.backend = backend
         self.pace = pace
         self.client = BusClient(module_id, host, port, codec=codec)
-        self.vehicle_id, self.visualisation_id, self.sound_id = \
-            vehicle_id, visualisation_id, sound_id
+        self.vehicle_id, self.visualisation_id, self.sound_id = (
+            vehicle_id,
+            visualisation_id,
+            sound_id,
+        )
         self.ffb = force_feedback if force_feedback is not None else ForceFeedbackOutput(backend)
         self.ticks = 0
         self.sent: dict[str, int] = {}
@@ -659,15 +734,25 @@ class InputModule:
             self._send(IMVMCamera(to=self.visualisation_id))
         if "engine_start" in pressed and not self._said_engine:
             self._said_engine = True
-            log.warning("input: the bus has no engine-start message yet; the vehicle starts "
-                        "with its engine running")
+            log.warning(
+                "input: the bus has no engine-start message yet; the vehicle starts "
+                "with its engine running"
+            )
         if "quit" in pressed or self.backend.quit_requested():
             self._send(Shutdown(to=self.client.router_id or 0))  # the router tells everyone
             self.quit = True
             return
         if self.ticks % SEND_EVERY == 0:
-            self._send(IMFM(state.throttle, state.brake, state.steering, self._shift,
-                            to=self.vehicle_id, enqueue=bool(self._shift)))
+            self._send(
+                IMFM(
+                    state.throttle,
+                    state.brake,
+                    state.steering,
+                    self._shift,
+                    to=self.vehicle_id,
+                    enqueue=bool(self._shift),
+                )
+            )
             self._send(IMVM(0.0, 0.0, state.angle, to=self.visualisation_id))
             self._shift = 0
 
@@ -687,11 +772,17 @@ class InputModule:
 
     def report(self) -> dict[str, Any]:
         """What was polled, sent and received."""
-        return {"module_id": self.client.module_id, "device": self.backend.name,
-                "polls": self.ticks, "sent": dict(self.sent), "received": dict(self.received),
-                "force_feedback": f"{self.ffb.kind}, {self.ffb.applied} applied",
-                "quit": self.quit, "shutdown_received": self.shutdown,
-                "malformed": self.client.stats.malformed}
+        return {
+            "module_id": self.client.module_id,
+            "device": self.backend.name,
+            "polls": self.ticks,
+            "sent": dict(self.sent),
+            "received": dict(self.received),
+            "force_feedback": f"{self.ffb.kind}, {self.ffb.applied} applied",
+            "quit": self.quit,
+            "shutdown_received": self.shutdown,
+            "malformed": self.client.stats.malformed,
+        }
 
     def close(self) -> None:
         """Release the device and leave the bus; safe twice."""
@@ -710,20 +801,26 @@ def open_backend(mapping: Mapping, keyboard: bool, script: Path | None) -> Backe
         try:
             return PygameBackend(mapping.device)
         except ImportError:
-            log.warning("input: pygame-ce is not installed (pip install 'vcosim[input]'); "
-                        "using the keyboard")
+            log.warning(
+                "input: pygame-ce is not installed (pip install 'vcosim[input]'); "
+                "using the keyboard"
+            )
         except ConfigError as exc:
             log.warning("input: %s; using the keyboard", exc.problems[0])
     if not sys.stdin.isatty():
-        raise ConfigError(["no joystick and no terminal for the keyboard (use --script FILE "
-                           "for a headless run)"], "input device")
-    log.info("input: keyboard — w/s throttle/brake, a/d steer, e/q shift, h horn, c camera, "
-             "Esc quit")
+        raise ConfigError(
+            ["no joystick and no terminal for the keyboard (use --script FILE for a headless run)"],
+            "input device",
+        )
+    log.info(
+        "input: keyboard — w/s throttle/brake, a/d steer, e/q shift, h horn, c camera, Esc quit"
+    )
     return KeyboardBackend()
 
 
-def idle(host: str, port: int, *, module_id: int, codec: Codec,
-         duration: float | None = None) -> dict[str, Any]:
+def idle(
+    host: str, port: int, *, module_id: int, codec: Codec, duration: float | None = None
+) -> dict[str, Any]:
     """Stay on the bus without a device until Shutdown, so ``vcosim drive`` runs headless."""
     from vcosim.interrupts import sigterm_as_interrupt
 

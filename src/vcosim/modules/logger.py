@@ -87,21 +87,34 @@ class McapRecorder:
         channel = self._channels.get(message.type_id)
         if channel is None:
             channel = self._channels[message.type_id] = self._register(type(message))
-        data = {"sender": record.sender, "to": message.to, "enqueue": message.enqueue,
-                **{p.name: getattr(message, p.name) for p in message.params}}
-        self._writer.add_message(channel, log_time=record.time_ns, publish_time=record.time_ns,
-                                 sequence=self.count % (1 << 32),
-                                 data=json.dumps(data).encode())
+        data = {
+            "sender": record.sender,
+            "to": message.to,
+            "enqueue": message.enqueue,
+            **{p.name: getattr(message, p.name) for p in message.params},
+        }
+        self._writer.add_message(
+            channel,
+            log_time=record.time_ns,
+            publish_time=record.time_ns,
+            sequence=self.count % (1 << 32),
+            data=json.dumps(data).encode(),
+        )
         self.count += 1
         self.by_type[type(message).__name__] += 1
 
     def _register(self, cls: type[Message]) -> int:
         schema = self._writer.register_schema(
-            name=f"{SCHEMA_PREFIX}{cls.__name__}", encoding="jsonschema",
-            data=json.dumps(json_schema(cls)).encode())
+            name=f"{SCHEMA_PREFIX}{cls.__name__}",
+            encoding="jsonschema",
+            data=json.dumps(json_schema(cls)).encode(),
+        )
         return self._writer.register_channel(
-            topic=f"{TOPIC_PREFIX}{cls.__name__}", message_encoding="json", schema_id=schema,
-            metadata={"type_id": str(cls.type_id)})
+            topic=f"{TOPIC_PREFIX}{cls.__name__}",
+            message_encoding="json",
+            schema_id=schema,
+            metadata={"type_id": str(cls.type_id)},
+        )
 
     def flush(self) -> None:
         """Write what is buffered, so a crash loses at most what came after."""
@@ -140,14 +153,14 @@ def read_recording(path: str | Path) -> Iterator[Recorded]:
                 cls = lookup(name)
                 data = json.loads(record.data)
                 try:
-                    message = cls(*(data[p.name] for p in cls.params), to=data["to"],
-                                  enqueue=data["enqueue"])
+                    message = cls(
+                        *(data[p.name] for p in cls.params), to=data["to"], enqueue=data["enqueue"]
+                    )
                 except KeyError as exc:
                     raise ProtocolError(f"{path}: a {name} record lacks {exc}") from None
                 yield Recorded(record.log_time, int(data["sender"]), message)
         except EndOfFile:
-            log.warning("%s ends early (the logger did not finish it); read what is there",
-                        path)
+            log.warning("%s ends early (the logger did not finish it); read what is there", path)
         except McapError as exc:
             raise ProtocolError(f"{path} is not a readable MCAP recording: {exc}") from None
 
@@ -164,8 +177,13 @@ class Logger:
     """
 
     def __init__(
-        self, path: str | Path, host: str = "127.0.0.1", port: int = DEFAULT_PORT, *,
-        module_id: int = ModuleId.LOGGING, codec: Codec | None = None,
+        self,
+        path: str | Path,
+        host: str = "127.0.0.1",
+        port: int = DEFAULT_PORT,
+        *,
+        module_id: int = ModuleId.LOGGING,
+        codec: Codec | None = None,
         flush_interval: float = 1.0,
     ) -> None:
         self.path = Path(path)
@@ -188,10 +206,15 @@ class Logger:
             if not self.connected:
                 self.connect()
             codec, (host, port) = client.codec, client.router_address
-            self.recorder = recorder = McapRecorder(self.path, {
-                "router": f"{host}:{port}", "logger_id": str(client.module_id),
-                "symbols": codec.start + codec.separator + codec.common_end + codec.end,
-                "max_length": str(codec.max_length)})
+            self.recorder = recorder = McapRecorder(
+                self.path,
+                {
+                    "router": f"{host}:{port}",
+                    "logger_id": str(client.module_id),
+                    "symbols": codec.start + codec.separator + codec.common_end + codec.end,
+                    "max_length": str(codec.max_length),
+                },
+            )
             end = None if duration is None else time.monotonic() + duration
             next_flush = time.monotonic() + self.flush_interval
             while True:
@@ -221,9 +244,13 @@ class Logger:
     def report(self) -> dict[str, Any]:
         """What was recorded."""
         recorder = self.recorder
-        return {"path": str(self.path), "messages": recorder.count if recorder else 0,
-                "by_type": dict(recorder.by_type) if recorder else {},
-                "shutdown_received": self.shutdown, "malformed": self.client.stats.malformed}
+        return {
+            "path": str(self.path),
+            "messages": recorder.count if recorder else 0,
+            "by_type": dict(recorder.by_type) if recorder else {},
+            "shutdown_received": self.shutdown,
+            "malformed": self.client.stats.malformed,
+        }
 
     def close(self) -> None:
         """Finish the file and leave the bus; safe twice."""
@@ -242,15 +269,20 @@ def export_csv(recording: str | Path, csv_path: str | Path) -> int:
     recording; a row fills only its own type's columns (spreadsheets and PlotJuggler read it).
     """
     names = {r.message.type_id for r in read_recording(recording)}
-    columns = [f"{cls.__name__}.{p.name}" for t, cls in sorted(CATALOGUE.items()) if t in names
-               for p in cls.params]
+    columns = [
+        f"{cls.__name__}.{p.name}"
+        for t, cls in sorted(CATALOGUE.items())
+        if t in names
+        for p in cls.params
+    ]
     csv_path = Path(csv_path)
     csv_path.parent.mkdir(parents=True, exist_ok=True)
     rows = 0
     with open(csv_path, "w", newline="", encoding="utf-8") as out:
         writer = csv.writer(out)
-        writer.writerow(["time", "log_time_ns", "sender", "to", "type", "name", "enqueue",
-                         *columns])
+        writer.writerow(
+            ["time", "log_time_ns", "sender", "to", "type", "name", "enqueue", *columns]
+        )
         index = {c: i for i, c in enumerate(columns)}
         first: int | None = None
         for record in read_recording(recording):
@@ -259,17 +291,33 @@ def export_csv(recording: str | Path, csv_path: str | Path) -> int:
             cells: list[Any] = [""] * len(columns)
             for p in message.params:
                 cells[index[f"{type(message).__name__}.{p.name}"]] = getattr(message, p.name)
-            writer.writerow([f"{(record.time_ns - first) / 1e9:.6f}", record.time_ns,
-                             record.sender, message.to, message.type_id, type(message).__name__,
-                             int(message.enqueue), *cells])
+            writer.writerow(
+                [
+                    f"{(record.time_ns - first) / 1e9:.6f}",
+                    record.time_ns,
+                    record.sender,
+                    message.to,
+                    message.type_id,
+                    type(message).__name__,
+                    int(message.enqueue),
+                    *cells,
+                ]
+            )
             rows += 1
     return rows
 
 
 def replay(
-    path: str | Path, host: str = "127.0.0.1", port: int = DEFAULT_PORT, *,
-    module_id: int = ModuleId.REPLAY, speed: float = 1.0, only: Collection[str] = (),
-    skip: Collection[str] = (), codec: Codec | None = None, connect_timeout: float = 5.0,
+    path: str | Path,
+    host: str = "127.0.0.1",
+    port: int = DEFAULT_PORT,
+    *,
+    module_id: int = ModuleId.REPLAY,
+    speed: float = 1.0,
+    only: Collection[str] = (),
+    skip: Collection[str] = (),
+    codec: Codec | None = None,
+    connect_timeout: float = 5.0,
 ) -> dict[str, Any]:
     """Send a recording onto the bus, each message to its recorded destination.
 
@@ -310,12 +358,17 @@ def replay(
             sent[name] += 1
             message = record.message
             if (isinstance(message, Shutdown) and message.to == client.router_id) or isinstance(
-                    client.next_message(), Shutdown):
+                client.next_message(), Shutdown
+            ):
                 interrupted_by_shutdown = True  # everyone, the replayer too, is shutting down
                 break
         wall = time.perf_counter() - start
     finally:
         client.close()
-    return {"path": str(path), "sent": sum(sent.values()), "by_type": dict(sent),
-            "wall_time": wall, "stopped_by_shutdown": interrupted_by_shutdown}
-
+    return {
+        "path": str(path),
+        "sent": sum(sent.values()),
+        "by_type": dict(sent),
+        "wall_time": wall,
+        "stopped_by_shutdown": interrupted_by_shutdown,
+    }

@@ -161,7 +161,7 @@ class SkidVoice:
         if taps is None:
             sr, m = self.s.sample_rate, np.arange(self.TAPS) - (self.TAPS - 1) / 2
             low, high = (centre - 700) / sr, (centre + 900) / sr
-            taps = (2 * high * np.sinc(2 * high * m) - 2 * low * np.sinc(2 * low * m))
+            taps = 2 * high * np.sinc(2 * high * m) - 2 * low * np.sinc(2 * low * m)
             taps *= np.hamming(self.TAPS)
             self._taps[centre] = taps
         return taps
@@ -171,7 +171,7 @@ class SkidVoice:
         if self.amplitude == 0.0 and self.target_amplitude == 0.0:
             return np.zeros(n)
         noise = np.concatenate([self.history, self.rng.standard_normal(n)])
-        self.history = noise[-(self.TAPS - 1):]
+        self.history = noise[-(self.TAPS - 1) :]
         band = np.convolve(noise, self.taps(), mode="valid")  # n samples, continuous
         squeal = np.sin(TAU * self.osc.phases(1100.0 * self.brightness, n, self.s.sample_rate))
         amp = _glide(self.amplitude, self.target_amplitude, n)
@@ -243,8 +243,9 @@ def synthesise_event(name: str, sample_rate: int, seed: int = 1) -> Array:
         wave_ = np.sin(TAU * np.cumsum(freq) / sample_rate) * np.exp(-4.0 * t)
     elif "gear" in lower:
         t = np.arange(int(0.15 * sample_rate)) / sample_rate
-        wave_ = (0.7 * np.sin(TAU * 140 * t) + 0.3 * rng.standard_normal(t.size)) \
-            * np.exp(-30.0 * t)
+        wave_ = (0.7 * np.sin(TAU * 140 * t) + 0.3 * rng.standard_normal(t.size)) * np.exp(
+            -30.0 * t
+        )
     else:
         t = np.arange(int(0.2 * sample_rate)) / sample_rate
         wave_ = np.sin(TAU * 880 * t)
@@ -287,8 +288,9 @@ class Mixer:
         """Start a one-shot sound."""
         samples = self._event_cache.get(file)
         if samples is None:
-            samples = self._event_cache[file] = synthesise_event(file, self.s.sample_rate,
-                                                                 self.s.seed)
+            samples = self._event_cache[file] = synthesise_event(
+                file, self.s.sample_rate, self.s.seed
+            )
         self.events.append((samples, 0, volume / 255.0))
 
     def start(self, file: str, frequency: float, volume: int) -> None:
@@ -301,8 +303,9 @@ class Mixer:
             if len(self.tones) >= self.s.channels:
                 self.refused[file] = self.refused.get(file, 0) + 1
                 if self.refused[file] == 1:
-                    log.warning("sound: all %d channels are busy; %r is not played",
-                                self.s.channels, file)
+                    log.warning(
+                        "sound: all %d channels are busy; %r is not played", self.s.channels, file
+                    )
                 return
             voice = self.tones[file] = ToneVoice(self.s)
         voice.set(frequency, volume)
@@ -327,8 +330,8 @@ class Mixer:
                 del self.tones[name]
         still: list[tuple[Array, int, float]] = []
         for samples, pos, gain in self.events:
-            part = samples[pos:pos + n]
-            mix[:part.size] += gain * part
+            part = samples[pos : pos + n]
+            mix[: part.size] += gain * part
             if pos + n < samples.size:
                 still.append((samples, pos + n, gain))
         self.events = still
@@ -347,8 +350,9 @@ class Mixer:
         return np.clip(x * gain, -ceiling, ceiling)
 
 
-def render_script(script: Iterable[tuple[float, Message]], duration: float,
-                  settings: SoundSettings | None = None) -> Array:
+def render_script(
+    script: Iterable[tuple[float, Message]], duration: float, settings: SoundSettings | None = None
+) -> Array:
     """Render timed messages offline: each ``(time s, message)`` applies at its block.
 
     The pure heart of the module for tests and tools: no bus, no clock, no sound card.
@@ -432,8 +436,9 @@ class CardSink:
     def __init__(self, sample_rate: int, block: int) -> None:
         import sounddevice
 
-        self._stream = sounddevice.OutputStream(samplerate=sample_rate, channels=1,
-                                                dtype="float32", blocksize=block)
+        self._stream = sounddevice.OutputStream(
+            samplerate=sample_rate, channels=1, dtype="float32", blocksize=block
+        )
         self._stream.start()
         self._closed = False
 
@@ -461,8 +466,9 @@ def open_sink(wav: Path | None, null: bool, settings: SoundSettings) -> Sink:
         reason = "sounddevice is not installed (pip install 'vcosim[sound]')"
     except Exception as exc:  # PortAudio missing or no device: sounddevice's own errors
         reason = f"no sound card: {exc}"
-    log.warning("sound: %s; rendering to nothing instead (use --wav FILE to keep the sound)",
-                reason)
+    log.warning(
+        "sound: %s; rendering to nothing instead (use --wav FILE to keep the sound)", reason
+    )
     return NullSink()
 
 
@@ -481,9 +487,17 @@ class SoundModule:
             a WAV follows simulated time whatever the simulation's speed (used in tests).
     """
 
-    def __init__(self, sink: Sink, host: str = "127.0.0.1", port: int = DEFAULT_PORT, *,
-                 module_id: int = ModuleId.SOUND, codec: Codec | None = None,
-                 settings: SoundSettings | None = None, pace: Pace = "realtime") -> None:
+    def __init__(
+        self,
+        sink: Sink,
+        host: str = "127.0.0.1",
+        port: int = DEFAULT_PORT,
+        *,
+        module_id: int = ModuleId.SOUND,
+        codec: Codec | None = None,
+        settings: SoundSettings | None = None,
+        pace: Pace = "realtime",
+    ) -> None:
         self.mixer = Mixer(settings)
         self.sink = sink
         self.pace = pace
@@ -545,10 +559,16 @@ class SoundModule:
     def report(self) -> dict[str, Any]:
         """What was received and rendered."""
         s = self.mixer.s
-        return {"module_id": self.client.module_id, "received": dict(self.received),
-                "blocks": self.blocks, "seconds": self.blocks * s.block / s.sample_rate,
-                "limited_blocks": self.mixer.limited_blocks, "shutdown_received": self.shutdown,
-                "sink": type(self.sink).__name__, "malformed": self.client.stats.malformed}
+        return {
+            "module_id": self.client.module_id,
+            "received": dict(self.received),
+            "blocks": self.blocks,
+            "seconds": self.blocks * s.block / s.sample_rate,
+            "limited_blocks": self.mixer.limited_blocks,
+            "shutdown_received": self.shutdown,
+            "sink": type(self.sink).__name__,
+            "malformed": self.client.stats.malformed,
+        }
 
     def close(self) -> None:
         """Finish the sink and leave the bus; safe twice."""

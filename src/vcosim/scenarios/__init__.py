@@ -19,9 +19,15 @@ __all__ = ["build_simulation"]
 
 
 def build_simulation(
-    *, pacing: PacingMode | str = PacingMode.realtime, time_dilation: float = 1.0,
-    frame_rate: float = 60.0, vehicle: str | Path = "nightrider", automatic: bool = True,
-    engine_running: bool = True, coupling: Any = None, custom_hooks: str | None = None,
+    *,
+    pacing: PacingMode | str = PacingMode.realtime,
+    time_dilation: float = 1.0,
+    frame_rate: float = 60.0,
+    vehicle: str | Path = "nightrider",
+    automatic: bool = True,
+    engine_running: bool = True,
+    coupling: Any = None,
+    custom_hooks: str | None = None,
     faces: Sequence[tuple[str, str, dict[str, Any]]] = (),
 ) -> Simulation:
     """A simulation with the vehicle ready to drive and, if configured, its faces.
@@ -35,17 +41,23 @@ def build_simulation(
     car = Vehicle(vehicle, engine_running=engine_running)
     if automatic:
         car.step(automatic=1, gear=1)  # selector in D: pedals and steering are enough
-    sim = Simulation(car, Pacer(pacing, frame_rate=frame_rate, time_dilation=time_dilation,
-                                dt=car.dt))
+    sim = Simulation(
+        car, Pacer(pacing, frame_rate=frame_rate, time_dilation=time_dilation, dt=car.dt)
+    )
     if coupling is not None:
         from vcosim.tight.endpoint import SimulatorEndpoint
 
         hooks = None
         if custom_hooks:  # "module:object", a file, or a module holding the two functions
             hooks = load_user_code(custom_hooks, option="--custom-hooks", module_ok=True)
-        sim.attach("coupling", SimulatorEndpoint(
-            coupling, fill_custom=getattr(hooks, "fill_custom", None),
-            on_custom=getattr(hooks, "on_custom", None)))
+        sim.attach(
+            "coupling",
+            SimulatorEndpoint(
+                coupling,
+                fill_custom=getattr(hooks, "fill_custom", None),
+                on_custom=getattr(hooks, "on_custom", None),
+            ),
+        )
     for name, entry_point, options in faces:
         sim.attach(name, load_object(entry_point)(**options))
     return sim

@@ -49,8 +49,13 @@ class Pacer:
     """Decides how many physics steps each frame runs, and waits between frames."""
 
     def __init__(
-        self, mode: PacingMode | str = PacingMode.fast, *, frame_rate: float = 60.0,
-        time_dilation: float = 1.0, dt: float = PHYSICS_DT, max_lag: float = 0.05,
+        self,
+        mode: PacingMode | str = PacingMode.fast,
+        *,
+        frame_rate: float = 60.0,
+        time_dilation: float = 1.0,
+        dt: float = PHYSICS_DT,
+        max_lag: float = 0.05,
     ) -> None:
         self.mode = PacingMode(mode)
         if frame_rate <= 0 or time_dilation <= 0:

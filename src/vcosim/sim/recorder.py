@@ -31,8 +31,9 @@ def write_csv(path: str | Path, rows: np.ndarray) -> None:
     """Recorded rows (columns in ``SIGNAL_NAMES`` order) as a CSV with ``csv_header()``."""
     header = csv_header()
     order = [SIGNAL_NAMES.index(n) for n in header]
-    np.savetxt(path, rows[:, order], delimiter=",", header=",".join(header), comments="",
-               fmt="%.9g")
+    np.savetxt(
+        path, rows[:, order], delimiter=",", header=",".join(header), comments="", fmt="%.9g"
+    )
 
 
 class SignalRecorder:

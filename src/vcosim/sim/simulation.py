@@ -44,9 +44,13 @@ class RunReport:
     def as_dict(self) -> dict[str, Any]:
         """A JSON-friendly summary."""
         return {
-            "sim_time": self.sim_time, "wall_time": self.wall_time, "steps": self.steps,
-            "realtime_factor": self.realtime_factor, "interrupted": self.interrupted,
-            **self.frames, **self.faces,
+            "sim_time": self.sim_time,
+            "wall_time": self.wall_time,
+            "steps": self.steps,
+            "realtime_factor": self.realtime_factor,
+            "interrupted": self.interrupted,
+            **self.frames,
+            **self.faces,
         }
 
 
@@ -78,15 +82,19 @@ class Simulation:
     def attach(self, name: str, face: Any) -> Any:
         """Attach a face; its hooks run from the next step on. Returns the face."""
         self.faces[name] = face
-        for attr, hooks in (("before_step", self._before), ("after_step", self._after),
-                            ("on_frame", self._frame)):
+        for attr, hooks in (
+            ("before_step", self._before),
+            ("after_step", self._after),
+            ("on_frame", self._frame),
+        ):
             hook = getattr(face, attr, None)
             if hook is not None:
                 hooks.append(hook)
         return face
 
-    def run(self, duration: float | None = None,
-            on_progress: Callable[[float], None] | None = None) -> RunReport:
+    def run(
+        self, duration: float | None = None, on_progress: Callable[[float], None] | None = None
+    ) -> RunReport:
         """Run for ``duration`` simulated seconds (None: until interrupted); close every face.
 
         Ctrl-C (or SIGTERM turned into KeyboardInterrupt by the caller) ends the run cleanly:
@@ -136,8 +144,9 @@ class Simulation:
             wall_time=wall,
             steps=vehicle.step_index - start_step,
             frames=self.pacer.stats.summary(),
-            faces={name: face.report() for name, face in self.faces.items()
-                   if hasattr(face, "report")},
+            faces={
+                name: face.report() for name, face in self.faces.items() if hasattr(face, "report")
+            },
             interrupted=interrupted,
         )
 

@@ -51,8 +51,7 @@ def chunks(tasks: Sequence[Task], workers: int, size: int | None = None) -> list
     return [list(tasks[i : i + size]) for i in range(0, len(tasks), size)]
 
 
-def run_chunk(scenario: Scenario, chunk: list[Task], signals: SignalSpec | None
-              ) -> list[RunResult]:
+def run_chunk(scenario: Scenario, chunk: list[Task], signals: SignalSpec | None) -> list[RunResult]:
     """Run a chunk of runs (in a worker); every run gives a result, failed or not."""
     warm_up(scenario)
     return [safe_run(index, scenario, params, signals) for index, params in chunk]
@@ -60,8 +59,9 @@ def run_chunk(scenario: Scenario, chunk: list[Task], signals: SignalSpec | None
 
 def failed(task: Task, error: str) -> RunResult:
     """The result of a run that did not finish for a reason outside the run itself."""
-    return RunResult(task[0], dict(task[1]), "failed", dict.fromkeys(RESULT_COLUMNS, math.nan),
-                     error=error)
+    return RunResult(
+        task[0], dict(task[1]), "failed", dict.fromkeys(RESULT_COLUMNS, math.nan), error=error
+    )
 
 
 class Backend(ABC):
@@ -71,8 +71,9 @@ class Backend(ABC):
     workers = 1
 
     @abstractmethod
-    def map(self, scenario: Scenario, tasks: Sequence[Task], signals: SignalSpec | None = None
-            ) -> Iterator[RunResult]:
+    def map(
+        self, scenario: Scenario, tasks: Sequence[Task], signals: SignalSpec | None = None
+    ) -> Iterator[RunResult]:
         """Yield a result for every task as it finishes; closing the iterator cancels the rest."""
 
     def describe(self) -> str:
@@ -94,8 +95,9 @@ class SerialBackend(Backend):
 
     name = "serial"
 
-    def map(self, scenario: Scenario, tasks: Sequence[Task], signals: SignalSpec | None = None
-            ) -> Iterator[RunResult]:
+    def map(
+        self, scenario: Scenario, tasks: Sequence[Task], signals: SignalSpec | None = None
+    ) -> Iterator[RunResult]:
         """Run each task in turn."""
         warm_up(scenario)
         for index, params in tasks:
@@ -113,8 +115,13 @@ class LocalBackend(Backend):
 
     name = "local"
 
-    def __init__(self, workers: int | None = None, *, chunk_size: int | None = None,
-                 start_method: str | None = None) -> None:
+    def __init__(
+        self,
+        workers: int | None = None,
+        *,
+        chunk_size: int | None = None,
+        start_method: str | None = None,
+    ) -> None:
         if workers is not None and workers < 1:
             raise ConfigError([f"workers: at least 1 (got {workers})"], "local backend")
         self.workers = workers or available_cpus()
@@ -127,11 +134,15 @@ class LocalBackend(Backend):
         """Start the workers now (else the first ``map`` does), each warmed up on ``scenario``."""
         if self._pool is None:
             self._pool = ProcessPoolExecutor(
-                self.workers, mp_context=mp.get_context(self.start_method),
-                initializer=_init_worker, initargs=(scenario,))
+                self.workers,
+                mp_context=mp.get_context(self.start_method),
+                initializer=_init_worker,
+                initargs=(scenario,),
+            )
 
-    def map(self, scenario: Scenario, tasks: Sequence[Task], signals: SignalSpec | None = None
-            ) -> Iterator[RunResult]:
+    def map(
+        self, scenario: Scenario, tasks: Sequence[Task], signals: SignalSpec | None = None
+    ) -> Iterator[RunResult]:
         """Run the tasks on the pool, yielding results as chunks finish.
 
         If a worker process dies, every run that was in flight is a suspect: the suspects run
@@ -190,8 +201,9 @@ class LocalBackend(Backend):
             if not finished:
                 self._abort()  # interrupted: cancel what is queued, stop what runs
 
-    def _submit(self, scenario: Scenario, chunk: list[Task], signals: SignalSpec | None
-                ) -> Future[list[RunResult]]:
+    def _submit(
+        self, scenario: Scenario, chunk: list[Task], signals: SignalSpec | None
+    ) -> Future[list[RunResult]]:
         self.start(scenario)
         return self._pool.submit(run_chunk, scenario, chunk, signals)  # type: ignore[union-attr]
 
@@ -223,8 +235,13 @@ class RayBackend(Backend):
 
     name = "ray"
 
-    def __init__(self, address: str | None = None, *, chunk_size: int | None = None,
-                 init_options: dict[str, Any] | None = None) -> None:
+    def __init__(
+        self,
+        address: str | None = None,
+        *,
+        chunk_size: int | None = None,
+        init_options: dict[str, Any] | None = None,
+    ) -> None:
         self.address = address
         self.chunk_size = chunk_size
         self.init_options = dict(init_options or {})
@@ -238,8 +255,7 @@ class RayBackend(Backend):
         except ImportError:
             raise ConfigError(["--ray needs Ray: pip install 'vcosim[ray]'"], "sweep") from None
         if not ray.is_initialized():
-            options = {"include_dashboard": False, "logging_level": "WARNING",
-                       **self.init_options}
+            options = {"include_dashboard": False, "logging_level": "WARNING", **self.init_options}
             if self.address:
                 options["address"] = self.address
             ray.init(**options)
@@ -251,8 +267,9 @@ class RayBackend(Backend):
         where = self.address or os.environ.get("RAY_ADDRESS") or "local"
         return f"ray at {where} ({self.workers} CPUs)"
 
-    def map(self, scenario: Scenario, tasks: Sequence[Task], signals: SignalSpec | None = None
-            ) -> Iterator[RunResult]:
+    def map(
+        self, scenario: Scenario, tasks: Sequence[Task], signals: SignalSpec | None = None
+    ) -> Iterator[RunResult]:
         """Submit chunks as Ray tasks, yielding results as they finish."""
         global _remote_chunk
         self.start()
@@ -294,8 +311,9 @@ class RayBackend(Backend):
             self.started = False
 
 
-def make_backend(*, workers: int | None = None, ray: bool = False,
-                 ray_address: str | None = None) -> Backend:
+def make_backend(
+    *, workers: int | None = None, ray: bool = False, ray_address: str | None = None
+) -> Backend:
     """The backend the command line asks for: Ray, serial (``workers == 0``) or local."""
     if ray or ray_address:
         return RayBackend(ray_address)

@@ -147,7 +147,6 @@ class CouplingSection(_Strict):
     transport: Literal["in-process", "udp"] = "in-process"
 
 
-
 class MetricsSection(_Strict):
     """Which signal the tracking metrics follow, its target, the settling band and windows."""
 
@@ -225,11 +224,16 @@ class Axis:
         if self.values:
             return [self.values[int(i)] for i in rng.integers(0, len(self.values), n)]
         if self.integer:
-            return [int(v) for v in rng.integers(math.ceil(self.low), math.floor(self.high),
-                                                 size=n, endpoint=True)]
+            return [
+                int(v)
+                for v in rng.integers(
+                    math.ceil(self.low), math.floor(self.high), size=n, endpoint=True
+                )
+            ]
         if self.log:
-            return [float(v) for v in np.exp(rng.uniform(math.log(self.low),
-                                                         math.log(self.high), n))]
+            return [
+                float(v) for v in np.exp(rng.uniform(math.log(self.low), math.log(self.high), n))
+            ]
         return [float(v) for v in rng.uniform(self.low, self.high, n)]
 
 
@@ -259,8 +263,11 @@ def parse_axis(spec: Any) -> tuple[Axis | None, list[str]]:
     if not isinstance(spec, dict):
         return None, [f"not a parameter specification: {spec!r}"]
     keys = set(spec)
-    forms = {"values": ({"values"}, set()), "range": ({"from", "to", "num"}, {"log"}),
-             "distribution": ({"low", "high"}, {"log", "integer"})}
+    forms = {
+        "values": ({"values"}, set()),
+        "range": ({"from", "to", "num"}, {"log"}),
+        "distribution": ({"low", "high"}, {"log", "integer"}),
+    }
     for form, (required, optional) in forms.items():
         if keys & required:
             missing, unknown = required - keys, keys - required - optional
@@ -269,8 +276,10 @@ def parse_axis(spec: Any) -> tuple[Axis | None, list[str]]:
             if problems:
                 return None, problems
             return _axis_of(form, spec)
-    return None, [f"unknown specification keys {sorted(keys)} (give a list, {{values = [...]}}, "
-                  "{from, to, num} or {low, high})"]
+    return None, [
+        f"unknown specification keys {sorted(keys)} (give a list, {{values = [...]}}, "
+        "{from, to, num} or {low, high})"
+    ]
 
 
 def _axis_of(form: str, spec: dict[str, Any]) -> tuple[Axis | None, list[str]]:
@@ -278,8 +287,11 @@ def _axis_of(form: str, spec: dict[str, Any]) -> tuple[Axis | None, list[str]]:
         return parse_axis(list(spec["values"]) if isinstance(spec["values"], list) else None)
     numbers = {k: v for k, v in spec.items() if k not in ("log", "integer")}
     problems = [f"{k!r} must be a number" for k, v in numbers.items() if not _is_number(v)]
-    problems += [f"{k!r} must be true or false" for k in ("log", "integer")
-                 if k in spec and not isinstance(spec[k], bool)]
+    problems += [
+        f"{k!r} must be true or false"
+        for k in ("log", "integer")
+        if k in spec and not isinstance(spec[k], bool)
+    ]
     if problems:
         return None, problems
     log = bool(spec.get("log", False))
@@ -309,12 +321,15 @@ def expand(section: SweepSection, axes: Mapping[str, Axis]) -> list[dict[str, Sc
     if not names:
         return [{}]
     if section.mode == "grid":
-        return [dict(zip(names, combo, strict=True))
-                for combo in itertools.product(*(axes[n].values for n in names))]
+        return [
+            dict(zip(names, combo, strict=True))
+            for combo in itertools.product(*(axes[n].values for n in names))
+        ]
     if section.mode == "list":
         n = max(len(axes[name].values) for name in names)
-        columns = [list(a.values) * n if len(a.values) == 1 else list(a.values)
-                   for a in axes.values()]
+        columns = [
+            list(a.values) * n if len(a.values) == 1 else list(a.values) for a in axes.values()
+        ]
         return [dict(zip(names, row, strict=False)) for row in zip(*columns, strict=False)][:n]
     rng = np.random.default_rng(section.seed)
     count = int(section.samples or 1)
@@ -331,14 +346,15 @@ def sweep_problems(section: SweepSection, axes: Mapping[str, Axis]) -> list[str]
         problems.append(f"sweep.samples: only for mode = 'random' (mode is {section.mode!r})")
     for path, axis in axes.items():
         if axis.drawn and section.mode != "random":
-            problems.append(f"sweep.parameters.{path!r}: a {{low, high}} distribution needs "
-                            "mode = 'random'; give values or {from, to, num}")
+            problems.append(
+                f"sweep.parameters.{path!r}: a {{low, high}} distribution needs "
+                "mode = 'random'; give values or {from, to, num}"
+            )
     if section.mode == "list":
         lengths = {p: len(a.values) for p, a in axes.items() if len(a.values) > 1}
         if len(set(lengths.values())) > 1:
             listed = ", ".join(f"{p!r}: {n}" for p, n in lengths.items())
-            problems.append(f"sweep.parameters: mode = 'list' needs lists of one length "
-                            f"({listed})")
+            problems.append(f"sweep.parameters: mode = 'list' needs lists of one length ({listed})")
     return problems
 
 
@@ -386,8 +402,9 @@ def controller_factory(name: str) -> Callable[..., Any] | None:
 def factory_parameters(factory: Callable[..., Any]) -> list[str] | None:
     """Keyword parameters a factory accepts (None: any)."""
     if dataclasses.is_dataclass(factory):
-        return [f.name for f in dataclasses.fields(factory)
-                if f.init and not f.name.startswith("_")]
+        return [
+            f.name for f in dataclasses.fields(factory) if f.init and not f.name.startswith("_")
+        ]
     try:
         signature = inspect.signature(factory)
     except (TypeError, ValueError):
@@ -443,24 +460,32 @@ def scenario_problems(run: Scenario) -> list[str]:
     for i, event in enumerate(sc.manoeuvre):
         where = f"scenario.manoeuvre.{i}"
         if event.time >= sc.duration:
-            problems.append(f"{where}.time: {event.time:g} s is not before the end of the run "
-                            f"({sc.duration:g} s)")
+            problems.append(
+                f"{where}.time: {event.time:g} s is not before the end of the run "
+                f"({sc.duration:g} s)"
+            )
         for name, value in event.inputs.items():
             if name not in L.INPUT_NAMES:
-                problems.append(f"{where}.{name}: "
-                                f"{UnknownNameError('vehicle input', name, L.INPUT_NAMES)}")
+                problems.append(
+                    f"{where}.{name}: {UnknownNameError('vehicle input', name, L.INPUT_NAMES)}"
+                )
             elif name == "drive_mode":
                 if value not in ("pedals", "torques"):
                     problems.append(f"{where}.drive_mode: 'pedals' or 'torques'")
             elif name in L.VECTOR_INPUTS:
-                if not (isinstance(value, list) and len(value) == 4
-                        and all(_is_number(v) for v in value)):
+                if not (
+                    isinstance(value, list)
+                    and len(value) == 4
+                    and all(_is_number(v) for v in value)
+                ):
                     problems.append(f"{where}.{name}: needs 4 numbers (FL, FR, RL, RR)")
             elif not _is_number(value):
                 problems.append(f"{where}.{name}: must be a number")
     if cp.transport == "udp" and cp.timing != "lockstep":
-        problems.append("coupling.transport: 'udp' needs timing = 'lockstep' (a real-time UDP "
-                        "run is not reproducible)")
+        problems.append(
+            "coupling.transport: 'udp' needs timing = 'lockstep' (a real-time UDP "
+            "run is not reproducible)"
+        )
     if cp.transport == "udp" and cp.compute_time == "measured":
         problems.append("coupling.compute_time: 'measured' needs transport = 'in-process'")
     signal = run.metrics.signal
@@ -505,8 +530,10 @@ def resolve(scenario: Scenario, params: Mapping[str, Scalar]) -> RunConfig:
                 if factory is None:
                     problems.append(f"controller.{key}: controller 'none' takes no parameters")
                 else:
-                    problems.append(f"controller.{key}: "
-                                    f"{UnknownNameError('controller parameter', key, accepted)}")
+                    problems.append(
+                        f"controller.{key}: "
+                        f"{UnknownNameError('controller parameter', key, accepted)}"
+                    )
     signal, target = run.metrics.signal, run.metrics.target
     default = DEFAULT_TRACKING.get(run.controller.name)
     if default is not None:
@@ -521,12 +548,19 @@ def resolve(scenario: Scenario, params: Mapping[str, Scalar]) -> RunConfig:
         if _is_number(value):
             target = float(value)
         else:
-            problems.append(f"metrics.target: {target!r} is not a number in this run (give a "
-                            "number or the dotted path of one, e.g. 'controller.speed')")
+            problems.append(
+                f"metrics.target: {target!r} is not a number in this run (give a "
+                "number or the dotted path of one, e.g. 'controller.speed')"
+            )
     if problems:
         raise ConfigError(problems, "run")
-    return RunConfig(run, vehicle, factory, signal,  # type: ignore[arg-type]
-                     None if target is None else float(target))
+    return RunConfig(
+        run,
+        vehicle,
+        factory,
+        signal,  # type: ignore[arg-type]
+        None if target is None else float(target),
+    )
 
 
 # -- parameter paths ---------------------------------------------------------------------------
@@ -597,8 +631,9 @@ def _absolute(path: str, value: Any, directory: str) -> Any:
     return value if Path(value).is_absolute() else str(Path(directory) / value)
 
 
-def parse(data: Mapping[str, Any], source: str = "sweep", directory: str = "",
-          text: str = "") -> Sweep:
+def parse(
+    data: Mapping[str, Any], source: str = "sweep", directory: str = "", text: str = ""
+) -> Sweep:
     """Validate a sweep given as a dict: the file, every parameter path, every run.
 
     ``directory``: the folder relative file paths in the sweep are relative to.
@@ -632,14 +667,18 @@ def parse(data: Mapping[str, Any], source: str = "sweep", directory: str = "",
         problems += [f"sweep.parameters.{path!r}: {p}" for p in axis_problems]
         if axis is not None:
             if path in PATH_KEYS:
-                axis = dataclasses.replace(axis, values=tuple(
-                    _absolute(path, v, directory) for v in axis.values))
+                axis = dataclasses.replace(
+                    axis, values=tuple(_absolute(path, v, directory) for v in axis.values)
+                )
             axes[path] = axis
     if sweep_file is None:
         raise ConfigError(problems, source)
     valid = (*L.SIGNAL_NAMES, *DERIVED_SIGNALS)
-    problems += [f"output.signal_names: {UnknownNameError('signal', n, valid)}"
-                 for n in sweep_file.output.signal_names if n not in valid]
+    problems += [
+        f"output.signal_names: {UnknownNameError('signal', n, valid)}"
+        for n in sweep_file.output.signal_names
+        if n not in valid
+    ]
     problems += sweep_problems(sweep_file.sweep, axes)
     if problems:
         raise ConfigError(problems, source)
@@ -647,8 +686,15 @@ def parse(data: Mapping[str, Any], source: str = "sweep", directory: str = "",
     problems = check_runs(scenario, runs)
     if problems:
         raise ConfigError(problems, source)
-    return Sweep(name=sweep_file.scenario.name, scenario=scenario, runs=runs,
-                 parameters=list(axes), output=sweep_file.output, source=source, text=text)
+    return Sweep(
+        name=sweep_file.scenario.name,
+        scenario=scenario,
+        runs=runs,
+        parameters=list(axes),
+        output=sweep_file.output,
+        source=source,
+        text=text,
+    )
 
 
 def _fallback_scenario(data: Mapping[str, Any]) -> Scenario:
@@ -673,8 +719,9 @@ def check_runs(scenario: Scenario, runs: list[dict[str, Scalar]]) -> list[str]:
     out = []
     for problem, indices in seen.items():
         shown = ", ".join(str(i) for i in indices[:MAX_LISTED_RUNS])
-        more = f" and {len(indices) - MAX_LISTED_RUNS} more" \
-            if len(indices) > MAX_LISTED_RUNS else ""
+        more = (
+            f" and {len(indices) - MAX_LISTED_RUNS} more" if len(indices) > MAX_LISTED_RUNS else ""
+        )
         values = ", ".join(f"{k} = {v!r}" for k, v in runs[indices[0]].items())
         runs_text = f"run {shown}{more}" if len(indices) == 1 else f"runs {shown}{more}"
         out.append(f"{problem} ({runs_text}; first: {values})")

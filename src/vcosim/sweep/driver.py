@@ -44,9 +44,15 @@ def _progress(total: int, show: bool) -> Iterator[Callable[[RunResult], None]]:
         yield lambda result: None
         return
     progress = Progress(
-        TextColumn("[bold]sweep"), BarColumn(), MofNCompleteColumn(), TextColumn("runs"),
-        TextColumn("[red]{task.fields[failed]} failed"), TimeElapsedColumn(),
-        TextColumn("ETA"), TimeRemainingColumn(), console=console,
+        TextColumn("[bold]sweep"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TextColumn("runs"),
+        TextColumn("[red]{task.fields[failed]} failed"),
+        TimeElapsedColumn(),
+        TextColumn("ETA"),
+        TimeRemainingColumn(),
+        console=console,
     )
     failed = 0
     with progress:
@@ -61,8 +67,13 @@ def _progress(total: int, show: bool) -> Iterator[Callable[[RunResult], None]]:
 
 
 def run_sweep(
-    sweep: Sweep, backend: Backend | None = None, *, out_dir: str | Path | None = None,
-    signals: bool | None = None, progress: bool = True, write: bool = True,
+    sweep: Sweep,
+    backend: Backend | None = None,
+    *,
+    out_dir: str | Path | None = None,
+    signals: bool | None = None,
+    progress: bool = True,
+    write: bool = True,
     on_result: Callable[[RunResult], None] | None = None,
 ) -> SweepOutcome:
     """Run every run of ``sweep`` and (``write``) save the results in ``out_dir``.
@@ -76,8 +87,9 @@ def run_sweep(
     owned = backend is None
     backend = backend if backend is not None else LocalBackend()
     keep = sweep.output.signals if signals is None else signals
-    spec = SignalSpec(tuple(sweep.output.signal_names), sweep.output.signals_every) \
-        if keep else None
+    spec = (
+        SignalSpec(tuple(sweep.output.signal_names), sweep.output.signals_every) if keep else None
+    )
     results: list[RunResult] = []
     interrupted = False
     error: Exception | None = None
@@ -100,11 +112,17 @@ def run_sweep(
             stream.close()  # cancels what is still queued or running
         if owned:
             backend.close()
-    outcome = SweepOutcome(sweep, sorted(results, key=lambda r: r.index), interrupted,
-                           time.perf_counter() - start, backend.describe())
+    outcome = SweepOutcome(
+        sweep,
+        sorted(results, key=lambda r: r.index),
+        interrupted,
+        time.perf_counter() - start,
+        backend.describe(),
+    )
     if write and (results or error is None):
-        outcome.files = write_outputs(outcome, out_dir if out_dir is not None
-                                      else default_out_dir(sweep))
+        outcome.files = write_outputs(
+            outcome, out_dir if out_dir is not None else default_out_dir(sweep)
+        )
     if error is not None:
         raise error
     return outcome
@@ -123,9 +141,14 @@ def summary_table(outcome: SweepOutcome) -> Table:
         metric = next(m for m in METRICS if m.name == name)
         unit = "" if metric.unit in ("-", "signal") else f" {metric.unit}"
         text = "never" if value == float("inf") else f"{value:.4g}{unit}"
-        table.add_row(name, text, str(run.index),
-                      ", ".join(f"{k}={v:g}" if isinstance(v, float) else f"{k}={v}"
-                                for k, v in run.params.items()))
+        table.add_row(
+            name,
+            text,
+            str(run.index),
+            ", ".join(
+                f"{k}={v:g}" if isinstance(v, float) else f"{k}={v}" for k, v in run.params.items()
+            ),
+        )
     return table
 
 
@@ -133,11 +156,16 @@ def print_summary(outcome: SweepOutcome, out_dir: Path | None = None) -> None:
     """Counts, worst cases, failures and where the files are."""
     done, total = len(outcome.results), outcome.total
     rate = done / outcome.wall_time if outcome.wall_time > 0 else 0.0
-    console.print(f"{done} of {total} runs finished in {outcome.wall_time:.1f} s "
-                  f"({rate:.2f} runs/s) on {outcome.backend}; "
-                  f"{len(outcome.failed)} failed" +
-                  ("; [bold yellow]interrupted[/]: the finished runs are kept"
-                   if outcome.interrupted else ""))
+    console.print(
+        f"{done} of {total} runs finished in {outcome.wall_time:.1f} s "
+        f"({rate:.2f} runs/s) on {outcome.backend}; "
+        f"{len(outcome.failed)} failed"
+        + (
+            "; [bold yellow]interrupted[/]: the finished runs are kept"
+            if outcome.interrupted
+            else ""
+        )
+    )
     if any(not r.failed for r in outcome.results):
         console.print(summary_table(outcome))
     for r in outcome.failed[:5]:
@@ -146,13 +174,19 @@ def print_summary(outcome: SweepOutcome, out_dir: Path | None = None) -> None:
     if len(outcome.failed) > 5:
         console.print(f"... and {len(outcome.failed) - 5} more failures (failures.log)")
     if out_dir is not None and outcome.files:
-        console.print(f"results: {out_dir / 'results.parquet'}; report: "
-                      f"{out_dir / 'report.html'}")
+        console.print(f"results: {out_dir / 'results.parquet'}; report: {out_dir / 'report.html'}")
 
 
-def sweep_command(file: Path, *, out: Path | None = None, workers: int | None = None,
-                  ray: bool = False, ray_address: str | None = None,
-                  signals: bool | None = None, check: bool = False) -> int:
+def sweep_command(
+    file: Path,
+    *,
+    out: Path | None = None,
+    workers: int | None = None,
+    ray: bool = False,
+    ray_address: str | None = None,
+    signals: bool | None = None,
+    check: bool = False,
+) -> int:
     """``vcosim sweep``: validate, run, write, summarise; the exit code (130: interrupted)."""
     from vcosim.interrupts import sigterm_as_interrupt
     from vcosim.sweep.backends import RayBackend, make_backend
@@ -160,9 +194,11 @@ def sweep_command(file: Path, *, out: Path | None = None, workers: int | None = 
 
     sweep = load_sweep(file)
     out_dir = out if out is not None else default_out_dir(sweep)
-    console.print(f"sweep {sweep.name}: {len(sweep.runs)} runs of "
-                  f"{sweep.scenario.scenario.duration:g} s; parameters: "
-                  f"{', '.join(sweep.parameters) or 'none'}")
+    console.print(
+        f"sweep {sweep.name}: {len(sweep.runs)} runs of "
+        f"{sweep.scenario.scenario.duration:g} s; parameters: "
+        f"{', '.join(sweep.parameters) or 'none'}"
+    )
     if check:
         table = Table(title="runs (first 20)")
         table.add_column("run", justify="right")

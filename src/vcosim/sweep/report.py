@@ -69,8 +69,7 @@ def _pyarrow() -> Any:
         import pyarrow as pa
         import pyarrow.parquet as pq
     except ImportError:
-        raise ConfigError(["results need pyarrow: pip install 'vcosim[sweep]'"],
-                          "sweep") from None
+        raise ConfigError(["results need pyarrow: pip install 'vcosim[sweep]'"], "sweep") from None
     return pa, pq
 
 
@@ -97,19 +96,29 @@ def results_table(outcome: SweepOutcome) -> Any:
     }
     for name in outcome.sweep.parameters:
         kind, values = _parameter_column([r.params.get(name) for r in results])
-        types = {"bool": pa.bool_(), "int64": pa.int64(), "float64": pa.float64(),
-                 "string": pa.string()}
+        types = {
+            "bool": pa.bool_(),
+            "int64": pa.int64(),
+            "float64": pa.float64(),
+            "string": pa.string(),
+        }
         columns[name] = pa.array(values, types[kind])
     for name in RESULT_COLUMNS:
-        columns[name] = pa.array([float(r.metrics.get(name, math.nan)) for r in results],
-                                 pa.float64())
+        columns[name] = pa.array(
+            [float(r.metrics.get(name, math.nan)) for r in results], pa.float64()
+        )
     table = pa.table(columns)
     meta = {
-        "name": outcome.sweep.name, "source": outcome.sweep.source,
-        "sweep_file": outcome.sweep.text, "runs": outcome.total,
-        "finished": len(results), "failed": len(outcome.failed),
-        "interrupted": outcome.interrupted, "backend": outcome.backend,
-        "wall_time": outcome.wall_time, "parameters": outcome.sweep.parameters,
+        "name": outcome.sweep.name,
+        "source": outcome.sweep.source,
+        "sweep_file": outcome.sweep.text,
+        "runs": outcome.total,
+        "finished": len(results),
+        "failed": len(outcome.failed),
+        "interrupted": outcome.interrupted,
+        "backend": outcome.backend,
+        "wall_time": outcome.wall_time,
+        "parameters": outcome.sweep.parameters,
         "metrics": [m.name for m in METRICS],
     }
     return table.replace_schema_metadata({METADATA_KEY: json.dumps(meta).encode()})
@@ -122,12 +131,18 @@ def signals_table(outcome: SweepOutcome) -> Any | None:
     if not kept:
         return None
     names = [n for n in kept[0].signals if n != "time"]  # type: ignore[union-attr]
-    run = np.concatenate([np.full(len(r.signals["time"]), r.index)  # type: ignore[index]
-                          for r in kept])
+    run = np.concatenate(
+        [
+            np.full(len(r.signals["time"]), r.index)  # type: ignore[index]
+            for r in kept
+        ]
+    )
     columns = {"run": pa.array(run, pa.int64())}
     for name in ("time", *names):
-        columns[name] = pa.array(np.concatenate([r.signals[name] for r in kept]),  # type: ignore[index]
-                                 pa.float64())
+        columns[name] = pa.array(
+            np.concatenate([r.signals[name] for r in kept]),  # type: ignore[index]
+            pa.float64(),
+        )
     return pa.table(columns)
 
 
@@ -212,10 +227,11 @@ def plot_metric(outcome: SweepOutcome, metric: Metric, path: Path, worst: int) -
     params = outcome.sweep.parameters or ["run"]
     ncols = min(len(params), PLOTS_PER_ROW)
     nrows = math.ceil(len(params) / ncols)
-    fig, grid = plt.subplots(nrows, ncols, figsize=(4.2 * ncols, 3.6 * nrows), squeeze=False,
-                             sharey=True)
+    fig, grid = plt.subplots(
+        nrows, ncols, figsize=(4.2 * ncols, 3.6 * nrows), squeeze=False, sharey=True
+    )
     axes = grid.ravel()
-    for ax in axes[len(params):]:
+    for ax in axes[len(params) :]:
         ax.set_visible(False)
     finite = values[np.isfinite(values)]
     top = float(finite.max()) if finite.size else 1.0
@@ -234,27 +250,44 @@ def plot_metric(outcome: SweepOutcome, metric: Metric, path: Path, worst: int) -
             x, labels = np.array([r.index for r in ok], dtype=float), None
             fx = np.array([r.index for r in failed], dtype=float)
         else:
-            x, labels = _axis_values([r.params.get(name) for r in ok] +
-                                     [r.params.get(name) for r in failed])
-            x, fx = x[: len(ok)], x[len(ok):]
+            x, labels = _axis_values(
+                [r.params.get(name) for r in ok] + [r.params.get(name) for r in failed]
+            )
+            x, fx = x[: len(ok)], x[len(ok) :]
         log_x = labels is None and _wide(np.concatenate([x, fx]))
         jitter = np.zeros_like(x) if log_x else _jitter(x)
-        ax.scatter(x + jitter, shown, s=14, color="tab:blue", alpha=0.6, linewidths=0,
-                   label="runs")
+        ax.scatter(x + jitter, shown, s=14, color="tab:blue", alpha=0.6, linewidths=0, label="runs")
         never = np.isinf(values)
         if never.any():
-            ax.scatter(x[never] + jitter[never], shown[never], s=30, marker="^",
-                       color="tab:orange", label="inf (never settled)")
+            ax.scatter(
+                x[never] + jitter[never],
+                shown[never],
+                s=30,
+                marker="^",
+                color="tab:orange",
+                label="inf (never settled)",
+            )
         if worst_idx.size:
-            ax.scatter(x[worst_idx] + jitter[worst_idx], shown[worst_idx], s=40,
-                       facecolors="none", edgecolors="red", linewidths=1.5,
-                       label=f"{len(worst_idx)} worst")
+            ax.scatter(
+                x[worst_idx] + jitter[worst_idx],
+                shown[worst_idx],
+                s=40,
+                facecolors="none",
+                edgecolors="red",
+                linewidths=1.5,
+                label=f"{len(worst_idx)} worst",
+            )
             for i in worst_idx:
-                ax.annotate(str(ok[i].index), (x[i] + jitter[i], shown[i]), fontsize=7,
-                            color="red", xytext=(3, 3), textcoords="offset points")
+                ax.annotate(
+                    str(ok[i].index),
+                    (x[i] + jitter[i], shown[i]),
+                    fontsize=7,
+                    color="red",
+                    xytext=(3, 3),
+                    textcoords="offset points",
+                )
         if fx.size:
-            ax.scatter(fx, np.full(fx.size, under), marker="x", color="black", s=24,
-                       label="failed")
+            ax.scatter(fx, np.full(fx.size, under), marker="x", color="black", s=24, label="failed")
         if metric.name == "min_realtime_factor":
             ax.axhline(1.0, color="gray", linestyle="--", linewidth=1, label="real time")
         if log_x:
@@ -280,8 +313,11 @@ def plot_metric(outcome: SweepOutcome, metric: Metric, path: Path, worst: int) -
 def _wide(values: np.ndarray) -> bool:
     """True for positive values spanning two decades or more: plotted on a log scale."""
     finite = values[np.isfinite(values)]
-    return bool(finite.size) and float(finite.min()) > 0 and \
-        float(finite.max()) / float(finite.min()) >= 100.0
+    return (
+        bool(finite.size)
+        and float(finite.min()) > 0
+        and float(finite.max()) / float(finite.min()) >= 100.0
+    )
 
 
 def _jitter(x: np.ndarray) -> np.ndarray:
@@ -301,8 +337,9 @@ def _jitter(x: np.ndarray) -> np.ndarray:
 
 def _table(header: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
     head = "".join(f"<th>{html.escape(str(h))}</th>" for h in header)
-    body = "".join("<tr>" + "".join(f"<td>{html.escape(_fmt(c))}</td>" for c in row) + "</tr>"
-                   for row in rows)
+    body = "".join(
+        "<tr>" + "".join(f"<td>{html.escape(_fmt(c))}</td>" for c in row) + "</tr>" for row in rows
+    )
     return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
 
 
@@ -312,8 +349,11 @@ def summary_rows(outcome: SweepOutcome) -> list[tuple[str, str]]:
     rate = done / outcome.wall_time if outcome.wall_time > 0 else math.nan
     rows = [
         ("sweep file", outcome.sweep.source),
-        ("runs", f"{done} of {outcome.total} finished" +
-         (" (interrupted)" if outcome.interrupted else "")),
+        (
+            "runs",
+            f"{done} of {outcome.total} finished"
+            + (" (interrupted)" if outcome.interrupted else ""),
+        ),
         ("failed", str(len(outcome.failed))),
         ("backend", outcome.backend),
         ("wall time", f"{outcome.wall_time:.1f} s ({rate:.2f} runs/s)"),
@@ -325,16 +365,22 @@ def summary_rows(outcome: SweepOutcome) -> list[tuple[str, str]]:
 def write_html(outcome: SweepOutcome, path: Path, plots: dict[str, Path], worst: int) -> Path:
     """The summary report: headline, per metric its plot and worst runs, the failures."""
     params = outcome.sweep.parameters
-    parts = [f"<h1>Sweep {html.escape(outcome.sweep.name)}</h1>",
-             _table(("", ""), summary_rows(outcome))]
+    parts = [
+        f"<h1>Sweep {html.escape(outcome.sweep.name)}</h1>",
+        _table(("", ""), summary_rows(outcome)),
+    ]
     if outcome.interrupted:
         parts.append("<p><b>Interrupted:</b> only the finished runs are in this report.</p>")
-    parts.append("<p>Metric definitions: <code>docs/sweeps.md</code>. The worst runs of each "
-                 "metric are circled in red and labelled with their run number.</p>")
+    parts.append(
+        "<p>Metric definitions: <code>docs/sweeps.md</code>. The worst runs of each "
+        "metric are circled in red and labelled with their run number.</p>"
+    )
     for name, runs in worst_cases(outcome, worst).items():
         metric = next(m for m in METRICS if m.name == name)
-        parts.append(f"<h2>{html.escape(name)}</h2><p>{html.escape(metric.description)} "
-                     f"(unit: {html.escape(metric.unit)}; worst = {metric.worst}).</p>")
+        parts.append(
+            f"<h2>{html.escape(name)}</h2><p>{html.escape(metric.description)} "
+            f"(unit: {html.escape(metric.unit)}; worst = {metric.worst}).</p>"
+        )
         if name in plots:
             rel = plots[name].relative_to(path.parent).as_posix()
             parts.append(f'<img src="{html.escape(rel)}" alt="{html.escape(name)}">')
@@ -343,17 +389,25 @@ def write_html(outcome: SweepOutcome, path: Path, plots: dict[str, Path], worst:
     failed = outcome.failed
     parts.append(f"<h2>Failed runs ({len(failed)})</h2>")
     if failed:
-        parts.append(_table(("run", *params, "error"),
-                            [(r.index, *(r.params.get(p) for p in params), r.error)
-                             for r in failed]))
+        parts.append(
+            _table(
+                ("run", *params, "error"),
+                [(r.index, *(r.params.get(p) for p in params), r.error) for r in failed],
+            )
+        )
         parts.append("<p>Tracebacks: <code>failures.log</code>.</p>")
-    style = ("body{font-family:sans-serif;max-width:1200px;margin:2em auto}"
-             "table{border-collapse:collapse;margin:0.5em 0}"
-             "td,th{border:1px solid #ccc;padding:2px 8px;text-align:left;font-size:90%}"
-             "img{max-width:100%}")
-    page = (f"<!DOCTYPE html><html><head><meta charset='utf-8'><title>Sweep "
-            f"{html.escape(outcome.sweep.name)}</title><style>{style}</style></head><body>"
-            + "\n".join(parts) + "</body></html>")
+    style = (
+        "body{font-family:sans-serif;max-width:1200px;margin:2em auto}"
+        "table{border-collapse:collapse;margin:0.5em 0}"
+        "td,th{border:1px solid #ccc;padding:2px 8px;text-align:left;font-size:90%}"
+        "img{max-width:100%}"
+    )
+    page = (
+        f"<!DOCTYPE html><html><head><meta charset='utf-8'><title>Sweep "
+        f"{html.escape(outcome.sweep.name)}</title><style>{style}</style></head><body>"
+        + "\n".join(parts)
+        + "</body></html>"
+    )
     return _replace(path, lambda tmp: tmp.write_text(page, encoding="utf-8"))
 
 
@@ -366,15 +420,23 @@ def summary(outcome: SweepOutcome, worst: int) -> dict[str, Any]:
         return value
 
     return {
-        "name": outcome.sweep.name, "source": outcome.sweep.source, "runs": outcome.total,
-        "finished": len(outcome.results), "failed": len(outcome.failed),
-        "interrupted": outcome.interrupted, "backend": outcome.backend,
+        "name": outcome.sweep.name,
+        "source": outcome.sweep.source,
+        "runs": outcome.total,
+        "finished": len(outcome.results),
+        "failed": len(outcome.failed),
+        "interrupted": outcome.interrupted,
+        "backend": outcome.backend,
         "wall_time": outcome.wall_time,
-        "worst": {name: [{"run": r.index, "value": clean(r.metrics[name]),
-                          "params": r.params} for r in runs]
-                  for name, runs in worst_cases(outcome, worst).items()},
-        "failures": [{"run": r.index, "params": r.params, "error": r.error}
-                     for r in outcome.failed],
+        "worst": {
+            name: [
+                {"run": r.index, "value": clean(r.metrics[name]), "params": r.params} for r in runs
+            ]
+            for name, runs in worst_cases(outcome, worst).items()
+        },
+        "failures": [
+            {"run": r.index, "params": r.params, "error": r.error} for r in outcome.failed
+        ],
     }
 
 
@@ -389,15 +451,27 @@ def write_outputs(outcome: SweepOutcome, out_dir: str | Path) -> list[Path]:
     signals = signals_table(outcome)
     if signals is not None:
         files.append(_replace(out / "signals.parquet", lambda tmp: pq.write_table(signals, tmp)))
-    failures = "\n".join(f"run {r.index} ({_params_text(r.params)}): {r.error}\n{r.traceback}"
-                         for r in outcome.failed)
-    files.append(_replace(out / "failures.log",
-                          lambda tmp: tmp.write_text(failures, encoding="utf-8")))
-    files.append(_replace(out / "summary.json", lambda tmp: tmp.write_text(
-        json.dumps(summary(outcome, worst), indent=2, default=str), encoding="utf-8")))
+    failures = "\n".join(
+        f"run {r.index} ({_params_text(r.params)}): {r.error}\n{r.traceback}"
+        for r in outcome.failed
+    )
+    files.append(
+        _replace(out / "failures.log", lambda tmp: tmp.write_text(failures, encoding="utf-8"))
+    )
+    files.append(
+        _replace(
+            out / "summary.json",
+            lambda tmp: tmp.write_text(
+                json.dumps(summary(outcome, worst), indent=2, default=str), encoding="utf-8"
+            ),
+        )
+    )
     if outcome.sweep.text:
-        files.append(_replace(out / "sweep.toml",
-                              lambda tmp: tmp.write_text(outcome.sweep.text, encoding="utf-8")))
+        files.append(
+            _replace(
+                out / "sweep.toml", lambda tmp: tmp.write_text(outcome.sweep.text, encoding="utf-8")
+            )
+        )
     plots = {}
     for metric in METRICS:
         path = plot_metric(outcome, metric, out / "plots" / f"{metric.name}.png", worst)

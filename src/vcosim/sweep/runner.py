@@ -45,25 +45,56 @@ class Metric:
 
 
 METRICS = (
-    Metric("settling_time", "s", "max",
-           "time after which the signal stays within the band around the target (inf: never)"),
-    Metric("overshoot", "signal", "max",
-           "largest excursion beyond the target, in the direction of the step"),
+    Metric(
+        "settling_time",
+        "s",
+        "max",
+        "time after which the signal stays within the band around the target (inf: never)",
+    ),
+    Metric(
+        "overshoot",
+        "signal",
+        "max",
+        "largest excursion beyond the target, in the direction of the step",
+    ),
     Metric("overshoot_pct", "%", "max", "overshoot as a percentage of the step"),
-    Metric("steady_state_error", "signal", "abs",
-           "target minus the mean of the signal over the last steady_window seconds"),
+    Metric(
+        "steady_state_error",
+        "signal",
+        "abs",
+        "target minus the mean of the signal over the last steady_window seconds",
+    ),
     Metric("max_lateral_acceleration", "m/s2", "max", "largest |accY| over the run"),
-    Metric("min_realtime_factor", "-", "min",
-           "lowest real-time factor the coupling allows: >= 1 keeps real time"),
+    Metric(
+        "min_realtime_factor",
+        "-",
+        "min",
+        "lowest real-time factor the coupling allows: >= 1 keeps real time",
+    ),
 )
 """The metrics every run yields, in column order."""
 
-DETAIL_COLUMNS = ("final_value", "target", "step_size", "band", "controller_step",
-                  "send_skips", "window", "compute_time", "sent", "applied")
+DETAIL_COLUMNS = (
+    "final_value",
+    "target",
+    "step_size",
+    "band",
+    "controller_step",
+    "send_skips",
+    "window",
+    "compute_time",
+    "sent",
+    "applied",
+)
 """Further deterministic columns: the quantities the metrics were computed from."""
 
-TIMING_COLUMNS = ("wall_time", "sim_speed", "compute_time_median", "compute_time_p99",
-                  "compute_time_max")
+TIMING_COLUMNS = (
+    "wall_time",
+    "sim_speed",
+    "compute_time_median",
+    "compute_time_p99",
+    "compute_time_max",
+)
 """Columns measured on the wall clock; they differ between otherwise identical runs."""
 
 RESULT_COLUMNS = (*(m.name for m in METRICS), *DETAIL_COLUMNS, *TIMING_COLUMNS)
@@ -108,8 +139,15 @@ class SignalSpec:
 # -- the metrics -------------------------------------------------------------------------------
 
 
-def tracking_metrics(t: np.ndarray, y: np.ndarray, target: float, *, band: float = 0.02,
-                     band_min: float = 0.1, steady_window: float = 2.0) -> dict[str, float]:
+def tracking_metrics(
+    t: np.ndarray,
+    y: np.ndarray,
+    target: float,
+    *,
+    band: float = 0.02,
+    band_min: float = 0.1,
+    steady_window: float = 2.0,
+) -> dict[str, float]:
     """Settling time, overshoot and steady-state error of ``y`` following a step to ``target``.
 
     ``t[0]``, ``y[0]``: the start of the run. The step is ``target - y[0]``; the band is
@@ -143,8 +181,9 @@ def tracking_metrics(t: np.ndarray, y: np.ndarray, target: float, *, band: float
     }
 
 
-def min_realtime_factor(controller_step: float, window: int, compute_time: float,
-                        ping_time: float) -> float:
+def min_realtime_factor(
+    controller_step: float, window: int, compute_time: float, ping_time: float
+) -> float:
     """The lowest real-time factor a coupling with this timing allows.
 
     A controller that computes for ``compute_time`` per message keeps up with one message per
@@ -154,8 +193,11 @@ def min_realtime_factor(controller_step: float, window: int, compute_time: float
     than the wall clock by the larger ratio.
     """
     throughput = controller_step / compute_time if compute_time > 0 else math.inf
-    latency = window * controller_step / (compute_time + ping_time) \
-        if compute_time + ping_time > 0 else math.inf
+    latency = (
+        window * controller_step / (compute_time + ping_time)
+        if compute_time + ping_time > 0
+        else math.inf
+    )
     return min(throughput, latency)
 
 
@@ -174,8 +216,9 @@ class Recorder:
         self._rows: np.ndarray | None = None
         self._columns: list[int] = []
         if spec is not None:
-            self._columns = [L.SIGNAL_INDEX["yaw" if n in DERIVED_SIGNALS else n]
-                             for n in spec.names]
+            self._columns = [
+                L.SIGNAL_INDEX["yaw" if n in DERIVED_SIGNALS else n] for n in spec.names
+            ]
             self._rows = np.full((steps // spec.every + 1, len(self._columns)), np.nan)
         self._i = 0
         self._row = 0
@@ -238,8 +281,10 @@ class Manoeuvre:
     def before_step(self, sim: Simulation) -> None:
         """Apply every event that is due."""
         events = self.events
-        while self._next < len(events) and \
-                sim.vehicle.step_index - self._start >= events[self._next][0]:
+        while (
+            self._next < len(events)
+            and sim.vehicle.step_index - self._start >= events[self._next][0]
+        ):
             set_inputs(sim.vehicle.input_array, events[self._next][1])
             self._next += 1
 
@@ -247,8 +292,9 @@ class Manoeuvre:
 class MeasuredDelayLink(InProcessLink):
     """An in-process link whose replies land after the *measured* computation time."""
 
-    def __init__(self, responder: Responder, clock: Callable[[], int], dt: float,
-                 ping_time: float) -> None:
+    def __init__(
+        self, responder: Responder, clock: Callable[[], int], dt: float, ping_time: float
+    ) -> None:
         super().__init__(responder, clock, 0)
         self.dt = dt
         self.ping_time = ping_time
@@ -275,12 +321,24 @@ def busy(step_fn: Callable[[Any], Any], seconds: float) -> Callable[[Any], Any]:
 
 
 @lru_cache(maxsize=8)
-def _image_terrain(height_map: str | None, road_map: str | None, friction_map: str | None,
-                   hill_height: float, size: float, road_friction: float,
-                   offroad_friction: float) -> Terrain:
-    return Terrain.from_images(height_map, road_map, friction_map, hill_height=hill_height,
-                               size=size, road_friction=road_friction,
-                               offroad_friction=offroad_friction)
+def _image_terrain(
+    height_map: str | None,
+    road_map: str | None,
+    friction_map: str | None,
+    hill_height: float,
+    size: float,
+    road_friction: float,
+    offroad_friction: float,
+) -> Terrain:
+    return Terrain.from_images(
+        height_map,
+        road_map,
+        friction_map,
+        hill_height=hill_height,
+        size=size,
+        road_friction=road_friction,
+        offroad_friction=offroad_friction,
+    )
 
 
 def build_terrain(run: Scenario) -> Terrain:
@@ -288,8 +346,15 @@ def build_terrain(run: Scenario) -> Terrain:
     t = run.terrain
     if t.flat:
         return Terrain.flat(t.friction)
-    base = _image_terrain(t.height_map, t.road_map, t.friction_map, t.hill_height, t.size,
-                          t.road_friction, t.offroad_friction)
+    base = _image_terrain(
+        t.height_map,
+        t.road_map,
+        t.friction_map,
+        t.hill_height,
+        t.size,
+        t.road_friction,
+        t.offroad_friction,
+    )
     if t.friction == 1.0:
         return base
     return Terrain(base.height, base.friction * t.friction, base.road, base.grid)
@@ -309,19 +374,30 @@ def reach_speed(car: Vehicle, speed: float) -> None:
         effort = 0.3 * error + 0.1 * integral
         if -1.0 < effort < 1.0 or effort * error < 0:
             integral += error * chunk_time
-        car.run(PREROLL_CHUNK, throttle=min(max(effort, 0.0), 1.0),
-                brake=min(max(-0.5 * effort, 0.0), 1.0))
+        car.run(
+            PREROLL_CHUNK,
+            throttle=min(max(effort, 0.0), 1.0),
+            brake=min(max(-0.5 * effort, 0.0), 1.0),
+        )
         held = held + PREROLL_CHUNK if abs(speed - y[index]) < SPEED_TOLERANCE else 0
         if held >= HOLD_STEPS:
             car.step(brake=0.0)
             return
-    raise RunError(f"scenario.initial_speed: {speed:g} m/s not reached in "
-                   f"{MAX_PREROLL_STEPS * car.dt:g} s (speed {y[index]:.2f} m/s)")
+    raise RunError(
+        f"scenario.initial_speed: {speed:g} m/s not reached in "
+        f"{MAX_PREROLL_STEPS * car.dt:g} s (speed {y[index]:.2f} m/s)"
+    )
 
 
 def _coupling_config(cp: Any, **extra: Any) -> CouplingConfig:
-    return CouplingConfig(ext_time=cp.ext_time, ping_time=cp.ping_time, window=cp.window,
-                          send_skips=cp.send_skips, send_offset=cp.send_offset, **extra)
+    return CouplingConfig(
+        ext_time=cp.ext_time,
+        ping_time=cp.ping_time,
+        window=cp.window,
+        send_skips=cp.send_skips,
+        send_offset=cp.send_offset,
+        **extra,
+    )
 
 
 class _UdpController:
@@ -331,12 +407,18 @@ class _UdpController:
         from vcosim.tight import ControllerBlock
 
         step = _coupling_config(cp).schedule(sim.dt).controller_step(sim.dt)
-        self.block = ControllerBlock(step_fn, listen_port=0, sim_port=0, spin=0.0, step=step,
-                                     memory=cp.memory)
-        sim.attach("coupling", SimulatorEndpoint(_coupling_config(
-            cp, listen_port=0, controller_port=self.block.address[1], spin=0.0)))
-        self.thread = threading.Thread(target=self.block.run, daemon=True,
-                                       name="sweep udp controller")
+        self.block = ControllerBlock(
+            step_fn, listen_port=0, sim_port=0, spin=0.0, step=step, memory=cp.memory
+        )
+        sim.attach(
+            "coupling",
+            SimulatorEndpoint(
+                _coupling_config(cp, listen_port=0, controller_port=self.block.address[1], spin=0.0)
+            ),
+        )
+        self.thread = threading.Thread(
+            target=self.block.run, daemon=True, name="sweep udp controller"
+        )
         self.thread.start()
 
     @property
@@ -348,15 +430,16 @@ class _UdpController:
         self.thread.join(timeout=5)
 
 
-def run_scenario(scenario: Scenario, params: Mapping[str, Scalar],
-                 signals: SignalSpec | None = None) -> tuple[dict[str, float],
-                                                             dict[str, np.ndarray] | None]:
+def run_scenario(
+    scenario: Scenario, params: Mapping[str, Scalar], signals: SignalSpec | None = None
+) -> tuple[dict[str, float], dict[str, np.ndarray] | None]:
     """Run ``scenario`` with ``params`` applied: the metrics, and the signals if asked for."""
     return execute(resolve(scenario, params), signals)
 
 
-def execute(cfg: RunConfig, signals: SignalSpec | None = None) -> tuple[
-        dict[str, float], dict[str, np.ndarray] | None]:
+def execute(
+    cfg: RunConfig, signals: SignalSpec | None = None
+) -> tuple[dict[str, float], dict[str, np.ndarray] | None]:
     """Run a resolved configuration."""
     run = cfg.scenario
     sc, cp = run.scenario, run.coupling
@@ -377,21 +460,24 @@ def execute(cfg: RunConfig, signals: SignalSpec | None = None) -> tuple[
             compute = udp.compute
         elif cp.compute_time == "measured" and cp.timing == "realtime":
             config = _coupling_config(cp)
-            responder = Responder(step_fn, config.schedule(sim.dt).controller_step(sim.dt),
-                                  cp.memory)
+            responder = Responder(
+                step_fn, config.schedule(sim.dt).controller_step(sim.dt), cp.memory
+            )
             link = MeasuredDelayLink(responder, lambda: car.step_index, sim.dt, cp.ping_time)
             sim.attach("coupling", SimulatorEndpoint(config, link=link))
             compute = responder.compute
         else:
             delay = (0.0 if cp.compute_time == "measured" else cp.compute_time) + cp.ping_time
-            endpoint = couple_in_process(sim, step_fn, _coupling_config(cp), memory=cp.memory,
-                                         compute_time=delay)
+            endpoint = couple_in_process(
+                sim, step_fn, _coupling_config(cp), memory=cp.memory, compute_time=delay
+            )
             compute = endpoint.link.responder.compute
     steps = round(sc.duration / sim.dt)
     metric_index = None
     if cfg.metric_signal is not None:
-        metric_index = L.SIGNAL_INDEX["yaw" if cfg.metric_signal == "yaw_deg"
-                                      else cfg.metric_signal]
+        metric_index = L.SIGNAL_INDEX[
+            "yaw" if cfg.metric_signal == "yaw_deg" else cfg.metric_signal
+        ]
     recorder = Recorder(steps, metric_index, signals)
     if sc.manoeuvre:
         sim.attach("manoeuvre", Manoeuvre([(e.time, e.inputs) for e in sc.manoeuvre], sim.dt))
@@ -403,12 +489,14 @@ def execute(cfg: RunConfig, signals: SignalSpec | None = None) -> tuple[
             udp.close()
     if report.interrupted:
         raise KeyboardInterrupt
-    return _metrics(cfg, sim, report, recorder, compute), \
-        (recorder.signals(sim.dt) if signals is not None else None)
+    return _metrics(cfg, sim, report, recorder, compute), (
+        recorder.signals(sim.dt) if signals is not None else None
+    )
 
 
-def _metrics(cfg: RunConfig, sim: Simulation, report: Any, recorder: Recorder,
-             compute: list[float]) -> dict[str, float]:
+def _metrics(
+    cfg: RunConfig, sim: Simulation, report: Any, recorder: Recorder, compute: list[float]
+) -> dict[str, float]:
     run = cfg.scenario
     cp = run.coupling
     nan = math.nan
@@ -419,8 +507,11 @@ def _metrics(cfg: RunConfig, sim: Simulation, report: Any, recorder: Recorder,
         if cfg.metric_signal == "yaw_deg":
             y = np.degrees(np.unwrap(y))
         m = run.metrics
-        out.update(tracking_metrics(t, y, cfg.target, band=m.band, band_min=m.band_min,
-                                    steady_window=m.steady_window))
+        out.update(
+            tracking_metrics(
+                t, y, cfg.target, band=m.band, band_min=m.band_min, steady_window=m.steady_window
+            )
+        )
     elif cfg.metric_signal is not None:
         out["final_value"] = float(recorder.metric[-1])
     out["max_lateral_acceleration"] = float(np.max(np.abs(recorder.acc_y)))
@@ -434,30 +525,42 @@ def _metrics(cfg: RunConfig, sim: Simulation, report: Any, recorder: Recorder,
         else:
             used = float(cp.compute_time)
         out.update(
-            controller_step=step, send_skips=float(schedule.send_skips),
-            window=float(schedule.window), compute_time=used,
-            sent=float(coupling["sent"]), applied=float(coupling["applied"]),
+            controller_step=step,
+            send_skips=float(schedule.send_skips),
+            window=float(schedule.window),
+            compute_time=used,
+            sent=float(coupling["sent"]),
+            applied=float(coupling["applied"]),
             min_realtime_factor=min_realtime_factor(step, schedule.window, used, cp.ping_time)
-            if not math.isnan(used) else nan,
+            if not math.isnan(used)
+            else nan,
         )
     if measured.size:
-        out.update(compute_time_median=float(np.median(measured)),
-                   compute_time_p99=float(np.percentile(measured, 99)),
-                   compute_time_max=float(measured.max()))
+        out.update(
+            compute_time_median=float(np.median(measured)),
+            compute_time_p99=float(np.percentile(measured, 99)),
+            compute_time_max=float(measured.max()),
+        )
     out["wall_time"] = report.wall_time
     out["sim_speed"] = report.realtime_factor
     return out
 
 
-def safe_run(index: int, scenario: Scenario, params: Mapping[str, Scalar],
-             signals: SignalSpec | None = None) -> RunResult:
+def safe_run(
+    index: int, scenario: Scenario, params: Mapping[str, Scalar], signals: SignalSpec | None = None
+) -> RunResult:
     """``run_scenario`` that never raises (but for Ctrl-C): a failure is a failed result."""
     try:
         metrics, recorded = run_scenario(scenario, params, signals)
     except Exception as exc:  # noqa: BLE001 - any failure of a run is recorded, the sweep goes on
-        return RunResult(index, dict(params), "failed", dict.fromkeys(RESULT_COLUMNS, math.nan),
-                         error=f"{type(exc).__name__}: {exc}".strip(),
-                         traceback=traceback.format_exc())
+        return RunResult(
+            index,
+            dict(params),
+            "failed",
+            dict.fromkeys(RESULT_COLUMNS, math.nan),
+            error=f"{type(exc).__name__}: {exc}".strip(),
+            traceback=traceback.format_exc(),
+        )
     return RunResult(index, dict(params), "ok", metrics, signals=recorded)
 
 

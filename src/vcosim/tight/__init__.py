@@ -3,5 +3,10 @@
 from vcosim.tight.controller import ControllerBlock, ControllerConfig, ControllerStatus
 from vcosim.tight.views import Controls, SimulatorMessage
 
-__all__ = ["ControllerBlock", "ControllerConfig", "ControllerStatus", "Controls",
-           "SimulatorMessage"]
+__all__ = [
+    "ControllerBlock",
+    "ControllerConfig",
+    "ControllerStatus",
+    "Controls",
+    "SimulatorMessage",
+]

@@ -29,53 +29,97 @@ KINEMATICS = {
     **{f"vehiclePosition{a}": f"pos{a}" for a in "XYZ"},
     **{f"vehicleVelocity{a}": f"vel{a}" for a in "XYZ"},
     **{f"vehicleAcceleration{a}": f"acc{a}" for a in "XYZ"},
-    "vehicleRoll": "roll", "vehiclePitch": "pitch", "vehicleYaw": "yaw",
-    "vehicleRollRate": "roll_rate", "vehiclePitchRate": "pitch_rate",
-    "vehicleYawRate": "yaw_rate", "vehicleGroundSpeed": "groundspeed",
+    "vehicleRoll": "roll",
+    "vehiclePitch": "pitch",
+    "vehicleYaw": "yaw",
+    "vehicleRollRate": "roll_rate",
+    "vehiclePitchRate": "pitch_rate",
+    "vehicleYawRate": "yaw_rate",
+    "vehicleGroundSpeed": "groundspeed",
     "vehicleAltitude": "altitude",
     **{f"vehicle{d}{a}": f"{d.lower()}{a}" for d in ("Forward", "Up", "Right") for a in "XYZ"},
 }
 KINEMATICS_UNSERVED = (
-    "vehicleInitialLength", "vehicleInitialWidth", "vehicleInitialHeight",
-    "vehicleCOGWithGravity", "vehicleCOGWithoutGravity",
-    *(f"vehicle{p}{a}" for p in ("MidFrontBumper", "MidRearBumper", "FrontAxleMidpoint",
-                                  "RearAxleMidpoint") for a in "XYZ"),
+    "vehicleInitialLength",
+    "vehicleInitialWidth",
+    "vehicleInitialHeight",
+    "vehicleCOGWithGravity",
+    "vehicleCOGWithoutGravity",
+    *(
+        f"vehicle{p}{a}"
+        for p in ("MidFrontBumper", "MidRearBumper", "FrontAxleMidpoint", "RearAxleMidpoint")
+        for a in "XYZ"
+    ),
 )
 DRIVER_TO = {
-    "throttle": "throttle", "throttleInput": "throttle_input", "brake": "brake",
-    "brakeInput": "brake_input", "clutch": "clutch", "clutchInput": "clutch_input",
-    "parkingBrake": "parkingbrake", "parkingBrakeInput": "parkingbrake_input",
-    "steeringWheelPosition": "steering", "steeringWheelPositionInput": "steering_input",
+    "throttle": "throttle",
+    "throttleInput": "throttle_input",
+    "brake": "brake",
+    "brakeInput": "brake_input",
+    "clutch": "clutch",
+    "clutchInput": "clutch_input",
+    "parkingBrake": "parkingbrake",
+    "parkingBrakeInput": "parkingbrake_input",
+    "steeringWheelPosition": "steering",
+    "steeringWheelPositionInput": "steering_input",
 }
 WHEEL_TO = {
-    "wheelSpeed": "wheelSpeed", "angularVelocity": "angularVelocity", "downforce": "downForce",
-    "brakingTorque": "brakingTorque", "propulsionTorque": "propulsionTorque",
-    "frictionTorque": "frictionTorque", "wheelAngle": "wheelAngle",
+    "wheelSpeed": "wheelSpeed",
+    "angularVelocity": "angularVelocity",
+    "downforce": "downForce",
+    "brakingTorque": "brakingTorque",
+    "propulsionTorque": "propulsionTorque",
+    "frictionTorque": "frictionTorque",
+    "wheelAngle": "wheelAngle",
 }
 ELECTRICS = {
-    "wheelspeed": "wheelspeed", "engineLoad": "engineLoad", "maxrpm": "maxrpm",
-    "ignitionLevel": "ignitionLevel", "gearIndex": "gear", "rpm": "rpm", "fuel": "fuel",
-    "reverse": "reverse", "signal_L": "signal_L", "signal_R": "signal_R",
-    "highbeam": "highbeam", "lowbeam": "lowbeam", "engineRunning": "engine_running",
+    "wheelspeed": "wheelspeed",
+    "engineLoad": "engineLoad",
+    "maxrpm": "maxrpm",
+    "ignitionLevel": "ignitionLevel",
+    "gearIndex": "gear",
+    "rpm": "rpm",
+    "fuel": "fuel",
+    "reverse": "reverse",
+    "signal_L": "signal_L",
+    "signal_R": "signal_R",
+    "highbeam": "highbeam",
+    "lowbeam": "lowbeam",
+    "engineRunning": "engine_running",
     "isShifting": "shift_in_progress",
-    **{n: n for n in ("throttle", "throttle_input", "brake", "brake_input", "clutch",
-                      "clutch_input", "parkingbrake", "parkingbrake_input", "steering",
-                      "steering_input")},
+    **{
+        n: n
+        for n in (
+            "throttle",
+            "throttle_input",
+            "brake",
+            "brake_input",
+            "clutch",
+            "clutch_input",
+            "parkingbrake",
+            "parkingbrake_input",
+            "steering",
+            "steering_input",
+        )
+    },
 }
 SENSOR_GROUPS = ("IMU", "GPS", "Ideal RADAR", "Roads")
 
 # -- controller -> simulator: BeamNG name -> (vehicle input index, low, high) ------------------
 DRIVER_FROM = {
-    "throttle": (L.U_THROTTLE, 0.0, 1.0), "brake": (L.U_BRAKE, 0.0, 1.0),
-    "clutch": (L.U_CLUTCH, 0.0, 1.0), "parkingBrake": (L.U_PARKINGBRAKE, 0.0, 1.0),
+    "throttle": (L.U_THROTTLE, 0.0, 1.0),
+    "brake": (L.U_BRAKE, 0.0, 1.0),
+    "clutch": (L.U_CLUTCH, 0.0, 1.0),
+    "parkingBrake": (L.U_PARKINGBRAKE, 0.0, 1.0),
     "steeringWheelPosition": (L.U_STEERING, -1.0, 1.0),
 }
 TORQUE_LIMIT = 1.0e5  # N m
 WHEEL_FROM = {
-    **{f"brakingTorque{w}": (L.U_BRAKING + k, 0.0, TORQUE_LIMIT)
-       for k, w in enumerate(L.WHEELS)},
-    **{f"propulsionTorque{w}": (L.U_PROPULSION + k, -TORQUE_LIMIT, TORQUE_LIMIT)
-       for k, w in enumerate(L.WHEELS)},
+    **{f"brakingTorque{w}": (L.U_BRAKING + k, 0.0, TORQUE_LIMIT) for k, w in enumerate(L.WHEELS)},
+    **{
+        f"propulsionTorque{w}": (L.U_PROPULSION + k, -TORQUE_LIMIT, TORQUE_LIMIT)
+        for k, w in enumerate(L.WHEELS)
+    },
 }
 CHANNELS = ("value", "multiply", "add", "freeze")
 
@@ -156,36 +200,45 @@ def _suggest(name: str, known: list[str]) -> str:
     return f"; did you mean {close[0]!r}?" if close else ""
 
 
-def _signal_to(group: str, name: str, kind: str, line: int, problems: list[str]
-               ) -> SignalTo | None:
+def _signal_to(group: str, name: str, kind: str, line: int, problems: list[str]) -> SignalTo | None:
     where = f"line {line}: signalTo {group} {name!r}"
     if group == "Powertrain":
-        problems.append(f"{where}: vcosim's engine and driveline have no BeamNG powertrain "
-                        "devices; use Electrics rpm, engineLoad, gearIndex or the Wheels group")
+        problems.append(
+            f"{where}: vcosim's engine and driveline have no BeamNG powertrain "
+            "devices; use Electrics rpm, engineLoad, gearIndex or the Wheels group"
+        )
         return None
     if any(group.startswith(s) for s in SENSOR_GROUPS):
-        problems.append(f"{where}: BeamNG sensors (IMU, GPS, ideal RADAR, roads) are not "
-                        "simulated by vcosim")
+        problems.append(
+            f"{where}: BeamNG sensors (IMU, GPS, ideal RADAR, roads) are not simulated by vcosim"
+        )
         return None
     if group not in ("Kinematics", "Driver", "Wheels", "Electrics"):
         problems.append(f"{where}: unknown group (Kinematics, Driver, Wheels, Electrics)")
         return None
     source = _source_to(group, name)
     if source == ():
-        reason = ("vcosim's vehicle has no body geometry beyond wheelbase and track"
-                  if group == "Kinematics" else "not an electrics value vcosim computes")
+        reason = (
+            "vcosim's vehicle has no body geometry beyond wheelbase and track"
+            if group == "Kinematics"
+            else "not an electrics value vcosim computes"
+        )
         problems.append(f"{where}: {reason}")
         return None
     if source is None:
-        known = {"Kinematics": list(KINEMATICS), "Driver": list(DRIVER_TO),
-                 "Wheels": [f"{q}{w}" for q in WHEEL_TO for w in L.WHEELS]}[group]
+        known = {
+            "Kinematics": list(KINEMATICS),
+            "Driver": list(DRIVER_TO),
+            "Wheels": [f"{q}{w}" for q in WHEEL_TO for w in L.WHEELS],
+        }[group]
         problems.append(f"{where}: unknown name{_suggest(name, known)}")
         return None
     return SignalTo(name, str(source), line, kind == "boolean")
 
 
-def _signal_from(group: str, name: str, channel: str, kind: str, line: int,
-                 problems: list[str]) -> SignalFrom | None:
+def _signal_from(
+    group: str, name: str, channel: str, kind: str, line: int, problems: list[str]
+) -> SignalFrom | None:
     where = f"line {line}: signalFrom {group} {name!r}"
     table = {"Driver": DRIVER_FROM, "Wheels": WHEEL_FROM}.get(group)
     if table is None:
@@ -193,8 +246,10 @@ def _signal_from(group: str, name: str, channel: str, kind: str, line: int,
         return None
     if name not in table:
         if name.startswith("frictionTorque"):
-            problems.append(f"{where}: vcosim's wheels take no friction-torque input (bearing "
-                            "and rolling friction are part of the model); leave it out")
+            problems.append(
+                f"{where}: vcosim's wheels take no friction-torque input (bearing "
+                "and rolling friction are part of the model); leave it out"
+            )
         else:
             problems.append(f"{where}: unknown name{_suggest(name, list(table))}")
         return None
@@ -206,8 +261,7 @@ def _signal_from(group: str, name: str, channel: str, kind: str, line: int,
     return SignalFrom(name, target, low, high, mode, line, kind == "boolean")
 
 
-def _number(text: str, where: str, problems: list[str], *, positive: bool = False
-            ) -> float | None:
+def _number(text: str, where: str, problems: list[str], *, positive: bool = False) -> float | None:
     try:
         value = float(text)
     except ValueError:
@@ -238,8 +292,9 @@ def _host(text: str, where: str, problems: list[str]) -> str | None:
     return text
 
 
-def _connection_row(sub: str, name: str, value: str, line: int, conn: Connection,
-                    problems: list[str]) -> None:
+def _connection_row(
+    sub: str, name: str, value: str, line: int, conn: Connection, problems: list[str]
+) -> None:
     where = f"line {line}: connection {sub + ' ' if sub else ''}{name!r}"
     key = name.strip().lower()
     if not sub and key == "3rd party computation time":
@@ -262,8 +317,9 @@ def read_interface_csv(path: str | Path) -> InterfaceFile:
     try:
         text = path.read_text(encoding="utf-8-sig")
     except OSError as error:
-        raise ConfigError([f"cannot read {path}: {error.strerror or error}"],
-                          "interface CSV") from None
+        raise ConfigError(
+            [f"cannot read {path}: {error.strerror or error}"], "interface CSV"
+        ) from None
     parsed = InterfaceFile(path)
     problems: list[str] = []
     for line, row in enumerate(csv.reader(text.splitlines()), start=1):
@@ -288,14 +344,18 @@ def read_interface_csv(path: str | Path) -> InterfaceFile:
         elif section == "vehicle":
             parsed.vehicle[name] = value
         else:
-            problems.append(f"line {line}: unknown section {section!r} (signalTo, signalFrom, "
-                            "connection, vehicle)")
+            problems.append(
+                f"line {line}: unknown section {section!r} (signalTo, signalFrom, "
+                "connection, vehicle)"
+            )
     seen: dict[tuple[str, str], int] = {}
     for signal in parsed.signals_from:
         key = (signal.name, signal.channel)
         if key in seen:
-            problems.append(f"line {signal.line}: signalFrom {signal.name!r} {signal.channel} "
-                            f"channel already given on line {seen[key]}")
+            problems.append(
+                f"line {signal.line}: signalFrom {signal.name!r} {signal.channel} "
+                f"channel already given on line {seen[key]}"
+            )
         seen.setdefault(key, signal.line)
     if not parsed.signals_to and not parsed.signals_from and not problems:
         problems.append("no signalTo or signalFrom rows: not a BeamNG interface CSV")

@@ -77,11 +77,18 @@ class ControllerConfig:
         and the simulator's (beamngUDP).
         """
         conn = Interface.from_csv(interface).connection
-        step = (None if conn.ext_time is None
-                else (send_skips_for(conn.ext_time, PHYSICS_DT) + 1) * PHYSICS_DT)
-        from_csv = {"step": step, "listen_host": conn.controller_host,
-                    "listen_port": conn.controller_port, "sim_host": conn.simulator_host,
-                    "sim_port": conn.simulator_port}
+        step = (
+            None
+            if conn.ext_time is None
+            else (send_skips_for(conn.ext_time, PHYSICS_DT) + 1) * PHYSICS_DT
+        )
+        from_csv = {
+            "step": step,
+            "listen_host": conn.controller_host,
+            "listen_port": conn.controller_port,
+            "sim_host": conn.simulator_host,
+            "sim_port": conn.simulator_port,
+        }
         given = {k: v for k, v in from_csv.items() if v is not None}
         return cls(interface=interface, **{**given, **explicit})
 
@@ -106,8 +113,9 @@ class Responder:
     name in ``msg.signals``) and the reply carries the CSV's signals.
     """
 
-    def __init__(self, step_fn: StepFunction, step: float, memory: bool,
-                 interface: Interface | None = None) -> None:
+    def __init__(
+        self, step_fn: StepFunction, step: float, memory: bool, interface: Interface | None = None
+    ) -> None:
         self.step_fn = step_fn
         self.step = step
         self.memory = memory
@@ -140,18 +148,22 @@ class Responder:
 class ControllerBlock:
     """Run a step function against a tight-coupling simulator (vcosim or BeamNG.tech)."""
 
-    def __init__(self, step_fn: StepFunction, config: ControllerConfig | None = None,
-                 **options: Any) -> None:
+    def __init__(
+        self, step_fn: StepFunction, config: ControllerConfig | None = None, **options: Any
+    ) -> None:
         base = config if config is not None else ControllerConfig()
         self.config = ControllerConfig(**{**base.__dict__, **options})
         cfg = self.config
-        self.interface = (Interface.from_csv(cfg.interface) if cfg.interface is not None
-                          else Interface.fixed())
+        self.interface = (
+            Interface.from_csv(cfg.interface) if cfg.interface is not None else Interface.fixed()
+        )
         self.link = UdpLink(
-            (cfg.listen_host, cfg.listen_port), (cfg.sim_host, cfg.sim_port),
+            (cfg.listen_host, cfg.listen_port),
+            (cfg.sim_host, cfg.sim_port),
             self.interface.sim_to_controller,
             allowed_hosts=set(cfg.allowed_hosts) if cfg.allowed_hosts else {cfg.sim_host},
-            spin=cfg.spin, name="controller block",
+            spin=cfg.spin,
+            name="controller block",
         )
         self.status = ControllerStatus.waiting
         self.stats = ControllerStats()
@@ -208,8 +220,7 @@ class ControllerBlock:
                 if sent_at:
                     stats.round_trip.append(arrived - sent_at)
                 largest, fresh = message_id, False
-                link.send(responder.respond(link.message),
-                          link.sender if reply_to_sender else None)
+                link.send(responder.respond(link.message), link.sender if reply_to_sender else None)
                 sent_at = time.perf_counter()
                 stats.answered += 1
                 if self.status is not ControllerStatus.connected:
@@ -246,7 +257,7 @@ class ControllerBlock:
             "keeps_real_time": None if compute_p99 is None else compute_p99 < ext_time,
         }
         if ping is not None:
-            advice["simulator_options"] = (f"--ext-time {ext_time:g} --ping-time {ping:.6f}")
+            advice["simulator_options"] = f"--ext-time {ext_time:g} --ping-time {ping:.6f}"
         return advice
 
     def report(self) -> dict[str, Any]:
@@ -258,13 +269,18 @@ class ControllerBlock:
 
         return {
             "status": self.status.value,
-            "received": stats.received, "answered": stats.answered, "stale": stats.stale,
-            "malformed": link.malformed, "rejected_peers": link.rejected,
+            "received": stats.received,
+            "answered": stats.answered,
+            "stale": stats.stale,
+            "malformed": link.malformed,
+            "rejected_peers": link.rejected,
             "resets": stats.resets,
-            "compute_ms": {"median": ms(stats.compute, 50), "p99": ms(stats.compute, 99),
-                           "max": ms(stats.compute, 100)},
-            "round_trip_ms": {"min": ms(stats.round_trip, 0),
-                              "median": ms(stats.round_trip, 50)},
+            "compute_ms": {
+                "median": ms(stats.compute, 50),
+                "p99": ms(stats.compute, 99),
+                "max": ms(stats.compute, 100),
+            },
+            "round_trip_ms": {"min": ms(stats.round_trip, 0), "median": ms(stats.round_trip, 50)},
             "recommendation": self.recommendation(),
         }
 

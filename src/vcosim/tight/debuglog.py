@@ -84,8 +84,12 @@ class DebugLog:
     receive log holds only applied replies.
     """
 
-    def __init__(self, folder: str | Path, send_names: tuple[str, ...] = SIM_SLOT_NAMES,
-                 receive_names: tuple[str, ...] = CONTROLLER_SLOT_NAMES) -> None:
+    def __init__(
+        self,
+        folder: str | Path,
+        send_names: tuple[str, ...] = SIM_SLOT_NAMES,
+        receive_names: tuple[str, ...] = CONTROLLER_SLOT_NAMES,
+    ) -> None:
         self.folder = Path(folder)
         self.folder.mkdir(parents=True, exist_ok=True)
         self.send = RowLog(self.folder / SEND_LOG, ("time", *send_names))

@@ -78,9 +78,15 @@ class CouplingConfig:
 
     def schedule(self, dt: float) -> Schedule:
         """The skips/window/offset in force."""
-        return Schedule.derive(self.ext_time, self.ping_time, dt, window=self.window,
-                               send_skips=self.send_skips, send_offset=self.send_offset,
-                               timeout=self.timeout)
+        return Schedule.derive(
+            self.ext_time,
+            self.ping_time,
+            dt,
+            window=self.window,
+            send_skips=self.send_skips,
+            send_offset=self.send_offset,
+            timeout=self.timeout,
+        )
 
     def layout(self) -> Interface:
         """The message layouts in force (``ConfigError`` for a bad interface CSV)."""
@@ -95,10 +101,14 @@ class CouplingConfig:
         Its connection rows (timing, addresses, ports) fill what ``explicit`` does not give.
         """
         conn = Interface.from_csv(interface).connection
-        from_csv = {"ext_time": conn.ext_time, "ping_time": conn.ping_time,
-                    "controller_host": conn.controller_host,
-                    "controller_port": conn.controller_port,
-                    "listen_host": conn.simulator_host, "listen_port": conn.simulator_port}
+        from_csv = {
+            "ext_time": conn.ext_time,
+            "ping_time": conn.ping_time,
+            "controller_host": conn.controller_host,
+            "controller_port": conn.controller_port,
+            "listen_host": conn.simulator_host,
+            "listen_port": conn.simulator_port,
+        }
         given = {k: v for k, v in from_csv.items() if v is not None}
         return cls(interface=interface, **{**given, **explicit})
 
@@ -121,8 +131,12 @@ class SimulatorEndpoint:
     """BeamNG-compatible coupling endpoint; attach with ``sim.attach("coupling", endpoint)``."""
 
     def __init__(
-        self, config: CouplingConfig | None = None, *, fill_custom: CustomFill | None = None,
-        on_custom: CustomReceive | None = None, link: Any = None,
+        self,
+        config: CouplingConfig | None = None,
+        *,
+        fill_custom: CustomFill | None = None,
+        on_custom: CustomReceive | None = None,
+        link: Any = None,
     ) -> None:
         self.config = config if config is not None else CouplingConfig()
         self.interface = self.config.layout()
@@ -137,8 +151,7 @@ class SimulatorEndpoint:
         self._reply = np.zeros(face.controller_to_sim, dtype=WIRE_DTYPE)
         self._sources = face.source_indices()
         self._n_sources = len(self._sources)
-        self._extended = (np.zeros(L.N_OUTPUTS + len(DERIVED_NAMES))
-                          if face.needs_derived else None)
+        self._extended = np.zeros(L.N_OUTPUTS + len(DERIVED_NAMES)) if face.needs_derived else None
         self._clamps = np.zeros(len(face.inputs.names), dtype=np.int64)
         self._frozen = np.zeros(len(face.inputs.names))
         self._next_id = 0  # id of the next message; never reset (as in BeamNG)
@@ -156,14 +169,19 @@ class SimulatorEndpoint:
         """Open the UDP socket (unless a link was given) and the debug logs."""
         cfg, face = self.config, self.interface
         if cfg.debug_log is not None:
-            self.debug = DebugLog(cfg.debug_log, ("id", *face.to_controller),
-                                  ("id", *face.from_controller))
+            self.debug = DebugLog(
+                cfg.debug_log, ("id", *face.to_controller), ("id", *face.from_controller)
+            )
         if self.link is not None:
             return
         allowed = set(cfg.allowed_hosts) if cfg.allowed_hosts else {cfg.controller_host}
         self.link = UdpLink(
-            (cfg.listen_host, cfg.listen_port), (cfg.controller_host, cfg.controller_port),
-            face.controller_to_sim, allowed_hosts=allowed, spin=0.0, name="simulator endpoint",
+            (cfg.listen_host, cfg.listen_port),
+            (cfg.controller_host, cfg.controller_port),
+            face.controller_to_sim,
+            allowed_hosts=allowed,
+            spin=0.0,
+            name="simulator endpoint",
         )
 
     @property
@@ -322,27 +340,37 @@ class SimulatorEndpoint:
 
     def _event(self, kind: int, reply_id: float, blocking: bool) -> None:
         if self.debug is not None:
-            self.debug.events.add(time.perf_counter() - self._t0,
-                                  np.array([kind, reply_id, self._largest, float(blocking)]))
+            self.debug.events.add(
+                time.perf_counter() - self._t0,
+                np.array([kind, reply_id, self._largest, float(blocking)]),
+            )
 
     # -- reporting and closing --------------------------------------------------------------
     def report(self) -> dict[str, object]:
         """Statistics of the coupling, JSON-friendly."""
         s, link = self.stats, self.link
-        clamped = {name: int(n) for name, n in zip(self.interface.inputs.names, self._clamps,
-                                                   strict=True) if n}
+        clamped = {
+            name: int(n)
+            for name, n in zip(self.interface.inputs.names, self._clamps, strict=True)
+            if n
+        }
         sched = self.schedule
         return {
             "interface": self.interface.name,
             "send_skips": sched.send_skips if sched else None,
             "window": sched.window if sched else None,
             "send_offset": sched.send_offset if sched else None,
-            "sent": s.sent, "applied": s.applied, "stale": s.stale,
-            "duplicate": s.duplicate, "startup_unapplied": s.startup,
+            "sent": s.sent,
+            "applied": s.applied,
+            "stale": s.stale,
+            "duplicate": s.duplicate,
+            "startup_unapplied": s.startup,
             "malformed": (link.malformed if link else 0) + s.bad_id,
             "rejected_peers": link.rejected if link else 0,
-            "clamped": clamped, "clamped_total": sum(clamped.values()),
-            "timeouts": s.timeouts, "blocked_time": s.blocked_time,
+            "clamped": clamped,
+            "clamped_total": sum(clamped.values()),
+            "timeouts": s.timeouts,
+            "blocked_time": s.blocked_time,
         }
 
     def close(self) -> None:

@@ -67,8 +67,13 @@ class InProcessLink:
 
 
 def couple_in_process(
-    sim: Simulation, step_fn: StepFunction, config: CouplingConfig | None = None, *,
-    memory: bool = False, compute_time: float = 0.0, name: str = "coupling",
+    sim: Simulation,
+    step_fn: StepFunction,
+    config: CouplingConfig | None = None,
+    *,
+    memory: bool = False,
+    compute_time: float = 0.0,
+    name: str = "coupling",
 ) -> SimulatorEndpoint:
     """Attach ``step_fn`` to ``sim`` as a controller with the coupling's scheduling.
 
@@ -78,6 +83,7 @@ def couple_in_process(
     config = config if config is not None else CouplingConfig()
     schedule = config.schedule(sim.dt)
     responder = Responder(step_fn, schedule.controller_step(sim.dt), memory)
-    link = InProcessLink(responder, lambda: sim.vehicle.step_index,
-                         math.ceil(round(compute_time / sim.dt, 9)))
+    link = InProcessLink(
+        responder, lambda: sim.vehicle.step_index, math.ceil(round(compute_time / sim.dt, 9))
+    )
     return sim.attach(name, SimulatorEndpoint(config, link=link))

@@ -27,9 +27,17 @@ from vcosim.vehicle import layout as L
 
 # Quantities derived from the vehicle's state, appended to its outputs as further sources.
 DERIVED_NAMES = (
-    "roll_rate", "pitch_rate",  # body-frame angular velocity (rad/s)
-    "forwardX", "forwardY", "forwardZ", "upX", "upY", "upZ",  # body axes in the world frame
-    "rightX", "rightY", "rightZ",
+    "roll_rate",
+    "pitch_rate",  # body-frame angular velocity (rad/s)
+    "forwardX",
+    "forwardY",
+    "forwardZ",
+    "upX",
+    "upY",
+    "upZ",  # body axes in the world frame
+    "rightX",
+    "rightY",
+    "rightZ",
     "zero",
 )
 SOURCE_NAMES = L.SIGNAL_NAMES + DERIVED_NAMES
@@ -60,8 +68,9 @@ def derive_sources(x, out) -> None:
 
 
 @njit(cache=True)
-def apply_inputs(message, inputs, frozen, clamps, target, value, multiply, add, freeze,
-                 low, high, kind) -> None:
+def apply_inputs(
+    message, inputs, frozen, clamps, target, value, multiply, add, freeze, low, high, kind
+) -> None:
     """Turn a reply into vehicle inputs, group by group (BeamNG's channel arithmetic).
 
     The value channel (0 if the group has none) is multiplied by the multiply channel and
@@ -132,11 +141,24 @@ class InputMap:
         self.high = np.array([g.high for g in groups], dtype=np.float64)
         self.kind = np.array([g.kind for g in groups], dtype=i64)
 
-    def apply(self, message: np.ndarray, inputs: np.ndarray, frozen: np.ndarray,
-              clamps: np.ndarray) -> None:
+    def apply(
+        self, message: np.ndarray, inputs: np.ndarray, frozen: np.ndarray, clamps: np.ndarray
+    ) -> None:
         """Apply one reply to the vehicle inputs (see ``apply_inputs``)."""
-        apply_inputs(message, inputs, frozen, clamps, self.target, self.value, self.multiply,
-                     self.add, self.freeze, self.low, self.high, self.kind)
+        apply_inputs(
+            message,
+            inputs,
+            frozen,
+            clamps,
+            self.target,
+            self.value,
+            self.multiply,
+            self.add,
+            self.freeze,
+            self.low,
+            self.high,
+            self.kind,
+        )
 
 
 @dataclass(frozen=True)
@@ -191,9 +213,14 @@ class Interface:
                 continue
             target, kind = _FIXED_TARGETS[name]
             groups.append(InputGroup(name, target, low, high, kind, value=slot))
-        return cls("fixed 111/64", SIM_SLOT_NAMES[1:],
-                   (*L.BANK_NAMES, *(None,) * N_CUSTOM), CONTROLLER_SLOT_NAMES[1:],
-                   InputMap(groups), custom=True)
+        return cls(
+            "fixed 111/64",
+            SIM_SLOT_NAMES[1:],
+            (*L.BANK_NAMES, *(None,) * N_CUSTOM),
+            CONTROLLER_SLOT_NAMES[1:],
+            InputMap(groups),
+            custom=True,
+        )
 
     @classmethod
     def from_csv(cls, path: str | Path) -> Interface:
@@ -201,17 +228,26 @@ class Interface:
         parsed = read_interface_csv(path)
         groups: dict[int, dict[str, object]] = {}
         for slot, signal in enumerate(parsed.signals_from, start=1):
-            group = groups.setdefault(signal.target, {
-                "name": signal.name, "target": signal.target, "low": signal.low,
-                "high": signal.high, "kind": BOOLEAN if signal.boolean else PLAIN})
+            group = groups.setdefault(
+                signal.target,
+                {
+                    "name": signal.name,
+                    "target": signal.target,
+                    "low": signal.low,
+                    "high": signal.high,
+                    "kind": BOOLEAN if signal.boolean else PLAIN,
+                },
+            )
             group[signal.channel] = slot
         wheels = [g for g in groups if g >= L.U_PROPULSION]
         return cls(
             str(parsed.path),
             tuple(s.name for s in parsed.signals_to),
             tuple(s.source for s in parsed.signals_to),
-            tuple(f"{s.name}.{s.channel}" if s.channel != "value" else s.name
-                  for s in parsed.signals_from),
+            tuple(
+                f"{s.name}.{s.channel}" if s.channel != "value" else s.name
+                for s in parsed.signals_from
+            ),
             InputMap([InputGroup(**g) for g in groups.values()]),  # type: ignore[arg-type]
             torque_mode=bool(wheels),
             connection=parsed.connection,
@@ -222,19 +258,23 @@ class Interface:
         if not self.torque_mode:
             return []
         given = set(self.inputs.target.tolist())
-        return [f"{kind}Torque{w}" for kind, first in (("propulsion", L.U_PROPULSION),
-                                                       ("braking", L.U_BRAKING))
-                for k, w in enumerate(L.WHEELS) if first + k not in given]
+        return [
+            f"{kind}Torque{w}"
+            for kind, first in (("propulsion", L.U_PROPULSION), ("braking", L.U_BRAKING))
+            for k, w in enumerate(L.WHEELS)
+            if first + k not in given
+        ]
 
     def source_indices(self) -> np.ndarray:
         """Where each non-custom value of the simulator's message comes from."""
-        return np.array([SOURCE_INDEX[s] for s in self.sources if s is not None],
-                        dtype=np.int64)
+        return np.array([SOURCE_INDEX[s] for s in self.sources if s is not None], dtype=np.int64)
 
 
 _FIXED_TARGETS = {
-    "throttle": (L.U_THROTTLE, PLAIN), "brake": (L.U_BRAKE, PLAIN),
-    "steering": (L.U_STEERING, PLAIN), "gear": (L.U_GEAR, ROUND),
+    "throttle": (L.U_THROTTLE, PLAIN),
+    "brake": (L.U_BRAKE, PLAIN),
+    "steering": (L.U_STEERING, PLAIN),
+    "gear": (L.U_GEAR, ROUND),
     **{f"brakingTorque{w}": (L.U_BRAKING + k, PLAIN) for k, w in enumerate(L.WHEELS)},
     **{f"propulsionTorque{w}": (L.U_PROPULSION + k, PLAIN) for k, w in enumerate(L.WHEELS)},
     "driveMode": (L.U_DRIVE_MODE, SWITCH),
@@ -255,8 +295,9 @@ class CsvAdapter:
     def __init__(self, interface: Interface) -> None:
         self.interface = interface
         slot = {name: i for i, name in enumerate(SIM_SLOT_NAMES)}
-        self._spread = [(i + 1, slot[src]) for i, src in enumerate(interface.sources)
-                        if src in slot]
+        self._spread = [
+            (i + 1, slot[src]) for i, src in enumerate(interface.sources) if src in slot
+        ]
         fixed_slot = {name: i for i, name in enumerate(CONTROLLER_SLOT_NAMES)}
         fixed_slot |= {"steeringWheelPosition": fixed_slot["steering"]}
         self._gather: list[tuple[int, int, str]] = []

@@ -36,7 +36,9 @@ CONTROLLER_SLOTS: tuple[tuple[str, float, float], ...] = (
     ("driveMode", 0.0, 1.0),
 )
 CONTROLLER_SLOT_NAMES: tuple[str, ...] = (
-    "id", *(name for name, _, _ in CONTROLLER_SLOTS), *(f"custom{i}" for i in range(N_CUSTOM))
+    "id",
+    *(name for name, _, _ in CONTROLLER_SLOTS),
+    *(f"custom{i}" for i in range(N_CUSTOM)),
 )
 
 
@@ -61,8 +63,15 @@ class Schedule:
 
     @classmethod
     def derive(
-        cls, ext_time: float, ping_time: float, dt: float, *, window: int | None = None,
-        send_skips: int | None = None, send_offset: int = 0, timeout: float = BLOCKING_TIMEOUT,
+        cls,
+        ext_time: float,
+        ping_time: float,
+        dt: float,
+        *,
+        window: int | None = None,
+        send_skips: int | None = None,
+        send_offset: int = 0,
+        timeout: float = BLOCKING_TIMEOUT,
     ) -> Schedule:
         """BeamNG's derivation, with any value given directly taking precedence."""
         return cls(

@@ -24,8 +24,14 @@ class UdpLink:
     """Receives fixed-size float64 datagrams from allowed addresses; sends to one peer."""
 
     def __init__(
-        self, listen: tuple[str, int], peer: tuple[str, int], expected_values: int, *,
-        allowed_hosts: set[str] | None = None, spin: float = 0.0, name: str = "link",
+        self,
+        listen: tuple[str, int],
+        peer: tuple[str, int],
+        expected_values: int,
+        *,
+        allowed_hosts: set[str] | None = None,
+        spin: float = 0.0,
+        name: str = "link",
     ) -> None:
         self.peer = peer
         self.expected_bytes = expected_values * 8
@@ -67,13 +73,21 @@ class UdpLink:
                 continue
             if addr[0] not in self.allowed_hosts:
                 self.rejected += 1
-                self._report("rejected", addr[0], f"datagram from {addr[0]}:{addr[1]} dropped: "
-                             f"not an allowed peer ({', '.join(sorted(self.allowed_hosts))})")
+                self._report(
+                    "rejected",
+                    addr[0],
+                    f"datagram from {addr[0]}:{addr[1]} dropped: "
+                    f"not an allowed peer ({', '.join(sorted(self.allowed_hosts))})",
+                )
                 continue
             if n != self.expected_bytes:
                 self.malformed += 1
-                self._report("malformed", addr[0], f"datagram of {n} bytes from {addr[0]}:"
-                             f"{addr[1]} dropped: expected {self.expected_bytes}")
+                self._report(
+                    "malformed",
+                    addr[0],
+                    f"datagram of {n} bytes from {addr[0]}:"
+                    f"{addr[1]} dropped: expected {self.expected_bytes}",
+                )
                 continue
             self.sender = addr
             return True

@@ -59,29 +59,77 @@ def _bank(name: str, first: int, names: Sequence[str], doc: str) -> type[_Bank]:
 
 
 DriverControls = _bank(
-    "DriverControls", 1,
-    ("throttle", "throttle_input", "brake", "brake_input", "clutch", "clutch_input",
-     "parkingbrake", "parkingbrake_input", "steering", "steering_input"),
+    "DriverControls",
+    1,
+    (
+        "throttle",
+        "throttle_input",
+        "brake",
+        "brake_input",
+        "clutch",
+        "clutch_input",
+        "parkingbrake",
+        "parkingbrake_input",
+        "steering",
+        "steering_input",
+    ),
     "Bank A: pedals and steering as applied, and as asked for (``_input``).",
 )
 Kinematics = _bank(
-    "Kinematics", 11,
-    ("posX", "posY", "posZ", "velX", "velY", "velZ", "groundspeed", "accX", "accY", "accZ",
-     "roll", "pitch", "yaw", "altitude"),
+    "Kinematics",
+    11,
+    (
+        "posX",
+        "posY",
+        "posZ",
+        "velX",
+        "velY",
+        "velZ",
+        "groundspeed",
+        "accX",
+        "accY",
+        "accZ",
+        "roll",
+        "pitch",
+        "yaw",
+        "altitude",
+    ),
     "Bank B: position (m), world velocity (m/s), body acceleration (m/s2), attitude (rad).",
 )
 Status = _bank(
-    "Status", 25,
-    ("ignitionLevel", "gear", "fuel", "engineLoad", "highbeam", "lowbeam", "maxrpm", "reverse",
-     "rpm", "signal_L", "signal_R", "wheelspeed"),
+    "Status",
+    25,
+    (
+        "ignitionLevel",
+        "gear",
+        "fuel",
+        "engineLoad",
+        "highbeam",
+        "lowbeam",
+        "maxrpm",
+        "reverse",
+        "rpm",
+        "signal_L",
+        "signal_R",
+        "wheelspeed",
+    ),
     "Bank C: ignition, gear, fuel, engine load, lights, rpm, wheel speed.",
 )
-WHEEL_FIELDS = ("angularVelocity", "wheelSpeed", "brakingTorque", "propulsionTorque",
-                "frictionTorque", "downForce")
+WHEEL_FIELDS = (
+    "angularVelocity",
+    "wheelSpeed",
+    "brakingTorque",
+    "propulsionTorque",
+    "frictionTorque",
+    "downForce",
+)
 WHEEL_NAMES = ("FL", "FR", "RL", "RR")
-_WHEEL_TYPES = {w: _bank(f"Wheel{w}", 37 + 6 * i, WHEEL_FIELDS,
-                         f"Bank {'DEFG'[i]}: wheel {w} (rad/s, m/s, N m, N).")
-                for i, w in enumerate(WHEEL_NAMES)}
+_WHEEL_TYPES = {
+    w: _bank(
+        f"Wheel{w}", 37 + 6 * i, WHEEL_FIELDS, f"Bank {'DEFG'[i]}: wheel {w} (rad/s, m/s, N m, N)."
+    )
+    for i, w in enumerate(WHEEL_NAMES)
+}
 
 
 class Wheels:
@@ -113,8 +161,7 @@ class SimulatorMessage:
             for, NaN elsewhere. Empty with the fixed layout.
     """
 
-    __slots__ = ("values", "driver", "body", "status", "wheels", "custom", "time", "dt",
-                 "signals")
+    __slots__ = ("values", "driver", "body", "status", "wheels", "custom", "time", "dt", "signals")
 
     def __init__(self, values: np.ndarray, time: float = 0.0, dt: float = 0.005) -> None:
         self.values = values
@@ -140,10 +187,18 @@ class SimulatorMessage:
         return float(self.values[index])
 
 
-SLOT_BY_NAME = {n: i for bank in (DriverControls, Kinematics, Status) for n, i in
-         ((k, v.index) for k, v in vars(bank).items() if isinstance(v, Slot))}
-SLOT_BY_NAME.update({f"wheel{w}_{f}": 37 + 6 * i + j for i, w in enumerate(WHEEL_NAMES)
-              for j, f in enumerate(WHEEL_FIELDS)})
+SLOT_BY_NAME = {
+    n: i
+    for bank in (DriverControls, Kinematics, Status)
+    for n, i in ((k, v.index) for k, v in vars(bank).items() if isinstance(v, Slot))
+}
+SLOT_BY_NAME.update(
+    {
+        f"wheel{w}_{f}": 37 + 6 * i + j
+        for i, w in enumerate(WHEEL_NAMES)
+        for j, f in enumerate(WHEEL_FIELDS)
+    }
+)
 
 
 def _nan4() -> tuple[float, float, float, float]:
@@ -189,8 +244,7 @@ class Controls:
         out[5:9] = self.braking_torque
         out[9:13] = self.propulsion_torque
         mode = self.drive_mode
-        out[13] = {"pedals": 0.0, "torques": 1.0}.get(mode, NAN) if isinstance(mode, str) \
-            else mode
+        out[13] = {"pedals": 0.0, "torques": 1.0}.get(mode, NAN) if isinstance(mode, str) else mode
         if len(self.custom):
             out[14 : 14 + min(len(self.custom), N_CUSTOM)] = self.custom[:N_CUSTOM]
 
@@ -202,4 +256,3 @@ def as_controls(result: Controls | Mapping[str, Any] | None) -> Controls:
     if isinstance(result, Controls):
         return result
     return Controls.from_mapping(result)
-

@@ -9,6 +9,12 @@ with physics_cache():
     from vcosim.vehicle.vehicle import Snapshot, Vehicle, VehicleBatch
 
 __all__ = [
-    "BANK_NAMES", "INPUT_NAMES", "SIGNAL_NAMES", "Snapshot", "Terrain", "Vehicle",
-    "VehicleBatch", "VehicleParams",
+    "BANK_NAMES",
+    "INPUT_NAMES",
+    "SIGNAL_NAMES",
+    "Snapshot",
+    "Terrain",
+    "Vehicle",
+    "VehicleBatch",
+    "VehicleParams",
 ]

@@ -25,9 +25,15 @@ def suspension_force(compression: float, compression_speed: float, p) -> float:
 def rotation_matrix(q0: float, q1: float, q2: float, q3: float) -> tuple[float, ...]:
     """Body-to-world rotation matrix of a unit quaternion (w, x, y, z), row by row."""
     return (
-        1.0 - 2.0 * (q2 * q2 + q3 * q3), 2.0 * (q1 * q2 - q0 * q3), 2.0 * (q1 * q3 + q0 * q2),
-        2.0 * (q1 * q2 + q0 * q3), 1.0 - 2.0 * (q1 * q1 + q3 * q3), 2.0 * (q2 * q3 - q0 * q1),
-        2.0 * (q1 * q3 - q0 * q2), 2.0 * (q2 * q3 + q0 * q1), 1.0 - 2.0 * (q1 * q1 + q2 * q2),
+        1.0 - 2.0 * (q2 * q2 + q3 * q3),
+        2.0 * (q1 * q2 - q0 * q3),
+        2.0 * (q1 * q3 + q0 * q2),
+        2.0 * (q1 * q2 + q0 * q3),
+        1.0 - 2.0 * (q1 * q1 + q3 * q3),
+        2.0 * (q2 * q3 - q0 * q1),
+        2.0 * (q1 * q3 - q0 * q2),
+        2.0 * (q2 * q3 + q0 * q1),
+        1.0 - 2.0 * (q1 * q1 + q2 * q2),
     )
 
 

@@ -111,8 +111,14 @@ def _sign(v: float, eps: float = 1e-6) -> float:
 
 @njit(cache=True)
 def driveline_step(
-    x, p, s, engine_torque: float, engine_friction: float, engagement: float,
-    torque_mode: bool, dt: float,
+    x,
+    p,
+    s,
+    engine_torque: float,
+    engine_friction: float,
+    engagement: float,
+    torque_mode: bool,
+    dt: float,
 ) -> float:
     """Integrate engine speed and the four wheel speeds one step; return the clutch torque.
 

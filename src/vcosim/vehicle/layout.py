@@ -32,16 +32,39 @@ U_GROUND_FRICTION = 26  # 4 values FL FR RL RR
 N_INPUTS = 30
 
 SCALAR_INPUTS = (
-    "throttle", "brake", "clutch", "parkingbrake", "steering", "gear", "ignition",
-    "highbeam", "lowbeam", "signal_L", "signal_R",
+    "throttle",
+    "brake",
+    "clutch",
+    "parkingbrake",
+    "steering",
+    "gear",
+    "ignition",
+    "highbeam",
+    "lowbeam",
+    "signal_L",
+    "signal_R",
 )
 INPUT_INDEX = {name: i for i, name in enumerate(SCALAR_INPUTS)} | {
-    "automatic": U_AUTOMATIC, "ground_from_inputs": U_GROUND_FROM_INPUTS}
-VECTOR_INPUTS = {"propulsion_torque": U_PROPULSION, "braking_torque": U_BRAKING,
-                 "ground_height": U_GROUND_HEIGHT, "ground_friction": U_GROUND_FRICTION}
+    "automatic": U_AUTOMATIC,
+    "ground_from_inputs": U_GROUND_FROM_INPUTS,
+}
+VECTOR_INPUTS = {
+    "propulsion_torque": U_PROPULSION,
+    "braking_torque": U_BRAKING,
+    "ground_height": U_GROUND_HEIGHT,
+    "ground_friction": U_GROUND_FRICTION,
+}
 DRIVE_MODES = {"pedals": 0.0, "torques": 1.0}
-INPUT_NAMES = (*SCALAR_INPUTS, "drive_mode", "propulsion_torque", "braking_torque", "automatic",
-               "ground_from_inputs", "ground_height", "ground_friction")
+INPUT_NAMES = (
+    *SCALAR_INPUTS,
+    "drive_mode",
+    "propulsion_torque",
+    "braking_torque",
+    "automatic",
+    "ground_from_inputs",
+    "ground_height",
+    "ground_friction",
+)
 
 # --- state ----------------------------------------------------------------------------------
 X_POS = 0  # 3: world position of the centre of gravity (m)
@@ -72,21 +95,55 @@ N_STATES = X_LAMBDA_BUF + LAMBDA_BUF_LEN
 # --- outputs: banks A-G in wire order (message slots 1..60), then extras ----------------------
 BANK_NAMES = (
     # A driver controls
-    "throttle", "throttle_input", "brake", "brake_input", "clutch", "clutch_input",
-    "parkingbrake", "parkingbrake_input", "steering", "steering_input",
+    "throttle",
+    "throttle_input",
+    "brake",
+    "brake_input",
+    "clutch",
+    "clutch_input",
+    "parkingbrake",
+    "parkingbrake_input",
+    "steering",
+    "steering_input",
     # B kinematics
-    "posX", "posY", "posZ", "velX", "velY", "velZ", "groundspeed", "accX", "accY", "accZ",
-    "roll", "pitch", "yaw", "altitude",
+    "posX",
+    "posY",
+    "posZ",
+    "velX",
+    "velY",
+    "velZ",
+    "groundspeed",
+    "accX",
+    "accY",
+    "accZ",
+    "roll",
+    "pitch",
+    "yaw",
+    "altitude",
     # C status
-    "ignitionLevel", "gear", "fuel", "engineLoad", "highbeam", "lowbeam", "maxrpm", "reverse",
-    "rpm", "signal_L", "signal_R", "wheelspeed",
+    "ignitionLevel",
+    "gear",
+    "fuel",
+    "engineLoad",
+    "highbeam",
+    "lowbeam",
+    "maxrpm",
+    "reverse",
+    "rpm",
+    "signal_L",
+    "signal_R",
+    "wheelspeed",
     # D-G wheels
     *(
         f"wheel{w}_{q}"
         for w in WHEELS
         for q in (
-            "angularVelocity", "wheelSpeed", "brakingTorque", "propulsionTorque",
-            "frictionTorque", "downForce",
+            "angularVelocity",
+            "wheelSpeed",
+            "brakingTorque",
+            "propulsionTorque",
+            "frictionTorque",
+            "downForce",
         )
     ),
 )
@@ -99,9 +156,20 @@ Y_WHEEL = 36  # 4 blocks of 6
 WHEEL_BLOCK = 6
 
 EXTRA_NAMES = (
-    "time", "engine_running", "engine_torque", "manifold_pressure", "lambda", "lambda_sensed",
-    "injection_time", "shift_in_progress", "clutch_locked", "road_wheel_angle", "yaw_rate",
-    "speed", "force_feedback", "fuel_flow",
+    "time",
+    "engine_running",
+    "engine_torque",
+    "manifold_pressure",
+    "lambda",
+    "lambda_sensed",
+    "injection_time",
+    "shift_in_progress",
+    "clutch_locked",
+    "road_wheel_angle",
+    "yaw_rate",
+    "speed",
+    "force_feedback",
+    "fuel_flow",
     *(f"wheel{w}_{q}" for w in WHEELS for q in ("slip", "slipAngle", "Fx", "Fy", "friction")),
 )
 SIGNAL_NAMES = BANK_NAMES + EXTRA_NAMES

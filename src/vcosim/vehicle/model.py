@@ -174,10 +174,26 @@ def physics_step(x, u, p, y, s, height, friction, grid, write_outputs: bool) -> 
     ground_inputs = u[U_GROUND_FROM_INPUTS] >= 0.5
     slope_x = slope_y = 0.0
     if ground_inputs:  # slope of the plane through the four given heights, in world axes
-        along = 0.5 * (u[U_GROUND_HEIGHT] + u[U_GROUND_HEIGHT + 1]
-                       - u[U_GROUND_HEIGHT + 2] - u[U_GROUND_HEIGHT + 3]) / (p.a + p.b)
-        across = 0.5 * (u[U_GROUND_HEIGHT] + u[U_GROUND_HEIGHT + 2]
-                        - u[U_GROUND_HEIGHT + 1] - u[U_GROUND_HEIGHT + 3]) / (2.0 * p.c)
+        along = (
+            0.5
+            * (
+                u[U_GROUND_HEIGHT]
+                + u[U_GROUND_HEIGHT + 1]
+                - u[U_GROUND_HEIGHT + 2]
+                - u[U_GROUND_HEIGHT + 3]
+            )
+            / (p.a + p.b)
+        )
+        across = (
+            0.5
+            * (
+                u[U_GROUND_HEIGHT]
+                + u[U_GROUND_HEIGHT + 2]
+                - u[U_GROUND_HEIGHT + 1]
+                - u[U_GROUND_HEIGHT + 3]
+            )
+            / (2.0 * p.c)
+        )
         heading = math.atan2(r10, r00)
         ch, sh = math.cos(heading), math.sin(heading)
         slope_x, slope_y = along * ch - across * sh, along * sh + across * ch
@@ -269,13 +285,18 @@ def physics_step(x, u, p, y, s, height, friction, grid, write_outputs: bool) -> 
             s[8 + k] += park_in * p.park_brake
         s[12 + k] = p.f_roll * load * p.r
 
-    driveline_step(x, p, s, engine_torque, engine_friction, engagement,
-                                   torque_mode, dt)
+    driveline_step(x, p, s, engine_torque, engine_friction, engagement, torque_mode, dt)
     for k in range(4):
         surface = x[X_OMEGA + k] * p.r
         x[X_KAPPA + k], x[X_ALPHA + k] = relax_slips(
-            x[X_KAPPA + k], x[X_ALPHA + k], surface - s[S_VX + k], s[S_VX + k], s[S_VY + k],
-            surface, dt, p,
+            x[X_KAPPA + k],
+            x[X_ALPHA + k],
+            surface - s[S_VX + k],
+            s[S_VX + k],
+            s[S_VY + k],
+            surface,
+            dt,
+            p,
         )
 
     # Air drag and other body resistance, against the velocity.

@@ -60,8 +60,14 @@ def low_speed_damping(v_long: float, p) -> float:
 
 @njit(cache=True)
 def relax_slips(
-    kappa: float, tan_alpha: float, slip_speed: float, v_long: float, v_lat: float,
-    wheel_surface_speed: float, dt: float, p,
+    kappa: float,
+    tan_alpha: float,
+    slip_speed: float,
+    v_long: float,
+    v_lat: float,
+    wheel_surface_speed: float,
+    dt: float,
+    p,
 ) -> tuple[float, float]:
     """Advance the transient slips one step (implicit in the decay term, so always stable).
 

@@ -71,8 +71,11 @@ class Vehicle:
     dt: float = DT
 
     def __init__(
-        self, params: VehicleParams | str | Path | None = None, terrain: Terrain | None = None,
-        *, engine_running: bool = False,
+        self,
+        params: VehicleParams | str | Path | None = None,
+        terrain: Terrain | None = None,
+        *,
+        engine_running: bool = False,
     ) -> None:
         self.params = resolve_params(params)
         self.terrain = terrain if terrain is not None else Terrain.flat()
@@ -89,8 +92,9 @@ class Vehicle:
         """Start on the terrain's plane under the four wheels, so settling starts gently."""
         rec, x = self._p[0], self._x
         a, b, c = rec["a"], rec["b"], rec["c"]
-        fl, fr, rl, rr = (self.terrain.sample(px, py)[0]
-                          for px, py in ((a, c), (a, -c), (-b, c), (-b, -c)))
+        fl, fr, rl, rr = (
+            self.terrain.sample(px, py)[0] for px, py in ((a, c), (a, -c), (-b, c), (-b, -c))
+        )
         pitch = -np.arctan(((fl + fr) - (rl + rr)) / (2 * (a + b)))
         roll = np.arctan(((fl + rl) - (fr + rr)) / (4 * c))
         ground = 0.5 * (rl + rr) + 0.5 * ((fl + fr) - (rl + rr)) * b / (a + b)
@@ -216,8 +220,12 @@ class VehicleBatch:
     """Many independent vehicles of one parameter set, stepped in parallel (sweeps, benches)."""
 
     def __init__(
-        self, count: int, params: VehicleParams | str | Path | None = None,
-        terrain: Terrain | None = None, *, engine_running: bool = False,
+        self,
+        count: int,
+        params: VehicleParams | str | Path | None = None,
+        terrain: Terrain | None = None,
+        *,
+        engine_running: bool = False,
     ) -> None:
         template = Vehicle(params, terrain, engine_running=engine_running)
         self.params, self.terrain = template.params, template.terrain
@@ -238,8 +246,9 @@ class VehicleBatch:
         """Advance every vehicle ``n_steps`` steps (inputs as in ``set_inputs``, held)."""
         if inputs:
             set_inputs(self.input_rows, inputs)
-        advance_batch(self.states, self.input_rows, self._p, self.output_rows, *self._terrain,
-                      int(n_steps))
+        advance_batch(
+            self.states, self.input_rows, self._p, self.output_rows, *self._terrain, int(n_steps)
+        )
 
     def signal(self, name: str) -> np.ndarray:
         """One named output for every vehicle."""
@@ -247,4 +256,3 @@ class VehicleBatch:
         if index is None:
             raise UnknownNameError("signal", name, L.SIGNAL_NAMES)
         return self.output_rows[:, index].copy()
-

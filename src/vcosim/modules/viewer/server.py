@@ -63,7 +63,8 @@ def terrain_json(terrain: Terrain) -> dict[str, Any]:
     """
     ny, nx = terrain.height.shape
     return {
-        "nx": int(nx), "ny": int(ny),
+        "nx": int(nx),
+        "ny": int(ny),
         "origin": [float(terrain.grid[0]), float(terrain.grid[1])],
         "cell": float(terrain.grid[2]),
         "height": [round(float(v), 3) for v in terrain.height.ravel()],
@@ -77,8 +78,13 @@ def vehicle_geometry() -> dict[str, float]:
     from vcosim.vehicle.params import VehicleParams, pack
 
     p = pack(VehicleParams())[0]
-    return {"a": float(p["a"]), "b": float(p["b"]), "c": float(p["c"]),
-            "radius": float(p["r"]), "ride_height": float(p["ride_height"])}
+    return {
+        "a": float(p["a"]),
+        "b": float(p["b"]),
+        "c": float(p["c"]),
+        "radius": float(p["r"]),
+        "ride_height": float(p["ride_height"]),
+    }
 
 
 @dataclass
@@ -128,12 +134,26 @@ class VehicleState:
 
     def frame(self) -> dict[str, Any]:
         """The websocket frame of this state."""
-        return {"type": "state", "t": time.time(), "x": self.x, "y": self.y, "z": self.z,
-                "roll": self.roll, "pitch": self.pitch, "yaw": self.yaw, "speed": self.speed,
-                "rpm": self.rpm, "throttle": self.throttle, "brake": self.brake,
-                "steering": self.steering, "gear": self.gear, "rtf": self.rtf,
-                "latency_ms": self.latency_ms, "connected": self.connected,
-                "poses": self.poses}
+        return {
+            "type": "state",
+            "t": time.time(),
+            "x": self.x,
+            "y": self.y,
+            "z": self.z,
+            "roll": self.roll,
+            "pitch": self.pitch,
+            "yaw": self.yaw,
+            "speed": self.speed,
+            "rpm": self.rpm,
+            "throttle": self.throttle,
+            "brake": self.brake,
+            "steering": self.steering,
+            "gear": self.gear,
+            "rtf": self.rtf,
+            "latency_ms": self.latency_ms,
+            "connected": self.connected,
+            "poses": self.poses,
+        }
 
 
 @dataclass
@@ -172,10 +192,18 @@ class Viewer:
     """
 
     def __init__(
-        self, bus_host: str = "127.0.0.1", bus_port: int = DEFAULT_PORT, *,
-        host: str = "127.0.0.1", port: int = VIEWER_PORT, terrain: Terrain | None = None,
-        rate: float = 60.0, module_id: int = ModuleId.VISUALISATION, monitor: bool = True,
-        send_ground: bool = False, codec: Codec | None = None,
+        self,
+        bus_host: str = "127.0.0.1",
+        bus_port: int = DEFAULT_PORT,
+        *,
+        host: str = "127.0.0.1",
+        port: int = VIEWER_PORT,
+        terrain: Terrain | None = None,
+        rate: float = 60.0,
+        module_id: int = ModuleId.VISUALISATION,
+        monitor: bool = True,
+        send_ground: bool = False,
+        codec: Codec | None = None,
     ) -> None:
         if not 0 < rate <= 240:
             raise ConfigError([f"rate must be in (0, 240] frames/s, got {rate}"], "viewer")
@@ -194,8 +222,9 @@ class Viewer:
             self._sock = socket.create_server((host, port))
         except OSError as exc:
             self.bus.close()
-            raise ConfigError([f"cannot serve the page on {host}:{port}: {exc}"],
-                              "viewer") from None
+            raise ConfigError(
+                [f"cannot serve the page on {host}:{port}: {exc}"], "viewer"
+            ) from None
         self.address: tuple[str, int] = self._sock.getsockname()[:2]
         self._server: Any = None
         self._thread: threading.Thread | None = None
@@ -220,16 +249,23 @@ class Viewer:
         async def config(request: Any) -> Response:
             return JSONResponse(self._hello())
 
-        return Starlette(routes=[
-            Route("/terrain.json", terrain),
-            Route("/config.json", config),
-            WebSocketRoute("/ws", self._websocket),
-            Mount("/", StaticFiles(directory=STATIC, html=True)),
-        ])
+        return Starlette(
+            routes=[
+                Route("/terrain.json", terrain),
+                Route("/config.json", config),
+                WebSocketRoute("/ws", self._websocket),
+                Mount("/", StaticFiles(directory=STATIC, html=True)),
+            ]
+        )
 
     def _hello(self) -> dict[str, Any]:
-        return {"type": "hello", "rate": self.rate, "geometry": self._geometry,
-                "send_ground": self.send_ground, "module": self.bus.module_id}
+        return {
+            "type": "hello",
+            "rate": self.rate,
+            "geometry": self._geometry,
+            "send_ground": self.send_ground,
+            "module": self.bus.module_id,
+        }
 
     async def _websocket(self, ws: Any) -> None:
         from starlette.websockets import WebSocketDisconnect
@@ -258,9 +294,16 @@ class Viewer:
         to_vehicle = ModuleId.VEHICLE
         if kind == "input":
             shift = _byte(cmd.get("shift", 0), "shift", -1, 1)
-            self.bus.send(IMFM(_byte(cmd["throttle"], "throttle"), _byte(cmd["brake"], "brake"),
-                               _byte(cmd["steering"], "steering"), shift, to=to_vehicle,
-                               enqueue=shift != 0))
+            self.bus.send(
+                IMFM(
+                    _byte(cmd["throttle"], "throttle"),
+                    _byte(cmd["brake"], "brake"),
+                    _byte(cmd["steering"], "steering"),
+                    shift,
+                    to=to_vehicle,
+                    enqueue=shift != 0,
+                )
+            )
         elif kind == "camera":
             self.bus.send(IMVMCamera(to=self.bus.module_id))  # comes back: one path for all
         elif kind == "horn":
@@ -273,8 +316,7 @@ class Viewer:
                 raise ValueError("ground needs four heights and four frictions (FL FR RL RR)")
             self.bus.send(VMFM(*map(float, h), *map(float, mu), to=to_vehicle))
         else:
-            raise ValueError(f"unknown command type {kind!r} (known: input, camera, horn, "
-                             "ground)")
+            raise ValueError(f"unknown command type {kind!r} (known: input, camera, horn, ground)")
         self.stats.commands += 1
 
     # -- the bus ----------------------------------------------------------------------------
@@ -332,8 +374,9 @@ class Viewer:
 
         if not self.bus.connected:
             self.bus.connect()
-        config = uvicorn.Config(self.app(), log_level="warning", lifespan="off",
-                                ws="websockets-sansio")
+        config = uvicorn.Config(
+            self.app(), log_level="warning", lifespan="off", ws="websockets-sansio"
+        )
         self._server = uvicorn.Server(config)
         self._server.install_signal_handlers = lambda: None  # type: ignore[method-assign]
         loop = asyncio.get_running_loop()
@@ -361,8 +404,9 @@ class Viewer:
             asyncio.get_running_loop().call_soon(started.set)
             await self.serve_async()
 
-        self._thread = threading.Thread(target=lambda: asyncio.run(run()), daemon=True,
-                                        name="vcosim-viewer")
+        self._thread = threading.Thread(
+            target=lambda: asyncio.run(run()), daemon=True, name="vcosim-viewer"
+        )
         self._thread.start()
         started.wait(5.0)
         return self
@@ -389,6 +433,13 @@ class Viewer:
     def report(self) -> dict[str, Any]:
         """Counts for the closing summary."""
         s = self.stats
-        return {"url": self.url, "pages": s.pages, "frames": s.frames, "commands": s.commands,
-                "bad_commands": s.bad_commands, "received": dict(s.received),
-                "poses": self.state.poses, "bus_malformed": self.bus.stats.malformed}
+        return {
+            "url": self.url,
+            "pages": s.pages,
+            "frames": s.frames,
+            "commands": s.commands,
+            "bad_commands": s.bad_commands,
+            "received": dict(s.received),
+            "poses": self.state.poses,
+            "bus_malformed": self.bus.stats.malformed,
+        }
