@@ -25,9 +25,10 @@ def test_import_rules_hold():
     assert "0 broken" in result.stdout
 
 
-def test_ruff_finds_nothing():
+@pytest.mark.parametrize("command", [("check",), ("format", "--check")])
+def test_ruff_finds_nothing(command: tuple[str, ...]):
     result = subprocess.run(
-        [sys.executable, "-m", "ruff", "check", "src", "tests"],
+        [sys.executable, "-m", "ruff", *command, "src", "tests"],
         cwd=ROOT,
         capture_output=True,
         text=True,
