@@ -336,4 +336,5 @@ def read_logs(folder: str | Path) -> RunLogs:
     if problems:
         source = str(bad_files[0]) if len(bad_files) == 1 else str(folder)
         raise ConfigError(problems, source=source)
-    return RunLogs(*tables[:3], tables[3] if len(tables) > 3 else None)
+    steps, sends, receives = tables[:3]
+    return RunLogs(steps, sends, receives, tables[3] if len(tables) > 3 else None)

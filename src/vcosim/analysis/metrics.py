@@ -66,6 +66,7 @@ as implemented:
 from __future__ import annotations
 
 import math
+from typing import Literal
 
 import numpy as np
 
@@ -228,7 +229,7 @@ def largest_answered(
     query_segment: np.ndarray,
     first_id: np.ndarray,
     answers: list[tuple[np.ndarray, np.ndarray]],
-    side: str,
+    side: Literal["left", "right"],
 ) -> np.ndarray:
     """Largest id answered in each query's segment by then (its first id − 1 if none).
 

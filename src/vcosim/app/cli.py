@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from enum import Enum
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
@@ -182,7 +182,7 @@ def sim(
 
     config = None
     if coupling:
-        given = {
+        given: dict[str, Any] = {
             k: v
             for k, v in {
                 "controller_host": controller_host,
@@ -194,7 +194,7 @@ def sim(
             }.items()
             if v is not None
         }
-        options = dict(
+        options: dict[str, Any] = dict(
             window=window,
             send_skips=send_skips,
             send_offset=send_offset,
@@ -308,7 +308,7 @@ def controller(
     from vcosim.app.controller import make_step_function, run_controller
     from vcosim.tight.controller import ControllerConfig
 
-    given = {
+    given: dict[str, Any] = {
         k: v
         for k, v in {
             "step": step,
@@ -319,7 +319,7 @@ def controller(
         }.items()
         if v is not None
     }
-    options = dict(memory=memory, timeout=timeout, spin=spin)
+    options: dict[str, Any] = dict(memory=memory, timeout=timeout, spin=spin)
     config = (
         ControllerConfig.for_interface(interface, **given, **options)
         if interface is not None

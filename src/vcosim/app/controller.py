@@ -40,6 +40,7 @@ def make_step_function(
         return FmuController(fmu, map_file, step=step)
     if function is not None:
         return instantiate(load_user_code(function))
+    assert name is not None  # exactly one source was given, checked above
     return example(name, **{k: v for k, v in params.items() if v is not None})
 
 

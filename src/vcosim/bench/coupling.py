@@ -41,7 +41,7 @@ def _peer(port_out: Any, stop: Any, busy: bool) -> None:
         except (BlockingIOError, TimeoutError):
             continue
         reply[0] = incoming[0]
-        sock.sendto(reply, sender)
+        sock.sendto(reply.data, sender)
     sock.close()
 
 
@@ -78,7 +78,7 @@ def raw_pingpong(seconds: float, busy: bool) -> float:
         end = start + seconds
         while True:
             message[0] = count
-            sock.sendto(message, peer)
+            sock.sendto(message.data, peer)
             while True:
                 try:
                     sock.recv_into(buffer)

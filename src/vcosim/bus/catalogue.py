@@ -172,7 +172,7 @@ def message_type(type_id: int, *, enqueue: bool = False) -> Callable[[type[M]], 
             )
         # The per-type default of the inherited ``enqueue`` field: re-declare it on the class.
         cls.__annotations__ = {**cls.__dict__.get("__annotations__", {}), "enqueue": "bool"}
-        cls.enqueue = field(default=enqueue, kw_only=True)  # type: ignore[assignment]
+        cls.enqueue = field(default=enqueue, kw_only=True)
         cls = dataclass(frozen=True)(cls)
         hints = get_type_hints(cls)
         cls.type_id = type_id

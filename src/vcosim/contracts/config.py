@@ -403,7 +403,11 @@ class BlockLayout:
         comm: list[ContractLayout] = []
         sides: dict[str, list[PortLayout]] = {"inputs": [], "outputs": []}
         sizes = {"inputs": 0, "outputs": 0}
-        for side, direction in (("inputs", "to_server"), ("outputs", "to_client")):
+        directions: tuple[tuple[str, Literal["to_client", "to_server"]], ...] = (
+            ("inputs", "to_server"),
+            ("outputs", "to_client"),
+        )
+        for side, direction in directions:
             groups = config.inputs if side == "inputs" else config.outputs
             names: dict[str, int] = {}
             for group in groups:

@@ -109,7 +109,7 @@ _HINTS = {  # valid names, the per-wheel and custom ones folded
         ]
     ),
 }
-_ROLES = (
+_ROLES: tuple[tuple[str, str, dict[str, Any], str], ...] = (
     ("inputs", "input", INPUTS, "bank quantity"),
     ("outputs", "output", OUTPUTS, "controls field"),
     ("parameters", "parameter", {}, "parameter"),

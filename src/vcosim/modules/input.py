@@ -319,7 +319,7 @@ class KeyboardBackend:
     name = "keyboard"
     axes = 3
     buttons = 6
-    KEYS = {
+    KEYS: dict[str, tuple[Any, ...]] = {
         "w": ("axis", 1, 1.0),
         "s": ("axis", 2, 1.0),
         "a": ("axis", 0, -1.0),
@@ -358,9 +358,9 @@ class KeyboardBackend:
         for key, action in self.KEYS.items():
             if now - self._last.get(key, -1e9) <= self.hold:
                 if action[0] == "axis":
-                    axes[action[1]] += action[2]  # type: ignore[index]
+                    axes[action[1]] += action[2]
                 else:
-                    buttons[action[1]] = True  # type: ignore[index]
+                    buttons[action[1]] = True
         return axes, buttons
 
     def finished(self, t: float) -> bool:

@@ -558,7 +558,7 @@ def resolve(scenario: Scenario, params: Mapping[str, Scalar]) -> RunConfig:
         run,
         vehicle,
         factory,
-        signal,  # type: ignore[arg-type]
+        signal,
         None if target is None else float(target),
     )
 

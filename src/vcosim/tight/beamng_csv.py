@@ -349,14 +349,14 @@ def read_interface_csv(path: str | Path) -> InterfaceFile:
                 "connection, vehicle)"
             )
     seen: dict[tuple[str, str], int] = {}
-    for signal in parsed.signals_from:
-        key = (signal.name, signal.channel)
+    for channel in parsed.signals_from:
+        key = (channel.name, channel.channel)
         if key in seen:
             problems.append(
-                f"line {signal.line}: signalFrom {signal.name!r} {signal.channel} "
+                f"line {channel.line}: signalFrom {channel.name!r} {channel.channel} "
                 f"channel already given on line {seen[key]}"
             )
-        seen.setdefault(key, signal.line)
+        seen.setdefault(key, channel.line)
     if not parsed.signals_to and not parsed.signals_from and not problems:
         problems.append("no signalTo or signalFrom rows: not a BeamNG interface CSV")
     if problems:

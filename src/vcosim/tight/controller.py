@@ -248,7 +248,7 @@ class ControllerBlock:
         compute_p99 = float(np.percentile(stats.compute, 99)) if stats.compute else None
         ping = float(np.min(stats.round_trip)) if stats.round_trip else None
         ext_time = cfg.step
-        advice = {
+        advice: dict[str, Any] = {
             "ext_time": ext_time,
             "ping_time": ping,
             "send_skips": send_skips_for(ext_time, PHYSICS_DT),

@@ -214,6 +214,7 @@ class SimulatorEndpoint:
     def before_step(self, sim: Simulation) -> None:
         """Receive, apply and send as the schedule says; runs before the vehicle steps."""
         schedule = self.schedule
+        assert schedule is not None, "start() fixes the schedule before the first step"
         if self.debug is not None:
             self.debug.steps.add(time.perf_counter() - self._t0)
         if self._since_send < schedule.send_skips:

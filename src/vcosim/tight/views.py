@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, fields
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -40,6 +40,10 @@ class _Bank:
 
     def __init__(self, values: np.ndarray) -> None:
         self._values = values
+
+    if TYPE_CHECKING:  # the slots are made at import (``_bank``): each reads a float
+
+        def __getattr__(self, name: str) -> float: ...
 
     def as_dict(self) -> dict[str, float]:
         """Every named slot of the group."""

@@ -12,6 +12,7 @@ import os
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 import numba
 
@@ -34,9 +35,10 @@ def physics_cache() -> Iterator[None]:
     if os.environ.get("NUMBA_CACHE_DIR"):
         yield  # the user chose a cache location; respect it
         return
-    previous = numba.config.CACHE_DIR
-    numba.config.CACHE_DIR = str(cache_dir())
+    config: Any = numba.config  # CACHE_DIR is set at runtime; the stubs do not know it
+    previous = config.CACHE_DIR
+    config.CACHE_DIR = str(cache_dir())
     try:
         yield
     finally:
-        numba.config.CACHE_DIR = previous
+        config.CACHE_DIR = previous

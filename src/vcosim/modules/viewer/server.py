@@ -378,7 +378,7 @@ class Viewer:
             self.app(), log_level="warning", lifespan="off", ws="websockets-sansio"
         )
         self._server = uvicorn.Server(config)
-        self._server.install_signal_handlers = lambda: None  # type: ignore[method-assign]
+        self._server.install_signal_handlers = lambda: None
         loop = asyncio.get_running_loop()
         loop.add_reader(self.bus.sock.fileno(), self._on_bus)
         pusher = asyncio.create_task(self._push())
