@@ -35,3 +35,11 @@ def test_ruff_finds_nothing(command: tuple[str, ...]):
         timeout=300,
     )
     assert result.returncode == 0, result.stdout[-3000:]
+
+
+def test_types_check():
+    """mypy over src/vcosim, configured in pyproject.toml (with pydantic's plugin)."""
+    result = subprocess.run(
+        [sys.executable, "-m", "mypy"], cwd=ROOT, capture_output=True, text=True, timeout=600
+    )
+    assert result.returncode == 0, result.stdout[-3000:]

@@ -751,7 +751,7 @@ def drive(vehicle: Vehicle, phases: tuple[Phase, ...], progress: Progress | None
         t0 = vehicle.time
         starts.append((phase.name, t0))
         limit = phase.seconds * (LIMIT_FACTOR if phase.until is not None else 1.0)
-        if task is not None:
+        if progress is not None and task is not None:
             progress.update(task, description=phase.name)
         while True:
             t = vehicle.time - t0
@@ -763,7 +763,7 @@ def drive(vehicle: Vehicle, phases: tuple[Phase, ...], progress: Progress | None
                 break
             vehicle.run(RECORD_EVERY, **phase.drive(vehicle, t))
             recorder.record(vehicle.outputs)
-            if task is not None:
+            if progress is not None and task is not None:
                 # Expected total: what is done plus what the remaining phases should take.
                 remaining = max(phase.seconds - (vehicle.time - t0), 0.0)
                 later = sum(p.seconds for p in phases[index + 1 :])
@@ -773,7 +773,7 @@ def drive(vehicle: Vehicle, phases: tuple[Phase, ...], progress: Progress | None
                     total=vehicle.time + remaining + later,
                     rtf=vehicle.time / max(time.perf_counter() - begin, 1e-9),
                 )
-    if task is not None:
+    if progress is not None and task is not None:
         progress.update(task, completed=vehicle.time, total=vehicle.time, description="done")
     return Run(recorder.rows.copy(), starts, time.perf_counter() - begin, unfinished)
 

@@ -14,6 +14,7 @@ import os
 import platform
 import time
 from collections.abc import Callable
+from typing import TypeVar
 
 import numba
 import numpy as np
@@ -48,7 +49,10 @@ def _rate(fn: Callable[[], int], budget: float, tick: Callable[[], None] = lambd
     return best
 
 
-def _start(sim: Vehicle | VehicleBatch) -> Vehicle | VehicleBatch:
+V = TypeVar("V", Vehicle, VehicleBatch)
+
+
+def _start(sim: V) -> V:
     """Crank the engine, select first and pull away, so the bench times a car under load.
 
     The clutch is let out over 1 s: dropped at once at 0.3 throttle, it stalls the engine

@@ -520,7 +520,8 @@ class ContractClient:
         answers = {a.id: a.fields for a in welcome.contracts}
         refused: list[Refusal] = []
         for c in self.layout.contracts:
-            fields, got = c.wire_fields, answers.get(c.id, [])
+            fields = c.wire_fields
+            got = answers.get(c.id, []) if c.id is not None else []
             accepted = [i < len(got) and got[i].accepted for i in range(len(fields))]
             ports = self.layout.outputs if c.direction == "to_client" else self.layout.inputs
             for i, f in enumerate(fields):

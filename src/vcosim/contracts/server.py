@@ -166,8 +166,8 @@ class ContractServer:
         self.stats = ServerStats()
         self.blocking = False
         self.catalogue: Catalogue | None = None
-        self._inputs: np.ndarray | None = None
-        self._outputs: np.ndarray | None = None
+        self._inputs: np.ndarray = np.zeros(0)  # the vehicle's, from start()
+        self._outputs: np.ndarray = np.zeros(0)
         self._waiters: list[_ToServer] = []
         self._next_due = math.inf
         self._sync_data = 0  # data messages applied to contracts a hold may wait for
@@ -364,7 +364,9 @@ class ContractServer:
             fields = []
             if request.direction == "to_client":
                 contract = _ToClient(request.id, request.period, now, width)
-                sig_pos, sig_idx, pos = [], [], 0
+                sig_pos: list[int] = []
+                sig_idx: list[int] = []
+                pos = 0
                 for f in request.fields:
                     reader = catalogue.reader(f.object, f.property, f.params, f.size)
                     if isinstance(reader, str):

@@ -23,10 +23,10 @@ import multiprocessing as mp
 import os
 import signal
 from abc import ABC, abstractmethod
-from collections.abc import Iterator, Sequence
+from collections.abc import Generator, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
-from typing import Any
+from typing import Any, TypeVar
 
 from vcosim.errors import ConfigError
 from vcosim.sweep.config import Scalar, Scenario
@@ -64,6 +64,9 @@ def failed(task: Task, error: str) -> RunResult:
     )
 
 
+B = TypeVar("B", bound="Backend")
+
+
 class Backend(ABC):
     """Runs a sweep's runs somewhere; a context manager whose ``close`` is safe twice."""
 
@@ -73,7 +76,7 @@ class Backend(ABC):
     @abstractmethod
     def map(
         self, scenario: Scenario, tasks: Sequence[Task], signals: SignalSpec | None = None
-    ) -> Iterator[RunResult]:
+    ) -> Generator[RunResult, None, None]:
         """Yield a result for every task as it finishes; closing the iterator cancels the rest."""
 
     def describe(self) -> str:
@@ -83,7 +86,7 @@ class Backend(ABC):
     def close(self) -> None:  # noqa: B027 - nothing to release unless a backend says so
         """Release workers (safe twice)."""
 
-    def __enter__(self) -> Backend:
+    def __enter__(self: B) -> B:
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -97,7 +100,7 @@ class SerialBackend(Backend):
 
     def map(
         self, scenario: Scenario, tasks: Sequence[Task], signals: SignalSpec | None = None
-    ) -> Iterator[RunResult]:
+    ) -> Generator[RunResult, None, None]:
         """Run each task in turn."""
         warm_up(scenario)
         for index, params in tasks:
@@ -142,7 +145,7 @@ class LocalBackend(Backend):
 
     def map(
         self, scenario: Scenario, tasks: Sequence[Task], signals: SignalSpec | None = None
-    ) -> Iterator[RunResult]:
+    ) -> Generator[RunResult, None, None]:
         """Run the tasks on the pool, yielding results as chunks finish.
 
         If a worker process dies, every run that was in flight is a suspect: the suspects run
@@ -269,7 +272,7 @@ class RayBackend(Backend):
 
     def map(
         self, scenario: Scenario, tasks: Sequence[Task], signals: SignalSpec | None = None
-    ) -> Iterator[RunResult]:
+    ) -> Generator[RunResult, None, None]:
         """Submit chunks as Ray tasks, yielding results as they finish."""
         global _remote_chunk
         self.start()

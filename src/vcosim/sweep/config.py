@@ -554,6 +554,7 @@ def resolve(scenario: Scenario, params: Mapping[str, Scalar]) -> RunConfig:
             )
     if problems:
         raise ConfigError(problems, "run")
+    assert vehicle is not None  # a vehicle that fails to build is one of the problems
     return RunConfig(
         run,
         vehicle,
@@ -655,8 +656,8 @@ def parse(
         parameters = sweep_file.sweep.parameters
     else:  # check the parameters anyway, against what of the file is valid
         scenario = _fallback_scenario(data)
-        section = data.get("sweep")
-        raw = section.get("parameters") if isinstance(section, dict) else None
+        sweep_section = data.get("sweep")
+        raw = sweep_section.get("parameters") if isinstance(sweep_section, dict) else None
         parameters = raw if isinstance(raw, dict) else {}
     axes: dict[str, Axis] = {}
     for path, spec in parameters.items():
