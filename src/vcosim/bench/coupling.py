@@ -41,7 +41,7 @@ def _peer(port_out: Any, stop: Any, busy: bool) -> None:
         except (BlockingIOError, TimeoutError):
             continue
         reply[0] = incoming[0]
-        sock.sendto(reply.data, sender)
+        sock.sendto(reply, sender)  # type: ignore[call-overload]  # numpy is a buffer
     sock.close()
 
 
@@ -78,7 +78,7 @@ def raw_pingpong(seconds: float, busy: bool) -> float:
         end = start + seconds
         while True:
             message[0] = count
-            sock.sendto(message.data, peer)
+            sock.sendto(message, peer)  # type: ignore[call-overload]  # numpy is a buffer
             while True:
                 try:
                     sock.recv_into(buffer)

@@ -21,7 +21,6 @@ debug logs on, written to the events log.
 
 from __future__ import annotations
 
-import math
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -33,7 +32,7 @@ import numpy as np
 from vcosim.constants import CONTROLLER_PORT, SIMULATOR_PORT
 from vcosim.sim.simulation import Simulation
 from vcosim.tight.debuglog import DebugLog, Event
-from vcosim.tight.interface import DERIVED_NAMES, Interface, derive_sources
+from vcosim.tight.interface import DERIVED_NAMES, Interface, apply_inputs, derive_sources
 from vcosim.tight.protocol import (
     CONTROLLER_CUSTOM,
     SIM_CUSTOM,
@@ -150,7 +149,14 @@ class SimulatorEndpoint:
         self._out = np.zeros(face.sim_to_controller, dtype=WIRE_DTYPE)
         self._reply = np.zeros(face.controller_to_sim, dtype=WIRE_DTYPE)
         self._sources = face.source_indices()
-        self._n_sources = len(self._sources)
+        self._values_out = self._out[1 : 1 + len(self._sources)]  # the sources' slots
+        first = int(self._sources[0]) if len(self._sources) else 0
+        self._source_run = (  # sources in order (the fixed layout): a slice copy is faster
+            slice(first, first + len(self._sources))
+            if np.array_equal(self._sources, np.arange(first, first + len(self._sources)))
+            else None
+        )
+        self._slots, self._limits = face.inputs.slots, face.inputs.limits
         self._extended = np.zeros(L.N_OUTPUTS + len(DERIVED_NAMES)) if face.needs_derived else None
         self._clamps = np.zeros(len(face.inputs.names), dtype=np.int64)
         self._frozen = np.zeros(len(face.inputs.names))
@@ -243,7 +249,10 @@ class SimulatorEndpoint:
             source = self._extended
             source[: L.N_OUTPUTS] = self._outputs
             derive_sources(self._state, source)
-        np.take(source, self._sources, out=out[1 : 1 + self._n_sources])
+        if self._source_run is not None:
+            self._values_out[:] = source[self._source_run]
+        else:
+            np.take(source, self._sources, out=self._values_out)
         if self.fill_custom is not None and self.interface.custom:
             self.fill_custom(sim, out[SIM_CUSTOM])
         self.link.send(out)
@@ -258,7 +267,7 @@ class SimulatorEndpoint:
     def _reply_id(self, message: np.ndarray) -> float | None:
         """The reply's id, or None (counted) if it is not a whole number."""
         reply_id = float(message[0])
-        if math.isfinite(reply_id) and reply_id == int(reply_id):
+        if reply_id % 1.0 == 0.0:  # NaN and ±inf give NaN here: not whole numbers
             return reply_id
         self.stats.bad_id += 1
         return None
@@ -326,7 +335,7 @@ class SimulatorEndpoint:
         self._answers = min(self._answers + 1, self._sent)
 
     def _apply(self, sim: Simulation, message: np.ndarray) -> None:
-        self.interface.inputs.apply(message, self._inputs, self._frozen, self._clamps)
+        apply_inputs(message, self._inputs, self._frozen, self._clamps, self._slots, self._limits)
         self._largest = float(message[0])
         self.stats.applied += 1
         answered = min(int(self._largest), self._next_id - 1)

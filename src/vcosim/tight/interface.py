@@ -67,46 +67,51 @@ def derive_sources(x, out) -> None:
     out[base + 11] = 0.0
 
 
+# Columns of InputMap.slots: one row per input group.
+TARGET, VALUE, MULTIPLY, ADD, FREEZE, KIND = range(6)
+
+
 @njit(cache=True)
-def apply_inputs(
-    message, inputs, frozen, clamps, target, value, multiply, add, freeze, low, high, kind
-) -> None:
+def apply_inputs(message, inputs, frozen, clamps, slots, limits) -> None:
     """Turn a reply into vehicle inputs, group by group (BeamNG's channel arithmetic).
 
     The value channel (0 if the group has none) is multiplied by the multiply channel and
     the add channel added, where present; a non-zero freeze channel holds the value last in
     force instead. NaN means "leave as it is": a NaN value keeps the input, a NaN multiply
     or add channel is left out. Out-of-range results are clamped and counted per group.
+    ``slots`` holds the wire slots of each group (-1: none), ``limits`` its low and high.
     """
-    for g in range(target.shape[0]):
-        f = message[freeze[g]] if freeze[g] >= 0 else 0.0
+    for g in range(slots.shape[0]):
+        row = slots[g]
+        f = message[row[FREEZE]] if row[FREEZE] >= 0 else 0.0
         if f == f and f != 0.0:
-            inputs[target[g]] = frozen[g]
+            inputs[row[TARGET]] = frozen[g]
             continue
-        v = message[value[g]] if value[g] >= 0 else 0.0
+        v = message[row[VALUE]] if row[VALUE] >= 0 else 0.0
         if v != v:
             continue
-        if multiply[g] >= 0:
-            m = message[multiply[g]]
+        if row[MULTIPLY] >= 0:
+            m = message[row[MULTIPLY]]
             if m == m:
                 v *= m
-        if add[g] >= 0:
-            a = message[add[g]]
+        if row[ADD] >= 0:
+            a = message[row[ADD]]
             if a == a:
                 v += a
-        if kind[g] == BOOLEAN:
+        kind = row[KIND]
+        if kind == BOOLEAN:
             v = 1.0 if v != 0.0 else 0.0
-        if v < low[g]:
-            v = low[g]
+        if v < limits[g, 0]:
+            v = limits[g, 0]
             clamps[g] += 1
-        elif v > high[g]:
-            v = high[g]
+        elif v > limits[g, 1]:
+            v = limits[g, 1]
             clamps[g] += 1
-        if kind[g] == ROUND:
+        if kind == ROUND:
             v = float(round(v))
-        elif kind[g] == SWITCH:
+        elif kind == SWITCH:
             v = 1.0 if v >= 0.5 else 0.0
-        inputs[target[g]] = v
+        inputs[row[TARGET]] = v
         frozen[g] = v
 
 
@@ -126,39 +131,25 @@ class InputGroup:
 
 
 class InputMap:
-    """The input groups as the arrays ``apply_inputs`` works on."""
+    """The input groups as the two arrays ``apply_inputs`` works on.
+
+    Two arrays, not one per column: numba's call overhead grows with each array passed, and
+    this runs for every reply.
+    """
 
     def __init__(self, groups: list[InputGroup]) -> None:
         self.groups = groups
         self.names = tuple(g.name for g in groups)
-        i64 = np.int64
-        self.target = np.array([g.target for g in groups], dtype=i64)
-        self.value = np.array([g.value for g in groups], dtype=i64)
-        self.multiply = np.array([g.multiply for g in groups], dtype=i64)
-        self.add = np.array([g.add for g in groups], dtype=i64)
-        self.freeze = np.array([g.freeze for g in groups], dtype=i64)
-        self.low = np.array([g.low for g in groups], dtype=np.float64)
-        self.high = np.array([g.high for g in groups], dtype=np.float64)
-        self.kind = np.array([g.kind for g in groups], dtype=i64)
+        rows = [(g.target, g.value, g.multiply, g.add, g.freeze, g.kind) for g in groups]
+        self.slots = np.array(rows, dtype=np.int64).reshape(len(groups), 6)
+        self.limits = np.array([(g.low, g.high) for g in groups]).reshape(len(groups), 2)
+        self.target = self.slots[:, TARGET]
 
     def apply(
         self, message: np.ndarray, inputs: np.ndarray, frozen: np.ndarray, clamps: np.ndarray
     ) -> None:
         """Apply one reply to the vehicle inputs (see ``apply_inputs``)."""
-        apply_inputs(
-            message,
-            inputs,
-            frozen,
-            clamps,
-            self.target,
-            self.value,
-            self.multiply,
-            self.add,
-            self.freeze,
-            self.low,
-            self.high,
-            self.kind,
-        )
+        apply_inputs(message, inputs, frozen, clamps, self.slots, self.limits)
 
 
 @dataclass(frozen=True)

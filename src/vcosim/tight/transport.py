@@ -59,7 +59,8 @@ class UdpLink:
 
     def send(self, values: np.ndarray, to: tuple[str, int] | None = None) -> None:
         """Send a float64 array as one datagram to the peer (or to ``to``)."""
-        self.sock.sendto(values.data, to or self.peer)
+        # numpy arrays are buffers (the stubs for Python 3.10 do not say so); no copy, no view
+        self.sock.sendto(values, to or self.peer)  # type: ignore[call-overload]
 
     def poll(self) -> bool:
         """Non-blocking: take the next valid datagram into ``message``; False if none waits."""
