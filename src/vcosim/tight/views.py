@@ -17,6 +17,7 @@ import numpy as np
 
 from vcosim.errors import UnknownNameError
 from vcosim.tight.protocol import N_CUSTOM, SIM_CUSTOM
+from vcosim.vehicle import layout as L
 
 NAN = math.nan
 
@@ -62,61 +63,23 @@ def _bank(name: str, first: int, names: Sequence[str], doc: str) -> type[_Bank]:
     return type(name, (_Bank,), namespace)
 
 
+# The names come from the vehicle's output layout (banks A-G are slots 1..60 of the message).
 DriverControls = _bank(
     "DriverControls",
-    1,
-    (
-        "throttle",
-        "throttle_input",
-        "brake",
-        "brake_input",
-        "clutch",
-        "clutch_input",
-        "parkingbrake",
-        "parkingbrake_input",
-        "steering",
-        "steering_input",
-    ),
+    1 + L.Y_A,
+    L.BANK_NAMES[L.Y_A : L.Y_B],
     "Bank A: pedals and steering as applied, and as asked for (``_input``).",
 )
 Kinematics = _bank(
     "Kinematics",
-    11,
-    (
-        "posX",
-        "posY",
-        "posZ",
-        "velX",
-        "velY",
-        "velZ",
-        "groundspeed",
-        "accX",
-        "accY",
-        "accZ",
-        "roll",
-        "pitch",
-        "yaw",
-        "altitude",
-    ),
+    1 + L.Y_B,
+    L.BANK_NAMES[L.Y_B : L.Y_C],
     "Bank B: position (m), world velocity (m/s), body acceleration (m/s2), attitude (rad).",
 )
 Status = _bank(
     "Status",
-    25,
-    (
-        "ignitionLevel",
-        "gear",
-        "fuel",
-        "engineLoad",
-        "highbeam",
-        "lowbeam",
-        "maxrpm",
-        "reverse",
-        "rpm",
-        "signal_L",
-        "signal_R",
-        "wheelspeed",
-    ),
+    1 + L.Y_C,
+    L.BANK_NAMES[L.Y_C : L.Y_WHEEL],
     "Bank C: ignition, gear, fuel, engine load, lights, rpm, wheel speed.",
 )
 WHEEL_FIELDS = (
