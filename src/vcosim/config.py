@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
-from pydantic import ValidationError
+from pydantic import BaseModel, ConfigDict, ValidationError
 
 from vcosim.errors import ConfigError
 
@@ -41,3 +41,20 @@ def validation_problems(exc: ValidationError, prefix: str = "") -> list[str]:
         else:
             out.append(f"{loc}: {err['msg'].removeprefix('Value error, ')}")
     return out
+
+
+class Options(BaseModel):
+    """Base of vcosim's option models: every bad value is one ConfigError listing them all.
+
+    Subclasses name themselves in the error with ``_source``. Unknown names are refused, so a
+    misspelt keyword argument does not pass silently.
+    """
+
+    model_config = ConfigDict(extra="forbid", validate_assignment=True)
+    _source: ClassVar[str] = "options"
+
+    def __init__(self, **data: Any) -> None:
+        try:
+            super().__init__(**data)
+        except ValidationError as exc:
+            raise ConfigError(validation_problems(exc), type(self)._source) from None

@@ -15,12 +15,12 @@ import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from enum import Enum
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from vcosim.constants import BLOCKING_TIMEOUT, CONTROLLER_PORT, PHYSICS_DT, SIMULATOR_PORT
+from vcosim.constants import PHYSICS_DT
+from vcosim.tight.config import ControllerConfig
 from vcosim.tight.interface import CsvAdapter, Interface
 from vcosim.tight.protocol import (
     CONTROLLER_TO_SIM,
@@ -42,55 +42,6 @@ class ControllerStatus(str, Enum):
     waiting = "waiting for the first message"
     connected = "connected"
     no_peer = "no peer"
-
-
-@dataclass
-class ControllerConfig:
-    """Addresses, step and options of a controller block.
-
-    Attributes:
-        step: The controller's sample time (s); give the simulator ``--ext-time`` equal to it.
-        sim_port: The simulator's port; 0 answers each message to the port it came from.
-        memory: Answer with the previous step's outputs (Simulink's memory block).
-        interface: A BeamNG interface CSV both sides use (None: the fixed 111/64 layout).
-        spin: Busy-poll this long (s) before blocking, so a lock-step pair is not capped by
-            the wake-up latency of a sleeping process.
-    """
-
-    step: float = 0.005
-    listen_host: str = "127.0.0.1"
-    listen_port: int = CONTROLLER_PORT
-    sim_host: str = "127.0.0.1"
-    sim_port: int = SIMULATOR_PORT
-    memory: bool = False
-    timeout: float = BLOCKING_TIMEOUT
-    spin: float = 0.002
-    allowed_hosts: tuple[str, ...] | None = None
-    interface: str | Path | None = None
-
-    @classmethod
-    def for_interface(cls, interface: str | Path, **explicit: Any) -> ControllerConfig:
-        """A config for a BeamNG interface CSV.
-
-        Its connection rows fill what ``explicit`` does not give: the step from the
-        computation time (as the simulator derives it), the controller's address (otherUDP)
-        and the simulator's (beamngUDP).
-        """
-        conn = Interface.from_csv(interface).connection
-        step = (
-            None
-            if conn.ext_time is None
-            else (send_skips_for(conn.ext_time, PHYSICS_DT) + 1) * PHYSICS_DT
-        )
-        from_csv = {
-            "step": step,
-            "listen_host": conn.controller_host,
-            "listen_port": conn.controller_port,
-            "sim_host": conn.simulator_host,
-            "sim_port": conn.simulator_port,
-        }
-        given = {k: v for k, v in from_csv.items() if v is not None}
-        return cls(interface=interface, **{**given, **explicit})
 
 
 @dataclass
@@ -152,7 +103,7 @@ class ControllerBlock:
         self, step_fn: StepFunction, config: ControllerConfig | None = None, **options: Any
     ) -> None:
         base = config if config is not None else ControllerConfig()
-        self.config = ControllerConfig(**{**base.__dict__, **options})
+        self.config = ControllerConfig(**{**base.model_dump(), **options}) if options else base
         cfg = self.config
         self.interface = (
             Interface.from_csv(cfg.interface) if cfg.interface is not None else Interface.fixed()

@@ -24,15 +24,14 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from vcosim.constants import CONTROLLER_PORT, SIMULATOR_PORT
 from vcosim.sim.simulation import Simulation
+from vcosim.tight.config import CouplingConfig
 from vcosim.tight.debuglog import DebugLog, Event
-from vcosim.tight.interface import DERIVED_NAMES, Interface, apply_inputs, derive_sources
+from vcosim.tight.interface import DERIVED_NAMES, apply_inputs, derive_sources
 from vcosim.tight.protocol import (
     CONTROLLER_CUSTOM,
     SIM_CUSTOM,
@@ -46,70 +45,6 @@ _SENT_RING = 4096  # send times kept for the latency figure (far more than any w
 
 CustomFill = Callable[[Simulation, np.ndarray], None]
 CustomReceive = Callable[[Simulation, np.ndarray], None]
-
-
-@dataclass
-class CouplingConfig:
-    """Addresses, timing and options of the simulator side of the tight coupling.
-
-    Attributes:
-        interface: A BeamNG interface CSV (signals each way, in order); None: BeamNG's fixed
-            111/64 layout.
-        gear_slot: Read slot 4 of the fixed layout as a requested gear (vcosim's extension;
-            BeamNG ignores the slot, and an unconnected Simulink input would send 0 = neutral).
-    """
-
-    controller_host: str = "127.0.0.1"
-    controller_port: int = CONTROLLER_PORT
-    listen_host: str = "127.0.0.1"
-    listen_port: int = SIMULATOR_PORT
-    ext_time: float = 0.005
-    ping_time: float = 0.00001
-    window: int | None = None
-    send_skips: int | None = None
-    send_offset: int = 0
-    timeout: float = 2.0
-    allowed_hosts: tuple[str, ...] | None = None
-    spin: float | None = None
-    debug_log: Path | None = None
-    interface: str | Path | None = None
-    gear_slot: bool = False
-
-    def schedule(self, dt: float) -> Schedule:
-        """The skips/window/offset in force."""
-        return Schedule.derive(
-            self.ext_time,
-            self.ping_time,
-            dt,
-            window=self.window,
-            send_skips=self.send_skips,
-            send_offset=self.send_offset,
-            timeout=self.timeout,
-        )
-
-    def layout(self) -> Interface:
-        """The message layouts in force (``ConfigError`` for a bad interface CSV)."""
-        if self.interface is None:
-            return Interface.fixed(gear_slot=self.gear_slot)
-        return Interface.from_csv(self.interface)
-
-    @classmethod
-    def for_interface(cls, interface: str | Path, **explicit: Any) -> CouplingConfig:
-        """A config for a BeamNG interface CSV.
-
-        Its connection rows (timing, addresses, ports) fill what ``explicit`` does not give.
-        """
-        conn = Interface.from_csv(interface).connection
-        from_csv = {
-            "ext_time": conn.ext_time,
-            "ping_time": conn.ping_time,
-            "controller_host": conn.controller_host,
-            "controller_port": conn.controller_port,
-            "listen_host": conn.simulator_host,
-            "listen_port": conn.simulator_port,
-        }
-        given = {k: v for k, v in from_csv.items() if v is not None}
-        return cls(interface=interface, **{**given, **explicit})
 
 
 @dataclass
