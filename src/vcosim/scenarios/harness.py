@@ -1,0 +1,356 @@
+"""Parties of a coupled run in processes of their own: started, waited for, stopped, heard from.
+
+A controller, a peer, a server or a router runs beside the simulator in a process of its own
+(its own interpreter and GIL), so neither slows the other. Two kinds, one way of stopping:
+
+- ``ChildProcess``: a Python function in a spawned process. It receives a ``ChildLink`` as its
+  first argument: ``link.ready(value)`` when it can be reached (say, with the port it bound),
+  ``link.stopping`` / ``link.wait()`` / ``link.on_stop()`` to learn that it should end,
+  ``link.result(value)`` to hand back what it measured. It ignores Ctrl-C: the parent handles
+  it and stops the child, so the child is never cut off half-way through its report.
+- ``CommandProcess``: a command line (``vcosim sim ...``), its output captured. Ctrl-C reaches
+  it as it reaches the parent; vcosim's commands end cleanly on it.
+
+Stopping escalates the same way for both: ask (the stop event, or SIGINT for a command, which
+vcosim's commands treat as Ctrl-C so their logs are complete), then SIGTERM, then SIGKILL, each
+after a grace period. Both are context managers whose exit stops the child; stopping twice is
+safe.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import math
+import multiprocessing as mp
+import os
+import queue
+import signal
+import subprocess
+import threading
+import time
+import traceback
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from vcosim.errors import VcosimError
+
+READY_TIMEOUT = 60.0  # s for a child to become ready (a spawned interpreter imports numba)
+GRACE = 5.0  # s a child gets after each request to stop before the next, harsher one
+ORPHAN_CHECK = 0.5  # s between a child's checks that its parent is still there
+
+
+@contextlib.contextmanager
+def sigint_ignored() -> Iterator[None]:
+    """Ignore SIGINT for a moment (main thread only; elsewhere signals are left alone)."""
+    try:
+        previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    except ValueError:
+        yield
+        return
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
+def escalate(
+    requests: Sequence[Callable[[], None]], ended: Callable[[float], bool], grace: float
+) -> bool:
+    """Make each request in turn until ``ended(grace)`` says the process is gone.
+
+    ``ended(timeout)`` waits up to ``timeout`` seconds and tells whether the process ended.
+    True if one of the requests ended it (or it had ended already).
+    """
+    for request in requests:
+        if ended(0.0):
+            return True
+        request()
+        if ended(grace):
+            return True
+    return False
+
+
+@dataclass(frozen=True)
+class _Failure:
+    """What a child sends instead of a value when its function raised."""
+
+    message: str
+
+
+@dataclass
+class ChildLink:
+    """The child's side of a ``ChildProcess``: readiness, the stop request, the result."""
+
+    _ready: Any  # multiprocessing queues and event, picklable while the child is spawned
+    _results: Any
+    _stop: Any
+    parent: int
+    _was_ready: bool = False
+
+    def ready(self, value: Any = None) -> None:
+        """Tell the parent the child can be reached (``value``: e.g. its port)."""
+        self._was_ready = True
+        self._ready.put(value)
+
+    def result(self, value: Any) -> None:
+        """Hand the parent what the child produced."""
+        self._results.put(value)
+
+    @property
+    def orphaned(self) -> bool:
+        """True once the parent is gone (its child was re-parented)."""
+        return os.getppid() != self.parent
+
+    @property
+    def stopping(self) -> bool:
+        """True once the parent asked the child to end, or is gone."""
+        return self._stop.is_set() or self.orphaned
+
+    def wait(self, timeout: float | None = None) -> bool:
+        """Wait until asked to stop (or orphaned), at most ``timeout`` s; True if asked."""
+        deadline = math.inf if timeout is None else time.monotonic() + timeout
+        while True:
+            left = min(deadline - time.monotonic(), ORPHAN_CHECK)
+            if self._stop.wait(max(left, 0.0)) or self.orphaned:
+                return True
+            if time.monotonic() >= deadline:
+                return False
+
+    def on_stop(self, callback: Callable[[], None]) -> None:
+        """Call ``callback`` (from a watching thread) once asked to stop or orphaned."""
+
+        def watch() -> None:
+            self.wait()
+            callback()
+
+        threading.Thread(target=watch, name="stop watch", daemon=True).start()
+
+    def fail(self, exc: BaseException) -> None:
+        """Send the parent the error, where it is waiting: for readiness or for the result."""
+        message = "".join(traceback.format_exception_only(type(exc), exc)).strip()
+        (self._results if self._was_ready else self._ready).put(_Failure(message))
+
+
+def _child_main(target: Callable[..., Any], link: ChildLink, args: tuple[Any, ...]) -> None:
+    """The spawned process: Ctrl-C is the parent's; an error goes back to it, not to a trace.
+
+    vcosim's own errors are for the user and travel as one line; anything else is a bug and
+    prints its traceback in the child as well.
+    """
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        target(link, *args)
+    except VcosimError as exc:
+        link.fail(exc)
+        raise SystemExit(1) from None
+    except Exception as exc:
+        link.fail(exc)
+        raise
+
+
+_MISSING: Any = object()
+
+
+class ChildProcess:
+    """``target(link, *args)`` in a spawned process, as a context manager (see the module)."""
+
+    def __init__(self, target: Callable[..., Any], *args: Any, name: str) -> None:
+        ctx = mp.get_context("spawn")
+        self.name = name
+        self.link = ChildLink(ctx.Queue(), ctx.Queue(), ctx.Event(), os.getpid())
+        self._process = ctx.Process(
+            target=_child_main, name=name, daemon=True, args=(target, self.link, args)
+        )
+        self._result: Any = _MISSING
+        self.error: str | None = None
+        """The error the child's function raised, as one line (None: it raised none)."""
+
+    def start(self) -> ChildProcess:
+        """Start the child (Ctrl-C ignored meanwhile: the child inherits that as it starts)."""
+        with sigint_ignored():
+            self._process.start()
+        return self
+
+    def __enter__(self) -> ChildProcess:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    @property
+    def pid(self) -> int | None:
+        """The child's process id (None before it started)."""
+        return self._process.pid
+
+    @property
+    def exitcode(self) -> int | None:
+        """None while it runs; negative: ended by that signal."""
+        return self._process.exitcode
+
+    def ready(self, timeout: float = READY_TIMEOUT) -> Any:
+        """The value the child reported when it became ready; raises if it ended first."""
+        value = self._get(self.link._ready, timeout)
+        if value is _MISSING:
+            if self._process.is_alive():
+                raise VcosimError(f"the {self.name} did not start in {timeout:g} s")
+            raise VcosimError(
+                f"the {self.name} ended before it was ready (exit code {self.exitcode})"
+            )
+        return value
+
+    def result(self, timeout: float = GRACE) -> Any:
+        """What the child handed back (waiting up to ``timeout``); None if nothing came."""
+        if self._result is _MISSING:
+            value = self._get(self.link._results, timeout)
+            if value is not _MISSING:
+                self._result = value
+        return None if self._result is _MISSING else self._result
+
+    def stop(self, grace: float = GRACE) -> Any:
+        """Ask the child to end, keep its result, escalate if it will not; returns the result.
+
+        Safe twice, and before the child started. The result is waited for (``grace``)
+        only while the child runs: one that ended without a result has none to give. An
+        error the child sent instead is kept in ``error``, not raised: stopping happens on
+        the way out, often while another error is on its way.
+        """
+        if self.pid is None:
+            return None
+        if self._process.is_alive():
+            self.link._stop.set()
+        with contextlib.suppress(VcosimError):
+            self.result(grace)
+        process = self._process
+
+        def ended(timeout: float) -> bool:
+            process.join(timeout)
+            return not process.is_alive()
+
+        escalate((self.link._stop.set, process.terminate, process.kill), ended, grace)
+        return None if self._result is _MISSING else self._result
+
+    def _get(self, channel: Any, timeout: float) -> Any:
+        """The next value on ``channel`` within ``timeout``; ``_MISSING`` if none can come.
+
+        A value sent just before the child ended is still taken; a ``_Failure`` raises.
+        """
+        deadline = time.monotonic() + timeout
+        while True:
+            try:
+                value = channel.get(timeout=min(0.2, max(deadline - time.monotonic(), 0.0)))
+            except queue.Empty:
+                if not self._process.is_alive():
+                    with contextlib.suppress(queue.Empty):  # flushed as it ended
+                        value = channel.get(timeout=0.1)
+                        break
+                    return _MISSING
+                if time.monotonic() >= deadline:
+                    return _MISSING
+                continue
+            break
+        if isinstance(value, _Failure):
+            self.error = value.message
+            raise VcosimError(f"the {self.name} failed: {value.message}")
+        return value
+
+
+def _controller_main(link: ChildLink, step_fn: Any, step: float) -> None:
+    """A ControllerBlock answering the simulator from loopback until the parent stops it.
+
+    It answers each message to the address it came from (the simulator endpoint's bound
+    address), so no port is fixed in advance.
+    """
+    from vcosim.tight.controller import ControllerBlock
+
+    block = ControllerBlock(step_fn, listen_port=0, sim_host="127.0.0.1", sim_port=0, step=step)
+    link.on_stop(block.stop)
+    link.ready(block.address[1])
+    link.result(block.run())
+
+
+class ControllerProcess(ChildProcess):
+    """A step function in a ControllerBlock in a process of its own.
+
+    ``port()`` waits for the port the block listens on; ``stop()`` (or leaving the context,
+    normally, on an error or on Ctrl-C) stops the block and returns its report.
+    """
+
+    def __init__(self, step_fn: Any, step: float) -> None:
+        super().__init__(_controller_main, step_fn, step, name="controller process")
+        self.report: dict[str, Any] | None = None
+
+    def port(self, timeout: float = READY_TIMEOUT) -> int:
+        """The controller's UDP port, once its block is listening."""
+        return int(self.ready(timeout))
+
+    def stop(self, grace: float = GRACE) -> dict[str, Any] | None:
+        """Stop the block, keep its report, join the process (safe twice)."""
+        self.report = super().stop(grace)
+        return self.report
+
+
+@dataclass
+class Finished:
+    """How a command ended: its exit code (negative: the signal) and what it printed."""
+
+    returncode: int
+    stdout: str
+    stderr: str
+
+    def last_lines(self, n: int = 3) -> str:
+        """The last non-blank lines of its error output, joined for one line of report."""
+        lines = [line for line in self.stderr.strip().splitlines() if line.strip()]
+        return " / ".join(lines[-n:])
+
+
+class CommandProcess:
+    """A command line in a process of its own, its output captured, as a context manager."""
+
+    def __init__(self, args: Sequence[str], *, name: str) -> None:
+        self.args = list(args)
+        self.name = name
+        self.popen: subprocess.Popen[str] | None = None
+        self.finished: Finished | None = None
+
+    def start(self) -> CommandProcess:
+        """Start the command (its output is read when it ends)."""
+        self.popen = subprocess.Popen(
+            self.args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+        )
+        return self
+
+    def __enter__(self) -> CommandProcess:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    @property
+    def pid(self) -> int | None:
+        """The command's process id (None before it started)."""
+        return None if self.popen is None else self.popen.pid
+
+    def wait(self, timeout: float | None = None) -> Finished | None:
+        """Wait for the command to end by itself; None if it did not within ``timeout``."""
+        if self.finished is None and self.popen is not None:
+            try:
+                stdout, stderr = self.popen.communicate(timeout=timeout)
+            except subprocess.TimeoutExpired:
+                return None
+            self.finished = Finished(self.popen.returncode, stdout, stderr)
+        return self.finished
+
+    def stop(self, grace: float = GRACE) -> Finished | None:
+        """End the command: SIGINT (Ctrl-C), then SIGTERM, then SIGKILL (safe twice)."""
+        popen = self.popen
+        if popen is None:
+            return None
+
+        def ended(timeout: float) -> bool:
+            return self.wait(timeout) is not None
+
+        escalate(
+            (lambda: popen.send_signal(signal.SIGINT), popen.terminate, popen.kill), ended, grace
+        )
+        return self.finished
