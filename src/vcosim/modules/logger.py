@@ -2,12 +2,9 @@
 
 Recording (``vcosim log OUT.mcap``). The logger joins the bus as a monitor (id 20 unless told
 otherwise), so the router sends it a copy of every valid message with the sender's id, and
-writes each with its arrival time (``log_time``, ns since the Unix epoch) and arrival order
-(``sequence``). Each message type is one MCAP channel, topic ``/bus/<Name>`` (``/bus/IMFM``),
-whose schema is a JSON Schema derived from the catalogue; messages are JSON objects
-``{"sender", "to", "enqueue", <parameters by name>}``. Foxglove Studio and PlotJuggler open
-such files as they are. The file is flushed every second and finished on Shutdown, Ctrl-C or
-SIGTERM; a file cut short by a crash still reads up to its last flush.
+writes each to an MCAP file (the format: :mod:`vcosim.modules.recording`, whose names are
+importable from here too). The file is flushed every second and finished on Shutdown, Ctrl-C
+or SIGTERM; a file cut short by a crash still reads up to its last flush.
 
 Replay (``vcosim replay FILE``) joins as an ordinary module (id 21) and sends each recorded
 message to its recorded destination, in recorded order, at the recorded pace or faster.
@@ -16,156 +13,54 @@ The router names the replayer as the sender: a module cannot speak in another's 
 
 from __future__ import annotations
 
-import csv
-import json
-import logging
 import time
-from collections import Counter
-from collections.abc import Collection, Iterator
+from collections.abc import Collection
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Any
+from typing import Any
 
-from vcosim.bus.catalogue import CATALOGUE, Message, ModuleId, Shutdown, lookup
-from vcosim.bus.client import DEFAULT_PORT, BusClient
+from vcosim.bus.catalogue import ModuleId, Shutdown, lookup
 from vcosim.bus.codec import Codec
-from vcosim.errors import ConfigError, ProtocolError
+from vcosim.constants import BUS_PORT, LOOPBACK
+from vcosim.modules.base import BusModule, ModuleReport
+from vcosim.modules.recording import (
+    SCHEMA_PREFIX,
+    TOPIC_PREFIX,
+    McapRecorder,
+    Recorded,
+    export_csv,
+    json_schema,
+    read_recording,
+)
 
-log = logging.getLogger("vcosim.bus")
-
-TOPIC_PREFIX = "/bus/"
-SCHEMA_PREFIX = "vcosim.bus."
-
-
-def json_schema(cls: type[Message]) -> dict[str, Any]:
-    """The JSON Schema of one message type's recorded form."""
-    properties: dict[str, Any] = {
-        "sender": {"type": "integer", "description": "id of the sending module"},
-        "to": {"type": "integer", "description": "id of the receiving module"},
-        "enqueue": {"type": "boolean", "description": "queue (true) or latest value wins"},
-    }
-    properties.update({p.name: p.json_schema() for p in cls.params})
-    return {
-        "title": f"{SCHEMA_PREFIX}{cls.__name__}",
-        "description": f"NightRider bus message type {cls.type_id}: {cls.__doc__}",
-        "type": "object",
-        "properties": properties,
-        "required": list(properties),
-    }
-
-
-@dataclass(frozen=True, slots=True)
-class Recorded:
-    """One message of a recording: arrival time (ns, epoch), sender's id, the message."""
-
-    time_ns: int
-    sender: int
-    message: Message
+__all__ = [
+    "SCHEMA_PREFIX",
+    "TOPIC_PREFIX",
+    "Logger",
+    "LoggerReport",
+    "McapRecorder",
+    "Recorded",
+    "ReplayReport",
+    "Replayer",
+    "export_csv",
+    "json_schema",
+    "read_recording",
+    "replay",
+]
 
 
-class McapRecorder:
-    """Writes bus messages to an MCAP file, a channel and a JSON schema per message type."""
+@dataclass
+class LoggerReport(ModuleReport):
+    """What was recorded."""
 
-    def __init__(self, path: str | Path, metadata: dict[str, str] | None = None) -> None:
-        from mcap.writer import CompressionType, Writer
-
-        self.path = Path(path)
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        self._file: IO[bytes] = open(self.path, "wb")  # noqa: SIM115 (closed in close())
-        self._writer = Writer(self._file, compression=CompressionType.ZSTD)
-        self._writer.start(profile="", library="vcosim")
-        if metadata:
-            self._writer.add_metadata("vcosim.bus", metadata)
-        self._channels: dict[int, int] = {}
-        self.count = 0
-        self.by_type: Counter[str] = Counter()
-        self._closed = False
-
-    def write(self, record: Recorded) -> None:
-        """Append one message (channels and schemas are registered on first use)."""
-        message = record.message
-        channel = self._channels.get(message.type_id)
-        if channel is None:
-            channel = self._channels[message.type_id] = self._register(type(message))
-        data = {
-            "sender": record.sender,
-            "to": message.to,
-            "enqueue": message.enqueue,
-            **{p.name: getattr(message, p.name) for p in message.params},
-        }
-        self._writer.add_message(
-            channel,
-            log_time=record.time_ns,
-            publish_time=record.time_ns,
-            sequence=self.count % (1 << 32),
-            data=json.dumps(data).encode(),
-        )
-        self.count += 1
-        self.by_type[type(message).__name__] += 1
-
-    def _register(self, cls: type[Message]) -> int:
-        schema = self._writer.register_schema(
-            name=f"{SCHEMA_PREFIX}{cls.__name__}",
-            encoding="jsonschema",
-            data=json.dumps(json_schema(cls)).encode(),
-        )
-        return self._writer.register_channel(
-            topic=f"{TOPIC_PREFIX}{cls.__name__}",
-            message_encoding="json",
-            schema_id=schema,
-            metadata={"type_id": str(cls.type_id)},
-        )
-
-    def flush(self) -> None:
-        """Write what is buffered, so a crash loses at most what came after."""
-        self._writer.flush()
-
-    def close(self) -> None:
-        """Finish the file (indexes, summary) and close it; safe twice."""
-        if self._closed:
-            return
-        self._closed = True
-        try:
-            self._writer.finish()
-        finally:
-            self._file.close()
-
-    def __enter__(self) -> McapRecorder:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
+    path: str
+    messages: int
+    by_type: dict[str, int]
+    shutdown_received: bool
+    malformed: int
 
 
-def read_recording(path: str | Path) -> Iterator[Recorded]:
-    """The messages of a recording in recorded order (a file cut short reads to its end)."""
-    from mcap.exceptions import EndOfFile, McapError
-    from mcap.reader import NonSeekingReader
-
-    path = Path(path)
-    if not path.is_file():
-        raise ConfigError([f"{path}: no such file"], "recording")
-    with open(path, "rb") as stream:
-        reader = NonSeekingReader(stream)
-        try:
-            for _, channel, record in reader.iter_messages(log_time_order=False):
-                name = channel.topic.removeprefix(TOPIC_PREFIX)
-                cls = lookup(name)
-                data = json.loads(record.data)
-                try:
-                    message = cls(
-                        *(data[p.name] for p in cls.params), to=data["to"], enqueue=data["enqueue"]
-                    )
-                except KeyError as exc:
-                    raise ProtocolError(f"{path}: a {name} record lacks {exc}") from None
-                yield Recorded(record.log_time, int(data["sender"]), message)
-        except EndOfFile:
-            log.warning("%s ends early (the logger did not finish it); read what is there", path)
-        except McapError as exc:
-            raise ProtocolError(f"{path} is not a readable MCAP recording: {exc}") from None
-
-
-class Logger:
+class Logger(BusModule[LoggerReport]):
     """The logging module: joins the bus as a monitor and records until Shutdown or ``stop``.
 
     Args:
@@ -176,141 +71,172 @@ class Logger:
         flush_interval: seconds between flushes of the file.
     """
 
+    name = "logger"
+
     def __init__(
         self,
         path: str | Path,
-        host: str = "127.0.0.1",
-        port: int = DEFAULT_PORT,
+        host: str = LOOPBACK,
+        port: int = BUS_PORT,
         *,
         module_id: int = ModuleId.LOGGING,
         codec: Codec | None = None,
         flush_interval: float = 1.0,
     ) -> None:
+        super().__init__(module_id, host, port, codec=codec, monitor=True)
         self.path = Path(path)
-        self.client = BusClient(module_id, host, port, monitor=True, codec=codec)
         self.flush_interval = flush_interval
-        self.connected = False
-        self.shutdown = False
         self._stopping = False
         self.recorder: McapRecorder | None = None
 
-    def connect(self, timeout: float = 5.0) -> None:
-        """Join the bus (``run`` does it if needed)."""
-        self.client.connect(timeout)
-        self.connected = True
+    def describe(self) -> str:
+        """Where the bus is and where it goes."""
+        host, port = self.client.router_address
+        return (
+            f"recording the bus at {host}:{port} into {self.path} "
+            f"(module {self.client.module_id}); Ctrl-C or a Shutdown ends it"
+        )
 
-    def run(self, duration: float | None = None) -> dict[str, Any]:
-        """Record until Shutdown, ``stop()``, ``duration`` seconds or Ctrl-C; returns a summary."""
+    def loop(self, duration: float | None) -> None:
+        """Record until Shutdown, ``stop()`` or ``duration`` seconds."""
         client = self.client
-        try:
-            if not self.connected:
-                self.connect()
-            codec, (host, port) = client.codec, client.router_address
-            self.recorder = recorder = McapRecorder(
-                self.path,
-                {
-                    "router": f"{host}:{port}",
-                    "logger_id": str(client.module_id),
-                    "symbols": codec.start + codec.separator + codec.common_end + codec.end,
-                    "max_length": str(codec.max_length),
-                },
-            )
-            end = None if duration is None else time.monotonic() + duration
-            next_flush = time.monotonic() + self.flush_interval
-            while True:
-                stopping = self._stopping  # what has arrived before a stop is still recorded
-                client.wait(0.0 if stopping else 0.2)
-                while (copy := client.next_copy()) is not None:
-                    recorder.write(Recorded(copy.time_ns, copy.sender, copy.message))
-                while (message := client.next_message()) is not None:
-                    if isinstance(message, Shutdown):
-                        self.shutdown = self._stopping = True
-                if stopping:
-                    break
-                now = time.monotonic()
-                if now >= next_flush:
-                    recorder.flush()
-                    next_flush = now + self.flush_interval
-                if end is not None and now >= end:
-                    break
-        finally:
-            self.close()
-        return self.report()
+        codec, (host, port) = client.codec, client.router_address
+        self.recorder = recorder = McapRecorder(
+            self.path,
+            {
+                "router": f"{host}:{port}",
+                "logger_id": str(client.module_id),
+                "symbols": codec.start + codec.separator + codec.common_end + codec.end,
+                "max_length": str(codec.max_length),
+            },
+        )
+        end = None if duration is None else time.monotonic() + duration
+        next_flush = time.monotonic() + self.flush_interval
+        while True:
+            stopping = self._stopping or self.shutdown  # what came before is still recorded
+            client.wait(0.0 if stopping else 0.2)
+            while (copy := client.next_copy()) is not None:
+                recorder.write(Recorded(copy.time_ns, copy.sender, copy.message))
+            self.take_messages()
+            if stopping:
+                break
+            now = time.monotonic()
+            if now >= next_flush:
+                recorder.flush()
+                next_flush = now + self.flush_interval
+            if end is not None and now >= end:
+                break
 
     def stop(self) -> None:
         """Ask ``run`` to finish (from another thread) once it has recorded what has arrived."""
         self._stopping = True
 
-    def report(self) -> dict[str, Any]:
+    def release(self) -> None:
+        """Finish the file, so it reads to its end."""
+        if self.recorder is not None:
+            self.recorder.close()
+
+    def report(self) -> LoggerReport:
         """What was recorded."""
         recorder = self.recorder
-        return {
-            "path": str(self.path),
-            "messages": recorder.count if recorder else 0,
-            "by_type": dict(recorder.by_type) if recorder else {},
-            "shutdown_received": self.shutdown,
-            "malformed": self.client.stats.malformed,
-        }
-
-    def close(self) -> None:
-        """Finish the file and leave the bus; safe twice."""
-        try:
-            if self.recorder is not None:
-                self.recorder.close()
-        finally:
-            self.client.close()
-
-
-def export_csv(recording: str | Path, csv_path: str | Path) -> int:
-    """Write a recording as CSV, one row per message; returns the number of rows.
-
-    Columns: ``time`` (s since the first message), ``log_time_ns``, ``sender``, ``to``,
-    ``type``, ``name``, ``enqueue``, then ``<Name>.<parameter>`` for every message type in the
-    recording; a row fills only its own type's columns (spreadsheets and PlotJuggler read it).
-    """
-    names = {r.message.type_id for r in read_recording(recording)}
-    columns = [
-        f"{cls.__name__}.{p.name}"
-        for t, cls in sorted(CATALOGUE.items())
-        if t in names
-        for p in cls.params
-    ]
-    csv_path = Path(csv_path)
-    csv_path.parent.mkdir(parents=True, exist_ok=True)
-    rows = 0
-    with open(csv_path, "w", newline="", encoding="utf-8") as out:
-        writer = csv.writer(out)
-        writer.writerow(
-            ["time", "log_time_ns", "sender", "to", "type", "name", "enqueue", *columns]
+        return LoggerReport(
+            path=str(self.path),
+            messages=recorder.count if recorder else 0,
+            by_type=dict(recorder.by_type) if recorder else {},
+            shutdown_received=self.shutdown,
+            malformed=self.client.stats.malformed,
         )
-        index = {c: i for i, c in enumerate(columns)}
+
+
+@dataclass
+class ReplayReport(ModuleReport):
+    """What was sent."""
+
+    path: str
+    sent: int
+    by_type: dict[str, int]
+    wall_time: float  # s from the first message sent to the last
+    stopped_by_shutdown: bool  # a Shutdown to everyone was replayed, or one came to the replayer
+
+
+class Replayer(BusModule[ReplayReport]):
+    """Sends a recording onto the bus, each message to its recorded destination.
+
+    The router names the replayer as the sender: a module cannot speak in another's name.
+    Stops early after replaying a Shutdown to the router (it ends every module) and on a
+    Shutdown addressed to the replayer.
+
+    Args:
+        path: the MCAP recording.
+        host, port: the router's handshake address.
+        module_id: the replayer's id on the bus.
+        speed: 1 keeps the recorded pace, 2 is twice as fast, 0 as fast as possible.
+        only: message type names to send exclusively (e.g. IMFM, to drive a live vehicle
+            with a recorded driver).
+        skip: message type names to leave out (e.g. Shutdown).
+        codec: message symbols and maximum length (the router's).
+    """
+
+    name = "replay"
+
+    def __init__(
+        self,
+        path: str | Path,
+        host: str = LOOPBACK,
+        port: int = BUS_PORT,
+        *,
+        module_id: int = ModuleId.REPLAY,
+        speed: float = 1.0,
+        only: Collection[str] = (),
+        skip: Collection[str] = (),
+        codec: Codec | None = None,
+    ) -> None:
+        self.wanted = {lookup(n).__name__ for n in only}
+        self.unwanted = {lookup(n).__name__ for n in skip}
+        super().__init__(module_id, host, port, codec=codec)
+        self.path = Path(path)
+        self.speed = speed
+        self.wall_time = 0.0
+
+    def loop(self, duration: float | None) -> None:
+        """Send every wanted message at its pace; ``duration`` is not used (the file ends)."""
+        start = time.perf_counter()
         first: int | None = None
-        for record in read_recording(recording):
-            message = record.message
-            first = record.time_ns if first is None else first
-            cells: list[Any] = [""] * len(columns)
-            for p in message.params:
-                cells[index[f"{type(message).__name__}.{p.name}"]] = getattr(message, p.name)
-            writer.writerow(
-                [
-                    f"{(record.time_ns - first) / 1e9:.6f}",
-                    record.time_ns,
-                    record.sender,
-                    message.to,
-                    message.type_id,
-                    type(message).__name__,
-                    int(message.enqueue),
-                    *cells,
-                ]
-            )
-            rows += 1
-    return rows
+        try:
+            for record in read_recording(self.path):
+                message = record.message
+                name = type(message).__name__
+                if (self.wanted and name not in self.wanted) or name in self.unwanted:
+                    continue
+                first = record.time_ns if first is None else first
+                if self.speed > 0:
+                    due = start + (record.time_ns - first) / 1e9 / self.speed
+                    if (delay := due - time.perf_counter()) > 0:
+                        time.sleep(delay)  # pacing, not synchronisation
+                self.send(message)
+                if isinstance(message, Shutdown) and message.to == self.client.router_id:
+                    self.shutdown = True  # everyone, the replayer too, is shutting down
+                self.take_messages()
+                if self.shutdown:
+                    break
+        finally:
+            self.wall_time = time.perf_counter() - start
+
+    def report(self) -> ReplayReport:
+        """What was sent."""
+        return ReplayReport(
+            path=str(self.path),
+            sent=sum(self.sent.values()),
+            by_type=dict(self.sent),
+            wall_time=self.wall_time,
+            stopped_by_shutdown=self.shutdown,
+        )
 
 
 def replay(
     path: str | Path,
-    host: str = "127.0.0.1",
-    port: int = DEFAULT_PORT,
+    host: str = LOOPBACK,
+    port: int = BUS_PORT,
     *,
     module_id: int = ModuleId.REPLAY,
     speed: float = 1.0,
@@ -319,56 +245,9 @@ def replay(
     codec: Codec | None = None,
     connect_timeout: float = 5.0,
 ) -> dict[str, Any]:
-    """Send a recording onto the bus, each message to its recorded destination.
-
-    Args:
-        path: the MCAP recording.
-        host: the router's host.
-        port: the router's handshake port.
-        module_id: the replayer's id on the bus.
-        speed: 1 keeps the recorded pace, 2 is twice as fast, 0 as fast as possible.
-        only: message type names to send exclusively (e.g. IMFM, to drive a live vehicle
-            with a recorded driver).
-        skip: message type names to leave out (e.g. Shutdown).
-        codec: message symbols and maximum length (the router's).
-        connect_timeout: seconds to wait for the router's answer.
-
-    Stops early after replaying a Shutdown to the router (it ends every module) and on a
-    Shutdown addressed to the replayer. Returns what was sent.
-    """
-    wanted = {lookup(n).__name__ for n in only}
-    unwanted = {lookup(n).__name__ for n in skip}
-    sent: Counter[str] = Counter()
-    client = BusClient(module_id, host, port, codec=codec)
-    try:
-        client.connect(connect_timeout)
-        start = time.perf_counter()
-        first: int | None = None
-        interrupted_by_shutdown = False
-        for record in read_recording(path):
-            name = type(record.message).__name__
-            if (wanted and name not in wanted) or name in unwanted:
-                continue
-            first = record.time_ns if first is None else first
-            if speed > 0:
-                delay = start + (record.time_ns - first) / 1e9 / speed - time.perf_counter()
-                if delay > 0:
-                    time.sleep(delay)  # pacing, not synchronisation
-            client.send(record.message)
-            sent[name] += 1
-            message = record.message
-            if (isinstance(message, Shutdown) and message.to == client.router_id) or isinstance(
-                client.next_message(), Shutdown
-            ):
-                interrupted_by_shutdown = True  # everyone, the replayer too, is shutting down
-                break
-        wall = time.perf_counter() - start
-    finally:
-        client.close()
-    return {
-        "path": str(path),
-        "sent": sum(sent.values()),
-        "by_type": dict(sent),
-        "wall_time": wall,
-        "stopped_by_shutdown": interrupted_by_shutdown,
-    }
+    """A :class:`Replayer`'s run, its report as a dict (``connect_timeout``: seconds to join)."""
+    replayer = Replayer(
+        path, host, port, module_id=module_id, speed=speed, only=only, skip=skip, codec=codec
+    )
+    replayer.connect_timeout = connect_timeout
+    return replayer.run().to_dict()

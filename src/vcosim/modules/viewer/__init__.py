@@ -2,24 +2,31 @@
 
 ``vcosim view`` joins the bus as module 18 and serves a page (three.js, shipped with the
 package, no network needed) that draws the car on its terrain, shows a HUD and a dashboard, and
-lets a person drive with the keyboard or a gamepad. See :mod:`vcosim.modules.viewer.server`.
+lets a person drive with the keyboard or a gamepad.
+
+- :mod:`~vcosim.modules.viewer.server`: the module: page, websocket and bus in one loop.
+- :mod:`~vcosim.modules.viewer.state`: what the page shows (ground, car, latest state).
+- :mod:`~vcosim.modules.viewer.commands`: the page's commands as bus messages.
 """
 
-from vcosim.modules.viewer.server import VehicleState, Viewer, terrain_json
+from typing import Any
 
-__all__ = ["Viewer", "VehicleState", "terrain_json", "run_view"]
+from vcosim.modules.viewer.commands import page_command
+from vcosim.modules.viewer.server import Viewer, ViewerReport, ViewerStats
+from vcosim.modules.viewer.state import VehicleState, terrain_json, vehicle_geometry
+
+__all__ = [
+    "VehicleState",
+    "Viewer",
+    "ViewerReport",
+    "ViewerStats",
+    "page_command",
+    "run_view",
+    "terrain_json",
+    "vehicle_geometry",
+]
 
 
-def run_view(viewer: Viewer) -> dict:
-    """Serve until Shutdown, Ctrl-C or SIGTERM; the viewer's counts at the end."""
-    from vcosim.interrupts import sigterm_as_interrupt
-
-    print(f"vcosim viewer: open {viewer.url} in a browser", flush=True)
-    with sigterm_as_interrupt():
-        try:
-            viewer.serve()
-        except KeyboardInterrupt:
-            pass
-        finally:
-            viewer.stop()
-    return viewer.report()
+def run_view(viewer: Viewer) -> dict[str, Any]:
+    """Serve until Shutdown, Ctrl-C or SIGTERM (``viewer.run()``); the report as a dict."""
+    return viewer.run().to_dict()

@@ -18,30 +18,19 @@ import asyncio
 import contextlib
 import json
 import logging
-import math
 import socket
 import threading
-import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from vcosim.bus.catalogue import (
-    FMLM,
-    FMVM,
-    IMFM,
-    VMFM,
-    EngineStatus,
-    IMVMCamera,
-    Message,
-    ModuleId,
-    Shutdown,
-    SoundOnce,
-)
-from vcosim.bus.client import DEFAULT_PORT, BusClient
+from vcosim.bus.catalogue import IMVMCamera, Message, ModuleId, Shutdown
 from vcosim.bus.codec import Codec
-from vcosim.constants import VIEWER_PORT
+from vcosim.constants import BUS_PORT, LOOPBACK, VIEWER_PORT
 from vcosim.errors import ConfigError
+from vcosim.modules.base import BusModule, ModuleReport
+from vcosim.modules.viewer.commands import page_command
+from vcosim.modules.viewer.state import VehicleState, terrain_json, vehicle_geometry
 from vcosim.vehicle.terrain import Terrain
 
 log = logging.getLogger("vcosim.viewer")
@@ -49,135 +38,32 @@ log = logging.getLogger("vcosim.viewer")
 STATIC = Path(__file__).parent / "static"
 """The page, its script and the vendored three.js, shipped inside the package."""
 
-ENGINE_HZ_PER_RPM = 22050.0 / 1000.0
-"""FMLM's engine frequency per rpm (docs/bus.md, SoundModel): rpm = frequency / 22.05."""
-
-HORN = "horn.wav"
-
-
-def terrain_json(terrain: Terrain) -> dict[str, Any]:
-    """The terrain as JSON-friendly arrays, rows south to north, heights rounded to 1 mm.
-
-    The page samples it bilinearly exactly as :func:`~vcosim.vehicle.terrain.sample_terrain`
-    does, so the ground drawn (and sent back in VMFM) is the ground the vehicle drives on.
-    """
-    ny, nx = terrain.height.shape
-    return {
-        "nx": int(nx),
-        "ny": int(ny),
-        "origin": [float(terrain.grid[0]), float(terrain.grid[1])],
-        "cell": float(terrain.grid[2]),
-        "height": [round(float(v), 3) for v in terrain.height.ravel()],
-        "friction": [round(float(v), 4) for v in terrain.friction.ravel()],
-        "road": None if terrain.road is None else [int(v) for v in terrain.road.ravel()],
-    }
-
-
-def vehicle_geometry() -> dict[str, float]:
-    """Wheel positions about the centre of gravity and the wheel radius of the default car."""
-    from vcosim.vehicle.params import VehicleParams, pack
-
-    p = pack(VehicleParams())[0]
-    return {
-        "a": float(p["a"]),
-        "b": float(p["b"]),
-        "c": float(p["c"]),
-        "radius": float(p["r"]),
-        "ride_height": float(p["ride_height"]),
-    }
-
-
-@dataclass
-class VehicleState:
-    """What the page shows: the latest pose and signals, and a counter of updates."""
-
-    x: float = 0.0
-    y: float = 0.0
-    z: float = 0.0
-    roll: float = 0.0
-    pitch: float = 0.0
-    yaw: float = 0.0
-    speed: float = 0.0
-    rpm: float = 0.0
-    throttle: float = 0.0
-    brake: float = 0.0
-    steering: float = 0.0
-    gear: int | None = None
-    rtf: float | None = None
-    latency_ms: float | None = None
-    connected: bool = False
-    poses: int = 0
-    version: int = 0
-
-    def apply(self, message: Message) -> bool:
-        """Take a state message into account; True if it changed what the page shows."""
-        if isinstance(message, FMVM):
-            self.x, self.y, self.z = message.x, message.y, message.z
-            self.roll, self.pitch, self.yaw = message.roll, message.pitch, message.yaw
-            self.speed = message.speed
-            self.poses += 1
-        elif isinstance(message, FMLM):
-            self.rpm = message.engine_frequency / ENGINE_HZ_PER_RPM if message.engine_volume else 0
-        elif isinstance(message, IMFM):
-            self.throttle, self.brake = message.throttle / 255, message.brake / 255
-            s = message.steering
-            self.steering = (128 - s) / 128 if s <= 128 else (128 - s) / 127
-        elif isinstance(message, EngineStatus):
-            self.gear = round(message.a)
-            self.rtf = message.b if message.b >= 0 else None
-            self.connected = message.d >= 0.5
-            self.latency_ms = message.c if message.c >= 0 and self.connected else None
-        else:
-            return False
-        self.version += 1
-        return True
-
-    def frame(self) -> dict[str, Any]:
-        """The websocket frame of this state."""
-        return {
-            "type": "state",
-            "t": time.time(),
-            "x": self.x,
-            "y": self.y,
-            "z": self.z,
-            "roll": self.roll,
-            "pitch": self.pitch,
-            "yaw": self.yaw,
-            "speed": self.speed,
-            "rpm": self.rpm,
-            "throttle": self.throttle,
-            "brake": self.brake,
-            "steering": self.steering,
-            "gear": self.gear,
-            "rtf": self.rtf,
-            "latency_ms": self.latency_ms,
-            "connected": self.connected,
-            "poses": self.poses,
-        }
-
 
 @dataclass
 class ViewerStats:
-    """What the viewer did: pages, frames pushed, page commands, bus messages by kind."""
+    """What the pages did: pages opened, state frames pushed, commands good and bad."""
 
     pages: int = 0
     frames: int = 0
     commands: int = 0
     bad_commands: int = 0
-    received: dict[str, int] = field(default_factory=dict)
 
 
-def _byte(value: Any, name: str, low: int = 0, high: int = 255) -> int:
-    """A page's integer field, checked (a bad page gets an error frame, not a crash)."""
-    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
-        raise ValueError(f"{name} must be a number, got {value!r}")
-    v = int(round(value))
-    if not low <= v <= high:
-        raise ValueError(f"{name} {v} is out of range {low}..{high}")
-    return v
+@dataclass
+class ViewerReport(ModuleReport):
+    """Counts for the closing summary."""
+
+    url: str
+    pages: int
+    frames: int
+    commands: int
+    bad_commands: int
+    received: dict[str, int]
+    poses: int
+    bus_malformed: int
 
 
-class Viewer:
+class Viewer(BusModule[ViewerReport]):
     """The visualisation module: serves the page and relays between it and the bus.
 
     Args:
@@ -191,12 +77,14 @@ class Viewer:
         send_ground: forward the page's per-wheel ground height and friction as VMFM.
     """
 
+    name = "viewer"
+
     def __init__(
         self,
-        bus_host: str = "127.0.0.1",
-        bus_port: int = DEFAULT_PORT,
+        bus_host: str = LOOPBACK,
+        bus_port: int = BUS_PORT,
         *,
-        host: str = "127.0.0.1",
+        host: str = LOOPBACK,
         port: int = VIEWER_PORT,
         terrain: Terrain | None = None,
         rate: float = 60.0,
@@ -207,7 +95,7 @@ class Viewer:
     ) -> None:
         if not 0 < rate <= 240:
             raise ConfigError([f"rate must be in (0, 240] frames/s, got {rate}"], "viewer")
-        self.bus = BusClient(module_id, bus_host, bus_port, monitor=monitor, codec=codec)
+        super().__init__(module_id, bus_host, bus_port, codec=codec, monitor=monitor)
         self.terrain = terrain if terrain is not None else Terrain.flat()
         self.rate = rate
         self.send_ground = send_ground
@@ -221,19 +109,26 @@ class Viewer:
         try:
             self._sock = socket.create_server((host, port))
         except OSError as exc:
-            self.bus.close()
+            self.client.close()
             raise ConfigError(
                 [f"cannot serve the page on {host}:{port}: {exc}"], "viewer"
             ) from None
         self.address: tuple[str, int] = self._sock.getsockname()[:2]
         self._server: Any = None
         self._thread: threading.Thread | None = None
-        self._closed = False
 
     @property
     def url(self) -> str:
         """The page's address."""
         return f"http://{self.address[0]}:{self.address[1]}/"
+
+    def describe(self) -> str:
+        """Where to point the browser."""
+        return f"vcosim viewer: open {self.url} in a browser"
+
+    def announce(self, line: str) -> None:
+        """On standard output, not in the log: the person at the terminal needs the address."""
+        print(line, flush=True)
 
     # -- the web app ------------------------------------------------------------------------
     def app(self) -> Any:
@@ -264,7 +159,7 @@ class Viewer:
             "rate": self.rate,
             "geometry": self._geometry,
             "send_ground": self.send_ground,
-            "module": self.bus.module_id,
+            "module": self.client.module_id,
         }
 
     async def _websocket(self, ws: Any) -> None:
@@ -289,35 +184,11 @@ class Viewer:
             self._pages.discard(ws)
 
     def command(self, cmd: dict[str, Any]) -> None:
-        """Turn a page's command into a bus message (the page never speaks bus text itself)."""
-        kind = cmd.get("type")
-        to_vehicle = ModuleId.VEHICLE
-        if kind == "input":
-            shift = _byte(cmd.get("shift", 0), "shift", -1, 1)
-            self.bus.send(
-                IMFM(
-                    _byte(cmd["throttle"], "throttle"),
-                    _byte(cmd["brake"], "brake"),
-                    _byte(cmd["steering"], "steering"),
-                    shift,
-                    to=to_vehicle,
-                    enqueue=shift != 0,
-                )
-            )
-        elif kind == "camera":
-            self.bus.send(IMVMCamera(to=self.bus.module_id))  # comes back: one path for all
-        elif kind == "horn":
-            self.bus.send(SoundOnce(HORN, 255, to=ModuleId.SOUND))
-        elif kind == "ground":
-            if not self.send_ground:
-                return
-            h, mu = cmd["height"], cmd["friction"]
-            if len(h) != 4 or len(mu) != 4:
-                raise ValueError("ground needs four heights and four frictions (FL FR RL RR)")
-            self.bus.send(VMFM(*map(float, h), *map(float, mu), to=to_vehicle))
-        else:
-            raise ValueError(f"unknown command type {kind!r} (known: input, camera, horn, ground)")
-        self.stats.commands += 1
+        """Send a page's command to the bus (see :func:`page_command`)."""
+        message = page_command(cmd, viewer_id=self.client.module_id, send_ground=self.send_ground)
+        if message is not None:
+            self.send(message)
+            self.stats.commands += 1
 
     # -- the bus ----------------------------------------------------------------------------
     def _on_bus(self) -> None:
@@ -327,22 +198,23 @@ class Viewer:
         handled; the loop ends only with both queues empty, or that copy would wait for the
         next datagram to wake the loop.
         """
-        self.bus.poll()
+        self.client.poll()
         while True:
-            while (copy := self.bus.next_copy()) is not None:
+            while (copy := self.client.next_copy()) is not None:
                 self.state.apply(copy.message)
-            while (message := self.bus.next_message()) is not None:
-                name = type(message).__name__
-                self.stats.received[name] = self.stats.received.get(name, 0) + 1
-                if isinstance(message, Shutdown):
-                    self._events.append({"type": "shutdown"})
-                    self.stopped.set()
-                elif isinstance(message, IMVMCamera):
-                    self._events.append({"type": "camera"})
-                elif not self.bus.monitor:  # a monitor has taken it from its copy already
-                    self.state.apply(message)
-            if not self.bus.pending_copies:
+            self.take_messages()
+            if not self.client.pending_copies:
                 return
+
+    def on_message(self, message: Message) -> None:
+        """Shutdown and camera go to the pages as events; a monitor has the rest from copies."""
+        if isinstance(message, Shutdown):
+            self._events.append({"type": "shutdown"})
+            self.stopped.set()
+        elif isinstance(message, IMVMCamera):
+            self._events.append({"type": "camera"})
+        elif not self.client.monitor:
+            self.state.apply(message)
 
     async def _push(self) -> None:
         """Push events at once and the state at most ``rate`` times a second."""
@@ -368,36 +240,44 @@ class Viewer:
         if self._server is not None:
             self._server.should_exit = True
 
-    async def serve_async(self) -> None:
-        """Join the bus, serve until Shutdown or :meth:`stop`."""
+    # -- serving ----------------------------------------------------------------------------
+    async def serve_async(self, duration: float | None = None) -> None:
+        """Join the bus, serve until Shutdown, :meth:`stop` or ``duration`` seconds."""
         import uvicorn
 
-        if not self.bus.connected:
-            self.bus.connect()
+        if not self.client.connected:
+            self.connect()
         config = uvicorn.Config(
             self.app(), log_level="warning", lifespan="off", ws="websockets-sansio"
         )
         self._server = uvicorn.Server(config)
         self._server.install_signal_handlers = lambda: None
         loop = asyncio.get_running_loop()
-        loop.add_reader(self.bus.sock.fileno(), self._on_bus)
+        bus = self.client.sock.fileno()
+        loop.add_reader(bus, self._on_bus)
+        if duration is not None:
+            loop.call_later(duration, self.stopped.set)
         pusher = asyncio.create_task(self._push())
         try:
             await self._server.serve(sockets=[self._sock])
         finally:
             self.stopped.set()
-            loop.remove_reader(self.bus.sock.fileno())
+            loop.remove_reader(bus)
             pusher.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await pusher
 
+    def loop(self, duration: float | None) -> None:
+        """Serve in this thread (the command's main loop)."""
+        asyncio.run(self.serve_async(duration))
+
     def serve(self) -> None:
-        """Blocking :meth:`serve_async` (the command's main loop)."""
-        asyncio.run(self.serve_async())
+        """Serve until Shutdown or :meth:`stop`, without the lifecycle of :meth:`run`."""
+        self.loop(None)
 
     def start(self) -> Viewer:
         """Serve in a thread of its own (tests, embedding); returns self once the bus is joined."""
-        self.bus.connect()
+        self.connect()
         started = threading.Event()
 
         async def run() -> None:
@@ -411,18 +291,18 @@ class Viewer:
         started.wait(5.0)
         return self
 
-    def stop(self) -> None:
-        """End serving and leave the bus; safe twice."""
-        if self._closed:
-            return
-        self._closed = True
+    def release(self) -> None:
+        """End serving (and its thread, if any) and free the page's port."""
         self.stopped.set()
         if self._server is not None:
             self._server.should_exit = True
-        if self._thread is not None:
+        if self._thread is not None and self._thread is not threading.current_thread():
             self._thread.join(timeout=5.0)
-        self.bus.close()
         self._sock.close()
+
+    def stop(self) -> None:
+        """End serving and leave the bus; safe twice."""
+        self.close()
 
     def __enter__(self) -> Viewer:
         return self.start()
@@ -430,16 +310,16 @@ class Viewer:
     def __exit__(self, *exc: object) -> None:
         self.stop()
 
-    def report(self) -> dict[str, Any]:
+    def report(self) -> ViewerReport:
         """Counts for the closing summary."""
         s = self.stats
-        return {
-            "url": self.url,
-            "pages": s.pages,
-            "frames": s.frames,
-            "commands": s.commands,
-            "bad_commands": s.bad_commands,
-            "received": dict(s.received),
-            "poses": self.state.poses,
-            "bus_malformed": self.bus.stats.malformed,
-        }
+        return ViewerReport(
+            url=self.url,
+            pages=s.pages,
+            frames=s.frames,
+            commands=s.commands,
+            bad_commands=s.bad_commands,
+            received=dict(self.received),
+            poses=self.state.poses,
+            bus_malformed=self.client.stats.malformed,
+        )
