@@ -1,44 +1,131 @@
-"""``vcosim bus``, ``log``, ``replay`` and ``drive``: what they do behind their command lines.
+"""``vcosim bus``, ``log`` and ``replay``: the router and the recorder behind their commands.
 
-Every module runs alone with its host and port, so modules can sit on different machines;
-``drive`` starts the router in its own process and each module as a ``vcosim`` process of its
-own (each with its own interpreter, so the 2000 Hz physics shares no lock with anything), and
-ends them all with one Shutdown. Nothing here imports the vehicle model except through the
-``vcosim sim`` process it starts, so the router and logger start in a fraction of a second.
+Every module runs alone with its router's address, so modules can sit on different machines.
+Nothing here imports the vehicle model, so the router and logger start in a fraction of a
+second.
 """
 
 from __future__ import annotations
 
-import importlib.util
-import subprocess
-import sys
-import time
 from collections.abc import Sequence
-from datetime import datetime
 from pathlib import Path
-from typing import IO, Any
+from typing import TYPE_CHECKING, Annotated, Any
+
+import typer
 
 from vcosim.app.console import console, save_json, setup_logging, table
-from vcosim.bus.catalogue import ModuleId
-from vcosim.bus.codec import Codec
-from vcosim.bus.router import Router
-from vcosim.errors import CouplingTimeout, VcosimError
-from vcosim.interrupts import sigterm_as_interrupt
-from vcosim.modules.base import run_module
-
-OPTIONAL_MODULES = (
-    # (name, the module that must exist, the vcosim sub-command, its bus id, its options for
-    # the router's host and port), each started if its module is installed
-    ("input", "vcosim.modules.input", "input", ModuleId.INPUT, ("--host", "--port")),
-    ("sound", "vcosim.modules.sound", "sound", ModuleId.SOUND, ("--host", "--port")),
-    (
-        "viewer",
-        "vcosim.modules.viewer",
-        "view",
-        ModuleId.VISUALISATION,
-        ("--bus-host", "--bus-port"),
-    ),
+from vcosim.app.options import (
+    BUS_DEFAULT,
+    BUS_MAX_LENGTH,
+    BUS_SYMBOLS,
+    Bus,
+    BusMaxLength,
+    BusModuleId,
+    BusSymbols,
+    JsonOut,
+    WallTime,
+    bus_address,
+    bus_codec,
+    non_negative,
+    parse_address,
 )
+from vcosim.bus.catalogue import ModuleId
+from vcosim.constants import BUS_PORT
+
+if TYPE_CHECKING:
+    from vcosim.bus.codec import Codec
+
+
+def bus(
+    listen: Annotated[
+        str,
+        typer.Option(
+            metavar="HOST:PORT",
+            help="The router's handshake address; loopback unless you open it on purpose.",
+        ),
+    ] = BUS_DEFAULT,
+    router_id: Annotated[int, typer.Option("--id", help="The router's own id.")] = 0,
+    max_modules: Annotated[int, typer.Option(help="Modules accepted at most.")] = 32,
+    symbols: BusSymbols = BUS_SYMBOLS,
+    max_length: BusMaxLength = BUS_MAX_LENGTH,
+    json_out: JsonOut = None,
+) -> None:
+    """Run the NightRider bus router: modules join with a handshake, messages go by module id.
+
+    Runs until Ctrl-C, SIGTERM or a Shutdown message to the router's id (which every module
+    receives). Malformed messages and unknown destinations are counted and reported.
+    """
+    address = parse_address(listen, option="--listen", default_port=BUS_PORT)
+    run_router(
+        address.host,
+        address.port,
+        router_id=router_id,
+        max_modules=max_modules,
+        codec=bus_codec(symbols, max_length),
+        json_out=json_out,
+    )
+
+
+def log(
+    out_file: Annotated[Path, typer.Argument(help="The MCAP file to write (.mcap).")],
+    bus: Bus = BUS_DEFAULT,
+    module_id: BusModuleId = None,
+    csv: Annotated[bool, typer.Option(help="Also export the recording as CSV at the end.")] = False,
+    wall_time: WallTime = None,
+    symbols: BusSymbols = BUS_SYMBOLS,
+    max_length: BusMaxLength = BUS_MAX_LENGTH,
+) -> None:
+    """Record every message on the bus, with timestamps, to MCAP (Foxglove, PlotJuggler)."""
+    router = bus_address(bus)
+    run_logger(
+        out_file,
+        router.host,
+        router.port,
+        module_id=ModuleId.LOGGING if module_id is None else module_id,
+        codec=bus_codec(symbols, max_length),
+        csv=csv,
+        duration=wall_time,
+    )
+
+
+def replay(
+    file: Annotated[Path, typer.Argument(help="A recording made by `vcosim log`.")],
+    bus: Bus = BUS_DEFAULT,
+    module_id: BusModuleId = None,
+    speed: Annotated[
+        float,
+        typer.Option(
+            callback=non_negative,
+            help="1: the recorded pace; 2: twice as fast; 0: as fast as possible.",
+        ),
+    ] = 1.0,
+    only: Annotated[
+        list[str] | None, typer.Option(help="Send only this message type (repeatable).")
+    ] = None,
+    skip: Annotated[
+        list[str] | None, typer.Option(help="Leave out this message type (repeatable).")
+    ] = None,
+    to_csv: Annotated[
+        Path | None, typer.Option(help="Do not replay: export the recording as CSV here.")
+    ] = None,
+    symbols: BusSymbols = BUS_SYMBOLS,
+    max_length: BusMaxLength = BUS_MAX_LENGTH,
+) -> None:
+    """Send a recording back onto the bus, each message to its recorded destination, in order."""
+    router = bus_address(bus)
+    report = run_replay(
+        file,
+        router.host,
+        router.port,
+        module_id=ModuleId.REPLAY if module_id is None else module_id,
+        speed=speed,
+        only=only or (),
+        skip=skip or (),
+        codec=bus_codec(symbols, max_length),
+        to_csv=to_csv,
+    )
+    if report.get("interrupted"):
+        raise typer.Exit(130)
 
 
 def router_summary(report: dict[str, Any]) -> dict[str, Any]:
@@ -57,6 +144,9 @@ def run_router(
     json_out: Path | None = None,
 ) -> dict[str, Any]:
     """Serve until Ctrl-C, SIGTERM or a Shutdown to the router; print the summary."""
+    from vcosim.bus.router import Router
+    from vcosim.interrupts import sigterm_as_interrupt
+
     setup_logging()
     router = Router(host, port, router_id=router_id, max_modules=max_modules, codec=codec)
     h, p = router.address
@@ -89,6 +179,7 @@ def run_logger(
     duration: float | None = None,
 ) -> dict[str, Any]:
     """Record the bus into ``out`` until Shutdown, Ctrl-C or SIGTERM; optionally export CSV."""
+    from vcosim.modules.base import run_module
     from vcosim.modules.logger import Logger, export_csv
 
     setup_logging()
@@ -120,6 +211,7 @@ def run_replay(
     to_csv: Path | None = None,
 ) -> dict[str, Any]:
     """Send a recording onto the bus (or, with ``to_csv``, only export it as CSV)."""
+    from vcosim.interrupts import sigterm_as_interrupt
     from vcosim.modules.logger import export_csv, replay
 
     if to_csv is not None:
@@ -145,128 +237,4 @@ def run_replay(
             console.log("replay interrupted")
             return {"interrupted": True}
     console.print(table("vcosim replay: summary", report))
-    return report
-
-
-# -- vcosim drive -----------------------------------------------------------------------------
-class _Child:
-    """A module as a ``vcosim`` process of its own, its output in a log file."""
-
-    def __init__(self, name: str, args: list[str], log_dir: Path) -> None:
-        self.name = name
-        self.log_path = log_dir / f"{name}.log"
-        self._log: IO[bytes] = open(self.log_path, "wb")  # noqa: SIM115 (closed in wait())
-        self.process = subprocess.Popen(
-            [sys.executable, "-m", "vcosim", *args], stdout=self._log, stderr=subprocess.STDOUT
-        )
-
-    @property
-    def alive(self) -> bool:
-        return self.process.poll() is None
-
-    def wait(self, timeout: float) -> int | None:
-        """Wait for the process to end; SIGTERM, then SIGKILL, if it will not."""
-        try:
-            for action in (None, self.process.terminate, self.process.kill):
-                if action is not None and self.alive:
-                    action()
-                try:
-                    return self.process.wait(timeout)
-                except subprocess.TimeoutExpired:
-                    continue
-            return None
-        finally:
-            self._log.close()
-
-
-def run_drive(
-    out: Path,
-    host: str,
-    port: int,
-    *,
-    duration: float | None,
-    vehicle: str,
-    frame_rate: float,
-    start_timeout: float = 60.0,
-) -> dict[str, Any]:
-    """Router here, logger, vehicle (and input, sound, viewer once they exist) as processes.
-
-    Ends on ``duration``, Ctrl-C, SIGTERM, a Shutdown from any module, or the vehicle's exit;
-    then sends every module Shutdown and waits for them, so the recording is complete.
-    """
-    setup_logging()
-    run_dir = out / datetime.now().strftime("%Y%m%d-%H%M%S")
-    run_dir.mkdir(parents=True, exist_ok=True)
-    router = Router(host, port).start()
-    h, p = router.address
-    where = ["--host", h, "--port", str(p)]
-    children: list[_Child] = []
-    interrupted = False
-    console.log(f"bus router on {h}:{p}; module output goes to {run_dir}/<module>.log")
-
-    def launch(name: str, args: list[str], module_id: int) -> None:
-        child = _Child(name, args, run_dir)
-        children.append(child)
-        if (
-            not router.wait_until(
-                lambda: module_id in router.modules or not child.alive, start_timeout
-            )
-            or not child.alive
-        ):
-            raise CouplingTimeout(f"the {name} module did not join the bus (see {child.log_path})")
-        console.log(f"{name}: module {module_id} joined")
-
-    with sigterm_as_interrupt():
-        try:
-            launch("logger", ["log", str(run_dir / "bus.mcap"), *where], ModuleId.LOGGING)
-            launch(
-                "vehicle",
-                [
-                    "sim",
-                    "--bus",
-                    f"{h}:{p}",
-                    "--no-coupling",
-                    "--frame-rate",
-                    f"{frame_rate:g}",
-                    "--vehicle",
-                    vehicle,
-                ],
-                ModuleId.VEHICLE,
-            )
-            for name, package, command, module_id, (host_opt, port_opt) in OPTIONAL_MODULES:
-                if importlib.util.find_spec(package) is not None:
-                    launch(name, [command, host_opt, h, port_opt, str(p)], module_id)
-                    if name == "viewer":
-                        console.log("viewer: open http://127.0.0.1:8765/ in a browser")
-            end = None if duration is None else time.monotonic() + duration
-            vehicle_child = children[1]
-            while not router.stopped.is_set() and vehicle_child.alive:
-                left = 0.5 if end is None else min(0.5, end - time.monotonic())
-                if left <= 0:
-                    break
-                router.stopped.wait(left)
-        except KeyboardInterrupt:
-            interrupted = True
-        finally:
-            if not router.stopped.is_set():
-                router.shutdown_all()  # every module ends cleanly; the router then stops
-                router.stopped.wait(5.0)
-            codes = {c.name: c.wait(10.0) for c in children}
-            router.stop()
-    report: dict[str, Any] = {
-        "run_dir": str(run_dir),
-        "recording": str(run_dir / "bus.mcap"),
-        "exit_codes": codes,
-        "interrupted": interrupted,
-        "router": router_summary(router.report()),
-    }
-    console.print(
-        table("vcosim drive: summary", {k: v for k, v in report.items() if k != "router"})
-    )
-    console.print(table("bus router", report["router"]))
-    if any(code not in (0, None) for code in codes.values()):
-        failed = [n for n, c in codes.items() if c != 0]
-        raise VcosimError(
-            f"module(s) {', '.join(failed)} ended with an error; see their logs in {run_dir}"
-        )
     return report

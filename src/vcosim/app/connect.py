@@ -3,21 +3,53 @@
 from __future__ import annotations
 
 import json
-import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Annotated, Any
 
-from rich.live import Live
-from rich.table import Table
+import typer
 
-from vcosim.app.console import console, setup_logging
-from vcosim.contracts.client import ConnectionStatus, ContractClient, Ports
-from vcosim.entrypoints import instantiate, load_user_code
-from vcosim.interrupts import sigterm_as_interrupt
+from vcosim.app.console import StatusLine, console, note, save_json, setup_logging
+from vcosim.app.options import DEFAULT_TIMEOUT, Duration, JsonOut, Timeout, positive
+
+if TYPE_CHECKING:
+    from rich.table import Table
+
+
+def connect(
+    config: Annotated[
+        Path, typer.Argument(help="VS Connect-style JSON configuration file (version 2).")
+    ],
+    function: Annotated[
+        str | None,
+        typer.Option(
+            help="Your step function or class: FILE.py:NAME or module:NAME "
+            "(without it the block only monitors)."
+        ),
+    ] = None,
+    step: Annotated[
+        float, typer.Option(callback=positive, help="The block's own sample time (s).")
+    ] = 0.001,
+    duration: Duration = None,
+    timeout: Timeout = DEFAULT_TIMEOUT,
+    json_out: JsonOut = None,
+) -> None:
+    """Run a JSON-configured contract client against vcosim sim --contracts (VS Connect-style)."""
+    report = run_client(
+        config,
+        function=function,
+        step=step,
+        duration=duration,
+        json_out=json_out,
+        link_timeout=timeout,
+    )
+    if report.get("interrupted"):
+        raise typer.Exit(130)
 
 
 def report_table(report: dict[str, Any]) -> Table:
     """The end-of-run report as a rich table."""
+    from rich.table import Table
+
     table = Table(show_header=False, title="vcosim connect: summary")
     table.add_row("status", f"{report['status']} ({report['status_name']})")
     table.add_row("local time", f"{report['time']:.3f} s ({report['steps']} steps)")
@@ -49,6 +81,10 @@ def run_client(
     **options: Any,
 ) -> dict[str, Any]:
     """Run the block until the duration or Ctrl-C; print the summary, optionally save it."""
+    from vcosim.contracts.client import ConnectionStatus, ContractClient
+    from vcosim.entrypoints import instantiate, load_user_code
+    from vcosim.interrupts import sigterm_as_interrupt
+
     setup_logging()
     step_fn = instantiate(load_user_code(function)) if function else None
     client = ContractClient(config, step_fn, step=step, **options)
@@ -59,29 +95,14 @@ def run_client(
         f"output ports {[p.name for p in client.layout.outputs]}; step "
         f"{step * 1e3:g} ms"
     )
-    client.on_status = lambda status: console.log(f"status {int(status)}: {status.name}")
-    last = [0.0]
+    client.on_status = lambda status: note(f"status {int(status)}: {status.name}")
 
     def render() -> str:
         state = "blocked" if client.blocking else ConnectionStatus(client.status).name
         return f"t = {client.time:8.2f} s   {state}   received {client.received}"
 
-    with (
-        sigterm_as_interrupt(),
-        Live(render(), console=console, transient=True, refresh_per_second=4) as live,
-    ):
-
-        def step_and_show(ports: Ports) -> Any:
-            now = time.perf_counter()
-            if now - last[0] > 0.25:
-                last[0] = now
-                live.update(render())
-            return step_fn(ports) if step_fn is not None else None
-
-        client.step_fn = step_and_show
+    with sigterm_as_interrupt(), StatusLine(render):
         report = client.run(duration)
     console.print(report_table(report))
-    if json_out is not None:
-        json_out.parent.mkdir(parents=True, exist_ok=True)
-        json_out.write_text(json.dumps(report, indent=2, default=str))
+    save_json(report, json_out)
     return report

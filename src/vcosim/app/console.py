@@ -1,39 +1,148 @@
-"""The command line's output kit: one console, one log format, summary tables, JSON files."""
+"""The command line's output kit: one console, one log format, a live status line, JSON files.
+
+Global options (``--log-level``, ``--quiet``, ``--debug``) land in ``settings`` before a
+command runs; everything that prints reads them from there.
+"""
 
 from __future__ import annotations
 
 import json
 import logging
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from types import TracebackType
+from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
-from rich.logging import RichHandler
-from rich.table import Table
 
-console = Console(stderr=True)
+if TYPE_CHECKING:
+    from rich.live import Live
+    from rich.table import Table
+
+console = Console(stderr=True, log_path=False)
+
+
+@dataclass
+class Settings:
+    """What the global options asked for."""
+
+    level: int = logging.INFO
+    quiet: bool = False
+    debug: bool = False
+
+
+settings = Settings()
 
 
 def setup_logging() -> None:
-    """Log through the console, as every command does."""
+    """Log through the console in one format; source locations only with --debug."""
+    from rich.logging import RichHandler
+
     logging.basicConfig(
-        level=logging.INFO,
+        level=settings.level,
         format="%(message)s",
-        handlers=[RichHandler(console=console, show_path=False)],
+        handlers=[
+            RichHandler(
+                console=console,
+                show_path=settings.debug,
+                rich_tracebacks=settings.debug,
+                markup=False,
+            )
+        ],
+        force=True,
     )
 
 
+def note(text: str) -> None:
+    """A line for the user (what the run does, what it waits for); silent with --quiet."""
+    if not settings.quiet:
+        console.log(text)
+
+
+class StatusLine:
+    """A one-line live status, redrawn four times a second from a thread of its own.
+
+    The run's loop never calls into it, so it costs the run nothing and keeps talking while
+    the run blocks (waiting for a peer). ``on_tick`` runs at the same pace, also with --quiet:
+    the place for one-time hints about what the run waits for.
+    """
+
+    def __init__(
+        self,
+        render: Callable[[], str],
+        on_tick: Callable[[], None] | None = None,
+        period: float = 0.25,
+    ) -> None:
+        self.render = render
+        self.on_tick = on_tick
+        self.period = period
+        self._live: Live | None = None
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="status line", daemon=True)
+
+    def __enter__(self) -> StatusLine:
+        if not settings.quiet:
+            from rich.live import Live
+
+            self._live = Live(self.render(), console=console, transient=True, auto_refresh=False)
+            self._live.__enter__()
+        self._thread.start()
+        return self
+
+    def _run(self) -> None:
+        while not self._stop.wait(self.period):
+            if self.on_tick is not None:
+                self.on_tick()
+            if self._live is not None:
+                self._live.update(self.render(), refresh=True)
+
+    def __exit__(
+        self,
+        kind: type[BaseException] | None,
+        error: BaseException | None,
+        trace: TracebackType | None,
+    ) -> None:
+        self._stop.set()
+        self._thread.join()
+        if self._live is not None:
+            self._live.__exit__(kind, error, trace)
+            self._live = None
+
+
 def table(title: str, rows: dict[str, Any]) -> Table:
-    """A two-column summary table; values that are not text go as JSON."""
-    table = Table(show_header=False, title=title)
+    """A two-column summary table: floats rounded, other values that are not text as JSON."""
+    from rich.table import Table
+
+    out = Table(show_header=False, title=title)
     for key, value in rows.items():
-        text = value if isinstance(value, str) else json.dumps(value, default=str)
-        table.add_row(key.replace("_", " "), text)
-    return table
+        out.add_row(key.replace("_", " "), readable(value))
+    return out
 
 
-def save_json(report: dict[str, Any], json_out: Path | None) -> None:
-    """Write a report as JSON (``--json-out``), creating the folder."""
+def readable(value: Any) -> str:
+    """A value as a user reads it: floats to 4 significant digits, text as is."""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, float):
+        return f"{value:.4g}"
+    return json.dumps(_rounded(value), default=str)
+
+
+def _rounded(value: Any) -> Any:
+    if isinstance(value, float):
+        return float(f"{value:.4g}")
+    if isinstance(value, dict):
+        return {k: _rounded(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_rounded(v) for v in value]
+    return value
+
+
+def save_json(report: Any, json_out: Path | None) -> None:
+    """Write a report (a dict, or anything with ``to_dict()``) as JSON (``--json-out``)."""
     if json_out is not None:
+        data = report.to_dict() if hasattr(report, "to_dict") else report
         json_out.parent.mkdir(parents=True, exist_ok=True)
-        json_out.write_text(json.dumps(report, indent=2, default=str))
+        json_out.write_text(json.dumps(data, indent=2, default=str))

@@ -2,20 +2,111 @@
 
 from __future__ import annotations
 
-import json
-import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Annotated, Any
 
-from rich.live import Live
-from rich.table import Table
+import typer
 
-from vcosim.app.console import console, setup_logging
-from vcosim.controllers import example
-from vcosim.entrypoints import instantiate, load_user_code
+from vcosim.app.console import StatusLine, console, note, save_json, setup_logging
+from vcosim.app.options import (
+    DEFAULT_TIMEOUT,
+    Duration,
+    ExtTime,
+    InterfaceCsv,
+    JsonOut,
+    Listen,
+    Spin,
+    Timeout,
+    non_negative,
+    parse_address,
+)
+from vcosim.constants import CONTROLLER_PORT, LOOPBACK, SIMULATOR_PORT
 from vcosim.errors import ConfigError
-from vcosim.interrupts import sigterm_as_interrupt
-from vcosim.tight.controller import ControllerBlock, ControllerStatus
+
+if TYPE_CHECKING:
+    from rich.table import Table
+
+
+def controller(
+    name: Annotated[
+        str | None, typer.Argument(help="Example controller: cruise, cruise-torque, heading.")
+    ] = None,
+    speed: Annotated[float | None, typer.Option(help="Target speed (m/s).")] = None,
+    heading: Annotated[float | None, typer.Option(help="Target heading (degrees).")] = None,
+    function: Annotated[
+        str | None,
+        typer.Option(help="Your own step function or class: FILE.py:NAME or module:NAME."),
+    ] = None,
+    fmu: Annotated[
+        Path | None, typer.Option(help="An FMI co-simulation FMU to run as the controller.")
+    ] = None,
+    map_file: Annotated[
+        Path | None, typer.Option("--map", help="TOML map of FMU variables to bank names.")
+    ] = None,
+    interface: InterfaceCsv = None,
+    ext_time: ExtTime = None,
+    duration: Duration = None,
+    memory: Annotated[
+        bool, typer.Option(help="Answer with the previous step's outputs (Simulink memory).")
+    ] = False,
+    listen: Listen = None,
+    sim: Annotated[
+        str | None,
+        typer.Option(
+            metavar="HOST:PORT",
+            help="The simulator's address, vcosim or BeamNG.tech.",
+            show_default=f"{LOOPBACK}:{SIMULATOR_PORT}",
+        ),
+    ] = None,
+    timeout: Timeout = DEFAULT_TIMEOUT,
+    idle_exit: Annotated[
+        float,
+        typer.Option(
+            callback=non_negative,
+            help="Once connected, end when the simulator has been silent this long (s): its run "
+            "ended. 0: never (e.g. BeamNG paused for long).",
+        ),
+    ] = 3.0,
+    spin: Spin = 0.002,
+    json_out: JsonOut = None,
+) -> None:
+    """Run a controller against a running simulator (vcosim sim or BeamNG.tech).
+
+    The block answers each message with the same id, as BeamNG's Simulink S-function does;
+    --ext-time must equal the simulator's.
+    """
+    from vcosim.tight.config import ControllerConfig
+
+    given: dict[str, Any] = {"step": ext_time}
+    if listen is not None:
+        address = parse_address(listen, option="--listen", default_port=CONTROLLER_PORT)
+        given.update(listen_host=address.host, listen_port=address.port)
+    if sim is not None:
+        address = parse_address(sim, option="--sim", default_port=SIMULATOR_PORT)
+        given.update(sim_host=address.host, sim_port=address.port)
+    options = dict(
+        {k: v for k, v in given.items() if v is not None},
+        memory=memory,
+        timeout=timeout,
+        spin=spin,
+        idle_exit=idle_exit or None,
+    )
+    config = (
+        ControllerConfig.for_interface(interface, **options)
+        if interface is not None
+        else ControllerConfig(**options)
+    )
+    params = {"speed": speed, "heading": heading}
+    step_fn = make_step_function(
+        name, function=function, fmu=fmu, map_file=map_file, step=config.step, params=params
+    )
+    try:
+        report = run_controller(step_fn, duration=duration, json_out=json_out, config=config)
+    finally:
+        if hasattr(step_fn, "close"):  # an FMU: terminate and free it
+            step_fn.close()
+    if report.get("interrupted"):
+        raise typer.Exit(130)
 
 
 def make_step_function(
@@ -34,6 +125,9 @@ def make_step_function(
             ["give exactly one of: an example NAME, --function module:function, --fmu FILE.fmu"],
             "vcosim controller",
         )
+    from vcosim.controllers import example
+    from vcosim.entrypoints import instantiate, load_user_code
+
     if fmu is not None:
         from vcosim.controllers.fmu import FmuController
 
@@ -46,6 +140,8 @@ def make_step_function(
 
 def report_table(report: dict[str, Any]) -> Table:
     """The end-of-run report as a rich table."""
+    from rich.table import Table
+
     table = Table(show_header=False, title="vcosim controller: summary")
     for key in ("status", "received", "answered", "stale", "malformed", "rejected_peers", "resets"):
         table.add_row(key.replace("_", " "), str(report[key]))
@@ -79,6 +175,9 @@ def run_controller(
     step_fn: Any, *, duration: float | None, json_out: Path | None, **options: Any
 ) -> dict[str, Any]:
     """Run the block with a live status line; print the summary and where to point the sim."""
+    from vcosim.interrupts import sigterm_as_interrupt
+    from vcosim.tight.controller import ControllerBlock
+
     setup_logging()
     block = ControllerBlock(step_fn, **options)  # config=..., or the config's fields
     cfg = block.config
@@ -88,8 +187,6 @@ def run_controller(
         f"simulator with --ext-time {cfg.step:g}); memory {'on' if cfg.memory else 'off'}"
     )
 
-    last = [0.0]
-
     def render() -> str:
         stats = block.stats
         return (
@@ -97,28 +194,11 @@ def run_controller(
             f"(controller time {stats.answered * cfg.step:.2f} s), resets {stats.resets}"
         )
 
-    with (
-        sigterm_as_interrupt(),
-        Live(render(), console=console, transient=True, refresh_per_second=4) as live,
-    ):
-
-        def on_status(status: ControllerStatus) -> None:
-            console.log(f"status: {status.value}")
-
-        block.on_status = on_status
-        inner = block.responder.step_fn
-
-        def step_and_show(msg: Any) -> Any:
-            now = time.perf_counter()
-            if now - last[0] > 0.25:
-                last[0] = now
-                live.update(render())
-            return inner(msg)
-
-        block.responder.step_fn = step_and_show
+    block.on_status = lambda status: note(f"status: {status.value}")
+    with sigterm_as_interrupt(), StatusLine(render):
         report = block.run(duration)
+    if report["simulator_ended"]:
+        note(f"the simulator has been silent for {cfg.idle_exit:g} s: its run ended")
     console.print(report_table(report))
-    if json_out is not None:
-        json_out.parent.mkdir(parents=True, exist_ok=True)
-        json_out.write_text(json.dumps(report, indent=2))
+    save_json(report, json_out)
     return report

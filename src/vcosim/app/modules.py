@@ -1,28 +1,170 @@
-"""``vcosim sound`` and ``vcosim input``: the driver-facing bus modules behind their commands."""
+"""``vcosim sound``, ``input`` and ``view``: the driver-facing bus modules behind their commands.
+
+The modules' own packages (pygame, sounddevice, starlette) are imported only when a command
+runs, so ``vcosim --help`` does not wait for them.
+"""
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Annotated, Any
+
+import typer
 
 from vcosim.app.console import console, setup_logging, table
-from vcosim.bus.codec import Codec
-from vcosim.errors import ConfigError
-from vcosim.modules.base import run_module
-from vcosim.modules.input import (
-    ForceFeedbackOutput,
-    InputModule,
-    KeyboardBackend,
-    Mapping,
-    PygameBackend,
-    calibration_wizard,
-    find_devices,
-    idle,
-    load_mapping,
-    open_backend,
-    save_mapping,
+from vcosim.app.options import (
+    BUS_DEFAULT,
+    BUS_MAX_LENGTH,
+    BUS_SYMBOLS,
+    Bus,
+    BusMaxLength,
+    BusModuleId,
+    BusSymbols,
+    WallTime,
+    bus_address,
+    bus_codec,
+    parse_address,
+    positive,
 )
-from vcosim.modules.sound import SoundModule, SoundSettings, open_sink
+from vcosim.bus.catalogue import ModuleId
+from vcosim.constants import LOOPBACK, VIEWER_PORT
+from vcosim.errors import ConfigError
+
+if TYPE_CHECKING:
+    from vcosim.bus.codec import Codec
+
+
+def sound(
+    bus: Bus = BUS_DEFAULT,
+    module_id: BusModuleId = None,
+    wav: Annotated[
+        Path | None,
+        typer.Option(
+            envvar="VCOSIM_SOUND_WAV", help="Render to this WAV file instead of the sound card."
+        ),
+    ] = None,
+    null: Annotated[bool, typer.Option("--null", help="Render to nothing (headless).")] = False,
+    wall_time: WallTime = None,
+    symbols: BusSymbols = BUS_SYMBOLS,
+    max_length: BusMaxLength = BUS_MAX_LENGTH,
+) -> None:
+    """The sound module: synthesised engine, tyre-skid and event sounds from the bus.
+
+    Plays on the sound card (the `sound` extra: sounddevice); with --wav renders to a file;
+    without a sound card it says so and renders to nothing.
+    """
+    router = bus_address(bus)
+    run_sound(
+        router.host,
+        router.port,
+        module_id=ModuleId.SOUND if module_id is None else module_id,
+        codec=bus_codec(symbols, max_length),
+        wav=wav,
+        null=null,
+        duration=wall_time,
+    )
+
+
+def input_module(
+    bus: Bus = BUS_DEFAULT,
+    module_id: BusModuleId = None,
+    mapping: Annotated[
+        Path | None, typer.Option(help="Mapping of axes and buttons (TOML); default: built in.")
+    ] = None,
+    list_devices: Annotated[
+        bool, typer.Option("--list", help="Show the input devices found and end.")
+    ] = False,
+    calibrate: Annotated[
+        bool, typer.Option("--calibrate", help="Interactive wizard that writes --mapping.")
+    ] = False,
+    keyboard: Annotated[
+        bool, typer.Option("--keyboard", help="Drive with the keyboard even if a wheel exists.")
+    ] = False,
+    script: Annotated[
+        Path | None,
+        typer.Option(
+            envvar="VCOSIM_INPUT_SCRIPT",
+            help="Scripted inputs (TOML: timed axis/button values), for tests and headless runs.",
+        ),
+    ] = None,
+    wall_time: WallTime = None,
+    symbols: BusSymbols = BUS_SYMBOLS,
+    max_length: BusMaxLength = BUS_MAX_LENGTH,
+) -> None:
+    """The input module: wheel, pedals, gamepad or keyboard to IMFM/IMVM; force feedback back.
+
+    Joysticks and wheels need the `input` extra (pygame-ce); the keyboard works without.
+    """
+    router = bus_address(bus)
+    run_input(
+        router.host,
+        router.port,
+        module_id=ModuleId.INPUT if module_id is None else module_id,
+        codec=bus_codec(symbols, max_length),
+        mapping=mapping,
+        list_devices=list_devices,
+        calibrate=calibrate,
+        keyboard=keyboard,
+        script=script,
+        duration=wall_time,
+    )
+
+
+def view(
+    listen: Annotated[
+        str,
+        typer.Option(
+            metavar="HOST:PORT",
+            help="Where the page is served (port 0: any free one); loopback unless you open it "
+            "on purpose.",
+        ),
+    ] = f"{LOOPBACK}:{VIEWER_PORT}",
+    bus: Bus = BUS_DEFAULT,
+    module_id: BusModuleId = None,
+    rate: Annotated[
+        float, typer.Option(callback=positive, help="Most state frames per second to the page.")
+    ] = 60.0,
+    height_map: Annotated[
+        Path | None, typer.Option(help="Height-map image (blue channel).")
+    ] = None,
+    road_map: Annotated[Path | None, typer.Option(help="Road map image (blue 255 = road).")] = None,
+    friction_map: Annotated[
+        Path | None, typer.Option(help="Friction map image (blue 255 = 0.99).")
+    ] = None,
+    hill_height: Annotated[
+        float, typer.Option(help="Metres of blue 255 in the height-map.")
+    ] = 10.0,
+    size: Annotated[
+        float, typer.Option(callback=positive, help="Metres of the maps' longer side.")
+    ] = 1000.0,
+    send_ground: Annotated[
+        bool, typer.Option(help="Answer with VMFM: ground height and friction under each wheel.")
+    ] = False,
+    symbols: BusSymbols = BUS_SYMBOLS,
+    max_length: BusMaxLength = BUS_MAX_LENGTH,
+) -> None:
+    """Serve the 3-D viewer and live dashboard in a browser; drive with keyboard or gamepad."""
+    from vcosim.modules.viewer import Viewer, run_view
+    from vcosim.vehicle.terrain import Terrain
+
+    page = parse_address(listen, option="--listen", default_port=VIEWER_PORT)
+    router = bus_address(bus)
+    terrain = Terrain.from_images(
+        height_map, road_map, friction_map, hill_height=hill_height, size=size
+    )
+    run_view(
+        Viewer(
+            router.host,
+            router.port,
+            host=page.host,
+            port=page.port,
+            terrain=terrain,
+            rate=rate,
+            module_id=ModuleId.VISUALISATION if module_id is None else module_id,
+            send_ground=send_ground,
+            codec=bus_codec(symbols, max_length),
+        )
+    )
 
 
 def run_sound(
@@ -36,6 +178,9 @@ def run_sound(
     duration: float | None = None,
 ) -> dict[str, Any]:
     """``vcosim sound``: open the sink, join the bus, render until Shutdown/Ctrl-C/SIGTERM."""
+    from vcosim.modules.base import run_module
+    from vcosim.modules.sound import SoundModule, SoundSettings, open_sink
+
     setup_logging()
     settings = SoundSettings()
     module = SoundModule(
@@ -71,6 +216,21 @@ def run_input(
     duration: float | None = None,
 ) -> dict[str, Any]:
     """``vcosim input``: list devices, or drive the bus from a device until quit/Shutdown."""
+    from vcosim.modules.base import run_module
+    from vcosim.modules.input import (
+        ForceFeedbackOutput,
+        InputModule,
+        KeyboardBackend,
+        Mapping,
+        PygameBackend,
+        calibration_wizard,
+        find_devices,
+        idle,
+        load_mapping,
+        open_backend,
+        save_mapping,
+    )
+
     setup_logging()
     if list_devices:
         devices = find_devices()

@@ -4,20 +4,207 @@ from __future__ import annotations
 
 import json
 import time
+from enum import Enum
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Annotated, Any
 
-from rich.live import Live
-from rich.table import Table
+import typer
 
-from vcosim.app.console import console, setup_logging
-from vcosim.interrupts import sigterm_as_interrupt
-from vcosim.scenarios import build_simulation
-from vcosim.sim.simulation import RunReport, Simulation
+from vcosim.app.console import StatusLine, console, note, save_json, setup_logging
+from vcosim.app.options import (
+    DEFAULT_TIMEOUT,
+    Allow,
+    Duration,
+    ExtTime,
+    FrameRate,
+    InterfaceCsv,
+    JsonOut,
+    Listen,
+    Spin,
+    Timeout,
+    VehicleOption,
+    bus_address,
+    parse_address,
+)
+from vcosim.constants import CONTRACTS_PORT, CONTROLLER_PORT, LOOPBACK, SIMULATOR_PORT
+from vcosim.sim.pacing import PacingMode
+
+if TYPE_CHECKING:
+    from rich.table import Table
+
+    from vcosim.sim.simulation import RunReport, Simulation
+
+
+class Gearbox(str, Enum):
+    """Transmission modes a coupled vehicle can start in."""
+
+    automatic = "automatic"
+    manual = "manual"
+
+
+def sim(
+    duration: Duration = None,
+    pacing: Annotated[
+        PacingMode,
+        typer.Option(
+            help="realtime: frames held to the wall clock; fast: as fast as possible; "
+            "lockstep: paced only by the coupled controllers."
+        ),
+    ] = PacingMode.realtime,
+    time_dilation: Annotated[
+        float, typer.Option(help="Simulated seconds per wall second in realtime pacing.")
+    ] = 1.0,
+    frame_rate: FrameRate = 60.0,
+    vehicle: VehicleOption = "nightrider",
+    gearbox: Annotated[
+        Gearbox, typer.Option(help="automatic: the controller needs only pedals and steering.")
+    ] = Gearbox.automatic,
+    engine: Annotated[bool, typer.Option(help="Start with the engine idling.")] = True,
+    coupling: Annotated[
+        bool, typer.Option(help="Run the BeamNG-compatible tight-coupling endpoint.")
+    ] = True,
+    interface: InterfaceCsv = None,
+    gear_slot: Annotated[
+        bool,
+        typer.Option(
+            help="Read slot 4 of the fixed layout as a requested gear (vcosim's "
+            "extension; BeamNG ignores the slot)."
+        ),
+    ] = False,
+    ext_time: ExtTime = None,
+    ping_time: Annotated[
+        float | None, typer.Option(help="T_ping: UDP round-trip time (s).", show_default="0.00001")
+    ] = None,
+    window: Annotated[int | None, typer.Option(help="Window width (overrides T_ping).")] = None,
+    send_skips: Annotated[
+        int | None, typer.Option(help="Steps between sends (overrides T_ext).")
+    ] = None,
+    send_offset: Annotated[int, typer.Option(help="Step of the first send.")] = 0,
+    timeout: Timeout = DEFAULT_TIMEOUT,
+    controller: Annotated[
+        str | None,
+        typer.Option(
+            metavar="HOST:PORT",
+            help="The controller's address.",
+            show_default=f"{LOOPBACK}:{CONTROLLER_PORT}",
+        ),
+    ] = None,
+    listen: Listen = None,
+    allow: Allow = None,
+    spin: Spin = None,
+    debug_log: Annotated[
+        Path | None, typer.Option(help="Folder for BeamNG's three coupling debug CSVs.")
+    ] = None,
+    custom_hooks: Annotated[
+        str | None,
+        typer.Option(
+            help="FILE.py:NAME or module:NAME with fill_custom(sim, bank_h) and/or "
+            "on_custom(sim, values): the 50 custom values each way."
+        ),
+    ] = None,
+    contracts: Annotated[
+        bool, typer.Option(help="Also serve VS Connect-style contracts (vcosim connect).")
+    ] = False,
+    contracts_listen: Annotated[
+        str,
+        typer.Option(metavar="HOST:PORT", help="The address the contract server binds."),
+    ] = f"{LOOPBACK}:{CONTRACTS_PORT}",
+    contracts_allow: Annotated[
+        list[str] | None,
+        typer.Option(
+            help="Client addresses the contract server accepts (repeatable; default: loopback)."
+        ),
+    ] = None,
+    vehicle_name: Annotated[
+        str, typer.Option(help="The vehicle's object name for contracts.")
+    ] = "Vehicle_A",
+    bus: Annotated[
+        str | None,
+        typer.Option(metavar="HOST:PORT", help="Join a NightRider bus router at this address."),
+    ] = None,
+    json_out: JsonOut = None,
+) -> None:
+    """Run the simulator; external controllers couple to it exactly as to BeamNG.tech."""
+    config = None
+    if coupling:
+        given: dict[str, Any] = {
+            "ext_time": ext_time,
+            "ping_time": ping_time,
+            "window": window,
+            "send_skips": send_skips,
+            "spin": spin,
+            "debug_log": debug_log,
+        }
+        if controller is not None:
+            address = parse_address(controller, option="--controller", default_port=CONTROLLER_PORT)
+            given.update(controller_host=address.host, controller_port=address.port)
+        if listen is not None:
+            address = parse_address(listen, option="--listen", default_port=SIMULATOR_PORT)
+            given.update(listen_host=address.host, listen_port=address.port)
+        given = {k: v for k, v in given.items() if v is not None}
+        options = dict(given, send_offset=send_offset, timeout=timeout, gear_slot=gear_slot)
+        config = coupling_config(interface, options, allow or ())
+    faces = []
+    if contracts:
+        address = parse_address(
+            contracts_listen, option="--contracts-listen", default_port=CONTRACTS_PORT
+        )
+        faces.append(
+            (
+                "contracts",
+                "vcosim.contracts.server:ContractServer",
+                {
+                    "host": address.host,
+                    "port": address.port,
+                    "allowed_hosts": contracts_allow,
+                    "vehicle_name": vehicle_name,
+                },
+            )
+        )
+    if bus is not None:
+        router = bus_address(bus)
+        faces.append(
+            (
+                "bus",
+                "vcosim.bus.vehicle_module:BusVehicle",
+                {"host": router.host, "port": router.port},
+            )
+        )
+    report = run_simulator(
+        duration=duration,
+        pacing=pacing,
+        time_dilation=time_dilation,
+        frame_rate=frame_rate,
+        vehicle=vehicle,
+        automatic=gearbox is Gearbox.automatic,
+        engine_running=engine,
+        coupling=config,
+        custom_hooks=custom_hooks,
+        faces=faces,
+        json_out=json_out,
+    )
+    if report.interrupted:
+        raise typer.Exit(130)
+
+
+def coupling_config(interface: Path | None, options: dict[str, Any], allow: Any) -> Any:
+    """The coupling's config from the options given (an interface CSV fills the rest)."""
+    from vcosim.tight.config import CouplingConfig
+
+    config = (
+        CouplingConfig.for_interface(interface, **options)
+        if interface is not None
+        else CouplingConfig(**options)
+    )
+    if allow:
+        config.allowed_hosts = (config.controller_host, *allow)
+    return config
 
 
 def summary_table(report: RunReport) -> Table:
     """The end-of-run summary as a rich table."""
+    from rich.table import Table
+
     table = Table(show_header=False, title="vcosim sim: summary")
     table.add_row("simulated time", f"{report.sim_time:.3f} s")
     table.add_row("wall time", f"{report.wall_time:.3f} s")
@@ -63,6 +250,9 @@ def run_simulator(
     *, duration: float | None, json_out: Path | None = None, **options: Any
 ) -> RunReport:
     """Run ``vcosim sim`` to the end or an interrupt; print and optionally save the summary."""
+    from vcosim.interrupts import sigterm_as_interrupt
+    from vcosim.scenarios import build_simulation
+
     setup_logging()
     sim = build_simulation(**options)
     endpoint = sim.faces.get("coupling")
@@ -88,30 +278,21 @@ def run_simulator(
                 f"none for {', '.join(missing)}: those get zero"
             )
     status = _Status(sim)
-    with (
-        sigterm_as_interrupt(),
-        Live(status.render(), console=console, transient=True, refresh_per_second=4) as live,
-    ):
-        report = sim.run(duration, on_progress=lambda t: status.update(live))
+    with sigterm_as_interrupt(), StatusLine(status.render, status.explain_waiting):
+        report = sim.run(duration)
     console.print(summary_table(report))
-    if json_out is not None:
-        json_out.parent.mkdir(parents=True, exist_ok=True)
-        json_out.write_text(json.dumps(report.as_dict(), indent=2, default=float))
+    save_json(report.as_dict(), json_out)
     return report
 
 
 class _Status:
-    """A one-line live status, refreshed at most a few times a second."""
+    """What the live line shows, and the one-time hint when no controller answers."""
+
+    WAIT_HINT_AFTER = 1.0  # s without a controller before saying what the run waits for
 
     def __init__(self, sim: Simulation) -> None:
         self.sim = sim
-        self._last = 0.0
-
-    def update(self, live: Live) -> None:
-        now = time.perf_counter()
-        if now - self._last > 0.25:
-            self._last = now
-            live.update(self.render())
+        self.hinted = False
 
     def render(self) -> str:
         sim = self.sim
@@ -123,3 +304,19 @@ class _Status:
             state = "connected" if endpoint.connected else "waiting for the controller"
             text += f"   {state}: sent {endpoint.stats.sent}, applied {endpoint.stats.applied}"
         return text
+
+    def explain_waiting(self) -> None:
+        """Once, a few seconds into a run no controller answers: say what it waits for."""
+        endpoint = self.sim.faces.get("coupling")
+        if self.hinted or endpoint is None or endpoint.connected or not self.sim.wall_start:
+            return
+        waited = time.perf_counter() - self.sim.wall_start
+        if waited >= self.WAIT_HINT_AFTER:
+            self.hinted = True
+            cfg = endpoint.config
+            note(
+                f"waiting: no controller has answered on {cfg.controller_host}:"
+                f"{cfg.controller_port} for {waited:.0f} s; each send waits up to "
+                f"{cfg.timeout:g} s. Start one (vcosim controller cruise, or your Simulink "
+                "model), or run with --no-coupling"
+            )

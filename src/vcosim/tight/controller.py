@@ -122,6 +122,7 @@ class ControllerBlock:
         self.responder = Responder(step_fn, cfg.step, cfg.memory, self.interface)
         self.stats.compute = self.responder.compute
         self._stopping = False
+        self.interrupted = self.simulator_ended = False
 
     @property
     def address(self) -> tuple[str, int]:
@@ -142,7 +143,9 @@ class ControllerBlock:
         largest, fresh = 0.0, True  # fresh: an id equal to the largest is accepted once
         sent_at = 0.0
         reply_to_sender = cfg.sim_port == 0
+        heard = 0.0  # when the last accepted message arrived (0: never)
         self._stopping = False
+        self.interrupted = self.simulator_ended = False
         try:
             while (limit is None or stats.answered < limit) and not self._stopping:
                 deadline = time.perf_counter() + cfg.timeout
@@ -166,8 +169,11 @@ class ControllerBlock:
                         self._set_status(ControllerStatus.no_peer)
                     stats.resets += 1
                     largest, fresh = 0.0, True
+                    if heard and cfg.idle_exit and time.perf_counter() - heard >= cfg.idle_exit:
+                        self.simulator_ended = True
+                        break
                     continue
-                arrived = time.perf_counter()
+                arrived = heard = time.perf_counter()
                 if sent_at:
                     stats.round_trip.append(arrived - sent_at)
                 largest, fresh = message_id, False
@@ -177,7 +183,7 @@ class ControllerBlock:
                 if self.status is not ControllerStatus.connected:
                     self._set_status(ControllerStatus.connected)
         except KeyboardInterrupt:
-            pass
+            self.interrupted = True
         finally:
             self.close()
         return self.report()
@@ -220,6 +226,8 @@ class ControllerBlock:
 
         return {
             "status": self.status.value,
+            "interrupted": self.interrupted,
+            "simulator_ended": self.simulator_ended,
             "received": stats.received,
             "answered": stats.answered,
             "stale": stats.stale,

@@ -1,0 +1,183 @@
+"""``vcosim drive``: the whole driving simulator on this machine, one process per module.
+
+The router runs here; each module is a ``vcosim`` process of its own (its own interpreter, so
+the 2000 Hz physics shares no lock with anything) and all end with one Shutdown.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import subprocess
+import sys
+import time
+from datetime import datetime
+from pathlib import Path
+from typing import IO, Annotated, Any
+
+import typer
+
+from vcosim.app.bus import router_summary
+from vcosim.app.console import console, setup_logging, table
+from vcosim.app.options import BUS_DEFAULT, Bus, RunFolder, VehicleOption, WallTime, bus_address
+from vcosim.bus.catalogue import ModuleId
+from vcosim.constants import VIEWER_PORT
+from vcosim.errors import CouplingTimeout, VcosimError
+
+OPTIONAL_MODULES = (
+    # (name, the module that must exist, the vcosim sub-command, its bus id), each started if
+    # its module is installed
+    ("input", "vcosim.modules.input", "input", ModuleId.INPUT),
+    ("sound", "vcosim.modules.sound", "sound", ModuleId.SOUND),
+    ("viewer", "vcosim.modules.viewer", "view", ModuleId.VISUALISATION),
+)
+
+
+def drive(
+    out: RunFolder = Path("runs"),
+    bus: Bus = BUS_DEFAULT,
+    wall_time: WallTime = None,
+    vehicle: VehicleOption = "nightrider",
+    frame_rate: Annotated[
+        float,
+        typer.Option(
+            help="The vehicle's frames per second (>= 100 spaces its 100 Hz messages evenly)."
+        ),
+    ] = 100.0,
+) -> None:
+    """Start the driving simulator on this machine: router, vehicle, logger, input, sound, view.
+
+    Input, sound and the 3-D view start when their extras are installed. Every module also runs
+    alone (`vcosim bus`, `vcosim sim --bus HOST:PORT`, `vcosim log`, ...), on any machine.
+    """
+    router = bus_address(bus)
+    report = run_drive(
+        out, router.host, router.port, duration=wall_time, vehicle=vehicle, frame_rate=frame_rate
+    )
+    if report["interrupted"]:
+        raise typer.Exit(130)
+
+
+class _Child:
+    """A module as a ``vcosim`` process of its own, its output in a log file."""
+
+    def __init__(self, name: str, args: list[str], log_dir: Path) -> None:
+        self.name = name
+        self.log_path = log_dir / f"{name}.log"
+        self._log: IO[bytes] = open(self.log_path, "wb")  # noqa: SIM115 (closed in wait())
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "vcosim", *args], stdout=self._log, stderr=subprocess.STDOUT
+        )
+
+    @property
+    def alive(self) -> bool:
+        return self.process.poll() is None
+
+    def wait(self, timeout: float) -> int | None:
+        """Wait for the process to end; SIGTERM, then SIGKILL, if it will not."""
+        try:
+            for action in (None, self.process.terminate, self.process.kill):
+                if action is not None and self.alive:
+                    action()
+                try:
+                    return self.process.wait(timeout)
+                except subprocess.TimeoutExpired:
+                    continue
+            return None
+        finally:
+            self._log.close()
+
+
+def run_drive(
+    out: Path,
+    host: str,
+    port: int,
+    *,
+    duration: float | None,
+    vehicle: str,
+    frame_rate: float,
+    start_timeout: float = 60.0,
+) -> dict[str, Any]:
+    """Router here, logger, vehicle (and input, sound, viewer once they exist) as processes.
+
+    Ends on ``duration``, Ctrl-C, SIGTERM, a Shutdown from any module, or the vehicle's exit;
+    then sends every module Shutdown and waits for them, so the recording is complete.
+    """
+    from vcosim.bus.router import Router
+    from vcosim.interrupts import sigterm_as_interrupt
+
+    setup_logging()
+    run_dir = out / datetime.now().strftime("%Y%m%d-%H%M%S")
+    run_dir.mkdir(parents=True, exist_ok=True)
+    router = Router(host, port).start()
+    h, p = router.address
+    where = ["--bus", f"{h}:{p}"]
+    children: list[_Child] = []
+    interrupted = False
+    console.log(f"bus router on {h}:{p}; module output goes to {run_dir}/<module>.log")
+
+    def launch(name: str, args: list[str], module_id: int) -> None:
+        child = _Child(name, args, run_dir)
+        children.append(child)
+        if (
+            not router.wait_until(
+                lambda: module_id in router.modules or not child.alive, start_timeout
+            )
+            or not child.alive
+        ):
+            raise CouplingTimeout(f"the {name} module did not join the bus (see {child.log_path})")
+        console.log(f"{name}: module {module_id} joined")
+
+    with sigterm_as_interrupt():
+        try:
+            launch("logger", ["log", str(run_dir / "bus.mcap"), *where], ModuleId.LOGGING)
+            launch(
+                "vehicle",
+                [
+                    "sim",
+                    "--bus",
+                    f"{h}:{p}",
+                    "--no-coupling",
+                    "--frame-rate",
+                    f"{frame_rate:g}",
+                    "--vehicle",
+                    vehicle,
+                ],
+                ModuleId.VEHICLE,
+            )
+            for name, package, command, module_id in OPTIONAL_MODULES:
+                if importlib.util.find_spec(package) is not None:
+                    launch(name, [command, *where], module_id)
+                    if name == "viewer":
+                        console.log(f"viewer: open http://127.0.0.1:{VIEWER_PORT}/ in a browser")
+            end = None if duration is None else time.monotonic() + duration
+            vehicle_child = children[1]
+            while not router.stopped.is_set() and vehicle_child.alive:
+                left = 0.5 if end is None else min(0.5, end - time.monotonic())
+                if left <= 0:
+                    break
+                router.stopped.wait(left)
+        except KeyboardInterrupt:
+            interrupted = True
+        finally:
+            if not router.stopped.is_set():
+                router.shutdown_all()  # every module ends cleanly; the router then stops
+                router.stopped.wait(5.0)
+            codes = {c.name: c.wait(10.0) for c in children}
+            router.stop()
+    report: dict[str, Any] = {
+        "run_dir": str(run_dir),
+        "recording": str(run_dir / "bus.mcap"),
+        "exit_codes": codes,
+        "interrupted": interrupted,
+        "router": router_summary(router.report()),
+    }
+    console.print(
+        table("vcosim drive: summary", {k: v for k, v in report.items() if k != "router"})
+    )
+    console.print(table("bus router", report["router"]))
+    if any(code not in (0, None) for code in codes.values()):
+        failed = [n for n, c in codes.items() if c != 0]
+        raise VcosimError(
+            f"module(s) {', '.join(failed)} ended with an error; see their logs in {run_dir}"
+        )
+    return report

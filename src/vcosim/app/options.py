@@ -1,0 +1,168 @@
+"""The command line's grammar: one option type per meaning, shared by every command.
+
+An option name means the same thing wherever it appears (docs/cli.md lists them): addresses
+are ``HOST:PORT`` (``--bus``, ``--sim``, ``--controller``, ``--listen``), ``--duration`` is
+always simulated seconds and ``--wall-time`` wall seconds, ``--ext-time`` is T_ext,
+``--timeout`` is how long a silent peer is waited for, ``--json-out`` writes the summary as
+JSON. Defaults come from :mod:`vcosim.constants`. Only typer and the standard library are
+imported here, so ``vcosim --help`` stays fast.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, NamedTuple
+
+import typer
+
+from vcosim.constants import BLOCKING_TIMEOUT, BUS_PORT, LOOPBACK
+
+
+class Address(NamedTuple):
+    """A UDP or HTTP endpoint: host and port."""
+
+    host: str
+    port: int
+
+    def __str__(self) -> str:
+        return f"{self.host}:{self.port}"
+
+
+def parse_address(text: str, *, option: str, default_port: int) -> Address:
+    """``HOST:PORT``, ``HOST`` or ``:PORT``; the missing part takes the default.
+
+    Raises ``typer.BadParameter`` (exit 2, one line) for anything else.
+    """
+    host, sep, port_text = text.strip().rpartition(":")
+    if not sep:  # no colon: a host alone, or a bare port number
+        host, port_text = (LOOPBACK, text) if text.strip().isdigit() else (text.strip(), "")
+    host = host or LOOPBACK
+    try:
+        port = int(port_text) if port_text else default_port
+    except ValueError:
+        port = -1
+    if not 0 <= port <= 65535 or any(c.isspace() for c in host):
+        raise typer.BadParameter(
+            f"{text!r} is not an address; give HOST:PORT, e.g. {LOOPBACK}:{default_port}",
+            param_hint=f"'{option}'",
+        )
+    return Address(host, port)
+
+
+def positive(value: float | None) -> float | None:
+    """Callback: zero or negative durations, rates and steps are usage errors."""
+    if value is not None and not value > 0:
+        raise typer.BadParameter(f"must be greater than 0, not {value:g}")
+    return value
+
+
+def non_negative(value: float | None) -> float | None:
+    """Callback for times that may be zero (a spin, a replay speed)."""
+    if value is not None and not value >= 0:
+        raise typer.BadParameter(f"must be 0 or more, not {value:g}")
+    return value
+
+
+# -- what runs, and for how long --------------------------------------------------------------
+Duration = Annotated[
+    float | None,
+    typer.Option(
+        callback=positive,
+        help="Simulated seconds to run.",
+        show_default="until Ctrl-C",
+    ),
+]
+WallTime = Annotated[
+    float | None,
+    typer.Option(
+        callback=positive,
+        help="Wall-clock seconds to run.",
+        show_default="until Shutdown or Ctrl-C",
+    ),
+]
+VehicleOption = Annotated[str, typer.Option(help="Vehicle preset name or parameter TOML file.")]
+RunFolder = Annotated[
+    Path, typer.Option(help="Folder for the run; a timestamped sub-folder is created.")
+]
+JsonOut = Annotated[
+    Path | None, typer.Option("--json-out", help="Also write the summary as JSON to this file.")
+]
+FrameRate = Annotated[
+    float, typer.Option(callback=positive, help="Frames per second in realtime pacing.")
+]
+
+# -- the tight coupling -----------------------------------------------------------------------
+ExtTime = Annotated[
+    float | None,
+    typer.Option(
+        callback=positive,
+        help="T_ext: the controller's sample time and computation budget per message (s), "
+        "as in BeamNG's coupling.",
+        show_default="0.005",
+    ),
+]
+Timeout = Annotated[
+    float,
+    typer.Option(
+        callback=positive,
+        help="A silent peer is waited for this long (s); then the link is reset.",
+    ),
+]
+DEFAULT_TIMEOUT = BLOCKING_TIMEOUT
+Spin = Annotated[
+    float | None,
+    typer.Option(
+        callback=non_negative,
+        help="Busy-poll this long before sleeping in a receive (s): faster lock-step, one busy "
+        "core.",
+    ),
+]
+Listen = Annotated[
+    str | None,
+    typer.Option(
+        metavar="HOST:PORT",
+        help="The address this program binds; loopback unless you open it on purpose.",
+    ),
+]
+Allow = Annotated[
+    list[str] | None,
+    typer.Option(help="Also accept datagrams from this host (repeatable)."),
+]
+InterfaceCsv = Annotated[
+    Path | None,
+    typer.Option(
+        help="A BeamNG interface CSV: exactly the signals it lists, each way, in its order; its "
+        "connection rows set timing, addresses and ports unless options do.",
+    ),
+]
+
+# -- the NightRider bus -----------------------------------------------------------------------
+BUS_DEFAULT = f"{LOOPBACK}:{BUS_PORT}"
+Bus = Annotated[
+    str,
+    typer.Option(metavar="HOST:PORT", help="The NightRider bus router's handshake address."),
+]
+BusModuleId = Annotated[int | None, typer.Option("--id", help="This module's id on the bus.")]
+BusSymbols = Annotated[
+    str,
+    typer.Option(
+        help="Message symbols: start, separator, common-part end, end (every module must agree)."
+    ),
+]
+BusMaxLength = Annotated[
+    int, typer.Option(help="Longest message in bytes (every module must agree).")
+]
+BUS_SYMBOLS = "§§+¶"
+BUS_MAX_LENGTH = 256
+
+
+def bus_codec(symbols: str, max_length: int):  # -> vcosim.bus.codec.Codec
+    """The bus codec of the shared options (imported only when a bus command runs)."""
+    from vcosim.bus.codec import Codec
+
+    return Codec.from_symbols(symbols, max_length)
+
+
+def bus_address(text: str) -> Address:
+    """The router's address from ``--bus``."""
+    return parse_address(text, option="--bus", default_port=BUS_PORT)

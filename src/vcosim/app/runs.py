@@ -1,0 +1,126 @@
+"""``vcosim demo``, ``analyze``, ``cases`` and ``sweep``: runs that leave a folder of results."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from vcosim.app.options import RunFolder, VehicleOption
+from vcosim.constants import PHYSICS_DT
+
+
+def demo(
+    out: RunFolder = Path("runs"),
+    vehicle: VehicleOption = "nightrider",
+    manoeuvre: Annotated[
+        bool,
+        typer.Option(
+            "--manoeuvre",
+            help="Instead: the vehicle alone through a scripted "
+            "manoeuvre (start, accelerate through the gears, brake, turn).",
+        ),
+    ] = False,
+) -> None:
+    """Couple the cruise controller to the simulator over UDP and plot the run.
+
+    The simulator and the example `cruise` controller: two processes on
+    loopback, in lock-step, 30 s of simulated time faster than real time;
+    the target speed steps from 15 to 25 m/s at 15 s. Writes the coupling
+    debug CSVs, signals.csv, demo.png and summary.json into OUT/<timestamp>/.
+    Needs no screen, sound card or joystick.
+    """
+    from vcosim.demo import run_demo
+
+    run_demo(out, vehicle, manoeuvre=manoeuvre)
+
+
+def analyze(
+    run_dir: Annotated[
+        Path, typer.Argument(help="Folder with the three debug CSVs (vcosim's or BeamNG's).")
+    ],
+    out: Annotated[
+        Path | None,
+        typer.Option(
+            help="Report file: .html (default RUN_DIR/analysis.html, "
+            "figures embedded) or .md (with PNGs beside it)."
+        ),
+    ] = None,
+    dt: Annotated[float, typer.Option(help="The physics step (s).")] = PHYSICS_DT,
+) -> None:
+    """Analyse a coupled run's timing from its debug logs: figures, metrics and a verdict."""
+    from vcosim.analysis.report import analyze_command
+
+    analyze_command(run_dir, out, dt)
+
+
+def cases(
+    out: Annotated[
+        Path, typer.Option(help="Folder for the five runs' logs and cases.html.")
+    ] = Path("runs/cases"),
+    case: Annotated[
+        list[int] | None, typer.Option(help="Run only this case (1-5; repeatable).")
+    ] = None,
+) -> None:
+    """Run the five timing cases of BeamNG's coupling end to end; exit 1 if one fails.
+
+    Each case couples the simulator to a controller with a different computation time and
+    window, in real time, and checks the run's timing against what the coupling promises.
+    """
+    from vcosim.analysis.cases import cases_command
+
+    if not cases_command(out, case):
+        raise typer.Exit(1)
+
+
+def sweep(
+    file: Annotated[
+        Path,
+        typer.Argument(
+            help="The sweep file (TOML): scenario, parameters, output; see docs/sweeps.md."
+        ),
+    ],
+    out: Annotated[
+        Path | None, typer.Option(help="Output folder (default: \\[output] dir, else sweeps/NAME).")
+    ] = None,
+    workers: Annotated[
+        int | None,
+        typer.Option(help="Local worker processes (default: every core; 0: run in this process)."),
+    ] = None,
+    ray: Annotated[
+        bool,
+        typer.Option(
+            "--ray",
+            help="Run on Ray: join RAY_ADDRESS or a cluster started "
+            "here with `ray start`, else start Ray locally.",
+        ),
+    ] = False,
+    ray_address: Annotated[
+        str | None, typer.Option(help="Join the Ray cluster at this address (implies --ray).")
+    ] = None,
+    signals: Annotated[
+        bool | None,
+        typer.Option(
+            "--signals/--no-signals",
+            help="Also save every run's signals (default: \\[output] signals).",
+        ),
+    ] = None,
+    check: Annotated[
+        bool, typer.Option("--check", help="Only validate the file and list the runs.")
+    ] = False,
+) -> None:
+    """Run a scenario sweep: every run's metrics to Parquet, and a report with plots."""
+    from vcosim.sweep.driver import sweep_command
+
+    code = sweep_command(
+        file,
+        out=out,
+        workers=workers,
+        ray=ray,
+        ray_address=ray_address,
+        signals=signals,
+        check=check,
+    )
+    if code:
+        raise typer.Exit(code)
