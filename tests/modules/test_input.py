@@ -23,6 +23,7 @@ from vcosim.modules.input import (
     AxisMap,
     ButtonMap,
     ForceFeedbackOutput,
+    IdleModule,
     InputModule,
     InputReport,
     Mapping,
@@ -89,6 +90,18 @@ def test_scripted_sequence_gives_expected_imfm_at_25_hz(router: Router) -> None:
     assert imvm[5].angle == pytest.approx(900 / 2 * 3.14159265 / 180)  # + left, rad
     assert imvm[10].angle == pytest.approx(-imvm[5].angle)
     assert all(m.to == ModuleId.VEHICLE for m in imfm)
+    assert list(report.to_dict()) == [  # the keys of the JSON summary, in order
+        "module_id",
+        "device",
+        "polls",
+        "sent",
+        "received",
+        "force_feedback",
+        "quit",
+        "shutdown_received",
+        "malformed",
+    ]
+    assert report.sent == {"IMFM": 25, "IMVM": 25} and report.device == "scripted"
 
 
 def test_buttons_horn_camera_and_quit(router: Router) -> None:
@@ -191,9 +204,12 @@ def test_bad_mapping_file_lists_every_problem_with_its_key(tmp_path: Path) -> No
         "buttons.horn:",
     ):
         assert key in text, text
-    path.write_text("[buttons]\nhorn = 1\n")  # shift_down is button 1 by default
-    with pytest.raises(ConfigError, match="shift_down and horn are both button 1"):
+    path.write_text("[buttons]\nhorn = 1\nquit = 3\n")  # shift_down 1, camera 3 by default
+    with pytest.raises(ConfigError) as err:
         load_mapping(path)
+    assert err.value.problems == [
+        "buttons: shift_down and horn are both button 1; camera and quit are both button 3"
+    ]
     path.write_text("axes = [")
     with pytest.raises(ConfigError, match="not valid TOML"):
         load_mapping(path)
@@ -273,3 +289,19 @@ def test_calibration_wizard_finds_axes_ranges_and_buttons() -> None:
     assert mapping.buttons == ButtonMap(
         shift_up=6, shift_down=7, horn=0, camera=1, engine_start=None, quit=3
     )
+
+
+def test_without_a_device_the_input_idles_until_shutdown(router: Router) -> None:
+    port = router.address[1]
+    module = IdleModule(ModuleId.INPUT, "127.0.0.1", port)
+    reports = []
+    thread = threading.Thread(target=lambda: reports.append(module.run()))
+    thread.start()
+    assert router.wait_until(lambda: ModuleId.INPUT in router.modules, 5.0)
+    with BusClient(ModuleId.VEHICLE, port=port) as vehicle:
+        vehicle.send(Shutdown(to=ModuleId.INPUT))
+        thread.join(5.0)
+    assert not thread.is_alive()
+    assert reports[0].to_dict() == {"device": None, "shutdown_received": True}
+    quiet = IdleModule(ModuleId.INPUT, "127.0.0.1", port).run(duration=0.05)
+    assert quiet.to_dict() == {"device": None, "shutdown_received": False}

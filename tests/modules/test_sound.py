@@ -16,6 +16,7 @@ from vcosim.modules.sound import (
     Mixer,
     NullSink,
     SoundModule,
+    SoundReport,
     SoundSettings,
     WavSink,
     open_sink,
@@ -182,8 +183,8 @@ def test_module_on_the_bus_renders_to_wav(router: Router, tmp_path: Path) -> Non
     path = tmp_path / "bus.wav"
     module = SoundModule(WavSink(path, S.sample_rate), port=router.address[1], pace="messages")
     module.connect(timeout=2.0)
-    result: dict[str, object] = {}
-    thread = threading.Thread(target=lambda: result.update(module.run(duration=20)))
+    reports: list[SoundReport] = []
+    thread = threading.Thread(target=lambda: reports.append(module.run(duration=20)))
     thread.start()
     with BusClient(ModuleId.VEHICLE, port=router.address[1]) as vehicle:
         vehicle.send(SoundOnce("engine_start.wav", 255, to=ModuleId.SOUND))
@@ -193,7 +194,18 @@ def test_module_on_the_bus_renders_to_wav(router: Router, tmp_path: Path) -> Non
         vehicle.send(Shutdown(to=ModuleId.SOUND))
         thread.join(timeout=10)
     assert not thread.is_alive()
-    assert result["shutdown_received"] is True
-    assert result["received"] == {"SoundOnce": 1, "FMLM": 50, "Shutdown": 1}
+    (report,) = reports
+    assert report.shutdown_received is True and report.blocks == 50
+    assert report.received == {"SoundOnce": 1, "FMLM": 50, "Shutdown": 1}
+    assert report.to_dict().keys() == {
+        "module_id",
+        "received",
+        "blocks",
+        "seconds",
+        "limited_blocks",
+        "shutdown_received",
+        "sink",
+        "malformed",
+    }
     with wave.open(str(path), "rb") as wav:
         assert wav.getnframes() == 50 * S.block

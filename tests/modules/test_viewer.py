@@ -349,3 +349,46 @@ def test_a_bus_vehicle_tells_the_page_its_gear_and_rtf(viewer: Viewer, router: R
         frame = recv_until(ws, lambda f: f["type"] == "state" and f["rtf"] is not None)
     assert frame["gear"] in (0, 1)  # N until the automatic has engaged first gear
     assert frame["rtf"] > 0 and frame["latency_ms"] is None and not frame["connected"]
+
+
+def test_page_commands_become_messages_or_clear_errors():
+    from vcosim.modules.viewer import page_command
+
+    def command(cmd: dict, send_ground: bool = False):
+        return page_command(cmd, viewer_id=18, send_ground=send_ground)
+
+    assert command({"type": "input", "throttle": 9.6, "brake": 0, "steering": 255}) == IMFM(
+        10, 0, 255, 0, to=16
+    )
+    assert command({"type": "camera"}) == IMVMCamera(to=18)
+    assert command({"type": "ground", "height": [0] * 4, "friction": [1] * 4}) is None
+    for bad, error in [
+        ({"type": "input", "throttle": True, "brake": 0, "steering": 0}, "throttle must be"),
+        ({"type": "input", "throttle": 0, "brake": float("nan"), "steering": 0}, "brake must"),
+        ({"type": "input", "throttle": 0, "brake": 0, "steering": 0, "shift": 2}, "shift 2 is"),
+        ({"type": "ground", "height": [0], "friction": [1] * 4}, "four heights"),
+    ]:
+        with pytest.raises(ValueError, match=error):
+            command(bad, send_ground=True)
+    with pytest.raises(KeyError):
+        command({"type": "input", "throttle": 0})
+
+
+def test_run_serves_for_its_duration_and_reports(router: Router):
+    viewer = Viewer("127.0.0.1", router.address[1], port=0)
+    report = viewer.run(duration=0.2)
+    assert viewer.stopped.is_set() and not viewer.client.connected
+    assert router.wait_until(lambda: 18 not in router.modules, 2.0)
+    assert list(report.to_dict()) == [
+        "url",
+        "pages",
+        "frames",
+        "commands",
+        "bad_commands",
+        "received",
+        "poses",
+        "bus_malformed",
+    ]
+    assert report.url == viewer.url and report.pages == 0
+    with pytest.raises(OSError):  # the page's port is free again
+        urllib.request.urlopen(viewer.url, timeout=2)
