@@ -47,4 +47,5 @@ def test_vcosim_input_script_quits_everyone(router: Router, tmp_path: Path) -> N
 def test_vcosim_input_calibrate_needs_a_file() -> None:
     result = CliRunner().invoke(app, ["input", "--calibrate"])
     assert result.exit_code != 0
-    assert "--calibrate needs --mapping FILE" in str(result.exception)
+    # said on the console, or raised (before the command line printed its errors itself)
+    assert "--calibrate needs --mapping FILE" in result.output + str(result.exception)
