@@ -89,7 +89,9 @@ def log(
 
 
 def replay(
-    file: Annotated[Path, typer.Argument(help="A recording made by `vcosim log`.")],
+    file: Annotated[
+        Path, typer.Argument(exists=True, dir_okay=False, help="A recording made by `vcosim log`.")
+    ],
     bus: Bus = BUS_DEFAULT,
     module_id: BusModuleId = None,
     speed: Annotated[

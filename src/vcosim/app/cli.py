@@ -17,6 +17,7 @@ from importlib.metadata import version as package_version
 from typing import Annotated, Any
 
 import typer
+from typer._click.exceptions import NoArgsIsHelpError
 from typer.core import TyperGroup
 
 from vcosim.app import bench, bus, connect, controller, drive, modules, runs, simulator
@@ -30,10 +31,38 @@ class VcosimGroup(TyperGroup):
     command line users do.
     """
 
-    def main(self, args: Sequence[str] | None = None, *pos: Any, **kw: Any) -> Any:
-        """Parse and run ``args`` (default: the process's) after rewriting old spellings."""
-        argv = list(sys.argv[1:] if args is None else args)
-        return super().main(modernise(argv), *pos, **kw)
+    def main(  # type: ignore[override]
+        self,
+        args: Sequence[str] | None = None,
+        prog_name: str | None = None,
+        complete_var: str | None = None,
+        standalone_mode: bool = True,
+        **extra: Any,
+    ) -> Any:
+        """Parse and run ``args`` (default: the process's) after rewriting old spellings.
+
+        A usage error is one line naming the problem and where help is, exit code 2.
+        """
+        argv = modernise(list(sys.argv[1:] if args is None else args))
+        try:
+            result = super().main(argv, prog_name, complete_var, standalone_mode=False, **extra)
+            code = result if isinstance(result, int) else 0
+        except NoArgsIsHelpError:  # the help is already printed
+            code = 0
+        except typer.TyperException as exc:
+            ctx = getattr(exc, "ctx", None)
+            command = ctx.command_path if ctx is not None else "vcosim"
+            console.print(
+                f"[red]error:[/] {exc.format_message()} (see {command} --help)",
+                highlight=False,
+                soft_wrap=True,
+            )
+            code = exc.exit_code
+        except (typer.Abort, KeyboardInterrupt):
+            code = 130
+        if not standalone_mode:
+            return code
+        sys.exit(code)
 
     def invoke(self, ctx: Any) -> Any:
         """Run the command; an error it raises becomes one line and an exit code."""
@@ -45,7 +74,7 @@ class VcosimGroup(TyperGroup):
             if settings.debug:
                 raise
             code, message = _explain(exc)
-            console.print(f"[red]error:[/] {message}", highlight=False)
+            console.print(f"[red]error:[/] {message}", highlight=False, soft_wrap=True)
             raise typer.Exit(code) from None
         except KeyboardInterrupt:
             console.print("interrupted")
@@ -99,7 +128,6 @@ def root(
 ) -> None:
     """Vehicle co-simulation: a 2000 Hz vehicle that external controllers couple to."""
     settings.debug = debug
-    console.log_path = debug
     settings.quiet = quiet
     settings.level = (
         logging.DEBUG
@@ -196,8 +224,11 @@ def modernise(argv: list[str]) -> list[str]:
 
 def _explain(exc: Exception) -> tuple[int, str]:
     """The exit code and the one line for an error that ended a command."""
-    from vcosim.errors import VcosimError
+    from vcosim.errors import ConfigError, VcosimError
 
+    if isinstance(exc, ConfigError) and len(exc.problems) == 1:
+        problem = exc.problems[0]  # often names its option already
+        return 2, problem if problem.startswith(exc.source) else f"{exc.source}: {problem}"
     if isinstance(exc, VcosimError):
         return 2, str(exc)
     if isinstance(exc, OSError):

@@ -17,7 +17,12 @@ if TYPE_CHECKING:
 
 def connect(
     config: Annotated[
-        Path, typer.Argument(help="VS Connect-style JSON configuration file (version 2).")
+        Path,
+        typer.Argument(
+            exists=True,
+            dir_okay=False,
+            help="VS Connect-style JSON configuration file (version 2).",
+        ),
     ],
     function: Annotated[
         str | None,

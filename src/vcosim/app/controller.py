@@ -38,7 +38,8 @@ def controller(
         typer.Option(help="Your own step function or class: FILE.py:NAME or module:NAME."),
     ] = None,
     fmu: Annotated[
-        Path | None, typer.Option(help="An FMI co-simulation FMU to run as the controller.")
+        Path | None,
+        typer.Option(exists=True, help="An FMI co-simulation FMU to run as the controller."),
     ] = None,
     map_file: Annotated[
         Path | None, typer.Option("--map", help="TOML map of FMU variables to bank names.")

@@ -131,6 +131,8 @@ Allow = Annotated[
 InterfaceCsv = Annotated[
     Path | None,
     typer.Option(
+        exists=True,
+        dir_okay=False,
         help="A BeamNG interface CSV: exactly the signals it lists, each way, in its order; its "
         "connection rows set timing, addresses and ports unless options do.",
     ),

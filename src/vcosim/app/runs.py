@@ -38,7 +38,12 @@ def demo(
 
 def analyze(
     run_dir: Annotated[
-        Path, typer.Argument(help="Folder with the three debug CSVs (vcosim's or BeamNG's).")
+        Path,
+        typer.Argument(
+            exists=True,
+            file_okay=False,
+            help="Folder with the three debug CSVs (vcosim's or BeamNG's).",
+        ),
     ],
     out: Annotated[
         Path | None,
@@ -78,7 +83,9 @@ def sweep(
     file: Annotated[
         Path,
         typer.Argument(
-            help="The sweep file (TOML): scenario, parameters, output; see docs/sweeps.md."
+            exists=True,
+            dir_okay=False,
+            help="The sweep file (TOML): scenario, parameters, output; see docs/sweeps.md.",
         ),
     ],
     out: Annotated[
