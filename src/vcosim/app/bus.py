@@ -94,7 +94,7 @@ def replay(
     ],
     bus: Bus = BUS_DEFAULT,
     module_id: BusModuleId = None,
-    speed: Annotated[
+    pace: Annotated[
         float,
         typer.Option(
             callback=non_negative,
@@ -120,7 +120,7 @@ def replay(
         router.host,
         router.port,
         module_id=ModuleId.REPLAY if module_id is None else module_id,
-        speed=speed,
+        speed=pace,
         only=only or (),
         skip=skip or (),
         codec=bus_codec(symbols, max_length),

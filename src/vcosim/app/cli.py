@@ -173,6 +173,8 @@ DEPRECATED: dict[tuple[str, str], tuple[str, str | None]] = {
     },
     ("controller", "--step"): ("--ext-time", None),
     ("connect", "--link-timeout"): ("--timeout", None),
+    ("analyze", "--out"): ("--report", None),
+    ("replay", "--speed"): ("--pace", None),
     ("bus", "--host"): ("--listen", "host"),
     ("bus", "--port"): ("--listen", "port"),
     **{
@@ -224,13 +226,15 @@ def modernise(argv: list[str]) -> list[str]:
 
 def _explain(exc: Exception) -> tuple[int, str]:
     """The exit code and the one line for an error that ended a command."""
-    from vcosim.errors import ConfigError, VcosimError
+    from vcosim.errors import ConfigError, UnknownNameError, VcosimError
 
     if isinstance(exc, ConfigError) and len(exc.problems) == 1:
         problem = exc.problems[0]  # often names its option already
         return 2, problem if problem.startswith(exc.source) else f"{exc.source}: {problem}"
-    if isinstance(exc, VcosimError):
+    if isinstance(exc, (ConfigError, UnknownNameError)):
         return 2, str(exc)
+    if isinstance(exc, VcosimError):  # the run started and failed
+        return 1, str(exc)
     if isinstance(exc, OSError):
         return (2 if exc.errno in _USAGE_ERRNOS else 1), _os_error(exc)
     return 1, f"{type(exc).__name__}: {exc} (run with --debug for the traceback)"

@@ -45,7 +45,7 @@ def analyze(
             help="Folder with the three debug CSVs (vcosim's or BeamNG's).",
         ),
     ],
-    out: Annotated[
+    report: Annotated[
         Path | None,
         typer.Option(
             help="Report file: .html (default RUN_DIR/analysis.html, "
@@ -57,7 +57,7 @@ def analyze(
     """Analyse a coupled run's timing from its debug logs: figures, metrics and a verdict."""
     from vcosim.analysis.report import analyze_command
 
-    analyze_command(run_dir, out, dt)
+    analyze_command(run_dir, report, dt)
 
 
 def cases(
