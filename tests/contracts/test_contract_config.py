@@ -6,7 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from vcosim.contracts.config import BlockLayout, load_config, parse_config
+from vcosim.contracts.config import load_config, parse_config
+from vcosim.contracts.layout import BlockLayout
 from vcosim.errors import ConfigError
 
 EXAMPLES = Path(__file__).parents[2] / "examples" / "contracts"

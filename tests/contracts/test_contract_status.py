@@ -44,7 +44,7 @@ def test_directive_0_stays_unconnected_1_connects_0_disconnects():
     assert times[:2] == [0.0, pytest.approx(0.051)]  # a directive acts from the next step
     assert times[3] == pytest.approx(0.201)
     assert server.stats.sessions == 1 and server.stats.ended == 1  # the BYE reached it
-    assert report["status"] == 1
+    assert report.status == 1
 
 
 def test_a_server_that_vanishes_and_comes_back():
@@ -81,7 +81,7 @@ def test_a_server_that_vanishes_and_comes_back():
         S.connecting,
         S.unconnected,
     ]
-    assert report["reconnects"] == 2
+    assert report.reconnects == 2
 
 
 def test_status_4_when_the_server_refuses_the_handshake_and_0_clears_it():

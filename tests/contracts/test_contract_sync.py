@@ -49,7 +49,7 @@ def test_incoming_time_sync_holds_the_client_at_the_servers_latest_data():
     server_run.result()
     assert ahead == []
     assert len(seen) == 400  # connected from the first step on
-    assert report["blocks"] > 50  # it really waited for the server, again and again
+    assert report.blocks > 50  # it really waited for the server, again and again
     assert sim.time >= 0.399  # and the server's time was ahead of it all along
 
 
@@ -166,4 +166,4 @@ def test_overdue_server_data_blocks_the_client_until_it_returns():
     report = client_run.result()
     sim.stop()
     server_run.result()
-    assert report["blocked_time"] > 0 and report["time"] >= 0.399
+    assert report.blocked_time > 0 and report.time >= 0.399

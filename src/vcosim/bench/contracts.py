@@ -159,7 +159,7 @@ def updates_per_second(seconds: float) -> dict[str, float]:
         report = client.run(None)
         server.result()
     (t0, n0), (t1, n1) = marks
-    return {"updates_per_s": (n1 - n0) / (t1 - t0), "gaps": float(report["gaps"])}
+    return {"updates_per_s": (n1 - n0) / (t1 - t0), "gaps": float(report.gaps)}
 
 
 def latency(seconds: float) -> dict[str, Any]:

@@ -5,17 +5,28 @@ the same version-2 JSON file); ``ContractServer`` serves the simulator's objects
 (``vcosim sim --contracts``). See docs/contracts.md.
 """
 
-from vcosim.contracts.client import ConnectionStatus, ContractClient, Ports, Refusal
+from vcosim.contracts.client import (
+    ClientReport,
+    ConnectionStatus,
+    ContractClient,
+    Ports,
+    Refusal,
+)
 from vcosim.contracts.config import ContractConfig, load_config, parse_config
-from vcosim.contracts.server import ContractServer
+from vcosim.contracts.options import ClientOptions, ServerOptions
+from vcosim.contracts.server import ContractServer, ServerReport
 
 __all__ = [
+    "ClientOptions",
+    "ClientReport",
     "ConnectionStatus",
     "ContractClient",
     "ContractConfig",
     "ContractServer",
     "Ports",
     "Refusal",
+    "ServerOptions",
+    "ServerReport",
     "load_config",
     "parse_config",
 ]

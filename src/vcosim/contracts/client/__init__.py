@@ -1,0 +1,35 @@
+"""The contract client, in three parts: its ports, its session with the server, the block.
+
+- ``ports``: what the step function reads and writes (``Ports``, ``ConnectionStatus``).
+- ``session``: the protocol state machine (handshake, data, pings, reconnection).
+- ``block``: ``ContractClient``, its clock and run loop, and its ``ClientReport``.
+"""
+
+from vcosim.contracts.client.block import BlockClock, ClientReport, ContractClient, as_config
+from vcosim.contracts.client.ports import (
+    DIRECTIVE_PORT,
+    STATUS_PORT,
+    ConnectionStatus,
+    InputPorts,
+    Ports,
+    Refusal,
+    StepFunction,
+)
+from vcosim.contracts.client.session import ClientSession
+from vcosim.contracts.options import ClientOptions
+
+__all__ = [
+    "DIRECTIVE_PORT",
+    "STATUS_PORT",
+    "BlockClock",
+    "ClientOptions",
+    "ClientReport",
+    "ClientSession",
+    "ConnectionStatus",
+    "ContractClient",
+    "InputPorts",
+    "Ports",
+    "Refusal",
+    "StepFunction",
+    "as_config",
+]

@@ -1,0 +1,381 @@
+"""The contract client block: the Python counterpart of CarSim's VS Connect S-function.
+
+``ContractClient("cruise.json", step_fn, step=0.001).run(30.0)`` connects to the server the
+file names, proposes the file's contracts and steps a local clock: each step it hands
+``step_fn`` the output ports (received data, by name) and sends the input ports it returns.
+
+The block owns the clock and the values; the link is its ``ClientSession``. Its clock waits
+while an incoming contract says so (time sync, overdue data) and otherwise follows the
+dilated wall clock by the simulator's own pacing rule (``vcosim.sim.pacing``), unless a
+time-synced server paces it.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from vcosim.contracts.client.ports import (
+    STATUS_PORT,
+    ConnectionStatus,
+    InputPorts,
+    Ports,
+    Refusal,
+    StepFunction,
+)
+from vcosim.contracts.client.session import ClientSession
+from vcosim.contracts.config import ContractConfig, load_config, parse_config
+from vcosim.contracts.layout import BlockLayout
+from vcosim.contracts.options import LOCKSTEP_SPIN, ClientOptions
+from vcosim.contracts.transport import Endpoint
+from vcosim.errors import ConfigError
+from vcosim.sim.pacing import Pacer, PacingMode
+
+WAIT_POLL = 0.05  # s: a waiting client re-checks link and stop at least this often
+MAX_LAG = 0.1  # s behind the dilated wall clock: stop owing time (slow motion, no burst)
+
+
+def as_config(source: ContractConfig | str | Path | Mapping[str, Any]) -> ContractConfig:
+    """A validated configuration from a file path, a decoded document or a model."""
+    if isinstance(source, ContractConfig):
+        return parse_config(source.model_dump(exclude_unset=True), "contract configuration")
+    if isinstance(source, Mapping):
+        return parse_config(dict(source))
+    return load_config(source)
+
+
+@dataclass(frozen=True)
+class ClientReport:
+    """What a client run did: its status, counters and timing (``to_dict`` for JSON)."""
+
+    status: ConnectionStatus
+    time: float
+    steps: int
+    reconnects: int
+    sent: dict[int, int]  # updates sent, by contract id
+    received: dict[int, int]  # updates taken, by contract id
+    gaps: int
+    stale: int
+    stale_session: int
+    malformed: dict[str, int]  # dropped datagrams, by reason
+    refused: list[str]
+    blocks: int
+    blocked_time: float
+    round_trip_min_ms: float | None
+    round_trip_median_ms: float | None
+    error: str | None
+    interrupted: bool = False  # ended by Ctrl-C (or SIGTERM turned into it)
+
+    @classmethod
+    def of(cls, session: ClientSession, **block: Any) -> ClientReport:
+        """The report of a block (its counters in ``block``) and its session."""
+        trips = np.asarray(session.round_trips) * 1e3
+        return cls(
+            status=session.status,
+            reconnects=session.reconnects,
+            sent={c.id: c.sent for c in session.outgoing},
+            received={int(c.id or 0): c.received for c in session.incoming},
+            gaps=sum(c.gaps for c in session.incoming),
+            stale=sum(c.stale for c in session.incoming),
+            stale_session=session.stale_session,
+            malformed=dict(session.endpoint.malformed),
+            refused=[str(r) for r in session.refused],
+            round_trip_min_ms=float(trips.min()) if trips.size else None,
+            round_trip_median_ms=float(np.median(trips)) if trips.size else None,
+            error=session.error_text or None,
+            **block,
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-friendly, with the keys of ``vcosim connect --json-out``."""
+        return {
+            "status": int(self.status),
+            "status_name": self.status.name,
+            "time": self.time,
+            "steps": self.steps,
+            "reconnects": self.reconnects,
+            "sent": dict(self.sent),
+            "received": dict(self.received),
+            "gaps": self.gaps,
+            "stale": self.stale,
+            "stale_session": self.stale_session,
+            "malformed": dict(self.malformed),
+            "refused": list(self.refused),
+            "blocks": self.blocks,
+            "blocked_time": self.blocked_time,
+            "round_trip_ms": {"min": self.round_trip_min_ms, "median": self.round_trip_median_ms},
+            "error": self.error,
+            "interrupted": self.interrupted,
+        }
+
+
+class BlockClock(Pacer):
+    """The block's clock held to ``dilation`` simulated seconds per wall second.
+
+    The simulator's real-time pacer with one frame per step: it says when each step is due
+    and, more than ``MAX_LAG`` behind, drops the debt (slow motion, not a burst). Waiting for
+    the due time serves the link instead of sleeping.
+    """
+
+    def __init__(self, step: float, dilation: float) -> None:
+        super().__init__(
+            PacingMode.realtime,
+            frame_rate=dilation / step,
+            time_dilation=dilation,
+            dt=step,
+            max_lag=MAX_LAG,
+        )
+        self.anchored = False
+
+    def start(self, sim_time: float) -> None:
+        """Count the schedule from now, at local time ``sim_time``."""
+        super().start(sim_time)
+        self.anchored = True
+
+    def hold(self, step_index: int, endpoint: Endpoint, serve: Any) -> None:
+        """Wait until step ``step_index`` is due, handing datagrams to ``serve`` meanwhile."""
+        self.steps_for_next_frame(step_index)
+        deadline = self._deadline
+        now = time.perf_counter()
+        while now < deadline:
+            if endpoint.wait(deadline - now):
+                serve()
+            now = time.perf_counter()
+
+
+class ContractClient:
+    """A step-based contract client block; ``run`` steps it, ``stop`` ends it.
+
+    Args:
+        config: The VS Connect JSON file (path), its decoded document, or a ContractConfig.
+        step_fn: Called each step with the output ``Ports``; returns a mapping of input port
+            names to values (a width-N port takes N values), optionally with
+            ``"connection_directive"``. Inputs not returned keep their value (initially the
+            field's initialValue). None: a monitor that sends its initial values.
+        options: ``ClientOptions`` (step, directive, link_timeout, retry_period, bye_timeout,
+            local_host, local_port, spin), or give them as keywords.
+    """
+
+    def __init__(
+        self,
+        config: ContractConfig | str | Path | Mapping[str, Any],
+        step_fn: StepFunction | None = None,
+        options: ClientOptions | None = None,
+        **given: Any,
+    ) -> None:
+        opts = ClientOptions(**{**(options.model_dump() if options else {}), **given})
+        self.options = opts
+        self.config = cfg = as_config(config)
+        self.layout = layout = BlockLayout.of(cfg)
+        self.step_fn = step_fn
+        self.step = opts.step
+        server = (cfg.remoteIP, cfg.remotePort)
+        loopback = cfg.remoteIP in ("127.0.0.1", "localhost") or cfg.remoteIP.startswith("127.")
+        bind_host = opts.local_host or ("127.0.0.1" if loopback else "0.0.0.0")
+        try:
+            endpoint = Endpoint((bind_host, opts.local_port), peer=server, name="contract client")
+        except OSError as exc:
+            raise ConfigError(
+                [
+                    f"$.remoteIP/remotePort: cannot reach {cfg.remoteIP}:"
+                    f"{cfg.remotePort}: {exc.strerror or exc}"
+                ],
+                "contract configuration",
+            ) from None
+        # flat arrays: slot 0 is the status (outputs) / the directive (inputs)
+        self._out = np.zeros(1 + layout.n_outputs)
+        self._in = np.zeros(1 + layout.n_inputs)
+        self.outputs = Ports(
+            [(STATUS_PORT, 0, 1)] + [(p.name, 1 + p.start, p.width) for p in layout.outputs],
+            self._out,
+            opts.step,
+        )
+        self.inputs = InputPorts(layout.inputs, self._in)
+        self.session = ClientSession(layout, endpoint, self._out, self._in, opts)
+        self._reset_values()
+        self.inputs.directive = opts.directive
+        dilation = cfg.timeDilation
+        self._clock = BlockClock(opts.step, dilation) if dilation > 0 else None
+        fast = self.session.synced_in and self._clock is None
+        self.spin = opts.spin if opts.spin is not None else (LOCKSTEP_SPIN if fast else 0.0)
+        self.time = 0.0
+        self.blocking = False
+        self.blocks = 0
+        self.blocked_time = 0.0
+        self._k = 0
+        self._stopping = False
+
+    # -- what there is to watch -------------------------------------------------------------
+    @property
+    def endpoint(self) -> Endpoint:
+        """The client's UDP socket (its counters: ``malformed``, ``send_errors``)."""
+        return self.session.endpoint
+
+    @property
+    def address(self) -> tuple[str, int]:
+        """Where the client's socket is bound."""
+        return self.session.endpoint.address
+
+    @property
+    def status(self) -> ConnectionStatus:
+        """The connection status (docs/contracts.md)."""
+        return self.session.status
+
+    @property
+    def status_history(self) -> list[tuple[float, ConnectionStatus]]:
+        """(local time, status) of every change."""
+        return self.session.status_history
+
+    @property
+    def on_status(self) -> Any:
+        """Called with the new status on every change (or None)."""
+        return self.session.on_status
+
+    @on_status.setter
+    def on_status(self, callback: Any) -> None:
+        self.session.on_status = callback
+
+    @property
+    def refused(self) -> list[Refusal]:
+        """The fields the server refused in the latest WELCOME."""
+        return self.session.refused
+
+    @property
+    def directive(self) -> float:
+        """The connection directive; set it to connect (non-zero) or disconnect (0)."""
+        return self.inputs.directive
+
+    @directive.setter
+    def directive(self, value: float) -> None:
+        self.inputs.directive = float(value)
+
+    @property
+    def link_timeout(self) -> float:
+        """Seconds of silence after which the link counts as lost."""
+        return self.session.link_timeout
+
+    @link_timeout.setter
+    def link_timeout(self, seconds: float) -> None:
+        self.session.link_timeout = seconds
+
+    @property
+    def received(self) -> int:
+        """Data updates taken from the server, over every incoming contract."""
+        return self.session.received
+
+    @property
+    def sent_time(self) -> float:
+        """The local time stamped on the latest data sent (-inf before any)."""
+        return self.session.sent_time
+
+    # -- running ----------------------------------------------------------------------------
+    def stop(self) -> None:
+        """End ``run`` after the current step (from the step function or another thread)."""
+        self._stopping = True
+
+    def run(self, duration: float | None = None) -> ClientReport:
+        """Step for ``duration`` seconds of local time (None: until ``stop`` or Ctrl-C).
+
+        Says goodbye to the server and closes the socket at the end; returns the report.
+        """
+        limit = None if duration is None else self._k + round(duration / self.step)
+        self._stopping = False
+        interrupted = False
+        if self._clock is not None:
+            self._clock.start(self._k * self.step)
+        try:
+            while not self._stopping and (limit is None or self._k < limit):
+                self.step_once()
+        except KeyboardInterrupt:
+            interrupted = True
+        finally:
+            self.close()
+        return self.report(interrupted=interrupted)
+
+    def step_once(self) -> None:
+        """One step: serve the link, wait if a contract says so, call step_fn, send, pace."""
+        session = self.session
+        t = self._k * self.step
+        self.time = session.time = t
+        session.service()
+        if session.holds(t):
+            self._wait(t)
+        outputs = self.outputs
+        outputs.time = t
+        if self.step_fn is not None:
+            self.inputs.take(self.step_fn(outputs))
+        if session.status == ConnectionStatus.connected:
+            session.send_due(t)
+        self._k += 1
+        self._pace()
+
+    def _reset_values(self) -> None:
+        """Every output and input at its field's initialValue."""
+        for c in (*self.layout.contracts, *self.layout.comm):
+            target = self._out if c.direction == "to_client" else self._in
+            for f in c.fields:
+                target[1 + f.flat : 1 + f.flat + f.width] = f.config.initialValue
+
+    def _wait(self, t: float) -> None:
+        """Block (serving the link) until the contracts allow the step, or the link is lost.
+
+        Busy-polls for ``spin`` seconds first: a server in lock-step answers within
+        microseconds, sooner than a sleeping process wakes up.
+        """
+        session, endpoint = self.session, self.session.endpoint
+        start = time.perf_counter()
+        spin_end = start + self.spin
+        self.blocks += 1
+        self.blocking = True
+        try:
+            while not self._stopping and session.holds(t):
+                if time.perf_counter() < spin_end:
+                    session.drain()
+                    continue
+                if endpoint.wait(WAIT_POLL):
+                    session.drain()
+                session.service()
+        finally:
+            self.blocking = False
+            self.blocked_time += time.perf_counter() - start
+            if self._clock is not None:
+                self._clock.start(t)
+
+    def _pace(self) -> None:
+        """Hold the local clock to the (dilated) wall clock unless a time master paces it."""
+        clock = self._clock
+        if clock is None:
+            return
+        if self.session.synced_in and self.status == ConnectionStatus.connected:
+            clock.anchored = False
+            return
+        if not clock.anchored:
+            clock.start(self.time)
+        clock.hold(self._k, self.session.endpoint, self.session.drain)
+
+    # -- reporting and closing --------------------------------------------------------------
+    def report(self, *, interrupted: bool = False) -> ClientReport:
+        """Status, counters and timing."""
+        return ClientReport.of(
+            self.session,
+            time=self.time,
+            steps=self._k,
+            blocks=self.blocks,
+            blocked_time=self.blocked_time,
+            interrupted=interrupted,
+        )
+
+    def close(self) -> None:
+        """Say goodbye if connected, then close the socket (safe twice)."""
+        self.session.close()
+
+    def __enter__(self) -> ContractClient:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()

@@ -1,0 +1,417 @@
+"""The client's side of the contract protocol: connection status, handshake, data, link upkeep.
+
+``ClientSession`` is the state machine of docs/contracts.md ("Connection directive and
+status"): HELLO every retry period until WELCOME, pings while connected, BYE when the
+directive goes to 0, reconnection when the link drops (BYE, ``unknown_session``, silence),
+status 4 on a refused handshake. It takes the server's data into the block's flat output
+array (with the meta values) and sends the input contracts from the flat input array when
+due; it knows, for the block's clock, whether an incoming contract forbids a step.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable
+
+import numpy as np
+
+from vcosim.contracts import protocol as P
+from vcosim.contracts.client.ports import ConnectionStatus, Refusal
+from vcosim.contracts.config import PING_META
+from vcosim.contracts.layout import BlockLayout, ContractLayout, next_tick
+from vcosim.contracts.options import ClientOptions
+from vcosim.contracts.transport import Endpoint
+
+log = logging.getLogger("vcosim.contracts")
+EPS = 1e-9
+DEFAULT_PING_PERIOD = 0.25  # s: keep-alive when no commData group asks for more
+S = ConnectionStatus
+
+
+class Incoming:
+    """A contract the client receives (an output group): where its values go, its schedule."""
+
+    def __init__(self, layout: ContractLayout) -> None:
+        group = layout.group
+        self.id = layout.id
+        self.period = group.period
+        self.time_sync = group.time_sync
+        self.overdue = group.overdue_timeout
+        self.width = layout.wire_width
+        wire = layout.wire_fields
+        self.all_dest = np.array(
+            [1 + f.flat + k for f in wire for k in range(f.width)], dtype=np.int64
+        )
+        self.invalid = np.array([f.config.invalidValue for f in wire for _ in range(f.width)])
+        self.meta = [
+            (f.meta, 1 + f.flat, f.config.invalidValue) for f in layout.fields if f.meta is not None
+        ]
+        self.serve(np.ones(self.width, dtype=bool))
+        self.serial = 0
+        self.remote_time: float | None = None
+        self.rx_local = 0.0
+        self.received = 0
+        self.gaps = 0
+        self.stale = 0
+
+    def serve(self, accepted: np.ndarray) -> None:
+        """Take only the accepted values (per wire value); a contiguous run is a slice copy."""
+        self.src = np.flatnonzero(accepted)
+        self.dest = self.all_dest[self.src]
+        n = len(self.src)
+        contiguous = n == self.width and (n == 0 or self.dest[-1] - self.dest[0] == n - 1)
+        self.run = slice(int(self.dest[0]), int(self.dest[0]) + n) if contiguous and n else None
+
+    def expected(self) -> float:
+        """Local time by which the next update is expected."""
+        return self.rx_local + self.period
+
+
+class Outgoing:
+    """A contract the client sends (an input group): its slice of the inputs, its schedule."""
+
+    def __init__(self, layout: ContractLayout) -> None:
+        self.id = int(layout.id or 0)
+        self.period = layout.group.period
+        fields = layout.fields
+        self.start = 1 + fields[0].flat
+        self.stop = 1 + fields[-1].flat + fields[-1].width
+        self.message = P.DataMessage(self.id, self.stop - self.start)
+        self.next_k = 0
+        self.sent = 0
+
+
+class ClientSession:
+    """The link to the server, over ``endpoint``, for a block laid out as ``layout``.
+
+    ``out`` and ``inputs`` are the block's flat arrays (slot 0: status, directive); the
+    session writes received values into ``out`` and sends from ``inputs``. ``time`` is the
+    block's local time, set by the block before each service.
+    """
+
+    def __init__(
+        self,
+        layout: BlockLayout,
+        endpoint: Endpoint,
+        out: np.ndarray,
+        inputs: np.ndarray,
+        options: ClientOptions,
+    ) -> None:
+        self.layout = layout
+        self.endpoint = endpoint
+        host, port = endpoint.peer or ("", 0)
+        self.server = f"{host}:{port}"
+        self.out = out
+        self.inputs = inputs
+        self.link_timeout = options.link_timeout
+        self.retry_period = options.retry_period
+        self.bye_timeout = options.bye_timeout
+        self.incoming = [Incoming(c) for c in layout.contracts if c.direction == "to_client"]
+        self._by_id = {c.id: c for c in self.incoming}
+        self.outgoing = [
+            Outgoing(c) for c in layout.contracts if c.direction == "to_server" and c.fields
+        ]
+        self.ping_fields = [
+            (1 + f.flat, f.width, f.config.invalidValue)
+            for c in layout.comm
+            for f in c.fields
+            if f.meta in PING_META
+        ]
+        self.ping_period = min([DEFAULT_PING_PERIOD, *(c.group.period for c in layout.comm)])
+        self.synced_in = any(c.time_sync for c in self.incoming)
+        self._hello = self._hello_body()
+        self.status = S.unknown
+        self.status_history: list[tuple[float, ConnectionStatus]] = []
+        self.on_status: Callable[[ConnectionStatus], None] | None = None
+        self.refused: list[Refusal] = []
+        self.time = 0.0
+        self.sent_time = -np.inf  # the time stamped on the latest data sent
+        self.reconnects = 0
+        self.round_trips: list[float] = []
+        self.malformed_total = 0
+        self.stale_session = 0
+        self.error_text = ""
+        self._session = 0
+        self._heard = 0.0
+        self._next_hello = 0.0
+        self._next_ping = 0.0
+        self._ping_seq = 0
+        self._bye_deadline = 0.0
+
+    @property
+    def received(self) -> int:
+        """Data updates taken from the server, over every incoming contract."""
+        return sum(c.received for c in self.incoming)
+
+    # -- the directive and the timers -------------------------------------------------------
+    def service(self) -> None:
+        """Take every waiting datagram, then act on the directive, timers and pings."""
+        self.drain()
+        now = time.perf_counter()
+        status = self.status
+        if self.inputs[0] == 0:
+            if status == S.connected:
+                self.endpoint.send(P.header(P.Kind.BYE, self._session))
+                self.invalidate()
+                self._bye_deadline = now + self.bye_timeout
+                self.set_status(S.disconnecting)
+            elif status == S.disconnecting:
+                if now >= self._bye_deadline:
+                    self.set_status(S.unconnected)
+            elif status != S.unconnected:
+                if status == S.connecting:  # a HELLO may have opened a session
+                    self.endpoint.send(P.header(P.Kind.BYE, self._session))
+                self.set_status(S.unconnected)
+            return
+        if status in (S.unknown, S.unconnected):
+            self._connect(now)
+        elif status == S.disconnecting:
+            if now >= self._bye_deadline:
+                self.set_status(S.unconnected)
+        elif status == S.connecting:
+            if now >= self._next_hello:
+                self._send_hello(now)
+        elif status == S.connected:
+            if now - self._heard > self.link_timeout:
+                self._lose(f"no message from the server for {self.link_timeout:g} s")
+            elif now >= self._next_ping:
+                self._ping_seq += 1
+                self.endpoint.send(
+                    P.ping(self._session, self._ping_seq, now, time.time(), self.time)
+                )
+                self._next_ping = now + self.ping_period
+
+    def set_status(self, status: ConnectionStatus) -> None:
+        """Change the status (slot 0 of the outputs), noted with the local time."""
+        if status != self.status:
+            self.status = status
+            self.out[0] = float(status)
+            self.status_history.append((self.time, status))
+            if self.on_status is not None:
+                self.on_status(status)
+
+    def _connect(self, now: float) -> None:
+        self._session = P.new_session_id()
+        self.set_status(S.connecting)
+        self._send_hello(now)
+
+    def _send_hello(self, now: float) -> None:
+        body = self._hello.model_copy(update={"time": self.time})
+        self.endpoint.send(P.encode(P.Kind.HELLO, self._session, body))
+        self._next_hello = now + self.retry_period
+
+    def _lose(self, why: str) -> None:
+        """The link is gone: invalid outputs, and connect again (the directive is non-zero)."""
+        log.warning("contract client: link to %s lost (%s); reconnecting", self.server, why)
+        self.invalidate()
+        self.reconnects += 1
+        self._connect(time.perf_counter())
+
+    def _fail(self, why: str) -> None:
+        """Status 4: not connected, not trying again until the directive goes to 0."""
+        if self.status != S.error:
+            log.error(
+                "contract client: %s; not trying again (set the directive to 0 and back)", why
+            )
+            self.error_text = why
+            self.invalidate()
+            self.set_status(S.error)
+
+    # -- receiving --------------------------------------------------------------------------
+    def drain(self) -> int:
+        """Handle every datagram waiting; how many there were."""
+        endpoint, buffer = self.endpoint, self.endpoint.buffer
+        handled = 0
+        while True:
+            got = endpoint.receive()
+            if got is None:
+                return handled
+            handled += 1
+            size, sender = got
+            try:
+                kind, session = P.read_header(buffer, size)
+                if session != self._session:
+                    self.stale_session += 1  # in flight from an earlier connection
+                    continue
+                self._handle(kind, size)
+            except P.Malformed as exc:
+                self.malformed_total += 1
+                endpoint.count_malformed(exc.reason, sender, str(exc))
+                if exc.reason == "version":
+                    self._fail(str(exc))
+
+    def _handle(self, kind: int, size: int) -> None:
+        buffer, status = self.endpoint.buffer, self.status
+        self._heard = time.perf_counter()
+        if kind == P.Kind.DATA:
+            if status == S.connected:
+                self._update(*P.read_data(buffer, size))
+        elif kind == P.Kind.WELCOME:
+            if status == S.connecting:
+                self._welcome(P.decode(buffer, size, P.Welcome))
+        elif kind == P.Kind.PONG:
+            self._pong(P.read_pong(buffer, size))
+        elif kind == P.Kind.BYE:
+            self.endpoint.send(P.header(P.Kind.BYE_ACK, self._session))
+            if status in (S.connected, S.connecting):
+                self._lose("the server said goodbye")
+        elif kind == P.Kind.BYE_ACK:
+            if status == S.disconnecting:
+                self.set_status(S.unconnected)
+        elif kind == P.Kind.ERROR:
+            error = P.decode(buffer, size, P.ErrorBody)
+            if error.code == "unknown_session":
+                if status == S.connected:
+                    self._lose("the server does not know this session (it restarted?)")
+            elif status in (S.connected, S.connecting):
+                self._fail(f"{error.code}: {error.message}")
+        else:
+            raise P.Malformed("unexpected_kind", f"{P.Kind(kind).name} sent to the client")
+
+    def _welcome(self, welcome: P.Welcome) -> None:
+        """Connected: note each refused field (it reads invalidValue); start the schedules."""
+        answers = {a.id: a.fields for a in welcome.contracts}
+        refused: list[Refusal] = []
+        for c in self.layout.contracts:
+            fields = c.wire_fields
+            got = answers.get(c.id, []) if c.id is not None else []
+            accepted = [i < len(got) and got[i].accepted for i in range(len(fields))]
+            ports = self.layout.outputs if c.direction == "to_client" else self.layout.inputs
+            for i, f in enumerate(fields):
+                if not accepted[i]:
+                    reason = (got[i].reason if i < len(got) else None) or "no answer"
+                    refused.append(
+                        Refusal(
+                            ports[f.port].name,
+                            f.object,
+                            f.config.propertyName,
+                            f.config.params,
+                            reason,
+                        )
+                    )
+            if c.direction == "to_client":
+                inc = self._by_id[c.id]
+                per_value = np.repeat(accepted, [f.width for f in fields]).astype(bool)
+                inc.serve(per_value)
+                self.out[inc.all_dest[~per_value]] = inc.invalid[~per_value]
+                inc.serial, inc.remote_time, inc.rx_local = 0, None, self.time
+        known = {str(r) for r in self.refused}
+        for r in refused:
+            if str(r) not in known:
+                log.warning("contract client: refused by the server: %s", r)
+        self.refused = refused
+        for out in self.outgoing:
+            out.next_k = next_tick(self.time, out.period, after=False)
+            out.message.serial = 0  # serial numbers count from 1 in every connection
+        self._next_ping = time.perf_counter()
+        self.set_status(S.connected)
+
+    def _update(self, contract: int, serial: int, sent_at: float, values: np.ndarray) -> None:
+        inc = self._by_id.get(contract)
+        if inc is None:
+            raise P.Malformed("unknown_contract", f"contract {contract}")
+        if len(values) != inc.width:
+            raise P.Malformed(
+                "bad_width", f"contract {contract}: {len(values)} values, expected {inc.width}"
+            )
+        if serial <= inc.serial:
+            inc.stale += 1
+            return
+        if inc.serial and serial > inc.serial + 1:
+            inc.gaps += serial - inc.serial - 1
+        inc.serial, inc.remote_time, inc.rx_local = serial, sent_at, self.time
+        inc.received += 1
+        out = self.out
+        if inc.run is not None:
+            out[inc.run] = values
+        elif len(inc.dest):
+            out[inc.dest] = values[inc.src]
+        for meta, pos, _ in inc.meta:
+            out[pos] = (
+                sent_at
+                if meta == "time"
+                else self.time - sent_at
+                if meta == "receive_time_offset"
+                else float(serial)
+            )
+
+    def _pong(self, result: tuple[int, float, float, float, float, float]) -> None:
+        _, mono, wall, sim_sent, server_wall, server_sim = result
+        round_trip = time.perf_counter() - mono
+        self.round_trips.append(round_trip)
+        values = (round_trip, server_wall - (wall + round_trip / 2), server_sim - sim_sent)
+        for pos, width, invalid in self.ping_fields:
+            for k in range(width):
+                self.out[pos + k] = values[k] if k < len(values) else invalid
+
+    # -- sending and time -------------------------------------------------------------------
+    def send_due(self, t: float) -> None:
+        """Send each input contract whose grid time has come, stamped with the step's time."""
+        for out in self.outgoing:
+            if t + EPS >= out.next_k * out.period:
+                out.message.values[:] = self.inputs[out.start : out.stop]
+                self.sent_time = t
+                self.endpoint.send(out.message.pack(self._session, t))
+                out.next_k = next_tick(t, out.period)
+                out.sent += 1
+
+    def holds(self, t: float) -> bool:
+        """True while an incoming contract forbids a step to local time ``t``.
+
+        Time sync forbids passing the server's latest data, overdue data forbids going on
+        without it; a time-synced client also waits while it connects: its time master is not
+        there yet (or has gone), and its clock must not run off without it.
+        """
+        if self.status != S.connected:
+            return self.synced_in and self.status == S.connecting
+        for c in self.incoming:
+            if c.time_sync and (c.remote_time is None or c.remote_time < t - EPS):
+                return True
+            if c.overdue is not None and t > c.expected() + c.overdue + EPS:
+                return True
+        return False
+
+    def invalidate(self) -> None:
+        """No valid data: every output field (data and meta) reads its invalidValue."""
+        out = self.out
+        for c in self.incoming:
+            out[c.all_dest] = c.invalid
+            for _, pos, invalid in c.meta:
+                out[pos] = invalid
+        for pos, width, invalid in self.ping_fields:
+            out[pos : pos + width] = invalid
+
+    def close(self) -> None:
+        """Say goodbye if connected, then close the socket (safe twice)."""
+        if self.endpoint.closed:
+            return
+        if self.status == S.connected:
+            self.endpoint.send(P.header(P.Kind.BYE, self._session))
+        self.endpoint.close()
+        self.invalidate()
+        self.set_status(S.unconnected)
+
+    def _hello_body(self) -> P.Hello:
+        contracts = [
+            P.ContractRequest(
+                id=int(c.id or 0),
+                direction=c.direction,
+                period=c.group.period,
+                time_sync=c.group.time_sync,
+                overdue_timeout=c.group.overdue_timeout,
+                fields=[
+                    P.FieldRequest(
+                        object=f.object,
+                        property=f.config.propertyName,
+                        params=f.config.params,
+                        size=f.width,
+                    )
+                    for f in c.wire_fields
+                ],
+            )
+            for c in self.layout.contracts
+        ]
+        body = P.Hello(client="vcosim", contracts=contracts)
+        P.encode(P.Kind.HELLO, 0, body)  # too large for a datagram: say so before connecting
+        return body

@@ -1,0 +1,11 @@
+"""The contract server face: sessions negotiated from HELLOs, served every physics step.
+
+- ``sessions``: one client's contracts as negotiated, and how its data reaches the vehicle.
+- ``face``: ``ContractServer``, the hooks, the holds (time sync, overdue data, lock-step)
+  and its ``ServerReport``.
+"""
+
+from vcosim.contracts.options import ServerOptions
+from vcosim.contracts.server.face import ContractServer, ServerReport, ServerStats
+
+__all__ = ["ContractServer", "ServerOptions", "ServerReport", "ServerStats"]

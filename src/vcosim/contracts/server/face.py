@@ -1,0 +1,452 @@
+"""The contract server: a face on the Simulation that serves VS Connect-style contracts over UDP.
+
+``sim.attach("contracts", ContractServer(port=4367))``, or ``vcosim sim --contracts``. Each
+client (one UDP address) has a session: the contracts it proposed in its HELLO, with each
+field accepted or refused (``sessions.negotiate``). Then, every physics step:
+
+- ``before_step`` receives what has arrived (data, pings, handshakes, goodbyes) and applies
+  the clients' inputs to the vehicle. It *holds* (waits inside ``before_step``, still serving
+  every client) while a contract forbids the step: a time-synced contract from a client (the
+  client is the time master) whose data does not reach the end of the step, an overdue one,
+  or, in lock-step pacing, a client that has not answered the latest update yet. A hold
+  gives up after ``sync_timeout`` seconds without data from the awaited contract: the
+  contract is released (counted in ``sync_timeouts``) until its next data, so a vanished
+  client cannot hang the simulation.
+- ``after_step`` sends each contract that is due: at most once per update period of
+  simulation time, stamped with the simulation time after the step.
+
+Sessions end with the client's BYE, or after ``session_timeout`` seconds of silence (clients
+ping several times a second). ``close`` says BYE to every client.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import time
+from collections import Counter
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from vcosim.contracts import protocol as P
+from vcosim.contracts.config import MAX_CONTRACT_WIDTH
+from vcosim.contracts.objects import Catalogue
+from vcosim.contracts.options import LOCKSTEP_SPIN, ServerOptions
+from vcosim.contracts.server.sessions import ServerSession, ToServer, negotiate
+from vcosim.contracts.transport import Address, Endpoint
+from vcosim.errors import ProtocolError
+from vcosim.sim.simulation import Simulation
+
+log = logging.getLogger("vcosim.contracts")
+EPS = 1e-9
+ERROR_INTERVAL = 0.2  # s between ERROR answers to one address (no reply storms)
+HOLD_POLL = 0.05  # s: a hold re-checks timeouts at least this often
+
+
+@dataclass
+class ServerStats:
+    """What the server did; every dropped or changed value is counted here."""
+
+    sessions: int = 0
+    ended: int = 0
+    expired: int = 0
+    sent: int = 0
+    received: int = 0
+    stale: int = 0
+    gaps: int = 0
+    refused_fields: int = 0
+    unknown_session: int = 0
+    holds: int = 0
+    blocked_time: float = 0.0
+    sync_timeouts: int = 0
+    clamped: Counter[str] = field(default_factory=Counter)
+
+
+@dataclass(frozen=True)
+class ServerReport:
+    """The server's counters at the end of a run (``to_dict`` for JSON)."""
+
+    address: str | None  # "host:port" while open
+    clients: int  # sessions open now
+    stats: ServerStats
+    malformed: dict[str, int]  # dropped datagrams, by reason
+    rejected_peers: int
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-friendly, with the keys of the ``contracts`` entry of ``vcosim sim --json-out``."""
+        s = self.stats
+        return {
+            "address": self.address,
+            "clients": self.clients,
+            "sessions": s.sessions,
+            "ended": s.ended,
+            "expired": s.expired,
+            "sent": s.sent,
+            "received": s.received,
+            "stale": s.stale,
+            "gaps": s.gaps,
+            "refused_fields": s.refused_fields,
+            "unknown_session": s.unknown_session,
+            "malformed": dict(self.malformed),
+            "malformed_total": sum(self.malformed.values()),
+            "rejected_peers": self.rejected_peers,
+            "clamped": dict(s.clamped),
+            "holds": s.holds,
+            "blocked_time": s.blocked_time,
+            "sync_timeouts": s.sync_timeouts,
+        }
+
+
+class ContractServer:
+    """VS Connect-style contract server; a face (``sim.attach("contracts", server)``).
+
+    Takes ``ServerOptions`` (``options=``) or its fields as keywords: host, port,
+    vehicle_name, points, allowed_hosts, sync_timeout, session_timeout, wait_for_clients,
+    wait_timeout, goodbye, spin.
+    """
+
+    def __init__(self, options: ServerOptions | None = None, **given: Any) -> None:
+        opts = ServerOptions(**{**(options.model_dump() if options else {}), **given})
+        self.options = opts
+        allowed = set(opts.allowed_hosts) if opts.allowed_hosts else {"127.0.0.1", opts.host}
+        self.endpoint = Endpoint(
+            (opts.host, opts.port),
+            allowed_hosts=allowed - {"0.0.0.0", ""} or None,
+            name="contract server",
+        )
+        self.sync_timeout = opts.sync_timeout
+        self.session_timeout = opts.session_timeout
+        self.sessions: dict[Address, ServerSession] = {}
+        self.stats = ServerStats()
+        self.blocking = False
+        self.catalogue: Catalogue | None = None
+        self.lockstep = False
+        self.spin = opts.spin or 0.0
+        self._inputs: Any = None  # the vehicle's arrays, from start()
+        self._outputs: Any = None
+        self._waiters: list[ToServer] = []
+        self._next_due = math.inf
+        self._sync_data = 0  # data messages applied to contracts a hold may wait for
+        self._error_sent: dict[Address, float] = {}
+        self._closed = False
+
+    @property
+    def address(self) -> Address:
+        """Where the server listens (host, port)."""
+        return self.endpoint.address
+
+    # -- face hooks -------------------------------------------------------------------------
+    def start(self, sim: Simulation) -> None:
+        """Bind the catalogue to this simulation's vehicle; wait for clients if asked to."""
+        opts = self.options
+        self._inputs = sim.vehicle.input_array
+        self._outputs = sim.vehicle.outputs
+        self.lockstep = sim.pacer.lockstep
+        self.spin = opts.spin if opts.spin is not None else LOCKSTEP_SPIN * self.lockstep
+        if self.catalogue is None:
+            self.catalogue = Catalogue(sim.vehicle, opts.vehicle_name, opts.points)
+            log.info(
+                "contract server: listening on %s:%d; objects %s",
+                *self.address,
+                ", ".join(self.catalogue.objects),
+            )
+        if opts.wait_for_clients:
+            self._wait_for_clients(sim, opts.wait_for_clients, opts.wait_timeout)
+
+    def before_step(self, sim: Simulation) -> None:
+        """Take what has arrived; hold while a contract forbids the step."""
+        self._receive(sim)
+        if self._waiters and self._must_hold(sim.time, sim.time + sim.dt):
+            self._hold(sim)
+
+    def after_step(self, sim: Simulation) -> None:
+        """Send every contract that is due, stamped with the simulation time after the step."""
+        now = sim.time
+        if now + EPS < self._next_due:
+            return
+        outputs, send, stats = self._outputs, self.endpoint.send, self.stats
+        next_due = math.inf
+        for session in self.sessions.values():
+            sent = False
+            for c in session.to_client:
+                if now + EPS >= c.due:
+                    c.fill(outputs)
+                    send(c.message.pack(session.id, now), session.address)
+                    c.sent_at(now)
+                    stats.sent += 1
+                    sent = True
+                next_due = min(next_due, c.due)
+            if sent and self.lockstep:
+                for answer in session.to_server.values():
+                    answer.answered(now)
+        self._next_due = next_due
+
+    def on_frame(self, sim: Simulation) -> None:
+        """End the sessions of clients that went silent."""
+        self._expire()
+
+    # -- receiving --------------------------------------------------------------------------
+    def _receive(self, sim: Simulation) -> None:
+        """Handle every datagram waiting."""
+        endpoint, buffer = self.endpoint, self.endpoint.buffer
+        while True:
+            got = endpoint.receive()
+            if got is None:
+                return
+            size, sender = got
+            try:
+                kind, session_id = P.read_header(buffer, size)
+                self._handle(sim, kind, session_id, size, sender)
+            except P.Malformed as exc:
+                endpoint.count_malformed(exc.reason, sender, str(exc))
+                if exc.reason == "version":
+                    self._error(
+                        sender,
+                        0,
+                        "version",
+                        f"this server speaks contract protocol version {P.VERSION}",
+                    )
+
+    def _handle(
+        self, sim: Simulation, kind: int, session_id: int, size: int, sender: Address
+    ) -> None:
+        buffer = self.endpoint.buffer
+        if kind == P.Kind.HELLO:
+            self._hello(sim, session_id, P.decode(buffer, size, P.Hello), sender)
+            return
+        session = self.sessions.get(sender)
+        if session is None or session.id != session_id:
+            if kind not in (P.Kind.BYE, P.Kind.BYE_ACK):
+                self.stats.unknown_session += 1
+                self._error(sender, session_id, "unknown_session", "no session: send HELLO")
+            elif kind == P.Kind.BYE:
+                self.endpoint.send(P.header(P.Kind.BYE_ACK, session_id), sender)
+            return
+        session.heard = time.perf_counter()
+        if kind == P.Kind.DATA:
+            self._data(session, *P.read_data(buffer, size), sim.time)
+        elif kind == P.Kind.PING:
+            echoed = P.read_ping(buffer, size)
+            self.endpoint.send(P.pong(session.id, echoed, time.time(), sim.time), sender)
+        elif kind == P.Kind.BYE:
+            self._end(session, "said goodbye")
+            self.endpoint.send(P.header(P.Kind.BYE_ACK, session.id), sender)
+        elif kind != P.Kind.BYE_ACK:
+            raise P.Malformed("unexpected_kind", f"{P.Kind(kind).name} sent to the server")
+
+    def _data(
+        self,
+        session: ServerSession,
+        contract: int,
+        serial: int,
+        sent_at: float,
+        values: Any,
+        now: float,
+    ) -> None:
+        c = session.to_server.get(contract)
+        if c is None:
+            raise P.Malformed("unknown_contract", f"contract {contract}")
+        if len(values) != c.width:
+            raise P.Malformed(
+                "bad_width", f"contract {contract}: {len(values)} values, expected {c.width}"
+            )
+        stats = self.stats
+        if serial <= c.serial:
+            c.stale += 1
+            stats.stale += 1
+            return
+        if c.serial and serial > c.serial + 1:
+            c.gaps += serial - c.serial - 1
+            stats.gaps += serial - c.serial - 1
+        c.serial, c.latest_time, c.last_rx = serial, sent_at, now
+        c.received += 1
+        stats.received += 1
+        if c.waited_for:
+            c.released = False
+            self._sync_data += 1
+        c.apply(values, self._inputs, stats.clamped)
+
+    def _hello(self, sim: Simulation, session_id: int, hello: P.Hello, sender: Address) -> None:
+        """Accept or refuse each field, open the session and answer WELCOME."""
+        old = self.sessions.get(sender)
+        if old is not None and old.id == session_id:  # a repeated HELLO: answer again
+            old.heard = time.perf_counter()
+            self.endpoint.send(old.welcome, sender)
+            return
+        ids = [c.id for c in hello.contracts]
+        if len(set(ids)) != len(ids):
+            self._error(sender, session_id, "bad_hello", "contract ids repeat", force=True)
+            return
+        if any(sum(f.size for f in c.fields) > MAX_CONTRACT_WIDTH for c in hello.contracts):
+            self._error(
+                sender,
+                session_id,
+                "bad_hello",
+                f"a contract is wider than {MAX_CONTRACT_WIDTH} values",
+                force=True,
+            )
+            return
+        if old is not None:
+            self._end(old, "reconnected")
+        assert self.catalogue is not None, "the server serves only while attached and started"
+        now = sim.time
+        deal = negotiate(hello, self.catalogue, now)
+        try:
+            welcome = P.encode(
+                P.Kind.WELCOME,
+                session_id,
+                P.Welcome(
+                    server="vcosim",
+                    time=now,
+                    dt=sim.dt,
+                    objects=self.catalogue.objects,
+                    contracts=deal.answers,
+                ),
+            )
+        except ProtocolError as exc:  # the answers do not fit one datagram
+            self._error(sender, session_id, "bad_hello", str(exc), force=True)
+            return
+        session = ServerSession(
+            sender,
+            session_id,
+            welcome,
+            deal.to_client,
+            deal.to_server,
+            time.perf_counter(),
+            now,
+            deal.refused,
+        )
+        if self.lockstep:
+            session.lock()
+        self.sessions[sender] = session
+        self.stats.sessions += 1
+        self.stats.refused_fields += deal.refused
+        self._rebuild()
+        self.endpoint.send(welcome, sender)
+        log.info(
+            "contract server: client %s:%d connected (%d contracts, %d fields refused)",
+            sender[0],
+            sender[1],
+            len(hello.contracts),
+            deal.refused,
+        )
+
+    def _error(
+        self, to: Address, session_id: int, code: str, message: str, force: bool = False
+    ) -> None:
+        now = time.perf_counter()
+        if force or now - self._error_sent.get(to, -math.inf) >= ERROR_INTERVAL:
+            self._error_sent[to] = now
+            self.endpoint.send(
+                P.encode(P.Kind.ERROR, session_id, P.ErrorBody(code=code, message=message)), to
+            )
+
+    # -- sessions ---------------------------------------------------------------------------
+    def _end(self, session: ServerSession, why: str) -> None:
+        if self.sessions.get(session.address) is session:
+            del self.sessions[session.address]
+            self.stats.ended += 1
+            self._rebuild()
+            log.info("contract server: client %s:%d %s", *session.address, why)
+
+    def _expire(self) -> None:
+        now = time.perf_counter()
+        for session in list(self.sessions.values()):
+            if now - session.heard > self.session_timeout:
+                self.stats.expired += 1
+                self._end(session, f"silent for {self.session_timeout:g} s: session ended")
+
+    def _rebuild(self) -> None:
+        """Recompute who a hold may wait for and when the next send is due."""
+        sessions = self.sessions.values()
+        self._waiters = [c for s in sessions for c in s.to_server.values() if c.waited_for]
+        self._next_due = min((c.due for s in sessions for c in s.to_client), default=math.inf)
+
+    def _wait_for_clients(self, sim: Simulation, count: int, timeout: float | None) -> None:
+        """Hold the run at its start until ``count`` clients have connected."""
+        deadline = math.inf if timeout is None else time.perf_counter() + timeout
+        if len(self.sessions) < count:
+            log.info("contract server: waiting for %d client(s)", count - len(self.sessions))
+        while len(self.sessions) < count and not sim.stopping:
+            remaining = deadline - time.perf_counter()
+            if remaining <= 0:
+                log.warning(
+                    "contract server: %d of %d clients after %g s; running anyway",
+                    len(self.sessions),
+                    count,
+                    timeout,
+                )
+                return
+            if self.endpoint.wait(min(remaining, HOLD_POLL)):
+                self._receive(sim)
+
+    # -- holding ----------------------------------------------------------------------------
+    def _must_hold(self, now: float, end: float) -> bool:
+        """True if a contract forbids the step from ``now`` to ``end``."""
+        return any(c.forbids(now, end) for c in self._waiters)
+
+    def _hold(self, sim: Simulation) -> None:
+        """Wait (serving every client) until no contract forbids the step, or give up.
+
+        Busy-polls for ``spin`` seconds first (a lock-step client answers within
+        microseconds, sooner than a sleeping process wakes up), then sleeps between checks.
+        """
+        stats, endpoint = self.stats, self.endpoint
+        now, end = sim.time, sim.time + sim.dt
+        start = progress = time.perf_counter()
+        spin_end = start + self.spin
+        stats.holds += 1
+        self.blocking = True
+        try:
+            while self._must_hold(now, end) and not sim.stopping:
+                before = self._sync_data
+                wall = time.perf_counter()
+                if wall < spin_end:
+                    self._receive(sim)
+                else:
+                    if wall - progress >= self.sync_timeout:
+                        self._release(now, end, sim.time)
+                        continue
+                    if endpoint.wait(min(self.sync_timeout - (wall - progress), HOLD_POLL)):
+                        self._receive(sim)
+                    self._expire()
+                if self._sync_data != before:
+                    progress = time.perf_counter()
+        finally:
+            self.blocking = False
+            stats.blocked_time += time.perf_counter() - start
+
+    def _release(self, now: float, end: float, sim_time: float) -> None:
+        """Give up on the contracts that still forbid the step, until they send again."""
+        for c in self._waiters:
+            if c.forbids(now, end):
+                c.released = True
+        self.stats.sync_timeouts += 1
+        log.warning(
+            "contract server: no data from the awaited client for %g s at t = %.3f s; "
+            "stepping on without it until it sends again",
+            self.sync_timeout,
+            sim_time,
+        )
+
+    # -- reporting and closing --------------------------------------------------------------
+    def report(self) -> ServerReport:
+        """The server's counters."""
+        ep = self.endpoint
+        return ServerReport(
+            address=None if ep.closed else f"{self.address[0]}:{self.address[1]}",
+            clients=len(self.sessions),
+            stats=replace(self.stats, clamped=Counter(self.stats.clamped)),
+            malformed=dict(ep.malformed),
+            rejected_peers=ep.rejected,
+        )
+
+    def close(self) -> None:
+        """Say BYE to every client (unless ``goodbye`` is off) and close (safe twice)."""
+        if self._closed:
+            return
+        self._closed = True
+        if self.options.goodbye:
+            for session in self.sessions.values():
+                self.endpoint.send(P.header(P.Kind.BYE, session.id), session.address)
+        self.endpoint.close()
