@@ -113,6 +113,14 @@ def test_an_error_in_the_loop_closes_and_is_raised(router: Router) -> None:
     assert module.released == 1 and not module.client.connected
 
 
+def test_a_module_is_a_context_manager(router: Router) -> None:
+    with Echo(router.address[1]) as module:
+        module.connect()
+        assert router.wait_until(lambda: 30 in router.modules, 2.0)
+    assert module.released == 1 and not module.client.connected
+    assert router.wait_until(lambda: 30 not in router.modules, 2.0)
+
+
 def test_no_router_is_a_timeout_and_the_module_is_closed() -> None:
     with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as silent:  # bound, never answers
         silent.bind(("127.0.0.1", 0))

@@ -51,6 +51,7 @@ class ModuleReport(Mapping[str, Any]):
 
 
 R = TypeVar("R", bound=ModuleReport)
+M = TypeVar("M", bound="BusModule[Any]")
 
 
 class BusModule(ABC, Generic[R]):
@@ -155,6 +156,12 @@ class BusModule(ABC, Generic[R]):
             self.release()
         finally:
             self.client.close()
+
+    def __enter__(self: M) -> M:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
 
 
 def run_module(
