@@ -31,3 +31,15 @@ class Crashing(Cruise):
         if self.crash and msg.time > 0.1:
             os._exit(3)
         return super().__call__(msg)
+
+
+@dataclass
+class Interrupting(Cruise):
+    """``cruise``, but Ctrl-C arrives during its run when ``interrupt`` is set."""
+
+    interrupt: bool = False
+
+    def __call__(self, msg: SimulatorMessage) -> Controls:
+        if self.interrupt:
+            raise KeyboardInterrupt
+        return super().__call__(msg)

@@ -9,8 +9,8 @@ import pytest
 
 from vcosim.sweep.backends import LocalBackend, RayBackend, SerialBackend, chunks
 from vcosim.sweep.driver import run_sweep
-from vcosim.sweep.report import read_results, results_table
-from vcosim.sweep.runner import TIMING_COLUMNS, run_scenario
+from vcosim.sweep.runner import run_scenario
+from vcosim.sweep.tables import read_results, results_table
 
 PARAMETERS = {  # 3 * 3 * 2 * 3 = 54 runs
     "controller.kp": [0.1, 0.3, 0.9],
@@ -22,9 +22,10 @@ NOISY = {"tyres": {"friction_noise_variance": 0.005, "noise_seed": 11}}
 
 
 def metric_table(outcome) -> dict[str, list]:
-    """The results table without the wall-clock columns."""
+    """The results table without the columns any run measured on the wall clock."""
     table = results_table(outcome).to_pydict()
-    return {k: v for k, v in table.items() if k not in TIMING_COLUMNS}
+    wall_clock = {name for r in outcome.results for name in r.metrics.wall_clock}
+    return {k: v for k, v in table.items() if k not in wall_clock}
 
 
 def assert_same_tables(a: dict[str, list], b: dict[str, list]) -> None:
@@ -41,7 +42,7 @@ def assert_same_tables(a: dict[str, list], b: dict[str, list]) -> None:
 @pytest.fixture(scope="module")
 def serial_outcome(make_sweep):
     sweep = make_sweep(PARAMETERS, vehicle=NOISY)
-    return run_sweep(sweep, SerialBackend(), progress=False, write=False)
+    return run_sweep(sweep, SerialBackend(), write=False)
 
 
 def test_chunks_cover_every_run_in_order():
@@ -55,7 +56,7 @@ def test_local_backend_gives_the_serial_results_in_run_order(serial_outcome, mak
     sweep = make_sweep(PARAMETERS, vehicle=NOISY)
     assert len(sweep.runs) == 54
     with LocalBackend(2) as backend:
-        outcome = run_sweep(sweep, backend, progress=False, write=False)
+        outcome = run_sweep(sweep, backend, write=False)
     assert [r.index for r in outcome.results] == list(range(54))
     assert not outcome.failed and not outcome.interrupted
     assert_same_tables(metric_table(outcome), metric_table(serial_outcome))
@@ -70,7 +71,7 @@ def test_ray_backend_gives_the_same_metric_table(serial_outcome, make_sweep):
     ray.init(num_cpus=2, include_dashboard=False, logging_level="WARNING")
     try:
         with RayBackend() as backend:
-            outcome = run_sweep(sweep, backend, progress=False, write=False)
+            outcome = run_sweep(sweep, backend, write=False)
             assert not backend.started  # it joined the Ray this test started
         assert backend.describe().endswith("(2 CPUs)")
     finally:
@@ -86,18 +87,16 @@ def test_a_failing_run_is_reported_and_the_others_are_intact(make_sweep, tmp_pat
         controller={"name": "sweep_faulty:Faulty", "speed": 8.0},
     )
     with LocalBackend(2) as backend:
-        outcome = run_sweep(sweep, backend, progress=False, out_dir=tmp_path)
+        outcome = run_sweep(sweep, backend, out_dir=tmp_path)
     assert [r.status for r in outcome.results] == ["ok", "ok", "failed", "failed"]
     for result in outcome.failed:
         assert result.error.startswith("ValueError: speed 0.2 above 0.15")
         assert result.params["controller.fail_above"] == 0.15
     for result in outcome.results[:2]:  # identical to the same runs on their own
         alone, _ = run_scenario(sweep.scenario, result.params)
-        for name, value in alone.items():
-            if name not in TIMING_COLUMNS:
-                assert result.metrics[name] == value or (
-                    math.isnan(value) and math.isnan(result.metrics[name])
-                )
+        mine = result.metrics.deterministic()
+        for name, value in alone.deterministic().items():
+            assert mine[name] == value or (math.isnan(value) and math.isnan(mine[name]))
     table = read_results(tmp_path / "results.parquet").to_pydict()
     assert table["status"] == ["ok", "ok", "failed", "failed"]
     assert table["error"][2].startswith("ValueError: speed 0.2 above 0.15")
@@ -119,7 +118,7 @@ def test_a_run_that_kills_its_worker_fails_alone(make_sweep):
         controller={"name": "sweep_faulty:Crashing"},
     )
     with LocalBackend(2, chunk_size=2) as backend:
-        outcome = run_sweep(sweep, backend, progress=False, write=False)
+        outcome = run_sweep(sweep, backend, write=False)
     assert [r.index for r in outcome.results] == list(range(7))
     assert [r.index for r in outcome.failed] == [3]
     assert outcome.failed[0].error.startswith("worker process died")
@@ -135,9 +134,7 @@ def test_an_interrupt_keeps_the_finished_runs(make_sweep, tmp_path):
             raise KeyboardInterrupt
 
     with LocalBackend(2) as backend:
-        outcome = run_sweep(
-            sweep, backend, progress=False, out_dir=tmp_path, on_result=interrupt_after_five
-        )
+        outcome = run_sweep(sweep, backend, out_dir=tmp_path, on_result=interrupt_after_five)
         assert backend._pool is None  # the workers were stopped
     assert outcome.interrupted
     assert [r.index for r in outcome.results] == sorted(seen)
@@ -159,6 +156,6 @@ class BrokenBackend(SerialBackend):
 def test_a_failing_backend_keeps_the_finished_runs(make_sweep, tmp_path):
     sweep = make_sweep({"controller.kp": [0.1, 0.2, 0.3, 0.4, 0.5]})
     with pytest.raises(ConnectionError, match="cluster lost"):
-        run_sweep(sweep, BrokenBackend(), progress=False, out_dir=tmp_path)
+        run_sweep(sweep, BrokenBackend(), out_dir=tmp_path)
     table = read_results(tmp_path / "results.parquet")
     assert table.column("run").to_pylist() == [0, 1, 2]

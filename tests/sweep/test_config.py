@@ -122,6 +122,7 @@ def test_file_level_problems_name_their_keys():
         "coupling.timing: Input should be 'lockstep' or 'realtime'",
         "output.worst: Input should be greater than or equal to 1",
         "extra: unknown key",
+        "sweep.samples: only for mode = 'random' (mode is 'grid')",  # the next stage, too
     ]
 
 
@@ -138,9 +139,16 @@ def test_every_run_is_checked_before_anything_runs():
             "output": {"signal_names": ["groundsped"]},
         }
     )
+    run_problems = [
+        "scenario.initial_speed: a speed > 0 needs gearbox = 'automatic' (runs 1, 3; first: "
+        "vehicle.tyres.friction = 1.0, scenario.initial_speed = 5.0)",
+        "vehicle.tyres.friction: Input should be greater than or equal to 0 (runs 2, 3; "
+        "first: vehicle.tyres.friction = -0.5, scenario.initial_speed = 0.0)",
+    ]
     assert found == [
         "output.signal_names: unknown signal 'groundsped'; did you mean 'groundspeed'? "
         "(valid: " + found[0].split("(valid: ")[1],
+        *run_problems,  # a problem of the file does not hide those of the runs
     ]
     found = problems(
         {
@@ -153,12 +161,7 @@ def test_every_run_is_checked_before_anything_runs():
             },
         }
     )
-    assert found == [
-        "scenario.initial_speed: a speed > 0 needs gearbox = 'automatic' (runs 1, 3; first: "
-        "vehicle.tyres.friction = 1.0, scenario.initial_speed = 5.0)",
-        "vehicle.tyres.friction: Input should be greater than or equal to 0 (runs 2, 3; "
-        "first: vehicle.tyres.friction = -0.5, scenario.initial_speed = 0.0)",
-    ]
+    assert found == run_problems
 
 
 def test_scenario_rules_across_keys():
@@ -234,3 +237,59 @@ def test_relative_paths_are_relative_to_the_sweep_file(tmp_path):
     path.write_text('[vehicle]\nbase = "car.toml"\n')
     sweep = load_sweep(path)
     assert resolve(sweep.scenario, {}).vehicle.tyres.friction == 0.7
+
+
+def test_every_stage_is_checked_when_the_file_has_problems():
+    found = problems(
+        {
+            "scenario": {"duration": -1, "manoeuvre": [{"time": "soon"}]},
+            "controller": {"name": "cruse"},
+            "coupling": {"timing": "soon"},
+            "sweep": {
+                "samples": 4,
+                "parameters": {"terrain.frictoin": [0.5], "vehicle.tyres.friction": [1.0, -1.0]},
+            },
+        }
+    )
+    assert found[:4] == [
+        "scenario.duration: Input should be greater than 0",
+        "scenario.manoeuvre.0.time: Input should be a valid number, unable to parse string "
+        "as a number",
+        "coupling.timing: Input should be 'lockstep' or 'realtime'",
+        "sweep.parameters.'terrain.frictoin': unknown terrain parameter 'frictoin'; did you "
+        "mean 'friction'? (valid: friction, height_map, road_map, friction_map, hill_height, "
+        "size, road_friction, offroad_friction)",
+    ]
+    assert found[4] == "sweep.samples: only for mode = 'random' (mode is 'grid')"
+    assert found[5].startswith(  # every run, though the file had problems
+        "controller.name: unknown controller 'cruse'; did you mean 'cruise'?"
+    )
+    assert found[5].endswith("(runs 0, 1; first: vehicle.tyres.friction = 1.0)")
+    assert found[6] == (
+        "vehicle.tyres.friction: Input should be greater than or equal to 0 (run 1; first: "
+        "vehicle.tyres.friction = -1.0)"
+    )
+    assert len(found) == 7
+
+
+def test_a_bad_mode_does_not_judge_the_parameters_by_the_default_one():
+    found = problems(
+        {
+            "sweep": {
+                "mode": "randm",
+                "samples": 3,
+                "parameters": {"terrain.friction": {"low": 0.2, "high": 1.0}},
+            }
+        }
+    )
+    assert found == ["sweep.mode: Input should be 'grid', 'list' or 'random'"]
+
+
+def test_the_backend_section():
+    sweep = parse({"backend": {"workers": 0}})
+    assert sweep.backend.workers == 0 and not sweep.backend.uses_ray
+    assert parse({"backend": {"ray_address": "10.0.0.1:6379"}}).backend.uses_ray
+    assert problems({"backend": {"workers": -1, "cores": 2}}) == [
+        "backend.workers: Input should be greater than or equal to 0",
+        "backend.cores: unknown key",
+    ]

@@ -10,8 +10,9 @@ import pyarrow as pa
 
 from vcosim.sweep.backends import SerialBackend
 from vcosim.sweep.driver import run_sweep
-from vcosim.sweep.report import METADATA_KEY, read_results, worst_cases
-from vcosim.sweep.runner import METRICS, RESULT_COLUMNS
+from vcosim.sweep.metrics import METRICS, RESULT_COLUMNS
+from vcosim.sweep.outcome import SweepSummary, worst_cases
+from vcosim.sweep.tables import METADATA_KEY, read_results
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 
@@ -30,7 +31,7 @@ def test_results_signals_and_report(make_sweep, tmp_path):
             "worst": 2,
         },
     )
-    outcome = run_sweep(sweep, SerialBackend(), progress=False, out_dir=tmp_path)
+    outcome = run_sweep(sweep, SerialBackend(), out_dir=tmp_path)
     names = {p.name for p in outcome.files}
     assert {
         "results.parquet",
@@ -75,16 +76,20 @@ def test_results_signals_and_report(make_sweep, tmp_path):
     summary = json.loads((tmp_path / "summary.json").read_text())
     assert summary["finished"] == 4 and summary["failed"] == 0
     assert len(summary["worst"]["settling_time"]) == 2
+    assert summary == json.loads(json.dumps(SweepSummary.of(outcome, 2).to_dict()))
+    worst_settling = summary["worst"]["settling_time"][0]
+    assert set(worst_settling) == {"run", "value", "params"}
+    assert worst_settling["params"] == outcome.results[worst_settling["run"]].params
 
 
 def test_worst_cases_by_direction(make_sweep):
     sweep = make_sweep({"controller.kp": [0.1, 0.5, 2.0]})
-    outcome = run_sweep(sweep, SerialBackend(), progress=False, write=False)
+    outcome = run_sweep(sweep, SerialBackend(), write=False)
     worst = worst_cases(outcome, 3)
-    sse = [r.metrics["steady_state_error"] for r in worst["steady_state_error"]]
+    sse = [r.metrics.steady_state_error for r in worst["steady_state_error"]]
     assert [abs(v) for v in sse] == sorted((abs(v) for v in sse), reverse=True)
-    settle = [r.metrics["settling_time"] for r in worst["settling_time"]]
+    settle = [r.metrics.settling_time for r in worst["settling_time"]]
     assert settle == sorted(settle, reverse=True)
-    rtf = [r.metrics["min_realtime_factor"] for r in worst["min_realtime_factor"]]
+    rtf = [r.metrics.min_realtime_factor for r in worst["min_realtime_factor"]]
     assert rtf == sorted(rtf)
     assert all(not math.isnan(v) for v in np.concatenate([sse, settle, rtf]))

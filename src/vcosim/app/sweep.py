@@ -12,6 +12,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from pydantic import ValidationError
+from rich.markup import escape
 from rich.progress import (
     BarColumn,
     MofNCompleteColumn,
@@ -35,6 +36,11 @@ from vcosim.sweep.runner import RunResult
 
 OK, FAILED, INVALID, INTERRUPTED = 0, 1, 2, 130
 LISTED_FAILURES = 5
+
+
+def print_error(exc: Exception) -> None:
+    """An error as the other commands show it, one problem a line, never re-wrapped."""
+    console.print(f"[red]error:[/] {escape(str(exc))}", soft_wrap=True, highlight=False)
 
 
 @contextlib.contextmanager
@@ -110,16 +116,24 @@ def print_summary(outcome: SweepOutcome, out_dir: Path) -> None:
         console.print(summary_table(outcome))
     for r in outcome.failed[:LISTED_FAILURES]:
         params = ", ".join(f"{k}={v}" for k, v in r.params.items())
-        console.print(f"[red]run {r.index} failed[/] ({params}): {r.error}")
+        console.print(
+            f"[red]run {r.index} failed[/] ({escape(params)}): {escape(r.error)}", soft_wrap=True
+        )
     if len(outcome.failed) > LISTED_FAILURES:
         console.print(
             f"... and {len(outcome.failed) - LISTED_FAILURES} more failures (failures.log)"
         )
     if outcome.interrupted:
         where = f"the finished runs are in {out_dir}" if outcome.files else "nothing written"
-        console.print(f"[bold yellow]interrupted[/] after {done} of {total} runs: {where}")
+        console.print(
+            f"[bold yellow]interrupted[/] after {done} of {total} runs: {escape(where)}",
+            soft_wrap=True,
+        )
     elif outcome.files:
-        console.print(f"results: {out_dir / 'results.parquet'}; report: {out_dir / 'report.html'}")
+        console.print(
+            escape(f"results: {out_dir / 'results.parquet'}; report: {out_dir / 'report.html'}"),
+            soft_wrap=True,
+        )
 
 
 def exit_code(outcome: SweepOutcome) -> int:
@@ -155,7 +169,7 @@ def sweep_command(
         sweep = load_sweep(file)
         options = backend_options(sweep, workers, ray, ray_address)
     except ConfigError as exc:
-        console.print(f"[red]error:[/] {exc}", highlight=False)
+        print_error(exc)
         return INVALID
     out_dir = out if out is not None else default_out_dir(sweep)
     console.print(
@@ -175,7 +189,7 @@ def sweep_command(
                     sweep, backend, out_dir=out_dir, signals=signals, on_result=update
                 )
     except ConfigError as exc:  # the backend could not start (Ray missing), nothing ran
-        console.print(f"[red]error:[/] {exc}", highlight=False)
+        print_error(exc)
         return INVALID
     except KeyboardInterrupt:  # while the workers started: no run had finished
         console.print("[bold yellow]interrupted[/] before any run finished: nothing written")

@@ -15,12 +15,59 @@ from __future__ import annotations
 import os
 import sys
 import time
+from dataclasses import asdict, dataclass
 from typing import Any
 
 from vcosim.sweep.backends import LocalBackend, SerialBackend, available_cpus
 from vcosim.sweep.config import Scenario, parse
 
 DURATION = 10.0
+
+
+@dataclass(frozen=True)
+class WorkerRate:
+    """The steady rate of a batch of runs on a pool of local workers."""
+
+    runs: int
+    wall_time: float
+    runs_per_s: float
+    simulated_s_per_s: float
+    mean_run_wall_time: float
+
+
+@dataclass(frozen=True)
+class SweepBench:
+    """``vcosim bench sweep``: one run's speed, the rate on 1, 2, ... workers, the scaling."""
+
+    scenario: str
+    cpus: int
+    single_run_wall_time: float
+    single_run_realtime_factor: float
+    workers: dict[int, WorkerRate]
+    load_before: float
+    load_after: float
+
+    @property
+    def scaling(self) -> float:
+        """Runs/s on the most workers over runs/s on one."""
+        most = max(self.workers)
+        return self.workers[most].runs_per_s / self.workers[1].runs_per_s
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-friendly, in the layout ``vcosim bench sweep --json`` prints."""
+        most = max(self.workers)
+        return {
+            "scenario": self.scenario,
+            "cpus": self.cpus,
+            "single_run": {
+                "wall_time": self.single_run_wall_time,
+                "realtime_factor": self.single_run_realtime_factor,
+            },
+            "workers": {str(n): asdict(rate) for n, rate in self.workers.items()},
+            f"scaling_1_to_{most}": self.scaling,
+            "parallel_efficiency": self.scaling / most,
+            "load_average_1min": {"before": self.load_before, "after": self.load_after},
+        }
 
 
 def bench_scenario(duration: float = DURATION) -> Scenario:
@@ -40,7 +87,7 @@ def _tasks(runs: int) -> list[tuple[int, dict[str, Any]]]:
     return [(i, {"controller.kp": 0.2 + 0.1 * i / max(runs - 1, 1)}) for i in range(runs)]
 
 
-def _rate(workers: int, scenario: Scenario, runs: int) -> dict[str, float]:
+def _rate(workers: int, scenario: Scenario, runs: int) -> WorkerRate:
     duration = scenario.scenario.duration
     with LocalBackend(workers) as backend:
         backend.start(scenario)
@@ -51,20 +98,19 @@ def _rate(workers: int, scenario: Scenario, runs: int) -> dict[str, float]:
     failed = [r.error for r in results if r.failed]
     if failed:
         raise RuntimeError(f"bench runs failed: {failed[0]}")
-    mean_run = sum(r.metrics["wall_time"] for r in results) / len(results)
-    return {
-        "runs": runs,
-        "wall_time": wall,
-        "runs_per_s": runs / wall,
-        "simulated_s_per_s": runs * duration / wall,
-        "mean_run_wall_time": mean_run,
-    }
+    return WorkerRate(
+        runs=runs,
+        wall_time=wall,
+        runs_per_s=runs / wall,
+        simulated_s_per_s=runs * duration / wall,
+        mean_run_wall_time=sum(r.metrics.wall_time for r in results) / len(results),
+    )
 
 
-def run_sweep_bench(
+def measure_sweep_bench(
     runs: int = 40, max_workers: int = 2, progress: bool = True, duration: float = DURATION
-) -> dict[str, Any]:
-    """Measure; returns a JSON-friendly dict (``duration``: shorter runs, for a smoke test)."""
+) -> SweepBench:
+    """Measure (``duration``: shorter runs, for a smoke test)."""
 
     def say(text: str) -> None:
         if progress:
@@ -74,22 +120,24 @@ def run_sweep_bench(
     scenario = bench_scenario(duration)
     say("one run in this process ...")
     single = next(iter(SerialBackend().map(scenario, [(0, {})])))  # (warmed up first)
-    per_workers: dict[str, dict[str, float]] = {}
+    rates: dict[int, WorkerRate] = {}
     for workers in range(1, max_workers + 1):
         say(f"{runs} runs on {workers} worker(s) ...")
-        per_workers[str(workers)] = _rate(workers, scenario, runs)
-    first = per_workers["1"]["runs_per_s"]
-    last = per_workers[str(max_workers)]["runs_per_s"]
-    return {
-        "scenario": f"cruise to 20 m/s from rest, {duration:g} s simulated, in-process "
+        rates[workers] = _rate(workers, scenario, runs)
+    return SweepBench(
+        scenario=f"cruise to 20 m/s from rest, {duration:g} s simulated, in-process "
         "lock-step, T_ext 5 ms",
-        "cpus": available_cpus(),
-        "single_run": {
-            "wall_time": single.metrics["wall_time"],
-            "realtime_factor": single.metrics["sim_speed"],
-        },
-        "workers": per_workers,
-        f"scaling_1_to_{max_workers}": last / first,
-        "parallel_efficiency": last / first / max_workers,
-        "load_average_1min": {"before": load_before, "after": os.getloadavg()[0]},
-    }
+        cpus=available_cpus(),
+        single_run_wall_time=single.metrics.wall_time,
+        single_run_realtime_factor=single.metrics.sim_speed,
+        workers=rates,
+        load_before=load_before,
+        load_after=os.getloadavg()[0],
+    )
+
+
+def run_sweep_bench(
+    runs: int = 40, max_workers: int = 2, progress: bool = True, duration: float = DURATION
+) -> dict[str, Any]:
+    """``measure_sweep_bench(...).to_dict()``, the JSON the command line prints."""
+    return measure_sweep_bench(runs, max_workers, progress, duration).to_dict()

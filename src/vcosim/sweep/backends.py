@@ -29,8 +29,8 @@ from concurrent.futures.process import BrokenProcessPool
 from typing import Any, TypeVar
 
 from vcosim.errors import ConfigError
-from vcosim.sweep.config import Scalar, Scenario
-from vcosim.sweep.runner import RESULT_COLUMNS, RunResult, SignalSpec, safe_run, warm_up
+from vcosim.sweep.config import BackendSection, Scalar, Scenario
+from vcosim.sweep.runner import RunResult, SignalSpec, safe_run, warm_up
 
 Task = tuple[int, dict[str, Scalar]]
 IN_FLIGHT_PER_WORKER = 2  # chunks queued per worker: enough to keep it busy, little to cancel
@@ -59,9 +59,7 @@ def run_chunk(scenario: Scenario, chunk: list[Task], signals: SignalSpec | None)
 
 def failed(task: Task, error: str) -> RunResult:
     """The result of a run that did not finish for a reason outside the run itself."""
-    return RunResult(
-        task[0], dict(task[1]), "failed", dict.fromkeys(RESULT_COLUMNS, math.nan), error=error
-    )
+    return RunResult(task[0], dict(task[1]), "failed", error=error)
 
 
 B = TypeVar("B", bound="Backend")
@@ -314,12 +312,10 @@ class RayBackend(Backend):
             self.started = False
 
 
-def make_backend(
-    *, workers: int | None = None, ray: bool = False, ray_address: str | None = None
-) -> Backend:
-    """The backend the command line asks for: Ray, serial (``workers == 0``) or local."""
-    if ray or ray_address:
-        return RayBackend(ray_address)
-    if workers == 0:
+def make_backend(options: BackendSection) -> Backend:
+    """The backend ``[backend]`` (or the command line) asks for: Ray, serial or local."""
+    if options.uses_ray:
+        return RayBackend(options.ray_address)
+    if options.workers == 0:
         return SerialBackend()
-    return LocalBackend(workers)
+    return LocalBackend(options.workers)

@@ -1,0 +1,220 @@
+"""What a run measures: the metric columns, their definitions, and the typed row of one run.
+
+Definitions of every metric: ``docs/sweeps.md``. The tracking metrics (settling time,
+overshoot, steady-state error) are computed from the recorded signal; ``min_realtime_factor``
+from the coupling's timing and the controller's computation time.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+
+NAN = math.nan
+
+
+@dataclass(frozen=True)
+class Metric:
+    """A metric column: its unit, which end is the worst case, and what it is."""
+
+    name: str
+    unit: str
+    worst: str  # "max", "min" or "abs" (largest magnitude)
+    description: str
+
+
+METRICS = (
+    Metric(
+        "settling_time",
+        "s",
+        "max",
+        "time after which the signal stays within the band around the target (inf: never)",
+    ),
+    Metric(
+        "overshoot",
+        "signal",
+        "max",
+        "largest excursion beyond the target, in the direction of the step",
+    ),
+    Metric("overshoot_pct", "%", "max", "overshoot as a percentage of the step"),
+    Metric(
+        "steady_state_error",
+        "signal",
+        "abs",
+        "target minus the mean of the signal over the last steady_window seconds",
+    ),
+    Metric("max_lateral_acceleration", "m/s2", "max", "largest |accY| over the run"),
+    Metric(
+        "min_realtime_factor",
+        "-",
+        "min",
+        "lowest real-time factor the coupling allows with the controller's computation time: "
+        ">= 1 keeps real time",
+    ),
+)
+"""The metrics every run yields, in column order."""
+
+DETAIL_COLUMNS = (
+    "final_value",
+    "target",
+    "step_size",
+    "band",
+    "controller_step",
+    "send_skips",
+    "window",
+    "compute_time",
+    "sent",
+    "applied",
+)
+"""Further columns: the quantities the metrics were computed from."""
+
+TIMING_COLUMNS = (
+    "wall_time",
+    "sim_speed",
+    "compute_time_median",
+    "compute_time_p99",
+    "compute_time_max",
+)
+"""Columns measured on the wall clock; they differ between otherwise identical runs."""
+
+RESULT_COLUMNS = (*(m.name for m in METRICS), *DETAIL_COLUMNS, *TIMING_COLUMNS)
+
+MEASURED_COMPUTE_COLUMNS = ("compute_time", "min_realtime_factor")
+"""Columns that come from the wall clock too when the computation time is measured."""
+
+
+@dataclass
+class RunMetrics:
+    """One run's row: every column of ``RESULT_COLUMNS`` (NaN: not computed for this run).
+
+    ``wall_clock`` names the columns measured on the wall clock in this run: the timing
+    columns, and the computation time with what follows from it when it was measured.
+    """
+
+    settling_time: float = NAN
+    overshoot: float = NAN
+    overshoot_pct: float = NAN
+    steady_state_error: float = NAN
+    max_lateral_acceleration: float = NAN
+    min_realtime_factor: float = NAN
+    final_value: float = NAN
+    target: float = NAN
+    step_size: float = NAN
+    band: float = NAN
+    controller_step: float = NAN
+    send_skips: float = NAN
+    window: float = NAN
+    compute_time: float = NAN
+    sent: float = NAN
+    applied: float = NAN
+    wall_time: float = NAN
+    sim_speed: float = NAN
+    compute_time_median: float = NAN
+    compute_time_p99: float = NAN
+    compute_time_max: float = NAN
+    wall_clock: tuple[str, ...] = field(default=TIMING_COLUMNS, compare=False)
+
+    def column(self, name: str) -> float:
+        """The value of the column ``name``."""
+        if name not in RESULT_COLUMNS:
+            raise KeyError(name)
+        return float(getattr(self, name))
+
+    def to_dict(self) -> dict[str, float]:
+        """Every column by name, in column order."""
+        return {name: float(getattr(self, name)) for name in RESULT_COLUMNS}
+
+    def deterministic(self) -> dict[str, float]:
+        """The columns that are the same every time this run is repeated, on any machine."""
+        return {k: v for k, v in self.to_dict().items() if k not in self.wall_clock}
+
+
+@dataclass(frozen=True)
+class Tracking:
+    """How a signal followed a step to its target (the tracking metrics and their inputs)."""
+
+    settling_time: float
+    overshoot: float
+    overshoot_pct: float
+    steady_state_error: float
+    final_value: float
+    target: float
+    step_size: float
+    band: float
+
+
+def settling_time(t: np.ndarray, y: np.ndarray, target: float, tolerance: float) -> float:
+    """Time from ``t[0]`` after which ``y`` stays within ``tolerance`` of ``target``.
+
+    The time of the first sample after the last one outside the band: 0 if none is outside,
+    inf if the last one is (it never settled).
+    """
+    outside = np.abs(y - target) > tolerance
+    if not outside.any():
+        return 0.0
+    if outside[-1]:
+        return math.inf
+    return float(t[np.flatnonzero(outside)[-1] + 1] - t[0])
+
+
+def tracking_metrics(
+    t: np.ndarray,
+    y: np.ndarray,
+    target: float,
+    *,
+    band: float = 0.02,
+    band_min: float = 0.1,
+    steady_window: float = 2.0,
+) -> Tracking:
+    """Settling time, overshoot and steady-state error of ``y`` following a step to ``target``.
+
+    ``t[0]``, ``y[0]``: the start of the run. The step is ``target - y[0]``; the band is
+    ``max(band * |step|, band_min)``.
+    """
+    step = float(target - y[0])
+    tolerance = max(band * abs(step), band_min)
+    error = y - target
+    if step != 0.0:
+        overshoot = max(0.0, float(np.max(np.sign(step) * error)))
+        overshoot_pct = 100.0 * overshoot / abs(step)
+    else:
+        overshoot, overshoot_pct = float(np.max(np.abs(error))), NAN
+    last = t >= t[-1] - steady_window
+    return Tracking(
+        settling_time=settling_time(t, y, target, tolerance),
+        overshoot=overshoot,
+        overshoot_pct=overshoot_pct,
+        steady_state_error=float(target - np.mean(y[last])),
+        final_value=float(y[-1]),
+        target=float(target),
+        step_size=step,
+        band=tolerance,
+    )
+
+
+def min_realtime_factor(
+    controller_step: float, window: int, compute_time: float, ping_time: float
+) -> float:
+    """The lowest real-time factor a coupling with this timing allows.
+
+    A controller that computes for ``compute_time`` per message keeps up with one message per
+    ``controller_step`` only if ``compute_time <= controller_step`` (throughput), and each reply
+    must arrive within ``window`` messages: ``compute_time + ping_time <= window *
+    controller_step`` (latency). Otherwise every send step waits and simulated time runs slower
+    than the wall clock by the larger ratio.
+    """
+    throughput = controller_step / compute_time if compute_time > 0 else math.inf
+    latency = (
+        window * controller_step / (compute_time + ping_time)
+        if compute_time + ping_time > 0
+        else math.inf
+    )
+    return min(throughput, latency)
+
+
+def with_tracking(metrics: RunMetrics, tracking: Tracking) -> RunMetrics:
+    """``metrics`` with the tracking columns filled in."""
+    return dataclasses.replace(metrics, **dataclasses.asdict(tracking))
