@@ -84,7 +84,7 @@ def closed_loop(
     block.stop()
     thread.join(timeout=5)
     table = np.array(rows)
-    return ({name: table[:, i] for i, name in enumerate(TRACED)}, report.as_dict(), reports)
+    return ({name: table[:, i] for i, name in enumerate(TRACED)}, report.to_dict(), reports)
 
 
 def wait_until_bound(port: int, process: subprocess.Popen, timeout: float = 30.0) -> bool:

@@ -26,6 +26,8 @@ from vcosim.errors import ConfigError
 if TYPE_CHECKING:
     from rich.table import Table
 
+    from vcosim.tight.controller import BlockReport
+
 
 def controller(
     name: Annotated[
@@ -106,7 +108,7 @@ def controller(
     finally:
         if hasattr(step_fn, "close"):  # an FMU: terminate and free it
             step_fn.close()
-    if report.get("interrupted"):
+    if report.interrupted:
         raise typer.Exit(130)
 
 
@@ -139,14 +141,14 @@ def make_step_function(
     return example(name, **{k: v for k, v in params.items() if v is not None})
 
 
-def report_table(report: dict[str, Any]) -> Table:
+def report_table(report: BlockReport) -> Table:
     """The end-of-run report as a rich table."""
     from rich.table import Table
 
     table = Table(show_header=False, title="vcosim controller: summary")
     for key in ("status", "received", "answered", "stale", "malformed", "rejected_peers", "resets"):
         table.add_row(key.replace("_", " "), str(report[key]))
-    compute, rtt = report["compute_ms"], report["round_trip_ms"]
+    compute, rtt = report.compute_ms, report.round_trip_ms
     if compute["median"] is not None:
         table.add_row(
             "computation time",
@@ -157,14 +159,13 @@ def report_table(report: dict[str, Any]) -> Table:
         table.add_row(
             "reply to next message", f"min {rtt['min']:.3f} ms, median {rtt['median']:.3f} ms"
         )
-    advice = report["recommendation"]
-    if advice.get("simulator_options"):
+    advice = report.recommendation
+    if advice.simulator_options:
         table.add_row(
             "give the simulator",
-            advice["simulator_options"]
-            + f"  (send_skips {advice['send_skips']}, window {advice['window']})",
+            f"{advice.simulator_options}  (send_skips {advice.send_skips}, window {advice.window})",
         )
-    if advice.get("keeps_real_time") is False:
+    if advice.keeps_real_time is False:
         table.add_row(
             "[red]warning",
             "[red]computation p99 exceeds the step: the simulator will run slower than real time",
@@ -174,7 +175,7 @@ def report_table(report: dict[str, Any]) -> Table:
 
 def run_controller(
     step_fn: Any, *, duration: float | None, json_out: Path | None, **options: Any
-) -> dict[str, Any]:
+) -> BlockReport:
     """Run the block with a live status line; print the summary and where to point the sim."""
     from vcosim.interrupts import sigterm_as_interrupt
     from vcosim.tight.controller import ControllerBlock
@@ -198,7 +199,7 @@ def run_controller(
     block.on_status = lambda status: note(f"status: {status.value}")
     with sigterm_as_interrupt(), StatusLine(render):
         report = block.run(duration)
-    if report["simulator_ended"]:
+    if report.simulator_ended:
         note(f"the simulator has been silent for {cfg.idle_exit:g} s: its run ended")
     console.print(report_table(report))
     save_json(report, json_out)

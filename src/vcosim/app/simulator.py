@@ -281,7 +281,7 @@ def run_simulator(
     with sigterm_as_interrupt(), StatusLine(status.render, status.explain_waiting):
         report = sim.run(duration)
     console.print(summary_table(report))
-    save_json(report.as_dict(), json_out)
+    save_json(report, json_out)
     return report
 
 

@@ -19,6 +19,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from vcosim.reports import Report
 from vcosim.sim.pacing import Pacer, PacingMode
 from vcosim.vehicle import Vehicle
 
@@ -26,8 +27,12 @@ Hook = Callable[["Simulation"], None]
 
 
 @dataclass
-class RunReport:
-    """What a run achieved: simulated and wall time, real-time factor, frames, face reports."""
+class RunReport(Report):
+    """What a run achieved: simulated and wall time, real-time factor, frames, face reports.
+
+    ``faces`` holds each face's own report (a ``Report``, or a dict from faces that still
+    return one) under the face's name.
+    """
 
     sim_time: float
     wall_time: float
@@ -41,8 +46,8 @@ class RunReport:
         """Simulated seconds per wall-clock second."""
         return self.sim_time / self.wall_time if self.wall_time > 0 else float("inf")
 
-    def as_dict(self) -> dict[str, Any]:
-        """A JSON-friendly summary."""
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-friendly summary: the run's figures, the frames', and each face's report."""
         return {
             "sim_time": self.sim_time,
             "wall_time": self.wall_time,
@@ -50,7 +55,10 @@ class RunReport:
             "realtime_factor": self.realtime_factor,
             "interrupted": self.interrupted,
             **self.frames,
-            **self.faces,
+            **{
+                name: face.to_dict() if hasattr(face, "to_dict") else face
+                for name, face in self.faces.items()
+            },
         }
 
 

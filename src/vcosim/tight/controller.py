@@ -20,6 +20,7 @@ from typing import Any
 import numpy as np
 
 from vcosim.constants import PHYSICS_DT
+from vcosim.reports import Report
 from vcosim.tight.config import ControllerConfig
 from vcosim.tight.interface import CsvAdapter, Interface
 from vcosim.tight.protocol import (
@@ -42,6 +43,44 @@ class ControllerStatus(str, Enum):
     waiting = "waiting for the first message"
     connected = "connected"
     no_peer = "no peer"
+
+
+@dataclass
+class Recommendation(Report):
+    """What to give the simulator, from what the block measured.
+
+    ``simulator_options`` is the command-line form; ``keeps_real_time`` is False when the
+    computation's p99 exceeds the step (the simulator would fall behind real time).
+    """
+
+    ext_time: float
+    ping_time: float | None
+    send_skips: int
+    window: int
+    compute_time_p99: float | None
+    keeps_real_time: bool | None
+    simulator_options: str | None
+
+
+@dataclass
+class BlockReport(Report):
+    """What a controller block did: status, counters, timing (ms) and the recommendation.
+
+    ``simulator_ended`` says the run ended because the simulator fell silent (--idle-exit).
+    """
+
+    status: str
+    interrupted: bool
+    simulator_ended: bool
+    received: int
+    answered: int
+    stale: int
+    malformed: int
+    rejected_peers: int
+    resets: int
+    compute_ms: dict[str, float | None]
+    round_trip_ms: dict[str, float | None]
+    recommendation: Recommendation
 
 
 @dataclass
@@ -133,7 +172,7 @@ class ControllerBlock:
         """End ``run`` after the current message (from the step function or another thread)."""
         self._stopping = True
 
-    def run(self, duration: float | None = None) -> dict[str, Any]:
+    def run(self, duration: float | None = None) -> BlockReport:
         """Answer messages for ``duration`` controller seconds (None: until stopped or Ctrl-C).
 
         Returns the report (see ``report``); the socket is closed at the end.
@@ -193,7 +232,7 @@ class ControllerBlock:
         if self.on_status is not None:
             self.on_status(status)
 
-    def recommendation(self) -> dict[str, Any]:
+    def recommendation(self) -> Recommendation:
         """The ``T_ext``/``T_ping`` (and skips/window) to give the simulator.
 
         ``T_ext`` is the configured step (the simulator derives the controller's step from
@@ -205,43 +244,43 @@ class ControllerBlock:
         compute_p99 = float(np.percentile(stats.compute, 99)) if stats.compute else None
         ping = float(np.min(stats.round_trip)) if stats.round_trip else None
         ext_time = cfg.step
-        advice: dict[str, Any] = {
-            "ext_time": ext_time,
-            "ping_time": ping,
-            "send_skips": send_skips_for(ext_time, PHYSICS_DT),
-            "window": window_for(ping, ext_time) if ping is not None else 1,
-            "compute_time_p99": compute_p99,
-            "keeps_real_time": None if compute_p99 is None else compute_p99 < ext_time,
-        }
-        if ping is not None:
-            advice["simulator_options"] = f"--ext-time {ext_time:g} --ping-time {ping:.6f}"
-        return advice
+        return Recommendation(
+            ext_time=ext_time,
+            ping_time=ping,
+            send_skips=send_skips_for(ext_time, PHYSICS_DT),
+            window=window_for(ping, ext_time) if ping is not None else 1,
+            compute_time_p99=compute_p99,
+            keeps_real_time=None if compute_p99 is None else compute_p99 < ext_time,
+            simulator_options=(
+                None if ping is None else f"--ext-time {ext_time:g} --ping-time {ping:.6f}"
+            ),
+        )
 
-    def report(self) -> dict[str, Any]:
-        """Status, counters, timing (ms) and the recommendation, JSON-friendly."""
+    def report(self) -> BlockReport:
+        """Status, counters, timing (ms) and the recommendation."""
         stats, link = self.stats, self.link
 
         def ms(values: list[float], q: float) -> float | None:
             return float(np.percentile(values, q) * 1e3) if values else None
 
-        return {
-            "status": self.status.value,
-            "interrupted": self.interrupted,
-            "simulator_ended": self.simulator_ended,
-            "received": stats.received,
-            "answered": stats.answered,
-            "stale": stats.stale,
-            "malformed": link.malformed,
-            "rejected_peers": link.rejected,
-            "resets": stats.resets,
-            "compute_ms": {
+        return BlockReport(
+            status=self.status.value,
+            interrupted=self.interrupted,
+            simulator_ended=self.simulator_ended,
+            received=stats.received,
+            answered=stats.answered,
+            stale=stats.stale,
+            malformed=link.malformed,
+            rejected_peers=link.rejected,
+            resets=stats.resets,
+            compute_ms={
                 "median": ms(stats.compute, 50),
                 "p99": ms(stats.compute, 99),
                 "max": ms(stats.compute, 100),
             },
-            "round_trip_ms": {"min": ms(stats.round_trip, 0), "median": ms(stats.round_trip, 50)},
-            "recommendation": self.recommendation(),
-        }
+            round_trip_ms={"min": ms(stats.round_trip, 0), "median": ms(stats.round_trip, 50)},
+            recommendation=self.recommendation(),
+        )
 
     def close(self) -> None:
         """Close the socket (safe twice)."""

@@ -28,6 +28,7 @@ from typing import Any
 
 import numpy as np
 
+from vcosim.reports import Report
 from vcosim.sim.simulation import Simulation
 from vcosim.tight.config import CouplingConfig
 from vcosim.tight.debuglog import DebugLog, Event
@@ -45,6 +46,35 @@ _SENT_RING = 4096  # send times kept for the latency figure (far more than any w
 
 CustomFill = Callable[[Simulation, np.ndarray], None]
 CustomReceive = Callable[[Simulation, np.ndarray], None]
+
+
+@dataclass
+class CouplingReport(Report):
+    """What the coupling did in a run; every dropped or changed value is counted.
+
+    Attributes:
+        startup_unapplied: replies that arrived before anything was applied and were not
+            applied (BeamNG's start-up rule), as opposed to ``stale`` (an id not above the
+            largest applied) and ``duplicate`` (the same id again).
+        clamped: per input, how many values were outside their range and clamped.
+        blocked_time: wall seconds spent in blocking receives.
+    """
+
+    interface: str
+    send_skips: int | None
+    window: int | None
+    send_offset: int | None
+    sent: int
+    applied: int
+    stale: int
+    duplicate: int
+    startup_unapplied: int
+    malformed: int
+    rejected_peers: int
+    clamped: dict[str, int]
+    clamped_total: int
+    timeouts: int
+    blocked_time: float
 
 
 @dataclass
@@ -291,8 +321,8 @@ class SimulatorEndpoint:
             )
 
     # -- reporting and closing --------------------------------------------------------------
-    def report(self) -> dict[str, object]:
-        """Statistics of the coupling, JSON-friendly."""
+    def report(self) -> CouplingReport:
+        """Statistics of the coupling."""
         s, link = self.stats, self.link
         clamped = {
             name: int(n)
@@ -300,23 +330,23 @@ class SimulatorEndpoint:
             if n
         }
         sched = self.schedule
-        return {
-            "interface": self.interface.name,
-            "send_skips": sched.send_skips if sched else None,
-            "window": sched.window if sched else None,
-            "send_offset": sched.send_offset if sched else None,
-            "sent": s.sent,
-            "applied": s.applied,
-            "stale": s.stale,
-            "duplicate": s.duplicate,
-            "startup_unapplied": s.startup,
-            "malformed": (link.malformed if link else 0) + s.bad_id,
-            "rejected_peers": link.rejected if link else 0,
-            "clamped": clamped,
-            "clamped_total": sum(clamped.values()),
-            "timeouts": s.timeouts,
-            "blocked_time": s.blocked_time,
-        }
+        return CouplingReport(
+            interface=self.interface.name,
+            send_skips=sched.send_skips if sched else None,
+            window=sched.window if sched else None,
+            send_offset=sched.send_offset if sched else None,
+            sent=s.sent,
+            applied=s.applied,
+            stale=s.stale,
+            duplicate=s.duplicate,
+            startup_unapplied=s.startup,
+            malformed=(link.malformed if link else 0) + s.bad_id,
+            rejected_peers=link.rejected if link else 0,
+            clamped=clamped,
+            clamped_total=sum(clamped.values()),
+            timeouts=s.timeouts,
+            blocked_time=s.blocked_time,
+        )
 
     def close(self) -> None:
         """Close the socket and complete the debug logs (safe twice)."""
