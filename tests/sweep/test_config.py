@@ -93,7 +93,7 @@ def test_every_bad_parameter_path_is_reported_at_once():
         "sweep.parameters.'vehicle.tyres': vehicle.tyres is a section; name one of its keys",
         "sweep.parameters.'coupling.ext_tim': unknown coupling parameter 'ext_tim'; did you "
         "mean 'ext_time'? (valid: ext_time, ping_time, window, send_skips, send_offset, "
-        "memory, timing, compute_time, busy_time, transport)",
+        "timeout, memory, timing, compute_time, busy_time, transport)",
         "sweep.parameters.'vehicles.body.wheelbase': must start with one of scenario, "
         "vehicle, terrain, controller, coupling, metrics (got 'vehicles'; did you mean "
         "'vehicle'?)",

@@ -7,12 +7,12 @@ import math
 import numpy as np
 import pytest
 
+from vcosim.scenarios.metrics import step_response
 from vcosim.sweep.metrics import (
     MEASURED_COMPUTE_COLUMNS,
     TIMING_COLUMNS,
     RunMetrics,
     min_realtime_factor,
-    tracking_metrics,
 )
 from vcosim.sweep.runner import SignalSpec, run_scenario, safe_run
 
@@ -21,17 +21,17 @@ def deterministic(metrics: RunMetrics) -> dict[str, float]:
     return metrics.deterministic()
 
 
-def test_tracking_metrics_of_a_known_signal():
+def test_the_step_response_the_tracking_metrics_come_from():
     t = np.arange(0, 10.0001, 0.5)
     y = np.minimum(t * 3.0, 12.0)  # ramp from 0 to 12 at t = 4 ...
     y[t >= 4.0] = 12.0
     y[t == 4.5] = 10.5  # ... a dip out of the band ...
     y[t >= 8.0] = 9.9  # ... then it settles 0.1 under the target
-    m = tracking_metrics(t, y, 12.0, band=0.02, band_min=0.1, steady_window=1.0)
+    m = step_response(t, y, 12.0, band=0.02, band_min=0.1, steady_window=1.0)
     assert m.band == pytest.approx(0.24)  # max(0.02 * 12, 0.1)
     assert m.settling_time == math.inf  # 9.9 is 2.1 below the target to the end
     y[t >= 8.0] = 11.9
-    m = tracking_metrics(t, y, 12.0, band=0.02, band_min=0.1, steady_window=1.0)
+    m = step_response(t, y, 12.0, band=0.02, band_min=0.1, steady_window=1.0)
     assert m.settling_time == 5.0  # first sample after the dip at 4.5
     assert m.overshoot == 0.0 and m.overshoot_pct == 0.0
     assert m.steady_state_error == pytest.approx(0.1)  # mean of t >= 9: 11.9
@@ -40,14 +40,14 @@ def test_tracking_metrics_of_a_known_signal():
 
 def test_overshoot_follows_the_direction_of_the_step():
     t = np.arange(5.0)
-    down = tracking_metrics(t, np.array([10.0, 6.0, 3.5, 4.0, 4.0]), 4.0)
+    down = step_response(t, np.array([10.0, 6.0, 3.5, 4.0, 4.0]), 4.0)
     assert down.overshoot == pytest.approx(0.5)
     assert down.overshoot_pct == pytest.approx(100 * 0.5 / 6.0)
     assert down.settling_time == 3.0  # band max(0.12, 0.1): 3.5 is outside
-    flat = tracking_metrics(t, np.array([4.0, 4.3, 4.0, 3.8, 4.0]), 4.0)
+    flat = step_response(t, np.array([4.0, 4.3, 4.0, 3.8, 4.0]), 4.0)
     assert flat.overshoot == pytest.approx(0.3)  # no step: any excursion counts
     assert math.isnan(flat.overshoot_pct)
-    assert tracking_metrics(t, np.full(5, 4.0), 4.0).settling_time == 0.0
+    assert step_response(t, np.full(5, 4.0), 4.0).settling_time == 0.0
 
 
 def test_min_realtime_factor():

@@ -19,7 +19,7 @@ import numpy as np
 from vcosim.sim.simulation import Simulation
 from vcosim.sweep.config import DERIVED_SIGNALS, CouplingSection
 from vcosim.tight.controller import Responder
-from vcosim.tight.endpoint import CouplingConfig, SimulatorEndpoint
+from vcosim.tight.endpoint import SimulatorEndpoint
 from vcosim.tight.inprocess import InProcessLink
 from vcosim.vehicle import layout as L
 from vcosim.vehicle.vehicle import set_inputs
@@ -33,18 +33,6 @@ class SignalSpec:
 
     names: tuple[str, ...]
     every: int = 20
-
-
-def coupling_config(cp: CouplingSection, **extra: Any) -> CouplingConfig:
-    """The simulator side's configuration for the ``[coupling]`` section of a run."""
-    return CouplingConfig(
-        ext_time=cp.ext_time,
-        ping_time=cp.ping_time,
-        window=cp.window,
-        send_skips=cp.send_skips,
-        send_offset=cp.send_offset,
-        **extra,
-    )
 
 
 class Recorder:
@@ -167,14 +155,14 @@ class UdpController:
     def __init__(self, sim: Simulation, step_fn: Callable[[Any], Any], cp: CouplingSection) -> None:
         from vcosim.tight import ControllerBlock
 
-        step = coupling_config(cp).schedule(sim.dt).controller_step(sim.dt)
+        step = cp.schedule(sim.dt).controller_step(sim.dt)
         self.block = ControllerBlock(
             step_fn, listen_port=0, sim_port=0, spin=0.0, step=step, memory=cp.memory
         )
         sim.attach(
             "coupling",
             SimulatorEndpoint(
-                coupling_config(cp, listen_port=0, controller_port=self.block.address[1], spin=0.0)
+                cp.endpoint_config(listen_port=0, controller_port=self.block.address[1], spin=0.0)
             ),
         )
         self.thread = threading.Thread(

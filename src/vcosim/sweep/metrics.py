@@ -1,8 +1,9 @@
 """What a run measures: the metric columns, their definitions, and the typed row of one run.
 
 Definitions of every metric: ``docs/sweeps.md``. The tracking metrics (settling time,
-overshoot, steady-state error) are computed from the recorded signal; ``min_realtime_factor``
-from the coupling's timing and the controller's computation time.
+overshoot, steady-state error) are the step response of the recorded signal, computed as the
+demo computes it (``vcosim.scenarios.metrics.step_response``); ``min_realtime_factor`` from
+the coupling's timing and the controller's computation time.
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ import dataclasses
 import math
 from dataclasses import dataclass, field
 
-import numpy as np
+from vcosim.scenarios.metrics import StepResponse
 
 NAN = math.nan
 
@@ -132,69 +133,6 @@ class RunMetrics:
         return {k: v for k, v in self.to_dict().items() if k not in self.wall_clock}
 
 
-@dataclass(frozen=True)
-class Tracking:
-    """How a signal followed a step to its target (the tracking metrics and their inputs)."""
-
-    settling_time: float
-    overshoot: float
-    overshoot_pct: float
-    steady_state_error: float
-    final_value: float
-    target: float
-    step_size: float
-    band: float
-
-
-def settling_time(t: np.ndarray, y: np.ndarray, target: float, tolerance: float) -> float:
-    """Time from ``t[0]`` after which ``y`` stays within ``tolerance`` of ``target``.
-
-    The time of the first sample after the last one outside the band: 0 if none is outside,
-    inf if the last one is (it never settled).
-    """
-    outside = np.abs(y - target) > tolerance
-    if not outside.any():
-        return 0.0
-    if outside[-1]:
-        return math.inf
-    return float(t[np.flatnonzero(outside)[-1] + 1] - t[0])
-
-
-def tracking_metrics(
-    t: np.ndarray,
-    y: np.ndarray,
-    target: float,
-    *,
-    band: float = 0.02,
-    band_min: float = 0.1,
-    steady_window: float = 2.0,
-) -> Tracking:
-    """Settling time, overshoot and steady-state error of ``y`` following a step to ``target``.
-
-    ``t[0]``, ``y[0]``: the start of the run. The step is ``target - y[0]``; the band is
-    ``max(band * |step|, band_min)``.
-    """
-    step = float(target - y[0])
-    tolerance = max(band * abs(step), band_min)
-    error = y - target
-    if step != 0.0:
-        overshoot = max(0.0, float(np.max(np.sign(step) * error)))
-        overshoot_pct = 100.0 * overshoot / abs(step)
-    else:
-        overshoot, overshoot_pct = float(np.max(np.abs(error))), NAN
-    last = t >= t[-1] - steady_window
-    return Tracking(
-        settling_time=settling_time(t, y, target, tolerance),
-        overshoot=overshoot,
-        overshoot_pct=overshoot_pct,
-        steady_state_error=float(target - np.mean(y[last])),
-        final_value=float(y[-1]),
-        target=float(target),
-        step_size=step,
-        band=tolerance,
-    )
-
-
 def min_realtime_factor(
     controller_step: float, window: int, compute_time: float, ping_time: float
 ) -> float:
@@ -215,6 +153,16 @@ def min_realtime_factor(
     return min(throughput, latency)
 
 
-def with_tracking(metrics: RunMetrics, tracking: Tracking) -> RunMetrics:
-    """``metrics`` with the tracking columns filled in."""
-    return dataclasses.replace(metrics, **dataclasses.asdict(tracking))
+def with_tracking(metrics: RunMetrics, response: StepResponse) -> RunMetrics:
+    """``metrics`` with the tracking columns filled in from a step response."""
+    return dataclasses.replace(
+        metrics,
+        settling_time=response.settling_time,
+        overshoot=response.overshoot,
+        overshoot_pct=response.overshoot_pct,
+        steady_state_error=response.steady_state_error,
+        final_value=response.final_value,
+        target=response.target,
+        step_size=response.step_size,
+        band=response.band,
+    )

@@ -20,6 +20,7 @@ from typing import Any
 import numpy as np
 
 from vcosim.errors import VcosimError
+from vcosim.scenarios.metrics import step_response
 from vcosim.sim.pacing import Pacer
 from vcosim.sim.simulation import RunReport, Simulation
 from vcosim.sweep.config import RunConfig, Scalar, Scenario, resolve
@@ -30,14 +31,12 @@ from vcosim.sweep.faces import (
     SignalSpec,
     UdpController,
     busy,
-    coupling_config,
 )
 from vcosim.sweep.metrics import (
     MEASURED_COMPUTE_COLUMNS,
     TIMING_COLUMNS,
     RunMetrics,
     min_realtime_factor,
-    tracking_metrics,
     with_tracking,
 )
 from vcosim.tight.controller import Responder
@@ -167,7 +166,7 @@ def _couple(cfg: RunConfig, sim: Simulation) -> tuple[list[float], UdpController
     if cp.transport == "udp":
         udp = UdpController(sim, step_fn, cp)
         return udp.compute, udp
-    config = coupling_config(cp)
+    config = cp.endpoint_config()
     if cp.compute_time == "measured" and cp.timing == "realtime":
         step = config.schedule(sim.dt).controller_step(sim.dt)
         responder = Responder(step_fn, step, cp.memory)
@@ -241,7 +240,7 @@ def _metrics(
             band = cfg.scenario.metrics
             m = with_tracking(
                 m,
-                tracking_metrics(
+                step_response(
                     t,
                     y,
                     cfg.target,
@@ -254,7 +253,7 @@ def _metrics(
             m.final_value = float(y[-1])
     coupling = report.faces.get("coupling")
     if coupling is not None:
-        schedule = coupling_config(cp).schedule(dt)
+        schedule = cp.schedule(dt)
         step = schedule.controller_step(dt)
         used = p99 if measuring else cp.simulated_compute_time
         m.controller_step = step

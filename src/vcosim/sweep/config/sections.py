@@ -11,6 +11,8 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from vcosim.tight.config import CouplingConfig, CouplingTiming
+
 Positive = Annotated[float, Field(gt=0)]
 NonNegative = Annotated[float, Field(ge=0)]
 Scalar = bool | int | float | str
@@ -100,21 +102,22 @@ class ControllerSection(BaseModel):
         return dict(self.model_extra or {})
 
 
-class CouplingSection(_Strict):
+class CouplingSection(CouplingTiming):
     """The tight coupling's timing, the controller's computation time and the transport.
 
-    ``compute_time``: a number simulates that computation time (replies land after it in
-    ``timing = "realtime"``, and ``min_realtime_factor`` follows from it); ``"measured"``
-    uses the step function's measured time for both; unset, replies land after ``ping_time``
-    alone and ``min_realtime_factor`` uses the measured time, so it reflects the controller
-    that ran rather than an assumed instant one.
+    The timing keys (``ext_time``, ``ping_time``, ``window``, ``send_skips``, ``send_offset``,
+    ``timeout``) are the simulator's own (``CouplingTiming``). ``compute_time``: a number
+    simulates that computation time (replies land after it in ``timing = "realtime"``, and
+    ``min_realtime_factor`` follows from it); ``"measured"`` uses the step function's measured
+    time for both; unset, replies land after ``ping_time`` alone and ``min_realtime_factor``
+    uses the measured time, so it reflects the controller that ran rather than an assumed
+    instant one.
     """
 
-    ext_time: Positive = 0.005
-    ping_time: NonNegative = 0.00001
-    window: Annotated[int, Field(ge=1)] | None = None
-    send_skips: Annotated[int, Field(ge=0)] | None = None
-    send_offset: Annotated[int, Field(ge=0)] = 0
+    # A section of a file: its problems are the file's, with their key paths (coupling.ext_time),
+    # so pydantic's own __init__ is kept rather than Options' ConfigError of its own.
+    __init__ = BaseModel.__init__
+
     memory: bool = False
     timing: Literal["lockstep", "realtime"] = "lockstep"
     compute_time: NonNegative | Literal["measured"] | None = None
@@ -125,6 +128,11 @@ class CouplingSection(_Strict):
     def simulated_compute_time(self) -> float:
         """The computation time replies are delayed by when it is not measured (s)."""
         return self.compute_time if isinstance(self.compute_time, float | int) else 0.0
+
+    def endpoint_config(self, **options: Any) -> CouplingConfig:
+        """The simulator side's configuration: this timing, with ``options`` (ports, spin)."""
+        timing = self.model_dump(include=set(CouplingTiming.model_fields))
+        return CouplingConfig(**timing, **options)
 
 
 class MetricsSection(_Strict):
