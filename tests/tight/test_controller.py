@@ -72,7 +72,12 @@ def test_block_reports_no_peer_and_resumes_with_a_new_simulator():
     statuses: list[ControllerStatus] = []
     changed = threading.Condition()
     block = ControllerBlock(
-        example("cruise", speed=5.0), listen_port=0, sim_port=0, spin=0.0, timeout=0.3
+        example("cruise", speed=5.0),
+        listen_port=0,
+        sim_port=0,
+        spin=0.0,
+        timeout=0.3,
+        idle_exit=None,  # wait for the second simulator however long it takes to start
     )
 
     def on_status(status):
@@ -113,6 +118,30 @@ def test_block_reports_no_peer_and_resumes_with_a_new_simulator():
     ]
     assert block.stats.answered > answered + 50
     assert block.stats.resets >= 1
+
+
+def test_block_ends_when_the_simulator_falls_silent():
+    block = ControllerBlock(
+        example("cruise", speed=5.0), listen_port=0, sim_port=0, spin=0.0, idle_exit=0.5
+    )
+    car = Vehicle(engine_running=True)
+    car.step(automatic=1, gear=1)
+    sim = Simulation(car, Pacer("lockstep", dt=car.dt))
+    sim.attach(
+        "coupling",
+        SimulatorEndpoint(
+            CouplingConfig(listen_port=0, controller_port=block.address[1], spin=0.0)
+        ),
+    )
+    reports = []
+    thread = threading.Thread(target=lambda: reports.append(block.run()), daemon=True)
+    thread.start()
+    sim.run(0.5)  # 100 messages, then the simulator is gone
+    thread.join(timeout=30)
+    assert not thread.is_alive(), "the block still waits for a simulator that ended"
+    (report,) = reports
+    assert report.simulator_ended and not report.interrupted
+    assert report.answered == 100
 
 
 def test_block_counts_and_ignores_malformed_datagrams():

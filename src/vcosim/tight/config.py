@@ -114,8 +114,8 @@ class ControllerConfig(Options):
         interface: A BeamNG interface CSV both sides use (None: the fixed 111/64 layout).
         spin: Busy-poll this long (s) before blocking, so a lock-step pair is not capped by
             the wake-up latency of a sleeping process.
-        idle_exit: Once a simulator has answered, end the run when none has been heard of for
-            this long (s): the simulator ended. None: wait for ever (BeamNG may be paused).
+        idle_exit: Once a simulator has sent, end the run when it has been silent this long
+            (s): its run ended. None: wait for ever (e.g. while BeamNG is paused).
     """
 
     _source = "controller options"
@@ -130,7 +130,7 @@ class ControllerConfig(Options):
     spin: SpinTime = 0.002
     allowed_hosts: tuple[str, ...] | None = None
     interface: str | Path | None = None
-    idle_exit: Seconds | None = None
+    idle_exit: Seconds | None = 3.0
 
     @classmethod
     def for_interface(cls, interface: str | Path, **explicit: Any) -> ControllerConfig:

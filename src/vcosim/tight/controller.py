@@ -188,6 +188,8 @@ class ControllerBlock:
         try:
             while (limit is None or stats.answered < limit) and not self._stopping:
                 deadline = time.perf_counter() + cfg.timeout
+                if heard and cfg.idle_exit:  # a simulator that fell silent ended its run
+                    deadline = min(deadline, heard + cfg.idle_exit)
                 accepted = False
                 while not accepted and not self._stopping:
                     remaining = deadline - time.perf_counter()
