@@ -14,11 +14,12 @@ from vcosim.bus.catalogue import IMFM, Message, ModuleId, Shutdown
 from vcosim.bus.client import BusClient
 from vcosim.bus.router import Router
 from vcosim.errors import CouplingTimeout
-from vcosim.modules.base import BusModule, ModuleReport, run_module
+from vcosim.modules.base import BusModule, run_module
+from vcosim.reports import Report
 
 
 @dataclass
-class EchoReport(ModuleReport):
+class EchoReport(Report):
     received: dict[str, int]
     loops: int
     released: int

@@ -14,43 +14,18 @@ from __future__ import annotations
 
 import logging
 from abc import ABC, abstractmethod
-from collections.abc import Iterator, Mapping
-from dataclasses import asdict, dataclass, fields
 from typing import Any, ClassVar, Generic, TypeVar
 
 from vcosim.bus.catalogue import Message, Shutdown
 from vcosim.bus.client import BusClient
 from vcosim.bus.codec import Codec
 from vcosim.interrupts import sigterm_as_interrupt
+from vcosim.reports import Report
 
 log = logging.getLogger("vcosim.modules")
 
 
-@dataclass
-class ModuleReport(Mapping[str, Any]):
-    """What a module did: typed fields, and ``to_dict()`` for JSON and summary tables.
-
-    It reads as a mapping too (``report["messages"]``), so code written when reports were
-    dicts keeps working while it moves to the attributes.
-    """
-
-    def to_dict(self) -> dict[str, Any]:
-        """The fields by name (nested dicts copied), ready for ``json.dumps``."""
-        return asdict(self)
-
-    def __getitem__(self, key: str) -> Any:
-        if key not in self.__dataclass_fields__:
-            raise KeyError(key)
-        return getattr(self, key)
-
-    def __iter__(self) -> Iterator[str]:
-        return (f.name for f in fields(self))
-
-    def __len__(self) -> int:
-        return len(fields(self))
-
-
-R = TypeVar("R", bound=ModuleReport)
+R = TypeVar("R", bound=Report)  # the module's report: typed fields, to_dict() for JSON
 M = TypeVar("M", bound="BusModule[Any]")
 
 

@@ -22,7 +22,7 @@ from typing import Any
 from vcosim.bus.catalogue import ModuleId, Shutdown, lookup
 from vcosim.bus.codec import Codec
 from vcosim.constants import BUS_PORT, LOOPBACK
-from vcosim.modules.base import BusModule, ModuleReport
+from vcosim.modules.base import BusModule
 from vcosim.modules.recording import (
     SCHEMA_PREFIX,
     TOPIC_PREFIX,
@@ -32,6 +32,7 @@ from vcosim.modules.recording import (
     json_schema,
     read_recording,
 )
+from vcosim.reports import Report
 
 __all__ = [
     "SCHEMA_PREFIX",
@@ -50,7 +51,7 @@ __all__ = [
 
 
 @dataclass
-class LoggerReport(ModuleReport):
+class LoggerReport(Report):
     """What was recorded."""
 
     path: str
@@ -149,7 +150,7 @@ class Logger(BusModule[LoggerReport]):
 
 
 @dataclass
-class ReplayReport(ModuleReport):
+class ReplayReport(Report):
     """What was sent."""
 
     path: str

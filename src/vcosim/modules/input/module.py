@@ -29,10 +29,11 @@ from vcosim.bus.catalogue import (
 )
 from vcosim.bus.codec import Codec
 from vcosim.constants import BUS_PORT, LOOPBACK
-from vcosim.modules.base import BusModule, ModuleReport
+from vcosim.modules.base import BusModule
 from vcosim.modules.input.backends import POLL_RATE, Backend
 from vcosim.modules.input.feedback import ForceFeedbackOutput
 from vcosim.modules.input.mapping import Mapping, to_driver
+from vcosim.reports import Report
 
 log = logging.getLogger("vcosim.input")
 
@@ -42,7 +43,7 @@ Pace = Literal["realtime", "fast"]
 
 
 @dataclass
-class InputReport(ModuleReport):
+class InputReport(Report):
     """What was polled, sent and received."""
 
     module_id: int
@@ -189,7 +190,7 @@ class InputModule(BusModule[InputReport]):
 
 
 @dataclass
-class IdleReport(ModuleReport):
+class IdleReport(Report):
     """The input module without a device: only whether the Shutdown came."""
 
     device: None

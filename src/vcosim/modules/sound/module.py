@@ -9,16 +9,17 @@ from typing import Literal
 from vcosim.bus.catalogue import FMLM, Message, ModuleId
 from vcosim.bus.codec import Codec
 from vcosim.constants import BUS_PORT, LOOPBACK
-from vcosim.modules.base import BusModule, ModuleReport
+from vcosim.modules.base import BusModule
 from vcosim.modules.sound.mixer import Mixer
 from vcosim.modules.sound.sinks import Sink
 from vcosim.modules.sound.voices import Array, SoundSettings
+from vcosim.reports import Report
 
 Pace = Literal["realtime", "messages"]
 
 
 @dataclass
-class SoundReport(ModuleReport):
+class SoundReport(Report):
     """What was received and rendered."""
 
     module_id: int

@@ -28,9 +28,10 @@ from vcosim.bus.catalogue import IMVMCamera, Message, ModuleId, Shutdown
 from vcosim.bus.codec import Codec
 from vcosim.constants import BUS_PORT, LOOPBACK, VIEWER_PORT
 from vcosim.errors import ConfigError
-from vcosim.modules.base import BusModule, ModuleReport
+from vcosim.modules.base import BusModule
 from vcosim.modules.viewer.commands import page_command
 from vcosim.modules.viewer.state import VehicleState, terrain_json, vehicle_geometry
+from vcosim.reports import Report
 from vcosim.vehicle.terrain import Terrain
 
 log = logging.getLogger("vcosim.viewer")
@@ -50,7 +51,7 @@ class ViewerStats:
 
 
 @dataclass
-class ViewerReport(ModuleReport):
+class ViewerReport(Report):
     """Counts for the closing summary."""
 
     url: str
