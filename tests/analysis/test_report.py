@@ -16,7 +16,7 @@ from vcosim.analysis import load_run
 from vcosim.analysis import report as report_module
 from vcosim.analysis.metrics import analyse
 from vcosim.analysis.plots import metrics_figure, views_figure
-from vcosim.analysis.report import analyze_command, summary_rows, write_report
+from vcosim.analysis.report import summary_rows, write_report
 from vcosim.app import main
 from vcosim.tight.debuglog import SEND_LOG
 
@@ -50,11 +50,11 @@ def colour_share(image: Image.Image, colour: tuple[int, int, int]) -> float:
     return float(np.mean(np.all(pixels == colour, axis=1)))
 
 
-def test_real_coupled_run_report(lockstep_run, capsys):
+def test_real_coupled_run_report(lockstep_run, capsys, monkeypatch):
     folder, sim_report = lockstep_run
-    written = analyze_command(folder, None)
+    assert run_cli(monkeypatch, "analyze", str(folder)) == 0
     out = capsys.readouterr().out
-    assert written == [folder / "analysis.html"]
+    assert (folder / "analysis.html").exists()
     m = load_run(folder).metrics
     # lock-step: every reply is taken by the blocking receive of the next send step
     assert m.sends == sim_report["sent"] and m.applied == sim_report["applied"] > 150
@@ -70,7 +70,7 @@ def test_real_coupled_run_report(lockstep_run, capsys):
         f"{m.rtf_connected:.2f}×)"
     )
     assert "verdict:" in out and "observed skips" in out
-    page = written[0].read_text()
+    page = (folder / "analysis.html").read_text()
     assert m.verdict in page.replace("&#x27;", "'")
     views, figures = embedded_images(page)
     assert views.size == (1200, 750) and figures.size == (1200, 650)
@@ -160,7 +160,7 @@ def test_cli_analyze_writes_the_report_where_asked(
 ):
     folder = write_logs(tmp_path / "run", window_logs, "beamng")
     target = tmp_path / "reports" / "window.html"
-    assert run_cli(monkeypatch, "analyze", str(folder), "--out", str(target)) == 0
+    assert run_cli(monkeypatch, "analyze", str(folder), "--report", str(target)) == 0
     out = capsys.readouterr().out
     assert "replies land 7 steps after the send" in out.replace("\n", " ")
     assert target.read_text().startswith("<!DOCTYPE html>")

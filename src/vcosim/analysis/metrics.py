@@ -93,11 +93,12 @@ from vcosim.analysis.results import (
     Timeline,
 )
 from vcosim.analysis.verdict import verdict
+from vcosim.constants import PHYSICS_DT
 
 TIMEOUT_GAP = 1.0  # s: a longer interval between two steps is a timeout
 RTF_WINDOW = 0.5  # s of wall time per real-time-factor window
 GAP_FACTOR = 3  # a reply gap is longer than this many controller steps
-EXT_TIME_STEP = 0.0005  # s: the suggested --ext-time is rounded up to a multiple of this
+EXT_TIME_STEP = PHYSICS_DT  # s: the suggested --ext-time is a whole number of physics steps
 
 
 # -- per-metric functions --------------------------------------------------------------------

@@ -22,7 +22,6 @@ from typing import TYPE_CHECKING
 
 from vcosim.analysis.metrics import Distribution, Metrics
 from vcosim.analysis.plots import metrics_figure, png_bytes, views_figure
-from vcosim.constants import PHYSICS_DT
 
 if TYPE_CHECKING:
     from vcosim.analysis import Run
@@ -295,24 +294,3 @@ def write_report(run: Run, out: str | Path) -> list[Path]:
         files = {out: run_html(run).encode("utf-8")}
     atomic_write(files)
     return list(files)
-
-
-def analyze_command(run_dir: Path, out: Path | None, dt: float = PHYSICS_DT) -> list[Path]:
-    """``vcosim analyze``: load a run, write its report, print metrics and verdict."""
-    from rich.console import Console
-    from rich.table import Table
-
-    from vcosim.analysis import load_run
-
-    run = load_run(run_dir, dt=dt)
-    written = write_report(run, out if out is not None else Path(run_dir) / "analysis.html")
-    console = Console()
-    table = Table(title=f"vcosim analyze: {run_dir}", show_header=False)
-    table.add_column(style="bold")
-    table.add_column()
-    for label, value in summary_rows(run.metrics):
-        table.add_row(label, value)
-    console.print(table)
-    console.print(f"[bold]verdict:[/] {run.metrics.verdict}")
-    console.print(f"report: {', '.join(str(p) for p in written)}")
-    return written

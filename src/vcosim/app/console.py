@@ -21,7 +21,8 @@ if TYPE_CHECKING:
     from rich.live import Live
     from rich.table import Table
 
-console = Console(stderr=True, log_path=False)
+console = Console(stderr=True, log_path=False)  # logs, status, summaries of runs
+results = Console(log_path=False)  # what a command computes (a report's figures), on stdout
 
 
 @dataclass

@@ -7,6 +7,7 @@ from typing import Annotated
 
 import typer
 
+from vcosim.app.console import results
 from vcosim.app.options import RunFolder, VehicleOption
 from vcosim.constants import PHYSICS_DT
 
@@ -55,9 +56,21 @@ def analyze(
     dt: Annotated[float, typer.Option(help="The physics step (s).")] = PHYSICS_DT,
 ) -> None:
     """Analyse a coupled run's timing from its debug logs: figures, metrics and a verdict."""
-    from vcosim.analysis.report import analyze_command
+    from rich.table import Table
 
-    analyze_command(run_dir, report, dt)
+    from vcosim.analysis import load_run
+    from vcosim.analysis.report import summary_rows, write_report
+
+    run = load_run(run_dir, dt=dt)
+    written = write_report(run, report if report is not None else run_dir / "analysis.html")
+    table = Table(title=f"vcosim analyze: {run_dir}", show_header=False)
+    table.add_column(style="bold")
+    table.add_column()
+    for label, value in summary_rows(run.metrics):
+        table.add_row(label, value)
+    results.print(table)
+    results.print(f"[bold]verdict:[/] {run.metrics.verdict}")
+    results.print(f"report: {', '.join(str(p) for p in written)}")
 
 
 def cases(
