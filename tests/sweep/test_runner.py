@@ -184,7 +184,7 @@ def test_run_metrics_are_typed_rows():
     as_dict = row.to_dict()
     assert list(as_dict)[:2] == ["settling_time", "overshoot"]
     assert as_dict["settling_time"] == 1.5 and math.isnan(as_dict["overshoot"])
-    assert row.column("sent") == 10.0
+    assert row.column("sent") == 10.0 and row["sent"] == 10.0  # a Report reads as a mapping
     with pytest.raises(KeyError):
         row.column("wall_clock")  # an attribute, not a column
     assert "wall_time" in as_dict and "wall_time" not in row.deterministic()

@@ -15,17 +15,18 @@ from __future__ import annotations
 import os
 import sys
 import time
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from typing import Any
 
+from vcosim.reports import Report
 from vcosim.sweep.backends import LocalBackend, SerialBackend, available_cpus
 from vcosim.sweep.config import Scenario, parse
 
 DURATION = 10.0
 
 
-@dataclass(frozen=True)
-class WorkerRate:
+@dataclass
+class WorkerRate(Report):
     """The steady rate of a batch of runs on a pool of local workers."""
 
     runs: int
@@ -35,8 +36,8 @@ class WorkerRate:
     mean_run_wall_time: float
 
 
-@dataclass(frozen=True)
-class SweepBench:
+@dataclass
+class SweepBench(Report):
     """``vcosim bench sweep``: one run's speed, the rate on 1, 2, ... workers, the scaling."""
 
     scenario: str
@@ -63,7 +64,7 @@ class SweepBench:
                 "wall_time": self.single_run_wall_time,
                 "realtime_factor": self.single_run_realtime_factor,
             },
-            "workers": {str(n): asdict(rate) for n, rate in self.workers.items()},
+            "workers": {str(n): rate.to_dict() for n, rate in self.workers.items()},
             f"scaling_1_to_{most}": self.scaling,
             "parallel_efficiency": self.scaling / most,
             "load_average_1min": {"before": self.load_before, "after": self.load_after},

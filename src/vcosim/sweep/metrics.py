@@ -12,6 +12,7 @@ import dataclasses
 import math
 from dataclasses import dataclass, field
 
+from vcosim.reports import Report
 from vcosim.scenarios.metrics import StepResponse
 
 NAN = math.nan
@@ -88,11 +89,12 @@ MEASURED_COMPUTE_COLUMNS = ("compute_time", "min_realtime_factor")
 
 
 @dataclass
-class RunMetrics:
+class RunMetrics(Report):
     """One run's row: every column of ``RESULT_COLUMNS`` (NaN: not computed for this run).
 
     ``wall_clock`` names the columns measured on the wall clock in this run: the timing
-    columns, and the computation time with what follows from it when it was measured.
+    columns, and the computation time with what follows from it when it was measured. It is
+    not a column: ``to_dict`` gives the columns only.
     """
 
     settling_time: float = NAN

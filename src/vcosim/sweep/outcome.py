@@ -13,6 +13,7 @@ from typing import Any
 
 import numpy as np
 
+from vcosim.reports import Report
 from vcosim.sweep.config import Scalar, Sweep
 from vcosim.sweep.metrics import METRICS, Metric
 from vcosim.sweep.runner import RunResult
@@ -80,8 +81,8 @@ def _json_number(value: float) -> float | str | None:
     return None if math.isnan(value) else ("inf" if value > 0 else "-inf")
 
 
-@dataclass(frozen=True)
-class WorstRun:
+@dataclass
+class WorstRun(Report):
     """One of the worst runs of a metric."""
 
     run: int
@@ -93,21 +94,17 @@ class WorstRun:
         return {"run": self.run, "value": _json_number(self.value), "params": self.params}
 
 
-@dataclass(frozen=True)
-class FailedRun:
+@dataclass
+class FailedRun(Report):
     """A run that raised, with its error."""
 
     run: int
     params: dict[str, Scalar]
     error: str
 
-    def to_dict(self) -> dict[str, Any]:
-        """JSON-friendly."""
-        return {"run": self.run, "params": self.params, "error": self.error}
 
-
-@dataclass(frozen=True)
-class SweepSummary:
+@dataclass
+class SweepSummary(Report):
     """A sweep's headline figures: counts, timing, the worst runs of each metric, failures."""
 
     name: str

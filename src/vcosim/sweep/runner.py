@@ -20,6 +20,7 @@ from typing import Any
 import numpy as np
 
 from vcosim.errors import VcosimError
+from vcosim.reports import Report
 from vcosim.scenarios.metrics import step_response
 from vcosim.sim.pacing import Pacer
 from vcosim.sim.simulation import RunReport, Simulation
@@ -59,7 +60,7 @@ class RunError(VcosimError):
 
 
 @dataclass
-class RunResult:
+class RunResult(Report):
     """The outcome of one run: its metrics, or the error that ended it."""
 
     index: int
