@@ -1,8 +1,8 @@
 """``vcosim sweep``: validate, run with a progress bar, write, summarise; an honest exit code.
 
 Exit codes: 0 every run finished without an error; 1 a run failed (the others are written);
-2 the sweep file or the options are invalid, nothing started; 130 interrupted (the finished
-runs are written, one line says where).
+2 the sweep file or the options are invalid, nothing started (a ``ConfigError``, which the
+root command prints); 130 interrupted (the finished runs are written, one line says where).
 """
 
 from __future__ import annotations
@@ -34,13 +34,8 @@ from vcosim.sweep.metrics import METRICS
 from vcosim.sweep.outcome import SweepOutcome, worst_cases
 from vcosim.sweep.runner import RunResult
 
-OK, FAILED, INVALID, INTERRUPTED = 0, 1, 2, 130
+OK, FAILED, INTERRUPTED = 0, 1, 130
 LISTED_FAILURES = 5
-
-
-def print_error(exc: Exception) -> None:
-    """An error as the other commands show it, one problem a line, never re-wrapped."""
-    console.print(f"[red]error:[/] {escape(str(exc))}", soft_wrap=True, highlight=False)
 
 
 @contextlib.contextmanager
@@ -165,12 +160,8 @@ def sweep_command(
     check: bool = False,
 ) -> int:
     """``vcosim sweep``: validate, run, write, summarise; the exit code (see the module)."""
-    try:
-        sweep = load_sweep(file)
-        options = backend_options(sweep, workers, ray, ray_address)
-    except ConfigError as exc:
-        print_error(exc)
-        return INVALID
+    sweep = load_sweep(file)  # a ConfigError ends the command with exit code 2 (app.cli)
+    options = backend_options(sweep, workers, ray, ray_address)
     out_dir = out if out is not None else default_out_dir(sweep)
     console.print(
         f"sweep {sweep.name}: {len(sweep.runs)} runs of "
@@ -188,9 +179,6 @@ def sweep_command(
                 outcome = run_sweep(
                     sweep, backend, out_dir=out_dir, signals=signals, on_result=update
                 )
-    except ConfigError as exc:  # the backend could not start (Ray missing), nothing ran
-        print_error(exc)
-        return INVALID
     except KeyboardInterrupt:  # while the workers started: no run had finished
         console.print("[bold yellow]interrupted[/] before any run finished: nothing written")
         return INTERRUPTED
