@@ -80,27 +80,83 @@ class Vehicle:
         self.params = resolve_params(params)
         self.terrain = terrain if terrain is not None else Terrain.flat()
         self._p = self.params.pack()
+        self._s = np.zeros(N_SCRATCH)
+        self._terrain = (self.terrain.height, self.terrain.friction, self.terrain.grid)
+        self.reset(engine_running=engine_running)
+
+    def reset(self, *, engine_running: bool = False) -> None:
+        """Start again: at rest at the origin, heading +x, time 0, inputs released."""
         self._x = initial_state(self._p)
         self._u = np.zeros(L.N_INPUTS)
         self._u[L.U_GROUND_FRICTION : L.U_GROUND_FRICTION + 4] = 1.0
         self._y = np.zeros(L.N_OUTPUTS)
-        self._s = np.zeros(N_SCRATCH)
-        self._terrain = (self.terrain.height, self.terrain.friction, self.terrain.grid)
         self._settle(engine_running)
 
-    def _place_on_terrain(self) -> None:
-        """Start on the terrain's plane under the four wheels, so settling starts gently."""
-        rec, x = self._p[0], self._x
+    def teleport(self, x: float, y: float, heading: float = 0.0, speed: float = 0.0) -> None:
+        """Move the vehicle to (x, y), heading ``heading`` degrees (anticlockwise from +x).
+
+        It lands on the terrain there (height and slope under its four wheels) with its
+        suspension as settled as it was, rolling straight ahead at ``speed`` m/s (wheels
+        spinning with it, no slip); engine, gearbox, inputs and time carry on.
+        """
+        values = {"x": x, "y": y, "heading": heading, "speed": speed}
+        bad = [f"{k} = {v!r}" for k, v in values.items() if not np.isfinite(v)]
+        if bad:
+            raise ValueError(f"teleport needs finite numbers, not {', '.join(bad)}")
+        state, rec = self._x, self._p[0]
+        height = state[L.X_POS + 2] - self._ground_under(*state[L.X_POS : L.X_POS + 2])
+        ground, quat = self._pose_on_terrain(x, y, np.radians(heading))
+        state[L.X_POS : L.X_POS + 3] = (x, y, ground + height)
+        state[L.X_QUAT : L.X_QUAT + 4] = quat
+        state[L.X_VEL : L.X_VEL + 3] = (speed, 0.0, 0.0)
+        state[L.X_RATE : L.X_RATE + 3] = 0.0
+        state[L.X_OMEGA : L.X_OMEGA + 4] = speed / rec["r"]
+        state[L.X_KAPPA : L.X_ALPHA + 4] = 0.0
+        self._refresh_outputs()
+
+    def _ground_under(self, x: float, y: float) -> float:
+        return float(self.terrain.sample(x, y)[0])
+
+    def _pose_on_terrain(self, x: float, y: float, yaw: float) -> tuple[float, np.ndarray]:
+        """Ground height and plane rotation (w, x, y, z) under a vehicle at (x, y), ``yaw`` rad.
+
+        The plane is the one through the ground under the four wheels.
+        """
+        rec = self._p[0]
         a, b, c = rec["a"], rec["b"], rec["c"]
+        cy, sy = np.cos(yaw), np.sin(yaw)
         fl, fr, rl, rr = (
-            self.terrain.sample(px, py)[0] for px, py in ((a, c), (a, -c), (-b, c), (-b, -c))
+            self._ground_under(x + cy * px - sy * py, y + sy * px + cy * py)
+            for px, py in ((a, c), (a, -c), (-b, c), (-b, -c))
         )
         pitch = -np.arctan(((fl + fr) - (rl + rr)) / (2 * (a + b)))
         roll = np.arctan(((fl + rl) - (fr + rr)) / (4 * c))
         ground = 0.5 * (rl + rr) + 0.5 * ((fl + fr) - (rl + rr)) * b / (a + b)
-        x[L.X_POS + 2] += ground
-        cr, sr, cp, sp = np.cos(roll / 2), np.sin(roll / 2), np.cos(pitch / 2), np.sin(pitch / 2)
-        x[L.X_QUAT : L.X_QUAT + 4] = (cr * cp, sr * cp, cr * sp, -sr * sp)
+        cr, sr = np.cos(roll / 2), np.sin(roll / 2)
+        cp, sp = np.cos(pitch / 2), np.sin(pitch / 2)
+        ch, sh = np.cos(yaw / 2), np.sin(yaw / 2)
+        quat = np.array(
+            (
+                cr * cp * ch + sr * sp * sh,
+                sr * cp * ch - cr * sp * sh,
+                cr * sp * ch + sr * cp * sh,
+                cr * cp * sh - sr * sp * ch,
+            )
+        )
+        return float(ground), quat
+
+    def _place_on_terrain(self) -> None:
+        """Start on the terrain's plane under the four wheels, so settling starts gently."""
+        ground, quat = self._pose_on_terrain(0.0, 0.0, 0.0)
+        self._x[L.X_POS + 2] += ground
+        self._x[L.X_QUAT : L.X_QUAT + 4] = quat
+
+    def _refresh_outputs(self) -> None:
+        """Outputs for the state as it is: one step on a copy, labelled with the current time."""
+        time = self._x[L.X_STEP] * self.dt
+        probe = self._x.copy()
+        advance(probe, self._u, self._p, self._y, self._s.copy(), *self._terrain, 1)
+        self._y[L.Y_TIME] = time
 
     def _settle(self, engine_running: bool) -> None:
         """Let the suspension come to rest (brakes on), then put the car at the origin at time 0.
@@ -120,9 +176,7 @@ class Vehicle:
         x[L.X_POS + 2] += self.terrain.sample(0.0, 0.0)[0] - ground_here
         x[L.X_POS : L.X_POS + 2] = 0.0
         x[L.X_STEP] = 0.0
-        probe = x.copy()  # outputs at rest: one step on a copy, labelled time 0
-        advance(probe, self._u, self._p, self._y, self._s.copy(), *self._terrain, 1)
-        self._y[L.Y_TIME] = 0.0
+        self._refresh_outputs()
 
     # -- stepping ---------------------------------------------------------------------------
     def step(self, **inputs: object) -> None:
