@@ -51,7 +51,7 @@ def test_reset_starts_again_at_the_origin() -> None:
     assert car.signal("time") == 0.0
     assert car.signal("posX") == pytest.approx(0.0, abs=1e-9)
     assert car.signal("groundspeed") == pytest.approx(0.0, abs=1e-6)
-    assert car.signal("throttle") == 0.0
+    assert car.signal("throttle_input") == 0.0
     assert car.signal("rpm") > 500  # idling again
 
 
