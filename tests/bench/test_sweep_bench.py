@@ -1,10 +1,10 @@
 import math
 
-from vcosim.bench.sweep import run_sweep_bench
+from vcosim.bench.sweep import measure_sweep_bench
 
 
 def test_sweep_bench_reports_rates_and_scaling():
-    result = run_sweep_bench(runs=2, max_workers=2, progress=False, duration=0.2)
+    result = measure_sweep_bench(runs=2, max_workers=2, progress=False, duration=0.2).to_dict()
     assert set(result["workers"]) == {"1", "2"}
     for figures in result["workers"].values():
         assert figures["runs"] == 2 and figures["runs_per_s"] > 0

@@ -131,10 +131,3 @@ def test_the_backend_options_reach_the_backend(tmp_path):
     result = CliRunner().invoke(app, ["sweep", str(path), "--workers", "-1"])
     assert result.exit_code == 2
     assert "--workers: Input should be greater than or equal to 0" in result.output
-
-
-def test_the_command_is_importable_from_its_old_place():
-    from vcosim.app.sweep import sweep_command
-    from vcosim.sweep import driver
-
-    assert driver.sweep_command is sweep_command

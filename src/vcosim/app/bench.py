@@ -62,9 +62,9 @@ def bench_sweep(
     workers: Annotated[int, typer.Option(help="Measure 1 up to this many workers.")] = 2,
 ) -> None:
     """Runs per second of a 10 s cruise scenario on local workers, and the scaling from 1 up."""
-    from vcosim.bench.sweep import run_sweep_bench
+    from vcosim.bench.sweep import measure_sweep_bench
 
-    result = run_sweep_bench(runs=runs, max_workers=workers, progress=not as_json)
+    result = measure_sweep_bench(runs=runs, max_workers=workers, progress=not as_json).to_dict()
     typer.echo(json.dumps(result, indent=None if as_json else 2))
 
 

@@ -77,7 +77,7 @@ def log(
 ) -> None:
     """Record every message on the bus, with timestamps, to MCAP (Foxglove, PlotJuggler)."""
     router = bus_address(bus)
-    run_logger(
+    report = run_logger(
         out_file,
         router.host,
         router.port,
@@ -86,6 +86,8 @@ def log(
         csv=csv,
         duration=wall_time,
     )
+    if report["interrupted"]:
+        raise typer.Exit(130)
 
 
 def replay(
@@ -213,7 +215,6 @@ def run_replay(
     to_csv: Path | None = None,
 ) -> dict[str, Any]:
     """Send a recording onto the bus (or, with ``to_csv``, only export it as CSV)."""
-    from vcosim.interrupts import sigterm_as_interrupt
     from vcosim.modules.logger import export_csv, replay
 
     if to_csv is not None:
@@ -223,20 +224,8 @@ def run_replay(
     setup_logging()
     pace = "as fast as possible" if speed <= 0 else f"{speed:g}× the recorded pace"
     console.log(f"replaying {file} onto the bus at {host}:{port} (module {module_id}), {pace}")
-    with sigterm_as_interrupt():
-        try:
-            report = replay(
-                file,
-                host,
-                port,
-                module_id=module_id,
-                speed=speed,
-                only=only,
-                skip=skip,
-                codec=codec,
-            )
-        except KeyboardInterrupt:
-            console.log("replay interrupted")
-            return {"interrupted": True}
+    report = replay(
+        file, host, port, module_id=module_id, speed=speed, only=only, skip=skip, codec=codec
+    )
     console.print(table("vcosim replay: summary", report))
     return report

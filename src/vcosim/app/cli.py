@@ -17,6 +17,7 @@ from importlib.metadata import version as package_version
 from typing import Annotated, Any
 
 import typer
+from rich.markup import escape
 from typer._click.exceptions import NoArgsIsHelpError
 from typer.core import TyperGroup
 
@@ -53,7 +54,7 @@ class VcosimGroup(TyperGroup):
             ctx = getattr(exc, "ctx", None)
             command = ctx.command_path if ctx is not None else "vcosim"
             console.print(
-                f"[red]error:[/] {exc.format_message()} (see {command} --help)",
+                f"[red]error:[/] {escape(exc.format_message())} (see {command} --help)",
                 highlight=False,
                 soft_wrap=True,
             )
@@ -74,7 +75,7 @@ class VcosimGroup(TyperGroup):
             if settings.debug:
                 raise
             code, message = _explain(exc)
-            console.print(f"[red]error:[/] {message}", highlight=False, soft_wrap=True)
+            console.print(f"[red]error:[/] {escape(message)}", highlight=False, soft_wrap=True)
             raise typer.Exit(code) from None
         except KeyboardInterrupt:
             console.print("interrupted")

@@ -54,7 +54,7 @@ def sound(
     without a sound card it says so and renders to nothing.
     """
     router = bus_address(bus)
-    run_sound(
+    report = run_sound(
         router.host,
         router.port,
         module_id=ModuleId.SOUND if module_id is None else module_id,
@@ -63,6 +63,8 @@ def sound(
         null=null,
         duration=wall_time,
     )
+    if report.get("interrupted"):
+        raise typer.Exit(130)
 
 
 def input_module(
@@ -96,7 +98,7 @@ def input_module(
     Joysticks and wheels need the `input` extra (pygame-ce); the keyboard works without.
     """
     router = bus_address(bus)
-    run_input(
+    report = run_input(
         router.host,
         router.port,
         module_id=ModuleId.INPUT if module_id is None else module_id,
@@ -108,6 +110,8 @@ def input_module(
         script=script,
         duration=wall_time,
     )
+    if report.get("interrupted"):
+        raise typer.Exit(130)
 
 
 def view(

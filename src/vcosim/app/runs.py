@@ -131,7 +131,7 @@ def sweep(
     ] = False,
 ) -> None:
     """Run a scenario sweep: every run's metrics to Parquet, and a report with plots."""
-    from vcosim.sweep.driver import sweep_command
+    from vcosim.app.sweep import sweep_command
 
     code = sweep_command(
         file,

@@ -135,10 +135,3 @@ def measure_sweep_bench(
         load_before=load_before,
         load_after=os.getloadavg()[0],
     )
-
-
-def run_sweep_bench(
-    runs: int = 40, max_workers: int = 2, progress: bool = True, duration: float = DURATION
-) -> dict[str, Any]:
-    """``measure_sweep_bench(...).to_dict()``, the JSON the command line prints."""
-    return measure_sweep_bench(runs, max_workers, progress, duration).to_dict()

@@ -58,6 +58,7 @@ class BusModule(ABC, Generic[R]):
         self.received: dict[str, int] = {}  # messages taken, by type name
         self.sent: dict[str, int] = {}  # messages sent, by type name
         self.shutdown = False  # a Shutdown arrived: the loop ends
+        self.interrupted = False  # Ctrl-C or SIGTERM ended the run
         self._closed = False
 
     # -- the module's own part ------------------------------------------------------------
@@ -102,7 +103,7 @@ class BusModule(ABC, Generic[R]):
                 self.announce(self.describe() if started is None else started)
                 self.loop(duration)
             except KeyboardInterrupt:
-                pass
+                self.interrupted = True
             finally:
                 self.close()
         return self.report()
@@ -142,5 +143,6 @@ class BusModule(ABC, Generic[R]):
 def run_module(
     module: BusModule[Any], duration: float | None, started: str | None = None
 ) -> dict[str, Any]:
-    """``module.run`` with the report as a dict: the command line's entry (see ``run``)."""
-    return module.run(duration, started=started).to_dict()
+    """``module.run`` with the report as a dict, and whether an interrupt ended it."""
+    report = module.run(duration, started=started).to_dict()
+    return {**report, "interrupted": module.interrupted}

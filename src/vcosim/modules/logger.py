@@ -22,7 +22,7 @@ from typing import Any
 from vcosim.bus.catalogue import ModuleId, Shutdown, lookup
 from vcosim.bus.codec import Codec
 from vcosim.constants import BUS_PORT, LOOPBACK
-from vcosim.modules.base import BusModule
+from vcosim.modules.base import BusModule, run_module
 from vcosim.modules.recording import (
     SCHEMA_PREFIX,
     TOPIC_PREFIX,
@@ -251,4 +251,4 @@ def replay(
         path, host, port, module_id=module_id, speed=speed, only=only, skip=skip, codec=codec
     )
     replayer.connect_timeout = connect_timeout
-    return replayer.run().to_dict()
+    return run_module(replayer, None)

@@ -9,11 +9,9 @@ command ``vcosim sweep`` (console, exit code) is ``vcosim.app.sweep``.
 
 from __future__ import annotations
 
-import importlib
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 from vcosim.sweep.backends import Backend, LocalBackend
 from vcosim.sweep.config import Sweep
@@ -86,14 +84,3 @@ def run_sweep(
     if error is not None:
         raise error
     return outcome
-
-
-def __getattr__(name: str) -> Any:
-    """``sweep_command``, until the command line imports it from ``vcosim.app.sweep``.
-
-    Transitional: resolved at run time so that this package never imports ``vcosim.app``
-    (the import-linter contract); delete once ``app/cli.py`` is rewired.
-    """
-    if name == "sweep_command":
-        return importlib.import_module("vcosim.app.sweep").sweep_command
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

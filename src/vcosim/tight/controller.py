@@ -206,9 +206,9 @@ class ControllerBlock:
                 if self._stopping:
                     break
                 if not accepted:  # nothing acceptable within the timeout: reset, keep waiting
-                    if self.status is not ControllerStatus.waiting:
+                    if self.status is not ControllerStatus.waiting:  # a peer was lost
                         self._set_status(ControllerStatus.no_peer)
-                    stats.resets += 1
+                        stats.resets += 1
                     largest, fresh = 0.0, True
                     if heard and cfg.idle_exit and time.perf_counter() - heard >= cfg.idle_exit:
                         self.simulator_ended = True

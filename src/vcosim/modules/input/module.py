@@ -29,7 +29,7 @@ from vcosim.bus.catalogue import (
 )
 from vcosim.bus.codec import Codec
 from vcosim.constants import BUS_PORT, LOOPBACK
-from vcosim.modules.base import BusModule
+from vcosim.modules.base import BusModule, run_module
 from vcosim.modules.input.backends import POLL_RATE, Backend
 from vcosim.modules.input.feedback import ForceFeedbackOutput
 from vcosim.modules.input.mapping import Mapping, to_driver
@@ -225,4 +225,4 @@ def idle(
     host: str, port: int, *, module_id: int, codec: Codec, duration: float | None = None
 ) -> dict[str, Any]:
     """Stay on the bus without a device until Shutdown, Ctrl-C or SIGTERM; the report."""
-    return IdleModule(module_id, host, port, codec=codec).run(duration).to_dict()
+    return run_module(IdleModule(module_id, host, port, codec=codec), duration)
