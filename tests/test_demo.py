@@ -16,7 +16,7 @@ import pytest
 from typer.testing import CliRunner
 
 from vcosim.app import app
-from vcosim.demo import MANOEUVRE
+from vcosim.scenarios.demo import MANOEUVRE
 from vcosim.sim.pacing import Pacer
 from vcosim.sim.recorder import SignalRecorder, csv_header
 from vcosim.sim.simulation import Simulation

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import multiprocessing
 import os
 import queue
 import signal
@@ -55,6 +56,12 @@ def break_after_ready(link: ChildLink) -> None:
     link.ready()
     link.wait()
     raise ValueError("boom")
+
+
+def watch_briefly(link: ChildLink) -> None:
+    link.on_stop(lambda: None)
+    link.ready()
+    link.result("done")
 
 
 def step_nan(message: object) -> None:
@@ -129,29 +136,38 @@ def test_stopping_before_the_start_does_nothing():
 
 
 def test_link_reports_the_stop_request_and_an_absent_parent():
-    stop = threading.Event()
-    link = ChildLink(queue.Queue(), queue.Queue(), stop, parent=os.getppid())
+    reader, writer = multiprocessing.Pipe(duplex=False)
+    link = ChildLink(queue.Queue(), queue.Queue(), reader, parent=os.getppid())
     assert not link.stopping and link.wait(0.05) is False
     called = threading.Event()
     link.on_stop(called.set)
-    stop.set()
+    writer.close()  # how the parent asks
     assert link.stopping and link.wait() is True
     assert called.wait(5.0)
-    orphan = ChildLink(queue.Queue(), queue.Queue(), threading.Event(), parent=-1)
+    orphan = ChildLink(queue.Queue(), queue.Queue(), multiprocessing.Pipe()[0], parent=-1)
     assert orphan.stopping and orphan.wait() is True
+
+
+def test_stopping_a_child_that_just_ended_by_itself():
+    # Its stop watch was waiting when it ended: asking it to stop must not hang on that.
+    for _ in range(3):
+        with ChildProcess(watch_briefly, name="brief") as child:
+            assert child.ready() is None
+            assert child.result() == "done"
+        assert child.exitcode == 0
 
 
 def test_controller_process_answers_a_lockstep_simulation():
     from vcosim.scenarios import build_simulation
     from vcosim.tight.endpoint import CouplingConfig
 
-    with ControllerProcess(step_nan, step=0.005) as peer:
+    with ControllerProcess(step_nan, step=0.005, duration=0.25) as peer:
         config = CouplingConfig(listen_port=0, controller_port=peer.port(), ext_time=0.005)
         report = build_simulation(pacing="lockstep", coupling=config).run(0.25)
-        block = peer.stop()
+        block = peer.result()  # it ends by itself after the 50th message
     assert report.faces["coupling"]["sent"] == 50 and report.faces["coupling"]["timeouts"] == 0
-    assert block is not None and block["answered"] == 50
-    assert peer.report is block
+    assert block is not None and block["answered"] == 50 and block["resets"] == 0
+    assert peer.stop() is block and peer.report is block and peer.exitcode == 0
 
 
 # -- CommandProcess ----------------------------------------------------------------------------

@@ -82,9 +82,9 @@ class _Failure:
 class ChildLink:
     """The child's side of a ``ChildProcess``: readiness, the stop request, the result."""
 
-    _ready: Any  # multiprocessing queues and event, picklable while the child is spawned
+    _ready: Any  # multiprocessing queues, picklable while the child is spawned
     _results: Any
-    _stop: Any
+    _stop: Any  # the reading end of a pipe the parent closes to ask the child to stop
     parent: int
     _was_ready: bool = False
 
@@ -105,14 +105,14 @@ class ChildLink:
     @property
     def stopping(self) -> bool:
         """True once the parent asked the child to end, or is gone."""
-        return self._stop.is_set() or self.orphaned
+        return self._stop.poll() or self.orphaned
 
     def wait(self, timeout: float | None = None) -> bool:
         """Wait until asked to stop (or orphaned), at most ``timeout`` s; True if asked."""
         deadline = math.inf if timeout is None else time.monotonic() + timeout
         while True:
             left = min(deadline - time.monotonic(), ORPHAN_CHECK)
-            if self._stop.wait(max(left, 0.0)) or self.orphaned:
+            if self._stop.poll(max(left, 0.0)) or self.orphaned:
                 return True
             if time.monotonic() >= deadline:
                 return False
@@ -158,7 +158,10 @@ class ChildProcess:
     def __init__(self, target: Callable[..., Any], *args: Any, name: str) -> None:
         ctx = mp.get_context("spawn")
         self.name = name
-        self.link = ChildLink(ctx.Queue(), ctx.Queue(), ctx.Event(), os.getpid())
+        # Stop by closing a pipe, not by setting an Event: an Event's set() waits for its
+        # waiters to wake, and hangs on one that ended inside its wait.
+        stop, self._stop = ctx.Pipe(duplex=False)
+        self.link = ChildLink(ctx.Queue(), ctx.Queue(), stop, os.getpid())
         self._process = ctx.Process(
             target=_child_main, name=name, daemon=True, args=(target, self.link, args)
         )
@@ -170,6 +173,7 @@ class ChildProcess:
         """Start the child (Ctrl-C ignored meanwhile: the child inherits that as it starts)."""
         with sigint_ignored():
             self._process.start()
+        self.link._stop.close()  # the child holds the reading end now
         return self
 
     def __enter__(self) -> ChildProcess:
@@ -217,8 +221,7 @@ class ChildProcess:
         """
         if self.pid is None:
             return None
-        if self._process.is_alive():
-            self.link._stop.set()
+        self._stop.close()  # safe twice, and on a child that is gone
         with contextlib.suppress(VcosimError):
             self.result(grace)
         process = self._process
@@ -227,7 +230,7 @@ class ChildProcess:
             process.join(timeout)
             return not process.is_alive()
 
-        escalate((self.link._stop.set, process.terminate, process.kill), ended, grace)
+        escalate((self._stop.close, process.terminate, process.kill), ended, grace)
         return None if self._result is _MISSING else self._result
 
     def _get(self, channel: Any, timeout: float) -> Any:
@@ -255,8 +258,8 @@ class ChildProcess:
         return value
 
 
-def _controller_main(link: ChildLink, step_fn: Any, step: float) -> None:
-    """A ControllerBlock answering the simulator from loopback until the parent stops it.
+def _controller_main(link: ChildLink, step_fn: Any, step: float, duration: float | None) -> None:
+    """A ControllerBlock answering the simulator from loopback until done or stopped.
 
     It answers each message to the address it came from (the simulator endpoint's bound
     address), so no port is fixed in advance.
@@ -266,18 +269,21 @@ def _controller_main(link: ChildLink, step_fn: Any, step: float) -> None:
     block = ControllerBlock(step_fn, listen_port=0, sim_host="127.0.0.1", sim_port=0, step=step)
     link.on_stop(block.stop)
     link.ready(block.address[1])
-    link.result(block.run())
+    link.result(block.run(duration))
 
 
 class ControllerProcess(ChildProcess):
     """A step function in a ControllerBlock in a process of its own.
 
     ``port()`` waits for the port the block listens on; ``stop()`` (or leaving the context,
-    normally, on an error or on Ctrl-C) stops the block and returns its report.
+    normally, on an error or on Ctrl-C) stops the block and returns its report. With a
+    ``duration`` (controller seconds) the block ends by itself once it answered that many
+    steps' messages: ``result()`` then waits for its report without cutting off the last
+    message, which may still be on its way when the simulator ends.
     """
 
-    def __init__(self, step_fn: Any, step: float) -> None:
-        super().__init__(_controller_main, step_fn, step, name="controller process")
+    def __init__(self, step_fn: Any, step: float, duration: float | None = None) -> None:
+        super().__init__(_controller_main, step_fn, step, duration, name="controller process")
         self.report: dict[str, Any] | None = None
 
     def port(self, timeout: float = READY_TIMEOUT) -> int:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import asdict, dataclass
+from pathlib import Path
 
 import numpy as np
 
@@ -127,3 +128,24 @@ def time_to_speed(t: np.ndarray, v: np.ndarray, pressed: np.ndarray, speed: floa
 def distance(t: np.ndarray, v: np.ndarray) -> float:
     """Distance travelled (m): the speed integrated over time (trapezoids)."""
     return float(np.sum(0.5 * (v[1:] + v[:-1]) * np.diff(t)))
+
+
+@dataclass
+class CouplingTiming:
+    """A coupled run's timing, read back from its three debug logs."""
+
+    message_time: np.ndarray  # simulated time each answered message was sent (s)
+    latency: np.ndarray  # wall time from its send to its reply being applied (s)
+
+    @classmethod
+    def from_logs(cls, folder: Path, start_time: float, dt: float) -> CouplingTiming:
+        """Each answered message's simulated send time and its reply latency (vcosim.analysis)."""
+        from vcosim.analysis import load_run
+
+        timeline = load_run(folder).timeline
+        answered = timeline.matched_send >= 0
+        sends = timeline.matched_send[answered]
+        return cls(
+            message_time=start_time + timeline.send_step[sends] * dt,
+            latency=timeline.latency[answered],
+        )
