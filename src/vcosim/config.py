@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
@@ -44,17 +44,11 @@ def validation_problems(exc: ValidationError, prefix: str = "") -> list[str]:
 
 
 class Options(BaseModel):
-    """Base of vcosim's option models: every bad value is one ConfigError listing them all.
+    """Base of vcosim's option models: unknown names refused, assignments validated.
 
-    Subclasses name themselves in the error with ``_source``. Unknown names are refused, so a
-    misspelt keyword argument does not pass silently.
+    A bad value raises pydantic's ``ValidationError``, which lists every problem with its
+    location (the command line turns it into one line per problem and exit code 2). Nested
+    in a bigger model (a sweep file's section), the problems keep their full key paths.
     """
 
     model_config = ConfigDict(extra="forbid", validate_assignment=True)
-    _source: ClassVar[str] = "options"
-
-    def __init__(self, **data: Any) -> None:
-        try:
-            super().__init__(**data)
-        except ValidationError as exc:
-            raise ConfigError(validation_problems(exc), type(self)._source) from None

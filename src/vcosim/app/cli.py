@@ -227,8 +227,13 @@ def modernise(argv: list[str]) -> list[str]:
 
 def _explain(exc: Exception) -> tuple[int, str]:
     """The exit code and the one line for an error that ended a command."""
+    from pydantic import ValidationError
+
+    from vcosim.config import validation_problems
     from vcosim.errors import ConfigError, UnknownNameError, VcosimError
 
+    if isinstance(exc, ValidationError):  # options given through the command line
+        exc = ConfigError(validation_problems(exc), exc.title)
     if isinstance(exc, ConfigError) and len(exc.problems) == 1:
         problem = exc.problems[0]  # often names its option already
         return 2, problem if problem.startswith(exc.source) else f"{exc.source}: {problem}"

@@ -1,8 +1,8 @@
 """The tight coupling's two configurations: the simulator side and the controller block.
 
 Pydantic models, so the command line, sweep files and the Python API validate alike: a bad
-value (a zero ``ext_time``, a port out of range) is one ``ConfigError`` listing every problem
-before anything binds a socket.
+value (a zero ``ext_time``, a port out of range) is refused, every problem listed, before
+anything binds a socket.
 """
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Annotated, Any
 
-from pydantic import Field
+from pydantic import ConfigDict, Field
 
 from vcosim.config import Options
 from vcosim.constants import (
@@ -66,7 +66,7 @@ class CouplingConfig(CouplingTiming):
             pacing, 0 otherwise.
     """
 
-    _source = "coupling options"
+    model_config = ConfigDict(title="coupling options")
 
     controller_host: str = LOOPBACK
     controller_port: Port = CONTROLLER_PORT
@@ -118,7 +118,7 @@ class ControllerConfig(Options):
             (s): its run ended. None: wait for ever (e.g. while BeamNG is paused).
     """
 
-    _source = "controller options"
+    model_config = ConfigDict(title="controller options")
 
     step: Seconds = 0.005
     listen_host: str = LOOPBACK

@@ -114,10 +114,6 @@ class CouplingSection(CouplingTiming):
     instant one.
     """
 
-    # A section of a file: its problems are the file's, with their key paths (coupling.ext_time),
-    # so pydantic's own __init__ is kept rather than Options' ConfigError of its own.
-    __init__ = BaseModel.__init__
-
     memory: bool = False
     timing: Literal["lockstep", "realtime"] = "lockstep"
     compute_time: NonNegative | Literal["measured"] | None = None
