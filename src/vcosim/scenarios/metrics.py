@@ -8,11 +8,12 @@ stays inside its band to the end of the record; a signal outside at the end has 
 from __future__ import annotations
 
 import math
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
+from vcosim.reports import Report
 from vcosim.vehicle import SIGNAL_NAMES
 
 KMH = 1 / 3.6  # m/s in one km/h
@@ -50,8 +51,8 @@ def settling_time(
     return float(t[outside[-1] + 1] - start)
 
 
-@dataclass(frozen=True)
-class StepResponse:
+@dataclass
+class StepResponse(Report):
     """How a signal followed a step to ``target`` from its first sample.
 
     ``settling_time`` is infinite when the signal had not settled by the end (a float, so
@@ -67,10 +68,6 @@ class StepResponse:
     target: float
     step_size: float
     band: float
-
-    def to_dict(self) -> dict[str, float]:
-        """The figures by name, JSON-friendly (floats)."""
-        return asdict(self)
 
 
 def step_response(

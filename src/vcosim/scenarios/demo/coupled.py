@@ -13,7 +13,7 @@ from __future__ import annotations
 import contextlib
 import json
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +21,7 @@ import numpy as np
 
 from vcosim.controllers.cruise import Cruise
 from vcosim.interrupts import sigterm_as_interrupt
+from vcosim.reports import Report
 from vcosim.scenarios import build_simulation
 from vcosim.scenarios.harness import ControllerProcess
 from vcosim.scenarios.manoeuvres import RECORD_EVERY, OnProgress, Progress
@@ -98,8 +99,8 @@ class Latency:
     max: float | None
 
 
-@dataclass(frozen=True)
-class CoupledSummary:
+@dataclass
+class CoupledSummary(Report):
     """``summary.json`` of the coupled run."""
 
     vehicle: str
@@ -121,10 +122,6 @@ class CoupledSummary:
     settle_band_m_s: float
     rows: int
     files: list[str]
-
-    def to_dict(self) -> dict[str, Any]:
-        """The summary as written to ``summary.json``."""
-        return asdict(self)
 
     def save(self, folder: Path) -> None:
         """Write ``folder/summary.json``."""

@@ -10,10 +10,10 @@ from __future__ import annotations
 import json
 import math
 import time
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
+from vcosim.reports import Report
 from vcosim.scenarios.manoeuvres import (
     OnProgress,
     Phase,
@@ -70,8 +70,8 @@ class PhaseStart:
     start_s: float
 
 
-@dataclass(frozen=True)
-class ManoeuvreSummary:
+@dataclass
+class ManoeuvreSummary(Report):
     """``summary.json`` of the manoeuvre: times, speeds, distance, 0-100 km/h."""
 
     vehicle: str
@@ -89,10 +89,6 @@ class ManoeuvreSummary:
     rows: int
     phases: list[PhaseStart]
     phases_cut_short: list[str]
-
-    def to_dict(self) -> dict[str, Any]:
-        """The summary as written to ``summary.json``."""
-        return asdict(self)
 
     def save(self, folder: Path) -> None:
         """Write ``folder/summary.json``."""
