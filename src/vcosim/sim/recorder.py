@@ -1,19 +1,27 @@
-"""``SignalRecorder``: a face that samples every vehicle signal into a growing numpy buffer.
+"""Recording every vehicle signal: in memory (``SignalRecorder``) or to a file (``SignalLog``).
 
-Attach it to a ``Simulation`` (``sim.attach("signals", SignalRecorder())``): it records one
+Attach one to a ``Simulation`` (``sim.attach("signals", SignalRecorder())``): it records one
 row of ``sim.vehicle.outputs`` when the run starts and then every ``every`` physics steps
 (default 20 = 10 ms). Code that steps a vehicle itself calls ``record(vehicle.outputs)``.
 Rows are copied into a block-allocated array, so recording costs a counter per step and a
 row copy per sample. ``write_csv`` writes ``time`` first, then every other signal.
+
+``SignalLog`` (``vcosim sim --record FILE``) writes each block of rows to CSV or MCAP as it
+fills, so a long run does not grow in memory and an interrupted run's file is complete up to
+its last row.
 """
 
 from __future__ import annotations
 
+import json
+from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import IO, TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 
+from vcosim.errors import ConfigError
+from vcosim.reports import Report
 from vcosim.vehicle import SIGNAL_NAMES
 
 if TYPE_CHECKING:
@@ -81,6 +89,147 @@ class SignalRecorder:
         """Write the rows as CSV: ``time`` first, then every other signal."""
         write_csv(path, self.rows)
 
-    def report(self) -> dict[str, int]:
+    def report(self) -> RecordingReport:
         """How many rows were recorded, and how often."""
-        return {"rows": self._n, "every_steps": self.every}
+        return RecordingReport(rows=self._n, every_steps=self.every)
+
+
+@dataclass
+class RecordingReport(Report):
+    """How many rows of signals were recorded, every how many physics steps, and where."""
+
+    rows: int
+    every_steps: int
+    path: str | None = None
+
+
+class RowWriter(Protocol):
+    """Where a ``SignalLog`` puts its blocks of rows (columns in ``SIGNAL_NAMES`` order)."""
+
+    def write(self, rows: np.ndarray) -> None:
+        """Append rows."""
+
+    def close(self) -> None:
+        """Finish the file."""
+
+
+class CsvRows:
+    """Rows as CSV, ``time`` first, flushed block by block."""
+
+    def __init__(self, path: Path) -> None:
+        self._file: IO[str] = path.open("w", encoding="utf-8")  # closed in close()
+        header = csv_header()
+        self._order = [SIGNAL_NAMES.index(n) for n in header]
+        self._file.write(",".join(header) + "\n")
+
+    def write(self, rows: np.ndarray) -> None:
+        """Append rows, flushed to disk."""
+        np.savetxt(self._file, rows[:, self._order], delimiter=",", fmt="%.9g")
+        self._file.flush()
+
+    def close(self) -> None:
+        """Close the file."""
+        self._file.close()
+
+
+class McapRows:
+    """Rows as MCAP for Foxglove Studio and PlotJuggler.
+
+    One channel ``/vehicle/signals``, one JSON message per row, logged at its simulated time.
+    """
+
+    TOPIC = "/vehicle/signals"
+
+    def __init__(self, path: Path) -> None:
+        try:
+            from mcap.writer import Writer
+        except ImportError:
+            raise ConfigError(
+                ["MCAP needs the `logging` extra: pip install 'vcosim[logging]'"], str(path)
+            ) from None
+        self._file = path.open("wb")  # closed in close()
+        self._writer = Writer(self._file)
+        self._writer.start(profile="", library="vcosim")
+        schema = {
+            "title": "vcosim.vehicle.signals",
+            "type": "object",
+            "properties": {name: {"type": "number"} for name in SIGNAL_NAMES},
+        }
+        schema_id = self._writer.register_schema(
+            name="vcosim.vehicle.signals", encoding="jsonschema", data=json.dumps(schema).encode()
+        )
+        self._channel = self._writer.register_channel(
+            topic=self.TOPIC, message_encoding="json", schema_id=schema_id
+        )
+        self._time = SIGNAL_NAMES.index("time")
+        self._sequence = 0
+
+    def write(self, rows: np.ndarray) -> None:
+        """Append one message per row."""
+        for row in rows:
+            stamp = round(float(row[self._time]) * 1e9)
+            data = json.dumps(dict(zip(SIGNAL_NAMES, row.tolist(), strict=True))).encode()
+            self._writer.add_message(
+                self._channel,
+                log_time=stamp,
+                data=data,
+                publish_time=stamp,
+                sequence=self._sequence,
+            )
+            self._sequence += 1
+
+    def close(self) -> None:
+        """Write the summary and index, then close the file."""
+        self._writer.finish()
+        self._file.close()
+
+
+class SignalLog(SignalRecorder):
+    """Every vehicle signal, one row per ``every`` steps, written to ``path`` as the run goes.
+
+    ``.csv`` or ``.mcap`` (the ``logging`` extra). ``close()`` writes the last rows, so an
+    interrupted run's file ends at its last sample.
+    """
+
+    FLUSH_ROWS = 1024
+
+    def __init__(self, path: str | Path, every: int = 20) -> None:
+        super().__init__(every)
+        self.path = Path(path)
+        suffix = self.path.suffix.lower()
+        if suffix not in (".csv", ".mcap"):
+            raise ConfigError(
+                [f"--record: a .csv or .mcap file, not {self.path.name!r}"], "recording"
+            )
+        self._writer: RowWriter | None = None
+        self._written = 0
+        self._kind: Any = CsvRows if suffix == ".csv" else McapRows
+
+    def start(self, sim: Simulation) -> None:
+        """Open the file, then record the first row."""
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._writer = self._kind(self.path)
+        super().start(sim)
+
+    def record(self, outputs: np.ndarray) -> None:
+        """Append one row; a full block goes to the file."""
+        super().record(outputs)
+        if self._n >= self.FLUSH_ROWS:
+            self._flush()
+
+    def _flush(self) -> None:
+        if self._writer is not None and self._n:
+            self._writer.write(self._buffer[: self._n])
+            self._written += self._n
+            self._n = 0  # the rows are in the file: the buffer starts again
+
+    def close(self) -> None:
+        """Write the last rows and close the file (safe twice)."""
+        if self._writer is not None:
+            self._flush()
+            self._writer.close()
+            self._writer = None
+
+    def report(self) -> RecordingReport:
+        """Rows written, how often, and the file."""
+        return RecordingReport(rows=self._written, every_steps=self.every, path=str(self.path))

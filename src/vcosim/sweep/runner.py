@@ -45,7 +45,7 @@ from vcosim.tight.endpoint import SimulatorEndpoint
 from vcosim.tight.inprocess import couple_in_process
 from vcosim.vehicle import Vehicle
 from vcosim.vehicle import layout as L
-from vcosim.vehicle.terrain import Terrain
+from vcosim.vehicle.terrain import Terrain, TerrainSpec
 
 __all__ = ["RunError", "RunResult", "SignalSpec", "execute", "run_scenario", "safe_run"]
 
@@ -88,43 +88,14 @@ class RunResult(Report):
 
 
 @lru_cache(maxsize=8)
-def _image_terrain(
-    height_map: str | None,
-    road_map: str | None,
-    friction_map: str | None,
-    hill_height: float,
-    size: float,
-    road_friction: float,
-    offroad_friction: float,
-) -> Terrain:
-    return Terrain.from_images(
-        height_map,
-        road_map,
-        friction_map,
-        hill_height=hill_height,
-        size=size,
-        road_friction=road_friction,
-        offroad_friction=offroad_friction,
-    )
+def build_terrain_spec(spec: TerrainSpec) -> Terrain:
+    """The terrain of a spec, built once per distinct spec (runs of a sweep share it)."""
+    return spec.build()
 
 
 def build_terrain(run: Scenario) -> Terrain:
     """Flat ground of ``terrain.friction``, or the pictures' terrain scaled by it."""
-    t = run.terrain
-    if t.flat:
-        return Terrain.flat(t.friction)
-    base = _image_terrain(
-        t.height_map,
-        t.road_map,
-        t.friction_map,
-        t.hill_height,
-        t.size,
-        t.road_friction,
-        t.offroad_friction,
-    )
-    if t.friction == 1.0:
-        return base
-    return Terrain(base.height, base.friction * t.friction, base.road, base.grid)
+    return build_terrain_spec(run.terrain)
 
 
 def reach_speed(car: Vehicle, speed: float) -> None:

@@ -13,12 +13,20 @@ arrays and offers :meth:`Terrain.sample` for Python callers.
 from __future__ import annotations
 
 import math
+import sys
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Annotated
 
 import numpy as np
 from numba import njit
 from PIL import Image
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
 
 from vcosim.errors import ConfigError
 
@@ -223,3 +231,89 @@ class Terrain:
         """(height, mu) at world point (x, y), for Python callers that do not need the slope."""
         h, _, _, mu = sample_terrain(self.height, self.friction, self.grid, float(x), float(y))
         return float(h), float(mu)
+
+
+NonNegative = Annotated[float, Field(ge=0, allow_inf_nan=False)]
+Positive = Annotated[float, Field(gt=0, allow_inf_nan=False)]
+
+
+class TerrainSpec(BaseModel):
+    """A terrain as a file or a table describes it: flat ground of one friction, or pictures.
+
+    The one description the simulator drives on and the viewer draws (``--terrain FILE``),
+    and a sweep file's ``[terrain]`` table. Picture paths are relative to the file that names
+    them. ``friction`` scales whatever friction the pictures give.
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True, title="terrain")
+
+    friction: NonNegative = 1.0
+    height_map: str | None = None
+    road_map: str | None = None
+    friction_map: str | None = None
+    hill_height: NonNegative = 10.0
+    size: Positive = 1000.0
+    road_friction: NonNegative = 1.0
+    offroad_friction: NonNegative = 0.6
+
+    @property
+    def flat(self) -> bool:
+        """True without pictures: level ground with ``friction`` everywhere."""
+        return self.height_map is None and self.road_map is None and self.friction_map is None
+
+    def build(self, base: Path | None = None) -> Terrain:
+        """The terrain; picture paths are taken relative to ``base`` (a folder)."""
+        if self.flat:
+            return Terrain.flat(self.friction)
+
+        def where(name: str | None) -> Path | None:
+            return None if name is None else (base / name if base else Path(name))
+
+        terrain = Terrain.from_images(
+            where(self.height_map),
+            where(self.road_map),
+            where(self.friction_map),
+            hill_height=self.hill_height,
+            size=self.size,
+            road_friction=self.road_friction,
+            offroad_friction=self.offroad_friction,
+        )
+        if self.friction == 1.0:
+            return terrain
+        return Terrain(terrain.height, terrain.friction * self.friction, terrain.road, terrain.grid)
+
+    @classmethod
+    def load(cls, path: str | Path) -> TerrainSpec:
+        """A terrain file: a TOML of these keys, or a picture (its height-map, defaults else).
+
+        Picture paths in the TOML become relative to its folder. Every problem is one
+        ``ConfigError`` naming the file.
+        """
+        path = Path(path)
+        if path.suffix.lower() != ".toml":
+            if not path.is_file():
+                raise ConfigError(["no such file"], f"terrain {path}")
+            return cls(height_map=str(path))
+        from vcosim.config import read_config_text, validation_problems
+
+        try:
+            data = tomllib.loads(read_config_text(path))
+        except tomllib.TOMLDecodeError as exc:
+            raise ConfigError([f"not TOML: {exc}"], f"terrain {path}") from None
+        try:
+            spec = cls(**data)
+        except ValidationError as exc:
+            raise ConfigError(validation_problems(exc), f"terrain {path}") from None
+        folder = path.parent
+        return spec.model_copy(
+            update={
+                k: str(folder / v)
+                for k in ("height_map", "road_map", "friction_map")
+                if (v := getattr(spec, k)) is not None
+            }
+        )
+
+
+def load_terrain(path: str | Path | None) -> Terrain:
+    """The terrain of ``--terrain FILE`` (a TOML or a height-map picture); None: flat."""
+    return Terrain.flat() if path is None else TerrainSpec.load(path).build()

@@ -12,6 +12,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from vcosim.tight.config import CouplingConfig, CouplingTiming
+from vcosim.vehicle.terrain import TerrainSpec
 
 Positive = Annotated[float, Field(gt=0)]
 NonNegative = Annotated[float, Field(ge=0)]
@@ -67,22 +68,7 @@ class VehicleSection(BaseModel):
         return dict(self.model_extra or {})
 
 
-class TerrainSection(_Strict):
-    """Flat ground of one friction, or a terrain from pictures (``Terrain.from_images``)."""
-
-    friction: NonNegative = 1.0
-    height_map: str | None = None
-    road_map: str | None = None
-    friction_map: str | None = None
-    hill_height: Positive = 10.0
-    size: Positive = 1000.0
-    road_friction: NonNegative = 1.0
-    offroad_friction: NonNegative = 0.6
-
-    @property
-    def flat(self) -> bool:
-        """True without pictures: level ground with ``friction`` everywhere."""
-        return self.height_map is None and self.road_map is None and self.friction_map is None
+TerrainSection = TerrainSpec  # the sweep file's [terrain] is the terrain file's model
 
 
 class ControllerSection(BaseModel):
