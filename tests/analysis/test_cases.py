@@ -1,13 +1,15 @@
-"""`vcosim cases`: the checks against the spec's table, and one case run end to end."""
+"""`vcosim cases`: the checks against the spec's table, the interpretation and the JSON form."""
 
 from __future__ import annotations
+
+import json
+from pathlib import Path
 
 import numpy as np
 import pytest
 
-from vcosim.analysis.cases import CASES, cases_command, evaluate, run_cases
+from vcosim.analysis.cases import CASES, CaseResult, evaluate
 from vcosim.analysis.metrics import analyse
-from vcosim.errors import ConfigError
 
 DT = 0.0005
 
@@ -46,20 +48,43 @@ def test_checks_follow_the_spec_table(number, skips, landing, step_wall, passed)
     assert all(c.passed for c in checks) is passed
 
 
-def test_unknown_case_is_rejected(tmp_path):
-    with pytest.raises(ConfigError, match="case 7: no such case"):
-        cases_command(tmp_path, [7])
-    assert list(tmp_path.iterdir()) == []
+class Analysed:
+    """What a result needs of an analysed run: its metrics."""
+
+    def __init__(self, metrics):
+        self.metrics = metrics
 
 
-def test_one_case_end_to_end(tmp_path):
-    [result] = run_cases(tmp_path, [CASES[1]], progress=False)
-    assert result.error is None
-    m = result.metrics
-    assert m.skips == 9 and m.applied > 200
-    assert result.checks[0].passed  # skips; landing and speed depend on the machine's load
-    page = (tmp_path / "cases.html").read_text()
-    assert page.count("data:image/png;base64,") == 1
-    assert "Case 2 — seed: 9 non-blocking steps between sends" in page
-    assert ("PASS" if result.passed else "FAIL") in page
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["case2", "cases.html"]
+def test_interpretation_says_what_was_expected_and_why_it_failed():
+    case = CASES[1]
+    ok = CaseResult(case, Path("case2"), run=Analysed(synthetic(9, 1)))
+    ok.checks = evaluate(case, ok.metrics)
+    assert ok.passed
+    assert ok.interpretation().startswith("Case 2 — expected: 9 non-blocking steps")
+    assert ok.interpretation().endswith("As expected.")
+    late = CaseResult(case, Path("case2"), run=Analysed(synthetic(9, 3)), other_load=0.9)
+    late.checks = evaluate(case, late.metrics)
+    text = late.interpretation()
+    assert "Not as expected: median landing (steps after the send) 3 (expected 1)." in text
+    assert "Other processes used 0.90 CPU during the run: the machine was busy" in text
+    failed = CaseResult(case, Path("case2"), error="vcosim sim exited with 2: boom")
+    assert failed.interpretation().endswith("The run failed: vcosim sim exited with 2: boom")
+    assert not failed.passed
+    assert "seed" not in ok.interpretation() + text + failed.interpretation()
+
+
+def test_result_as_json():
+    case = CASES[1]
+    result = CaseResult(case, Path("runs/case2"), run=Analysed(synthetic(9, 1)), wall_time=2.5)
+    result.checks = evaluate(case, result.metrics)
+    d = json.loads(json.dumps(result.to_dict()))
+    assert d["case"] == 2 and d["passed"] is True and d["error"] is None
+    assert d["ext_time_s"] == 0.005 and d["compute_s"] == 0.0 and d["wall_time_s"] == 2.5
+    assert [c["name"] for c in d["checks"]] == [c.name for c in result.checks]
+    assert d["checks"][0] == {
+        "name": "observed skips",
+        "expected": "9",
+        "observed": "9",
+        "passed": True,
+    }
+    assert d["folder"] == "runs/case2" and d["interpretation"] == result.interpretation()

@@ -1,15 +1,9 @@
-"""The five timing cases of seed 001, run end to end and checked (``vcosim cases``).
+"""The five timing cases of BeamNG's tight coupling: what each must show, and the report.
 
-Each case runs ``vcosim sim --duration 1.5 --pacing realtime --frame-rate 2000 --ext-time
-T_ext --ping-time 0.00001`` in its own process (its own GIL) with debug logs, coupled to a
-``ControllerBlock`` in this process whose step function busy-waits the case's computation
-time and answers all-NaN controls (the seed's test model). The block listens on an
-ephemeral port bound before the simulator starts and answers each message to its sender
-(``sim_port=0``), so no port is fixed in advance. It blocks rather than busy-polls
-(``spin=0``): on a two-core machine a spinning controller takes the core the simulator needs.
-
-The logs are analysed (``vcosim.analysis``) and each case is checked against the spec's
-table (docs/tight-coupling.md), with the thresholds of ``tests/tight/test_timing.py``:
+Each case couples the simulator (``vcosim sim``, real time at 2000 frames/s) to a controller
+whose step function busy-waits a computation time; ``vcosim.scenarios.cases`` runs them. Here
+each run's logs are judged against the table of docs/tight-coupling.md, with the thresholds
+of ``tests/tight/test_timing.py``:
 
 | case | T_ext | computation | skips | replies land (median, steps after the send) | RTF |
 | --- | --- | --- | --- | --- | --- |
@@ -19,51 +13,37 @@ table (docs/tight-coupling.md), with the thresholds of ``tests/tight/test_timing
 | 4 | 5 ms | 4.7 ms | 9 | 10: the next send step's blocking receive | > 0.85 |
 | 5 | 0.5 ms | 1 ms | 0 | 1: every step blocks | ≤ 0.7 |
 
-``run_cases(out_dir)`` writes ``out_dir/caseN/`` (the logs) and ``out_dir/cases.html`` (the
-table, one figure and an interpretation line per case) and returns the results.
+Real-time cases need an otherwise idle machine: the CPUs other processes used during a run
+are measured (``LoadMeter``), so that a failure on a busy machine says so. ``cases_html``
+writes the report: the table, then per case its interpretation, checks and figure.
 """
 
 from __future__ import annotations
 
 import contextlib
 import html
+import importlib
 import os
 import platform
-import subprocess
-import sys
-import threading
 import time
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
+from typing import Any
 
-from rich import box
-from rich.console import Console
-from rich.progress import (
-    BarColumn,
-    MofNCompleteColumn,
-    Progress,
-    SpinnerColumn,
-    TextColumn,
-    TimeElapsedColumn,
-)
-from rich.table import Table as RichTable
-
-from vcosim.analysis import Run, load_run
+from vcosim.analysis import Run
 from vcosim.analysis.metrics import Metrics
 from vcosim.analysis.plots import png_bytes, views_figure
-from vcosim.analysis.report import atomic_write, html_page, html_table, img_tag
-from vcosim.errors import ConfigError, VcosimError
+from vcosim.analysis.report import html_page, html_table, img_tag
+from vcosim.reports import Report
 
 DURATION = 1.5  # simulated seconds per case
-PING_TIME = 0.00001
-SIM_TIMEOUT = 60.0  # s of wall time for one simulator process
 BUSY = 0.2  # CPUs used by other processes above which a failed case says the machine was busy
 
 
 @dataclass(frozen=True)
 class Case:
-    """One case of seed 001: the simulator's T_ext, the controller's computation time."""
+    """One timing case: the simulator's T_ext, the controller's computation time."""
 
     number: int
     ext_time: float  # s
@@ -72,7 +52,7 @@ class Case:
     landing: tuple[float, float]  # accepted median landing offset, steps after the send
     rtf_min: float | None  # the real-time factor must exceed this…
     rtf_max: float | None  # …or stay at or below this
-    expected: str  # what the logs must show (the spec's table)
+    expected: str  # what the logs must show (the table of docs/tight-coupling.md)
 
 
 CASES: tuple[Case, ...] = (
@@ -141,7 +121,7 @@ class Check:
 
 
 @dataclass
-class CaseResult:
+class CaseResult(Report):
     """A case's run, its checks and its interpretation."""
 
     case: Case
@@ -163,17 +143,17 @@ class CaseResult:
         return self.run.metrics if self.run is not None else None
 
     def interpretation(self) -> str:
-        """One line: what the seed expects, what happened, whether they agree."""
-        head = f"Case {self.case.number} — seed: {self.case.expected}."
+        """One line: what BeamNG's coupling promises, what happened, whether they agree."""
+        head = f"Case {self.case.number} — expected: {self.case.expected}."
         if self.error is not None:
             return f"{head} The run failed: {self.error}"
         m = self.metrics
         assert m is not None
         failed = [c for c in self.checks if not c.passed]
         tail = (
-            "As in the seed."
+            "As expected."
             if not failed
-            else "Not as in the seed: "
+            else "Not as expected: "
             + "; ".join(f"{c.name} {c.observed} (expected {c.expected})" for c in failed)
             + "."
         )
@@ -183,6 +163,21 @@ class CaseResult:
                 "machine was busy, run again when it is idle."
             )
         return f"{head} Here: {m.verdict}. {tail}"
+
+    def to_dict(self) -> dict[str, Any]:
+        """The case, its outcome and checks, JSON-friendly (the run itself stays in its logs)."""
+        return {
+            "case": self.case.number,
+            "ext_time_s": self.case.ext_time,
+            "compute_s": self.case.compute,
+            "passed": self.passed,
+            "error": self.error,
+            "checks": [asdict(c) for c in self.checks],
+            "interpretation": self.interpretation(),
+            "wall_time_s": self.wall_time,
+            "other_load_cpus": self.other_load,
+            "folder": str(self.folder),
+        }
 
 
 def evaluate(case: Case, m: Metrics) -> list[Check]:
@@ -230,17 +225,6 @@ def evaluate(case: Case, m: Metrics) -> list[Check]:
 
 def _rtf(value: float | None) -> str:
     return "–" if value is None else f"{value:.3f}"
-
-
-def busy_step(compute: float) -> Callable[[object], None]:
-    """A step function that busy-waits ``compute`` seconds and answers all NaN."""
-
-    def step(message: object) -> None:
-        end = time.perf_counter() + compute
-        while time.perf_counter() < end:
-            pass
-
-    return step
 
 
 def cpu_split() -> tuple[set[int] | None, set[int] | None]:
@@ -309,84 +293,6 @@ def set_affinity(pid: int, cpus: set[int] | None) -> None:
             os.sched_setaffinity(pid, cpus)
 
 
-def simulator_command(
-    case: Case, controller_port: int, folder: Path, duration: float = DURATION
-) -> list[str]:
-    """The ``vcosim sim`` command line of a case."""
-    return [
-        sys.executable,
-        "-m",
-        "vcosim",
-        "sim",
-        "--duration",
-        f"{duration:g}",
-        "--pacing",
-        "realtime",
-        "--frame-rate",
-        "2000",
-        "--ext-time",
-        f"{case.ext_time:g}",
-        "--ping-time",
-        f"{PING_TIME:g}",
-        "--listen-port",
-        "0",
-        "--controller-port",
-        str(controller_port),
-        "--debug-log",
-        str(folder),
-    ]
-
-
-def run_case(case: Case, folder: Path, duration: float = DURATION) -> CaseResult:
-    """Run one case (simulator process + controller block here), analyse and check it."""
-    from vcosim.tight import ControllerBlock
-
-    result = CaseResult(case, folder)
-    start = time.perf_counter()
-    cpu_before = _cpu_seconds()
-    block = ControllerBlock(
-        busy_step(case.compute), listen_port=0, sim_port=0, step=case.ext_time, spin=0.0
-    )
-    sim_cpus, controller_cpus = cpu_split()
-
-    def controller() -> None:
-        set_affinity(0, controller_cpus)  # this thread only
-        block.run()
-
-    thread = threading.Thread(target=controller, name=f"case {case.number} controller", daemon=True)
-    thread.start()
-    proc = subprocess.Popen(
-        simulator_command(case, block.address[1], folder, duration),
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    set_affinity(proc.pid, sim_cpus)  # before its first step: Python takes ~1 s to start
-    try:
-        _, stderr = proc.communicate(timeout=SIM_TIMEOUT)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        proc.communicate()
-        result.error = f"the simulator did not finish within {SIM_TIMEOUT:g} s"
-        return result
-    finally:
-        block.stop()
-        thread.join(timeout=5)
-        result.wall_time = time.perf_counter() - start
-        result.other_load = _other_load(cpu_before, _cpu_seconds(), result.wall_time)
-    if proc.returncode != 0:
-        lines = [line for line in stderr.strip().splitlines() if line.strip()]
-        result.error = f"vcosim sim exited with {proc.returncode}: " + " / ".join(lines[-3:])
-        return result
-    try:
-        result.run = load_run(folder)
-    except VcosimError as exc:
-        result.error = str(exc)
-        return result
-    result.checks = evaluate(case, result.run.metrics)
-    return result
-
-
 COLUMNS = ("case", "T_ext", "compute", "skips", "lands", "blocking", "RTF", "others", "result")
 CAPTION = (
     "T_ext, compute: ms; skips: configured / observed (mode); lands: median steps "
@@ -395,25 +301,7 @@ CAPTION = (
 )
 
 
-def results_table(results: Sequence[CaseResult]) -> RichTable:
-    """The cases as a rich table."""
-    table = RichTable(title="Seed 001: the five timing cases", caption=CAPTION, box=box.SIMPLE_HEAD)
-    for name in COLUMNS:
-        table.add_column(name, justify="right", min_width=len(name))
-    for row, passed in _rows(results, units=False):
-        number, ext, compute, skips, seen, *rest = row
-        table.add_row(
-            number,
-            ext,
-            compute,
-            f"{skips} / {seen}",
-            *rest,
-            "[green]PASS[/]" if passed else "[red]FAIL[/]",
-        )
-    return table
-
-
-def _rows(results: Sequence[CaseResult], units: bool = True) -> list[tuple[list[str], bool]]:
+def table_rows(results: Sequence[CaseResult], units: bool = True) -> list[tuple[list[str], bool]]:
     """Per case: configured and observed skips, landing, RTF, other processes' CPU."""
     rows = []
     for r in results:
@@ -447,7 +335,7 @@ def _rows(results: Sequence[CaseResult], units: bool = True) -> list[tuple[list[
     return rows
 
 
-def cases_html(results: Sequence[CaseResult], wall_time: float) -> str:
+def cases_html(results: Sequence[CaseResult], wall_time: float, duration: float = DURATION) -> str:
     """The report of the cases: the table, then per case its interpretation and figure."""
     header = [
         "case",
@@ -466,13 +354,13 @@ def cases_html(results: Sequence[CaseResult], wall_time: float) -> str:
             *(html.escape(cell) for cell in row),
             '<span class="pass">PASS</span>' if passed else '<span class="fail">FAIL</span>',
         ]
-        for row, passed in _rows(results)
+        for row, passed in table_rows(results)
     ]
     passed = sum(r.passed for r in results)
     body = [
         f'<p class="small">{passed} of {len(results)} cases passed in {wall_time:.1f} s on '
         f"{html.escape(platform.node())} ({html.escape(platform.platform())}, Python "
-        f"{platform.python_version()}). Each case: vcosim sim for {DURATION:g} s simulated, "
+        f"{platform.python_version()}). Each case: vcosim sim for {duration:g} s simulated, "
         "real-time pacing at 2000 frames/s, T_ping 0.01 ms, against a controller block that "
         "busy-waits its computation time. Thresholds as in tests/tight/test_timing.py.</p>",
         html_table(rows, header, raw=True),
@@ -504,65 +392,10 @@ def cases_html(results: Sequence[CaseResult], wall_time: float) -> str:
                 f"{c.compute * 1e3:g} ms",
             )
             body.append(img_tag(png_bytes(fig), f"case {c.number}"))
-    return html_page("vcosim cases: the five timing cases of seed 001", "\n".join(body))
-
-
-def run_cases(
-    out_dir: str | Path,
-    cases: Sequence[Case] = CASES,
-    *,
-    duration: float = DURATION,
-    console: Console | None = None,
-    progress: bool = True,
-) -> list[CaseResult]:
-    """Run the cases one after the other, write ``out_dir/cases.html``, return the results."""
-    out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
-    console = console or Console(stderr=True)
-    results: list[CaseResult] = []
-    start = time.perf_counter()
-    columns = (
-        SpinnerColumn(),
-        TextColumn("{task.description}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeElapsedColumn(),
-    )
-    with Progress(*columns, console=console, transient=True, disable=not progress) as bar:
-        task = bar.add_task("cases", total=len(cases))
-        for case in cases:
-            bar.update(
-                task,
-                description=f"case {case.number}: T_ext {case.ext_time * 1e3:g} "
-                f"ms, computation {case.compute * 1e3:g} ms",
-            )
-            result = run_case(case, out / f"case{case.number}", duration)
-            results.append(result)
-            bar.advance(task)
-            mark = "[green]PASS[/]" if result.passed else "[red]FAIL[/]"
-            console.log(f"case {case.number}: {mark} ({result.wall_time:.1f} s)")
-    atomic_write(
-        {out / "cases.html": cases_html(results, time.perf_counter() - start).encode("utf-8")}
-    )
-    return results
+    return html_page("vcosim cases: the five timing cases of BeamNG's coupling", "\n".join(body))
 
 
 def cases_command(out: Path, numbers: Sequence[int] | None = None) -> bool:
-    """``vcosim cases``: run the (selected) cases, print the table; True if all passed."""
-    known = {case.number: case for case in CASES}
-    unknown = [n for n in numbers or () if n not in known]
-    if unknown:
-        raise ConfigError([f"case {n}: no such case (1-5)" for n in unknown], source="--case")
-    selected = [known[n] for n in sorted(set(numbers))] if numbers else list(CASES)
-    start = time.perf_counter()
-    results = run_cases(out, selected)
-    console = Console()
-    console.print(results_table(results))
-    for result in results:
-        console.print(f"• {result.interpretation()}")
-    passed = sum(r.passed for r in results)
-    console.print(
-        f"{passed} of {len(results)} passed in {time.perf_counter() - start:.1f} s; "
-        f"report: {Path(out) / 'cases.html'}"
-    )
-    return passed == len(results)
+    """``vcosim cases`` (now ``vcosim.app.cases.cases_command``)."""
+    passed: bool = importlib.import_module("vcosim.app.cases").cases_command(out, numbers)
+    return passed
