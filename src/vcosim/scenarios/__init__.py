@@ -14,6 +14,7 @@ from vcosim.entrypoints import load_object, load_user_code
 from vcosim.sim.pacing import Pacer, PacingMode
 from vcosim.sim.simulation import Simulation
 from vcosim.vehicle import Vehicle
+from vcosim.vehicle.terrain import Terrain
 
 __all__ = ["build_simulation"]
 
@@ -24,6 +25,9 @@ def build_simulation(
     time_dilation: float = 1.0,
     frame_rate: float = 60.0,
     vehicle: str | Path = "nightrider",
+    terrain: Terrain | None = None,
+    start_pose: tuple[float, float, float] | None = None,
+    start_speed: float = 0.0,
     automatic: bool = True,
     engine_running: bool = True,
     coupling: Any = None,
@@ -32,15 +36,19 @@ def build_simulation(
 ) -> Simulation:
     """A simulation with the vehicle ready to drive and, if configured, its faces.
 
-    ``faces`` are (name, "module:Class", keyword arguments): each class is imported when used
+    ``start_pose`` is (x, y, heading in degrees) on ``terrain`` (flat if None), where the
+    vehicle starts rolling at ``start_speed``. ``faces`` are (name, "module:Class", keyword
+    arguments): each class is imported when used
     and attached under its name (the contract server, the bus client, ...). ``custom_hooks``
     ("module:object") names an object (or module) whose ``fill_custom(sim, bank_h)`` fills the
     50 custom values sent to the controller and whose ``on_custom(sim, values)`` receives the
     controller's 50; either may be missing.
     """
-    car = Vehicle(vehicle, engine_running=engine_running)
+    car = Vehicle(vehicle, terrain, engine_running=engine_running)
     if automatic:
         car.step(automatic=1, gear=1)  # selector in D: pedals and steering are enough
+    if start_pose is not None or start_speed:
+        car.teleport(*(start_pose or (0.0, 0.0, 0.0)), speed=start_speed)
     sim = Simulation(
         car, Pacer(pacing, frame_rate=frame_rate, time_dilation=time_dilation, dt=car.dt)
     )
