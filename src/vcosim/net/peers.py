@@ -1,0 +1,57 @@
+"""Who may send to a link, and how problems with peers are told: once, then only counted."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Hashable, Iterable
+from dataclasses import dataclass
+
+Address = tuple[str, int]
+"""An IPv4 (host, port)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Allowlist:
+    """The senders a link accepts: any port of ``hosts``, or exactly the (host, port) ``peers``.
+
+    Whole hosts are what every face allows today; exact pairs are there to harden a link to
+    one peer socket later without a second mechanism.
+    """
+
+    hosts: frozenset[str] = frozenset()
+    peers: frozenset[Address] = frozenset()
+
+    @classmethod
+    def of(cls, hosts: Iterable[str] = (), peers: Iterable[Address] = ()) -> Allowlist:
+        """An allowlist from any iterables of hosts and (host, port) pairs."""
+        return cls(frozenset(hosts), frozenset((str(h), int(p)) for h, p in peers))
+
+    def admits(self, sender: Address) -> bool:
+        """True if ``sender`` may send: its host is allowed, or the exact pair is."""
+        return sender[0] in self.hosts or sender in self.peers
+
+    def __str__(self) -> str:
+        pairs = sorted(f"{host}:{port}" for host, port in self.peers)
+        return ", ".join([*sorted(self.hosts), *pairs]) or "nobody"
+
+
+class Reports:
+    """Logs a problem the first time it happens for a (kind, peer); callers count the rest.
+
+    A flood of bad datagrams from one peer then costs one log line, not one per datagram,
+    while a new kind of problem or a new peer is still seen at once.
+    """
+
+    def __init__(self, log: logging.Logger, name: str) -> None:
+        self.log = log
+        self.name = name
+        self._seen: set[tuple[Hashable, Hashable]] = set()
+
+    def __call__(self, kind: Hashable, peer: Hashable, text: str) -> bool:
+        """Log ``text`` unless this (kind, peer) was reported before; True if it was logged."""
+        key = (kind, peer)
+        if key in self._seen:
+            return False
+        self._seen.add(key)
+        self.log.warning("%s: %s (further ones are only counted)", self.name, text)
+        return True
