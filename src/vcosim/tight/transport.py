@@ -1,123 +1,175 @@
-"""One UDP socket to one peer, with a peer allowlist, length checks and a smart wait.
+"""The tight coupling's link: fixed-size float64 messages over a ``vcosim.net`` datagram link.
 
-Both ends of the tight coupling use it. Waiting first busy-polls for ``spin`` seconds, then
-sleeps in ``poll(2)``: a lock-step pair is then not capped by the wake-up latency of a
-sleeping process (about 20,000 exchanges/s on loopback), while a long wait does not burn a
-core.
+Both ends of the coupling use ``UdpLink``; what is the coupling's own is the message format
+(a datagram is valid only at its exact size, and is read in place as float64 values) and the
+waiting strategy: a blocking receive busy-polls for ``spin`` seconds before it sleeps, which a
+lock-step pair needs to exchange faster than a sleeping process wakes up. Binding, the
+allowlist, counters and the waiting itself are the net link's.
 """
 
 from __future__ import annotations
 
 import logging
-import select
 import socket
-import time
+from typing import Protocol
 
 import numpy as np
 
+from vcosim.net import Address, Allowlist, DatagramLink
 from vcosim.tight.protocol import WIRE_DTYPE
 
 log = logging.getLogger("vcosim.tight")
 
 
+class CouplingLink(Protocol):
+    """What an end of the coupling needs of its link: ``UdpLink``, or one in-process.
+
+    ``message`` holds the latest valid message after ``poll`` or ``wait`` returned True.
+    """
+
+    message: np.ndarray
+    sender: Address | None
+    spin: float
+
+    @property
+    def address(self) -> Address:
+        """Where this end listens."""
+        ...
+
+    @property
+    def malformed(self) -> int:
+        """Datagrams dropped for their size."""
+        ...
+
+    @property
+    def rejected(self) -> int:
+        """Datagrams dropped for their sender."""
+        ...
+
+    def send(self, values: np.ndarray, to: Address | None = None) -> None:
+        """Send a message to the peer (or to ``to``)."""
+        ...
+
+    def poll(self) -> bool:
+        """Non-blocking: take the next valid message; False if none waits."""
+        ...
+
+    def wait(self, timeout: float) -> bool:
+        """Wait up to ``timeout`` s for a valid message."""
+        ...
+
+    def close(self) -> None:
+        """Release the link (safe twice)."""
+        ...
+
+
 class UdpLink:
-    """Receives fixed-size float64 datagrams from allowed addresses; sends to one peer."""
+    """Receives fixed-size float64 datagrams from allowed addresses; sends to one peer.
+
+    Args:
+        listen: Local (host, port); port 0 picks a free one.
+        peer: Where messages go.
+        expected_values: The size of a valid message (float64 values, the id included).
+        allowed_hosts: Hosts that may send (default: the peer's).
+        spin: Busy-polling time of a blocking receive before it sleeps (s).
+        name: How log lines name this end.
+
+    Raises:
+        BindError: ``listen`` cannot be bound (an ``OSError``).
+    """
 
     def __init__(
         self,
-        listen: tuple[str, int],
-        peer: tuple[str, int],
+        listen: Address,
+        peer: Address,
         expected_values: int,
         *,
         allowed_hosts: set[str] | None = None,
         spin: float = 0.0,
         name: str = "link",
     ) -> None:
-        self.peer = peer
         self.expected_bytes = expected_values * 8
-        self.allowed_hosts = allowed_hosts if allowed_hosts is not None else {peer[0]}
         self.spin = spin
         self.name = name
-        self.sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-        self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 1 << 20)
-        self.sock.bind(listen)
-        self.sock.setblocking(False)
-        self._poller = select.poll()
-        self._poller.register(self.sock, select.POLLIN)
-        self._raw = bytearray(self.expected_bytes + 8)  # one spare double reveals long datagrams
-        self.message = np.frombuffer(self._raw, dtype=WIRE_DTYPE, count=expected_values)
-        self.sender: tuple[str, int] | None = None
-        self.malformed = 0
-        self.rejected = 0
-        self._reported: set[tuple[str, str]] = set()
-        self._closed = False
+        self.net = DatagramLink(
+            listen,
+            peer=peer,
+            allow=Allowlist.of(allowed_hosts if allowed_hosts is not None else {peer[0]}),
+            size=self.expected_bytes + 8,  # one spare double reveals long datagrams
+            receive_buffer=1 << 20,
+            name=name,
+            log=log,
+        )
+        self.message = np.frombuffer(self.net.buffer, dtype=WIRE_DTYPE, count=expected_values)
+        self.sender: Address | None = None
+        self._receive, self._send = self.net.receive, self.net.send  # bound once: hot path
 
     @property
-    def address(self) -> tuple[str, int]:
+    def address(self) -> Address:
         """The bound (host, port); useful with port 0 (an ephemeral port)."""
-        return self.sock.getsockname()
+        return self.net.address
 
-    def send(self, values: np.ndarray, to: tuple[str, int] | None = None) -> None:
-        """Send a float64 array as one datagram to the peer (or to ``to``)."""
+    @property
+    def peer(self) -> Address:
+        """Where messages go."""
+        return self.net.peer or ("", 0)
+
+    @peer.setter
+    def peer(self, peer: Address) -> None:
+        self.net.peer = peer
+
+    @property
+    def sock(self) -> socket.socket:
+        """The UDP socket."""
+        return self.net.sock
+
+    @property
+    def allowed_hosts(self) -> frozenset[str]:
+        """Hosts that may send."""
+        return self.net.allow.hosts if self.net.allow is not None else frozenset()
+
+    @property
+    def malformed(self) -> int:
+        """Datagrams dropped for their size."""
+        return sum(self.net.malformed.values())
+
+    @property
+    def rejected(self) -> int:
+        """Datagrams dropped for their sender."""
+        return self.net.rejected
+
+    @property
+    def send_errors(self) -> int:
+        """Messages the socket failed to send."""
+        return self.net.send_errors
+
+    def send(self, values: np.ndarray, to: Address | None = None) -> None:
+        """Send a float64 array as one datagram to the peer (or to ``to``), without a copy.
+
+        A failed send is counted and logged once: the message is lost, as on the wire, and
+        the coupling's timeout copes with it.
+        """
         # numpy arrays are buffers (the stubs for Python 3.10 do not say so); no copy, no view
-        self.sock.sendto(values, to or self.peer)  # type: ignore[call-overload]
+        if not self._send(values, to):  # type: ignore[arg-type]
+            to = to or self.peer
+            self.net.report(
+                "send", to, f"sending to {to[0]}:{to[1]} failed: {self.net.take_error()}"
+            )
 
     def poll(self) -> bool:
         """Non-blocking: take the next valid datagram into ``message``; False if none waits."""
-        sock, raw = self.sock, self._raw
-        while True:
-            try:
-                n, addr = sock.recvfrom_into(raw)
-            except (BlockingIOError, InterruptedError):
-                return False
-            except ConnectionRefusedError:  # ICMP from a peer that is not listening yet
-                continue
-            if addr[0] not in self.allowed_hosts:
-                self.rejected += 1
-                self._report(
-                    "rejected",
-                    addr[0],
-                    f"datagram from {addr[0]}:{addr[1]} dropped: "
-                    f"not an allowed peer ({', '.join(sorted(self.allowed_hosts))})",
-                )
-                continue
-            if n != self.expected_bytes:
-                self.malformed += 1
-                self._report(
-                    "malformed",
-                    addr[0],
-                    f"datagram of {n} bytes from {addr[0]}:"
-                    f"{addr[1]} dropped: expected {self.expected_bytes}",
-                )
-                continue
-            self.sender = addr
-            return True
+        receive, expected = self._receive, self.expected_bytes
+        while (got := receive()) is not None:
+            if got[0] == expected:
+                self.sender = got[1]
+                return True
+            self.net.count_malformed("size", got[1], f"{got[0]} bytes, expected {expected}")
+        return False
 
     def wait(self, timeout: float) -> bool:
         """Wait up to ``timeout`` s for a valid datagram: spin first, then sleep in poll(2)."""
-        now = time.perf_counter()
-        deadline = now + timeout
-        spin_end = now + min(self.spin, timeout)
-        while True:
-            if self.poll():
-                return True
-            now = time.perf_counter()
-            if now >= spin_end:
-                break
-        while now < deadline:
-            if self._poller.poll(max((deadline - now) * 1000.0, 0.0)) and self.poll():
-                return True
-            now = time.perf_counter()
-        return False
-
-    def _report(self, kind: str, host: str, text: str) -> None:
-        """Log a problem once per kind and peer; the counters keep the totals."""
-        if (kind, host) not in self._reported:
-            self._reported.add((kind, host))
-            log.warning("%s: %s (further ones are only counted)", self.name, text)
+        return self.net.wait_for(self.poll, timeout, self.spin)
 
     def close(self) -> None:
         """Close the socket (safe twice)."""
-        if not self._closed:
-            self._closed = True
-            self.sock.close()
+        self.net.close()
