@@ -1,17 +1,17 @@
 """A module's connection to the bus router: handshake, a receive queue, send.
 
-Like the seed's ``Client``, a module has one UDP socket, to the router, and pulls arrived
-datagrams into its queue when it asks (``poll``/``next_message``), so no thread runs behind the
-module's back. The queue follows each message's enqueue flag: a message with enqueue set is
-appended; one without replaces an unread message of the same type that was itself not enqueued
-(the latest value of a state wins, queued events are never lost); different types always queue.
+Like the seed's ``Client``, a module has one UDP socket (a ``vcosim.net`` link), to the router,
+and pulls arrived datagrams into its queue when it asks (``poll``/``next_message``), so no
+thread runs behind the module's back. The queue follows each message's enqueue flag: a message
+with enqueue set is appended; one without replaces an unread message of the same type that was
+itself not enqueued (the latest value of a state wins, queued events are never lost);
+different types always queue.
 
 A client belongs to one thread.
 """
 
 from __future__ import annotations
 
-import contextlib
 import logging
 import socket
 import time
@@ -24,6 +24,7 @@ from vcosim.bus.catalogue import Message
 from vcosim.bus.codec import Codec
 from vcosim.constants import BUS_PORT
 from vcosim.errors import ConfigError, CouplingTimeout, ProtocolError
+from vcosim.net import Allowlist, DatagramLink
 
 log = logging.getLogger("vcosim.bus")
 
@@ -105,15 +106,16 @@ class BusClient:
         self._queue: deque[Message] = deque()
         self._copies: deque[Copy] = deque()
         self._start = self.codec.start.encode("latin-1")
-        self._bufsize = self.codec.max_length + 64  # room for a monitor copy's tag
         self._closed = False
-        self.sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-        try:
-            self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, RECEIVE_BUFFER)
-            self.sock.bind((bind_host or local_address_towards(self.router_address), 0))
-        except OSError:
-            self.sock.close()
-            raise
+        self.link = DatagramLink(
+            (bind_host or local_address_towards(self.router_address), 0),
+            peer=self.router_address,
+            allow=Allowlist.of([self.router_address[0]]),  # the router's own host only
+            size=self.codec.max_length + 64,  # room for a monitor copy's tag
+            receive_buffer=RECEIVE_BUFFER,
+            name=f"bus module {self.module_id}",
+            log=log,
+        )
 
     @property
     def connected(self) -> bool:
@@ -123,7 +125,12 @@ class BusClient:
     @property
     def address(self) -> tuple[str, int]:
         """The module's own (host, port)."""
-        return self.sock.getsockname()
+        return self.link.address
+
+    @property
+    def sock(self) -> socket.socket:
+        """The UDP socket (non-blocking), e.g. for an event loop's reader."""
+        return self.link.sock
 
     # -- handshake ------------------------------------------------------------------------
     def connect(self, timeout: float = 5.0, retry_interval: float = 0.2) -> BusClient:
@@ -134,35 +141,32 @@ class BusClient:
             CouplingTimeout: no answer within ``timeout`` seconds.
         """
         host, port = self.router_address
+        link = self.link
         hello = frames.hello(self.module_id, self.monitor)
         deadline = time.monotonic() + timeout
         while True:
-            self.sock.sendto(hello, self.router_address)
+            sent = link.send(hello, self.router_address)
+            failure = None if sent else link.take_error()
             retry_at = min(time.monotonic() + retry_interval, deadline)
-            while (remaining := retry_at - time.monotonic()) > 0:
-                self.sock.settimeout(remaining)
-                try:
-                    data, sender = self.sock.recvfrom(self._bufsize)
-                except TimeoutError:
-                    break
-                except ConnectionRefusedError:
-                    continue
-                if sender[0] != host:
-                    continue
-                result = frames.parse_answer(data)
-                if isinstance(result, int):
-                    self.sock.connect(sender)  # from now on only the router's socket is heard
-                    self.router_id = result
-                    return self
-                if isinstance(result, str):
-                    raise ProtocolError(
-                        f"the bus router at {host}:{port} refused module id "
-                        f"{self.module_id}: {result}"
-                    )
+            while (remaining := retry_at - time.monotonic()) > 0 and link.wait(remaining):
+                while (got := link.receive_bytes()) is not None:
+                    data, sender = got
+                    result = frames.parse_answer(data)
+                    if isinstance(result, int):
+                        link.connect(sender)  # from now on only the router's socket is heard
+                        link.take_error()  # (a problem before the answer is no longer one)
+                        self.router_id = result
+                        return self
+                    if isinstance(result, str):
+                        raise ProtocolError(
+                            f"the bus router at {host}:{port} refused module id "
+                            f"{self.module_id}: {result}"
+                        )
             if time.monotonic() >= deadline:
+                why = f"; sending failed: {failure}" if failure is not None else ""
                 raise CouplingTimeout(
                     f"no answer from the bus router at {host}:{port} within "
-                    f"{timeout:g} s (is `vcosim bus` running there?)"
+                    f"{timeout:g} s (is `vcosim bus` running there?{why})"
                 )
 
     # -- sending ----------------------------------------------------------------------------
@@ -176,11 +180,9 @@ class BusClient:
             raise ProtocolError(
                 f"module {self.module_id} is not connected to the bus; call connect() first"
             )
-        try:
-            self.sock.send(data)
-        except OSError as exc:
+        if not self.link.send(data):
             self.stats.send_failures += 1
-            self._problem(f"send failed: {exc}", lost=isinstance(exc, ConnectionRefusedError))
+            self._socket_error("send", self.link.take_error())
             return False
         self.stats.sent += 1
         return True
@@ -190,35 +192,19 @@ class BusClient:
         """Take every datagram that has arrived into the queues, without waiting; how many."""
         if not self.connected:
             return 0
-        self.sock.settimeout(0.0)
-        count = 0
-        while True:
-            try:
-                data = self.sock.recv(self._bufsize)
-            except (BlockingIOError, InterruptedError):
-                return count
-            except OSError as exc:
-                self._socket_error(exc)
-                return count
-            self._handle(data)
+        link, count = self.link, 0
+        while (got := link.receive_bytes()) is not None:
+            self._handle(got[0])
             count += 1
+        self._socket_error("receive", link.take_error())
+        return count
 
     def wait(self, timeout: float) -> bool:
         """Block up to ``timeout`` s for datagrams, then take all that arrived; True if any."""
         if not self.connected:
             return False
-        if timeout > 0:
-            self.sock.settimeout(timeout)
-            try:
-                data = self.sock.recv(self._bufsize)
-            except TimeoutError:
-                return False
-            except OSError as exc:
-                self._socket_error(exc)
-                return False
-            self._handle(data)
-            self.poll()
-            return True
+        if timeout > 0 and not self.link.wait(timeout):
+            return False
         return self.poll() > 0
 
     def next_message(self, timeout: float = 0.0) -> Message | None:
@@ -278,23 +264,22 @@ class BusClient:
                     return
         queue.append(message)
 
-    def _socket_error(self, exc: OSError) -> None:
-        if not self._closed:  # (a socket closed by another thread ends its wait: no problem)
-            self._problem(f"receive failed: {exc}", lost=isinstance(exc, ConnectionRefusedError))
+    def _socket_error(self, action: str, exc: OSError | None) -> None:
+        """A failed send or receive; a refusal means the router's socket has closed."""
+        if exc is None or self._closed:  # (closed by another thread: the end of a wait)
+            return
+        lost = isinstance(exc, ConnectionRefusedError)
+        self._problem("lost" if lost else action, f"{action} failed: {exc}", lost)
 
     def _malformed(self, text: str) -> None:
         self.stats.malformed += 1
-        self._problem(f"malformed datagram from the router: {text}")
+        self._problem("malformed", f"malformed datagram from the router: {text}")
 
-    def _problem(self, text: str, lost: bool = False) -> None:
+    def _problem(self, kind: str, text: str, lost: bool = False) -> None:
         """Keep the latest problem; log the first of each kind (later ones are counted)."""
-        first = self.last_error is None or (lost and not self.router_lost)
         self.last_error = text
         self.router_lost = self.router_lost or lost
-        if first:
-            log.warning(
-                "bus module %d: %s (further problems are only counted)", self.module_id, text
-            )
+        self.link.report(kind, self.router_address, text)
 
     # -- lifetime ---------------------------------------------------------------------------
     def close(self) -> None:
@@ -302,10 +287,9 @@ class BusClient:
         if self._closed:
             return
         if self.connected:
-            with contextlib.suppress(OSError):
-                self.sock.send(frames.bye(self.module_id))
+            self.link.send(frames.bye(self.module_id))
         self._closed = True
-        self.sock.close()
+        self.link.close()
 
     def __enter__(self) -> BusClient:
         if not self.connected:

@@ -25,7 +25,7 @@ import selectors
 import socket
 import threading
 from collections import Counter, deque
-from collections.abc import Callable
+from collections.abc import Callable, Hashable
 from dataclasses import dataclass, field
 from functools import partial
 from typing import Any
@@ -35,6 +35,7 @@ from vcosim.bus.catalogue import ModuleId, Shutdown
 from vcosim.bus.client import DEFAULT_PORT, RECEIVE_BUFFER
 from vcosim.bus.codec import Codec
 from vcosim.errors import ConfigError, ProtocolError
+from vcosim.net import DatagramLink, Reports
 
 log = logging.getLogger("vcosim.bus")
 
@@ -52,7 +53,7 @@ class Module:
 
     id: int
     address: tuple[str, int]
-    sock: socket.socket
+    link: DatagramLink
     monitor: bool = False
     received: int = 0  # messages from the module
     sent: int = 0  # messages and copies to the module
@@ -109,7 +110,7 @@ class Router:
         self.stats = RouterStats()
         self._by_address: dict[tuple[str, int], Module] = {}
         self._monitors: list[Module] = []
-        self._reported: set[tuple[object, ...]] = set()
+        self._reports = Reports(log, "bus")
         self._requests: deque[Callable[[], None]] = deque()
         self._changed = threading.Condition()
         self._stopping = False
@@ -117,21 +118,19 @@ class Router:
         self._closed = False
         self._thread: threading.Thread | None = None
         self.stopped = threading.Event()
-        self._selector = selectors.DefaultSelector()
-        self.listen = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-        self._wake_in, self._wake_out = socket.socketpair()
         try:
-            self.listen.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, RECEIVE_BUFFER)
-            self.listen.bind((host, port))
+            self.listen = DatagramLink(
+                (host, port), size=MAX_DATAGRAM, receive_buffer=RECEIVE_BUFFER, name="bus", log=log
+            )
         except OSError as exc:
-            self._close_sockets()
             raise ConfigError(
                 [f"cannot listen on {host}:{port}: {exc.strerror or exc}"], "bus router"
             ) from None
-        self.listen.setblocking(False)
-        self._address = self.listen.getsockname()
+        self._address = self.listen.address
+        self._selector = selectors.DefaultSelector()
+        self._wake_in, self._wake_out = socket.socketpair()
         self._wake_in.setblocking(False)
-        self._selector.register(self.listen, selectors.EVENT_READ, self._on_handshake)
+        self._selector.register(self.listen.sock, selectors.EVENT_READ, self._on_handshake)
         self._selector.register(self._wake_in, selectors.EVENT_READ, self._on_wake)
 
     @property
@@ -207,10 +206,10 @@ class Router:
 
     # -- handshakes -------------------------------------------------------------------------
     def _on_handshake(self) -> None:
-        try:
-            data, address = self.listen.recvfrom(MAX_DATAGRAM)
-        except (BlockingIOError, InterruptedError, ConnectionRefusedError):
-            return  # (an ICMP error from an earlier refusal sent to a vanished peer)
+        got = self.listen.receive_bytes()  # (refusals of answers to vanished peers: skipped)
+        if got is None:
+            return
+        data, address = got
         hello = frames.parse_hello(data)
         if hello is None:
             self._malformed(
@@ -236,32 +235,36 @@ class Router:
             return
         self.stats.refused += 1
         self._report(
-            ("refused", address, module_id),
+            "refused",
+            (address, module_id),
             f"refused id {module_id} to {_where(address)}: {reason}",
         )
-        with contextlib.suppress(OSError):
-            self.listen.sendto(frames.refused(module_id, reason), address)
+        self.listen.send(frames.refused(module_id, reason), address)
 
     def _accept(self, module_id: int, address: tuple[str, int], monitor: bool) -> None:
-        sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
         try:
-            sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, RECEIVE_BUFFER)
-            sock.bind((self.listen.getsockname()[0], 0))
-            sock.connect(address)
+            link = DatagramLink(
+                (self._address[0], 0),
+                peer=address,
+                connect=True,
+                size=MAX_DATAGRAM,
+                receive_buffer=RECEIVE_BUFFER,
+                name=f"bus, module {module_id}",
+                log=log,
+            )
         except OSError as exc:
-            sock.close()
             self._report(
-                ("accept", address),
+                "accept",
+                address,
                 f"cannot open a socket for module {module_id} at {_where(address)}: {exc}",
             )
             return
-        sock.setblocking(False)
-        module = Module(module_id, address, sock, monitor)
+        module = Module(module_id, address, link, monitor)
         self.modules[module_id] = module
         self._by_address[address] = module
         if monitor:
             self._monitors.append(module)
-        self._selector.register(sock, selectors.EVENT_READ, partial(self._on_module, module))
+        self._selector.register(link.sock, selectors.EVENT_READ, partial(self._on_module, module))
         self._send(module, frames.answer(self.router_id), control=True)
         log.info("bus: %s joined%s", module.label, " as a monitor" if monitor else "")
 
@@ -272,25 +275,24 @@ class Router:
         del self._by_address[module.address]
         if module.monitor:
             self._monitors.remove(module)
-        self._selector.unregister(module.sock)
-        module.sock.close()
+        self._selector.unregister(module.link.sock)
+        module.link.close()
         log.info("bus: %s %s; its id is free again", module.label, why)
 
     # -- routing ----------------------------------------------------------------------------
     def _on_module(self, module: Module) -> None:
+        link = module.link
         for _ in range(64):  # a burst at a time, then let the other sockets have a turn
             if self.modules.get(module.id) is not module or self._stopping:
                 return
-            try:
-                data = module.sock.recv(MAX_DATAGRAM)
-            except (BlockingIOError, InterruptedError):
-                return
-            except OSError as exc:  # ConnectionRefused: the module's port has closed
-                self.stats.gone += 1
-                self._remove(module, f"is gone ({exc.strerror or exc})")
-                return
+            got = link.receive_bytes()
+            if got is None:
+                break
             module.received += 1
-            self._route(module, data)
+            self._route(module, got[0])
+        error = link.take_error()  # a refusal: the module's port has closed
+        if error is not None and self.modules.get(module.id) is module:
+            self._gone(module, error)
 
     def _route(self, sender: Module, data: bytes) -> None:
         if data[:4] == b"BYE " and frames.parse_bye(data) == sender.id:
@@ -322,7 +324,8 @@ class Router:
                 else "no module has that id"
             )
             self._report(
-                ("unknown", sender.id, to),
+                "unknown",
+                (sender.id, to),
                 f"{type(message).__name__} from {sender.label} to unknown module {to}: "
                 f"{why}; not passed on",
             )
@@ -340,32 +343,35 @@ class Router:
 
         ``sent`` counts messages (and copies), not control frames such as handshake answers.
         """
+        link = module.link
         for _ in range(2):
-            try:
-                module.sock.send(data)
+            if link.send(data):
                 module.sent += 0 if control else 1
                 return
-            except BlockingIOError:
-                select.select([], [module.sock], [], 1.0)
-            except OSError as exc:
-                self.stats.gone += 1
-                self._remove(module, f"is gone ({exc.strerror or exc})")
+            error = link.take_error()
+            if not isinstance(error, BlockingIOError):
+                self._gone(module, error)
                 return
+            select.select([], [link.sock], [], 1.0)
         self.stats.send_failures += 1
-        self._report(("send", module.id), f"could not send to {module.label}: buffer full")
+        self._report("send", module.id, f"could not send to {module.label}: buffer full")
+
+    def _gone(self, module: Module, error: OSError | None) -> None:
+        """Drop a module whose socket failed (its port has closed: an ICMP refusal)."""
+        why = "its socket failed" if error is None else error.strerror or str(error)
+        self.stats.gone += 1
+        self._remove(module, f"is gone ({why})")
 
     # -- reports ----------------------------------------------------------------------------
     def _malformed(self, sender: str, reason: str) -> None:
         self.stats.malformed += 1
         self.stats.malformed_by_sender[sender] += 1
-        self._report(("malformed", sender), f"malformed message from {sender}: {reason}")
+        self._report("malformed", sender, f"malformed message from {sender}: {reason}")
 
-    def _report(self, key: tuple[object, ...], text: str) -> None:
+    def _report(self, kind: str, peer: Hashable, text: str) -> None:
         """Keep and log the first problem of each kind and sender; the counters keep totals."""
-        if key not in self._reported:
-            self._reported.add(key)
+        if self._reports(kind, peer, text):
             self.stats.problems.append(text)
-            log.warning("bus: %s (further ones are only counted)", text)
 
     def report(self) -> dict[str, Any]:
         """Modules and counters, JSON-friendly."""
@@ -414,7 +420,8 @@ class Router:
             return
         self._closed = True
         for module in self.modules.values():
-            module.sock.close()
-        for sock in (self.listen, self._wake_in, self._wake_out):
+            module.link.close()
+        self.listen.close()
+        for sock in (self._wake_in, self._wake_out):
             sock.close()
         self._selector.close()
