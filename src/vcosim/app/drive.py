@@ -18,7 +18,15 @@ import typer
 
 from vcosim.app.bus import router_summary
 from vcosim.app.console import console, setup_logging, table
-from vcosim.app.options import BUS_DEFAULT, Bus, RunFolder, VehicleOption, WallTime, bus_address
+from vcosim.app.options import (
+    BUS_DEFAULT,
+    Bus,
+    RunFolder,
+    TerrainOption,
+    VehicleOption,
+    WallTime,
+    bus_address,
+)
 from vcosim.bus.catalogue import ModuleId
 from vcosim.constants import VIEWER_PORT
 from vcosim.errors import CouplingTimeout, VcosimError
@@ -37,6 +45,7 @@ def drive(
     bus: Bus = BUS_DEFAULT,
     wall_time: WallTime = None,
     vehicle: VehicleOption = "nightrider",
+    terrain: TerrainOption = None,
     frame_rate: Annotated[
         float,
         typer.Option(
@@ -51,7 +60,13 @@ def drive(
     """
     router = bus_address(bus)
     report = run_drive(
-        out, router.host, router.port, duration=wall_time, vehicle=vehicle, frame_rate=frame_rate
+        out,
+        router.host,
+        router.port,
+        duration=wall_time,
+        vehicle=vehicle,
+        frame_rate=frame_rate,
+        terrain=terrain,
     )
     if report["interrupted"]:
         raise typer.Exit(130)
@@ -95,6 +110,7 @@ def run_drive(
     duration: float | None,
     vehicle: str,
     frame_rate: float,
+    terrain: Path | None = None,
     start_timeout: float = 60.0,
 ) -> dict[str, Any]:
     """Router here, logger, vehicle (and input, sound, viewer once they exist) as processes.
@@ -111,6 +127,7 @@ def run_drive(
     router = Router(host, port).start()
     h, p = router.address
     where = ["--bus", f"{h}:{p}"]
+    ground = [] if terrain is None else ["--terrain", str(terrain)]  # vehicle and viewer alike
     children: list[_Child] = []
     interrupted = False
     console.log(f"bus router on {h}:{p}; module output goes to {run_dir}/<module>.log")
@@ -141,12 +158,14 @@ def run_drive(
                     f"{frame_rate:g}",
                     "--vehicle",
                     vehicle,
+                    *ground,
                 ],
                 ModuleId.VEHICLE,
             )
             for name, package, command, module_id in OPTIONAL_MODULES:
                 if importlib.util.find_spec(package) is not None:
-                    launch(name, [command, *where], module_id)
+                    extra = ground if command == "view" else []
+                    launch(name, [command, *where, *extra], module_id)
                     if name == "viewer":
                         console.log(f"viewer: open http://127.0.0.1:{VIEWER_PORT}/ in a browser")
             end = None if duration is None else time.monotonic() + duration

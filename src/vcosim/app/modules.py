@@ -20,6 +20,7 @@ from vcosim.app.options import (
     BusMaxLength,
     BusModuleId,
     BusSymbols,
+    TerrainOption,
     WallTime,
     bus_address,
     bus_codec,
@@ -128,6 +129,7 @@ def view(
     rate: Annotated[
         float, typer.Option(callback=positive, help="Most state frames per second to the page.")
     ] = 60.0,
+    terrain: TerrainOption = None,
     height_map: Annotated[
         Path | None, typer.Option(help="Height-map image (blue channel).")
     ] = None,
@@ -149,20 +151,23 @@ def view(
 ) -> None:
     """Serve the 3-D viewer and live dashboard in a browser; drive with keyboard or gamepad."""
     from vcosim.modules.viewer import Viewer, run_view
-    from vcosim.vehicle.terrain import Terrain
+    from vcosim.vehicle.terrain import Terrain, load_terrain
 
     page = parse_address(listen, option="--listen", default_port=VIEWER_PORT)
     router = bus_address(bus)
-    terrain = Terrain.from_images(
-        height_map, road_map, friction_map, hill_height=hill_height, size=size
-    )
+    if terrain is not None:  # the file the simulator drives on: one source of truth
+        ground = load_terrain(terrain)
+    else:
+        ground = Terrain.from_images(
+            height_map, road_map, friction_map, hill_height=hill_height, size=size
+        )
     run_view(
         Viewer(
             router.host,
             router.port,
             host=page.host,
             port=page.port,
-            terrain=terrain,
+            terrain=ground,
             rate=rate,
             module_id=ModuleId.VISUALISATION if module_id is None else module_id,
             send_ground=send_ground,

@@ -81,6 +81,15 @@ WallTime = Annotated[
     ),
 ]
 VehicleOption = Annotated[str, typer.Option(help="Vehicle preset name or parameter TOML file.")]
+TerrainOption = Annotated[
+    Path | None,
+    typer.Option(
+        exists=True,
+        dir_okay=False,
+        help="The terrain: a height-map picture, or a TOML of height_map, road_map, "
+        "friction_map, hill_height, size, friction (docs/viewer.md); flat without one.",
+    ),
+]
 RunFolder = Annotated[
     Path, typer.Option(help="Folder for the run; a timestamped sub-folder is created.")
 ]

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import json
+import math
 import time
+from collections.abc import Mapping
 from enum import Enum
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
@@ -21,12 +23,15 @@ from vcosim.app.options import (
     JsonOut,
     Listen,
     Spin,
+    TerrainOption,
     Timeout,
     VehicleOption,
     bus_address,
+    non_negative,
     parse_address,
+    positive,
 )
-from vcosim.constants import CONTRACTS_PORT, CONTROLLER_PORT, LOOPBACK, SIMULATOR_PORT
+from vcosim.constants import CONTRACTS_PORT, CONTROLLER_PORT, LOOPBACK, PHYSICS_DT, SIMULATOR_PORT
 from vcosim.sim.pacing import PacingMode
 
 if TYPE_CHECKING:
@@ -56,6 +61,32 @@ def sim(
     ] = 1.0,
     frame_rate: FrameRate = 60.0,
     vehicle: VehicleOption = "nightrider",
+    terrain: TerrainOption = None,
+    start_pose: Annotated[
+        str | None,
+        typer.Option(
+            metavar="X,Y,HEADING",
+            help="Where the vehicle starts: metres east and north, heading in degrees "
+            "anticlockwise from east.",
+            show_default="0,0,0",
+        ),
+    ] = None,
+    start_speed: Annotated[
+        float,
+        typer.Option(
+            callback=non_negative, help="Start rolling straight ahead at this speed (m/s)."
+        ),
+    ] = 0.0,
+    record: Annotated[
+        Path | None,
+        typer.Option(
+            help="Record every vehicle signal to this .csv or .mcap file (MCAP: Foxglove, "
+            "PlotJuggler; the `logging` extra)."
+        ),
+    ] = None,
+    record_rate: Annotated[
+        float, typer.Option(callback=positive, help="Rows per simulated second for --record.")
+    ] = 100.0,
     gearbox: Annotated[
         Gearbox, typer.Option(help="automatic: the controller needs only pedals and steering.")
     ] = Gearbox.automatic,
@@ -125,6 +156,10 @@ def sim(
     json_out: JsonOut = None,
 ) -> None:
     """Run the simulator; external controllers couple to it exactly as to BeamNG.tech."""
+    if debug_log is not None and not coupling:
+        raise typer.BadParameter(
+            "there is no coupling to log with --no-coupling", param_hint="'--debug-log'"
+        )
     config = None
     if coupling:
         given: dict[str, Any] = {
@@ -176,15 +211,41 @@ def sim(
         time_dilation=time_dilation,
         frame_rate=frame_rate,
         vehicle=vehicle,
+        terrain=load_terrain(terrain),
+        start_pose=None if start_pose is None else parse_pose(start_pose),
+        start_speed=start_speed,
         automatic=gearbox is Gearbox.automatic,
         engine_running=engine,
         coupling=config,
         custom_hooks=custom_hooks,
         faces=faces,
         json_out=json_out,
+        record=record,
+        record_every=max(1, round(1.0 / (record_rate * PHYSICS_DT))),
     )
     if report.interrupted:
         raise typer.Exit(130)
+
+
+def parse_pose(text: str) -> tuple[float, float, float]:
+    """``X,Y,HEADING`` (heading optional) from ``--start-pose``."""
+    try:
+        values = [float(v) for v in text.split(",")]
+    except ValueError:
+        values = []
+    if len(values) not in (2, 3) or not all(math.isfinite(v) for v in values):
+        raise typer.BadParameter(
+            f"{text!r} is not X,Y,HEADING (e.g. 10,-5,90)", param_hint="'--start-pose'"
+        )
+    x, y, *heading = values
+    return x, y, heading[0] if heading else 0.0
+
+
+def load_terrain(path: Path | None) -> Any:
+    """The terrain of ``--terrain`` (flat without one)."""
+    from vcosim.vehicle.terrain import load_terrain as load
+
+    return load(path)
 
 
 def coupling_config(interface: Path | None, options: dict[str, Any], allow: Any) -> Any:
@@ -237,7 +298,7 @@ def summary_table(report: RunReport) -> Table:
             table.add_row("clamped by slot", json.dumps(coupling["clamped"]))
         table.add_row("time blocking", f"{coupling['blocked_time']:.3f} s")
     for name, face in report.faces.items():  # the other faces (contracts, bus): their counters
-        if name != "coupling" and isinstance(face, dict):
+        if name != "coupling" and isinstance(face, Mapping):
             for key, value in face.items():
                 if isinstance(value, (int, float, str)):
                     table.add_row(f"{name}: {key.replace('_', ' ')}", str(value))
@@ -247,7 +308,12 @@ def summary_table(report: RunReport) -> Table:
 
 
 def run_simulator(
-    *, duration: float | None, json_out: Path | None = None, **options: Any
+    *,
+    duration: float | None,
+    json_out: Path | None = None,
+    record: Path | None = None,
+    record_every: int = 20,
+    **options: Any,
 ) -> RunReport:
     """Run ``vcosim sim`` to the end or an interrupt; print and optionally save the summary."""
     from vcosim.interrupts import sigterm_as_interrupt
@@ -255,6 +321,11 @@ def run_simulator(
 
     setup_logging()
     sim = build_simulation(**options)
+    if record is not None:
+        from vcosim.sim.recorder import SignalLog
+
+        sim.attach("recording", SignalLog(record, every=record_every))
+        note(f"recording every vehicle signal every {record_every * sim.dt * 1e3:g} ms to {record}")
     endpoint = sim.faces.get("coupling")
     if endpoint is not None:
         schedule = endpoint.config.schedule(sim.dt)
