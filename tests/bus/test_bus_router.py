@@ -230,6 +230,27 @@ def test_no_router_is_a_clear_timeout():
     )
 
 
+def test_a_handshake_that_cannot_be_sent_says_why_it_timed_out():
+    client = BusClient(16, port=0)  # no router can listen on port 0
+    with pytest.raises(CouplingTimeout) as info:
+        client.connect(timeout=0.1)
+    client.close()
+    assert str(info.value) == (
+        "no answer from the bus router at 127.0.0.1:0 within 0.1 s "
+        "(is `vcosim bus` running there?; sending failed: [Errno 22] Invalid argument)"
+    )
+
+
+def test_a_module_whose_router_has_gone_knows_it(router: Router, connect):
+    client = connect(16)
+    router.stop()
+    assert router.stopped.wait(2.0)
+    assert client.send(IMFM(1, 2, 3, 0, to=17))  # the first finds the port closed...
+    assert client.next_message(timeout=0.5) is None  # ...and the refusal comes back
+    assert client.router_lost
+    assert client.last_error == "receive failed: [Errno 111] Connection refused"
+
+
 def test_a_port_in_use_is_a_clear_error(router: Router):
     with pytest.raises(ConfigError, match=f"cannot listen on 127.0.0.1:{router.address[1]}"):
         Router("127.0.0.1", router.address[1])

@@ -1,0 +1,89 @@
+"""The tight coupling's UDP link: exact-size float64 messages, counted drops, the spinning wait."""
+
+from __future__ import annotations
+
+import logging
+import socket
+import time
+from collections.abc import Iterator
+
+import numpy as np
+import pytest
+
+from vcosim.tight.transport import UdpLink
+
+
+@pytest.fixture
+def peer() -> Iterator[socket.socket]:
+    """A plain UDP socket on loopback standing for the other end."""
+    sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    sock.bind(("127.0.0.1", 0))
+    sock.settimeout(2.0)
+    yield sock
+    sock.close()
+
+
+@pytest.fixture
+def link(peer: socket.socket) -> Iterator[UdpLink]:
+    """A link expecting 4 values from ``peer``, spinning 50 ms before it sleeps."""
+    with_peer = UdpLink(("127.0.0.1", 0), peer.getsockname(), 4, spin=0.05, name="probe")
+    yield with_peer
+    with_peer.close()
+
+
+def test_a_message_is_read_in_place_and_others_sizes_are_dropped_and_counted(
+    link: UdpLink, peer: socket.socket, caplog: pytest.LogCaptureFixture
+):
+    message = link.message
+    peer.sendto(np.arange(3.0).tobytes(), link.address)  # one value short
+    peer.sendto(np.arange(5.0).tobytes(), link.address)  # one too many
+    peer.sendto(np.array([7.0, 1.5, -2.0, 0.25]).tobytes(), link.address)
+    with caplog.at_level(logging.WARNING, logger="vcosim.tight"):
+        assert link.wait(2.0)
+    np.testing.assert_array_equal(message, [7.0, 1.5, -2.0, 0.25])
+    assert link.message is message and link.sender == peer.getsockname()
+    assert link.malformed == 2 and link.rejected == 0
+    host, port = peer.getsockname()
+    assert [r.getMessage() for r in caplog.records] == [
+        f"probe: malformed datagram from {host}:{port} dropped (24 bytes, expected 32) "
+        "(further ones are only counted)"
+    ]
+
+
+def test_messages_go_to_the_peer_or_to_the_address_given(link: UdpLink, peer: socket.socket):
+    link.send(np.array([1.0, 2.0]))
+    assert peer.recvfrom(64) == (np.array([1.0, 2.0]).tobytes(), link.address)
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as other:
+        other.bind(("127.0.0.1", 0))
+        other.settimeout(2.0)
+        link.send(np.array([3.0]), other.getsockname())
+        assert other.recv(64) == np.array([3.0]).tobytes()
+        link.peer = other.getsockname()
+        link.send(np.array([4.0]))
+        assert other.recv(64) == np.array([4.0]).tobytes()
+
+
+def test_a_failed_send_is_counted_and_logged_once_not_raised(
+    link: UdpLink, caplog: pytest.LogCaptureFixture
+):
+    link.peer = ("127.0.0.1", 0)  # no one can be sent to there
+    with caplog.at_level(logging.WARNING, logger="vcosim.tight"):
+        link.send(np.zeros(4))
+        link.send(np.zeros(4))
+    assert link.send_errors == 2
+    assert [r.getMessage() for r in caplog.records] == [
+        "probe: sending to 127.0.0.1:0 failed: [Errno 22] Invalid argument "
+        "(further ones are only counted)"
+    ]
+
+
+def test_wait_gives_up_after_the_timeout_and_poll_never_waits(link: UdpLink):
+    start = time.perf_counter()
+    assert link.wait(0.08) is False  # spins 50 ms, then sleeps the rest
+    assert time.perf_counter() - start >= 0.079
+    assert link.poll() is False
+
+
+def test_a_taken_port_is_an_os_error_naming_it(link: UdpLink, peer: socket.socket):
+    with pytest.raises(OSError, match=f"cannot bind 127.0.0.1:{link.address[1]}: Address"):
+        UdpLink(link.address, peer.getsockname(), 4)
