@@ -17,11 +17,25 @@ def test_vcosim_sound_renders_for_its_duration(router: Router, tmp_path: Path) -
     wav_path = tmp_path / "s.wav"
     result = CliRunner().invoke(
         app,
-        ["sound", "--port", str(router.address[1]), "--wav", str(wav_path), "--duration", "0.3"],
+        ["sound", "--bus", f":{router.address[1]}", "--wav", str(wav_path), "--wall-time", "0.3"],
     )
     assert result.exit_code == 0, result.output
     with wave.open(str(wav_path), "rb") as wav:
         assert wav.getnframes() >= 0.3 * 44100 - 441
+
+
+def test_vcosim_sound_without_a_bus_fails_and_leaves_no_file(tmp_path: Path) -> None:
+    import socket
+
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as silent:  # a port nobody answers
+        silent.bind(("127.0.0.1", 0))
+        wav_path = tmp_path / "s.wav"
+        result = CliRunner().invoke(
+            app, ["sound", "--bus", f":{silent.getsockname()[1]}", "--wav", str(wav_path)]
+        )
+    assert result.exit_code == 1, result.output
+    assert "no answer from the bus router" in result.output
+    assert not wav_path.exists()
 
 
 def test_vcosim_input_script_quits_everyone(router: Router, tmp_path: Path) -> None:

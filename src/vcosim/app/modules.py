@@ -200,6 +200,13 @@ def run_sound(
         codec=codec,
         settings=settings,
     )
+    try:
+        module.connect()  # before any sound: a WAV without a bus would be an empty file
+    except BaseException:
+        module.close()
+        if wav is not None:
+            wav.unlink(missing_ok=True)
+        raise
     report = run_module(
         module,
         duration,
