@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from vcosim.app.console import console, save_json, setup_logging, table
+from vcosim.app.console import console, note, save_json, setup_logging, table
 from vcosim.app.options import (
     BUS_DEFAULT,
     BUS_MAX_LENGTH,
@@ -154,7 +154,7 @@ def run_router(
     setup_logging()
     router = Router(host, port, router_id=router_id, max_modules=max_modules, codec=codec)
     h, p = router.address
-    console.log(
+    note(
         f"bus router (id {router_id}) on {h}:{p}, up to {max_modules} modules; "
         f"Ctrl-C, SIGTERM or a Shutdown to id {router_id} ends it"
     )
@@ -219,11 +219,11 @@ def run_replay(
 
     if to_csv is not None:
         rows = export_csv(file, to_csv)
-        console.log(f"{file}: {rows} messages written to {to_csv}")
+        note(f"{file}: {rows} messages written to {to_csv}")
         return {"csv": str(to_csv), "rows": rows}
     setup_logging()
     pace = "as fast as possible" if speed <= 0 else f"{speed:g}× the recorded pace"
-    console.log(f"replaying {file} onto the bus at {host}:{port} (module {module_id}), {pace}")
+    note(f"replaying {file} onto the bus at {host}:{port} (module {module_id}), {pace}")
     report = replay(
         file, host, port, module_id=module_id, speed=speed, only=only, skip=skip, codec=codec
     )

@@ -94,7 +94,7 @@ def run_client(
     step_fn = instantiate(load_user_code(function)) if function else None
     client = ContractClient(config, step_fn, step=step, **options)
     cfg = client.config
-    console.log(
+    note(
         f"contracts: {len(client.layout.contracts)} with {cfg.remoteIP}:"
         f"{cfg.remotePort}; input ports {[p.name for p in client.layout.inputs]}, "
         f"output ports {[p.name for p in client.layout.outputs]}; step "

@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     from rich.live import Live
     from rich.table import Table
 
+log = logging.getLogger("vcosim")
 console = Console(stderr=True, log_path=False)  # logs, status, summaries of runs
 results = Console(log_path=False)  # what a command computes (a report's figures), on stdout
 
@@ -40,16 +41,26 @@ settings = Settings()
 def setup_logging() -> None:
     """Log through the console in one format; source locations only with --debug."""
     from rich.logging import RichHandler
+    from rich.text import Text
+
+    class Handler(RichHandler):
+        """Rich's handler without the word INFO on every line (warnings still say so)."""
+
+        def get_level_text(self, record: logging.LogRecord) -> Text:
+            if record.levelno == logging.INFO:
+                return Text(" " * 8)
+            return super().get_level_text(record)
 
     logging.basicConfig(
         level=settings.level,
         format="%(message)s",
         handlers=[
-            RichHandler(
+            Handler(
                 console=console,
                 show_path=settings.debug,
                 rich_tracebacks=settings.debug,
                 markup=False,
+                log_time_format="[%X]",
             )
         ],
         force=True,
@@ -57,9 +68,13 @@ def setup_logging() -> None:
 
 
 def note(text: str) -> None:
-    """A line for the user (what the run does, what it waits for); silent with --quiet."""
-    if not settings.quiet:
-        console.log(text)
+    """A line for the user (what the run does, what it waits for), in the log's format."""
+    log.info("%s", text)
+
+
+def warn(text: str) -> None:
+    """A warning for the user, in the log's format."""
+    log.warning("%s", text)
 
 
 class StatusLine:

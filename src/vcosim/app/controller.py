@@ -183,7 +183,7 @@ def run_controller(
     setup_logging()
     block = ControllerBlock(step_fn, **options)  # config=..., or the config's fields
     cfg = block.config
-    console.log(
+    note(
         f"controller: listening on {cfg.listen_host}:{block.address[1]}, simulator "
         f"{cfg.sim_host}:{cfg.sim_port}; step {cfg.step * 1e3:g} ms (start the "
         f"simulator with --ext-time {cfg.step:g}); memory {'on' if cfg.memory else 'off'}"

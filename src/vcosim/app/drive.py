@@ -17,7 +17,7 @@ from typing import IO, Annotated, Any
 import typer
 
 from vcosim.app.bus import router_summary
-from vcosim.app.console import console, setup_logging, table
+from vcosim.app.console import StatusLine, console, note, setup_logging, table
 from vcosim.app.options import (
     BUS_DEFAULT,
     Bus,
@@ -130,7 +130,7 @@ def run_drive(
     ground = [] if terrain is None else ["--terrain", str(terrain)]  # vehicle and viewer alike
     children: list[_Child] = []
     interrupted = False
-    console.log(f"bus router on {h}:{p}; module output goes to {run_dir}/<module>.log")
+    note(f"bus router on {h}:{p}; module output goes to {run_dir}/<module>.log")
 
     def launch(name: str, args: list[str], module_id: int) -> None:
         child = _Child(name, args, run_dir)
@@ -142,7 +142,7 @@ def run_drive(
             or not child.alive
         ):
             raise CouplingTimeout(f"the {name} module did not join the bus (see {child.log_path})")
-        console.log(f"{name}: module {module_id} joined")
+        note(f"{name}: module {module_id} joined")
 
     with sigterm_as_interrupt():
         try:
@@ -167,14 +167,24 @@ def run_drive(
                     extra = ground if command == "view" else []
                     launch(name, [command, *where, *extra], module_id)
                     if name == "viewer":
-                        console.log(f"viewer: open http://127.0.0.1:{VIEWER_PORT}/ in a browser")
-            end = None if duration is None else time.monotonic() + duration
+                        note(f"viewer: open http://127.0.0.1:{VIEWER_PORT}/ in a browser")
+            begun = time.monotonic()
+            end = None if duration is None else begun + duration
             vehicle_child = children[1]
-            while not router.stopped.is_set() and vehicle_child.alive:
-                left = 0.5 if end is None else min(0.5, end - time.monotonic())
-                if left <= 0:
-                    break
-                router.stopped.wait(left)
+
+            def status() -> str:
+                joined = ", ".join(str(i) for i in sorted(router.modules))
+                return (
+                    f"driving for {time.monotonic() - begun:7.1f} s   modules {joined}   "
+                    f"messages routed {router.stats.routed}   Ctrl-C ends"
+                )
+
+            with StatusLine(status):
+                while not router.stopped.is_set() and vehicle_child.alive:
+                    left = 0.5 if end is None else min(0.5, end - time.monotonic())
+                    if left <= 0:
+                        break
+                    router.stopped.wait(left)
         except KeyboardInterrupt:
             interrupted = True
         finally:

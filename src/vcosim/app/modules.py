@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from vcosim.app.console import console, setup_logging, table
+from vcosim.app.console import console, note, setup_logging, table
 from vcosim.app.options import (
     BUS_DEFAULT,
     BUS_MAX_LENGTH,
@@ -269,7 +269,7 @@ def run_input(
             backend.close()
         save_mapping(result, mapping)
         console.print(result.to_toml())
-        console.log(f"mapping saved to {mapping}")
+        note(f"mapping saved to {mapping}")
         return {"mapping": str(mapping)}
     chosen = load_mapping(mapping) if mapping is not None else Mapping()
     if script is None and keyboard:
@@ -280,7 +280,7 @@ def run_input(
         if script is not None or keyboard:
             raise
         # headless (`vcosim drive` on a server): stay on the bus quietly, end with the others
-        console.log(f"input: {exc.problems[0]}; sending nothing until Shutdown")
+        note(f"input: {exc.problems[0]}; sending nothing until Shutdown")
         return idle(host, port, module_id=module_id, codec=codec, duration=duration)
     if isinstance(backend, KeyboardBackend):
         chosen = Mapping()

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from vcosim.app.console import StatusLine, console, note, save_json, setup_logging
+from vcosim.app.console import StatusLine, console, note, save_json, setup_logging, warn
 from vcosim.app.options import (
     DEFAULT_TIMEOUT,
     Allow,
@@ -330,22 +330,22 @@ def run_simulator(
     if endpoint is not None:
         schedule = endpoint.config.schedule(sim.dt)
         cfg, face = endpoint.config, endpoint.interface
-        console.log(
+        note(
             f"coupling: listening on {cfg.listen_host}:{endpoint.address[1]}, controller "
             f"{cfg.controller_host}:{cfg.controller_port}; send_skips {schedule.send_skips}, "
             f"window {schedule.window}, send_offset {schedule.send_offset}, "
             f"timeout {schedule.timeout:g} s; the controller's step is "
             f"{schedule.controller_step(sim.dt) * 1e3:g} ms"
         )
-        console.log(
+        note(
             f"coupling: layout {face.name}: {face.sim_to_controller} values to the "
             f"controller, {face.controller_to_sim} back (ids included)"
             + ("; slot 4 is read as a requested gear" if cfg.gear_slot else "")
         )
         missing = face.missing_wheel_torques()
         if missing:
-            console.log(
-                f"[yellow]coupling: the interface drives on wheel torques but gives "
+            warn(
+                f"coupling: the interface drives on wheel torques but gives "
                 f"none for {', '.join(missing)}: those get zero"
             )
     status = _Status(sim)
