@@ -1,4 +1,4 @@
-"""`run_physics_bench`: the shape and consistency of its result, never the speed it measures."""
+"""`measure_physics_bench`: the shape and consistency of its result, never the speed it measures."""
 
 from __future__ import annotations
 
@@ -7,14 +7,19 @@ import math
 
 import pytest
 
-from vcosim.bench.physics import run_physics_bench
+from vcosim.bench.physics import PhysicsBench, measure_physics_bench, run_physics_bench
 
 RATES = ("kernel_steps_per_s", "stepwise_steps_per_s", "commonroad_mb_steps_per_s")
 
 
 @pytest.fixture(scope="module")
-def result() -> dict:
-    return run_physics_bench(seconds=0.2, progress=False)
+def bench() -> PhysicsBench:
+    return measure_physics_bench(seconds=0.2, progress=False)
+
+
+@pytest.fixture(scope="module")
+def result(bench: PhysicsBench) -> dict:
+    return bench.to_dict()
 
 
 def positive(value: object) -> bool:
@@ -52,6 +57,33 @@ def test_context_targets_and_json(result: dict) -> None:
     json.dumps(result)  # the CLI prints it as JSON
 
 
+def test_json_layout_is_the_one_the_command_printed(bench: PhysicsBench, result: dict) -> None:
+    assert list(result) == [
+        "kernel_steps_per_s",
+        "stepwise_steps_per_s",
+        "realtime_factor",
+        "commonroad_mb_steps_per_s",
+        "kernel_vs_commonroad",
+        "stepwise_vs_commonroad",
+        "batch_vehicle_steps_per_s",
+        "dt",
+        "seconds",
+        "repeats",
+        "cpu_count",
+        "numba_threads",
+        "python",
+        "numba",
+        "machine",
+        "cpu",
+        "targets",
+        "meets_targets",
+    ]
+    assert result["kernel_steps_per_s"] == round(bench.kernel_steps_per_s, 1)
+    assert all(isinstance(v, int) for v in result["batch_vehicle_steps_per_s"].values())
+
+
 def test_rejects_a_non_positive_budget() -> None:
     with pytest.raises(ValueError):
         run_physics_bench(seconds=0, progress=False)
+    with pytest.raises(ValueError):
+        measure_physics_bench(seconds=-1.0, progress=False)

@@ -14,14 +14,18 @@ the messages per second give the throughput (routed messages/s: both directions 
 
 from __future__ import annotations
 
-import multiprocessing as mp
+import contextlib
 import socket
 import statistics
+import threading
 import time
 from collections import deque
+from dataclasses import dataclass
 from typing import Any
 
 from vcosim.bus.catalogue import IMFM
+from vcosim.reports import Report
+from vcosim.scenarios.harness import ChildLink, ChildProcess
 
 WINDOW = 32
 """Messages in flight in the throughput measurement."""
@@ -40,49 +44,63 @@ def _payloads() -> tuple[bytes, bytes]:
     )
 
 
-def _echo_loop(sock: socket.socket, reply: bytes, stop: Any, to: tuple[str, int] | None) -> None:
+def _echo_loop(
+    link: ChildLink, sock: socket.socket, reply: bytes, to: tuple[str, int] | None
+) -> None:
+    """Answer each datagram with ``reply`` until asked to stop."""
+    stopped = threading.Event()  # a flag the loop reads without a system call
+    link.on_stop(stopped.set)
     sock.settimeout(0.2)
-    while not stop.is_set():
+    while not stopped.is_set():
         try:
             _, sender = sock.recvfrom(512)
-        except TimeoutError:
-            continue
-        except ConnectionRefusedError:
+        except (TimeoutError, ConnectionRefusedError):
             continue
         sock.sendto(reply, to or sender)
 
 
-def _direct_echo(ports: Any, stop: Any) -> None:
+def _direct_echo(link: ChildLink) -> None:
     """A bare UDP echo: answer each datagram with the reply payload."""
     sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
     sock.bind(("127.0.0.1", 0))
-    ports.put(sock.getsockname()[1])
-    _echo_loop(sock, _payloads()[1], stop, None)
+    link.ready(sock.getsockname()[1])
+    _echo_loop(link, sock, _payloads()[1], None)
     sock.close()
 
 
-def _router(ports: Any, stop: Any, reports: Any) -> None:
-    """The router in a process of its own; its report goes back when told to stop."""
+def _router(link: ChildLink) -> None:
+    """The router in a process of its own; its counters go back when told to stop."""
     from vcosim.bus.router import Router
 
     router = Router("127.0.0.1", 0).start()
-    ports.put(router.address[1])
-    stop.wait()
+    link.ready(router.address[1])
+    link.wait()
     router.stop()
-    reports.put({k: router.report()[k] for k in ("routed", "malformed", "unknown_destination")})
+    report = router.report()
+    link.result({k: report[k] for k in ("routed", "malformed", "unknown_destination")})
 
 
-def _bus_echo(port: int, ready: Any, stop: Any) -> None:
+def _bus_echo(link: ChildLink, port: int) -> None:
     """Module 2: answer each message to module 1, through the router."""
     from vcosim.bus.client import BusClient
 
     client = BusClient(ECHO_ID, port=port).connect()
-    ready.put(True)
-    _echo_loop(client.sock, _payloads()[1], stop, client.sock.getpeername())
+    link.ready()
+    _echo_loop(link, client.sock, _payloads()[1], client.sock.getpeername())
     client.close()
 
 
-def _pingpong(
+@dataclass
+class PingPong(Report):
+    """One ping-pong: round trips (µs) with one message in flight, throughput with a window."""
+
+    rtt_us_median: float
+    rtt_us_p99: float
+    round_trips_per_s: float  # with ``WINDOW`` messages in flight
+    lost: int
+
+
+def _exchange(
     sock: socket.socket, payload: bytes, seconds: float, window: int
 ) -> tuple[float, list[float], int]:
     """Round trips per second and round-trip times (s) with ``window`` messages in flight."""
@@ -119,82 +137,91 @@ def _pingpong(
     return len(rtts) / elapsed, rtts, lost
 
 
-def _latency(rtts: list[float]) -> tuple[float, float]:
-    """Median and 99th percentile of round trips, in microseconds."""
+def pingpong(sock: socket.socket, payload: bytes, seconds: float, tick: Any) -> PingPong:
+    """Latency with one message in flight, then throughput with ``WINDOW``; ``tick`` after each."""
+    _, rtts, lost_1 = _exchange(sock, payload, seconds, 1)
+    tick()
+    per_s, _, lost_w = _exchange(sock, payload, seconds, WINDOW)
+    tick()
     ordered = sorted(rtts)
-    return (statistics.median(ordered) * 1e6, ordered[int(0.99 * (len(ordered) - 1))] * 1e6)
+    return PingPong(
+        rtt_us_median=statistics.median(ordered) * 1e6,
+        rtt_us_p99=ordered[int(0.99 * (len(ordered) - 1))] * 1e6,
+        round_trips_per_s=per_s,
+        lost=lost_1 + lost_w,
+    )
 
 
-def _spawn(ctx: Any, target: Any, *args: Any) -> Any:
-    process = ctx.Process(target=target, args=args, daemon=True)
-    process.start()
-    return process
+@dataclass
+class BusBench(Report):
+    """``vcosim bench bus``: direct UDP against the router, and the router's own counters."""
+
+    message: str
+    window: int
+    seconds: float
+    direct: PingPong
+    routed: PingPong
+    router: dict[str, Any]  # the router's counters: routed, malformed, unknown_destination
+
+    def to_dict(self) -> dict[str, Any]:
+        """In the layout ``vcosim bench bus --json`` prints (messages/s count both ways)."""
+        d, r = self.direct, self.routed
+        return {
+            "message": self.message,
+            "window": self.window,
+            "seconds": self.seconds,
+            "direct_rtt_us_median": d.rtt_us_median,
+            "direct_rtt_us_p99": d.rtt_us_p99,
+            "router_rtt_us_median": r.rtt_us_median,
+            "router_rtt_us_p99": r.rtt_us_p99,
+            "added_latency_us": (r.rtt_us_median - d.rtt_us_median) / 2.0,
+            "direct_messages_per_s": 2.0 * d.round_trips_per_s,
+            "router_messages_per_s": 2.0 * r.round_trips_per_s,
+            "throughput_ratio": r.round_trips_per_s / d.round_trips_per_s,
+            "lost": d.lost + r.lost,
+            "router": self.router,
+        }
 
 
-def run_bus_bench(seconds: float = 2.0, progress: bool = True) -> dict[str, Any]:
+def measure_bus_bench(seconds: float = 2.0, progress: bool = True) -> BusBench:
     """Every figure of the bus bench (see the module's docstring)."""
     from rich.progress import Progress
 
     from vcosim.bus.client import BusClient
 
-    ctx = mp.get_context("spawn")
-    stop = ctx.Event()
-    ports, reports = ctx.Queue(), ctx.Queue()
     to_echo = _payloads()[0]
-    result: dict[str, Any] = {
-        "message": f"IMFM, {len(to_echo)} bytes",
-        "window": WINDOW,
-        "seconds": seconds,
-    }
-    processes = []
-    with Progress(transient=True, disable=not progress) as bar:
+    with Progress(transient=True, disable=not progress) as bar, contextlib.ExitStack() as stack:
         task = bar.add_task("bus bench", total=5)
-        try:
-            bar.update(task, description="starting the echo and the router")
-            processes.append(_spawn(ctx, _direct_echo, ports, stop))
-            direct_port = int(ports.get(timeout=30))
-            processes.append(_spawn(ctx, _router, ports, stop, reports))
-            router_port = int(ports.get(timeout=30))
-            processes.append(_spawn(ctx, _bus_echo, router_port, ports, stop))
-            ports.get(timeout=30)
+
+        def tick() -> None:
             bar.advance(task)
 
-            direct = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-            direct.bind(("127.0.0.1", 0))
-            direct.connect(("127.0.0.1", direct_port))
-            client = BusClient(MAIN_ID, port=router_port).connect()
-            figures = {}
-            for name, sock in (("direct", direct), ("router", client.sock)):
-                bar.update(task, description=f"{name}: latency")
-                _, rtts, lost_1 = _pingpong(sock, to_echo, seconds, 1)
-                bar.advance(task)
-                bar.update(task, description=f"{name}: throughput")
-                per_s, _, lost_w = _pingpong(sock, to_echo, seconds, WINDOW)
-                bar.advance(task)
-                figures[name] = (_latency(rtts), per_s, lost_1 + lost_w)
-            direct.close()
-            client.close()
-        finally:
-            stop.set()
-            router_report = reports.get(timeout=10) if processes[1:] else {}
-            for process in processes:
-                process.join(timeout=5)
-                if process.is_alive():
-                    process.kill()
-    (d_median, d_p99), d_per_s, d_lost = figures["direct"]
-    (r_median, r_p99), r_per_s, r_lost = figures["router"]
-    result.update(
-        {
-            "direct_rtt_us_median": d_median,
-            "direct_rtt_us_p99": d_p99,
-            "router_rtt_us_median": r_median,
-            "router_rtt_us_p99": r_p99,
-            "added_latency_us": (r_median - d_median) / 2.0,
-            "direct_messages_per_s": 2.0 * d_per_s,
-            "router_messages_per_s": 2.0 * r_per_s,
-            "throughput_ratio": r_per_s / d_per_s,
-            "lost": d_lost + r_lost,
-            "router": router_report,
-        }
+        bar.update(task, description="starting the echo and the router")
+        direct_echo = stack.enter_context(ChildProcess(_direct_echo, name="UDP echo"))
+        router = stack.enter_context(ChildProcess(_router, name="router"))
+        router_port = int(router.ready())
+        bus_echo = stack.enter_context(ChildProcess(_bus_echo, router_port, name="echo module"))
+        direct_port = int(direct_echo.ready())
+        bus_echo.ready()
+        tick()
+
+        direct = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        direct.bind(("127.0.0.1", 0))
+        direct.connect(("127.0.0.1", direct_port))
+        bar.update(task, description="direct: latency, throughput")
+        direct_figures = pingpong(direct, to_echo, seconds, tick)
+        direct.close()
+        client = BusClient(MAIN_ID, port=router_port).connect()
+        bar.update(task, description="router: latency, throughput")
+        routed_figures = pingpong(client.sock, to_echo, seconds, tick)
+        client.close()
+        bus_echo.stop()
+        counters = router.stop() or {}
+    return BusBench(
+        f"IMFM, {len(to_echo)} bytes", WINDOW, seconds, direct_figures, routed_figures, counters
     )
-    return result
+
+
+def run_bus_bench(seconds: float = 2.0, progress: bool = True) -> dict[str, Any]:
+    """``measure_bus_bench(...).to_dict()``, the JSON the command line prints."""
+    return measure_bus_bench(seconds, progress).to_dict()

@@ -14,7 +14,8 @@ import os
 import platform
 import time
 from collections.abc import Callable
-from typing import TypeVar
+from dataclasses import dataclass, field
+from typing import Any, TypeVar
 
 import numba
 import numpy as np
@@ -22,6 +23,7 @@ from rich.console import Console
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
 from vcosim.errors import VcosimError
+from vcosim.reports import Report
 from vcosim.vehicle import Vehicle, VehicleBatch
 
 STEPS_PER_S = 2000  # physics steps per simulated second: a rate of 2000/s is real time
@@ -149,7 +151,56 @@ def _cpu_model() -> str:
     return platform.processor() or platform.machine()
 
 
-def run_physics_bench(seconds: float = 2.0, progress: bool = True) -> dict[str, object]:
+@dataclass
+class PhysicsBench(Report):
+    """``vcosim bench physics``: the rates (best of ``REPEATS``), the ratios, the machine."""
+
+    kernel_steps_per_s: float
+    stepwise_steps_per_s: float
+    commonroad_mb_steps_per_s: float
+    batch_vehicle_steps_per_s: dict[str, float]  # by batch size
+    seconds: float
+    cpu_count: int | None = field(default_factory=os.cpu_count)
+    numba_threads: int = field(default_factory=numba.get_num_threads)
+    python: str = field(default_factory=platform.python_version)
+    machine: str = field(default_factory=platform.machine)
+    cpu: str = field(default_factory=_cpu_model)
+
+    def ratios(self) -> dict[str, float]:
+        """The kernel's and the per-step calls' rates over CommonRoad's."""
+        cr = self.commonroad_mb_steps_per_s
+        return {
+            "kernel_vs_commonroad": round(self.kernel_steps_per_s / cr, 3),
+            "stepwise_vs_commonroad": round(self.stepwise_steps_per_s / cr, 3),
+        }
+
+    def to_dict(self) -> dict[str, Any]:
+        """In the layout ``vcosim bench physics --json`` prints (rates rounded)."""
+        ratios = self.ratios()
+        return {
+            "kernel_steps_per_s": round(self.kernel_steps_per_s, 1),
+            "stepwise_steps_per_s": round(self.stepwise_steps_per_s, 1),
+            "realtime_factor": round(self.kernel_steps_per_s / STEPS_PER_S, 1),
+            "commonroad_mb_steps_per_s": round(self.commonroad_mb_steps_per_s, 1),
+            **ratios,
+            "batch_vehicle_steps_per_s": {
+                size: round(rate) for size, rate in self.batch_vehicle_steps_per_s.items()
+            },
+            "dt": Vehicle.dt,
+            "seconds": self.seconds,
+            "repeats": REPEATS,
+            "cpu_count": self.cpu_count,
+            "numba_threads": self.numba_threads,
+            "python": self.python,
+            "numba": numba.__version__,
+            "machine": self.machine,
+            "cpu": self.cpu,
+            "targets": dict(TARGETS),
+            "meets_targets": {name: ratios[name] >= TARGETS[name] for name in TARGETS},
+        }
+
+
+def measure_physics_bench(seconds: float = 2.0, progress: bool = True) -> PhysicsBench:
     """Time the kernel, per-step Python calls, CommonRoad's model and batches in one run.
 
     ``seconds`` is the wall-clock budget of each repetition of each figure; the whole bench
@@ -181,28 +232,10 @@ def run_physics_bench(seconds: float = 2.0, progress: bool = True) -> dict[str, 
         for count in BATCH_SIZES:
             bar.update(task, description=f"starting {count} vehicles")
             batch = _start(VehicleBatch(count))
-            batches[str(count)] = round(measure(f"batch of {count}", _batch_chunk(batch, seconds)))
+            batches[str(count)] = measure(f"batch of {count}", _batch_chunk(batch, seconds))
+    return PhysicsBench(kernel, stepwise, commonroad, batches, seconds)
 
-    ratios = {
-        "kernel_vs_commonroad": round(kernel / commonroad, 3),
-        "stepwise_vs_commonroad": round(stepwise / commonroad, 3),
-    }
-    return {
-        "kernel_steps_per_s": round(kernel, 1),
-        "stepwise_steps_per_s": round(stepwise, 1),
-        "realtime_factor": round(kernel / STEPS_PER_S, 1),
-        "commonroad_mb_steps_per_s": round(commonroad, 1),
-        **ratios,
-        "batch_vehicle_steps_per_s": batches,
-        "dt": Vehicle.dt,
-        "seconds": seconds,
-        "repeats": REPEATS,
-        "cpu_count": os.cpu_count(),
-        "numba_threads": numba.get_num_threads(),
-        "python": platform.python_version(),
-        "numba": numba.__version__,
-        "machine": platform.machine(),
-        "cpu": _cpu_model(),
-        "targets": TARGETS,
-        "meets_targets": {name: ratios[name] >= TARGETS[name] for name in TARGETS},
-    }
+
+def run_physics_bench(seconds: float = 2.0, progress: bool = True) -> dict[str, Any]:
+    """``measure_physics_bench(...).to_dict()``, the JSON the command line prints."""
+    return measure_physics_bench(seconds, progress).to_dict()
