@@ -7,7 +7,7 @@ second.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -132,9 +132,28 @@ def replay(
         raise typer.Exit(130)
 
 
-def router_summary(report: dict[str, Any]) -> dict[str, Any]:
-    """The router's report without the list of problems (those were logged as they came)."""
-    return {k: v for k, v in report.items() if k not in ("problems", "running")}
+def router_summary(report: Mapping[str, Any]) -> dict[str, Any]:
+    """The router's report as a reader wants it: one line per module, counts by id as text.
+
+    The list of problems is left out (each was logged as it came).
+    """
+    names = {int(m): m.name.lower() for m in ModuleId}
+    out: dict[str, Any] = {}
+    for key, value in report.items():
+        if key in ("problems", "running"):
+            continue
+        if key == "modules":
+            for module_id, m in sorted(value.items(), key=lambda item: int(item[0])):
+                role = names.get(int(module_id), "module")
+                kind = ", monitor" if m.get("monitor") else ""
+                out[f"module {module_id} ({role}{kind})"] = (
+                    f"{m['address']}: sent {m['sent']}, received {m['received']}"
+                )
+        elif isinstance(value, Mapping):
+            out[key] = ", ".join(f"{k}: {v}" for k, v in value.items()) or "none"
+        else:
+            out[key] = value
+    return out
 
 
 # -- vcosim bus -------------------------------------------------------------------------------
