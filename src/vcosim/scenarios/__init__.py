@@ -1,7 +1,16 @@
-"""Coupled runs built from options: the vehicle ready to drive and its faces attached.
+"""Coupled runs: built from options, driven, measured, shown, and their parties run apart.
 
-One builder for every command and tool that sets up a simulation (``vcosim sim`` today; the
-demo, sweeps and benches are to follow).
+``build_simulation`` (here) is the one builder of a simulation with the vehicle ready to
+drive and its faces attached: ``vcosim sim``, the demo and the coupling bench use it. Beside
+it:
+
+- ``harness``: a party of a run (controller, peer, server, router, a ``vcosim`` command) in a
+  process of its own: started, waited for, stopped, its result or error brought back;
+- ``manoeuvres``: scripted driving, a manoeuvre as a table of phases;
+- ``metrics``: figures of recorded signals (settling time, step response, 0-100 km/h);
+- ``plots``: the demo's figures;
+- ``demo``: ``vcosim demo``, coupled or scripted;
+- ``cases``: the five timing cases of BeamNG's coupling, run end to end.
 """
 
 from __future__ import annotations
