@@ -1,5 +1,8 @@
 """Timing metrics of a coupled run, as pure functions over the arrays of the debug logs.
 
+(One module on purpose, past 400 lines: the definitions below are the analysis's
+specification, and the functions that implement them are read beside them.)
+
 Inputs: the start time of each physics step, the time and id of each sent message, the time
 and id of each *applied* reply (seconds, one clock), and optionally the events log's rows
 (dropped replies and timeouts, ``vcosim.analysis.replies.Events``). ``analyse`` computes

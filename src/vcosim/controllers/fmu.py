@@ -1,5 +1,7 @@
 """An FMI co-simulation FMU as a controller: ``FmuController("ctrl.fmu")`` is a step function.
 
+(One module, just past 400 lines: the map, its checks and the FMU's life cycle are one story.)
+
 The FMU's inputs are fed from the simulator's message and its outputs become ``Controls``.
 Variables are matched by name (an input ``groundspeed`` reads bank B's ground speed, an
 output ``throttle`` sets the throttle) or through a TOML map file::

@@ -1,5 +1,8 @@
 """The assembled vehicle model: one physics step over flat arrays, compiled with numba.
 
+(One module on purpose, past 400 lines: the step is one compiled function whose parts numba
+inlines; splitting it would scatter the signal flow below across files.)
+
 Signal flow per step (vehicle-model.md): driver inputs -> steering actuator, shifter, idle
 controller and rev limiter -> engine -> suspension loads from body pose and terrain -> tyre
 forces -> driveline and wheel spin -> slip relaxation -> force and moment sums -> 6-DOF body.

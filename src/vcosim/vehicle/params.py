@@ -1,5 +1,8 @@
 """Vehicle parameters: a validated, documented model, loaded from TOML, packed for the kernel.
 
+(One module on purpose, past 400 lines: every parameter with its unit, range and default is
+one reference, read top to bottom like the model's block diagram.)
+
 The defaults are the built-in "nightrider" vehicle (seed 003, appendix A, calibrated where the
 seed is unrealistic; every change is listed in ``docs/vehicle-model.md``). Sections group the
 sub-models so a parameter file reads like the model's block diagram.
