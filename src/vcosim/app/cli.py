@@ -255,12 +255,16 @@ _USAGE_ERRNOS = {errno.EADDRINUSE, errno.EADDRNOTAVAIL, errno.EACCES, errno.ENOE
 
 
 def _os_error(exc: OSError) -> str:
-    """An OSError in the user's words."""
+    """An OSError in the user's words (a bind error names its address)."""
+    address = getattr(exc, "address", None)
+    where = f"{address[0]}:{address[1]}" if address else "the address"
     if exc.errno == errno.EADDRINUSE:
         return (
-            "the address is already in use: another vcosim (or BeamNG) runs with the same "
-            "port; stop it or choose another port"
+            f"{where} is already in use: another program (another vcosim, or BeamNG) "
+            "listens there; stop it or choose another port"
         )
     if exc.errno == errno.EADDRNOTAVAIL:
-        return "cannot bind that address: it is not one of this machine's"
+        return f"cannot bind {where}: it is not an address of this machine"
+    if address:
+        return str(exc)
     return f"{exc.strerror or exc}{f': {exc.filename}' if exc.filename else ''}"
