@@ -7,7 +7,7 @@ import math
 
 import pytest
 
-from vcosim.bench.physics import PhysicsBench, measure_physics_bench, run_physics_bench
+from vcosim.bench.physics import PhysicsBench, measure_physics_bench
 
 RATES = ("kernel_steps_per_s", "stepwise_steps_per_s", "commonroad_mb_steps_per_s")
 
@@ -84,6 +84,6 @@ def test_json_layout_is_the_one_the_command_printed(bench: PhysicsBench, result:
 
 def test_rejects_a_non_positive_budget() -> None:
     with pytest.raises(ValueError):
-        run_physics_bench(seconds=0, progress=False)
+        measure_physics_bench(seconds=0, progress=False)
     with pytest.raises(ValueError):
         measure_physics_bench(seconds=-1.0, progress=False)

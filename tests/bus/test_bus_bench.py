@@ -1,10 +1,10 @@
 import math
 
-from vcosim.bench.bus import run_bus_bench
+from vcosim.bench.bus import measure_bus_bench
 
 
 def test_bus_bench_reports_every_figure():
-    result = run_bus_bench(seconds=0.2, progress=False)
+    result = measure_bus_bench(seconds=0.2, progress=False).to_dict()
     for key in (
         "direct_rtt_us_median",
         "router_rtt_us_median",

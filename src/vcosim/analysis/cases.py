@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import contextlib
 import html
-import importlib
 import os
 import platform
 import time
@@ -393,9 +392,3 @@ def cases_html(results: Sequence[CaseResult], wall_time: float, duration: float 
             )
             body.append(img_tag(png_bytes(fig), f"case {c.number}"))
     return html_page("vcosim cases: the five timing cases of BeamNG's coupling", "\n".join(body))
-
-
-def cases_command(out: Path, numbers: Sequence[int] | None = None) -> bool:
-    """``vcosim cases`` (now ``vcosim.app.cases.cases_command``)."""
-    passed: bool = importlib.import_module("vcosim.app.cases").cases_command(out, numbers)
-    return passed

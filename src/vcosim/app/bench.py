@@ -20,9 +20,9 @@ def bench_physics(
     seconds: Annotated[float, typer.Option(help="Wall-clock budget per measurement (s).")] = 2.0,
 ) -> None:
     """Physics steps per second of the vehicle kernel against CommonRoad's multi-body model."""
-    from vcosim.bench.physics import run_physics_bench
+    from vcosim.bench.physics import measure_physics_bench
 
-    result = run_physics_bench(seconds=seconds, progress=not as_json)
+    result = measure_physics_bench(seconds=seconds, progress=not as_json).to_dict()
     typer.echo(json.dumps(result, indent=None if as_json else 2))
 
 
@@ -37,9 +37,9 @@ def bench_coupling(
     ] = 10.0,
 ) -> None:
     """Lock-step exchanges/s against a raw UDP ping-pong, and real-time drift and frame lateness."""
-    from vcosim.bench.coupling import run_coupling_bench
+    from vcosim.bench.coupling import measure_coupling_bench
 
-    result = run_coupling_bench(seconds, realtime_seconds, progress=not as_json)
+    result = measure_coupling_bench(seconds, realtime_seconds, progress=not as_json).to_dict()
     typer.echo(json.dumps(result, indent=None if as_json else 2))
 
 
@@ -74,7 +74,7 @@ def bench_bus(
     seconds: Annotated[float, typer.Option(help="Wall-clock time per measurement (s).")] = 2.0,
 ) -> None:
     """Router throughput (messages/s) and the latency it adds over direct UDP, in one run."""
-    from vcosim.bench.bus import run_bus_bench
+    from vcosim.bench.bus import measure_bus_bench
 
-    result = run_bus_bench(seconds, progress=not as_json)
+    result = measure_bus_bench(seconds, progress=not as_json).to_dict()
     typer.echo(json.dumps(result, indent=None if as_json else 2))

@@ -171,4 +171,6 @@ def run_demo(
         table.add_row(key, value)
     console.print(table)
     console.print("Run folder:", str(folder), soft_wrap=True)
+    if isinstance(demo, CoupledDemo) and coupled.interrupted:
+        raise KeyboardInterrupt  # the files so far are written; the command exits 130
     return folder

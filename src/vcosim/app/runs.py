@@ -32,7 +32,7 @@ def demo(
     debug CSVs, signals.csv, demo.png and summary.json into OUT/<timestamp>/.
     Needs no screen, sound card or joystick.
     """
-    from vcosim.demo import run_demo
+    from vcosim.app.demo import run_demo
 
     run_demo(out, vehicle, manoeuvre=manoeuvre)
 
@@ -86,7 +86,7 @@ def cases(
     Each case couples the simulator to a controller with a different computation time and
     window, in real time, and checks the run's timing against what the coupling promises.
     """
-    from vcosim.analysis.cases import cases_command
+    from vcosim.app.cases import cases_command
 
     if not cases_command(out, case):
         raise typer.Exit(1)

@@ -220,8 +220,3 @@ def measure_bus_bench(seconds: float = 2.0, progress: bool = True) -> BusBench:
     return BusBench(
         f"IMFM, {len(to_echo)} bytes", WINDOW, seconds, direct_figures, routed_figures, counters
     )
-
-
-def run_bus_bench(seconds: float = 2.0, progress: bool = True) -> dict[str, Any]:
-    """``measure_bus_bench(...).to_dict()``, the JSON the command line prints."""
-    return measure_bus_bench(seconds, progress).to_dict()

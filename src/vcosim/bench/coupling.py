@@ -224,10 +224,3 @@ def measure_coupling_bench(
             figures.append(measure())
             bar.advance(task)
     return CouplingBench(*figures)
-
-
-def run_coupling_bench(
-    seconds: float = 3.0, realtime_seconds: float = 10.0, progress: bool = True
-) -> dict[str, Any]:
-    """``measure_coupling_bench(...).to_dict()``, the JSON the command line prints."""
-    return measure_coupling_bench(seconds, realtime_seconds, progress).to_dict()

@@ -234,8 +234,3 @@ def measure_physics_bench(seconds: float = 2.0, progress: bool = True) -> Physic
             batch = _start(VehicleBatch(count))
             batches[str(count)] = measure(f"batch of {count}", _batch_chunk(batch, seconds))
     return PhysicsBench(kernel, stepwise, commonroad, batches, seconds)
-
-
-def run_physics_bench(seconds: float = 2.0, progress: bool = True) -> dict[str, Any]:
-    """``measure_physics_bench(...).to_dict()``, the JSON the command line prints."""
-    return measure_physics_bench(seconds, progress).to_dict()
