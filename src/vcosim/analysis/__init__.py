@@ -13,7 +13,8 @@
 Reading rules: ``vcosim.analysis.logs``; metric definitions: ``vcosim.analysis.metrics``;
 dropped replies and id conventions: ``vcosim.analysis.replies``; the verdict:
 ``vcosim.analysis.verdict``; figures: ``vcosim.analysis.plots``; reports:
-``vcosim.analysis.report``; the five timing cases of BeamNG's Simulink interface: ``vcosim.analysis.cases``.
+``vcosim.analysis.report``; the five timing cases of BeamNG's Simulink interface:
+``vcosim.analysis.cases``.
 """
 
 from __future__ import annotations
