@@ -167,8 +167,12 @@ class UdpLink:
         return False
 
     def wait(self, timeout: float) -> bool:
-        """Wait up to ``timeout`` s for a valid datagram: spin first, then sleep in poll(2)."""
-        return self.net.wait_for(self.poll, timeout, self.spin)
+        """Wait up to ``timeout`` s for a valid datagram: spin first, then sleep in poll(2).
+
+        In lock-step the reply has often arrived while the vehicle stepped: it is taken at
+        once, before any waiting is set up.
+        """
+        return self.poll() or self.net.wait_for(self.poll, timeout, self.spin)
 
     def close(self) -> None:
         """Close the socket (safe twice)."""
