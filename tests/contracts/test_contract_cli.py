@@ -95,7 +95,16 @@ def test_vcosim_connect_rejects_an_invalid_file_before_connecting(tmp_path):
 def test_contract_bench_reports_every_figure():
     result = run_contracts_bench(seconds=0.2, progress=False)
     assert result["fields"] == 20 and result["period_ms"] == 1.0
-    for key in ("updates_per_s", "realtime_factor_at_1ms", "raw_udp_stream_per_s"):
+    for key in (
+        "updates_per_s",
+        "realtime_factor_at_1ms",
+        "coupling_exchanges_per_s",
+        "updates_per_s_blocking",
+        "coupling_exchanges_per_s_blocking",
+        "raw_udp_stream_per_s",
+    ):
         assert math.isfinite(result[key]) and result[key] > 0, key
+    assert result["ratio"] == result["updates_per_s"] / result["coupling_exchanges_per_s"]
+    assert result["meets_target"] == (result["ratio"] >= result["target_ratio"] == 0.8)
     assert result["latency_ms"]["samples"] > 0 and result["latency_ms"]["median"] > 0
     assert result["gaps"] == 0

@@ -1,13 +1,16 @@
-"""``vcosim bench contracts``: updates/s of one 20-field contract at 1 ms, and its latency.
+"""``vcosim bench contracts``: lock-step contract updates/s against the tight coupling's exchanges.
 
-Measured in one run on this machine, the server (``Simulation`` + ``ContractServer``) in its
-own process, the client (``ContractClient``) in this one:
+Measured in one run on this machine, the server (``Simulation`` + ``ContractServer``) in a
+process of its own, the client (``ContractClient``) in this one:
 
-- **updates/s**: the client is the time master (a time-synced 1 ms input contract) and runs
-  as fast as it can; the server, paced fast, follows it and sends the 20-field output
-  contract every 1 ms of simulation time. Every update is delivered (no flooding), so the
-  figure is what the coupled pair sustains; divided by 1000 it is the real-time factor of a
-  1 ms co-simulation.
+- **updates/s in lock-step**: one contract of 20 fields every 1 ms from the server, time-synced
+  (the client follows the server), and one input answered every 1 ms; the server in lock-step
+  pacing waits for each answer before it steps on. One update is one exchange: the server
+  sends, the client steps and answers, the server steps 1 ms (two physics steps). Divided by
+  1000 it is the real-time factor of a 1 ms co-simulation.
+- **the tight coupling's lock-step exchanges/s**, measured right after by
+  ``vcosim.bench.coupling.lockstep_exchanges`` (a message every physics step, window 1), and
+  the ratio of the two.
 - **latency**: the server in real time (1000 frames/s), the client time-synced to it; from
   the moment the server's step ends (just before it sends) to the moment the update is on
   the client's output port (inside the step function). Both ends read the same monotonic
@@ -18,13 +21,18 @@ own process, the client (``ContractClient``) in this one:
 
 from __future__ import annotations
 
-import multiprocessing as mp
 import socket
 import struct
 import time
+from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+
+from vcosim.bench.coupling import Exchanges, lockstep_exchanges
+from vcosim.reports import Report
+from vcosim.scenarios.harness import ChildLink, ChildProcess
 
 FIELDS = 20
 PERIOD = 0.001
@@ -51,19 +59,20 @@ SIGNALS = (
     "wheelFR_wheelSpeed",
 )
 DATAGRAM = 24 + 8 * FIELDS  # the DATA message of that contract
+WARM_UP = 0.3  # s of a lock-step run left out of the figure (first contact, caches)
+CLIENT_SPIN = 0.05  # s: the client busy-polls like the tight coupling's bench peer
+TARGET_RATIO = 0.8  # contract updates/s over the tight coupling's exchanges/s
+WAITING_STRATEGY = "both sides spin 50 ms, then sleep"
 
 
 # -- the server process ------------------------------------------------------------------------
-def _serve(pacing: str, ports: Any, results: Any, limit: float) -> None:
-    """A simulation serving contracts until its one client leaves; sends back step times."""
+def _serve(link: ChildLink, pacing: str, spin: float | None = None) -> None:
+    """A simulation serving contracts until its one client leaves; hands back step times."""
     from vcosim.contracts.server import ContractServer
-    from vcosim.sim.pacing import Pacer
+    from vcosim.scenarios import build_simulation
     from vcosim.sim.simulation import Simulation
-    from vcosim.vehicle import Vehicle
 
-    car = Vehicle(engine_running=True)
-    car.step(automatic=1, gear=1)
-    sim = Simulation(car, Pacer(pacing, dt=car.dt, frame_rate=1000.0))
+    sim = build_simulation(pacing=pacing, frame_rate=1000.0)
     steps: list[tuple[float, float]] = []
 
     class StepClock:  # attached before the server: it reads the clock before the send
@@ -77,132 +86,132 @@ def _serve(pacing: str, ports: Any, results: Any, limit: float) -> None:
 
     if pacing == "realtime":
         sim.attach("clock", StepClock())
-    server = sim.attach("contracts", ContractServer(port=0, wait_for_clients=1, wait_timeout=30.0))
+    server = sim.attach(
+        "contracts", ContractServer(port=0, wait_for_clients=1, wait_timeout=60, spin=spin)
+    )
     sim.attach("leave", LeaveWithClient())
-    ports.put(server.address[1])
-    report = sim.run(limit)
-    results.put({"steps": steps, "report": report.faces["contracts"]})
+    link.on_stop(sim.stop)
+    link.ready(server.address[1])
+    sim.run(None)
+    link.result(steps)
 
 
-class ServerProcess:
-    """``_serve`` in its own process (own GIL and core), as a context manager."""
-
-    def __init__(self, pacing: str, limit: float) -> None:
-        ctx = mp.get_context("spawn")
-        self._ports, self.results = ctx.Queue(), ctx.Queue()
-        self._process = ctx.Process(
-            target=_serve, args=(pacing, self._ports, self.results, limit), daemon=True
-        )
-
-    def __enter__(self) -> ServerProcess:
-        self._process.start()
-        self.port = int(self._ports.get(timeout=60))
-        return self
-
-    def result(self) -> dict[str, Any]:
-        """What the server sent back when its client left."""
-        return self.results.get(timeout=60)
-
-    def __exit__(self, *exc: object) -> None:
-        self._process.join(timeout=10)
-        if self._process.is_alive():
-            self._process.kill()
-
-
-def _config(port: int, *, client_master: bool) -> dict[str, Any]:
-    outputs = {
-        "updatePeriod": PERIOD,
-        "ports": [
-            [{"propertyName": name} for name in SIGNALS],
-            [{"propertyName": "time", "propertyType": "meta"}],
-            [{"propertyName": "serial_number", "propertyType": "meta"}],
-        ],
-    }
+def _config(port: int, *, answer: bool) -> dict[str, Any]:
+    """The client's file: 20 fields every 1 ms, time-synced; ``answer``: a 1 ms input too."""
     doc: dict[str, Any] = {
         "version": 2,
         "remotePort": port,
         "remoteObject": "Vehicle_A",
         "timeDilation": 0.0,
-        "outputs": [outputs],
-    }
-    if client_master:
-        doc["inputs"] = [
+        "outputs": [
             {
                 "updatePeriod": PERIOD,
                 "timeSyncMode": "absolute",
-                "ports": [[{"propertyName": "throttle"}]],
+                "ports": [
+                    [{"propertyName": name} for name in SIGNALS],
+                    [{"propertyName": "time", "propertyType": "meta"}],
+                    [{"propertyName": "serial_number", "propertyType": "meta"}],
+                ],
             }
-        ]
-    else:
-        outputs["timeSyncMode"] = "absolute"
+        ],
+    }
+    if answer:
+        doc["inputs"] = [{"updatePeriod": PERIOD, "ports": [[{"propertyName": "throttle"}]]}]
     return doc
 
 
 # -- the measurements ------------------------------------------------------------------------
-def updates_per_second(seconds: float) -> dict[str, float]:
-    """The client as time master, both sides as fast as they can: updates/s and gaps."""
-    from vcosim.contracts.client import ContractClient
+@dataclass
+class Updates(Report):
+    """Contract updates per second after the warm-up, and the updates lost on the way."""
 
-    with ServerProcess("fast", limit=seconds * 1000 + 60) as server:
+    per_s: float
+    gaps: int
+
+
+@dataclass
+class Delays(Report):
+    """One-way delays (ms): median, 99th percentile, maximum, and how many were measured."""
+
+    median: float | None
+    p99: float | None
+    max: float | None
+    samples: int
+
+    @classmethod
+    def of(cls, ms: np.ndarray) -> Delays:
+        """The figures of ``ms``, without its first tenth (connection and warm-up)."""
+        ms = ms[len(ms) // 10 :]
+        if not ms.size:
+            return cls(None, None, None, 0)
+        return cls(
+            float(np.median(ms)), float(np.percentile(ms, 99)), float(ms.max()), int(ms.size)
+        )
+
+
+def lockstep_updates(seconds: float, blocking: bool = False) -> Updates:
+    """Updates/s of the client locked to a lock-step server, each update answered.
+
+    The server waits as in any lock-step run (spin, then sleep) and the client spins like the
+    tight coupling's bench peer; ``blocking``: both sleep at once instead.
+    """
+    from vcosim.contracts.client import ConnectionStatus, ContractClient
+
+    spin = 0.0 if blocking else None
+    with ChildProcess(_serve, "lockstep", spin, name="contract server") as server:
         marks: list[tuple[float, int]] = []
         client: ContractClient
 
         def step(ports: Any) -> None:
-            if ports.status == 3 and len(marks) < 2:
-                if not marks:
-                    marks.append((time.perf_counter(), client.received))
-                elif time.perf_counter() - marks[0][0] >= seconds:
-                    marks.append((time.perf_counter(), client.received))
-                    client.stop()
+            if ports.status is not ConnectionStatus.connected:
+                return
+            now = time.perf_counter()
+            elapsed = now - marks[0][0] if marks else 0.0
+            if not marks or (len(marks) == 1 and elapsed >= WARM_UP):
+                marks.append((now, client.received))
+            elif elapsed >= WARM_UP + seconds:
+                marks.append((now, client.received))
+                client.stop()
 
-        client = ContractClient(_config(server.port, client_master=True), step, step=PERIOD)
+        client = ContractClient(
+            _config(int(server.ready()), answer=True),
+            step,
+            step=PERIOD,
+            spin=0.0 if blocking else CLIENT_SPIN,
+        )
         report = client.run(None)
-        server.result()
-    (t0, n0), (t1, n1) = marks
-    return {"updates_per_s": (n1 - n0) / (t1 - t0), "gaps": float(report.gaps)}
+    (t0, n0), (t1, n1) = marks[1], marks[2]
+    return Updates((n1 - n0) / (t1 - t0), report.gaps)
 
 
-def latency(seconds: float) -> dict[str, Any]:
+def latency(seconds: float) -> Delays:
     """The server in real time, the client synced to it: server step end to client port."""
-    from vcosim.contracts.client import ContractClient
+    from vcosim.contracts.client import ConnectionStatus, ContractClient
 
     seen: dict[float, float] = {}
-    with ServerProcess("realtime", limit=seconds + 60) as server:
+    with ChildProcess(_serve, "realtime", name="contract server") as server:
         last = [0.0]
 
         def step(ports: Any) -> None:
             serial = ports["serial_number"]
-            if serial != last[0] and ports.status == 3:
+            if serial != last[0] and ports.status is ConnectionStatus.connected:
                 last[0] = serial
                 seen[round(ports["time"], 6)] = time.perf_counter()
 
-        client = ContractClient(_config(server.port, client_master=False), step, step=PERIOD)
+        client = ContractClient(_config(int(server.ready()), answer=False), step, step=PERIOD)
         client.run(seconds)
-        result = server.result()
-    sent = {round(t, 6): wall for t, wall in result["steps"]}
-    delays = np.array([wall - sent[t] for t, wall in seen.items() if t in sent]) * 1e3
-    delays = delays[len(delays) // 10 :]  # the first tenth: connection and warm-up
-    return _stats(delays)
+        steps = server.result(timeout=60) or []
+    sent = {round(t, 6): wall for t, wall in steps}
+    return Delays.of(np.array([wall - sent[t] for t, wall in seen.items() if t in sent]) * 1e3)
 
 
-def _stats(ms: np.ndarray) -> dict[str, Any]:
-    if not ms.size:
-        return {"median": None, "p99": None, "max": None, "samples": 0}
-    return {
-        "median": float(np.median(ms)),
-        "p99": float(np.percentile(ms, 99)),
-        "max": float(ms.max()),
-        "samples": int(ms.size),
-    }
-
-
-def _raw_sender(port: int, seconds: float, paced: bool) -> None:
+def _raw_sender(link: ChildLink, port: int, seconds: float, paced: bool) -> None:
     """Send stamped datagrams of the contract's size: as fast as possible, or one per ms."""
     sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
     payload = bytearray(DATAGRAM)
     end = time.perf_counter() + seconds
     next_send = time.perf_counter()
-    while (now := time.perf_counter()) < end:
+    while (now := time.perf_counter()) < end and not link.stopping:
         if paced and now < next_send:
             time.sleep(max(next_send - now - 0.0002, 0.0))
             continue
@@ -219,18 +228,11 @@ def raw_udp(seconds: float, paced: bool) -> tuple[np.ndarray, np.ndarray]:
     sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 1 << 21)
     sock.bind(("127.0.0.1", 0))
-    sock.settimeout(2.0)
-    ctx = mp.get_context("spawn")
-    sender = ctx.Process(
-        target=_raw_sender, args=(sock.getsockname()[1], seconds, paced), daemon=True
-    )
-    sender.start()
     buffer = bytearray(DATAGRAM)
     arrivals: list[float] = []
     delays: list[float] = []
-    first_timeout = 60.0  # the sender process starts up first
-    sock.settimeout(first_timeout)
-    try:
+    sock.settimeout(60.0)  # the sender process starts up first
+    with ChildProcess(_raw_sender, sock.getsockname()[1], seconds, paced, name="UDP sender"), sock:
         while True:
             try:
                 size = sock.recv_into(buffer)
@@ -243,9 +245,6 @@ def raw_udp(seconds: float, paced: bool) -> tuple[np.ndarray, np.ndarray]:
                 sock.settimeout(2.0)
             arrivals.append(now)
             delays.append(now - struct.unpack_from("<d", buffer)[0])
-    finally:
-        sock.close()
-        sender.join(timeout=10)
     return np.asarray(arrivals), np.asarray(delays)
 
 
@@ -257,31 +256,81 @@ def raw_stream_per_second(seconds: float) -> float:
     return float((len(arrivals) - 1) / (arrivals[-1] - arrivals[0]))
 
 
+@dataclass
+class ContractsBench(Report):
+    """``vcosim bench contracts``: every figure, and the ratio the target is stated in."""
+
+    lockstep: Updates  # both sides spin before they sleep
+    coupling: Exchanges  # the tight coupling's lock-step, right after, waiting alike
+    lockstep_blocking: Updates  # both sides sleep at once
+    coupling_blocking: Exchanges
+    latency: Delays
+    raw_udp_stream_per_s: float
+    raw_udp_latency: Delays
+
+    @property
+    def ratio(self) -> float:
+        """Contract updates/s over the tight coupling's lock-step exchanges/s."""
+        return self.lockstep.per_s / self.coupling.per_s if self.coupling.per_s else 0.0
+
+    @property
+    def ratio_blocking(self) -> float:
+        """The same with blocking waits on both sides."""
+        tight = self.coupling_blocking.per_s
+        return self.lockstep_blocking.per_s / tight if tight else 0.0
+
+    def to_dict(self) -> dict[str, Any]:
+        """In the layout ``vcosim bench contracts --json`` prints."""
+        return {
+            "fields": FIELDS,
+            "period_ms": PERIOD * 1e3,
+            "datagram_bytes": DATAGRAM,
+            "updates_per_s": self.lockstep.per_s,
+            "realtime_factor_at_1ms": self.lockstep.per_s * PERIOD,
+            "gaps": self.lockstep.gaps,
+            "coupling_exchanges_per_s": self.coupling.per_s,
+            "ratio": self.ratio,
+            "updates_per_s_blocking": self.lockstep_blocking.per_s,
+            "coupling_exchanges_per_s_blocking": self.coupling_blocking.per_s,
+            "ratio_blocking": self.ratio_blocking,
+            "target_ratio": TARGET_RATIO,
+            "meets_target": self.ratio >= TARGET_RATIO,
+            "waiting_strategy": WAITING_STRATEGY,
+            "latency_ms": self.latency.to_dict(),
+            "raw_udp_stream_per_s": self.raw_udp_stream_per_s,
+            "raw_udp_latency_ms": self.raw_udp_latency.to_dict(),
+        }
+
+
+def measure_contracts_bench(seconds: float = 2.0, progress: bool = True) -> ContractsBench:
+    """Every figure of the contract bench (see the module's docstring)."""
+    from rich.progress import Progress
+
+    steps: list[tuple[str, Callable[[], Any]]] = [
+        (
+            f"contract updates/s in lock-step ({FIELDS} fields, 1 ms)",
+            lambda: lockstep_updates(seconds),
+        ),
+        (
+            "tight coupling exchanges/s in lock-step",
+            lambda: lockstep_exchanges(seconds, None, True),
+        ),
+        ("contract updates/s, blocking waits", lambda: lockstep_updates(seconds, blocking=True)),
+        ("tight coupling, blocking waits", lambda: lockstep_exchanges(seconds, 0.0, False)),
+        ("latency, server step to client port", lambda: latency(seconds)),
+        (f"raw UDP stream of {DATAGRAM}-byte datagrams", lambda: raw_stream_per_second(seconds)),
+        ("raw UDP one-way latency at 1/ms", lambda: Delays.of(raw_udp(seconds, True)[1] * 1e3)),
+    ]
+    figures = []
+    with Progress(transient=True, disable=not progress) as bar:
+        task = bar.add_task("contracts bench", total=len(steps))
+        for name, measure in steps:
+            bar.update(task, description=name)
+            figures.append(measure())
+            bar.advance(task)
+    return ContractsBench(*figures)
+
+
 def run_contracts_bench(seconds: float = 2.0, progress: bool = True) -> dict[str, Any]:
-    """Every figure of the contract bench, as one JSON-friendly dict."""
-
-    def say(text: str) -> None:
-        if progress:
-            from rich.console import Console
-
-            Console(stderr=True).log(text)
-
-    say(f"raw UDP stream of {DATAGRAM}-byte datagrams ({seconds:g} s)")
-    raw_rate = raw_stream_per_second(seconds)
-    say("raw UDP one-way latency at 1 datagram/ms")
-    raw_delay = raw_udp(seconds, paced=True)[1] * 1e3
-    say(f"contract updates/s: {FIELDS} fields every {PERIOD * 1e3:g} ms, client as time master")
-    throughput = updates_per_second(seconds)
-    say("latency from the server's step to the client's port, server in real time")
-    delay = latency(seconds)
-    return {
-        "fields": FIELDS,
-        "period_ms": PERIOD * 1e3,
-        "datagram_bytes": DATAGRAM,
-        "updates_per_s": throughput["updates_per_s"],
-        "realtime_factor_at_1ms": throughput["updates_per_s"] * PERIOD,
-        "gaps": throughput["gaps"],
-        "latency_ms": delay,
-        "raw_udp_stream_per_s": raw_rate,
-        "raw_udp_latency_ms": _stats(raw_delay[len(raw_delay) // 10 :]),
-    }
+    """Every figure of the contract bench as the JSON object the command prints."""
+    return measure_contracts_bench(seconds, progress).to_dict()

@@ -35,9 +35,9 @@ class ClientOptions(Options):
         local_host: Where to bind (None: loopback for a loopback server, any interface
             otherwise).
         local_port: Where to bind (0: an ephemeral port).
-        spin: Busy-poll this long (s) before sleeping while a contract holds the block. None:
-            ``LOCKSTEP_SPIN`` when the block runs as fast as its time master lets it (a
-            time-synced incoming contract, timeDilation ≤ 0), else 0.
+        spin: Busy-poll this long (s) before sleeping while a contract holds the block: a
+            server in lock-step answers within microseconds, sooner than a sleeping process
+            wakes up (as the tight coupling's controller block does).
     """
 
     _source = "contract client options"
@@ -49,7 +49,7 @@ class ClientOptions(Options):
     bye_timeout: NonNegative = 0.5
     local_host: str | None = None
     local_port: Port = 0
-    spin: SpinTime | None = None
+    spin: SpinTime = 0.002
 
 
 class ServerOptions(Options):

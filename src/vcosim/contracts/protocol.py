@@ -127,6 +127,36 @@ def read_data(data: bytes | bytearray, size: int) -> tuple[int, int, float, np.n
     return contract, serial, time, np.frombuffer(data, WIRE_DTYPE, count, DATA_HEADER.size)
 
 
+class DataReader:
+    """Reads DATA datagrams out of one receive buffer, as ``read_data`` does.
+
+    The values are a view of the buffer, made once per value count and kept: a receiver in
+    lock-step reads thousands of updates a second and need not build a view for each.
+    """
+
+    __slots__ = ("_buffer", "_views")
+
+    def __init__(self, buffer: bytearray) -> None:
+        self._buffer = buffer
+        self._views: dict[int, np.ndarray] = {}
+
+    def read(self, size: int) -> tuple[int, int, float, np.ndarray]:
+        """(contract, serial, time, values) of the DATA datagram of ``size`` bytes in the buffer.
+
+        The values are valid until the next datagram is received into the buffer.
+        """
+        if size < DATA_HEADER.size:
+            raise Malformed("short", f"DATA of {size} bytes")
+        _, _, _, _, contract, count, serial, time = DATA_HEADER.unpack_from(self._buffer)
+        if size != DATA_HEADER.size + 8 * count:
+            raise Malformed("bad_length", f"DATA says {count} values in {size} bytes")
+        values = self._views.get(count)
+        if values is None:
+            values = np.frombuffer(self._buffer, WIRE_DTYPE, count, DATA_HEADER.size)
+            self._views[count] = values
+        return contract, serial, time, values
+
+
 # -- pings -----------------------------------------------------------------------------------
 def ping(session: int, sequence: int, mono: float, wall: float, sim_time: float) -> bytes:
     """A PING datagram."""

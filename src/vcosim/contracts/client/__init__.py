@@ -1,7 +1,8 @@
 """The contract client, in three parts: its ports, its session with the server, the block.
 
 - ``ports``: what the step function reads and writes (``Ports``, ``ConnectionStatus``).
-- ``session``: the protocol state machine (handshake, data, pings, reconnection).
+- ``session``: the protocol state machine (handshake, data, pings, reconnection), over the
+  contracts' ``streams``.
 - ``block``: ``ContractClient``, its clock and run loop, and its ``ClientReport``.
 """
 

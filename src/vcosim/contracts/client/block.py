@@ -31,9 +31,10 @@ from vcosim.contracts.client.ports import (
 from vcosim.contracts.client.session import ClientSession
 from vcosim.contracts.config import ContractConfig, load_config, parse_config
 from vcosim.contracts.layout import BlockLayout
-from vcosim.contracts.options import LOCKSTEP_SPIN, ClientOptions
+from vcosim.contracts.options import ClientOptions
 from vcosim.contracts.transport import Endpoint
 from vcosim.errors import ConfigError
+from vcosim.reports import Report
 from vcosim.sim.pacing import Pacer, PacingMode
 
 WAIT_POLL = 0.05  # s: a waiting client re-checks link and stop at least this often
@@ -49,11 +50,20 @@ def as_config(source: ContractConfig | str | Path | Mapping[str, Any]) -> Contra
     return load_config(source)
 
 
-@dataclass(frozen=True)
-class ClientReport:
+@dataclass
+class RoundTrips(Report):
+    """Ping round trips of a run (ms); None before any pong."""
+
+    min: float | None
+    median: float | None
+
+
+@dataclass
+class ClientReport(Report):
     """What a client run did: its status, counters and timing (``to_dict`` for JSON)."""
 
     status: ConnectionStatus
+    status_name: str
     time: float
     steps: int
     reconnects: int
@@ -66,8 +76,7 @@ class ClientReport:
     refused: list[str]
     blocks: int
     blocked_time: float
-    round_trip_min_ms: float | None
-    round_trip_median_ms: float | None
+    round_trip_ms: RoundTrips
     error: str | None
     interrupted: bool = False  # ended by Ctrl-C (or SIGTERM turned into it)
 
@@ -77,6 +86,7 @@ class ClientReport:
         trips = np.asarray(session.round_trips) * 1e3
         return cls(
             status=session.status,
+            status_name=session.status.name,
             reconnects=session.reconnects,
             sent={c.id: c.sent for c in session.outgoing},
             received={int(c.id or 0): c.received for c in session.incoming},
@@ -85,33 +95,13 @@ class ClientReport:
             stale_session=session.stale_session,
             malformed=dict(session.endpoint.malformed),
             refused=[str(r) for r in session.refused],
-            round_trip_min_ms=float(trips.min()) if trips.size else None,
-            round_trip_median_ms=float(np.median(trips)) if trips.size else None,
+            round_trip_ms=RoundTrips(
+                float(trips.min()) if trips.size else None,
+                float(np.median(trips)) if trips.size else None,
+            ),
             error=session.error_text or None,
             **block,
         )
-
-    def to_dict(self) -> dict[str, Any]:
-        """JSON-friendly, with the keys of ``vcosim connect --json-out``."""
-        return {
-            "status": int(self.status),
-            "status_name": self.status.name,
-            "time": self.time,
-            "steps": self.steps,
-            "reconnects": self.reconnects,
-            "sent": dict(self.sent),
-            "received": dict(self.received),
-            "gaps": self.gaps,
-            "stale": self.stale,
-            "stale_session": self.stale_session,
-            "malformed": dict(self.malformed),
-            "refused": list(self.refused),
-            "blocks": self.blocks,
-            "blocked_time": self.blocked_time,
-            "round_trip_ms": {"min": self.round_trip_min_ms, "median": self.round_trip_median_ms},
-            "error": self.error,
-            "interrupted": self.interrupted,
-        }
 
 
 class BlockClock(Pacer):
@@ -201,8 +191,7 @@ class ContractClient:
         self.inputs.directive = opts.directive
         dilation = cfg.timeDilation
         self._clock = BlockClock(opts.step, dilation) if dilation > 0 else None
-        fast = self.session.synced_in and self._clock is None
-        self.spin = opts.spin if opts.spin is not None else (LOCKSTEP_SPIN if fast else 0.0)
+        self.spin = opts.spin
         self.time = 0.0
         self.blocking = False
         self.blocks = 0
@@ -327,7 +316,7 @@ class ContractClient:
         Busy-polls for ``spin`` seconds first: a server in lock-step answers within
         microseconds, sooner than a sleeping process wakes up.
         """
-        session, endpoint = self.session, self.session.endpoint
+        session, endpoint, ready = self.session, self.session.endpoint, self.session.ready
         start = time.perf_counter()
         spin_end = start + self.spin
         self.blocks += 1
@@ -335,7 +324,8 @@ class ContractClient:
         try:
             while not self._stopping and session.holds(t):
                 if time.perf_counter() < spin_end:
-                    session.drain()
+                    if ready():
+                        session.drain()
                     continue
                 if endpoint.wait(WAIT_POLL):
                     session.drain()

@@ -18,68 +18,17 @@ import numpy as np
 
 from vcosim.contracts import protocol as P
 from vcosim.contracts.client.ports import ConnectionStatus, Refusal
+from vcosim.contracts.client.streams import Incoming, Outgoing
 from vcosim.contracts.config import PING_META
-from vcosim.contracts.layout import BlockLayout, ContractLayout, next_tick
+from vcosim.contracts.layout import BlockLayout, next_tick
 from vcosim.contracts.options import ClientOptions
 from vcosim.contracts.transport import Endpoint
+from vcosim.contracts.waiting import waiting
 
 log = logging.getLogger("vcosim.contracts")
 EPS = 1e-9
 DEFAULT_PING_PERIOD = 0.25  # s: keep-alive when no commData group asks for more
 S = ConnectionStatus
-
-
-class Incoming:
-    """A contract the client receives (an output group): where its values go, its schedule."""
-
-    def __init__(self, layout: ContractLayout) -> None:
-        group = layout.group
-        self.id = layout.id
-        self.period = group.period
-        self.time_sync = group.time_sync
-        self.overdue = group.overdue_timeout
-        self.width = layout.wire_width
-        wire = layout.wire_fields
-        self.all_dest = np.array(
-            [1 + f.flat + k for f in wire for k in range(f.width)], dtype=np.int64
-        )
-        self.invalid = np.array([f.config.invalidValue for f in wire for _ in range(f.width)])
-        self.meta = [
-            (f.meta, 1 + f.flat, f.config.invalidValue) for f in layout.fields if f.meta is not None
-        ]
-        self.serve(np.ones(self.width, dtype=bool))
-        self.serial = 0
-        self.remote_time: float | None = None
-        self.rx_local = 0.0
-        self.received = 0
-        self.gaps = 0
-        self.stale = 0
-
-    def serve(self, accepted: np.ndarray) -> None:
-        """Take only the accepted values (per wire value); a contiguous run is a slice copy."""
-        self.src = np.flatnonzero(accepted)
-        self.dest = self.all_dest[self.src]
-        n = len(self.src)
-        contiguous = n == self.width and (n == 0 or self.dest[-1] - self.dest[0] == n - 1)
-        self.run = slice(int(self.dest[0]), int(self.dest[0]) + n) if contiguous and n else None
-
-    def expected(self) -> float:
-        """Local time by which the next update is expected."""
-        return self.rx_local + self.period
-
-
-class Outgoing:
-    """A contract the client sends (an input group): its slice of the inputs, its schedule."""
-
-    def __init__(self, layout: ContractLayout) -> None:
-        self.id = int(layout.id or 0)
-        self.period = layout.group.period
-        fields = layout.fields
-        self.start = 1 + fields[0].flat
-        self.stop = 1 + fields[-1].flat + fields[-1].width
-        self.message = P.DataMessage(self.id, self.stop - self.start)
-        self.next_k = 0
-        self.sent = 0
 
 
 class ClientSession:
@@ -100,6 +49,8 @@ class ClientSession:
     ) -> None:
         self.layout = layout
         self.endpoint = endpoint
+        self.ready = waiting(endpoint)
+        self._data = P.DataReader(endpoint.buffer)
         host, port = endpoint.peer or ("", 0)
         self.server = f"{host}:{port}"
         self.out = out
@@ -147,7 +98,8 @@ class ClientSession:
     # -- the directive and the timers -------------------------------------------------------
     def service(self) -> None:
         """Take every waiting datagram, then act on the directive, timers and pings."""
-        self.drain()
+        if self.ready():
+            self.drain()
         now = time.perf_counter()
         status = self.status
         if self.inputs[0] == 0:
@@ -221,12 +173,12 @@ class ClientSession:
     # -- receiving --------------------------------------------------------------------------
     def drain(self) -> int:
         """Handle every datagram waiting; how many there were."""
-        endpoint, buffer = self.endpoint, self.endpoint.buffer
+        endpoint, buffer, ready = self.endpoint, self.endpoint.buffer, self.ready
         handled = 0
-        while True:
+        while ready():
             got = endpoint.receive()
             if got is None:
-                return handled
+                break
             handled += 1
             size, sender = got
             try:
@@ -240,13 +192,14 @@ class ClientSession:
                 endpoint.count_malformed(exc.reason, sender, str(exc))
                 if exc.reason == "version":
                     self._fail(str(exc))
+        return handled
 
     def _handle(self, kind: int, size: int) -> None:
         buffer, status = self.endpoint.buffer, self.status
         self._heard = time.perf_counter()
         if kind == P.Kind.DATA:
             if status == S.connected:
-                self._update(*P.read_data(buffer, size))
+                self._update(*self._data.read(size))
         elif kind == P.Kind.WELCOME:
             if status == S.connecting:
                 self._welcome(P.decode(buffer, size, P.Welcome))

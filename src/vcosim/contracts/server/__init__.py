@@ -1,11 +1,12 @@
 """The contract server face: sessions negotiated from HELLOs, served every physics step.
 
 - ``sessions``: one client's contracts as negotiated, and how its data reaches the vehicle.
-- ``face``: ``ContractServer``, the hooks, the holds (time sync, overdue data, lock-step)
-  and its ``ServerReport``.
+- ``face``: ``ContractServer``, the hooks and the holds (time sync, overdue data, lock-step).
+- ``report``: its counters and the ``ServerReport`` of a run.
 """
 
 from vcosim.contracts.options import ServerOptions
-from vcosim.contracts.server.face import ContractServer, ServerReport, ServerStats
+from vcosim.contracts.server.face import ContractServer
+from vcosim.contracts.server.report import ServerReport, ServerStats
 
 __all__ = ["ContractServer", "ServerOptions", "ServerReport", "ServerStats"]

@@ -24,16 +24,16 @@ from __future__ import annotations
 import logging
 import math
 import time
-from collections import Counter
-from dataclasses import dataclass, field, replace
 from typing import Any
 
 from vcosim.contracts import protocol as P
 from vcosim.contracts.config import MAX_CONTRACT_WIDTH
 from vcosim.contracts.objects import Catalogue
 from vcosim.contracts.options import LOCKSTEP_SPIN, ServerOptions
-from vcosim.contracts.server.sessions import ServerSession, ToServer, negotiate
+from vcosim.contracts.server.report import ServerReport, ServerStats
+from vcosim.contracts.server.sessions import ServerSession, ToServer, open_session
 from vcosim.contracts.transport import Address, Endpoint
+from vcosim.contracts.waiting import waiting
 from vcosim.errors import ProtocolError
 from vcosim.sim.simulation import Simulation
 
@@ -41,60 +41,6 @@ log = logging.getLogger("vcosim.contracts")
 EPS = 1e-9
 ERROR_INTERVAL = 0.2  # s between ERROR answers to one address (no reply storms)
 HOLD_POLL = 0.05  # s: a hold re-checks timeouts at least this often
-
-
-@dataclass
-class ServerStats:
-    """What the server did; every dropped or changed value is counted here."""
-
-    sessions: int = 0
-    ended: int = 0
-    expired: int = 0
-    sent: int = 0
-    received: int = 0
-    stale: int = 0
-    gaps: int = 0
-    refused_fields: int = 0
-    unknown_session: int = 0
-    holds: int = 0
-    blocked_time: float = 0.0
-    sync_timeouts: int = 0
-    clamped: Counter[str] = field(default_factory=Counter)
-
-
-@dataclass(frozen=True)
-class ServerReport:
-    """The server's counters at the end of a run (``to_dict`` for JSON)."""
-
-    address: str | None  # "host:port" while open
-    clients: int  # sessions open now
-    stats: ServerStats
-    malformed: dict[str, int]  # dropped datagrams, by reason
-    rejected_peers: int
-
-    def to_dict(self) -> dict[str, Any]:
-        """JSON-friendly, with the keys of the ``contracts`` entry of ``vcosim sim --json-out``."""
-        s = self.stats
-        return {
-            "address": self.address,
-            "clients": self.clients,
-            "sessions": s.sessions,
-            "ended": s.ended,
-            "expired": s.expired,
-            "sent": s.sent,
-            "received": s.received,
-            "stale": s.stale,
-            "gaps": s.gaps,
-            "refused_fields": s.refused_fields,
-            "unknown_session": s.unknown_session,
-            "malformed": dict(self.malformed),
-            "malformed_total": sum(self.malformed.values()),
-            "rejected_peers": self.rejected_peers,
-            "clamped": dict(s.clamped),
-            "holds": s.holds,
-            "blocked_time": s.blocked_time,
-            "sync_timeouts": s.sync_timeouts,
-        }
 
 
 class ContractServer:
@@ -114,6 +60,9 @@ class ContractServer:
             allowed_hosts=allowed - {"0.0.0.0", ""} or None,
             name="contract server",
         )
+        self._ready = waiting(self.endpoint)
+        self._reader = P.DataReader(self.endpoint.buffer)
+        self._dt = 0.0
         self.sync_timeout = opts.sync_timeout
         self.session_timeout = opts.session_timeout
         self.sessions: dict[Address, ServerSession] = {}
@@ -124,7 +73,9 @@ class ContractServer:
         self.spin = opts.spin or 0.0
         self._inputs: Any = None  # the vehicle's arrays, from start()
         self._outputs: Any = None
-        self._waiters: list[ToServer] = []
+        self._waiters: list[ToServer] = []  # the contracts a hold may wait for
+        self._timed: list[ToServer] = []  # those that may forbid a step as time passes
+        self._answers_due = False  # a lock-step update went out: its answers may forbid
         self._next_due = math.inf
         self._sync_data = 0  # data messages applied to contracts a hold may wait for
         self._error_sent: dict[Address, float] = {}
@@ -142,6 +93,7 @@ class ContractServer:
         self._inputs = sim.vehicle.input_array
         self._outputs = sim.vehicle.outputs
         self.lockstep = sim.pacer.lockstep
+        self._dt = sim.dt
         self.spin = opts.spin if opts.spin is not None else LOCKSTEP_SPIN * self.lockstep
         if self.catalogue is None:
             self.catalogue = Catalogue(sim.vehicle, opts.vehicle_name, opts.points)
@@ -155,9 +107,13 @@ class ContractServer:
 
     def before_step(self, sim: Simulation) -> None:
         """Take what has arrived; hold while a contract forbids the step."""
-        self._receive(sim)
-        if self._waiters and self._must_hold(sim.time, sim.time + sim.dt):
-            self._hold(sim)
+        if self._ready():
+            self._receive(sim)
+        if self._timed or self._answers_due:
+            now = sim.time
+            if self._must_hold(now, now + self._dt):
+                self._hold(sim)
+            self._answers_due = False  # a lock-step answer is due again after the next send
 
     def after_step(self, sim: Simulation) -> None:
         """Send every contract that is due, stamped with the simulation time after the step."""
@@ -176,9 +132,10 @@ class ContractServer:
                     stats.sent += 1
                     sent = True
                 next_due = min(next_due, c.due)
-            if sent and self.lockstep:
+            if sent and session.locked:
                 for answer in session.to_server.values():
                     answer.answered(now)
+                self._answers_due = True
         self._next_due = next_due
 
     def on_frame(self, sim: Simulation) -> None:
@@ -188,8 +145,8 @@ class ContractServer:
     # -- receiving --------------------------------------------------------------------------
     def _receive(self, sim: Simulation) -> None:
         """Handle every datagram waiting."""
-        endpoint, buffer = self.endpoint, self.endpoint.buffer
-        while True:
+        endpoint, buffer, ready = self.endpoint, self.endpoint.buffer, self._ready
+        while ready():
             got = endpoint.receive()
             if got is None:
                 return
@@ -224,7 +181,7 @@ class ContractServer:
             return
         session.heard = time.perf_counter()
         if kind == P.Kind.DATA:
-            self._data(session, *P.read_data(buffer, size), sim.time)
+            self._data(session, *self._reader.read(size), sim.time)
         elif kind == P.Kind.PING:
             echoed = P.read_ping(buffer, size)
             self.endpoint.send(P.pong(session.id, echoed, time.time(), sim.time), sender)
@@ -289,46 +246,24 @@ class ContractServer:
         if old is not None:
             self._end(old, "reconnected")
         assert self.catalogue is not None, "the server serves only while attached and started"
-        now = sim.time
-        deal = negotiate(hello, self.catalogue, now)
         try:
-            welcome = P.encode(
-                P.Kind.WELCOME,
-                session_id,
-                P.Welcome(
-                    server="vcosim",
-                    time=now,
-                    dt=sim.dt,
-                    objects=self.catalogue.objects,
-                    contracts=deal.answers,
-                ),
-            )
+            session = open_session(hello, self.catalogue, sender, session_id, sim.time, sim.dt)
         except ProtocolError as exc:  # the answers do not fit one datagram
             self._error(sender, session_id, "bad_hello", str(exc), force=True)
             return
-        session = ServerSession(
-            sender,
-            session_id,
-            welcome,
-            deal.to_client,
-            deal.to_server,
-            time.perf_counter(),
-            now,
-            deal.refused,
-        )
         if self.lockstep:
             session.lock()
         self.sessions[sender] = session
         self.stats.sessions += 1
-        self.stats.refused_fields += deal.refused
+        self.stats.refused_fields += session.refused
         self._rebuild()
-        self.endpoint.send(welcome, sender)
+        self.endpoint.send(session.welcome, sender)
         log.info(
             "contract server: client %s:%d connected (%d contracts, %d fields refused)",
             sender[0],
             sender[1],
             len(hello.contracts),
-            deal.refused,
+            session.refused,
         )
 
     def _error(
@@ -360,6 +295,7 @@ class ContractServer:
         """Recompute who a hold may wait for and when the next send is due."""
         sessions = self.sessions.values()
         self._waiters = [c for s in sessions for c in s.to_server.values() if c.waited_for]
+        self._timed = [c for c in self._waiters if c.time_sync or c.overdue is not None]
         self._next_due = min((c.due for s in sessions for c in s.to_client), default=math.inf)
 
     def _wait_for_clients(self, sim: Simulation, count: int, timeout: float | None) -> None:
@@ -392,7 +328,8 @@ class ContractServer:
         microseconds, sooner than a sleeping process wakes up), then sleeps between checks.
         """
         stats, endpoint = self.stats, self.endpoint
-        now, end = sim.time, sim.time + sim.dt
+        now = sim.time
+        end = now + self._dt
         start = progress = time.perf_counter()
         spin_end = start + self.spin
         stats.holds += 1
@@ -402,7 +339,8 @@ class ContractServer:
                 before = self._sync_data
                 wall = time.perf_counter()
                 if wall < spin_end:
-                    self._receive(sim)
+                    if self._ready():
+                        self._receive(sim)
                 else:
                     if wall - progress >= self.sync_timeout:
                         self._release(now, end, sim.time)
@@ -432,14 +370,7 @@ class ContractServer:
     # -- reporting and closing --------------------------------------------------------------
     def report(self) -> ServerReport:
         """The server's counters."""
-        ep = self.endpoint
-        return ServerReport(
-            address=None if ep.closed else f"{self.address[0]}:{self.address[1]}",
-            clients=len(self.sessions),
-            stats=replace(self.stats, clamped=Counter(self.stats.clamped)),
-            malformed=dict(ep.malformed),
-            rejected_peers=ep.rejected,
-        )
+        return ServerReport.of(self.stats, self.endpoint, len(self.sessions))
 
     def close(self) -> None:
         """Say BYE to every client (unless ``goodbye`` is off) and close (safe twice)."""

@@ -1,9 +1,10 @@
 """One client's session on the server: its contracts, as negotiated from its HELLO.
 
-``negotiate`` answers a HELLO field by field (``objects.Catalogue`` decides what can be read
-and written) and builds the session: for each contract to the client, where its values come
-from and when it is next due; for each contract from the client, where its values go and
-what the server may wait for (time sync, overdue data, the lock-step acknowledgement).
+``open_session`` answers a HELLO field by field (``objects.Catalogue`` decides what can be
+read and written) and builds the session with its WELCOME: for each contract to the client,
+where its values come from and when it is next due; for each contract from the client, where
+its values go and what the server may wait for (time sync, overdue data, the lock-step
+answer).
 ``ToServer.apply`` writes a client's data into the vehicle's inputs, limited as the property
 says.
 """
@@ -11,6 +12,7 @@ says.
 from __future__ import annotations
 
 import math
+import time
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -138,10 +140,12 @@ class ServerSession:
     heard: float
     started: float
     refused: int = 0
+    locked: bool = False  # lock-step: the server waits for the answer to each update
 
     def lock(self) -> None:
         """Lock-step: the server waits for this client's answer to each update it sends."""
-        if self.to_client:
+        if self.to_client and self.to_server:
+            self.locked = True
             for c in self.to_server.values():
                 c.lock = True
 
@@ -204,3 +208,30 @@ def negotiate(hello: P.Hello, catalogue: Catalogue, now: float) -> Negotiation:
         result.refused += sum(not a.accepted for a in fields)
         result.answers.append(P.ContractAnswer(id=request.id, fields=fields))
     return result
+
+
+def open_session(
+    hello: P.Hello, catalogue: Catalogue, sender: Address, session_id: int, now: float, dt: float
+) -> ServerSession:
+    """The session a HELLO opens at server time ``now``, with its WELCOME encoded.
+
+    Raises ``ProtocolError`` when the WELCOME does not fit one datagram.
+    """
+    deal = negotiate(hello, catalogue, now)
+    welcome = P.encode(
+        P.Kind.WELCOME,
+        session_id,
+        P.Welcome(
+            server="vcosim", time=now, dt=dt, objects=catalogue.objects, contracts=deal.answers
+        ),
+    )
+    return ServerSession(
+        sender,
+        session_id,
+        welcome,
+        deal.to_client,
+        deal.to_server,
+        time.perf_counter(),
+        now,
+        deal.refused,
+    )
