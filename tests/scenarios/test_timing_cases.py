@@ -18,13 +18,6 @@ def test_unknown_case_is_rejected(tmp_path):
     assert selected_cases(None) == list(CASES)
 
 
-def test_the_old_command_path_hands_over(tmp_path):
-    from vcosim.analysis.cases import cases_command as old
-
-    with pytest.raises(ConfigError, match="case 0: no such case"):
-        old(tmp_path, [0])
-
-
 def test_simulator_command_line(tmp_path):
     args = simulator_command(CASES[2], 4321, tmp_path, 1.5)
     assert args[1:4] == ["-m", "vcosim", "sim"]
