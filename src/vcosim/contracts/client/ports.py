@@ -33,6 +33,9 @@ class ConnectionStatus(IntEnum):
     disconnecting = 5
 
 
+_STATUSES = tuple(ConnectionStatus)  # by value: a step function reads it every step
+
+
 class Ports(Mapping[str, Any]):
     """Ports by name (or position; 0 is ``connection_status``) over the block's flat array.
 
@@ -78,7 +81,7 @@ class Ports(Mapping[str, Any]):
     @property
     def status(self) -> ConnectionStatus:
         """The connection status (port 0)."""
-        return ConnectionStatus(int(self._flat[0]))
+        return _STATUSES[int(self._flat[0])]
 
     def as_dict(self) -> dict[str, Any]:
         """A snapshot of every port."""

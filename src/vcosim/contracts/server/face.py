@@ -104,6 +104,11 @@ class ContractServer:
             )
         if opts.wait_for_clients:
             self._wait_for_clients(sim, opts.wait_for_clients, opts.wait_timeout)
+        elif self.lockstep:
+            log.info(
+                "contract server: lock-step with no client to wait for: the run goes on as "
+                "fast as it can until one joins (wait_for_clients)"
+            )
 
     def before_step(self, sim: Simulation) -> None:
         """Take what has arrived; hold while a contract forbids the step."""
