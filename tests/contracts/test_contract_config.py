@@ -172,3 +172,30 @@ def test_ports_are_named_after_their_fields():
 def test_every_example_file_is_valid(path):
     config = load_config(path)
     assert config.inputs or config.outputs
+
+
+def test_a_client_lists_the_problems_of_its_file_and_its_options_at_once():
+    from vcosim.contracts import ContractClient
+
+    with pytest.raises(ConfigError) as caught:
+        ContractClient(
+            {"version": 3, "outputs": [{"ports": []}]}, None, step=0, link_timeout=-1, spn=1
+        )
+    assert caught.value.problems == [
+        "$.outputs[0].ports: List should have at least 1 item after validation, not 0",
+        "$.version: must be 2 (this is the version-2 format), not 3",
+        "options.step: Input should be greater than 0",
+        "options.link_timeout: Input should be greater than 0",
+        "options.spn: unknown key",
+    ]
+
+
+def test_server_options_name_every_bad_value_before_binding():
+    from pydantic import ValidationError
+
+    from vcosim.contracts import ContractServer
+
+    with pytest.raises(ValidationError) as caught:
+        ContractServer(port=70000, sync_timeout=0, wait_for_clients=-1, points={"P": (1.0,)})
+    named = {e["loc"][0] for e in caught.value.errors()}
+    assert named == {"port", "points", "sync_timeout", "wait_for_clients"}

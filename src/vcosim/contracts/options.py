@@ -1,8 +1,9 @@
 """The options of the two contract parties: the client block and the server face.
 
 Pydantic models (``vcosim.config.Options``), so the command line, files and the Python API
-validate alike: every bad value is reported at once, in one ``ConfigError``, before anything
-binds a socket. The VS Connect file itself is ``vcosim.contracts.config.ContractConfig``.
+validate alike: every bad value is reported at once, with its name, before anything binds a
+socket. The VS Connect file itself is ``vcosim.contracts.config.ContractConfig``; the client
+reports the problems of its file and its options together, in one ``ConfigError``.
 """
 
 from __future__ import annotations
@@ -10,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Annotated
 
-from pydantic import Field
+from pydantic import ConfigDict, Field
 
 from vcosim.config import Options
 from vcosim.constants import BLOCKING_TIMEOUT, CONTRACTS_PORT, LOOPBACK
@@ -40,7 +41,7 @@ class ClientOptions(Options):
             wakes up (as the tight coupling's controller block does).
     """
 
-    _source = "contract client options"
+    model_config = ConfigDict(title="contract client options")
 
     step: Seconds = 0.001
     directive: float = 1.0
@@ -72,7 +73,7 @@ class ServerOptions(Options):
             lock-step pacing, 0 otherwise.
     """
 
-    _source = "contract server options"
+    model_config = ConfigDict(title="contract server options")
 
     host: str = LOOPBACK
     port: Port = CONTRACTS_PORT

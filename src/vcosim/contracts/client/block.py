@@ -19,7 +19,9 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from pydantic import ValidationError
 
+from vcosim.config import validation_problems
 from vcosim.contracts.client.ports import (
     STATUS_PORT,
     ConnectionStatus,
@@ -104,6 +106,31 @@ class ClientReport(Report):
         )
 
 
+def _validated(
+    config: ContractConfig | str | Path | Mapping[str, Any],
+    options: ClientOptions | None,
+    given: Mapping[str, Any],
+) -> tuple[ClientOptions, ContractConfig]:
+    """The file and the options, validated together: one ConfigError lists every problem.
+
+    The file's problems keep their JSON paths, the options' are named ``options.NAME``.
+    """
+    problems: list[str] = []
+    source = "contract client"
+    opts = cfg = None
+    try:
+        cfg = as_config(config)
+    except ConfigError as exc:
+        problems, source = list(exc.problems), exc.source
+    try:
+        opts = ClientOptions(**{**(options.model_dump() if options else {}), **given})
+    except ValidationError as exc:
+        problems += validation_problems(exc, prefix="options.")
+    if problems or opts is None or cfg is None:
+        raise ConfigError(problems, source)
+    return opts, cfg
+
+
 class BlockClock(Pacer):
     """The block's clock held to ``dilation`` simulated seconds per wall second.
 
@@ -158,9 +185,9 @@ class ContractClient:
         options: ClientOptions | None = None,
         **given: Any,
     ) -> None:
-        opts = ClientOptions(**{**(options.model_dump() if options else {}), **given})
+        opts, cfg = _validated(config, options, given)
         self.options = opts
-        self.config = cfg = as_config(config)
+        self.config = cfg
         self.layout = layout = BlockLayout.of(cfg)
         self.step_fn = step_fn
         self.step = opts.step
