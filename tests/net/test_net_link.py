@@ -233,21 +233,40 @@ def test_wait_sleeps_until_a_datagram_waits_or_the_timeout(links, sockets):
     assert link.wait(2.0) is False
 
 
-def test_wait_for_busy_polls_while_spinning(links, sockets):
+def test_wait_for_spins_on_readiness_and_takes_once_something_waits(links, sockets, monkeypatch):
     link = links()
     peer = sockets()
-    calls = 0
+    checks = takes = 0
+    ready = link.ready
+
+    def counted_ready() -> bool:
+        nonlocal checks
+        checks += 1
+        if checks == 3:
+            peer.sendto(b"now", link.address)
+        return ready()
 
     def attempt() -> bool:
-        nonlocal calls
-        calls += 1
-        if calls == 3:
-            peer.sendto(b"now", link.address)
+        nonlocal takes
+        takes += 1
         return link.receive() is not None
 
+    monkeypatch.setattr(link, "ready", counted_ready)
     start = time.perf_counter()
     assert link.wait_for(attempt, timeout=5.0, spin=5.0)
-    assert calls == 3 and time.perf_counter() - start < 5.0  # tried again and again
+    assert time.perf_counter() - start < 5.0
+    assert (checks, takes) == (3, 2)  # a first try; then asked again and again, taken once
+
+
+def test_ready_says_whether_a_datagram_waits_without_receiving_it(links, sockets):
+    link = links()
+    assert link.ready() is False
+    sockets().sendto(b"x", link.address)
+    assert link.wait(2.0)
+    assert link.ready() is True and link.ready() is True  # still there
+    assert link.receive_bytes() is not None and link.ready() is False
+    link.close()
+    assert link.ready() is True  # closed: a receive now reports the end
 
 
 def test_wait_for_without_spin_sleeps_and_tries_once_per_wake_up(links, sockets):

@@ -71,6 +71,10 @@ class Link(Protocol):
         """Send one datagram to ``to`` (default: the peer); False, counted, if it failed."""
         ...
 
+    def ready(self) -> bool:
+        """Without blocking: True if a datagram (or a socket error) waits, or once closed."""
+        ...
+
     def wait(self, timeout: float) -> bool:
         """Sleep until a datagram waits or ``timeout`` s pass."""
         ...
@@ -142,8 +146,9 @@ class DatagramLink:
         self.reports = Reports(log or _log, name)
         self.buffer = bytearray(size)
         self._view = memoryview(self.buffer)
-        self._poller = select.poll()
-        self._poller.register(self.sock, select.POLLIN)
+        poller = select.poll()
+        poller.register(self.sock, select.POLLIN)
+        self._poll = poller.poll
         self.rejected = 0
         self.malformed: Counter[str] = Counter()
         self.send_errors = 0
@@ -249,6 +254,14 @@ class DatagramLink:
         return error
 
     # -- waiting ----------------------------------------------------------------------------
+    def ready(self) -> bool:
+        """Without blocking: True if a datagram (or a socket error) waits, or once closed.
+
+        A third of the cost of a ``receive`` that finds nothing (which raises inside), so a
+        loop that spins asks this first. True once closed, so a receive then reports the end.
+        """
+        return self._closed or bool(self._poll(0))
+
     def wait(self, timeout: float) -> bool:
         """Sleep until a datagram waits or ``timeout`` s pass (never spins); False once closed.
 
@@ -266,18 +279,20 @@ class DatagramLink:
         """Call ``take`` until it returns True or ``timeout`` s pass: spin first, then sleep.
 
         ``take`` usually receives and decodes (``receive`` and the face's checks), so a
-        datagram the face rejects does not end the wait.
+        datagram the face rejects does not end the wait. While spinning, ``take`` is called
+        only when ``ready`` says something waits: the loop turns three times as fast, and
+        an arriving datagram is taken that much sooner.
         """
+        if take():
+            return True
         now = time.perf_counter()
         deadline = now + timeout
         spin_end = now + min(spin, timeout)
-        while True:
-            if take():
+        ready, poll = self.ready, self._poll
+        while now < spin_end and not self._closed:
+            if ready() and take():
                 return True
             now = time.perf_counter()
-            if now >= spin_end:
-                break
-        poll = self._poller.poll
         while now < deadline and not self._closed:
             if poll(max((deadline - now) * 1000.0, 0.0)) and take():
                 return True
