@@ -12,6 +12,7 @@ time-synced server paces it.
 
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -341,7 +342,9 @@ class ContractClient:
         """Block (serving the link) until the contracts allow the step, or the link is lost.
 
         Busy-polls for ``spin`` seconds first: a server in lock-step answers within
-        microseconds, sooner than a sleeping process wakes up.
+        microseconds, sooner than a sleeping process wakes up. Each empty poll yields the
+        core: on a machine with more runnable processes than cores, a plain spin would keep
+        the server from running for a whole time slice (milliseconds per update).
         """
         session, endpoint, ready = self.session, self.session.endpoint, self.session.ready
         start = time.perf_counter()
@@ -353,6 +356,8 @@ class ContractClient:
                 if time.perf_counter() < spin_end:
                     if ready():
                         session.drain()
+                    else:  # let the peer have the core, should it be waiting for one
+                        os.sched_yield()
                     continue
                 if endpoint.wait(WAIT_POLL):
                     session.drain()

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import logging
 import math
+import os
 import time
 from typing import Any
 
@@ -330,7 +331,9 @@ class ContractServer:
         """Wait (serving every client) until no contract forbids the step, or give up.
 
         Busy-polls for ``spin`` seconds first (a lock-step client answers within
-        microseconds, sooner than a sleeping process wakes up), then sleeps between checks.
+        microseconds, sooner than a sleeping process wakes up), yielding the core after each
+        empty poll (a plain spin keeps a client that shares the core waiting a time slice),
+        then sleeps between checks.
         """
         stats, endpoint = self.stats, self.endpoint
         now = sim.time
@@ -346,6 +349,8 @@ class ContractServer:
                 if wall < spin_end:
                     if self._ready():
                         self._receive(sim)
+                    else:  # let the peer have the core, should it be waiting for one
+                        os.sched_yield()
                 else:
                     if wall - progress >= self.sync_timeout:
                         self._release(now, end, sim.time)
