@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -155,7 +155,7 @@ class BlockClock(Pacer):
         super().start(sim_time)
         self.anchored = True
 
-    def hold(self, step_index: int, endpoint: Endpoint, serve: Any) -> None:
+    def hold(self, step_index: int, endpoint: Endpoint, serve: Callable[[], object]) -> None:
         """Wait until step ``step_index`` is due, handing datagrams to ``serve`` meanwhile."""
         self.steps_for_next_frame(step_index)
         deadline = self._deadline
@@ -249,12 +249,12 @@ class ContractClient:
         return self.session.status_history
 
     @property
-    def on_status(self) -> Any:
+    def on_status(self) -> Callable[[ConnectionStatus], None] | None:
         """Called with the new status on every change (or None)."""
         return self.session.on_status
 
     @on_status.setter
-    def on_status(self, callback: Any) -> None:
+    def on_status(self, callback: Callable[[ConnectionStatus], None] | None) -> None:
         self.session.on_status = callback
 
     @property
