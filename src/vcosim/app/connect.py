@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import json
+import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -13,6 +13,8 @@ from vcosim.app.options import DEFAULT_TIMEOUT, Duration, JsonOut, Timeout, posi
 
 if TYPE_CHECKING:
     from rich.table import Table
+
+    from vcosim.contracts.client import ClientReport
 
 
 def connect(
@@ -47,32 +49,33 @@ def connect(
         json_out=json_out,
         link_timeout=timeout,
     )
-    if report.get("interrupted"):
+    if report.interrupted:
         raise typer.Exit(130)
 
 
-def report_table(report: dict[str, Any]) -> Table:
+def report_table(report: ClientReport) -> Table:
     """The end-of-run report as a rich table."""
     from rich.table import Table
 
     table = Table(show_header=False, title="vcosim connect: summary")
-    table.add_row("status", f"{report['status']} ({report['status_name']})")
-    table.add_row("local time", f"{report['time']:.3f} s ({report['steps']} steps)")
-    table.add_row("sent / received", f"{report['sent']} / {report['received']}")
+    table.add_row("status", f"{int(report.status)} ({report.status_name})")
+    table.add_row("local time", f"{report.time:.3f} s ({report.steps} steps)")
+    table.add_row(
+        "updates sent / received",
+        f"{sum(report.sent.values())} / {sum(report.received.values())}",
+    )
     for key in ("gaps", "stale", "reconnects", "blocks"):
         table.add_row(key, str(report[key]))
-    table.add_row("time blocked", f"{report['blocked_time']:.3f} s")
-    if report["malformed"]:
-        table.add_row("malformed", json.dumps(report["malformed"]))
-    trips = report["round_trip_ms"]
-    if trips["min"] is not None:
-        table.add_row(
-            "ping round trip", f"min {trips['min']:.3f} ms, median {trips['median']:.3f} ms"
-        )
-    for refusal in report["refused"]:
+    table.add_row("time blocked", f"{report.blocked_time:.3f} s")
+    if report.malformed:
+        table.add_row("malformed", ", ".join(f"{k}: {v}" for k, v in report.malformed.items()))
+    trips = report.round_trip_ms
+    if trips.min is not None and trips.median is not None:
+        table.add_row("ping round trip", f"min {trips.min:.3f} ms, median {trips.median:.3f} ms")
+    for refusal in report.refused:
         table.add_row("[yellow]refused", refusal)
-    if report["error"]:
-        table.add_row("[red]error", report["error"])
+    if report.error:
+        table.add_row("[red]error", report.error)
     return table
 
 
@@ -84,7 +87,7 @@ def run_client(
     duration: float | None,
     json_out: Path | None,
     **options: Any,
-) -> dict[str, Any]:
+) -> ClientReport:
     """Run the block until the duration or Ctrl-C; print the summary, optionally save it."""
     from vcosim.contracts.client import ConnectionStatus, ContractClient
     from vcosim.entrypoints import instantiate, load_user_code
@@ -106,7 +109,20 @@ def run_client(
         state = "blocked" if client.blocking else ConnectionStatus(client.status).name
         return f"t = {client.time:8.2f} s   {state}   received {client.received}"
 
-    with sigterm_as_interrupt(), StatusLine(render):
+    started, hinted = time.monotonic(), [False]
+
+    def explain_waiting() -> None:  # once, when no server has answered for a while
+        waited = time.monotonic() - started
+        if not hinted[0] and client.status == ConnectionStatus.connecting and waited > 2.0:
+            hinted[0] = True
+            note(
+                f"waiting: no contract server has answered at {cfg.remoteIP}:{cfg.remotePort} "
+                f"for {waited:.0f} s. Start one (vcosim sim --contracts, with --no-coupling "
+                "unless a BeamNG-style controller runs too), or check remoteIP and remotePort "
+                f"in {config}"
+            )
+
+    with sigterm_as_interrupt(), StatusLine(render, explain_waiting):
         report = client.run(duration)
     console.print(report_table(report))
     save_json(report, json_out)
