@@ -42,7 +42,7 @@ from vcosim.sweep.metrics import (
 )
 from vcosim.tight.controller import Responder
 from vcosim.tight.endpoint import SimulatorEndpoint
-from vcosim.tight.inprocess import couple_in_process
+from vcosim.tight.inprocess import InProcessLink, couple_in_process
 from vcosim.vehicle import Vehicle
 from vcosim.vehicle import layout as L
 from vcosim.vehicle.terrain import Terrain, TerrainSpec
@@ -147,6 +147,7 @@ def _couple(cfg: RunConfig, sim: Simulation) -> tuple[list[float], UdpController
         return responder.compute, None
     delay = cp.simulated_compute_time + cp.ping_time
     endpoint = couple_in_process(sim, step_fn, config, memory=cp.memory, compute_time=delay)
+    assert isinstance(endpoint.link, InProcessLink)  # couple_in_process gives it one
     return endpoint.link.responder.compute, None
 
 

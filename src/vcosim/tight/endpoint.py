@@ -24,7 +24,6 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 
@@ -39,7 +38,7 @@ from vcosim.tight.protocol import (
     WIRE_DTYPE,
     Schedule,
 )
-from vcosim.tight.transport import UdpLink
+from vcosim.tight.transport import CouplingLink, UdpLink
 from vcosim.vehicle import layout as L
 
 _SENT_RING = 4096  # send times kept for the latency figure (far more than any window)
@@ -100,14 +99,13 @@ class SimulatorEndpoint:
         *,
         fill_custom: CustomFill | None = None,
         on_custom: CustomReceive | None = None,
-        link: Any = None,
+        link: CouplingLink | None = None,
     ) -> None:
         self.config = config if config is not None else CouplingConfig()
         self.interface = self.config.layout()
         self.fill_custom = fill_custom
         self.on_custom = on_custom
         self.schedule: Schedule | None = None
-        self.link = link
         self.debug: DebugLog | None = None
         self.stats = CouplingStats()
         face = self.interface
@@ -134,19 +132,18 @@ class SimulatorEndpoint:
         self._t0 = 0.0
         self._sent_at = np.zeros(_SENT_RING)  # wall time of each send, by id modulo the ring
         self.last_latency: float | None = None  # s, send to applied reply, of the last reply
-        self._open()
-
-    def _open(self) -> None:
-        """Open the UDP socket (unless a link was given) and the debug logs."""
-        cfg, face = self.config, self.interface
+        self.link: CouplingLink = link if link is not None else self._udp_link()
+        cfg = self.config
         if cfg.debug_log is not None:
             self.debug = DebugLog(
                 cfg.debug_log, ("id", *face.to_controller), ("id", *face.from_controller)
             )
-        if self.link is not None:
-            return
+
+    def _udp_link(self) -> UdpLink:
+        """The UDP socket to the controller, accepting only its host (and ``allowed_hosts``)."""
+        cfg, face = self.config, self.interface
         allowed = set(cfg.allowed_hosts) if cfg.allowed_hosts else {cfg.controller_host}
-        self.link = UdpLink(
+        return UdpLink(
             (cfg.listen_host, cfg.listen_port),
             (cfg.controller_host, cfg.controller_port),
             face.controller_to_sim,
@@ -340,8 +337,8 @@ class SimulatorEndpoint:
             stale=s.stale,
             duplicate=s.duplicate,
             startup_unapplied=s.startup,
-            malformed=(link.malformed if link else 0) + s.bad_id,
-            rejected_peers=link.rejected if link else 0,
+            malformed=link.malformed + s.bad_id,
+            rejected_peers=link.rejected,
             clamped=clamped,
             clamped_total=sum(clamped.values()),
             timeouts=s.timeouts,
@@ -352,5 +349,4 @@ class SimulatorEndpoint:
         """Close the socket and complete the debug logs (safe twice)."""
         if self.debug is not None:
             self.debug.close()
-        if self.link is not None:
-            self.link.close()
+        self.link.close()
