@@ -50,6 +50,9 @@ def _where(address: tuple[str, int]) -> str:
     return f"{address[0]}:{address[1]}"
 
 
+_DEFAULT_IDS = frozenset(int(m) for m in ModuleId)  # vehicle, input, sound, ...: expected
+
+
 @dataclass(eq=False)
 class Module:
     """A module the router has accepted: its id, address and own socket, and its traffic."""
@@ -319,6 +322,8 @@ class Router:
         else:
             self.stats.unknown_destination += 1
             self.stats.unknown_by_id[to] += 1
+            if to in _DEFAULT_IDS and to != self.router_id:
+                return  # a standard module not (yet) on the bus: counted, not a problem
             why = (
                 "the router handles only Shutdown"
                 if to == self.router_id
