@@ -3,10 +3,10 @@
 - ``ports``: what the step function reads and writes (``Ports``, ``ConnectionStatus``).
 - ``session``: the protocol state machine (handshake, data, pings, reconnection), over the
   contracts' ``streams``.
-- ``block``: ``ContractClient``, its clock and run loop, and its ``ClientReport``.
+- ``block``: ``ContractClient``, its clock and run loop; ``report``: its ``ClientReport``.
 """
 
-from vcosim.contracts.client.block import BlockClock, ClientReport, ContractClient, as_config
+from vcosim.contracts.client.block import BlockClock, ContractClient, as_config
 from vcosim.contracts.client.ports import (
     DIRECTIVE_PORT,
     STATUS_PORT,
@@ -16,6 +16,7 @@ from vcosim.contracts.client.ports import (
     Refusal,
     StepFunction,
 )
+from vcosim.contracts.client.report import ClientReport, RoundTrips
 from vcosim.contracts.client.session import ClientSession
 from vcosim.contracts.options import ClientOptions
 
@@ -31,6 +32,7 @@ __all__ = [
     "InputPorts",
     "Ports",
     "Refusal",
+    "RoundTrips",
     "StepFunction",
     "as_config",
 ]

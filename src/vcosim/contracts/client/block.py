@@ -15,7 +15,6 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -31,13 +30,13 @@ from vcosim.contracts.client.ports import (
     Refusal,
     StepFunction,
 )
+from vcosim.contracts.client.report import ClientReport
 from vcosim.contracts.client.session import ClientSession
 from vcosim.contracts.config import ContractConfig, load_config, parse_config
 from vcosim.contracts.layout import BlockLayout
 from vcosim.contracts.options import ClientOptions
 from vcosim.contracts.transport import Endpoint
 from vcosim.errors import ConfigError
-from vcosim.reports import Report
 from vcosim.sim.pacing import Pacer, PacingMode
 
 WAIT_POLL = 0.05  # s: a waiting client re-checks link and stop at least this often
@@ -51,60 +50,6 @@ def as_config(source: ContractConfig | str | Path | Mapping[str, Any]) -> Contra
     if isinstance(source, Mapping):
         return parse_config(dict(source))
     return load_config(source)
-
-
-@dataclass
-class RoundTrips(Report):
-    """Ping round trips of a run (ms); None before any pong."""
-
-    min: float | None
-    median: float | None
-
-
-@dataclass
-class ClientReport(Report):
-    """What a client run did: its status, counters and timing (``to_dict`` for JSON)."""
-
-    status: ConnectionStatus
-    status_name: str
-    time: float
-    steps: int
-    reconnects: int
-    sent: dict[int, int]  # updates sent, by contract id
-    received: dict[int, int]  # updates taken, by contract id
-    gaps: int
-    stale: int
-    stale_session: int
-    malformed: dict[str, int]  # dropped datagrams, by reason
-    refused: list[str]
-    blocks: int
-    blocked_time: float
-    round_trip_ms: RoundTrips
-    error: str | None
-    interrupted: bool = False  # ended by Ctrl-C (or SIGTERM turned into it)
-
-    @classmethod
-    def of(cls, session: ClientSession, **block: Any) -> ClientReport:
-        """The report of a block (its counters in ``block``) and its session."""
-        trips = np.asarray(session.round_trips) * 1e3
-        return cls(
-            status=session.status,
-            status_name=session.status.name,
-            reconnects=session.reconnects,
-            sent={c.id: c.sent for c in session.outgoing},
-            received={int(c.id or 0): c.received for c in session.incoming},
-            gaps=sum(c.gaps for c in session.incoming),
-            stale=sum(c.stale for c in session.incoming),
-            stale_session=session.stale_session,
-            malformed=dict(session.endpoint.malformed),
-            refused=[str(r) for r in session.refused],
-            round_trip_ms=RoundTrips(
-                float(trips.min()) if trips.size else None,
-                float(np.median(trips)) if trips.size else None,
-            ),
-            error=session.error_text or None,
-            **block,
-        )
 
 
 def _validated(
