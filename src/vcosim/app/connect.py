@@ -38,6 +38,14 @@ def connect(
     ] = 0.001,
     duration: Duration = None,
     timeout: Timeout = DEFAULT_TIMEOUT,
+    end_with_server: Annotated[
+        bool,
+        typer.Option(
+            "--end-with-server/--keep-connecting",
+            help="End when the simulator says goodbye (its run ended), or connect again and "
+            "wait for the next run.",
+        ),
+    ] = True,
     json_out: JsonOut = None,
 ) -> None:
     """Run a JSON-configured contract client against vcosim sim --contracts (VS Connect-style)."""
@@ -48,6 +56,7 @@ def connect(
         duration=duration,
         json_out=json_out,
         link_timeout=timeout,
+        end_with_server=end_with_server,
     )
     if report.interrupted:
         raise typer.Exit(130)

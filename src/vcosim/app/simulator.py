@@ -149,6 +149,14 @@ def sim(
     vehicle_name: Annotated[
         str, typer.Option(help="The vehicle's object name for contracts.")
     ] = "Vehicle_A",
+    wait_for_clients: Annotated[
+        int,
+        typer.Option(
+            min=0,
+            help="Hold the run at t = 0 until this many contract clients joined; with "
+            "--pacing lockstep it then advances only as their contracts allow.",
+        ),
+    ] = 0,
     bus: Annotated[
         str | None,
         typer.Option(metavar="HOST:PORT", help="Join a NightRider bus router at this address."),
@@ -156,6 +164,11 @@ def sim(
     json_out: JsonOut = None,
 ) -> None:
     """Run the simulator; external controllers couple to it exactly as to BeamNG.tech."""
+    if wait_for_clients and not contracts:
+        raise typer.BadParameter(
+            "there are no contract clients to wait for without --contracts",
+            param_hint="'--wait-for-clients'",
+        )
     if debug_log is not None and not coupling:
         raise typer.BadParameter(
             "there is no coupling to log with --no-coupling", param_hint="'--debug-log'"
@@ -193,6 +206,7 @@ def sim(
                     "port": address.port,
                     "allowed_hosts": contracts_allow,
                     "vehicle_name": vehicle_name,
+                    "wait_for_clients": wait_for_clients,
                 },
             )
         )

@@ -39,6 +39,8 @@ class ClientOptions(Options):
         spin: Busy-poll this long (s) before sleeping while a contract holds the block: a
             server in lock-step answers within microseconds, sooner than a sleeping process
             wakes up (as the tight coupling's controller block does).
+        end_with_server: End the run when the server says goodbye (its simulation ended)
+            instead of connecting again (VS Connect's behaviour, the default here).
     """
 
     model_config = ConfigDict(title="contract client options")
@@ -51,6 +53,7 @@ class ClientOptions(Options):
     local_host: str | None = None
     local_port: Port = 0
     spin: SpinTime = 0.002
+    end_with_server: bool = False
 
 
 class ServerOptions(Options):

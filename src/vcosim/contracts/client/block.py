@@ -253,6 +253,8 @@ class ContractClient:
         try:
             while not self._stopping and (limit is None or self._k < limit):
                 self.step_once()
+                if self.session.server_ended:  # end_with_server: the simulation is over
+                    break
         except KeyboardInterrupt:
             interrupted = True
         finally:

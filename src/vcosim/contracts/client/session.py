@@ -58,6 +58,8 @@ class ClientSession:
         self.link_timeout = options.link_timeout
         self.retry_period = options.retry_period
         self.bye_timeout = options.bye_timeout
+        self.end_with_server = options.end_with_server
+        self.server_ended = False  # the server said goodbye (and end_with_server holds)
         self.incoming = [Incoming(c) for c in layout.contracts if c.direction == "to_client"]
         self._by_id = {c.id: c for c in self.incoming}
         self.outgoing = [
@@ -207,7 +209,12 @@ class ClientSession:
             self._pong(P.read_pong(buffer, size))
         elif kind == P.Kind.BYE:
             self.endpoint.send(P.header(P.Kind.BYE_ACK, self._session))
-            if status in (S.connected, S.connecting):
+            if status in (S.connected, S.connecting) and self.end_with_server:
+                log.info("contract client: the server at %s said goodbye; ending", self.server)
+                self.invalidate()
+                self.server_ended = True
+                self.set_status(S.unconnected)
+            elif status in (S.connected, S.connecting):
                 self._lose("the server said goodbye")
         elif kind == P.Kind.BYE_ACK:
             if status == S.disconnecting:
