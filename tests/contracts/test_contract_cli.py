@@ -14,7 +14,7 @@ from typer.testing import CliRunner
 
 from helpers.loop import free_port
 from vcosim.app import app
-from vcosim.bench.contracts import run_contracts_bench
+from vcosim.bench.contracts import measure_contracts_bench
 
 EXAMPLES = Path(__file__).parents[2] / "examples" / "contracts"
 
@@ -93,7 +93,7 @@ def test_vcosim_connect_rejects_an_invalid_file_before_connecting(tmp_path):
 
 
 def test_contract_bench_reports_every_figure():
-    result = run_contracts_bench(seconds=0.2, progress=False)
+    result = measure_contracts_bench(seconds=0.2, progress=False).to_dict()
     assert result["fields"] == 20 and result["period_ms"] == 1.0
     for key in (
         "updates_per_s",

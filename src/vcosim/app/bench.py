@@ -49,9 +49,9 @@ def bench_contracts(
     seconds: Annotated[float, typer.Option(help="Wall-clock time per measurement (s).")] = 2.0,
 ) -> None:
     """Updates/s of one 20-field contract at 1 ms, and the latency from server step to port."""
-    from vcosim.bench.contracts import run_contracts_bench
+    from vcosim.bench.contracts import measure_contracts_bench
 
-    result = run_contracts_bench(seconds, progress=not as_json)
+    result = measure_contracts_bench(seconds, progress=not as_json).to_dict()
     typer.echo(json.dumps(result, indent=None if as_json else 2))
 
 

@@ -329,8 +329,3 @@ def measure_contracts_bench(seconds: float = 2.0, progress: bool = True) -> Cont
             figures.append(measure())
             bar.advance(task)
     return ContractsBench(*figures)
-
-
-def run_contracts_bench(seconds: float = 2.0, progress: bool = True) -> dict[str, Any]:
-    """Every figure of the contract bench as the JSON object the command prints."""
-    return measure_contracts_bench(seconds, progress).to_dict()

@@ -86,6 +86,11 @@ class Pacer:
         self._wall0 = self._deadline = time.perf_counter()
         self._sim0 = sim_time
 
+    @property
+    def deadline(self) -> float:
+        """Wall time (``perf_counter``) at which the frame being planned is due."""
+        return self._deadline
+
     def steps_for_next_frame(self, step_index: int) -> int:
         """Steps that bring simulation time to the next frame's (dilated) wall-clock time.
 

@@ -103,7 +103,7 @@ class BlockClock(Pacer):
     def hold(self, step_index: int, endpoint: Endpoint, serve: Callable[[], object]) -> None:
         """Wait until step ``step_index`` is due, handing datagrams to ``serve`` meanwhile."""
         self.steps_for_next_frame(step_index)
-        deadline = self._deadline
+        deadline = self.deadline
         now = time.perf_counter()
         while now < deadline:
             if endpoint.wait(deadline - now):

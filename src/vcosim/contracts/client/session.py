@@ -23,7 +23,6 @@ from vcosim.contracts.config import PING_META
 from vcosim.contracts.layout import BlockLayout, next_tick
 from vcosim.contracts.options import ClientOptions
 from vcosim.contracts.transport import Endpoint
-from vcosim.contracts.waiting import waiting
 
 log = logging.getLogger("vcosim.contracts")
 EPS = 1e-9
@@ -49,7 +48,7 @@ class ClientSession:
     ) -> None:
         self.layout = layout
         self.endpoint = endpoint
-        self.ready = waiting(endpoint)
+        self.ready = endpoint.ready
         self._data = P.DataReader(endpoint.buffer)
         host, port = endpoint.peer or ("", 0)
         self.server = f"{host}:{port}"

@@ -34,7 +34,6 @@ from vcosim.contracts.options import LOCKSTEP_SPIN, ServerOptions
 from vcosim.contracts.server.report import ServerReport, ServerStats
 from vcosim.contracts.server.sessions import ServerSession, ToServer, open_session
 from vcosim.contracts.transport import Address, Endpoint
-from vcosim.contracts.waiting import waiting
 from vcosim.errors import ProtocolError
 from vcosim.sim.simulation import Simulation
 
@@ -61,7 +60,7 @@ class ContractServer:
             allowed_hosts=allowed - {"0.0.0.0", ""} or None,
             name="contract server",
         )
-        self._ready = waiting(self.endpoint)
+        self._ready = self.endpoint.ready
         self._reader = P.DataReader(self.endpoint.buffer)
         self._dt = 0.0
         self.sync_timeout = opts.sync_timeout
