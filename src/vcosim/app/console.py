@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import logging
+import sys
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -39,7 +40,35 @@ settings = Settings()
 
 
 def setup_logging() -> None:
-    """Log through the console in one format; source locations only with --debug."""
+    """Log in one format; source locations only with --debug.
+
+    On a terminal through rich (aligned, coloured); into a file or a pipe as plain lines,
+    one per message, so module logs and CI output read (and grep) well.
+    """
+    handler = _rich_handler() if console.is_terminal else _plain_handler()
+    logging.basicConfig(level=settings.level, handlers=[handler], force=True)
+
+
+class _PlainFormatter(logging.Formatter):
+    """``[12:00:01] message``; warnings and errors say so; --debug adds where."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        level = "" if record.levelno == logging.INFO else f"{record.levelname}: "
+        where = f" ({record.pathname}:{record.lineno})" if settings.debug else ""
+        stamp = self.formatTime(record, "%H:%M:%S")
+        text = f"[{stamp}] {level}{record.getMessage()}{where}"
+        if record.exc_info and settings.debug:
+            text += "\n" + self.formatException(record.exc_info)
+        return text
+
+
+def _plain_handler() -> logging.Handler:
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(_PlainFormatter())
+    return handler
+
+
+def _rich_handler() -> logging.Handler:
     from rich.logging import RichHandler
     from rich.text import Text
 
@@ -51,20 +80,15 @@ def setup_logging() -> None:
                 return Text(" " * 8)
             return super().get_level_text(record)
 
-    logging.basicConfig(
-        level=settings.level,
-        format="%(message)s",
-        handlers=[
-            Handler(
-                console=console,
-                show_path=settings.debug,
-                rich_tracebacks=settings.debug,
-                markup=False,
-                log_time_format="[%X]",
-            )
-        ],
-        force=True,
+    handler = Handler(
+        console=console,
+        show_path=settings.debug,
+        rich_tracebacks=settings.debug,
+        markup=False,
+        log_time_format="[%X]",
     )
+    handler.setFormatter(logging.Formatter("%(message)s"))
+    return handler
 
 
 def note(text: str) -> None:
