@@ -29,6 +29,9 @@ for a change, for whoever reads it). The directives:
 ``file GLOB``               a non-empty file matching GLOB exists once it ended
 ``get URL``                 once ready, an HTTP GET of URL answers 200
 ``ends-within S of PREFIX`` it ends at most S seconds after the command PREFIX ended
+``with COMMAND``            start COMMAND in the background just before it (the other
+                            terminal the docs mention); once it ended, COMMAND must end by
+                            itself, exit 0
 ``timeout SECONDS``         the longest it may take (default 60)
 ``help REASON``             run only ``COMMAND --help`` (it must list the documented options);
                             REASON says why the command itself is not run
@@ -59,12 +62,14 @@ COMMAND_DIRECTIVES = (
     "file",
     "get",
     "ends-within",
+    "with",
     "timeout",
     "help",
     "run-by",
 )
 
 FENCE = re.compile(r"^```(\w*)[^\n]*\n(.*?)^```[ \t]*$", re.M | re.S)
+COMMENT = re.compile(r"(^|\s)#(\s.*)?$")
 ANNOTATION = re.compile(r"<!--\s*docs-test(?::|\s)((?:(?!-->).)*)-->\s*\Z", re.S)
 
 
@@ -91,6 +96,7 @@ class Command:
     timeout: float = 60.0
     help: str | None = None
     run_by: str | None = None
+    companions: list[str] = field(default_factory=list)  # started just before it
     extra: bool = False  # added by the annotation, not in the docs
 
     @property
@@ -137,7 +143,7 @@ def fenced_blocks(doc: Path) -> list[Block]:
                 line=text.count("\n", 0, match.start()) + 1,
                 language=match.group(1).lower(),
                 text=match.group(2),
-                annotation=[a.split(" # ")[0].strip() for a in annotation if a.strip()],
+                annotation=[a for a in (COMMENT.sub("", a).strip() for a in annotation) if a],
             )
         )
     return blocks
@@ -224,6 +230,11 @@ def parse(block: Block) -> Block:
     return block
 
 
+def companion(text: str, of: Command) -> Command:
+    """A command ``with`` starts just before ``of``: in the background, ending by itself."""
+    return Command(text=text, line=of.line, words=shlex.split(text), background=True, extra=True)
+
+
 def block_directive(block: Block, line: str) -> None:
     """``save-as FILE``, ``join`` or ``edit FILE: TOML``."""
     name, _, rest = line.partition(" ")
@@ -275,6 +286,8 @@ def apply(command: Command, directives: str, fail: Fail) -> None:
         elif name == "ends-within":
             seconds, _, other = rest.partition(" of ")
             command.ends_within = (float(seconds), other)
+        elif name == "with":
+            command.companions.append(rest)
         elif name == "timeout":
             command.timeout = float(rest)
         elif name == "help":

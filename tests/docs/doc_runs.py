@@ -22,7 +22,7 @@ import time
 from pathlib import Path
 
 import tomli_w
-from doc_blocks import Block, Command, fenced_blocks, parse
+from doc_blocks import Block, Command, companion, fenced_blocks, parse
 
 from vcosim.config import deep_merge
 
@@ -199,9 +199,12 @@ class Reader:
         processes: list[Process] = []
         try:
             for command in block.commands:
+                partners = [self.start(block, companion(c, command)) for c in command.companions]
                 process = self.start(block, command, processes)
-                if process is not None:
-                    processes.append(process)
+                for partner in partners:
+                    if partner is not None and not command.background:
+                        partner.wait()  # the other terminal ends too before the next command
+                processes += [p for p in (*partners, process) if p is not None]
             for process in processes:
                 if process.command.background and process.command.interrupt:
                     process.interrupt()
@@ -228,7 +231,9 @@ class Reader:
         for process in list(self.running):
             process.kill()
 
-    def start(self, block: Block, command: Command, running: list[Process]) -> Process | None:
+    def start(
+        self, block: Block, command: Command, running: list[Process] | None = None
+    ) -> Process | None:
         """Start ``command`` (and finish it unless it runs in the background)."""
         if command.run_by is not None:
             held = (ROOT / command.run_by).read_text()
