@@ -38,6 +38,10 @@ WIDE = "200"  # columns: the log's lines stay whole, so a waited-for line can be
 class DocFailure(AssertionError):
     """A documented command that did not do what the docs say."""
 
+    def __init__(self, message: str, process: Process | None = None) -> None:
+        super().__init__(message)
+        self.process = process
+
 
 def program(name: str) -> str:
     """The executable for a documented program: this interpreter and its ``vcosim``."""
@@ -165,11 +169,15 @@ class Process:
             os.killpg(self.popen.pid, signal.SIGKILL)
         self.popen.wait()
 
+    def tail(self, lines: int) -> str:
+        with self._changed:
+            return "\n".join(self.lines[-lines:])
+
     def failure(self, what: str) -> DocFailure:
         c = self.command
-        tail = "\n".join(self.lines[-40:])
         ran = shlex.join(self.words)
-        return DocFailure(f"line {c.line}: `{c.text}` (ran `{ran}`) {what}\n--- output:\n{tail}")
+        message = f"line {c.line}: `{c.text}` (ran `{ran}`) {what}\n{self.tail(40)}"
+        return DocFailure(message, self)
 
 
 class Reader:
@@ -210,6 +218,10 @@ class Reader:
                     process.interrupt()
             for process in processes:
                 check(process, self.folder, processes)
+        except DocFailure as failure:  # with what the block's other processes said
+            others = [p for p in self.running if p is not failure.process]
+            said = "".join(f"\n--- `{p.command.text}`:\n{p.tail(15)}" for p in others)
+            raise DocFailure(f"{block.where}: {failure}{said}") from None
         finally:
             for process in self.running:
                 process.kill()
