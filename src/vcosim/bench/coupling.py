@@ -121,9 +121,11 @@ def lockstep_exchanges(seconds: float, spin: float | None, peer_busy: bool) -> E
                 sim.stop()
 
         sim.run(None, on_progress=progress)
-    begin = next(m for m in marks if m[0] - marks[0][0] >= WARM_UP)
     end = marks[-1]
-    return Exchanges((end[1] - begin[1]) / (end[0] - begin[0]), endpoint.stats.timeouts)
+    warm = [m for m in marks[:-1] if m[0] - marks[0][0] >= WARM_UP]
+    begin = warm[0] if warm else marks[0]  # a slow machine may give few frames
+    elapsed = max(end[0] - begin[0], 1e-9)
+    return Exchanges((end[1] - begin[1]) / elapsed, endpoint.stats.timeouts)
 
 
 @dataclass

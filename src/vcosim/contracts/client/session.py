@@ -118,7 +118,8 @@ class ClientSession:
                 self.set_status(S.unconnected)
             return
         if status in (S.unknown, S.unconnected):
-            self._connect(now)
+            if not self.server_ended:  # after the server's goodbye the run ends instead
+                self._connect(now)
         elif status == S.disconnecting:
             if now >= self._bye_deadline:
                 self.set_status(S.unconnected)
