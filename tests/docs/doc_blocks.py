@@ -114,7 +114,8 @@ class Block:
     line: int  # of the opening fence
     language: str
     text: str
-    annotation: list[str]
+    annotation: list[str]  # its lines, without comments
+    annotated: bool = False  # a docs-test comment stands right before it
     commands: list[Command] = field(default_factory=list)
     save_as: str | None = None
     join: bool = False
@@ -123,11 +124,6 @@ class Block:
     @property
     def where(self) -> str:
         return f"{self.doc.name}:{self.line}"
-
-    @property
-    def runs(self) -> bool:
-        """True for a block with something to run or to check."""
-        return bool(self.commands) or self.save_as is not None
 
 
 def fenced_blocks(doc: Path) -> list[Block]:
@@ -144,6 +140,7 @@ def fenced_blocks(doc: Path) -> list[Block]:
                 language=match.group(1).lower(),
                 text=match.group(2),
                 annotation=[a for a in (COMMENT.sub("", a).strip() for a in annotation) if a],
+                annotated=before is not None,
             )
         )
     return blocks
@@ -227,6 +224,11 @@ def parse(block: Block) -> Block:
     if block.save_as is not None:  # the block is a file for what comes after
         block.commands = []
     block.commands = extras + block.commands
+    for command in block.commands:
+        if command.ends_within is not None:
+            others = [c for c in block.commands if c is not command]
+            if not any(c.text.startswith(command.ends_within[1]) for c in others):
+                raise fail(f"'{command.text}' ends within ... of a command the block lacks")
     return block
 
 

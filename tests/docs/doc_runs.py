@@ -161,7 +161,8 @@ class Process:
     def interrupt(self) -> None:
         """Ctrl-C, as a terminal sends it: to the whole process group."""
         if self.ended_at is None:
-            os.killpg(self.popen.pid, signal.SIGINT)
+            with contextlib.suppress(ProcessLookupError):  # it may end just now
+                os.killpg(self.popen.pid, signal.SIGINT)
 
     def kill(self) -> None:
         """End it and whatever it started (its process group), if anything is left."""
@@ -262,7 +263,7 @@ class Reader:
             snippet.write_text(self.program)
             words.append(snippet.name)
         if command.help is not None:
-            words = [w for w in words[: first_option(words)]] + ["--help"]
+            words = [*words[: first_option(words)], "--help"]
         if words[0] not in ("vcosim", "python"):
             raise DocFailure(f"{block.where}: `{command.text}` is not run; say how (run-by)")
         if running and command.delay:
@@ -310,7 +311,7 @@ def check(process: Process, folder: Path, processes: list[Process]) -> None:
             raise process.failure(f"left no file {pattern}")
     if command.ends_within is not None:
         seconds, prefix = command.ends_within
-        other = next(p for p in processes if p.command.text.startswith(prefix))
+        other = next(p for p in processes if p is not process and p.command.text.startswith(prefix))
         other.wait()
         assert process.ended_at is not None and other.ended_at is not None
         late = process.ended_at - other.ended_at

@@ -75,14 +75,17 @@ def test_every_block_runs_as_written(doc: Path, readings: Readings) -> None:
     readings[doc].result()  # a DocFailure says which command did what
 
 
-def test_annotations_are_understood() -> None:
+def test_annotations_are_understood_and_stand_right_before_a_block() -> None:
     problems = []
     for doc in DOCS:
-        for block in fenced_blocks(doc):
+        blocks = fenced_blocks(doc)
+        for block in blocks:
             try:
                 parse(block)
             except AnnotationError as error:
                 problems.append(str(error))
+        if doc.read_text().count("<!-- docs-test") != sum(b.annotated for b in blocks):
+            problems.append(f"{doc.name}: a docs-test comment that no code block follows")
     assert not problems
 
 
