@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import os
 import re
+import sys
 from collections.abc import Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
@@ -27,6 +28,11 @@ from doc_runs import ROOT, Network, Reader
 
 from vcosim.app import app
 from vcosim.app.cli import DEPRECATED
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
 
 DOCS = doc_files(ROOT)
 Readings = dict[Path, "Future[list[tuple[str, float]]]"]
@@ -153,3 +159,20 @@ def test_options_in_the_prose_exist_under_their_current_names() -> None:
                 if option not in known or (path and (path[0], option) in DEPRECATED):
                     problems.append(f"{doc.name}:{line}: `{span}`: {option}")
     assert not problems
+
+
+def test_every_extra_the_docs_name_exists() -> None:
+    """`pip install -e ".[viewer]"`, extra `logging`, (extra "ray"): all in pyproject.toml."""
+    extras = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"][
+        "optional-dependencies"
+    ]
+    spelled = r"\.\[([\w,-]+)\]|extras? [`\"]([\w-]+)[`\"]"
+    named = {
+        (doc.name, name)
+        for doc in DOCS
+        for group in re.findall(spelled, doc.read_text())
+        for name in ",".join(group).split(",")
+        if name
+    }
+    assert len(named) > 5
+    assert not [f"{doc}: {name}" for doc, name in named if name not in extras]
