@@ -142,6 +142,7 @@ def test_block_ends_when_the_simulator_falls_silent():
     (report,) = reports
     assert report.simulator_ended and not report.interrupted
     assert report.answered == 100
+    assert report.status == ControllerStatus.ended.value and report.resets == 0
 
 
 def test_block_counts_and_ignores_malformed_datagrams():

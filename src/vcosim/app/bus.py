@@ -56,7 +56,7 @@ def bus(
     receives). Malformed messages and unknown destinations are counted and reported.
     """
     address = parse_address(listen, option="--listen", default_port=BUS_PORT)
-    run_router(
+    report = run_router(
         address.host,
         address.port,
         router_id=router_id,
@@ -64,6 +64,8 @@ def bus(
         codec=bus_codec(symbols, max_length),
         json_out=json_out,
     )
+    if report["interrupted"]:
+        raise typer.Exit(130)
 
 
 def log(
@@ -177,17 +179,18 @@ def run_router(
         f"bus router (id {router_id}) on {h}:{p}, up to {max_modules} modules; "
         f"Ctrl-C, SIGTERM or a Shutdown to id {router_id} ends it"
     )
+    interrupted = False
     with sigterm_as_interrupt():
         try:
             router.serve_forever()
         except KeyboardInterrupt:
-            pass
+            interrupted = True
         finally:
             router.stop()
     report = router.report()
     console.print(table("vcosim bus: summary", router_summary(report)))
     save_json(report, json_out)
-    return report
+    return {**report, "interrupted": interrupted}
 
 
 # -- vcosim log -------------------------------------------------------------------------------

@@ -80,7 +80,10 @@ class _Child:
         self.log_path = log_dir / f"{name}.log"
         self._log: IO[bytes] = open(self.log_path, "wb")  # noqa: SIM115 (closed in wait())
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "vcosim", *args], stdout=self._log, stderr=subprocess.STDOUT
+            [sys.executable, "-m", "vcosim", *args],
+            stdout=self._log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,  # Ctrl-C reaches drive alone, which ends them in order
         )
 
     @property
@@ -204,8 +207,9 @@ def run_drive(
         table("vcosim drive: summary", {k: v for k, v in report.items() if k != "router"})
     )
     console.print(table("bus router", report["router"]))
-    if any(code not in (0, None) for code in codes.values()):
-        failed = [n for n, c in codes.items() if c != 0]
+    ok = (0, None, 130) if interrupted else (0, None)  # None: it would not end, killed
+    failed = [n for n, c in codes.items() if c not in ok]
+    if failed:
         raise VcosimError(
             f"module(s) {', '.join(failed)} ended with an error; see their logs in {run_dir}"
         )

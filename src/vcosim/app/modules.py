@@ -150,30 +150,33 @@ def view(
     max_length: BusMaxLength = BUS_MAX_LENGTH,
 ) -> None:
     """Serve the 3-D viewer and live dashboard in a browser; drive with keyboard or gamepad."""
-    from vcosim.modules.viewer import Viewer, run_view
+    from vcosim.modules.viewer import Viewer
     from vcosim.vehicle.terrain import Terrain, load_terrain
 
     page = parse_address(listen, option="--listen", default_port=VIEWER_PORT)
     router = bus_address(bus)
+    setup_logging()
     if terrain is not None:  # the file the simulator drives on: one source of truth
         ground = load_terrain(terrain)
     else:
         ground = Terrain.from_images(
             height_map, road_map, friction_map, hill_height=hill_height, size=size
         )
-    run_view(
-        Viewer(
-            router.host,
-            router.port,
-            host=page.host,
-            port=page.port,
-            terrain=ground,
-            rate=rate,
-            module_id=ModuleId.VISUALISATION if module_id is None else module_id,
-            send_ground=send_ground,
-            codec=bus_codec(symbols, max_length),
-        )
+    viewer = Viewer(
+        router.host,
+        router.port,
+        host=page.host,
+        port=page.port,
+        terrain=ground,
+        rate=rate,
+        module_id=ModuleId.VISUALISATION if module_id is None else module_id,
+        send_ground=send_ground,
+        codec=bus_codec(symbols, max_length),
     )
+    report = viewer.run()
+    console.print(table("vcosim view: summary", report.to_dict()))
+    if viewer.interrupted:
+        raise typer.Exit(130)
 
 
 def run_sound(

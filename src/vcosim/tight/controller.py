@@ -43,6 +43,7 @@ class ControllerStatus(str, Enum):
     waiting = "waiting for the first message"
     connected = "connected"
     no_peer = "no peer"
+    ended = "the simulator ended"
 
 
 @dataclass
@@ -206,13 +207,14 @@ class ControllerBlock:
                 if self._stopping:
                     break
                 if not accepted:  # nothing acceptable within the timeout: reset, keep waiting
+                    if heard and cfg.idle_exit and time.perf_counter() - heard >= cfg.idle_exit:
+                        self.simulator_ended = True  # silent that long: its run ended
+                        self._set_status(ControllerStatus.ended)
+                        break
                     if self.status is not ControllerStatus.waiting:  # a peer was lost
                         self._set_status(ControllerStatus.no_peer)
                         stats.resets += 1
                     largest, fresh = 0.0, True
-                    if heard and cfg.idle_exit and time.perf_counter() - heard >= cfg.idle_exit:
-                        self.simulator_ended = True
-                        break
                     continue
                 arrived = heard = time.perf_counter()
                 if sent_at:

@@ -18,6 +18,7 @@ import asyncio
 import contextlib
 import json
 import logging
+import signal
 import socket
 import threading
 from dataclasses import dataclass
@@ -269,8 +270,23 @@ class Viewer(BusModule[ViewerReport]):
                 await pusher
 
     def loop(self, duration: float | None) -> None:
-        """Serve in this thread (the command's main loop)."""
-        asyncio.run(self.serve_async(duration))
+        """Serve in this thread (the command's main loop); Ctrl-C or SIGTERM end it cleanly."""
+
+        async def main() -> None:
+            running = asyncio.get_running_loop()
+            for signum in (signal.SIGINT, signal.SIGTERM):
+                with contextlib.suppress(ValueError, RuntimeError):  # not the main thread
+                    running.add_signal_handler(signum, self._interrupt)
+            await self.serve_async(duration)
+
+        asyncio.run(main())
+
+    def _interrupt(self) -> None:
+        """A signal: end serving like a Shutdown, and say the run was interrupted."""
+        self.interrupted = True
+        self.stopped.set()
+        if self._server is not None:
+            self._server.should_exit = True
 
     def serve(self) -> None:
         """Serve until Shutdown or :meth:`stop`, without the lifecycle of :meth:`run`."""
