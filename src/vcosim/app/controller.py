@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -197,7 +198,19 @@ def run_controller(
         )
 
     block.on_status = lambda status: note(f"status: {status.value}")
-    with sigterm_as_interrupt(), StatusLine(render):
+    started, hinted = time.monotonic(), [False]
+
+    def explain_waiting() -> None:  # once, when no simulator has sent anything for a while
+        waited = time.monotonic() - started
+        if not hinted[0] and block.stats.received == 0 and waited > 3.0:
+            hinted[0] = True
+            note(
+                f"waiting: no simulator has sent to {cfg.listen_host}:{block.address[1]} for "
+                f"{waited:.0f} s. Start one sending here (vcosim sim --controller "
+                f"{cfg.listen_host}:{block.address[1]}, or BeamNG's coupling on the vehicle)"
+            )
+
+    with sigterm_as_interrupt(), StatusLine(render, explain_waiting):
         report = block.run(duration)
     if report.simulator_ended:
         note(f"the simulator has been silent for {cfg.idle_exit:g} s: its run ended")
