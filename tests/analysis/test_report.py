@@ -32,7 +32,7 @@ def lockstep_run(tmp_path_factory):
     folder = tmp_path_factory.mktemp("lockstep")
     peer = RawPeer()
     try:
-        sim, endpoint = coupled(peer, "lockstep", send_skips=4, debug_log=folder)
+        sim, endpoint = coupled(peer, "lockstep", send_skips=4, debug_log=folder, spin=0.0)
         sim.run(0.5)
         endpoint.close()
     finally:
