@@ -1,4 +1,8 @@
-"""``vcosim sim``: run the simulation built from options, with a live status and a summary."""
+"""``vcosim sim``: run the simulation built from options, with a live status and a summary.
+
+(Just past 400 lines: ``sim`` has the most options of any command; the glue that turns them
+into a run stays beside them.)
+"""
 
 from __future__ import annotations
 
