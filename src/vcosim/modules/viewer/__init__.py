@@ -9,8 +9,6 @@ lets a person drive with the keyboard or a gamepad.
 - :mod:`~vcosim.modules.viewer.commands`: the page's commands as bus messages.
 """
 
-from typing import Any
-
 from vcosim.modules.viewer.commands import page_command
 from vcosim.modules.viewer.server import Viewer, ViewerReport, ViewerStats
 from vcosim.modules.viewer.state import VehicleState, terrain_json, vehicle_geometry
@@ -21,12 +19,6 @@ __all__ = [
     "ViewerReport",
     "ViewerStats",
     "page_command",
-    "run_view",
     "terrain_json",
     "vehicle_geometry",
 ]
-
-
-def run_view(viewer: Viewer) -> dict[str, Any]:
-    """Serve until Shutdown, Ctrl-C or SIGTERM (``viewer.run()``); the report as a dict."""
-    return viewer.run().to_dict()
