@@ -129,6 +129,14 @@ def advance_batch(xs, us, params, ys, height, friction, grid, n_steps: int) -> N
         advance(xs[v], us[v], params, ys[v], s, height, friction, grid, n_steps)
 
 
+@njit(cache=True, parallel=True)
+def advance_each(xs, us, params, ys, height, friction, grid, n_steps: int) -> None:
+    """Like ``advance_batch``, but every vehicle with its own parameter record (``params[v]``)."""
+    for v in prange(xs.shape[0]):
+        s = np.zeros(N_SCRATCH)
+        advance(xs[v], us[v], params[v : v + 1], ys[v], s, height, friction, grid, n_steps)
+
+
 @njit(cache=True)
 def physics_step(x, u, p, y, s, height, friction, grid, write_outputs: bool) -> None:
     """One 0.5 ms step of the whole vehicle (pure function of x, u, p; updates x and s)."""
