@@ -155,6 +155,22 @@ def test_stale_and_duplicate_ids_are_dropped_counted_and_logged(peers, tmp_path)
     assert kinds.count(3) == 2
 
 
+def test_a_second_reply_with_a_fractional_id_is_malformed_not_applied(peers):
+    def reply(message):
+        n = message[0]
+        peer.send(controls(n, throttle=0.2))
+        return controls(n + 0.5, throttle=0.9)  # a second answer to the same message
+
+    peer = peers(reply)
+    sim, endpoint = coupled(peer, "lockstep", send_skips=0)
+    sim.run(0.05)
+    report = endpoint.report()
+    assert report["applied"] == 98  # ids 1..98 once each (99 arrives after the run ends)
+    assert report["sent"] == 100
+    assert report["malformed"] == 98  # each k + 0.5 read before the next reply: counted
+    assert sim.vehicle.inputs["throttle"] == 0.2
+
+
 def test_blocking_timeout_resets_and_recovers(peers):
     peer = peers(lambda m: nan_reply(m) if len(peer.received) > 2 else None)  # late starter
     sim, endpoint = coupled(peer, "fast", send_skips=0, timeout=0.2)
