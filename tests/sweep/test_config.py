@@ -293,3 +293,34 @@ def test_the_backend_section():
         "backend.workers: Input should be greater than or equal to 0",
         "backend.cores: unknown key",
     ]
+
+
+def test_a_sweep_too_large_is_refused_before_any_run_is_built():
+    data = {
+        "scenario": {"name": "huge", "duration": 1.0},
+        "controller": {"name": "cruise", "speed": 8.0},
+        "sweep": {
+            "parameters": {
+                "controller.kp": {"from": 0.1, "to": 1.0, "num": 10_000},
+                "controller.ki": {"from": 0.0, "to": 1.0, "num": 1_000},
+            }
+        },
+    }
+    found = problems(data)
+    assert found == [
+        "sweep: 10,000,000 runs, more than sweep.max_runs = 100,000 "
+        "(fewer values, or raise max_runs if the sweep really is that large)"
+    ]
+    data["sweep"]["parameters"]["controller.ki"] = {"from": 0.0, "to": 1.0, "num": 10**12}
+    assert problems(data) == [
+        "sweep.parameters.'controller.ki': 'num' must be a whole number from 1 to 10,000,000"
+    ]
+    data["sweep"] = {"mode": "random", "samples": 10**9, "parameters": {"controller.kp": [1.0]}}
+    assert "sweep: 1,000,000,000 runs" in problems(data)[0]
+
+
+def test_max_runs_can_be_raised_for_a_sweep_that_is_that_large(make_sweep):
+    parameters = {"controller.kp": {"from": 0.1, "to": 1.0, "num": 30}}
+    with pytest.raises(ConfigError, match="30 runs, more than sweep.max_runs = 20"):
+        make_sweep(parameters, sweep={"max_runs": 20})
+    assert len(make_sweep(parameters, sweep={"max_runs": 30}).runs) == 30

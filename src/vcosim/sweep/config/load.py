@@ -20,7 +20,14 @@ from pydantic import ValidationError
 
 from vcosim.config import read_config_text, validation_problems
 from vcosim.errors import ConfigError, UnknownNameError
-from vcosim.sweep.config.parameters import Axis, check_path, expand, parse_axis, sweep_problems
+from vcosim.sweep.config.parameters import (
+    Axis,
+    check_path,
+    expand,
+    parse_axis,
+    run_count,
+    sweep_problems,
+)
 from vcosim.sweep.config.runs import check_runs
 from vcosim.sweep.config.sections import (
     DERIVED_SIGNALS,
@@ -144,8 +151,16 @@ def parse(
     ]
     if not dropped & {"sweep", "sweep.mode"}:  # else the default mode would be judged
         problems += sweep_problems(sweep_file.sweep, axes)
-    runs = expand(sweep_file.sweep, axes)
-    problems += check_runs(scenario, runs)
+    count = run_count(sweep_file.sweep, axes)
+    if count > sweep_file.sweep.max_runs:
+        problems.append(
+            f"sweep: {count:,} runs, more than sweep.max_runs = {sweep_file.sweep.max_runs:,} "
+            "(fewer values, or raise max_runs if the sweep really is that large)"
+        )
+        runs: list[dict[str, Scalar]] = []
+    else:
+        runs = expand(sweep_file.sweep, axes)
+        problems += check_runs(scenario, runs)
     if problems:
         raise ConfigError(problems, source)
     return Sweep(

@@ -22,6 +22,8 @@ from vcosim.sweep.config.controllers import controller_factory, factory_paramete
 from vcosim.sweep.config.sections import SECTIONS, Scalar, Scenario, SweepSection
 from vcosim.vehicle.params import VehicleParams
 
+MAX_AXIS_VALUES = 10_000_000  # one parameter's {from, to, num}: bounded before it is built
+
 
 def is_scalar(value: Any) -> bool:
     """True for a value a parameter may take: a number, a string or a boolean."""
@@ -118,8 +120,8 @@ def _axis_of(form: str, spec: dict[str, Any]) -> tuple[Axis | None, list[str]]:
     log = bool(spec.get("log", False))
     if form == "range":
         num = spec["num"]
-        if not isinstance(num, int) or num < 1:
-            return None, ["'num' must be a whole number >= 1"]
+        if not isinstance(num, int) or not 1 <= num <= MAX_AXIS_VALUES:
+            return None, [f"'num' must be a whole number from 1 to {MAX_AXIS_VALUES:,}"]
         start, stop = float(spec["from"]), float(spec["to"])
         if log and (start <= 0 or stop <= 0):
             return None, ["log = true needs 'from' and 'to' > 0"]
@@ -134,6 +136,16 @@ def _axis_of(form: str, spec: dict[str, Any]) -> tuple[Axis | None, list[str]]:
     if integer and math.floor(high) < math.ceil(low):
         return None, ["no whole number between 'low' and 'high'"]
     return Axis(low=low, high=high, log=log, integer=integer), []
+
+
+def run_count(section: SweepSection, axes: Mapping[str, Axis]) -> int:
+    """How many runs ``expand`` would make, without making them."""
+    if section.mode == "random":
+        return int(section.samples or 1) if axes else 1
+    sizes = [len(axis.values) for axis in axes.values() if not axis.drawn]
+    if not sizes:
+        return 1
+    return math.prod(sizes) if section.mode == "grid" else max(sizes)
 
 
 def expand(section: SweepSection, axes: Mapping[str, Axis]) -> list[dict[str, Scalar]]:

@@ -138,6 +138,9 @@ class Scenario(_Strict):
     metrics: MetricsSection = Field(default_factory=MetricsSection)
 
 
+MAX_RUNS = 100_000
+
+
 class SweepSection(_Strict):
     """How parameters vary.
 
@@ -148,6 +151,9 @@ class SweepSection(_Strict):
     mode: Literal["grid", "list", "random"] = "grid"
     seed: int = 0
     samples: Annotated[int, Field(ge=1)] | None = None
+    max_runs: Annotated[int, Field(ge=1)] = MAX_RUNS
+    """A sweep that would make more runs is refused before any is built (a typo in ``num``
+    must not fill the memory); raise it for a sweep that really is that large."""
     parameters: dict[str, Any] = Field(default_factory=dict)
 
 
