@@ -5,6 +5,11 @@ a JSON Schema derived from the catalogue; messages are JSON objects ``{"sender",
 "enqueue", <parameters by name>}`` logged at their arrival time (``log_time``, ns since the
 Unix epoch) in arrival order (``sequence``). Foxglove Studio and PlotJuggler open such files
 as they are; ``export_csv`` writes one for spreadsheets. No bus here: only the file format.
+
+The file is flushed a chunk at a time and ends in a valid footer after every flush
+(``vcosim.sim.mcapfile``): after ``kill -9`` the ``mcap`` package's default readers read it to
+its last flush; ``recover`` rewrites such a file (or one cut short by an older vcosim) complete,
+with its index.
 """
 
 from __future__ import annotations
@@ -16,10 +21,11 @@ from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Any
+from typing import Any
 
 from vcosim.bus.catalogue import CATALOGUE, Message, lookup
 from vcosim.errors import ConfigError, ProtocolError
+from vcosim.sim.mcapfile import RecoverReport, open_writer, recover
 
 log = logging.getLogger("vcosim.bus")
 
@@ -57,15 +63,14 @@ class McapRecorder:
     """Writes bus messages to an MCAP file, a channel and a JSON schema per message type."""
 
     def __init__(self, path: str | Path, metadata: dict[str, str] | None = None) -> None:
-        from mcap.writer import CompressionType, Writer
+        from mcap.writer import CompressionType
 
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        self._file: IO[bytes] = open(self.path, "wb")  # noqa: SIM115 (closed in close())
-        self._writer = Writer(self._file, compression=CompressionType.ZSTD)
-        self._writer.start(profile="", library="vcosim")
+        self._writer, self._file = open_writer(self.path, compression=CompressionType.ZSTD)
         if metadata:
             self._writer.add_metadata("vcosim.bus", metadata)
+            self._writer.flush()
         self._channels: dict[int, int] = {}
         self.count = 0
         self.by_type: Counter[str] = Counter()
@@ -107,7 +112,7 @@ class McapRecorder:
         )
 
     def flush(self) -> None:
-        """Write what is buffered, so a crash loses at most what came after."""
+        """Write what is buffered as a chunk; after a crash the file reads to here."""
         self._writer.flush()
 
     def close(self) -> None:
@@ -199,3 +204,16 @@ def export_csv(recording: str | Path, csv_path: str | Path) -> int:
             )
             rows += 1
     return rows
+
+
+__all__ = [
+    "SCHEMA_PREFIX",
+    "TOPIC_PREFIX",
+    "McapRecorder",
+    "RecoverReport",
+    "Recorded",
+    "export_csv",
+    "json_schema",
+    "read_recording",
+    "recover",
+]

@@ -6,14 +6,17 @@ row of ``sim.vehicle.outputs`` when the run starts and then every ``every`` phys
 Rows are copied into a block-allocated array, so recording costs a counter per step and a
 row copy per sample. ``write_csv`` writes ``time`` first, then every other signal.
 
-``SignalLog`` (``vcosim sim --record FILE``) writes each block of rows to CSV or MCAP as it
-fills, so a long run does not grow in memory and an interrupted run's file is complete up to
-its last row.
+``SignalLog`` (``vcosim sim --record FILE``) writes its rows to CSV or MCAP at least every
+second, so a long run does not grow in memory, an interrupted run's file is complete up to its
+last row, and a killed run's file reads (CSV whole rows, MCAP with the ``mcap`` package's
+default readers) up to its last write.
 """
 
 from __future__ import annotations
 
+import io
 import json
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any, Protocol
@@ -22,6 +25,7 @@ import numpy as np
 
 from vcosim.errors import ConfigError
 from vcosim.reports import Report
+from vcosim.sim.mcapfile import open_writer
 from vcosim.vehicle import SIGNAL_NAMES
 
 if TYPE_CHECKING:
@@ -109,23 +113,33 @@ class RowWriter(Protocol):
     def write(self, rows: np.ndarray) -> None:
         """Append rows."""
 
+    def flush(self) -> None:
+        """Put what was written on disk: a crash after this loses nothing before it."""
+
     def close(self) -> None:
         """Finish the file."""
 
 
 class CsvRows:
-    """Rows as CSV, ``time`` first, flushed block by block."""
+    """Rows as CSV, ``time`` first, each block formatted whole and written in one write.
+
+    A crash leaves whole rows (a kill during the write itself may cut the last one).
+    """
 
     def __init__(self, path: Path) -> None:
-        self._file: IO[str] = path.open("w", encoding="utf-8")  # closed in close()
+        self._file: IO[bytes] = path.open("wb", buffering=0)  # closed in close()
         header = csv_header()
         self._order = [SIGNAL_NAMES.index(n) for n in header]
-        self._file.write(",".join(header) + "\n")
+        self._file.write((",".join(header) + "\n").encode())
 
     def write(self, rows: np.ndarray) -> None:
-        """Append rows, flushed to disk."""
-        np.savetxt(self._file, rows[:, self._order], delimiter=",", fmt="%.9g")
-        self._file.flush()
+        """Append rows."""
+        text = io.StringIO()
+        np.savetxt(text, rows[:, self._order], delimiter=",", fmt="%.9g")
+        self._file.write(text.getvalue().encode())
+
+    def flush(self) -> None:
+        """Nothing held: every block is written whole."""
 
     def close(self) -> None:
         """Close the file."""
@@ -136,20 +150,14 @@ class McapRows:
     """Rows as MCAP for Foxglove Studio and PlotJuggler.
 
     One channel ``/vehicle/signals``, one JSON message per row, logged at its simulated time.
+    Each flush closes a chunk and leaves a file the ``mcap`` package's default readers read
+    (``vcosim.sim.mcapfile``), so a crash loses only what came after the last flush.
     """
 
     TOPIC = "/vehicle/signals"
 
     def __init__(self, path: Path) -> None:
-        try:
-            from mcap.writer import Writer
-        except ImportError:
-            raise ConfigError(
-                ["MCAP needs the `logging` extra: pip install 'vcosim[logging]'"], str(path)
-            ) from None
-        self._file = path.open("wb")  # closed in close()
-        self._writer = Writer(self._file)
-        self._writer.start(profile="", library="vcosim")
+        self._writer, self._file = open_writer(path)
         schema = {
             "title": "vcosim.vehicle.signals",
             "type": "object",
@@ -161,11 +169,12 @@ class McapRows:
         self._channel = self._writer.register_channel(
             topic=self.TOPIC, message_encoding="json", schema_id=schema_id
         )
+        self._writer.flush()
         self._time = SIGNAL_NAMES.index("time")
         self._sequence = 0
 
     def write(self, rows: np.ndarray) -> None:
-        """Append one message per row."""
+        """Append one message per row (on disk at the next flush)."""
         for row in rows:
             stamp = round(float(row[self._time]) * 1e9)
             data = json.dumps(dict(zip(SIGNAL_NAMES, row.tolist(), strict=True))).encode()
@@ -178,10 +187,16 @@ class McapRows:
             )
             self._sequence += 1
 
+    def flush(self) -> None:
+        """Close the chunk and put it on disk."""
+        self._writer.flush()
+
     def close(self) -> None:
         """Write the summary and index, then close the file."""
-        self._writer.finish()
-        self._file.close()
+        try:
+            self._writer.finish()
+        finally:
+            self._file.close()
 
 
 class SignalLog(SignalRecorder):
@@ -192,6 +207,7 @@ class SignalLog(SignalRecorder):
     """
 
     FLUSH_ROWS = 1024
+    FLUSH_SECONDS = 1.0  # of wall time: a crash loses at most this much
 
     def __init__(self, path: str | Path, every: int = 20) -> None:
         super().__init__(every)
@@ -204,24 +220,28 @@ class SignalLog(SignalRecorder):
         self._writer: RowWriter | None = None
         self._written = 0
         self._kind: Any = CsvRows if suffix == ".csv" else McapRows
+        self._flush_at = 0.0
 
     def start(self, sim: Simulation) -> None:
         """Open the file, then record the first row."""
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._writer = self._kind(self.path)
+        self._flush_at = time.monotonic() + self.FLUSH_SECONDS
         super().start(sim)
 
     def record(self, outputs: np.ndarray) -> None:
-        """Append one row; a full block goes to the file."""
+        """Append one row; a full block, or a second's worth, goes to the file."""
         super().record(outputs)
-        if self._n >= self.FLUSH_ROWS:
+        if self._n >= self.FLUSH_ROWS or time.monotonic() >= self._flush_at:
             self._flush()
 
     def _flush(self) -> None:
         if self._writer is not None and self._n:
             self._writer.write(self._buffer[: self._n])
+            self._writer.flush()
             self._written += self._n
             self._n = 0  # the rows are in the file: the buffer starts again
+        self._flush_at = time.monotonic() + self.FLUSH_SECONDS
 
     def close(self) -> None:
         """Write the last rows and close the file (safe twice)."""
