@@ -22,7 +22,7 @@ from vcosim.bus.catalogue import (
     message_type,
     param,
 )
-from vcosim.bus.codec import Codec, parse_answer, parse_copy, parse_hello
+from vcosim.bus.codec import Codec, Malformed, parse_answer, parse_bye, parse_copy, parse_hello
 from vcosim.errors import ConfigError, ProtocolError, UnknownNameError
 
 codec = Codec()
@@ -74,23 +74,23 @@ def test_each_type_has_its_receiving_default():
     assert IMFM(0, 0, 128, 0, enqueue=True).enqueue
 
 
-@pytest.mark.parametrize(
-    "message",
-    [
-        Shutdown(to=0),
-        ForceFeedback(-0.25, 0.03, to=17),
-        C.IMVM(1.5, -2.0, 0.3, to=18),
-        IMFM(255, 0, 0, -1, to=16),
-        C.IMVMCamera(to=18),
-        FMVM(1e-300, -3.5e20, 0.1, 0, 0, 3.14, 9, to=18),
-        VMFM(0.1, 0.2, 0.3, 0.4, 0.9, 0.8, 0.7, 0.6, to=16),
-        SoundOnce("horn.wav", 255, to=19),
-        SoundCont("engine.wav", 705600, 0, to=19),
-        SoundStop("a+b c.wav", to=19),
-        FMLM(90, 17640, 0, 100, to=19),
-        EngineStatus(1, 2, 3, 4, 5, to=20),
-    ],
-)
+SAMPLES = [
+    Shutdown(to=0),
+    ForceFeedback(-0.25, 0.03, to=17),
+    C.IMVM(1.5, -2.0, 0.3, to=18),
+    IMFM(255, 0, 0, -1, to=16),
+    C.IMVMCamera(to=18),
+    FMVM(1e-300, -3.5e20, 0.1, 0, 0, 3.14, 9, to=18),
+    VMFM(0.1, 0.2, 0.3, 0.4, 0.9, 0.8, 0.7, 0.6, to=16),
+    SoundOnce("horn.wav", 255, to=19),
+    SoundCont("engine.wav", 705600, 0, to=19),
+    SoundStop("a+b c.wav", to=19),
+    FMLM(90, 17640, 0, 100, to=19),
+    EngineStatus(1, 2, 3, 4, 5, to=20),
+]
+
+
+@pytest.mark.parametrize("message", SAMPLES)
 def test_every_type_survives_the_wire_exactly(message: Message):
     assert codec.decode(codec.encode(message)) == message
 
@@ -195,7 +195,7 @@ def test_utf8_instead_of_latin1_is_named():
         (lambda: SoundOnce("", 10), "SoundOnce.file: expected a non-empty text, got ''"),
         (lambda: SoundOnce("ljud€.wav", 10), "SoundOnce.file: 'ljud€.wav' is not Latin-1 text"),
         (lambda: SoundCont("a.wav", 99, 10), "SoundCont.frequency: 99 is out of range 100..705600"),
-        (lambda: Shutdown(to=-1), "Shutdown.to: expected a module id >= 0, got -1"),
+        (lambda: Shutdown(to=-1), "Shutdown.to: expected a module id 0..65535, got -1"),
     ],
 )
 def test_a_message_that_exists_is_valid(make, error: str):
@@ -241,3 +241,85 @@ def test_control_frames():
     assert parse_answer(b"ID 0,END") == 0
     assert parse_answer(b"REFUSED 16,id 16 is taken,END") == "id 16 is taken"
     assert parse_copy(b"COPY 17," + latin1("§1§0§1+¶")) == (17, latin1("§1§0§1+¶"))
+
+
+# -- no bytes make a decoder raise anything but Malformed ---------------------------------------
+def decode_or_malformed(data: bytes, with_codec: Codec = codec) -> Message | None:
+    """A message, or None for a Malformed; any other exception fails the test."""
+    try:
+        return with_codec.decode(data)
+    except Malformed as exc:
+        assert exc.reason in REASONS, exc.reason
+        return None
+
+
+REASONS = {"length", "start", "end", "common", "type", "parameters", "number", "decoder"}
+valid = st.sampled_from([codec.encode(m) for m in SAMPLES])
+
+
+@st.composite
+def mutated(draw: st.DrawFn) -> bytes:
+    """A valid message with bytes replaced, inserted (long digit runs too) or cut away."""
+    data = bytearray(draw(valid))
+    for _ in range(draw(st.integers(1, 4))):
+        at = draw(st.integers(0, len(data)))
+        action = draw(st.sampled_from(["replace", "insert", "digits", "cut"]))
+        if action == "replace" and at < len(data):
+            data[at] = draw(st.integers(0, 255))
+        elif action == "insert":
+            data[at:at] = draw(st.binary(min_size=1, max_size=8))
+        elif action == "digits":
+            data[at:at] = b"9" * draw(st.integers(1, 6000))
+        else:
+            del data[at : at + draw(st.integers(1, 8))]
+    return bytes(data)
+
+
+@given(st.binary(max_size=400))
+def test_random_bytes_never_raise_past_the_decoder(data: bytes):
+    decode_or_malformed(data)
+    decode_or_malformed(data, Codec(max_length=65000))
+    for parse in (parse_hello, parse_answer, parse_bye, parse_copy):
+        parse(data)  # None or a frame, never an exception
+
+
+@given(mutated())
+def test_mutated_messages_never_raise_past_the_decoder(data: bytes):
+    message = decode_or_malformed(data, Codec(max_length=65000))
+    if message is not None:  # whatever passes is a valid message that survives the wire
+        assert codec.decode(codec.encode(message)) == message
+
+
+@pytest.mark.parametrize(
+    ("text", "reason"),
+    [
+        ("§4§16§0+" + "1" * 5000 + "§2§3§0¶", "number"),
+        ("§4§" + "1" * 5000 + "§0+1§2§3§0¶", "common"),
+        ("§" + "4" * 5000 + "§16§0+1§2§3§0¶", "common"),
+        ("§6§18§0+1§2§3§4§5§6§" + "1" * 5000 + "¶", "parameters"),  # inf: out of range
+        ("§4§65536§0+1§2§3§0¶", "parameters"),  # a module id over MAX_MODULE_ID
+    ],
+)
+def test_long_numbers_are_malformed_not_a_crash(text: str, reason: str):
+    with pytest.raises(Malformed) as info:
+        Codec(max_length=65000).decode(latin1(text))
+    assert info.value.reason == reason
+
+
+def test_long_or_large_ids_are_not_frames():
+    digits = b"9" * 5000
+    assert parse_hello(b"ID " + digits + b",END") is None
+    assert parse_bye(b"BYE " + digits + b",END") is None
+    assert parse_answer(b"ID " + digits + b",END") is None
+    assert parse_copy(b"COPY " + digits + b",x") is None
+    assert parse_hello(b"ID 65536,END") is None and parse_hello(b"ID 65535,END") == (65535, False)
+
+
+def test_an_exception_inside_the_decoder_is_malformed():
+    class Exploding(bytes):
+        def decode(self, *args: object) -> str:
+            raise UnicodeDecodeError("latin-1", b"", 0, 1, "boom")
+
+    with pytest.raises(Malformed) as info:
+        codec.decode(Exploding(b"\xa74\xa716\xa70+1\xa72\xa73\xa70\xb6"))
+    assert info.value.reason == "decoder" and "UnicodeDecodeError" in str(info.value)

@@ -31,6 +31,10 @@ else:  # pragma: no cover
     from typing_extensions import dataclass_transform
 
 
+MAX_MODULE_ID = 65535
+"""The largest module id: the codec refuses longer numbers before it converts them."""
+
+
 class ModuleId(IntEnum):
     """Default module ids on the bus (every module takes its id as an option)."""
 
@@ -126,8 +130,10 @@ class Message:
             to = operator.index(self.to)
         except TypeError:
             raise ProtocolError(f"{name}.to: expected a module id, got {self.to!r}") from None
-        if to < 0 or isinstance(self.to, bool):
-            raise ProtocolError(f"{name}.to: expected a module id >= 0, got {self.to!r}")
+        if not 0 <= to <= MAX_MODULE_ID or isinstance(self.to, bool):
+            raise ProtocolError(
+                f"{name}.to: expected a module id 0..{MAX_MODULE_ID}, got {self.to!r}"
+            )
         object.__setattr__(self, "to", to)
         object.__setattr__(self, "enqueue", bool(self.enqueue))
         for p in self.params:

@@ -16,6 +16,12 @@ with the start symbol, which may not be a letter):
   socket it opened for that module, or ``REFUSED <n>,<reason>,END``.
 - ``BYE <n>,END`` — a module leaves; its id becomes free.
 - ``COPY <sender id>,<message>`` — the router's copy of a message, sent to monitors.
+
+No bytes can make a decoder raise anything but :class:`Malformed` (a ``ProtocolError`` with a
+short ``reason`` to count by): numbers are bounded in length before they are converted (an
+integer of 5000 digits is refused, not handed to ``int``), and any other exception inside a
+decoder becomes ``Malformed("decoder", ...)``. The frame parsers return None for anything
+that is not their frame.
 """
 
 from __future__ import annotations
@@ -24,15 +30,32 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from vcosim.bus.catalogue import CATALOGUE, Message
+from vcosim.bus.catalogue import CATALOGUE, MAX_MODULE_ID, Message
 from vcosim.errors import ConfigError, ProtocolError
 
 DEFAULT_MAX_LENGTH = 256
 """Bytes in one message at most, symbols included (the seed's limit)."""
 
-_INT = re.compile(r"-?\d+\Z")
-_FLOAT = re.compile(r"-?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?\Z")
+MAX_INT_DIGITS = 18
+"""Digits of an integer parameter at most: every catalogue range fits, and ``int`` stays cheap."""
+
+_ID_DIGITS = len(str(MAX_MODULE_ID))
+_INT = re.compile(rf"-?\d{{1,{MAX_INT_DIGITS}}}\Z")
+_ID = re.compile(rf"\d{{1,{_ID_DIGITS}}}\Z")
+_FLOAT = re.compile(r"-?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?\Z")  # (no backtracking)
 _FORBIDDEN_SYMBOLS = "-.0123456789eE"
+
+
+class Malformed(ProtocolError):
+    """Bytes that are not a valid message; ``reason`` is a short key to count them by.
+
+    Reasons: ``length``, ``start``, ``end``, ``common``, ``type``, ``parameters``,
+    ``number``, ``decoder`` (anything else that went wrong inside the decoder).
+    """
+
+    def __init__(self, reason: str, text: str) -> None:
+        super().__init__(text)
+        self.reason = reason
 
 
 @dataclass(frozen=True)
@@ -112,48 +135,74 @@ class Codec:
 
     # -- decoding ---------------------------------------------------------------------------
     def decode(self, data: bytes) -> Message:
-        """The message in ``data``; a ProtocolError that says what is wrong if it is malformed."""
+        """The message in ``data``; :class:`Malformed` that says what is wrong, and nothing else.
+
+        The one boundary between network bytes and messages: whatever goes wrong inside
+        (a bug, an exotic exception of a new message type's checks) is a ``Malformed`` too.
+        """
+        try:
+            return self._decode(data)
+        except Malformed:
+            raise
+        except ProtocolError as exc:  # a parameter's check in the catalogue
+            raise Malformed("parameters", str(exc)) from None
+        except Exception as exc:  # noqa: BLE001 (the boundary: nothing may pass)
+            raise Malformed("decoder", f"{type(exc).__name__}: {_clip(str(exc))}") from None
+
+    def _decode(self, data: bytes) -> Message:
         if len(data) > self.max_length:
-            raise ProtocolError(
-                f"message of {len(data)} bytes is longer than the maximum {self.max_length}"
+            raise Malformed(
+                "length",
+                f"message of {len(data)} bytes is longer than the maximum {self.max_length}",
             )
         text = data.decode("latin-1")
         if not text.startswith(self.start):
             hint = " (UTF-8? the bus speaks Latin-1)" if data[:1] == b"\xc2" else ""
-            raise ProtocolError(f"message does not begin with {self.start!r}{hint}: {_clip(text)}")
+            raise Malformed(
+                "start", f"message does not begin with {self.start!r}{hint}: {_clip(text)}"
+            )
         if not text.endswith(self.end) or len(text) < 2:
-            raise ProtocolError(f"message does not end with {self.end!r}: {_clip(text)}")
+            raise Malformed("end", f"message does not end with {self.end!r}: {_clip(text)}")
         common, found, body = text[1:-1].partition(self.common_end)
         if not found:
-            raise ProtocolError(f"no {self.common_end!r} closes the common part: {_clip(text)}")
+            raise Malformed(
+                "common", f"no {self.common_end!r} closes the common part: {_clip(text)}"
+            )
         head = common.split(self.separator)
-        if len(head) != 3 or not all(_INT.match(h) for h in head) or head[2] not in ("0", "1"):
-            raise ProtocolError(
+        if len(head) != 3 or not all(_ID.match(h) for h in head) or head[2] not in ("0", "1"):
+            raise Malformed(
+                "common",
                 f"the common part must be <type>{self.separator}<to>"
-                f"{self.separator}<0|1>, got {common!r}"
+                f"{self.separator}<0|1>, got {_clip(common)}",
             )
         cls = CATALOGUE.get(int(head[0]))
         if cls is None:
-            raise ProtocolError(
+            raise Malformed(
+                "type",
                 f"unknown message type {head[0]} (known: "
-                f"{', '.join(f'{t} {c.__name__}' for t, c in CATALOGUE.items())})"
+                f"{', '.join(f'{t} {c.__name__}' for t, c in CATALOGUE.items())})",
             )
         fields = body.split(self.separator) if body else []
         if len(fields) != len(cls.params):
             names = ", ".join(p.name for p in cls.params) or "none"
-            raise ProtocolError(
+            raise Malformed(
+                "parameters",
                 f"{cls.__name__} needs {len(cls.params)} parameter(s) ({names}), "
-                f"got {len(fields)}: {_clip(text)}"
+                f"got {len(fields)}: {_clip(text)}",
             )
         values: list[Any] = []
         for p, raw in zip(cls.params, fields, strict=True):
             if p.kind is int:
                 if not _INT.match(raw):
-                    raise ProtocolError(f"{cls.__name__}.{p.name}: {raw!r} is not an integer")
+                    raise Malformed(
+                        "number", f"{cls.__name__}.{p.name}: {_clip(raw)} is not an integer"
+                    )
                 values.append(int(raw))
             elif p.kind is float:
                 if not _FLOAT.match(raw):
-                    raise ProtocolError(f"{cls.__name__}.{p.name}: {raw!r} is not a number")
+                    raise Malformed(
+                        "number", f"{cls.__name__}.{p.name}: {_clip(raw)} is not a number"
+                    )
                 values.append(float(raw))
             else:
                 values.append(raw)
@@ -165,11 +214,13 @@ def _clip(text: str, n: int = 60) -> str:
 
 
 # --- control frames --------------------------------------------------------------------------
-_HELLO = re.compile(r"ID (\d+)(,MONITOR)?,END\Z")
-_ANSWER = re.compile(r"ID (\d+),END\Z")
-_REFUSED = re.compile(r"REFUSED (\d+),(.*),END\Z", re.S)
-_BYE = re.compile(r"BYE (\d+),END\Z")
-_COPY = re.compile(rb"COPY (\d+),")
+# Ids have at most as many digits as MAX_MODULE_ID: a 5000-digit id is not a frame at all.
+_N = rf"(\d{{1,{_ID_DIGITS}}})"
+_HELLO = re.compile(rf"ID {_N}(,MONITOR)?,END\Z")
+_ANSWER = re.compile(rf"ID {_N},END\Z")
+_REFUSED = re.compile(rf"REFUSED {_N},(.*),END\Z", re.S)
+_BYE = re.compile(rf"BYE {_N},END\Z")
+_COPY = re.compile(rf"COPY {_N},".encode())
 
 
 def hello(module_id: int, monitor: bool = False) -> bytes:
@@ -201,17 +252,23 @@ def _text(data: bytes) -> str:
     return data.decode("latin-1").strip().rstrip("\0").strip()
 
 
+def _module_id(digits: str) -> int | None:
+    n = int(digits)  # (at most _ID_DIGITS digits: cheap)
+    return n if n <= MAX_MODULE_ID else None
+
+
 def parse_hello(data: bytes) -> tuple[int, bool] | None:
     """(module id, monitor) of a handshake; None if ``data`` is not one."""
     m = _HELLO.match(_text(data))
-    return (int(m.group(1)), m.group(2) is not None) if m else None
+    n = _module_id(m.group(1)) if m else None
+    return None if m is None or n is None else (n, m.group(2) is not None)
 
 
 def parse_answer(data: bytes) -> int | str | None:
     """The router's id from an acceptance, the reason text from a refusal, else None."""
     text = _text(data)
     if m := _ANSWER.match(text):
-        return int(m.group(1))
+        return _module_id(m.group(1))
     if m := _REFUSED.match(text):
         return m.group(2)
     return None
@@ -220,10 +277,11 @@ def parse_answer(data: bytes) -> int | str | None:
 def parse_bye(data: bytes) -> int | None:
     """The module id of a leave frame; None if ``data`` is not one."""
     m = _BYE.match(_text(data)) if data[:4] == b"BYE " else None
-    return int(m.group(1)) if m else None
+    return _module_id(m.group(1)) if m else None
 
 
 def parse_copy(data: bytes) -> tuple[int, bytes] | None:
     """(sender id, message bytes) of a monitor copy; None if ``data`` is not one."""
     m = _COPY.match(data)
-    return (int(m.group(1)), data[m.end() :]) if m else None
+    n = _module_id(m.group(1).decode("ascii")) if m else None
+    return None if m is None or n is None else (n, data[m.end() :])
