@@ -1,0 +1,176 @@
+"""The built-in drivers: speed profiles, lane changes, cut-ins and IDM car following.
+
+All of a world's built-in drivers decide together, once per driver period, over arrays: one
+compiled pure-pursuit call steers them along their lanes, and numpy turns each driver's wish
+(a speed profile to track, or the IDM's acceleration) into pedals. A driver wants an
+acceleration; a small integrator on the acceleration it gets trims the pedals, so gears,
+slopes and drag need no model in the driver.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from vcosim.vehicle import layout as L
+from vcosim.world.geometry import R_DISTANCE, R_RELATIVE_SPEED
+from vcosim.world.paths import Paths, pure_pursuit
+from vcosim.world.spec import IdmDriver, LaneChange, ProfileDriver, VehicleEntry
+
+SPEED_TIME_CONSTANT = 1.0  # s: a profile driver closes a speed error at this pace
+THROTTLE_ACCELERATION = 5.0  # m/s2 of a full throttle, roughly (the integrator trims it)
+BRAKE_ACCELERATION = 20.0  # m/s2 of a full brake pedal, roughly
+TRIM_GAIN = 2.0  # 1/s: how fast the integrator trims the acceleration error
+TRIM_LIMIT = 3.0  # m/s2
+HOLD_BRAKE = 0.3  # brake that holds a car standing
+STANDING = 0.3  # m/s: below this a car that should not move is held
+
+
+class Drivers:
+    """Every built-in driver of a world (rows of the world's arrays), deciding together."""
+
+    def __init__(
+        self,
+        entries: list[VehicleEntry],
+        rows: list[int],
+        paths: Paths,
+        geometry: dict[str, np.ndarray],
+        names: list[str],
+    ) -> None:
+        n = len(rows)
+        self.rows = np.asarray(rows, dtype=np.int64)
+        self.paths = paths
+        self.geometry = geometry
+        drivers = [entry.driver for entry in entries]
+        self.path_of = np.array([paths.index[d.path] for d in drivers], dtype=np.int64)  # type: ignore[union-attr]
+        self.offset = np.array([d.offset for d in drivers], dtype=float)  # type: ignore[union-attr]
+        self.hint = np.full(n, -1, dtype=np.int64)
+        self.arc = np.zeros(n)
+        self.steering = np.zeros(n)
+        self.trim = np.zeros(n)
+        self.last_speed = np.full(n, np.nan)
+        self.changes = _LaneChanges(drivers, self.rows, names)
+        self.profiles = [
+            (m, np.array(d.speeds, dtype=float))
+            for m, d in enumerate(drivers)
+            if isinstance(d, ProfileDriver)
+        ]
+        idm = [(m, d) for m, d in enumerate(drivers) if isinstance(d, IdmDriver)]
+        self.idm_rows = np.array([m for m, _ in idm], dtype=np.int64)
+        self.idm = {
+            key: np.array([getattr(d, key) for _, d in idm], dtype=float)
+            for key in (
+                "speed",
+                "time_gap",
+                "min_gap",
+                "max_acceleration",
+                "comfortable_deceleration",
+            )
+        }
+
+    def __len__(self) -> int:
+        return int(self.rows.shape[0])
+
+    def decide(
+        self,
+        time: float,
+        period: float,
+        poses: dict[str, np.ndarray],
+        readings: np.ndarray,
+        inputs: np.ndarray,
+    ) -> None:
+        """Set pedals and steering of every driven row for the next ``period`` seconds."""
+        if not len(self):
+            return
+        rows, g = self.rows, self.geometry
+        offset = self.changes.offsets(time, poses, self.offset)
+        pure_pursuit(
+            rows, self.path_of, offset, poses["x"], poses["y"], poses["yaw"], poses["speed"],
+            g["rear"], g["wheelbase"], g["max_steer"], self.paths.points, self.paths.cum,
+            self.paths.starts, self.paths.ends, self.paths.closed, self.hint, self.steering,
+            self.arc,
+        )  # fmt: skip
+        speed = poses["speed"][rows]
+        wanted = np.zeros(len(self))
+        for m, profile in self.profiles:
+            target, slope = _profile(profile, time)
+            wanted[m] = slope + (target - speed[m]) / SPEED_TIME_CONSTANT
+        if self.idm_rows.size:
+            wanted[self.idm_rows] = self._idm(speed[self.idm_rows], readings[rows[self.idm_rows]])
+        got = np.where(np.isnan(self.last_speed), wanted, (speed - self.last_speed) / period)
+        self.last_speed = speed
+        self.trim = np.clip(
+            self.trim + TRIM_GAIN * (wanted - got) * period, -TRIM_LIMIT, TRIM_LIMIT
+        )
+        effort = wanted + self.trim
+        hold = (wanted <= 0.0) & (speed < STANDING)
+        self.trim[hold] = 0.0
+        throttle = np.where(hold, 0.0, np.clip(effort / THROTTLE_ACCELERATION, 0.0, 1.0))
+        brake = np.where(hold, HOLD_BRAKE, np.clip(-effort / BRAKE_ACCELERATION, 0.0, 1.0))
+        inputs[rows, L.U_THROTTLE] = throttle
+        inputs[rows, L.U_BRAKE] = brake
+        inputs[rows, L.U_STEERING] = self.steering
+
+    def _idm(self, speed: np.ndarray, readings: np.ndarray) -> np.ndarray:
+        """The IDM's acceleration from own speed and the range reading of the car ahead."""
+        p = self.idm
+        v0 = np.maximum(p["speed"], 0.1)
+        gap = np.maximum(readings[:, R_DISTANCE], 0.1)  # inf with nothing ahead
+        closing = -readings[:, R_RELATIVE_SPEED]
+        closing = np.where(np.isfinite(readings[:, R_DISTANCE]), closing, 0.0)
+        root = 2.0 * np.sqrt(p["max_acceleration"] * p["comfortable_deceleration"])
+        desired = p["min_gap"] + np.maximum(speed * p["time_gap"] + speed * closing / root, 0.0)
+        free = 1.0 - (speed / v0) ** 4
+        return p["max_acceleration"] * (free - (desired / gap) ** 2)
+
+
+def _profile(profile: np.ndarray, time: float) -> tuple[float, float]:
+    """Speed of a (time, speed) profile at ``time``, and its slope there (held after the end)."""
+    times, speeds = profile[:, 0], profile[:, 1]
+    target = float(np.interp(time, times, speeds))
+    k = int(np.searchsorted(times, time, side="right"))
+    if k == 0 or k >= len(times):
+        return target, 0.0
+    return target, float((speeds[k] - speeds[k - 1]) / (times[k] - times[k - 1]))
+
+
+class _LaneChanges:
+    """Lane offsets in time: each lane change eases from the old offset to its new one."""
+
+    def __init__(self, drivers: list, rows: np.ndarray, names: list[str]) -> None:
+        self.rows = rows
+        self.items: list[tuple[int, LaneChange, int | None]] = [
+            (m, d.lane_change, None if d.lane_change.ahead_of is None else names.index(d.lane_change.ahead_of))
+            for m, d in enumerate(drivers)
+            if getattr(d, "lane_change", None) is not None
+        ]  # fmt: skip
+        self.begin = {m: change.at for m, change, _ in self.items}
+        self.side: dict[int, float] = {}
+
+    def offsets(self, time: float, poses: dict[str, np.ndarray], base: np.ndarray) -> np.ndarray:
+        """Every driven row's lane offset at ``time`` (starting cued changes as they come)."""
+        if not self.items:
+            return base
+        out = base.copy()
+        for m, change, target in self.items:
+            begin = self.begin[m]
+            if begin is None and target is not None:
+                side = math.copysign(1.0, self._gap(m, target, poses) - change.gap)
+                if self.side.setdefault(m, side) != side:
+                    begin = self.begin[m] = time
+            if begin is None:
+                continue
+            done = min(max((time - begin) / change.duration, 0.0), 1.0)
+            ease = done * done * (3.0 - 2.0 * done)
+            out[m] = base[m] + (change.offset - base[m]) * ease
+        return out
+
+    def _gap(self, m: int, target: int, poses: dict[str, np.ndarray]) -> float:
+        """Bumper gap (m) of driven row ``m`` ahead of vehicle ``target``, along its heading."""
+        row = int(self.rows[m])
+        c, s = math.cos(poses["yaw"][target]), math.sin(poses["yaw"][target])
+        along = c * (poses["cx"][row] - poses["cx"][target]) + s * (
+            poses["cy"][row] - poses["cy"][target]
+        )
+        return float(along - poses["half_length"][row] - poses["half_length"][target])

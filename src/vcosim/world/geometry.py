@@ -1,0 +1,161 @@
+"""Where the vehicles of a world are relative to each other: boxes, contacts, range readings.
+
+Compiled with numba over plain arrays, because a world checks its 1000 vehicles for contact
+after every physics step it could touch in. Every vehicle is an oriented box in the ground
+plane: ``(cx, cy)`` its centre, ``yaw`` its heading, ``half_length`` and ``half_width``.
+
+The broad phase sorts the boxes by x and sweeps (sweep and prune): a pair is examined only when
+the x-extents of the circles around the two boxes (plus a margin) overlap, so a spread-out
+world costs about N log N, not N².
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numba import njit
+
+# Range reading columns (one row per vehicle).
+R_TARGET = 0  # index of the vehicle seen, -1 when nothing is in sight
+R_DISTANCE = 1  # bumper gap along the sensor's heading (m)
+R_RELATIVE_SPEED = 2  # target speed minus own along the heading (m/s); < 0: closing in
+R_RELATIVE_ACCELERATION = 3  # target minus own acceleration along the heading (m/s2)
+R_LATERAL = 4  # the target centre's offset to the left of the predicted own path (m)
+N_RANGE = 5
+
+
+@njit(cache=True)
+def candidate_pairs(cx, cy, radius, margin) -> np.ndarray:
+    """Pairs (i < j) whose circles, grown by ``margin``, may touch: a sort-and-sweep over x.
+
+    Sorted by the circles' left edges, the sweep from each circle stops at the first whose left
+    edge lies beyond its reach. Returns a (k, 2) array of indices.
+    """
+    n = cx.shape[0]
+    order = np.argsort(cx - radius)
+    out = np.empty((max(4 * n, 16), 2), dtype=np.int64)
+    k = 0
+    for a in range(n):
+        i = order[a]
+        right = cx[i] + radius[i] + margin
+        for b in range(a + 1, n):
+            j = order[b]
+            if cx[j] - radius[j] > right:
+                break
+            dx, dy = cx[j] - cx[i], cy[j] - cy[i]
+            limit = radius[i] + radius[j] + margin
+            if dx * dx + dy * dy <= limit * limit:
+                if k == out.shape[0]:
+                    grown = np.empty((2 * k, 2), dtype=np.int64)
+                    grown[:k] = out
+                    out = grown
+                out[k, 0], out[k, 1] = min(i, j), max(i, j)
+                k += 1
+    return out[:k]
+
+
+@njit(cache=True)
+def box_overlap(cx, cy, yaw, half_length, half_width, i, j) -> float:
+    """Depth of overlap of boxes ``i`` and ``j`` (m): the smallest push that parts them.
+
+    Separating axis test over the four edge normals; 0 or less means apart.
+    """
+    depth = math.inf
+    dx, dy = cx[j] - cx[i], cy[j] - cy[i]
+    ci, si, cj, sj = math.cos(yaw[i]), math.sin(yaw[i]), math.cos(yaw[j]), math.sin(yaw[j])
+    for ax, ay in ((ci, si), (-si, ci), (cj, sj), (-sj, cj)):
+        reach_i = half_length[i] * abs(ci * ax + si * ay) + half_width[i] * abs(-si * ax + ci * ay)
+        reach_j = half_length[j] * abs(cj * ax + sj * ay) + half_width[j] * abs(-sj * ax + cj * ay)
+        gap = abs(dx * ax + dy * ay) - reach_i - reach_j
+        depth = min(depth, -gap)
+    return depth
+
+
+@njit(cache=True)
+def overlapping_pairs(cx, cy, yaw, half_length, half_width) -> tuple[np.ndarray, np.ndarray]:
+    """Every pair of boxes that overlaps now, with its depth (m)."""
+    radius = np.sqrt(half_length * half_length + half_width * half_width)
+    pairs = candidate_pairs(cx, cy, radius, 0.0)
+    keep = np.zeros(pairs.shape[0], dtype=np.bool_)
+    depth = np.zeros(pairs.shape[0])
+    for k in range(pairs.shape[0]):
+        depth[k] = box_overlap(cx, cy, yaw, half_length, half_width, pairs[k, 0], pairs[k, 1])
+        keep[k] = depth[k] > 0.0
+    return pairs[keep], depth[keep]
+
+
+@njit(cache=True)
+def safe_horizon(
+    cx, cy, yaw, vx, vy, spin, half_length, half_width, accel_bound, horizon, touching
+) -> float:
+    """Time (s, at most ``horizon``) in which no two boxes can come to touch.
+
+    Two boxes close in at most at their relative speed plus how fast their corners swing
+    (``spin``: yaw rate times half-diagonal), plus what both can accelerate meanwhile
+    (``accel_bound`` each): gap <= closing t + accel_bound t². The gap is the separating-axis
+    gap, never more than the true distance. Pairs in ``touching`` (k, 2) already overlap and
+    are left out: they were reported when they met.
+    """
+    radius = np.sqrt(half_length * half_length + half_width * half_width)
+    fastest = math.sqrt((vx * vx + vy * vy).max()) + spin.max()
+    reach = 2.0 * fastest * horizon + accel_bound * horizon * horizon
+    pairs = candidate_pairs(cx, cy, radius, reach)
+    best = horizon
+    for k in range(pairs.shape[0]):
+        i, j = pairs[k, 0], pairs[k, 1]
+        known = False
+        for m in range(touching.shape[0]):
+            known = known or (touching[m, 0] == i and touching[m, 1] == j)
+        if known:
+            continue
+        gap = -box_overlap(cx, cy, yaw, half_length, half_width, i, j)
+        if gap <= 0.0:
+            return 0.0
+        closing = math.hypot(vx[j] - vx[i], vy[j] - vy[i]) + spin[i] + spin[j]
+        # the positive root of accel_bound t² + closing t - gap = 0
+        t = 2.0 * gap / (closing + math.sqrt(closing * closing + 4.0 * accel_bound * gap))
+        best = min(best, t)
+    return best
+
+
+@njit(cache=True)
+def range_readings(
+    cx, cy, yaw, vx, vy, ax, ay, yaw_rate, half_length, max_range, half_lane, cone
+) -> np.ndarray:
+    """What each vehicle's ideal forward range sensor sees: the nearest vehicle ahead.
+
+    A vehicle is seen when its centre lies ahead within ``max_range`` and either within
+    ``half_lane`` of the path the sensor's vehicle is predicted to take (the arc of its
+    present curvature, yaw rate over speed) or within the cone of half-angle ``cone`` (rad).
+    Distance is the bumper gap along the heading (centre distance minus both half
+    lengths). Returns one row per vehicle, columns ``R_*``.
+    """
+    n = cx.shape[0]
+    out = np.zeros((n, N_RANGE))
+    out[:, R_TARGET] = -1.0
+    out[:, R_DISTANCE] = math.inf
+    reach = max_range + 2.0 * half_length.max()
+    pairs = candidate_pairs(cx, cy, np.zeros(n), reach)
+    for k in range(pairs.shape[0]):
+        for flip in range(2):
+            i, j = (pairs[k, 0], pairs[k, 1]) if flip == 0 else (pairs[k, 1], pairs[k, 0])
+            c, s = math.cos(yaw[i]), math.sin(yaw[i])
+            dx, dy = cx[j] - cx[i], cy[j] - cy[i]
+            along, left = c * dx + s * dy, -s * dx + c * dy
+            if along <= 0.0 or along > max_range + half_length[i] + half_length[j]:
+                continue
+            speed = math.hypot(vx[i], vy[i])
+            curvature = yaw_rate[i] / speed if speed > 1.0 else 0.0
+            curvature = min(max(curvature, -0.02), 0.02)  # a radius of 50 m or more
+            lateral = left - 0.5 * curvature * along * along
+            if abs(lateral) > half_lane and abs(math.atan2(left, along)) > cone:
+                continue
+            distance = along - half_length[i] - half_length[j]
+            if distance < out[i, R_DISTANCE]:
+                out[i, R_TARGET] = j
+                out[i, R_DISTANCE] = distance
+                out[i, R_RELATIVE_SPEED] = c * (vx[j] - vx[i]) + s * (vy[j] - vy[i])
+                out[i, R_RELATIVE_ACCELERATION] = c * (ax[j] - ax[i]) + s * (ay[j] - ay[i])
+                out[i, R_LATERAL] = lateral
+    return out

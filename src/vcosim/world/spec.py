@@ -1,0 +1,289 @@
+"""The world file: vehicles, their drivers, the paths they follow and the terrain, in TOML.
+
+One pydantic model, so a file with several mistakes is refused before anything starts with
+every problem listed by its key path (``vehicles.1.driver.speeds``). See ``docs/worlds.md``.
+"""
+
+from __future__ import annotations
+
+import math
+import sys
+from enum import Enum
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+from pydantic import Field, PrivateAttr, ValidationError, model_validator
+
+from vcosim.config import Options, read_config_text, validation_problems
+from vcosim.constants import PHYSICS_DT
+from vcosim.errors import ConfigError
+from vcosim.vehicle.terrain import TerrainSpec
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
+
+Finite = Annotated[float, Field(allow_inf_nan=False)]
+Positive = Annotated[float, Field(gt=0, allow_inf_nan=False)]
+NonNegative = Annotated[float, Field(ge=0, allow_inf_nan=False)]
+Point = tuple[Finite, Finite]
+
+
+class Gearbox(str, Enum):
+    """How a vehicle shifts: automatic (selector in D) or manual (its driver shifts)."""
+
+    automatic = "automatic"
+    manual = "manual"
+
+
+class PathSpec(Options):
+    """A lane centre line: a polyline through ``points``, or a ``circle`` (centre, radius)."""
+
+    points: list[Point] | None = Field(default=None, min_length=2)
+    closed: bool = False
+    circle: tuple[Finite, Finite, Positive] | None = None
+
+    @model_validator(mode="after")
+    def _one_shape(self) -> PathSpec:
+        if (self.points is None) == (self.circle is None):
+            raise ValueError("give either points or circle = [x, y, radius]")
+        if self.points is not None and any(a == b for a, b in zip(self.points, self.points[1:])):
+            raise ValueError("points: two consecutive points are the same")
+        return self
+
+    def polyline(self) -> list[tuple[float, float]]:
+        """The points, closed loops ending where they start (circles as 1 m chords or finer)."""
+        if self.circle is not None:
+            x, y, r = self.circle
+            n = max(64, math.ceil(2 * math.pi * r))
+            return [
+                (x + r * math.cos(2 * math.pi * k / n), y + r * math.sin(2 * math.pi * k / n))
+                for k in range(n + 1)
+            ]
+        assert self.points is not None
+        points = [tuple(p) for p in self.points]
+        if self.closed and points[0] != points[-1]:
+            points.append(points[0])
+        return points  # type: ignore[return-value]
+
+
+class LaneChange(Options):
+    """Move to another lane offset over ``duration`` seconds, at time ``at`` or on a cue.
+
+    The cue of a cut-in: ``ahead_of`` names a vehicle, and the change starts the moment this
+    vehicle's bumper gap ahead of it passes ``gap`` metres (from either side).
+    """
+
+    offset: Finite
+    duration: Positive = 3.0
+    at: NonNegative | None = None
+    ahead_of: str | None = None
+    gap: Finite = 10.0
+
+    @model_validator(mode="after")
+    def _one_cue(self) -> LaneChange:
+        if (self.at is None) == (self.ahead_of is None):
+            raise ValueError("give either at = TIME or ahead_of = VEHICLE (with gap)")
+        return self
+
+
+class _PathDriver(Options):
+    """A built-in driver steering along a path at a lane offset (m, left of the path)."""
+
+    path: str
+    offset: Finite = 0.0
+    lane_change: LaneChange | None = None
+
+
+class ExternalDriver(Options):
+    """Nobody drives it in the world: a face (coupling, contracts, bus, Python) does."""
+
+    kind: Literal["external"] = "external"
+
+
+class ProfileDriver(_PathDriver):
+    """A speed profile along a path: (time s, speed m/s) points, linear between, held after."""
+
+    kind: Literal["profile"]
+    speeds: list[tuple[NonNegative, NonNegative]] = Field(min_length=1)
+
+    @model_validator(mode="after")
+    def _times_rise(self) -> ProfileDriver:
+        times = [t for t, _ in self.speeds]
+        if any(b <= a for a, b in zip(times, times[1:])):
+            raise ValueError("speeds: times must rise")
+        return self
+
+
+class IdmDriver(_PathDriver):
+    """Car following by the Intelligent Driver Model (Treiber, Hennecke, Helbing 2000)."""
+
+    kind: Literal["idm"]
+    speed: NonNegative = 25.0  # desired speed v0 (m/s)
+    time_gap: Positive = 1.5  # T (s)
+    min_gap: NonNegative = 2.0  # s0 (m)
+    max_acceleration: Positive = 1.5  # a (m/s2)
+    comfortable_deceleration: Positive = 2.0  # b (m/s2)
+
+
+Driver = Annotated[ExternalDriver | ProfileDriver | IdmDriver, Field(discriminator="kind")]
+
+
+class Start(Options):
+    """Where a vehicle starts: a pose (x, y, heading in degrees), or ``s`` metres along its path."""
+
+    x: Finite | None = None
+    y: Finite | None = None
+    heading: Finite = 0.0
+    s: NonNegative | None = None
+    speed: NonNegative = 0.0
+
+    @model_validator(mode="after")
+    def _where(self) -> Start:
+        if self.s is None and (self.x is None or self.y is None):
+            raise ValueError("give x and y, or s (metres along the driver's path)")
+        if self.s is not None and self.x is not None:
+            raise ValueError("give x and y, or s, not both")
+        return self
+
+
+class VehicleEntry(Options):
+    """One vehicle of the world."""
+
+    name: str = Field(min_length=1)
+    vehicle: str = "nightrider"  # preset name or parameter file (relative to the world file)
+    start: Start = Field(default_factory=lambda: Start(x=0.0, y=0.0))
+    gearbox: Gearbox = Gearbox.automatic
+    engine: bool = True
+    driver: Driver = Field(default_factory=ExternalDriver)
+
+
+class Traffic(Options):
+    """``count`` vehicles named ``NAME000``… placed along their driver's path ``spacing`` apart."""
+
+    name: str = Field(min_length=1)
+    count: int = Field(ge=1, le=100_000)
+    vehicle: str = "nightrider"
+    first: NonNegative = 0.0  # s of the first vehicle (m along the path)
+    spacing: Positive = 25.0
+    speed: NonNegative = 0.0
+    driver: Annotated[ProfileDriver | IdmDriver, Field(discriminator="kind")]
+
+    def entries(self) -> list[VehicleEntry]:
+        """The vehicles it stands for, as if each had its own ``[[vehicles]]`` table."""
+        width = max(3, len(str(self.count - 1)))
+        return [
+            VehicleEntry(
+                name=f"{self.name}{k:0{width}d}",
+                vehicle=self.vehicle,
+                start=Start(s=self.first + k * self.spacing, speed=self.speed),
+                driver=self.driver,
+            )
+            for k in range(self.count)
+        ]
+
+
+class Sensor(Options):
+    """The ideal forward range sensor every vehicle carries."""
+
+    range: Positive = 150.0  # m
+    lane_width: Positive = 3.5  # m: what counts as "in its lane"
+    cone: Annotated[float, Field(gt=0, lt=90)] = 5.0  # half-angle (degrees)
+
+
+class WorldFile(Options):
+    """A world: vehicles (listed, or as traffic), the paths they follow, terrain, options."""
+
+    vehicles: list[VehicleEntry] = Field(default_factory=list)
+    traffic: list[Traffic] = Field(default_factory=list)
+    paths: dict[str, PathSpec] = Field(default_factory=dict)
+    terrain: TerrainSpec = Field(default_factory=TerrainSpec)
+    sensor: Sensor = Field(default_factory=Sensor)
+    ego: str | None = None  # the vehicle single-vehicle faces attach to
+    driver_period: Positive = 0.01  # s between built-in drivers' decisions
+    stop_at_collision: bool = False
+    _base: Path | None = PrivateAttr(default=None)
+
+    @model_validator(mode="after")
+    def _consistent(self) -> WorldFile:
+        problems = []
+        entries = self.all_vehicles()
+        if not entries:
+            problems.append("vehicles: a world needs at least one vehicle")
+        seen: set[str] = set()
+        for index, entry in enumerate(entries):
+            where = f"vehicles.{index} ({entry.name})"
+            if entry.name in seen:
+                problems.append(f"{where}: name used twice")
+            seen.add(entry.name)
+            driver = entry.driver
+            path = getattr(driver, "path", None)
+            if path is not None and path not in self.paths:
+                problems.append(f"{where}.driver.path: no path named {path!r}")
+            if path is None and entry.start.s is not None:
+                problems.append(f"{where}.start.s: only a vehicle on a path can start at s")
+        names = {e.name for e in entries}
+        for index, entry in enumerate(entries):
+            change = getattr(entry.driver, "lane_change", None)
+            if change is not None and change.ahead_of is not None:
+                if change.ahead_of not in names or change.ahead_of == entry.name:
+                    problems.append(
+                        f"vehicles.{index} ({entry.name}).driver.lane_change.ahead_of: "
+                        f"no other vehicle named {change.ahead_of!r}"
+                    )
+        if self.ego is not None and self.ego not in names:
+            problems.append(f"ego: no vehicle named {self.ego!r}")
+        steps = self.driver_period / PHYSICS_DT
+        if abs(steps - round(steps)) > 1e-6:
+            problems.append(f"driver_period: must be a whole number of {PHYSICS_DT} s steps")
+        if problems:
+            raise ValueError("; ".join(problems))
+        return self
+
+    def all_vehicles(self) -> list[VehicleEntry]:
+        """Listed vehicles first, then every traffic group's."""
+        return [*self.vehicles, *(e for group in self.traffic for e in group.entries())]
+
+    @classmethod
+    def load(cls, path: str | Path) -> WorldFile:
+        """Read a world file; vehicle files and terrain pictures become relative to its folder.
+
+        Every problem is one ``ConfigError`` naming the file.
+        """
+        path = Path(path)
+        source = f"world {path}"
+        try:
+            data = tomllib.loads(read_config_text(path))
+        except tomllib.TOMLDecodeError as exc:
+            raise ConfigError([f"not TOML: {exc}"], source) from None
+        return cls.from_dict(data, source, base=path.parent)
+
+    @classmethod
+    def from_dict(
+        cls, data: dict[str, Any], source: str = "world", base: Path | None = None
+    ) -> WorldFile:
+        """Validate a world given as a dict (as the TOML reads); ``base`` anchors file names."""
+        try:
+            world = cls.model_validate(data)
+        except ValidationError as exc:
+            raise ConfigError(_split(validation_problems(exc)), source) from None
+        world._base = base
+        return world
+
+    @property
+    def base(self) -> Path | None:
+        """The folder relative file names are taken from (the world file's)."""
+        return self._base
+
+
+def _split(problems: list[str]) -> list[str]:
+    """The whole-file check joins its problems with '; ': list them one by one."""
+    out = []
+    for line in problems:
+        loc, _, message = line.partition(": ")
+        if "; " in message and loc == "(top level)":
+            out.extend(message.split("; "))
+        else:
+            out.append(line)
+    return out

@@ -1,0 +1,314 @@
+"""A world: many vehicles on one terrain, stepped together by one batch-kernel call.
+
+Every vehicle's state, inputs and outputs are rows of three stacked arrays, so one
+``advance_each`` call (each vehicle with its own parameter record) steps them all, while each
+``sim.vehicles[name]`` is still a full ``Vehicle`` over its rows: faces read its outputs and set
+its inputs as they do with a lone car.
+
+Collisions are caught within the physics step of first overlap without checking the boxes
+after every step: before each run of steps the world computes how long no two boxes can
+possibly touch (gap against the fastest closing speed and acceleration, "conservative
+advancement"), runs at most that long in one call, and steps one by one only while vehicles
+are close enough to touch.
+"""
+
+from __future__ import annotations
+
+import copy
+import logging
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from vcosim.constants import PHYSICS_DT
+from vcosim.errors import UnknownNameError
+from vcosim.reports import Report
+from vcosim.vehicle import Terrain, Vehicle, VehicleParams
+from vcosim.vehicle import layout as L
+from vcosim.vehicle.model import advance_each
+from vcosim.world.drivers import Drivers
+from vcosim.world.geometry import (
+    N_RANGE,
+    R_DISTANCE,
+    R_LATERAL,
+    R_RELATIVE_ACCELERATION,
+    R_RELATIVE_SPEED,
+    R_TARGET,
+    box_overlap,
+    overlapping_pairs,
+    range_readings,
+    safe_horizon,
+)
+from vcosim.world.paths import Paths
+from vcosim.world.spec import ExternalDriver, Gearbox, WorldFile
+from vcosim.world.vehicles import bind_rows
+
+log = logging.getLogger("vcosim.world")
+
+ACCELERATION_BOUND = 25.0
+"""m/s2: no point of a vehicle body accelerates faster (tyres give ~10; margin for slopes)."""
+
+
+@dataclass
+class Collision(Report):
+    """Two vehicles' boxes began to overlap."""
+
+    time: float  # s, the end of the physics step of first overlap
+    vehicles: tuple[str, str]
+    relative_speed: float  # m/s, |v_a - v_b| at that moment
+    overlap: float  # m, how deep the boxes overlap (the smallest push that parts them)
+
+
+@dataclass
+class RangeReading(Report):
+    """What a vehicle's ideal forward range sensor sees (see ``docs/worlds.md``)."""
+
+    target: str | None  # the nearest vehicle ahead, None when nothing is in sight
+    distance: float  # m, bumper gap along the heading (inf with no target)
+    relative_speed: float  # m/s, target minus own along the heading; negative: closing in
+    relative_acceleration: float  # m/s2, target minus own along the heading
+    lateral_offset: float  # m, the target's centre left of the predicted own path
+
+
+@dataclass
+class WorldReport(Report):
+    """A world's run: its vehicles, the collisions and who was in one."""
+
+    vehicles: int
+    collisions: list[Collision] = field(default_factory=list)
+    collided: list[str] = field(default_factory=list)
+    stopped_at_collision: bool = False
+
+
+class World:
+    """N vehicles stepping together at 0.5 ms; the host (``Simulation``) paces and hooks it."""
+
+    dt: float = PHYSICS_DT
+
+    def __init__(self, spec: WorldFile | str | Path, terrain: Terrain | None = None) -> None:
+        self.spec = spec if isinstance(spec, WorldFile) else WorldFile.load(spec)
+        base = self.spec.base
+        self.terrain = terrain if terrain is not None else self.spec.terrain.build(base)
+        entries = self.spec.all_vehicles()
+        self.names = [entry.name for entry in entries]
+        self.index = {name: i for i, name in enumerate(self.names)}
+        templates: dict[tuple[str, bool], Vehicle] = {}
+        for entry in entries:
+            key = (_where(entry.vehicle, base), entry.engine)
+            if key not in templates:
+                templates[key] = Vehicle(key[0], self.terrain, engine_running=entry.engine)
+        firsts = [templates[(_where(e.vehicle, base), e.engine)] for e in entries]
+        self.states = np.stack([t.state for t in firsts])
+        self.inputs = np.stack([t.input_array for t in firsts])
+        self.outputs = np.stack([t.outputs for t in firsts])
+        self.params = np.concatenate([t.params.pack() for t in firsts])
+        self._terrain = (self.terrain.height, self.terrain.friction, self.terrain.grid)
+        self.geometry = _geometry([t.params for t in firsts], self.params)
+        self.paths = Paths(self.spec.paths)
+        self.vehicles: dict[str, Vehicle] = {}
+        for row, (entry, template) in enumerate(zip(entries, firsts, strict=True)):
+            car = bind_rows(copy.copy(template), self, row)
+            self.vehicles[entry.name] = car
+            start = entry.start
+            if start.s is not None:
+                driver: Any = entry.driver
+                x, y, heading = self.paths.pose_at(driver.path, start.s, driver.offset)
+            else:
+                x, y, heading = start.x or 0.0, start.y or 0.0, start.heading
+            car.teleport(x, y, heading, speed=start.speed)
+            if entry.gearbox is Gearbox.automatic:
+                car.set_inputs(automatic=1, gear=1)
+        driven = [i for i, e in enumerate(entries) if not isinstance(e.driver, ExternalDriver)]
+        self.drivers = Drivers(
+            [entries[i] for i in driven], driven, self.paths, self.geometry, self.names
+        )
+        self.ego = self.spec.ego or next(
+            (e.name for e in entries if isinstance(e.driver, ExternalDriver)), self.names[0]
+        )
+        self.driver_steps = round(self.spec.driver_period / self.dt)
+        self.collisions: list[Collision] = []
+        self.collided = np.zeros(len(entries), dtype=np.bool_)
+        self._touching: set[tuple[int, int]] = set()
+        self.stop_requested = False
+        self.readings = np.zeros((len(entries), N_RANGE))
+        self._poses = self.poses()
+        self._decide()
+
+    # -- the host's interface (as a Vehicle's) --------------------------------------------
+    @property
+    def vehicle(self) -> Vehicle:
+        """The ego vehicle: the one single-vehicle faces attach to."""
+        return self.vehicles[self.ego]
+
+    @property
+    def step_index(self) -> int:
+        """Physics steps since time 0 (every vehicle counts the same)."""
+        return int(self.states[0, L.X_STEP])
+
+    @property
+    def time(self) -> float:
+        """Simulation time (s) from the step index."""
+        return self.step_index * self.dt
+
+    def __len__(self) -> int:
+        return len(self.names)
+
+    def step(self) -> None:
+        """One physics step of every vehicle."""
+        self.run(1)
+
+    def run(self, n_steps: int) -> None:
+        """Advance every vehicle ``n_steps`` steps (fewer if a collision stops the world).
+
+        Runs go in calls as long as the next driver decision and the collision horizon allow.
+        """
+        left = int(n_steps)
+        while left > 0 and not self.stop_requested:
+            to_decision = self.driver_steps - self.step_index % self.driver_steps
+            n = min(left, to_decision, self._safe_steps(min(left, to_decision)))
+            advance_each(self.states, self.inputs, self.params, self.outputs, *self._terrain, n)
+            left -= n
+            self._poses = self.poses()
+            self._check_collisions()
+            if self.step_index % self.driver_steps == 0:
+                self._decide()
+
+    # -- geometry -------------------------------------------------------------------------
+    def poses(self) -> dict[str, np.ndarray]:
+        """Every vehicle's position, heading, velocity, acceleration and box (arrays by row)."""
+        y, g = self.outputs, self.geometry
+        yaw = y[:, L.Y_B + 12]
+        c, s = np.cos(yaw), np.sin(yaw)
+        accx, accy = y[:, L.Y_B + 7], y[:, L.Y_B + 8]
+        px, py = y[:, L.Y_B], y[:, L.Y_B + 1]
+        return {
+            "x": px,
+            "y": py,
+            "yaw": yaw,
+            "vx": y[:, L.Y_B + 3],
+            "vy": y[:, L.Y_B + 4],
+            "speed": y[:, L.Y_B + 6],
+            "ax": c * accx - s * accy,
+            "ay": s * accx + c * accy,
+            "yaw_rate": y[:, L.Y_YAW_RATE],
+            "cx": px + g["box_offset"] * c,
+            "cy": py + g["box_offset"] * s,
+            "half_length": g["half_length"],
+            "half_width": g["half_width"],
+        }
+
+    def _safe_steps(self, wanted: int) -> int:
+        """Whole steps (at least 1, at most ``wanted``) in which no two boxes can meet."""
+        if len(self) < 2 or wanted <= 1:
+            return 1
+        p, g = self._poses, self.geometry
+        spin = np.abs(p["yaw_rate"]) * g["radius"]  # a box corner's speed from turning
+        horizon = safe_horizon(
+            p["cx"], p["cy"], p["yaw"], p["vx"], p["vy"], spin, g["half_length"],
+            g["half_width"], ACCELERATION_BOUND, wanted * self.dt, self._touching_array(),
+        )  # fmt: skip
+        return max(1, min(wanted, math.floor(horizon / self.dt + 1e-9)))
+
+    def _touching_array(self) -> np.ndarray:
+        return np.array(sorted(self._touching), dtype=np.int64).reshape(-1, 2)
+
+    def _check_collisions(self) -> None:
+        p = self._poses
+        pairs, depth = overlapping_pairs(
+            p["cx"], p["cy"], p["yaw"], p["half_length"], p["half_width"]
+        )
+        now = {(int(a), int(b)) for a, b in pairs}
+        for (a, b), overlap in zip(map(tuple, pairs.tolist()), depth.tolist(), strict=True):
+            if (a, b) in self._touching:
+                continue
+            dv = math.hypot(p["vx"][a] - p["vx"][b], p["vy"][a] - p["vy"][b])
+            event = Collision(self.time, (self.names[a], self.names[b]), dv, overlap)
+            self.collisions.append(event)
+            self.collided[[a, b]] = True
+            log.warning(
+                "collision at t = %.4f s: %s and %s, relative speed %.2f m/s, overlap %.3f m",
+                event.time, *event.vehicles, dv, overlap,
+            )  # fmt: skip
+            if self.spec.stop_at_collision:
+                self.stop_requested = True
+        self._touching = now
+
+    def _decide(self) -> None:
+        """The sensors read and the built-in drivers decide (every driver period)."""
+        p = self._poses
+        sensor = self.spec.sensor
+        self.readings = range_readings(
+            p["cx"], p["cy"], p["yaw"], p["vx"], p["vy"], p["ax"], p["ay"], p["yaw_rate"],
+            p["half_length"], sensor.range, sensor.lane_width / 2, math.radians(sensor.cone),
+        )  # fmt: skip
+        self.drivers.decide(self.time, self.spec.driver_period, p, self.readings, self.inputs)
+
+    # -- reading --------------------------------------------------------------------------
+    def row(self, name: str) -> int:
+        """The row of vehicle ``name`` in the stacked arrays."""
+        if name not in self.index:
+            raise UnknownNameError("vehicle", name, tuple(self.names))
+        return self.index[name]
+
+    def sense(self, name: str) -> RangeReading:
+        """The range sensor of ``name`` now (computed afresh, not from the last decision)."""
+        p = self._poses
+        sensor = self.spec.sensor
+        reading = range_readings(
+            p["cx"], p["cy"], p["yaw"], p["vx"], p["vy"], p["ax"], p["ay"], p["yaw_rate"],
+            p["half_length"], sensor.range, sensor.lane_width / 2, math.radians(sensor.cone),
+        )[self.row(name)]  # fmt: skip
+        target = int(reading[R_TARGET])
+        return RangeReading(
+            target=self.names[target] if target >= 0 else None,
+            distance=float(reading[R_DISTANCE]),
+            relative_speed=float(reading[R_RELATIVE_SPEED]) if target >= 0 else 0.0,
+            relative_acceleration=float(reading[R_RELATIVE_ACCELERATION]) if target >= 0 else 0.0,
+            lateral_offset=float(reading[R_LATERAL]) if target >= 0 else 0.0,
+        )
+
+    def overlap(self, a: str, b: str) -> float:
+        """How deep the boxes of ``a`` and ``b`` overlap now (m; zero or less: apart)."""
+        p = self._poses
+        return float(
+            box_overlap(
+                p["cx"], p["cy"], p["yaw"], p["half_length"], p["half_width"],
+                self.row(a), self.row(b),
+            )
+        )  # fmt: skip
+
+    def report(self) -> WorldReport:
+        """The collisions so far and who was in one."""
+        return WorldReport(
+            vehicles=len(self),
+            collisions=list(self.collisions),
+            collided=[n for n, hit in zip(self.names, self.collided.tolist(), strict=True) if hit],
+            stopped_at_collision=self.stop_requested,
+        )
+
+
+def _where(vehicle: str, base: Path | None) -> str:
+    """A parameter file relative to the world file's folder; a preset name as it is."""
+    if base is not None and vehicle.endswith(".toml") and not Path(vehicle).is_absolute():
+        return str(base / vehicle)
+    return vehicle
+
+
+def _geometry(params: list[VehicleParams], packed: np.ndarray) -> dict[str, np.ndarray]:
+    """Per-vehicle dimensions: the box is the plate between the axles plus a wheel radius."""
+    a, b = packed["a"].astype(float), packed["b"].astype(float)
+    radius = np.array([p.wheels.radius for p in params])
+    half_length = (a + b) / 2 + radius
+    half_width = np.array([p.body.track / 2 for p in params])
+    return {
+        "half_length": half_length,
+        "half_width": half_width,
+        "radius": np.hypot(half_length, half_width),
+        "box_offset": (a - b) / 2,
+        "rear": b,
+        "wheelbase": a + b,
+        "max_steer": packed["max_steer"].astype(float),
+    }
