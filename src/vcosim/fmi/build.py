@@ -1,0 +1,98 @@
+"""Building the FMUs: a two-line model script, the build options, pythonfmu(3)'s builder.
+
+The script only names a class that mixes vcosim's slave into the library's; everything else
+(the model, its variables) comes from the installed ``vcosim`` when the FMU is instantiated.
+The build options (vehicle parameters, gearbox, coupling step, interface CSV) travel in the
+FMU's resources as ``vcosim_fmu.json``.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from vcosim.errors import ConfigError
+from vcosim.fmi.slave import CONFIG_FILE
+from vcosim.vehicle.vehicle import resolve_params
+
+_SCRIPT = '''\
+"""{doc}"""
+from {library} import {base}
+
+from vcosim.fmi import {module}
+
+
+class {name}({module}.{mixin}, {base}):
+    fmi_version = {version}
+'''
+
+
+def _build(
+    out: Path,
+    *,
+    name: str,
+    module: str,
+    mixin: str,
+    version: int,
+    config: dict[str, Any],
+    doc: str,
+    extra_files: tuple[Path, ...] = (),
+    options: dict[str, bool] | None = None,
+) -> Path:
+    """Write the script and options into a scratch folder, build there, move to ``out``."""
+    if version not in (2, 3):
+        raise ConfigError([f"--fmi {version}: 2 or 3"], "fmu")
+    if out.suffix != ".fmu":
+        raise ConfigError([f"{out}: the FMU's file name must end in .fmu"], "fmu")
+    if version == 2:
+        from pythonfmu import FmuBuilder
+    else:
+        from pythonfmu3 import FmuBuilder
+    library, base = ("pythonfmu", "Fmi2Slave") if version == 2 else ("pythonfmu3", "Fmi3Slave")
+    source = _SCRIPT.format(
+        doc=doc, library=library, base=base, module=module, mixin=mixin, name=name, version=version
+    )
+    with tempfile.TemporaryDirectory(prefix="vcosim-fmu-") as scratch:
+        folder = Path(scratch)
+        script = folder / f"{name}.py"
+        script.write_text(source)
+        (folder / CONFIG_FILE).write_text(json.dumps(config, indent=1))
+        files = [folder / CONFIG_FILE, *extra_files]
+        flags = {
+            ("canGetAndSetFMUstate" if version == 2 else "canGetAndSetFMUState"): value
+            for value in [(options or {}).get("state", False)]
+        }
+        built = Path(
+            FmuBuilder.build_FMU(script, dest=folder / "out", project_files=files, **flags)
+        )
+        out.parent.mkdir(parents=True, exist_ok=True)
+        shutil.move(str(built), out)
+    return out
+
+
+def build_vehicle_fmu(
+    out: str | Path,
+    *,
+    vehicle: str | Path | None = None,
+    fmi_version: int = 2,
+    automatic: bool = True,
+) -> Path:
+    """Build the vehicle FMU at ``out`` (a preset name or parameter TOML for ``vehicle``).
+
+    The parameters are resolved now and shipped whole, so the FMU does not depend on the
+    TOML file later. ``ConfigError`` for a bad vehicle or version, before anything is written.
+    """
+    params = resolve_params(vehicle)
+    return _build(
+        Path(out),
+        name=f"VcosimVehicleFmi{fmi_version}",
+        module="vehicle",
+        mixin="VehicleSlave",
+        version=fmi_version,
+        config={"params": params.model_dump(mode="json"), "automatic": automatic},
+        doc=f"vcosim vehicle ({params.name}) as an FMI {fmi_version} co-simulation FMU.",
+        options={"state": True},
+    )

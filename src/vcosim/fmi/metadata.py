@@ -1,0 +1,249 @@
+"""What the vehicle FMU declares: its inputs, outputs and parameters, with units and ranges.
+
+One table per kind, independent of the FMI version; the slaves register from them and
+:func:`annotate` writes the units and ranges into the model description (pythonfmu's FMI 2
+variables carry neither, pythonfmu3's no range), with the unit definitions they name.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+from xml.etree.ElementTree import Element, SubElement
+
+from vcosim.vehicle import layout as L
+
+Kind = Literal["real", "integer", "boolean"]
+
+
+@dataclass(frozen=True)
+class Variable:
+    """One FMU variable: its name, type, unit, range and what it means."""
+
+    name: str
+    kind: Kind = "real"
+    unit: str | None = None
+    min: float | None = None
+    max: float | None = None
+    description: str = ""
+
+
+@dataclass(frozen=True)
+class Input(Variable):
+    """A driver control: ``slot`` is its index in the kernel's input array."""
+
+    slot: int = 0
+    start: float = 0.0
+
+
+@dataclass(frozen=True)
+class Output(Variable):
+    """A vehicle signal: ``index`` is its index in ``Vehicle.outputs``."""
+
+    index: int = 0
+
+
+@dataclass(frozen=True)
+class Parameter(Variable):
+    """A vehicle parameter settable before the run: ``key`` is its dotted TOML key."""
+
+    key: str = ""
+
+
+def _pedal(name: str, slot: int, description: str) -> Input:
+    return Input(name, unit="1", min=0.0, max=1.0, slot=slot, description=description)
+
+
+INPUTS: tuple[Input, ...] = (
+    _pedal("throttle", L.U_THROTTLE, "throttle pedal"),
+    _pedal("brake", L.U_BRAKE, "brake pedal"),
+    _pedal("clutch", L.U_CLUTCH, "clutch pedal, 1 = pressed"),
+    _pedal("parkingbrake", L.U_PARKINGBRAKE, "parking brake"),
+    Input(
+        "steering",
+        slot=L.U_STEERING,
+        unit="1",
+        min=-1.0,
+        max=1.0,
+        description="steering, positive turns left; 1 = the largest road-wheel angle",
+    ),
+    Input(
+        "gear",
+        "integer",
+        slot=L.U_GEAR,
+        min=-1,
+        max=5,
+        description="requested gear -1..5 (automatic gearbox: -1 R, 0 N, 1 and up D)",
+    ),
+    Input(
+        "ignition",
+        "integer",
+        slot=L.U_IGNITION,
+        min=0,
+        max=3,
+        start=2.0,
+        description="key: 0 off, 1 accessory, 2 on, 3 crank",
+    ),
+    Input("highbeam", "boolean", slot=L.U_HIGHBEAM, description="high beam on"),
+    Input("lowbeam", "boolean", slot=L.U_LOWBEAM, description="low beam on"),
+    Input("signal_L", "boolean", slot=L.U_SIGNAL_L, description="left turn signal on"),
+    Input("signal_R", "boolean", slot=L.U_SIGNAL_R, description="right turn signal on"),
+    Input(
+        "drive_mode",
+        "integer",
+        slot=L.U_DRIVE_MODE,
+        min=0,
+        max=1,
+        description="0 pedals, 1 wheel torques (propulsion/braking torques replace the "
+        "powertrain and brakes)",
+    ),
+    *(
+        Input(
+            f"propulsion_torque_{w}",
+            slot=L.U_PROPULSION + i,
+            unit="N.m",
+            description=f"drive torque at wheel {w} in drive_mode 1",
+        )
+        for i, w in enumerate(L.WHEELS)
+    ),
+    *(
+        Input(
+            f"braking_torque_{w}",
+            slot=L.U_BRAKING + i,
+            unit="N.m",
+            min=0.0,
+            description=f"brake torque at wheel {w} in drive_mode 1",
+        )
+        for i, w in enumerate(L.WHEELS)
+    ),
+)
+INPUT_NAMES = frozenset(i.name for i in INPUTS)
+
+_WHEEL_UNITS = {
+    "angularVelocity": "rad/s",
+    "wheelSpeed": "m/s",
+    "brakingTorque": "N.m",
+    "propulsionTorque": "N.m",
+    "frictionTorque": "N.m",
+    "downForce": "N",
+    "slip": "1",
+    "slipAngle": "rad",
+    "Fx": "N",
+    "Fy": "N",
+    "friction": "1",
+}
+_UNITS = {
+    **dict.fromkeys(("posX", "posY", "posZ", "altitude"), "m"),
+    **dict.fromkeys(("velX", "velY", "velZ", "groundspeed", "wheelspeed", "speed"), "m/s"),
+    **dict.fromkeys(("accX", "accY", "accZ"), "m/s2"),
+    **dict.fromkeys(("roll", "pitch", "yaw", "road_wheel_angle"), "rad"),
+    **dict.fromkeys(("maxrpm", "rpm"), "1/min"),
+    "time": "s",
+    "injection_time": "s",
+    "engine_torque": "N.m",
+    "manifold_pressure": "Pa",
+    "yaw_rate": "rad/s",
+    "fuel_flow": "kg/s",
+}
+APPLIED = "applied."
+"""Prefix of an output whose plain name an input bears (``applied.throttle``: what the
+vehicle applies after its own logic; ``applied.gear``: the engaged gear)."""
+
+
+def output_name(signal: str) -> str:
+    """The FMU name of a vehicle signal: its vcosim name, prefixed if an input has it."""
+    return APPLIED + signal if signal in INPUT_NAMES else signal
+
+
+def _unit(signal: str) -> str:
+    if signal.startswith("wheel") and "_" in signal:
+        return _WHEEL_UNITS[signal.split("_", 1)[1]]
+    return _UNITS.get(signal, "1")
+
+
+OUTPUTS: tuple[Output, ...] = tuple(
+    Output(output_name(name), unit=_unit(name), index=i) for i, name in enumerate(L.SIGNAL_NAMES)
+)
+
+PARAMETERS: tuple[Parameter, ...] = (
+    Parameter("body.chassis_mass", unit="kg", min=1.0, key="body.chassis_mass"),
+    Parameter("body.engine_mass", unit="kg", min=0.0, key="body.engine_mass"),
+    Parameter("tyres.friction", unit="1", min=0.0, key="tyres.friction"),
+    Parameter("wheels.brake_torque_front", unit="N.m", min=0.0, key="wheels.brake_torque_front"),
+    Parameter("wheels.brake_torque_rear", unit="N.m", min=0.0, key="wheels.brake_torque_rear"),
+    Parameter("wheels.rolling_resistance", unit="1", min=0.0, key="wheels.rolling_resistance"),
+    Parameter("wheels.steering_rate", unit="1/s", min=0.0, key="wheels.steering_rate"),
+    Parameter("resistance.a2", unit="N.s2/m2", min=0.0, key="resistance.a2"),
+    Parameter("driveline.final_drive", unit="1", min=0.0, key="driveline.final_drive"),
+    Parameter("driveline.clutch_capacity", unit="N.m", min=0.0, key="driveline.clutch_capacity"),
+    Parameter("engine.initial_fuel", unit="1", min=0.0, max=1.0, key="engine.initial_fuel"),
+    Parameter("suspension.spring", unit="N", min=0.0, key="suspension.spring"),
+    Parameter("suspension.damper", unit="N", min=0.0, key="suspension.damper"),
+)
+
+# Unit name -> SI base-unit exponents, for the model description's UnitDefinitions.
+UNIT_DEFINITIONS: dict[str, dict[str, int] | tuple[dict[str, int], float]] = {
+    "1": {},
+    "s": {"s": 1},
+    "m": {"m": 1},
+    "kg": {"kg": 1},
+    "rad": {"rad": 1},
+    "m/s": {"m": 1, "s": -1},
+    "m/s2": {"m": 1, "s": -2},
+    "rad/s": {"rad": 1, "s": -1},
+    "1/s": {"s": -1},
+    "1/min": ({"s": -1}, 1.0 / 60.0),
+    "N": {"kg": 1, "m": 1, "s": -2},
+    "N.m": {"kg": 1, "m": 2, "s": -2},
+    "Pa": {"kg": 1, "m": -1, "s": -2},
+    "kg/s": {"kg": 1, "s": -1},
+    "N.s2/m2": {"kg": 1, "m": -1},
+}
+
+
+def annotate(root: Element, variables: dict[str, Variable]) -> Element:
+    """Add units, ranges and descriptions to a pythonfmu(3) model description, in place.
+
+    FMI 2 keeps them on the ``<Real>``/``<Integer>`` child of each ``ScalarVariable``, FMI 3
+    on the variable element itself. The unit definitions go where the schemas want them:
+    right after the ``CoSimulation`` element.
+    """
+    used: set[str] = set()
+    variables_node = root.find("ModelVariables")
+    for element in variables_node if variables_node is not None else ():
+        meta = variables.get(element.get("name", ""))
+        if meta is None:
+            continue
+        typed = element[0] if element.tag == "ScalarVariable" and len(element) else element
+        if meta.description:
+            element.set("description", meta.description)
+        if meta.unit is not None and meta.kind == "real":
+            typed.set("unit", meta.unit)
+            used.add(meta.unit)
+        for bound in ("min", "max"):
+            value = getattr(meta, bound)
+            if value is not None:
+                typed.set(bound, f"{value:.16g}" if meta.kind == "real" else str(int(value)))
+    if used:
+        existing = root.find("UnitDefinitions")
+        if existing is not None:
+            root.remove(existing)
+        units = Element("UnitDefinitions")
+        for name in sorted(used):
+            definition = UNIT_DEFINITIONS[name]
+            exponents, factor = definition if isinstance(definition, tuple) else (definition, 1.0)
+            unit = SubElement(units, "Unit", name=name)
+            base = SubElement(unit, "BaseUnit", {k: str(v) for k, v in exponents.items()})
+            if factor != 1.0:
+                base.set("factor", f"{factor:.16g}")
+        children = list(root)
+        after = next(i for i, child in enumerate(children) if child.tag == "CoSimulation")
+        root.insert(after + 1, units)
+    structure = root.find("ModelStructure")
+    outputs = structure.find("Outputs") if structure is not None else None
+    if root.get("fmiVersion") == "2.0" and outputs is not None and structure is not None:
+        # FMI 2: outputs computed at initialization are initial unknowns too.
+        initial = SubElement(structure, "InitialUnknowns")
+        for unknown in outputs:
+            SubElement(initial, "Unknown", index=unknown.get("index", ""))
+    return root

@@ -1,0 +1,144 @@
+"""The vehicle as an FMI co-simulation FMU: vcosim's 2000 Hz model inside any FMI master.
+
+:class:`VehicleSlave` is mixed into pythonfmu's ``Fmi2Slave`` or pythonfmu3's ``Fmi3Slave``
+by the script :mod:`vcosim.fmi.build` puts in the FMU. It steps a :class:`Vehicle` at its own
+0.5 ms: a communication step must be a whole number of physics steps (others are refused
+with an FMI error). Inputs are held between steps, as the vehicle holds them; the FMU state
+(``fmi2GetFMUstate``) is the vehicle's snapshot plus the inputs, so a master that rolls back
+replays the same future bit for bit.
+"""
+
+from __future__ import annotations
+
+from functools import partial
+from typing import Any
+
+import numpy as np
+
+from vcosim.fmi.metadata import INPUTS, OUTPUTS, PARAMETERS, Variable
+from vcosim.fmi.slave import SlaveMixin, read_config
+from vcosim.vehicle import Vehicle
+from vcosim.vehicle import layout as L
+from vcosim.vehicle.params import DT, VehicleParams
+
+DESCRIPTION = "vcosim vehicle: NightRider's car at 2000 Hz (co-simulation, steps of 0.5 ms)"
+STEP_TOLERANCE = 1e-6  # of a physics step: how far a communication step may be off a multiple
+
+
+def physics_steps(step_size: float) -> int | None:
+    """How many 0.5 ms steps ``step_size`` is, or None if it is not a positive multiple."""
+    n = round(step_size / DT)
+    return n if n >= 1 and abs(n * DT - step_size) <= STEP_TOLERANCE * DT else None
+
+
+def _dotted(params: VehicleParams, key: str) -> float:
+    node: Any = params
+    for part in key.split("."):
+        node = getattr(node, part)
+    return float(node)
+
+
+class VehicleSlave(SlaveMixin):
+    """The vehicle FMU's behaviour; pythonfmu(3) supplies the FMI plumbing."""
+
+    description = DESCRIPTION
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.description = DESCRIPTION
+        self._setup()
+        config = read_config(kwargs.get("resources"))
+        self.base = VehicleParams.from_dict(config["params"]) if "params" in config else None
+        base = self.base or VehicleParams()
+        self.automatic = bool(config.get("automatic", True))
+        self.engine_running = True
+        self.parameters = {p.name: _dotted(base, p.key) for p in PARAMETERS}
+        self._defaults = dict(self.parameters)
+        starts = {"gear": 1.0 if self.automatic else 0.0}
+        self.values = np.array([starts.get(i.name, i.start) for i in INPUTS])
+        self.slots = np.array([i.slot for i in INPUTS])
+        self.vehicle = self._make_vehicle(base)
+        self._register()
+
+    def _register(self) -> None:
+        if self.fmi_version == 3:  # FMI 3 wants the independent variable; it is the time
+            self._add("time", "independent", self._time)
+        for p in PARAMETERS:
+            self._add(
+                p,
+                "parameter",
+                partial(self.parameters.__getitem__, p.name),
+                partial(self._set_parameter, p.name),
+            )
+        flags = {
+            "automatic": "automatic gearbox (gear is the selector, launch clutch closes itself)",
+            "start_engine_idling": "start with the engine idling (else off: crank it with "
+            "ignition = 3)",
+        }
+        attributes = {"automatic": "automatic", "start_engine_idling": "engine_running"}
+        for name, text in flags.items():
+            self._add(
+                Variable(name, "boolean", description=text),
+                "parameter",
+                partial(getattr, self, attributes[name]),
+                partial(self._set_flag, attributes[name]),
+            )
+        for j, i in enumerate(INPUTS):
+            self._add(i, "input", partial(self.values.__getitem__, j), partial(self._set_input, j))
+        for o in OUTPUTS:
+            if o.name == "time" and self.fmi_version == 3:
+                continue
+            self._add(o, "output", partial(self._output, o.index))
+
+    def _time(self) -> float:
+        return self.vehicle.time
+
+    def _output(self, index: int) -> float:
+        return float(self.vehicle.outputs[index])
+
+    def _set_parameter(self, name: str, value: float) -> None:
+        self.parameters[name] = float(value)
+
+    def _set_flag(self, attribute: str, value: bool) -> None:
+        setattr(self, attribute, bool(value))
+
+    def _set_input(self, j: int, value: float) -> None:
+        self.values[j] = float(value)
+
+    def _make_vehicle(self, params: VehicleParams) -> Vehicle:
+        vehicle = Vehicle(params, engine_running=self.engine_running)
+        vehicle.input_array[L.U_AUTOMATIC] = float(self.automatic)
+        vehicle.input_array[self.slots] = self.values
+        return vehicle
+
+    # -- FMI life cycle ---------------------------------------------------------------------
+    def exit_initialization_mode(self) -> None:
+        """Build the vehicle with the parameters the master set (settled, at rest, time 0)."""
+        changed = {
+            p.key: self.parameters[p.name]
+            for p in PARAMETERS
+            if self.parameters[p.name] != self._defaults[p.name]
+        }
+        base = self.base or VehicleParams()
+        self.vehicle = self._make_vehicle(base.with_changes(**changed) if changed else base)
+
+    def do_step(self, current_time: float, step_size: float, *_: Any) -> bool:
+        """Hold the inputs and advance ``step_size`` (a multiple of 0.5 ms)."""
+        n = physics_steps(step_size)
+        if n is None:
+            return self._error(
+                f"communication step {step_size!r} s is not a multiple of the vehicle's "
+                f"{DT * 1e3:g} ms physics step; use 0.0005, 0.001, 0.005, ..."
+            )
+        vehicle = self.vehicle
+        vehicle.input_array[self.slots] = self.values
+        vehicle.run(n)
+        return True
+
+    # -- rolling back ------------------------------------------------------------------------
+    def _get_fmu_state(self) -> dict[str, Any]:
+        return {"vehicle": self.vehicle.snapshot(), "inputs": self.values.copy()}
+
+    def _set_fmu_state(self, state: dict[str, Any]) -> None:
+        self.vehicle.restore(state["vehicle"])
+        self.values[:] = state["inputs"]
