@@ -96,3 +96,41 @@ def build_vehicle_fmu(
         doc=f"vcosim vehicle ({params.name}) as an FMI {fmi_version} co-simulation FMU.",
         options={"state": True},
     )
+
+
+def build_coupling_fmu(
+    out: str | Path,
+    *,
+    ext_time: float | None = None,
+    interface: str | Path | None = None,
+    fmi_version: int = 2,
+) -> Path:
+    """Build the coupling FMU at ``out``: the controller side, one message per step.
+
+    ``ext_time`` is the simulator's T_ext and the master's communication step (default: the
+    interface CSV's, else 5 ms); the CSV is checked now and shipped in the FMU.
+    """
+    from vcosim.fmi.coupling import INTERFACE_FILE
+    from vcosim.tight.config import ControllerConfig
+
+    explicit = {"step": ext_time} if ext_time is not None else {}
+    config = (
+        ControllerConfig.for_interface(interface, **explicit)
+        if interface is not None
+        else ControllerConfig(**explicit)
+    )
+    with tempfile.TemporaryDirectory(prefix="vcosim-csv-") as scratch:
+        extra: tuple[Path, ...] = ()
+        if interface is not None:
+            extra = (Path(scratch) / INTERFACE_FILE,)
+            shutil.copyfile(interface, extra[0])
+        return _build(
+            Path(out),
+            name=f"VcosimCouplingFmi{fmi_version}",
+            module="coupling",
+            mixin="CouplingSlave",
+            version=fmi_version,
+            config={"step": config.step, "interface": INTERFACE_FILE if interface else None},
+            doc=f"vcosim tight coupling (controller side) as an FMI {fmi_version} FMU.",
+            extra_files=extra,
+        )

@@ -13,7 +13,7 @@ from xml.etree.ElementTree import Element, SubElement
 
 from vcosim.vehicle import layout as L
 
-Kind = Literal["real", "integer", "boolean"]
+Kind = Literal["real", "integer", "boolean", "string"]
 
 
 @dataclass(frozen=True)

@@ -76,11 +76,10 @@ class SlaveMixin:
         causality: str,
         getter: Callable[[], Any],
         setter: Callable[[Any], None] | None = None,
-        kind: str | None = None,
     ) -> None:
         """Register one variable; ``causality`` is input, output, parameter or independent."""
         spec = meta if isinstance(meta, Variable) else Variable(meta)
-        kind = kind or spec.kind
+        kind = spec.kind
         a = self._api
         variability = None
         if causality == "parameter":
