@@ -10,6 +10,7 @@ replays the same future bit for bit.
 
 from __future__ import annotations
 
+import math
 from functools import partial
 from typing import Any
 
@@ -103,6 +104,10 @@ class VehicleSlave(SlaveMixin):
         setattr(self, attribute, bool(value))
 
     def _set_input(self, j: int, value: float) -> None:
+        """Hold a new input value; a non-finite one is refused (FMI error), the old one kept."""
+        if not math.isfinite(value):
+            self._error(f"input {INPUTS[j].name} = {value!r}: must be a finite number")
+            raise ValueError(f"input {INPUTS[j].name} = {value!r} is not a finite number")
         self.values[j] = float(value)
 
     def _make_vehicle(self, params: VehicleParams) -> Vehicle:
