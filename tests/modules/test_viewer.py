@@ -123,18 +123,26 @@ def test_pose_from_the_bus_reaches_the_page(viewer: Viewer, client):
 
 
 def test_state_is_pushed_at_most_at_the_rate(viewer_factory, client):
-    viewer = viewer_factory(rate=20.0)
+    """Judged by the viewer's own stamps, so a late test thread cannot make it pass or fail.
+
+    The pusher keeps a schedule of due times one period apart and pushes no earlier than
+    each; a push comes before the next due time (or the schedule restarts later). So n
+    pushed frames span more than n - 2 periods, however late anyone ran.
+    """
+    rate = 20.0
+    viewer = viewer_factory(rate=rate)
     vehicle = client(16)
     with websockets_sync.connect(ws_url(viewer)) as ws:
-        recv_until(ws, lambda f: f["type"] == "state")
-        start = time.monotonic()
+        recv_until(ws, lambda f: f["type"] == "state")  # the greeting, sent off the schedule
         for i in range(200):  # far more than 20 per second, each taken in before the next
             vehicle.send(FMVM(float(i), 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, to=18))
             wait_for(lambda i=i: viewer.state.poses > i)
-        recv_until(ws, lambda f: f["type"] == "state" and f["x"] == 199.0)
-        frames = viewer.stats.frames
-        elapsed = time.monotonic() - start
-    assert frames <= 20.0 * elapsed + 3
+        frames = [recv_until(ws, lambda f: f["type"] == "state")]
+        while frames[-1]["x"] != 199.0:
+            frames.append(recv_until(ws, lambda f: f["type"] == "state"))
+    stamps = [f["t"] for f in frames]
+    span = stamps[-1] - stamps[0]
+    assert (len(stamps) - 2) / rate < span + 1e-3  # 1 ms: wall stamps, monotonic schedule
 
 
 def test_keys_on_the_page_become_imfm_on_the_bus(viewer: Viewer, client):
@@ -367,11 +375,12 @@ def test_page_commands_become_messages_or_clear_errors():
         ({"type": "input", "throttle": 0, "brake": float("nan"), "steering": 0}, "brake must"),
         ({"type": "input", "throttle": 0, "brake": 0, "steering": 0, "shift": 2}, "shift 2 is"),
         ({"type": "ground", "height": [0], "friction": [1] * 4}, "four heights"),
+        ({"type": "input", "throttle": 0}, "input needs brake, steering"),
+        ({"type": "horn", "volume": 3}, "horn has no field 'volume'"),
+        ({"type": 7}, "unknown command type 7"),
     ]:
         with pytest.raises(ValueError, match=error):
             command(bad, send_ground=True)
-    with pytest.raises(KeyError):
-        command({"type": "input", "throttle": 0})
 
 
 def test_run_serves_for_its_duration_and_reports(router: Router):
@@ -385,6 +394,10 @@ def test_run_serves_for_its_duration_and_reports(router: Router):
         "frames",
         "commands",
         "bad_commands",
+        "malformed",
+        "refused_hosts",
+        "refused_origins",
+        "releases",
         "received",
         "poses",
         "bus_malformed",

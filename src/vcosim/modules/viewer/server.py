@@ -10,6 +10,10 @@ The viewer joins as a *monitor* by default: it then also sees FMLM (engine sound
 19) and the driver's IMFM (to module 16) and can show rpm, throttle and brake. The vehicle's
 EngineStatus (docs/bus.md: gear, real-time factor, coupling latency, coupling connected, engine
 running) fills the HUD's gear and the dashboard's real-time factor and latency plots.
+
+Only the viewer's own page drives (:mod:`~vcosim.modules.viewer.gate`), every message is
+checked (:func:`~vcosim.modules.viewer.commands.decode_command`), and a page that stops
+sending inputs while it drives is taken off the pedals (:mod:`~vcosim.modules.viewer.deadman`).
 """
 
 from __future__ import annotations
@@ -21,17 +25,22 @@ import logging
 import signal
 import socket
 import threading
-from dataclasses import dataclass
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from vcosim.bus.catalogue import IMVMCamera, Message, ModuleId, Shutdown
+from vcosim.bus.catalogue import IMFM, IMVMCamera, Message, ModuleId, Shutdown
 from vcosim.bus.codec import Codec
 from vcosim.constants import BUS_PORT, LOOPBACK, VIEWER_PORT
 from vcosim.errors import ConfigError
 from vcosim.modules.base import BusModule
-from vcosim.modules.viewer.commands import page_command
+from vcosim.modules.viewer.commands import MAX_COMMAND_BYTES, CommandError, decode_command
+from vcosim.modules.viewer.deadman import DEADMAN_S, DeadMan
+from vcosim.modules.viewer.gate import Gate, GateMiddleware
 from vcosim.modules.viewer.state import VehicleState, terrain_json, vehicle_geometry
+from vcosim.net.peers import Reports
 from vcosim.reports import Report
 from vcosim.vehicle.terrain import Terrain
 
@@ -39,16 +48,22 @@ log = logging.getLogger("vcosim.viewer")
 
 STATIC = Path(__file__).parent / "static"
 """The page, its script and the vendored three.js, shipped inside the package."""
+TOO_BIG = 1009
+"""The websocket close code of a message over the size limit (RFC 6455)."""
 
 
 @dataclass
 class ViewerStats:
-    """What the pages did: pages opened, state frames pushed, commands good and bad."""
+    """What the pages did: frames pushed, commands (bad ones by reason), refusals, releases."""
 
     pages: int = 0
     frames: int = 0
     commands: int = 0
     bad_commands: int = 0
+    malformed: Counter[str] = field(default_factory=Counter)
+    refused_hosts: int = 0
+    refused_origins: int = 0
+    releases: int = 0
 
 
 @dataclass
@@ -60,6 +75,10 @@ class ViewerReport(Report):
     frames: int
     commands: int
     bad_commands: int
+    malformed: dict[str, int]
+    refused_hosts: int
+    refused_origins: int
+    releases: int
     received: dict[str, int]
     poses: int
     bus_malformed: int
@@ -77,6 +96,10 @@ class Viewer(BusModule[ViewerReport]):
         module_id: this module's bus id (visualisation, 18).
         monitor: join as a monitor to see FMLM and IMFM too (rpm, pedals on the dashboard).
         send_ground: forward the page's per-wheel ground height and friction as VMFM.
+        allow_origins: where else the page may be opened from (``http://HOST:PORT`` or
+            ``HOST[:PORT]``), besides its own address and the loopback names at its port.
+        deadman: seconds without an input from a driving page before its throttle is
+            released and the brake applied.
     """
 
     name = "viewer"
@@ -94,12 +117,18 @@ class Viewer(BusModule[ViewerReport]):
         monitor: bool = True,
         send_ground: bool = False,
         codec: Codec | None = None,
+        allow_origins: Sequence[str] = (),
+        deadman: float = DEADMAN_S,
     ) -> None:
-        if not 0 < rate <= 240:
-            raise ConfigError([f"rate must be in (0, 240] frames/s, got {rate}"], "viewer")
+        problems = [] if 0 < rate <= 240 else [f"rate must be in (0, 240] frames/s, got {rate}"]
+        if not 0 < deadman <= 10:
+            problems.append(f"deadman must be in (0, 10] s, got {deadman}")
+        if problems:
+            raise ConfigError(problems, "viewer")
         super().__init__(module_id, bus_host, bus_port, codec=codec, monitor=monitor)
         self.terrain = terrain if terrain is not None else Terrain.flat()
         self.rate = rate
+        self.deadman = deadman
         self.send_ground = send_ground
         self.state = VehicleState()
         self.stats = ViewerStats()
@@ -107,6 +136,8 @@ class Viewer(BusModule[ViewerReport]):
         self._terrain_body = json.dumps(terrain_json(self.terrain)).encode()
         self._geometry = vehicle_geometry()
         self._pages: set[Any] = set()
+        self._drivers = DeadMan(deadman)
+        self._reports = Reports(log, "vcosim viewer")
         self._events: list[dict[str, Any]] = []
         try:
             self._sock = socket.create_server((host, port))
@@ -116,6 +147,12 @@ class Viewer(BusModule[ViewerReport]):
                 [f"cannot serve the page on {host}:{port}: {exc}"], "viewer"
             ) from None
         self.address: tuple[str, int] = self._sock.getsockname()[:2]
+        try:
+            self.gate = Gate.serving(host, self.address, allow_origins)
+        except ConfigError:
+            self._sock.close()
+            self.client.close()
+            raise
         self._server: Any = None
         self._thread: threading.Thread | None = None
 
@@ -134,7 +171,7 @@ class Viewer(BusModule[ViewerReport]):
 
     # -- the web app ------------------------------------------------------------------------
     def app(self) -> Any:
-        """The starlette application: page, terrain, hello and the websocket."""
+        """The starlette application (page, terrain, hello, websocket) behind the gate."""
         from starlette.applications import Starlette
         from starlette.responses import JSONResponse, Response
         from starlette.routing import Mount, Route, WebSocketRoute
@@ -146,7 +183,7 @@ class Viewer(BusModule[ViewerReport]):
         async def config(request: Any) -> Response:
             return JSONResponse(self._hello())
 
-        return Starlette(
+        routes = Starlette(
             routes=[
                 Route("/terrain.json", terrain),
                 Route("/config.json", config),
@@ -154,6 +191,17 @@ class Viewer(BusModule[ViewerReport]):
                 Mount("/", StaticFiles(directory=STATIC, html=True)),
             ]
         )
+        return GateMiddleware(routes, self.gate, self._refused)
+
+    def _refused(self, kind: str, client: str, value: str) -> None:
+        """A request the gate refused: counted, and told once per kind and client."""
+        if kind == "host":
+            self.stats.refused_hosts += 1
+            hint = f"add --allow-origin with the name the browser uses if {value} is this viewer"
+        else:
+            self.stats.refused_origins += 1
+            hint = "only the viewer's own page (or an --allow-origin one) may drive"
+        self._reports(kind, client, f"refused a request from {client} with {kind} {value}; {hint}")
 
     def _hello(self) -> dict[str, Any]:
         return {
@@ -165,32 +213,70 @@ class Viewer(BusModule[ViewerReport]):
         }
 
     async def _websocket(self, ws: Any) -> None:
-        from starlette.websockets import WebSocketDisconnect
-
         await ws.accept()
         self._pages.add(ws)
         self.stats.pages += 1
+        client = ws.client.host if ws.client else "?"
         try:
             await ws.send_json(self._hello())
             await ws.send_json(self.state.frame())
             while True:
-                text = await ws.receive_text()
+                message = await ws.receive()
+                if message["type"] == "websocket.disconnect":
+                    if message.get("code") == TOO_BIG:
+                        self._malformed("too long", client, f"over {MAX_COMMAND_BYTES} bytes")
+                    return
+                data = message.get("text")
+                data = message.get("bytes", b"") if data is None else data
                 try:
-                    self.command(json.loads(text))
-                except (ValueError, TypeError, KeyError) as exc:
-                    self.stats.bad_commands += 1
+                    self.command(data, ws)
+                except CommandError as exc:
+                    self._malformed(exc.reason, client, str(exc))
                     await ws.send_json({"type": "error", "error": str(exc)})
-        except WebSocketDisconnect:
-            pass
+        except Exception as exc:  # a page that went away mid-send
+            log.debug("page %s ended: %r", client, exc)
         finally:
             self._pages.discard(ws)
+            self._release(self._drivers.leave(ws))
 
-    def command(self, cmd: dict[str, Any]) -> None:
-        """Send a page's command to the bus (see :func:`page_command`)."""
-        message = page_command(cmd, viewer_id=self.client.module_id, send_ground=self.send_ground)
-        if message is not None:
-            self.send(message)
-            self.stats.commands += 1
+    def _malformed(self, reason: str, client: str, detail: str) -> None:
+        """A message no command: counted by reason, told once per reason and client."""
+        self.stats.bad_commands += 1
+        self.stats.malformed[reason] += 1
+        self._reports(reason, client, f"bad command from {client} ({detail})")
+
+    def command(self, data: str | bytes | dict[str, Any], page: Any = None) -> None:
+        """Send a page's command to the bus (see :func:`decode_command`).
+
+        Raises:
+            CommandError: it is not a command; nothing was sent.
+        """
+        text = json.dumps(data) if isinstance(data, dict) else data
+        message = decode_command(
+            text, viewer_id=self.client.module_id, send_ground=self.send_ground
+        )
+        if message is None:
+            return
+        self.send(message)
+        self.stats.commands += 1
+        if isinstance(message, IMFM) and page is not None:
+            self._drivers.input(page, message, asyncio.get_running_loop().time())
+
+    def _release(self, message: IMFM | None) -> None:
+        """Send a dead-man release (see :mod:`~vcosim.modules.viewer.deadman`)."""
+        if message is None:
+            return
+        self.send(message)
+        self.stats.releases += 1
+        log.info("a page stopped driving: throttle released, brake %d", message.brake)
+
+    async def _watch_drivers(self) -> None:
+        """Release every page that has not sent an input for ``deadman`` seconds."""
+        loop = asyncio.get_running_loop()
+        while not self.stopped.is_set():
+            await asyncio.sleep(self.deadman / 10)
+            for message in self._drivers.due(loop.time()):
+                self._release(message)
 
     # -- the bus ----------------------------------------------------------------------------
     def _on_bus(self) -> None:
@@ -230,11 +316,12 @@ class Viewer(BusModule[ViewerReport]):
             if self.state.version != sent_version:
                 sent_version = self.state.version
                 frames.append(self.state.frame())
+            pages = list(self._pages)
             for frame in frames:
-                for ws in list(self._pages):
+                for ws in pages:
                     with contextlib.suppress(Exception):  # a page that went away
                         await ws.send_json(frame)
-                self.stats.frames += 1 if frame["type"] == "state" else 0
+                self.stats.frames += 1 if pages and frame["type"] == "state" else 0
             due += period  # on a schedule, so the rate does not drift below `rate`
             if due <= loop.time():  # late (a slow page): start afresh, never burst
                 due = loop.time() + period
@@ -250,7 +337,11 @@ class Viewer(BusModule[ViewerReport]):
         if not self.client.connected:
             self.connect()
         config = uvicorn.Config(
-            self.app(), log_level="warning", lifespan="off", ws="websockets-sansio"
+            self.app(),
+            log_level="warning",
+            lifespan="off",
+            ws="websockets-sansio",
+            ws_max_size=MAX_COMMAND_BYTES,
         )
         self._server = uvicorn.Server(config)
         self._server.install_signal_handlers = lambda: None
@@ -259,15 +350,18 @@ class Viewer(BusModule[ViewerReport]):
         loop.add_reader(bus, self._on_bus)
         if duration is not None:
             loop.call_later(duration, self.stopped.set)
-        pusher = asyncio.create_task(self._push())
+        tasks = [asyncio.create_task(self._push()), asyncio.create_task(self._watch_drivers())]
         try:
             await self._server.serve(sockets=[self._sock])
         finally:
             self.stopped.set()
+            for message in self._drivers.everyone():  # no page drives once the viewer ends
+                self._release(message)
             loop.remove_reader(bus)
-            pusher.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await pusher
+            for task in tasks:
+                task.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await task
 
     def loop(self, duration: float | None) -> None:
         """Serve in this thread (the command's main loop); Ctrl-C or SIGTERM end it cleanly."""
@@ -336,6 +430,10 @@ class Viewer(BusModule[ViewerReport]):
             frames=s.frames,
             commands=s.commands,
             bad_commands=s.bad_commands,
+            malformed=dict(s.malformed),
+            refused_hosts=s.refused_hosts,
+            refused_origins=s.refused_origins,
+            releases=s.releases,
             received=dict(self.received),
             poses=self.state.poses,
             bus_malformed=self.client.stats.malformed,
