@@ -1,4 +1,4 @@
-"""The simulation host: one vehicle, a pacer, and the faces attached to it through hooks.
+"""The simulation host: a vehicle (or a world of them), a pacer, and faces attached through hooks.
 
 Every interface (tight coupling, contracts, bus, recorders) is a *face*: an object with any of
 ``start(sim)``, ``before_step(sim)``, ``after_step(sim)``, ``on_frame(sim)``, ``close()`` and
@@ -10,6 +10,10 @@ publish figures as they run (name → float) and other faces read them. The host
 tight-coupling endpoint writes ``coupling_connected`` (0/1) and ``coupling_latency_ms`` (wall
 time from sending a message to applying its reply, for the last reply applied). A reader must
 treat a missing key as "not known" (e.g. no coupling attached).
+
+A host runs one vehicle or a ``World`` of many. ``sim.vehicle`` is always one ``Vehicle``
+(with a world: its ego), so single-vehicle faces work unchanged; ``sim.vehicles`` names them
+all (``{"ego": vehicle}`` for a lone car) and ``sim.world`` is the world or None.
 """
 
 from __future__ import annotations
@@ -19,9 +23,11 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from vcosim.errors import UnknownNameError
 from vcosim.reports import Report
 from vcosim.sim.pacing import Pacer, PacingMode
 from vcosim.vehicle import Vehicle
+from vcosim.world.world import World
 
 Hook = Callable[["Simulation"], None]
 
@@ -40,6 +46,7 @@ class RunReport(Report):
     frames: dict[str, float]
     faces: dict[str, Any] = field(default_factory=dict)
     interrupted: bool = False
+    world: Any = None  # a WorldReport when the host ran a world
 
     @property
     def realtime_factor(self) -> float:
@@ -59,16 +66,24 @@ class RunReport(Report):
                 name: face.to_dict() if hasattr(face, "to_dict") else face
                 for name, face in self.faces.items()
             },
+            **({} if self.world is None else {"world": self.world.to_dict()}),
         }
 
 
 class Simulation:
-    """Steps a vehicle at 0.5 ms under a pacer and calls the attached faces' hooks."""
+    """Steps a vehicle or a world at 0.5 ms under a pacer and calls the attached faces' hooks."""
 
-    def __init__(self, vehicle: Vehicle | None = None, pacer: Pacer | None = None) -> None:
-        self.vehicle = vehicle if vehicle is not None else Vehicle()
+    def __init__(self, vehicle: Vehicle | World | None = None, pacer: Pacer | None = None) -> None:
+        self.world = vehicle if isinstance(vehicle, World) else None
+        self.body: Vehicle | World = vehicle if vehicle is not None else Vehicle()
+        """What the host steps: the vehicle, or the world."""
+        self.vehicle: Vehicle = self.world.vehicle if self.world else self.body  # type: ignore[assignment]
+        self.vehicles: dict[str, Vehicle] = (
+            self.world.vehicles if self.world else {"ego": self.vehicle}
+        )
         self.pacer = pacer if pacer is not None else Pacer(PacingMode.fast)
         self.faces: dict[str, Any] = {}
+        self._scopes: dict[str, VehicleScope] = {}
         self._before: list[Hook] = []
         self._after: list[Hook] = []
         self._frame: list[Hook] = []
@@ -80,15 +95,24 @@ class Simulation:
     @property
     def dt(self) -> float:
         """The physics step (s)."""
-        return self.vehicle.dt
+        return self.body.dt
 
     @property
     def time(self) -> float:
         """Simulation time (s)."""
-        return self.vehicle.time
+        return self.body.time
 
-    def attach(self, name: str, face: Any) -> Any:
-        """Attach a face; its hooks run from the next step on. Returns the face."""
+    def attach(self, name: str, face: Any, *, vehicle: str | None = None) -> Any:
+        """Attach a face; its hooks run from the next step on. Returns the face.
+
+        With ``vehicle`` the face serves that vehicle of the world: its hooks get a
+        ``VehicleScope``, the host as it is but with ``.vehicle`` that vehicle.
+        """
+        view: Any = self
+        if vehicle is not None:
+            if vehicle not in self.vehicles:
+                raise UnknownNameError("vehicle", vehicle, tuple(self.vehicles))
+            view = self._scopes[name] = VehicleScope(self, vehicle)
         self.faces[name] = face
         for attr, hooks in (
             ("before_step", self._before),
@@ -97,7 +121,7 @@ class Simulation:
         ):
             hook = getattr(face, attr, None)
             if hook is not None:
-                hooks.append(hook)
+                hooks.append(hook if view is self else _scoped(hook, view))
         return face
 
     def run(
@@ -108,39 +132,43 @@ class Simulation:
         Ctrl-C (or SIGTERM turned into KeyboardInterrupt by the caller) ends the run cleanly:
         faces are closed, so their logs are complete, and the report says it was interrupted.
         """
-        vehicle = self.vehicle
-        end_step = None if duration is None else vehicle.step_index + round(duration / self.dt)
-        start_step = vehicle.step_index
+        body, world = self.body, self.world
+        end_step = None if duration is None else body.step_index + round(duration / self.dt)
+        start_step = body.step_index
         interrupted = False
         self._stopping = False
         before, after, frame = self._before, self._after, self._frame
-        live, start_time = self.live, vehicle.time
+        live, start_time = self.live, body.time
         try:
-            for face in self.faces.values():  # inside try: a face that fails to start
+            for name, face in self.faces.items():  # inside try: a face that fails to start
                 if hasattr(face, "start"):  # still gets every face closed
-                    face.start(self)
+                    face.start(self._scopes.get(name, self))
             self.wall_start = time.perf_counter()
-            self.pacer.start(vehicle.time)
-            while (end_step is None or vehicle.step_index < end_step) and not self._stopping:
-                n = self.pacer.steps_for_next_frame(vehicle.step_index)
+            self.pacer.start(body.time)
+            while (end_step is None or body.step_index < end_step) and not self._stopping:
+                n = self.pacer.steps_for_next_frame(body.step_index)
                 if end_step is not None:
-                    n = min(n, end_step - vehicle.step_index)
+                    n = min(n, end_step - body.step_index)
                 if before or after:
                     for _ in range(n):
                         for hook in before:
                             hook(self)
-                        vehicle.step()
+                        body.step()
                         for hook in after:
                             hook(self)
+                        if world is not None and world.stop_requested:
+                            break
                 else:
-                    vehicle.run(n)
+                    body.run(n)
+                if world is not None and world.stop_requested:
+                    self._stopping = True
                 wall = time.perf_counter() - self.wall_start
                 if wall > 0.0:
-                    live["realtime_factor"] = (vehicle.time - start_time) / wall
+                    live["realtime_factor"] = (body.time - start_time) / wall
                 for hook in frame:
                     hook(self)
                 if on_progress is not None:
-                    on_progress(vehicle.time)
+                    on_progress(body.time)
                 self.pacer.end_frame()
         except KeyboardInterrupt:
             interrupted = True
@@ -148,14 +176,15 @@ class Simulation:
             wall = time.perf_counter() - self.wall_start
             self.close()
         return RunReport(
-            sim_time=(vehicle.step_index - start_step) * self.dt,
+            sim_time=(body.step_index - start_step) * self.dt,
             wall_time=wall,
-            steps=vehicle.step_index - start_step,
+            steps=body.step_index - start_step,
             frames=self.pacer.stats.summary(),
             faces={
                 name: face.report() for name, face in self.faces.items() if hasattr(face, "report")
             },
             interrupted=interrupted,
+            world=None if world is None else world.report(),
         )
 
     def stop(self) -> None:
@@ -172,3 +201,28 @@ class Simulation:
         for face in self.faces.values():
             if hasattr(face, "close"):
                 face.close()
+
+
+class VehicleScope:
+    """The host as a face of one vehicle sees it: ``vehicle`` is that one, the rest is the host.
+
+    A face written for one car (the coupling endpoint, the contract server) serves any
+    vehicle of a world unchanged: attach it with ``sim.attach(name, face, vehicle=NAME)``.
+    """
+
+    def __init__(self, sim: Simulation, name: str) -> None:
+        self.host = sim
+        self.vehicle_name = name
+        self.vehicle = sim.vehicles[name]
+
+    def __getattr__(self, attr: str) -> Any:
+        return getattr(self.host, attr)
+
+
+def _scoped(hook: Hook, view: Any) -> Hook:
+    """``hook`` called with ``view`` instead of the host."""
+
+    def call(_: Simulation) -> None:
+        hook(view)
+
+    return call

@@ -140,11 +140,12 @@ class _LaneChanges:
 
     def __init__(self, drivers: list, rows: np.ndarray, names: list[str]) -> None:
         self.rows = rows
-        self.items: list[tuple[int, LaneChange, int | None]] = [
-            (m, d.lane_change, None if d.lane_change.ahead_of is None else names.index(d.lane_change.ahead_of))
-            for m, d in enumerate(drivers)
-            if getattr(d, "lane_change", None) is not None
-        ]  # fmt: skip
+        self.items: list[tuple[int, LaneChange, int | None]] = []
+        for m, driver in enumerate(drivers):
+            change = getattr(driver, "lane_change", None)
+            if change is not None:
+                cue = None if change.ahead_of is None else names.index(change.ahead_of)
+                self.items.append((m, change, cue))
         self.begin = {m: change.at for m, change, _ in self.items}
         self.side: dict[int, float] = {}
 

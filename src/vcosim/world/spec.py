@@ -48,7 +48,9 @@ class PathSpec(Options):
     def _one_shape(self) -> PathSpec:
         if (self.points is None) == (self.circle is None):
             raise ValueError("give either points or circle = [x, y, radius]")
-        if self.points is not None and any(a == b for a, b in zip(self.points, self.points[1:])):
+        if self.points is not None and any(
+            a == b for a, b in zip(self.points, self.points[1:], strict=False)
+        ):
             raise ValueError("points: two consecutive points are the same")
         return self
 
@@ -111,7 +113,7 @@ class ProfileDriver(_PathDriver):
     @model_validator(mode="after")
     def _times_rise(self) -> ProfileDriver:
         times = [t for t, _ in self.speeds]
-        if any(b <= a for a, b in zip(times, times[1:])):
+        if any(b <= a for a, b in zip(times, times[1:], strict=False)):
             raise ValueError("speeds: times must rise")
         return self
 
@@ -226,12 +228,12 @@ class WorldFile(Options):
         names = {e.name for e in entries}
         for index, entry in enumerate(entries):
             change = getattr(entry.driver, "lane_change", None)
-            if change is not None and change.ahead_of is not None:
-                if change.ahead_of not in names or change.ahead_of == entry.name:
-                    problems.append(
-                        f"vehicles.{index} ({entry.name}).driver.lane_change.ahead_of: "
-                        f"no other vehicle named {change.ahead_of!r}"
-                    )
+            cue = None if change is None else change.ahead_of
+            if cue is not None and (cue not in names or cue == entry.name):
+                problems.append(
+                    f"vehicles.{index} ({entry.name}).driver.lane_change.ahead_of: "
+                    f"no other vehicle named {cue!r}"
+                )
         if self.ego is not None and self.ego not in names:
             problems.append(f"ego: no vehicle named {self.ego!r}")
         steps = self.driver_period / PHYSICS_DT
