@@ -60,7 +60,9 @@ def decode_command(data: str | bytes, *, viewer_id: int, send_ground: bool) -> M
         except ValueError as exc:  # JSONDecodeError, UnicodeDecodeError, a too long integer
             raise CommandError("json", f"not JSON: {exc}") from None
         if not isinstance(cmd, dict):
-            raise CommandError("not an object", f"a command is a JSON object, got {json.dumps(cmd):.40}")
+            raise CommandError(
+                "not an object", f"a command is a JSON object, got {json.dumps(cmd):.40}"
+            )
         return page_command(cmd, viewer_id=viewer_id, send_ground=send_ground)
     except CommandError:
         raise
@@ -73,7 +75,7 @@ def _number(value: Any, name: str) -> float:
     if isinstance(value, bool) or not isinstance(value, int | float):
         raise CommandError("field", f"{name} must be a number, got {value!r:.40}")
     if isinstance(value, int) and abs(value) > 10**12:  # float() of a huge one overflows
-        raise CommandError("field", f"{name} must be a finite number, got {value:.3e}")
+        raise CommandError("field", f"{name} must be a finite number, got {len(str(value))} digits")
     if not math.isfinite(value):
         raise CommandError("field", f"{name} must be a finite number, got {value!r}")
     return float(value)

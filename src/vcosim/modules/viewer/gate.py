@@ -84,8 +84,10 @@ class Gate:
         match = _HOST_HEADER.fullmatch(header or "")
         if match is None:
             return False
-        port = _port(match["port"], 80)
-        return (_name(match["host"]), port) in self.hosts
+        name = _name(match["host"])
+        if match["port"] is None:  # the scheme's default port; the Host does not say which
+            return any((name, port) in self.hosts for port in DEFAULT_PORTS.values())
+        return (name, _port(match["port"], 0)) in self.hosts
 
     def admits_origin(self, header: str | None) -> bool:
         """True if a websocket may be opened from this Origin (None: not from a browser)."""

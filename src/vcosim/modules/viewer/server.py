@@ -266,8 +266,8 @@ class Viewer(BusModule[ViewerReport]):
         """Send a dead-man release (see :mod:`~vcosim.modules.viewer.deadman`)."""
         if message is None:
             return
-        self.send(message)
         self.stats.releases += 1
+        self.send(message)
         log.info("a page stopped driving: throttle released, brake %d", message.brake)
 
     async def _watch_drivers(self) -> None:
