@@ -37,7 +37,10 @@ def test_handshake_is_answered_from_a_socket_of_the_modules_own(router: Router):
         sock.sendto(b"ID 17,END", router.address)
         data, sender = sock.recvfrom(100)
         assert data == b"ID 0,END"
-        assert sender[0] == "127.0.0.1" and sender[1] != router.address[1]
+        assert sender == router.address  # the module hears the address it sent to...
+        own = router.modules[17].link.sock  # ...from a socket of its own, sharing it
+        assert own is not router.listen.sock and own.getsockname() == router.address
+        assert own.getpeername() == sock.getsockname()
         assert router.modules[17].address == sock.getsockname()
         sock.sendto(b"ID 17,END", router.address)  # a repeated handshake: answered again
         assert sock.recvfrom(100) == (b"ID 0,END", sender)
@@ -125,12 +128,16 @@ def test_malformed_messages_are_counted_and_reported_with_the_senders_address(
     sender = f"module 17 at {where(driver)}"
     assert router.stats.malformed == 2
     assert router.stats.malformed_by_sender == {sender: 2}
-    assert list(router.stats.problems) == [  # the first of each sender; the rest counted
-        f"malformed message from {sender}: message does not begin with '§': 'hello'"
+    assert router.stats.malformed_by_reason == {"start": 1, "parameters": 1}
+    assert list(router.stats.problems) == [  # the first of each kind and sender
+        f"malformed message from {sender}: message does not begin with '§': 'hello'",
+        f"malformed message from {sender}: IMFM needs 4 parameter(s) (throttle, brake, "
+        "steering, shift), got 3: '§4§16§0+1§2§3¶'",
     ]
     driver.send_raw("§4§16§0+1§2§3¶".encode("latin-1"))
-    assert router.wait_until(lambda: router.stats.malformed == 3, 2.0)
-    assert len(router.stats.problems) == 1
+    driver.send_raw(b"hello again")
+    assert router.wait_until(lambda: router.stats.malformed == 4, 2.0)
+    assert len(router.stats.problems) == 2  # the rest only counted
 
 
 def test_garbage_at_the_handshake_port_is_counted_with_its_address(router: Router):

@@ -7,11 +7,27 @@ with enqueue set is appended; one without replaces an unread message of the same
 itself not enqueued (the latest value of a state wins, queued events are never lost);
 different types always queue.
 
+Whom a module hears. The router answers a handshake from the very address the module sent it
+to (the router's socket for the module shares the handshake address), so a module's socket is
+connected to that exact host and port before the handshake: the kernel drops a forged answer
+or message from any other port, even on the router's host, before the module sees it (it
+cannot be obeyed, nor counted), and a router whose port has closed is reported at once (the
+ICMP refusal of a datagram sent to it).
+
+A dead router. A module that has heard nothing from the router for ``Liveness.ping_after``
+seconds repeats its handshake (the router answers it again: a ping that needs nothing new on
+the wire); after ``lost_after`` seconds of silence it says in one line that the router is gone
+and keeps repeating the handshake, so a router restarted on the same address takes it back;
+after ``give_up_after`` seconds ``poll`` raises :class:`RouterLost` (the commands then exit
+with code 1). Defaults: 1 s, 3 s and 10 s. A refusal (the router's port closed) declares it
+gone at once.
+
 A client belongs to one thread.
 """
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import socket
 import time
@@ -23,7 +39,7 @@ from vcosim.bus import codec as frames
 from vcosim.bus.catalogue import Message
 from vcosim.bus.codec import Codec
 from vcosim.constants import BUS_PORT
-from vcosim.errors import ConfigError, CouplingTimeout, ProtocolError
+from vcosim.errors import ConfigError, CouplingTimeout, ProtocolError, VcosimError
 from vcosim.net import Allowlist, DatagramLink
 
 log = logging.getLogger("vcosim.bus")
@@ -35,6 +51,29 @@ RECEIVE_BUFFER = 4 << 20
 """Socket receive buffer asked for (bytes): room for bursts while a module is busy."""
 
 T = TypeVar("T")
+
+
+class RouterLost(VcosimError):
+    """The router has been silent for ``Liveness.give_up_after`` seconds: the module ends."""
+
+
+@dataclass(frozen=True)
+class Liveness:
+    """How long a module waits for a silent router: ping, declare it gone, give up (seconds).
+
+    Any datagram from the router counts as a sign of life; a ping is the module's own
+    handshake, which the router answers again.
+    """
+
+    ping_after: float = 1.0
+    lost_after: float = 3.0
+    give_up_after: float = 10.0
+
+    def __post_init__(self) -> None:
+        if not 0 < self.ping_after <= self.lost_after <= self.give_up_after:
+            raise ConfigError(
+                [f"{self}: needs 0 < ping_after <= lost_after <= give_up_after"], "bus liveness"
+            )
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,6 +95,8 @@ class ClientStats:
     replaced: int = 0
     copies: int = 0
     malformed: int = 0
+    pings: int = 0  # handshakes repeated because the router was silent
+    losses: int = 0  # times the router was declared gone
 
 
 def resolve(host: str, port: int) -> tuple[str, int]:
@@ -83,6 +124,7 @@ class BusClient:
         codec: message symbols and maximum length; must match the router's.
         bind_host: local address to bind; default the one facing the router (loopback for a
             router on this machine), so the socket is not open to other networks.
+        liveness: how long a silent router is waited for (see the module's docstring).
     """
 
     def __init__(
@@ -94,6 +136,7 @@ class BusClient:
         monitor: bool = False,
         codec: Codec | None = None,
         bind_host: str | None = None,
+        liveness: Liveness | None = None,
     ) -> None:
         self.module_id = int(module_id)
         self.monitor = monitor
@@ -101,16 +144,19 @@ class BusClient:
         self.router_address = resolve(host, port)
         self.router_id: int | None = None
         self.router_lost = False
+        self.liveness = liveness if liveness is not None else Liveness()
         self.stats = ClientStats()
         self.last_error: str | None = None
         self._queue: deque[Message] = deque()
         self._copies: deque[Copy] = deque()
         self._start = self.codec.start.encode("latin-1")
         self._closed = False
+        self._heard = self._pinged = time.monotonic()
+        self._hello = frames.hello(self.module_id, monitor)
         self.link = DatagramLink(
             (bind_host or local_address_towards(self.router_address), 0),
             peer=self.router_address,
-            allow=Allowlist.of([self.router_address[0]]),  # the router's own host only
+            allow=Allowlist.of(peers=[self.router_address]),  # (the socket is connected too)
             size=self.codec.max_length + 64,  # room for a monitor copy's tag
             receive_buffer=RECEIVE_BUFFER,
             name=f"bus module {self.module_id}",
@@ -128,6 +174,11 @@ class BusClient:
         return self.link.address
 
     @property
+    def silent_for(self) -> float:
+        """Seconds since the router was last heard (any datagram from it)."""
+        return time.monotonic() - self._heard
+
+    @property
     def sock(self) -> socket.socket:
         """The UDP socket (non-blocking), e.g. for an event loop's reader."""
         return self.link.sock
@@ -142,20 +193,21 @@ class BusClient:
         """
         host, port = self.router_address
         link = self.link
-        hello = frames.hello(self.module_id, self.monitor)
+        if port:  # (no router listens on port 0: sending says so)
+            with contextlib.suppress(OSError):  # (nor on a bad address: sending says so)
+                link.connect(self.router_address)  # hear nothing but the router's address
         deadline = time.monotonic() + timeout
         while True:
-            sent = link.send(hello, self.router_address)
+            sent = link.send(self._hello)
             failure = None if sent else link.take_error()
             retry_at = min(time.monotonic() + retry_interval, deadline)
             while (remaining := retry_at - time.monotonic()) > 0 and link.wait(remaining):
-                while (got := link.receive_bytes()) is not None:
-                    data, sender = got
-                    result = frames.parse_answer(data)
+                while (got := link.receive_bytes()) is not None:  # (only the router's address)
+                    result = frames.parse_answer(got[0])
                     if isinstance(result, int):
-                        link.connect(sender)  # from now on only the router's socket is heard
                         link.take_error()  # (a problem before the answer is no longer one)
                         self.router_id = result
+                        self._heard = self._pinged = time.monotonic()
                         return self
                     if isinstance(result, str):
                         raise ProtocolError(
@@ -189,7 +241,11 @@ class BusClient:
 
     # -- receiving --------------------------------------------------------------------------
     def poll(self) -> int:
-        """Take every datagram that has arrived into the queues, without waiting; how many."""
+        """Take every datagram that has arrived into the queues, without waiting; how many.
+
+        Also where a silent router is noticed: pinged, declared gone, and, after
+        ``liveness.give_up_after`` seconds, :class:`RouterLost` is raised.
+        """
         if not self.connected:
             return 0
         link, count = self.link, 0
@@ -197,15 +253,64 @@ class BusClient:
             self._handle(got[0])
             count += 1
         self._socket_error("receive", link.take_error())
+        if count:
+            self._heard = time.monotonic()
+            if self.router_lost:
+                self._back()
+        else:
+            self._check_router()
         return count
 
     def wait(self, timeout: float) -> bool:
         """Block up to ``timeout`` s for datagrams, then take all that arrived; True if any."""
         if not self.connected:
             return False
-        if timeout > 0 and not self.link.wait(timeout):
-            return False
+        if timeout > 0:
+            self.link.wait(timeout)
         return self.poll() > 0
+
+    # -- a silent router ------------------------------------------------------------------
+    def _check_router(self) -> None:
+        """Nothing arrived: ping a router silent for long, say it is gone, give up at last."""
+        live, now = self.liveness, time.monotonic()
+        silent = now - self._heard
+        if silent < live.ping_after:
+            return
+        host, port = self.router_address
+        if silent >= live.give_up_after:
+            raise RouterLost(
+                f"bus module {self.module_id}: no sign of the bus router at {host}:{port} "
+                f"for {silent:.0f} s; giving up"
+            )
+        if now - self._pinged >= live.ping_after:
+            self._pinged = now
+            self.stats.pings += 1
+            self.link.send(self._hello)  # answered again by a live router, a join by a new one
+            self.link.take_error()
+        if silent >= live.lost_after:
+            self._lost(f"has been silent for {silent:.0f} s and does not answer pings")
+
+    def _lost(self, why: str) -> None:
+        """Say once that the router is gone (until it is back)."""
+        if self.router_lost:
+            return
+        self.router_lost = True
+        self.stats.losses += 1
+        host, port = self.router_address
+        log.warning(
+            "bus module %d: the bus router at %s:%d %s: it has gone; rejoining if it comes "
+            "back, giving up after %.0f s of silence",
+            self.module_id,
+            host,
+            port,
+            why,
+            self.liveness.give_up_after,
+        )
+
+    def _back(self) -> None:
+        self.router_lost = False
+        host, port = self.router_address
+        log.warning("bus module %d: the bus router at %s:%d is back", self.module_id, host, port)
 
     def next_message(self, timeout: float = 0.0) -> Message | None:
         """The oldest unread message (waiting up to ``timeout`` s for one), or None."""
@@ -249,7 +354,11 @@ class BusClient:
                 return
             self.stats.copies += 1
             self._copies.append(Copy(copy[0], message, time.time_ns()))
-        elif not data.startswith(b"ID "):  # "ID": the answer to a repeated handshake
+        elif isinstance(answer := frames.parse_answer(data), int):  # a ping's answer
+            self.router_id = answer  # (a router restarted on the address may have a new id)
+        elif isinstance(answer, str):  # a restarted router refused this id: still lost
+            self._problem("refused", f"the bus router refused module id {self.module_id}: {answer}")
+        else:
             self._malformed(f"unexpected datagram {data[:40]!r}")
 
     def _push(self, message: Message) -> None:
@@ -269,16 +378,17 @@ class BusClient:
         if exc is None or self._closed:  # (closed by another thread: the end of a wait)
             return
         lost = isinstance(exc, ConnectionRefusedError)
-        self._problem("lost" if lost else action, f"{action} failed: {exc}", lost)
+        self._problem("lost" if lost else action, f"{action} failed: {exc}")
+        if lost:
+            self._lost("refused a datagram (its port is closed)")
 
     def _malformed(self, text: str) -> None:
         self.stats.malformed += 1
         self._problem("malformed", f"malformed datagram from the router: {text}")
 
-    def _problem(self, kind: str, text: str, lost: bool = False) -> None:
+    def _problem(self, kind: str, text: str) -> None:
         """Keep the latest problem; log the first of each kind (later ones are counted)."""
         self.last_error = text
-        self.router_lost = self.router_lost or lost
         self.link.report(kind, self.router_address, text)
 
     # -- lifetime ---------------------------------------------------------------------------

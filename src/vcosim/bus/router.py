@@ -1,10 +1,20 @@
 """The bus router (the seed's KM server): handshakes, routing by module id, monitor copies.
 
-Sockets. The router listens for handshakes on one UDP socket (``vcosim bus --port``). For each
-module it accepts it opens a socket of its own, connected to that module's address, and
-answers the handshake from it; the module then talks only to that socket. So the router knows
-a message's *sender* by the socket it arrives on, and the kernel lets only the module's own
-address speak on it: no other host can send in a module's name.
+Sockets. The router listens for handshakes on one UDP socket (``vcosim bus --listen``). For
+each module it accepts it opens a socket of its own, bound to the *same* address (shared with
+SO_REUSEPORT) and connected to that module's address, and answers the handshake from it. The
+kernel hands a connected socket exactly its module's datagrams and everything else to the
+handshake socket; so the router knows a message's *sender* by the socket it arrives on, no
+other address can speak in a module's name, and a module hears the router only from the one
+address it sent its handshake to (a forger on another port is not believed).
+
+Who may join. Handshakes are taken only from allowed peers (``allow``: hosts, or exact
+host:port pairs; by default loopback and the router's own listening address); datagrams from
+anyone else are dropped, counted (``not_allowed``) and reported once per host, never answered.
+
+Pings. A module that has heard nothing for a while repeats its handshake on its own socket;
+the router answers it again. That is the whole liveness protocol, and it is the seed's own
+handshake frame.
 
 Routing. A valid message goes to the module whose id is its destination, unchanged. Monitors
 (handshake ``ID <n>,MONITOR,END``, e.g. the logger) first get a ``COPY <sender>,<message>`` of
@@ -15,8 +25,9 @@ reported once per sender (with its address and id), never crash the router and a
 passed on. A module leaves with ``BYE <n>,END``; one whose port has closed (an ICMP "port
 unreachable" on loopback or a LAN) is dropped too, so its id can be taken again.
 
-One module a little over 400 lines on purpose: handshakes, routing and the module table share
-one selector loop and its state. The sockets themselves are ``vcosim.net`` links.
+One module of some 470 lines on purpose: handshakes, routing and the module table share
+one selector loop and its state. The handshake socket is a ``vcosim.net`` link; each
+module's is a :class:`~vcosim.bus.sockets.ModuleSocket`.
 """
 
 from __future__ import annotations
@@ -36,14 +47,12 @@ from typing import Any
 from vcosim.bus import codec as frames
 from vcosim.bus.catalogue import ModuleId, Shutdown
 from vcosim.bus.client import DEFAULT_PORT, RECEIVE_BUFFER
-from vcosim.bus.codec import Codec
-from vcosim.errors import ConfigError, ProtocolError
-from vcosim.net import DatagramLink, Reports
+from vcosim.bus.codec import Codec, Malformed
+from vcosim.bus.sockets import MAX_DATAGRAM, ModuleSocket, allowlist
+from vcosim.errors import ConfigError
+from vcosim.net import Allowlist, DatagramLink, Reports
 
 log = logging.getLogger("vcosim.bus")
-
-MAX_DATAGRAM = 65536
-"""Receive size: a too-long message is still read whole, so its real length is reported."""
 
 
 def _where(address: tuple[str, int]) -> str:
@@ -59,7 +68,7 @@ class Module:
 
     id: int
     address: tuple[str, int]
-    link: DatagramLink
+    link: ModuleSocket
     monitor: bool = False
     received: int = 0  # messages from the module
     sent: int = 0  # messages and copies to the module
@@ -78,11 +87,13 @@ class RouterStats:
     copies: int = 0
     shutdowns: int = 0
     refused: int = 0
+    pings: int = 0
     malformed: int = 0
     unknown_destination: int = 0
     gone: int = 0
     send_failures: int = 0
     malformed_by_sender: Counter[str] = field(default_factory=Counter)
+    malformed_by_reason: Counter[str] = field(default_factory=Counter)
     unknown_by_id: Counter[int] = field(default_factory=Counter)
     problems: deque[str] = field(default_factory=lambda: deque(maxlen=100))
 
@@ -96,6 +107,7 @@ class Router:
         max_modules: modules accepted at most (the seed had 10).
         codec: message symbols and maximum length; every module must use the same.
         stop_on_shutdown: end the router after passing a Shutdown to every module.
+        allow: who may join (see :func:`allowlist`); default loopback and ``host`` itself.
     """
 
     def __init__(
@@ -107,6 +119,7 @@ class Router:
         max_modules: int = 32,
         codec: Codec | None = None,
         stop_on_shutdown: bool = True,
+        allow: Allowlist | None = None,
     ) -> None:
         self.router_id = int(router_id)
         self.max_modules = max_modules
@@ -124,14 +137,23 @@ class Router:
         self._closed = False
         self._thread: threading.Thread | None = None
         self.stopped = threading.Event()
+        self.allow = allow if allow is not None else allowlist((), host)
         try:
             self.listen = DatagramLink(
-                (host, port), size=MAX_DATAGRAM, receive_buffer=RECEIVE_BUFFER, name="bus", log=log
+                (host, port),
+                allow=self.allow,
+                size=MAX_DATAGRAM,
+                receive_buffer=RECEIVE_BUFFER,
+                name="bus",
+                log=log,
             )
         except OSError as exc:
             raise ConfigError(
                 [f"cannot listen on {host}:{port}: {exc.strerror or exc}"], "bus router"
             ) from None
+        # Bound without the option, so a second router cannot share the port; set after, so
+        # the modules' sockets can (see ModuleSocket).
+        self.listen.sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
         self._address = self.listen.address
         self._selector = selectors.DefaultSelector()
         self._wake_in, self._wake_out = socket.socketpair()
@@ -219,13 +241,15 @@ class Router:
         hello = frames.parse_hello(data)
         if hello is None:
             self._malformed(
-                _where(address), f"not a handshake (expected 'ID <n>,END'): {data[:40]!r}"
+                _where(address),
+                "handshake",
+                f"not a handshake (expected 'ID <n>,END'): {data[:40]!r}",
             )
             return
         module_id, monitor = hello
         existing = self.modules.get(module_id)
-        if existing is not None and existing.address == address:
-            self._send(existing, frames.answer(self.router_id), control=True)  # lost: again
+        if existing is not None and existing.address == address:  # queued before its socket
+            self._send(existing, frames.answer(self.router_id), control=True)
             return
         other = self._by_address.get(address)
         if module_id == self.router_id:
@@ -249,13 +273,7 @@ class Router:
 
     def _accept(self, module_id: int, address: tuple[str, int], monitor: bool) -> None:
         try:
-            link = DatagramLink(
-                (self._address[0], 0),
-                peer=address,
-                connect=True,
-                size=MAX_DATAGRAM,
-                receive_buffer=RECEIVE_BUFFER,
-            )
+            link = ModuleSocket(self._address, address)
         except OSError as exc:
             self._report(
                 "accept",
@@ -289,11 +307,11 @@ class Router:
         for _ in range(64):  # a burst at a time, then let the other sockets have a turn
             if self.modules.get(module.id) is not module or self._stopping:
                 return
-            got = link.receive_bytes()
-            if got is None:
+            data = link.receive()
+            if data is None:
                 break
             module.received += 1
-            self._route(module, got[0])
+            self._route(module, data)
         error = link.take_error()  # a refusal: the module's port has closed
         if error is not None and self.modules.get(module.id) is module:
             self._gone(module, error)
@@ -302,10 +320,20 @@ class Router:
         if data[:4] == b"BYE " and frames.parse_bye(data) == sender.id:
             self._remove(sender, "left")
             return
+        if data[:3] == b"ID " and (hello := frames.parse_hello(data)) is not None:
+            if hello[0] == sender.id:  # a ping: the module has not heard from us for a while
+                self.stats.pings += 1
+                self._send(sender, frames.answer(self.router_id), control=True)
+            else:
+                self._malformed(sender.label, "handshake", f"a handshake for id {hello[0]}")
+            return
         try:
             message = self.codec.decode(data)
-        except ProtocolError as exc:
-            self._malformed(sender.label, str(exc))
+        except Malformed as exc:
+            self._malformed(sender.label, exc.reason, str(exc))
+            return
+        except Exception as exc:  # noqa: BLE001 (the decoder's promise, kept here too)
+            self._malformed(sender.label, "decoder", f"{type(exc).__name__}: {exc}")
             return
         if self._monitors:
             copy = frames.copy_frame(sender.id, data)
@@ -369,10 +397,12 @@ class Router:
         self._remove(module, f"is gone ({why})")
 
     # -- reports ----------------------------------------------------------------------------
-    def _malformed(self, sender: str, reason: str) -> None:
+    def _malformed(self, sender: str, reason: str, text: str) -> None:
+        """Count a datagram that is not a message, by sender and reason; report each once."""
         self.stats.malformed += 1
         self.stats.malformed_by_sender[sender] += 1
-        self._report("malformed", sender, f"malformed message from {sender}: {reason}")
+        self.stats.malformed_by_reason[reason] += 1
+        self._report(f"malformed {reason}", sender, f"malformed message from {sender}: {text}")
 
     def _report(self, kind: str, peer: Hashable, text: str) -> None:
         """Keep and log the first problem of each kind and sender; the counters keep totals."""
@@ -398,8 +428,11 @@ class Router:
             "copies": s.copies,
             "shutdowns": s.shutdowns,
             "refused": s.refused,
+            "not_allowed": self.listen.rejected,
+            "pings": s.pings,
             "malformed": s.malformed,
             "malformed_by_sender": dict(s.malformed_by_sender),
+            "malformed_by_reason": dict(s.malformed_by_reason),
             "unknown_destination": s.unknown_destination,
             "unknown_by_id": dict(s.unknown_by_id),
             "gone": s.gone,
