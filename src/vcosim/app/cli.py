@@ -21,7 +21,7 @@ from rich.markup import escape
 from typer._click.exceptions import NoArgsIsHelpError
 from typer.core import TyperGroup
 
-from vcosim.app import bench, bus, connect, controller, drive, modules, runs, simulator
+from vcosim.app import bench, bus, connect, controller, drive, fmu, modules, runs, simulator
 from vcosim.app.console import console, settings
 
 
@@ -154,6 +154,7 @@ app.command()(modules.sound)
 app.command("input")(modules.input_module)
 app.command()(modules.view)
 app.add_typer(bench.bench_app, name="bench")
+app.add_typer(fmu.fmu_app, name="fmu")
 
 # Old spellings, still understood: each is rewritten to its new form with a one-line warning.
 # (command, old option) -> (new option, the part it gives: "host", "port" or None for all)
