@@ -220,3 +220,67 @@ def test_hud_shows_the_real_gear_and_the_dashboard_rtf_and_latency(router: Route
         page.wait_for_function("window.vcosim.plots.includes('reply latency ms')")
         assert canvas_is_drawn(page)
         shot(page, "viewer-dashboard")
+
+
+def imfm_until(monitor: BusClient, accept: Any, timeout: float = 10.0) -> list[IMFM]:
+    """IMFM copies from the bus up to and including the first ``accept`` takes."""
+    seen: list[IMFM] = []
+    deadline = time.monotonic() + timeout
+    while (left := deadline - time.monotonic()) > 0:
+        copy = monitor.next_copy(timeout=left)
+        if copy is not None and isinstance(copy.message, IMFM):
+            seen.append(copy.message)
+            if accept(copy.message):
+                return seen
+    raise AssertionError(f"no such IMFM in {timeout} s; saw {seen[-5:]}")
+
+
+def test_inputs_go_on_while_the_page_is_too_busy_to_draw(router: Router, page):
+    """The 25 Hz timer lives in a worker: a page thread blocked for 2 s (a very slow frame)
+    draws nothing and runs none of its own timers, yet inputs keep going."""
+    port = router.address[1]
+    with (
+        Viewer("127.0.0.1", port, port=0) as viewer,
+        BusClient(20, port=port, monitor=True).connect(timeout=2.0) as monitor,
+    ):
+        open_viewer(page, viewer)
+        page.keyboard.down("w")
+        imfm_until(monitor, lambda m: m.throttle == 255)
+        start, end, drawn = page.evaluate("""() => {
+            const drawn = window.vcosim.drawn, start = Date.now();
+            while (Date.now() - start < 2000) {}  // the page's thread: busy, as if drawing
+            return [start, Date.now(), window.vcosim.drawn - drawn];
+        }""")
+        assert drawn == 0
+        page.wait_for_function(f"window.vcosim.inputTimes.some((t) => t > {end})")
+        during = page.evaluate(
+            f"window.vcosim.inputTimes.filter((t) => t >= {start} && t <= {end}).length"
+        )
+        assert during >= 10  # 50 at 25 Hz; the page's own timers would have sent none
+        page.keyboard.up("w")
+
+
+def test_a_hidden_page_lets_go_and_the_server_brakes(router: Router, page):
+    port = router.address[1]
+    with (
+        Viewer("127.0.0.1", port, port=0) as viewer,
+        BusClient(20, port=port, monitor=True).connect(timeout=2.0) as monitor,
+    ):
+        open_viewer(page, viewer)
+        page.keyboard.down("w")
+        imfm_until(monitor, lambda m: m.throttle == 255)
+        page.evaluate("""() => {
+            const hide = (name, value) =>
+                Object.defineProperty(document, name, { value, configurable: true });
+            hide('hidden', true);
+            hide('visibilityState', 'hidden');
+            document.dispatchEvent(new Event('visibilitychange'));
+        }""")
+        let_go = imfm_until(monitor, lambda m: m.throttle == 0)[-1]
+        assert (let_go.throttle, let_go.brake, let_go.steering) == (0, 0, 128)
+        after = imfm_until(monitor, lambda m: m.brake > 0)  # the dead-man, 0.5 s later
+        assert after[-1] == IMFM(0, 128, 128, 0, to=16)
+        assert all(m.throttle == 0 for m in after)
+        assert viewer.stats.releases == 1
+        copy = monitor.next_copy(timeout=0.5)  # and the hidden page sends nothing more
+        assert copy is None or not isinstance(copy.message, IMFM)

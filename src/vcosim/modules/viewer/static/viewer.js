@@ -6,7 +6,7 @@ import * as THREE from './vendor/three.module.js';
 THREE.Object3D.DEFAULT_UP.set(0, 0, 1);
 
 const MAX_STEER = 35 * Math.PI / 180;  // full steering input = 35 deg road-wheel angle
-const INPUT_HZ = 25;                   // as NightRider's input module sends
+const INPUT_HZ = 25;                   // controls read as often as link.js sends them
 const HISTORY_S = 10;                  // dashboard window
 
 // ---------------------------------------------------------------- terrain, as the vehicle's
@@ -160,38 +160,47 @@ let carParts = null;
 let wheelAngle = 0;
 const history = [];
 
-// ---------------------------------------------------------------- websocket
-let ws = null;
-function send(cmd) {
-  if (ws && ws.readyState === WebSocket.OPEN) {
-    ws.send(JSON.stringify(cmd));
-    vc.sent[cmd.type] = (vc.sent[cmd.type] || 0) + 1;
-  }
-}
+// ---------------------------------------------------------------- websocket, in a worker
+// link.js owns the websocket and sends the latest input at 25 Hz, whatever drawing does.
+const link = new Worker('link.js');
+vc.link = link;
+function send(cmd) { link.postMessage({ kind: 'send', cmd }); }
 
 function connect() {
-  ws = new WebSocket(`ws://${location.host}/ws`);
-  ws.onopen = () => { vc.connected = true; status('connected'); };
-  ws.onclose = () => { vc.connected = false; status('disconnected — retrying'); setTimeout(connect, 1000); };
-  ws.onmessage = (ev) => {
-    const f = JSON.parse(ev.data);
-    if (f.type === 'state') {
-      Object.assign(vc.state, f);
-      vc.frames += 1;
-      history.push([performance.now() / 1000, f.speed * 3.6, f.rpm, f.throttle, f.brake,
-                    f.rtf ?? NaN, f.connected ? (f.latency_ms ?? NaN) : NaN]);
-      sendGround();
-    } else if (f.type === 'camera') {
-      vc.camera = CAMERAS[(CAMERAS.indexOf(vc.camera) + 1) % CAMERAS.length];
-      document.getElementById('camera-name').textContent = vc.camera;
-    } else if (f.type === 'hello') {
-      vc.geometry = f.geometry; vc.sendGroundEnabled = f.send_ground;
-    } else if (f.type === 'shutdown') {
-      status('the bus shut down');
-    } else if (f.type === 'error') {
-      vc.lastError = f.error;
-    }
+  link.postMessage({ kind: 'connect', url: `ws://${location.host}/ws` });
+  link.onmessage = (ev) => {
+    const m = ev.data;
+    if (m.kind === 'open') { vc.connected = true; status('connected'); }
+    else if (m.kind === 'close') { vc.connected = false; status('disconnected — retrying'); }
+    else if (m.kind === 'sent') vc.sent[m.type] = (vc.sent[m.type] || 0) + 1;
+    else if (m.kind === 'inputs') inputSent(m.at);
+    else if (m.kind === 'frame') receive(JSON.parse(m.data));
   };
+}
+
+vc.inputTimes = [];  // when the worker's last inputs went (Date.now()), for tests
+function inputSent(at) {
+  vc.inputTimes.push(at);
+  if (vc.inputTimes.length > 250) vc.inputTimes.shift();
+}
+
+function receive(f) {
+  if (f.type === 'state') {
+    Object.assign(vc.state, f);
+    vc.frames += 1;
+    history.push([performance.now() / 1000, f.speed * 3.6, f.rpm, f.throttle, f.brake,
+                  f.rtf ?? NaN, f.connected ? (f.latency_ms ?? NaN) : NaN]);
+    sendGround();
+  } else if (f.type === 'camera') {
+    vc.camera = CAMERAS[(CAMERAS.indexOf(vc.camera) + 1) % CAMERAS.length];
+    document.getElementById('camera-name').textContent = vc.camera;
+  } else if (f.type === 'hello') {
+    vc.geometry = f.geometry; vc.sendGroundEnabled = f.send_ground;
+  } else if (f.type === 'shutdown') {
+    status('the bus shut down');
+  } else if (f.type === 'error') {
+    vc.lastError = f.error;
+  }
 }
 function status(text) { document.getElementById('status').textContent = text; }
 
@@ -225,6 +234,8 @@ window.addEventListener('keydown', (e) => {
   }
 });
 window.addEventListener('keyup', (e) => keys.delete(e.key.toLowerCase()));
+// A key let go elsewhere never comes back as keyup: forget them all when focus goes.
+window.addEventListener('blur', () => keys.clear());
 
 const GEARS = ['R', 'N', 'D'];
 function shift(dir) {
@@ -238,11 +249,12 @@ function toByte(v) { return Math.max(0, Math.min(255, Math.round(v * 255))); }
 function steeringByte(s) {  // +1 full left -> 0, 0 -> 128, -1 full right -> 255
   return Math.max(0, Math.min(255, Math.round(s >= 0 ? 128 - 128 * s : 128 - 127 * s)));
 }
-function sendInput(shiftDir = 0) {
+function inputCommand(shiftDir = 0) {
   const i = vc.input;
-  send({ type: 'input', throttle: toByte(i.throttle), brake: toByte(i.brake),
-         steering: steeringByte(i.steering), shift: shiftDir });
+  return { type: 'input', throttle: toByte(i.throttle), brake: toByte(i.brake),
+           steering: steeringByte(i.steering), shift: shiftDir };
 }
+function sendInput(shiftDir = 0) { send(inputCommand(shiftDir)); }
 
 const pads = { buttons: [] };
 function readControls(dt) {
@@ -270,6 +282,27 @@ function readControls(dt) {
     }
   }
 }
+
+// The controls are read on a timer of their own, not per drawn frame; the worker repeats the
+// latest at 25 Hz. A hidden page lets go of the throttle at once and then sends nothing: the
+// server's dead-man rule (docs/viewer.md) then brakes, as for a page that went silent.
+let lastControls = performance.now();
+function controlTick() {
+  const now = performance.now(), dt = Math.min(0.1, (now - lastControls) / 1000);
+  lastControls = now;
+  if (document.hidden) return;
+  readControls(dt);
+  link.postMessage({ kind: 'input', input: active ? inputCommand() : null });
+}
+document.addEventListener('visibilitychange', () => {
+  if (!document.hidden) return;
+  keys.clear();
+  link.postMessage({ kind: 'input', input: null });
+  if (active) {
+    vc.input.throttle = 0;
+    sendInput();
+  }
+});
 
 // ---------------------------------------------------------------- drawing
 function placeCar() {
@@ -388,13 +421,12 @@ function resize() {
 }
 window.addEventListener('resize', resize);
 
-let lastFrame = performance.now(), lastInput = 0;
+let lastFrame = performance.now();
 function frame() {
   requestAnimationFrame(frame);
   const now = performance.now(), dt = Math.min(0.1, (now - lastFrame) / 1000);
   lastFrame = now;
-  readControls(dt);
-  if (active && now - lastInput >= 1000 / INPUT_HZ) { lastInput = now; sendInput(); }
+  vc.drawn = (vc.drawn || 0) + 1;
   if (!carParts) return;
   updateCar(dt);
   updateCameras();
@@ -427,6 +459,7 @@ async function start() {
   scene.add(carParts.car);
   resize();
   connect();
+  setInterval(controlTick, 1000 / INPUT_HZ);
   vc.ready = true;
   frame();
 }
