@@ -1,0 +1,199 @@
+"""Write a datasheet: JSON of the key figures, PNG plots, an HTML report and a Markdown page.
+
+The HTML and the Markdown are rendered from the same rows, so they always say the same.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import math
+from dataclasses import dataclass
+from importlib.metadata import version
+from pathlib import Path
+from typing import Any
+
+from vcosim.datasheet.plots import write_plots
+from vcosim.datasheet.ranges import PASSENGER_CAR
+from vcosim.datasheet.sheet import Datasheet
+
+LABELS = {  # figure: (label, unit)
+    "understeer_gradient_deg_per_g": ("understeer gradient", "deg/g"),
+    "steer_gradient_deg_per_g": ("steer gradient dδ/da_y (road wheel)", "deg/g"),
+    "characteristic_speed_kmh": ("characteristic (critical if oversteer) speed", "km/h"),
+    "yaw_rate_gain_per_s": ("yaw-rate gain r/δ, linear range", "1/s"),
+    "max_lateral_acceleration_g": ("maximum lateral acceleration", "g"),
+    "sideslip_gradient_deg_per_g": ("sideslip gradient", "deg/g"),
+    "roll_gradient_deg_per_g": ("roll gradient", "deg/g"),
+    "steady_lateral_acceleration": ("steady lateral acceleration", "m/s²"),
+    "yaw_rate_response_time_s": ("yaw-rate response time (50 % steer to 90 %)", "s"),
+    "yaw_rate_peak_time_s": ("yaw-rate peak response time", "s"),
+    "yaw_rate_overshoot_percent": ("yaw-rate overshoot", "%"),
+    "lateral_acceleration_response_time_s": ("lateral-acceleration response time", "s"),
+    "yaw_bandwidth_hz": ("yaw-rate bandwidth (−3 dB)", "Hz"),
+    "gain_peak_ratio": ("peak gain over steady-state gain", "—"),
+    "phase_at_1hz_deg": ("yaw-rate phase at 1 Hz", "deg"),
+    "amplitude_a_deg": ("A: road-wheel angle at 0.3 g", "deg"),
+    "max_yaw_rate_ratio_1s_percent": ("largest yaw-rate ratio 1.0 s after steering", "%"),
+    "max_yaw_rate_ratio_1_75s_percent": ("largest yaw-rate ratio 1.75 s after steering", "%"),
+    "min_lateral_displacement_m": ("smallest lateral displacement at 1.07 s (≥ 5 A)", "m"),
+    "zero_to_100_s": ("0–100 km/h", "s"),
+    "eighty_to_120_top_gear_s": ("80–120 km/h in top gear", "s"),
+    "top_speed_kmh": ("top speed", "km/h"),
+    "gradeability_percent": ("gradeability (first gear)", "%"),
+    "stopping_distance_m": ("braking 100–0 km/h, ABS off: stopping distance", "m"),
+    "mfdd_m_s2": ("braking, ABS off: mean fully developed deceleration", "m/s²"),
+    "stopping_distance_m_abs": ("braking 100–0 km/h, ABS on: stopping distance", "m"),
+    "mfdd_m_s2_abs": ("braking, ABS on: mean fully developed deceleration", "m/s²"),
+    "f0_n": ("coast-down F0", "N"),
+    "f1_n_per_m_s": ("coast-down F1", "N/(m/s)"),
+    "f2_n_per_m2_s2": ("coast-down F2", "N/(m/s)²"),
+    "road_load_100kmh_n": ("road load at 100 km/h", "N"),
+}
+SECTIONS = {
+    "steady_state": "Steady-state circular driving (ISO 4138, constant speed 80 km/h)",
+    "step_steer": "Step steer (ISO 7401, 80 km/h, 4 m/s²)",
+    "frequency_response": "Frequency response (sine steer, 80 km/h, 2 m/s²)",
+    "sine_with_dwell": "Sine with dwell (FMVSS 126, 80 km/h, 1.5 A to 6.5 A)",
+    "straight_line": "Straight line",
+}
+
+
+@dataclass
+class Row:
+    """One figure of vcosim beside CommonRoad's and the typical range."""
+
+    label: str
+    unit: str
+    vcosim: str
+    commonroad: str
+    typical: str
+    outside: bool
+
+
+def _number(value: Any) -> str:
+    if value is None or (isinstance(value, float) and not math.isfinite(value)):
+        return "—"
+    return f"{value:.3g}" if isinstance(value, float) else str(value)
+
+
+def rows(sheet: Datasheet) -> dict[str, list[Row]]:
+    """The datasheet's tables by section, in the order of ``LABELS``."""
+    out: dict[str, list[Row]] = {}
+    for section in SECTIONS:
+        ours, ref = sheet.figures[section], sheet.reference.get(section, {})
+        out[section] = [
+            Row(
+                label,
+                unit,
+                _number(ours[key]),
+                _number(ref.get(key)),
+                PASSENGER_CAR[key].text() if key in PASSENGER_CAR else "",
+                key in sheet.outside_range,
+            )
+            for key, (label, unit) in LABELS.items()
+            if key in ours
+        ]
+    return out
+
+
+def _comparison_rows(sheet: Datasheet) -> list[list[str]]:
+    return [
+        [
+            LABELS[name][0],
+            _number(c["vcosim"]),
+            _number(c["commonroad"]),
+            f"{c['difference_percent']:+.0f} %",
+            f"± {c['target_percent']:g} %",
+            "yes" if c["met"] else "no",
+        ]
+        for name, c in sheet.comparison.items()
+    ]
+
+
+COMPARISON_HEAD = ["linear range", "vcosim", "CommonRoad", "difference", "target", "met"]
+TABLE_HEAD = ["figure", "unit", "vcosim", "CommonRoad BMW 320i", "typical car", ""]
+
+
+def markdown(sheet: Datasheet, plots: dict[str, Path], command: str) -> str:
+    """The datasheet as a Markdown page (for docs/vehicles/)."""
+    lines = [
+        f"# Datasheet: `{sheet.vehicle}`",
+        "",
+        f"Generated by `{command}` (vcosim {version('vcosim')}, "
+        f"{'quick' if sheet.quick else 'full'} manoeuvre set, {sheet.seconds:.0f} s). "
+        "Regenerate rather than edit. How each figure is defined, where the typical ranges "
+        "come from, and how CommonRoad's BMW 320i maps into vcosim: "
+        "[docs/datasheet.md](../datasheet.md). ⚠ marks a figure outside the typical range of "
+        "a mid-size passenger car.",
+        "",
+        "## Agreement with CommonRoad in the linear range",
+        "",
+        _md_table(COMPARISON_HEAD, _comparison_rows(sheet)),
+        "",
+        "The understeer gradient's difference is a share of CommonRoad's steer gradient "
+        "(both cars are near neutral steer, where a share of the gradient itself says "
+        "nothing).",
+    ]
+    for section, table in rows(sheet).items():
+        lines += ["", f"## {SECTIONS[section]}", ""]
+        body = [[r.label, r.unit, r.vcosim, r.commonroad, r.typical, "⚠" if r.outside else ""]
+                for r in table]  # fmt: skip
+        lines += [_md_table(TABLE_HEAD, body), ""]
+        lines.append(f"![{SECTIONS[section]}]({plots[section].name})")
+    return "\n".join(lines) + "\n"
+
+
+def _md_table(head: list[str], body: list[list[str]]) -> str:
+    out = ["| " + " | ".join(head) + " |", "|" + " --- |" * len(head)]
+    out += ["| " + " | ".join(cells) + " |" for cells in body]
+    return "\n".join(out)
+
+
+def html_page(sheet: Datasheet, plots: dict[str, Path], command: str) -> str:
+    """The datasheet as one HTML page; the plots are files beside it."""
+
+    def table(head: list[str], body: list[list[str]], flags: list[bool]) -> str:
+        cells = "".join(f"<th>{html.escape(h)}</th>" for h in head)
+        out = [f"<table><tr>{cells}</tr>"]
+        for row, flag in zip(body, flags, strict=True):
+            style = ' class="out"' if flag else ""
+            tds = "".join(f"<td>{html.escape(c)}</td>" for c in row)
+            out.append(f"<tr{style}>{tds}</tr>")
+        return "\n".join(out) + "</table>"
+
+    comparison = _comparison_rows(sheet)
+    parts = [
+        "<!doctype html><meta charset='utf-8'>",
+        f"<title>vcosim datasheet: {html.escape(sheet.vehicle)}</title>",
+        "<style>body{font-family:sans-serif;max-width:1100px;margin:auto}"
+        "table{border-collapse:collapse;margin:1em 0}td,th{border:1px solid #ccc;"
+        "padding:2px 8px}tr.out{background:#fdd}img{max-width:100%}</style>",
+        f"<h1>Datasheet: {html.escape(sheet.vehicle)}</h1>",
+        f"<p>Generated by <code>{html.escape(command)}</code> in {sheet.seconds:.0f} s "
+        f"({'quick' if sheet.quick else 'full'} manoeuvre set). Red rows lie outside the "
+        "typical range of a mid-size passenger car (sources: docs/datasheet.md).</p>",
+        "<h2>Agreement with CommonRoad in the linear range</h2>",
+        table(COMPARISON_HEAD, comparison, [row[-1] == "no" for row in comparison]),
+    ]
+    for section, table_rows in rows(sheet).items():
+        body = [[r.label, r.unit, r.vcosim, r.commonroad, r.typical, ""] for r in table_rows]
+        parts += [
+            f"<h2>{html.escape(SECTIONS[section])}</h2>",
+            table(TABLE_HEAD, body, [r.outside for r in table_rows]),
+            f"<img src='{plots[section].name}' alt='{html.escape(SECTIONS[section])}'>",
+        ]
+    return "\n".join(parts) + "\n"
+
+
+def write_datasheet(sheet: Datasheet, folder: Path, command: str) -> dict[str, Path]:
+    """Write ``<vehicle>.json``, ``.html``, ``.md`` and the plots into ``folder``."""
+    folder.mkdir(parents=True, exist_ok=True)
+    stem = sheet.vehicle
+    plots = write_plots(sheet, folder, stem)
+    files = {"json": folder / f"{stem}.json", "html": folder / f"{stem}.html",
+             "markdown": folder / f"{stem}.md"}  # fmt: skip
+    files["json"].write_text(json.dumps(sheet.to_dict(), indent=2) + "\n")
+    files["html"].write_text(html_page(sheet, plots, command))
+    files["markdown"].write_text(markdown(sheet, plots, command))
+    return {**files, **plots}
