@@ -77,3 +77,42 @@ def test_unknown_input_name_suggests_the_closest():
 def test_torque_inputs_need_four_values():
     with pytest.raises(ConfigError, match="propulsion_torque: needs 4 values"):
         Vehicle().step(propulsion_torque=[1, 2])
+
+
+def test_non_finite_and_absurd_values_are_refused_each_with_its_key(tmp_path):
+    text = (
+        "[body]\nchassis_mass = 1e308\n[suspension]\nspring = inf\n[tyres]\nlateral_E = nan\n"
+        "[driveline]\ngear_ratios = [-3, 3, 2, nan, 1, 0.8]\n"
+    )
+    with pytest.raises(ConfigError) as err:
+        VehicleParams.from_toml(write(tmp_path, text))
+    problems = err.value.problems
+    assert len(problems) == 4
+    for key in ("body.chassis_mass", "suspension.spring", "tyres.lateral_E", "gear_ratios.3"):
+        assert any(key in p for p in problems), f"{key} not named in {problems}"
+
+
+def test_inconsistent_engine_and_gearbox_speeds_are_refused(tmp_path):
+    text = "[engine]\nrev_limit_rpm = 700\n[driveline]\nauto_clutch_full_rpm = 1000\n"
+    with pytest.raises(ConfigError) as err:
+        VehicleParams.from_toml(write(tmp_path, text))
+    text = str(err.value)
+    assert "idle_speed_rpm < rev_limit_rpm" in text and "auto_clutch_engage_rpm" in text
+
+
+def test_every_preset_is_within_the_documented_ranges():
+    for name in ("nightrider", "nightrider-seed", "sedan"):
+        Vehicle(VehicleParams.preset(name)).run(10)
+
+
+def test_parameters_the_fixed_step_cannot_follow_are_refused_before_the_start():
+    unstable = VehicleParams().with_changes(
+        **{
+            "body.chassis_mass": 50.0,
+            "body.engine_mass": 0.0,
+            "suspension.damper": 1.0e6,
+            "suspension.max_compression_speed": 0.1,
+        }
+    )
+    with pytest.raises(ConfigError, match="does not stand on its wheels"):
+        Vehicle(unstable)

@@ -113,3 +113,31 @@ def test_fuel_is_consumed(idling):
     before = idling.signal("fuel")
     idling.run_for(10.0, throttle=0.5)
     assert 0.0 < idling.signal("fuel") < before
+
+
+def automatic_full_throttle(preset: str, seconds: float) -> dict[str, np.ndarray]:
+    v = Vehicle(preset, engine_running=True)
+    v.run_for(1.0, automatic=1, gear=1)
+    return v.trace(seconds, every=2, throttle=1.0)
+
+
+def test_automatic_changes_up_through_1_2_3_without_touching_the_limiter():
+    trace = automatic_full_throttle("sedan", 12.0)
+    gears, rpm = trace["gear"], trace["rpm"]
+    assert {1.0, 2.0, 3.0} <= set(gears.tolist())
+    first_three = gears <= 3.0
+    assert rpm[first_three].max() < 7000 - 500, f"up to {rpm[first_three].max():.0f} rpm"
+
+
+def test_automatic_upshift_does_not_flare_the_engine():
+    """On the nightrider too (whose first gear spins its wheels up to the limiter)."""
+    trace = automatic_full_throttle("nightrider", 8.0)
+    shifting, rpm, gear = trace["shift_in_progress"], trace["rpm"], trace["gear"]
+    starts = np.flatnonzero(np.diff(shifting) > 0) + 1
+    assert len(starts) >= 2
+    for start in starts:
+        end = start + int(np.argmax(shifting[start:] == 0))
+        assert rpm[start:end].max() <= rpm[start] + 1.0, f"flared in the shift at {start}"
+        assert gear[end] == gear[start - 1] + 1
+        # quicker than the manual's seed timing (0.8 s): driveline.auto_shift_time
+        assert (end - start) * 2 * Vehicle.dt == pytest.approx(0.4, abs=4 * Vehicle.dt)

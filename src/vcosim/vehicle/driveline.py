@@ -35,12 +35,13 @@ def gear_ratio(gear: float, p) -> float:
 
 
 @njit(cache=True)
-def shifter(x, p, target: float, dt: float) -> tuple[float, float]:
+def shifter(x, p, target: float, dt: float, pace: float = 1.0) -> tuple[float, float]:
     """Sequential shift towards ``target``, one gear at a time, with the seed's pedal timing.
 
     Returns the factors (throttle, clutch engagement) the shift imposes on the driver's
     pedals: the throttle is released while the clutch is pressed, the gear changes while the
-    clutch is open, then the clutch is let out and the throttle handed back.
+    clutch is open, then the clutch is let out and the throttle handed back. ``pace`` scales
+    every time of the timing (1: the seed's; the automatic shifts faster).
     """
     t = x[X_SHIFT_T]
     if t < 0.0:
@@ -48,15 +49,16 @@ def shifter(x, p, target: float, dt: float) -> tuple[float, float]:
             return 1.0, 1.0
         x[X_SHIFT_TO] = x[X_GEAR] + (1.0 if target > x[X_GEAR] else -1.0)
         t = 0.0
-    if t < p.t_gear_change:
-        throttle = max(1.0 - t / p.t_acc_release, 0.0)
-        clutch = max(1.0 - t / p.t_clutch_press, 0.0)
+    if t < p.t_gear_change * pace:
+        throttle = max(1.0 - t / (p.t_acc_release * pace), 0.0)
+        clutch = max(1.0 - t / (p.t_clutch_press * pace), 0.0)
     else:
         x[X_GEAR] = x[X_SHIFT_TO]
-        clutch = min((t - p.t_gear_change) / p.t_clutch_release, 1.0)
-        throttle = min(max((t - (p.t_shift - p.t_acc_press)) / p.t_acc_press, 0.0), 1.0)
+        clutch = min((t - p.t_gear_change * pace) / (p.t_clutch_release * pace), 1.0)
+        throttle = (t - (p.t_shift - p.t_acc_press) * pace) / (p.t_acc_press * pace)
+        throttle = min(max(throttle, 0.0), 1.0)
     t += dt
-    x[X_SHIFT_T] = -1.0 if t >= p.t_shift - 0.25 * dt else t
+    x[X_SHIFT_T] = -1.0 if t >= p.t_shift * pace - 0.25 * dt else t
     return throttle, clutch
 
 
@@ -83,6 +85,23 @@ def automatic_target(x, p, selector: float, throttle: float) -> float:
     if gear > 1.0 and omega_in < p.down_rpm:
         return gear - 1.0
     return gear
+
+
+@njit(cache=True)
+def automatic_spark(x, p) -> float:
+    """Share of the engine's torque the automatic lets through: none while it changes up.
+
+    From the start of an upshift until the clutch has brought the engine down to the new
+    gear's speed the spark is cut, so the engine does not flare while the clutch is open
+    (the seed's pedal timing leaves the throttle half open then). Shifts to or from neutral
+    and reverse are left alone, so the engine never stalls for it.
+    """
+    if x[X_SHIFT_T] < 0.0 or x[X_GEAR] < 1.0 or x[X_SHIFT_TO] < 1.0:
+        return 1.0
+    if x[X_SHIFT_TO] > x[X_GEAR]:  # changing up, before the gear change
+        return 0.0
+    synchronous = gear_ratio(x[X_GEAR], p) * 0.5 * (x[X_OMEGA + 2] + x[X_OMEGA + 3])
+    return 0.0 if x[X_OMEGA_E] > max(synchronous, p.idle_speed) + SLIP_LOCK else 1.0
 
 
 @njit(cache=True)

@@ -49,9 +49,13 @@ def rev_limiter(omega_e: float, p) -> float:
 
 @njit(cache=True)
 def engine_step(
-    x, p, throttle: float, ignition: float, dt: float
+    x, p, throttle: float, ignition: float, dt: float, spark: float = 1.0
 ) -> tuple[float, float, float, float, float]:
     """Advance the engine's air/fuel states; return torques and monitoring values.
+
+    ``spark`` is the share of the indicated work the ignition lets through (1 normally; the
+    automatic gearbox cuts it while it changes up, as a gearbox controller asks the engine
+    for a torque reduction by retarding or cutting the spark).
 
     Returns (active torque, friction torque capacity, lambda in the cylinder, injection time,
     fuel flow into the cylinders), torques in N m at the crankshaft. The active torque is
@@ -121,7 +125,7 @@ def engine_step(
     if n > 0.05:
         cycles_per_s = n / p.n_r
         m_fuel = min(mdot_fc, mdot_ac / p.AF_s) / cycles_per_s
-        w_ig = m_fuel * p.q_HV * p.eta_ig
+        w_ig = m_fuel * p.q_HV * p.eta_ig * spark
         p_em = p.p_amb * (1.0 + p.cpe * n)
         w_p = p.V_d * (p_em - x[X_P_IM])
         torque = (w_ig - w_p) / (p.n_r * TWO_PI)

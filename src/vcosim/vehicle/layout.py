@@ -90,7 +90,8 @@ X_FUEL = 37  # fuel level [0, 1]
 X_STEP = 38  # step counter (time = step * dt)
 X_LAMBDA_BUF = 39  # ring buffer of lambda_cyl for the lambda-sensor transport delay
 LAMBDA_BUF_LEN = 160  # tau_d / dt = 0.08 s / 0.5 ms
-N_STATES = X_LAMBDA_BUF + LAMBDA_BUF_LEN
+X_ABS = X_LAMBDA_BUF + LAMBDA_BUF_LEN  # 4: brake pressure the ABS lets through, per wheel [0, 1]
+N_STATES = X_ABS + 4
 
 # --- outputs: banks A-G in wire order (message slots 1..60), then extras ----------------------
 BANK_NAMES = (

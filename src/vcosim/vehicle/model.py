@@ -18,9 +18,16 @@ import numpy as np
 from numba import njit, prange
 
 from vcosim.vehicle.body import euler_angles, integrate_attitude, rotation_matrix, suspension_force
-from vcosim.vehicle.driveline import automatic_clutch, automatic_target, driveline_step, shifter
+from vcosim.vehicle.driveline import (
+    automatic_clutch,
+    automatic_spark,
+    automatic_target,
+    driveline_step,
+    shifter,
+)
 from vcosim.vehicle.engine import effective_throttle, engine_load, engine_step
 from vcosim.vehicle.layout import (
+    LAMBDA_BUF_LEN,
     N_STATES,
     TYRE_BLOCK,
     U_AUTOMATIC,
@@ -42,6 +49,7 @@ from vcosim.vehicle.layout import (
     U_STEERING,
     U_THROTTLE,
     WHEEL_BLOCK,
+    X_ABS,
     X_ALPHA,
     X_FUEL,
     X_GEAR,
@@ -97,6 +105,8 @@ S_NORMAL = 36
 S_FY = 40
 S_MU = 44
 BLINK_PERIOD = 0.8  # s: 75 flashes a minute
+TORQUE_LIMIT = 1.0e5  # N m: wheel torques given from outside are clamped to it, as on the wire
+GROUND_FRICTION_MAX = 2.0  # friction given from outside is clamped to [0, 2]
 
 
 def initial_state(p: np.ndarray) -> np.ndarray:
@@ -107,7 +117,8 @@ def initial_state(p: np.ndarray) -> np.ndarray:
     x[X_QUAT] = 1.0
     x[X_P_IM] = rec["p_amb"]
     x[X_LAMBDA_S] = 1.0
-    x[X_LAMBDA_BUF:] = 1.0
+    x[X_LAMBDA_BUF : X_LAMBDA_BUF + LAMBDA_BUF_LEN] = 1.0
+    x[X_ABS : X_ABS + 4] = 1.0
     x[X_FUEL] = rec["initial_fuel"]
     x[X_SHIFT_T] = -1.0
     return x
@@ -138,6 +149,31 @@ def advance_each(xs, us, params, ys, height, friction, grid, n_steps: int) -> No
 
 
 @njit(cache=True)
+def anti_lock(x, k: int, p, brake_in: float, v_long: float) -> float:
+    """ABS of wheel ``k``: the share of the brake pressure it lets through, updated each step.
+
+    A slip-threshold controller, as the first ABS generations: pressure is let off while the
+    wheel slips more than ``abs_slip`` (its speed below the road's by that share) and built up
+    again once the slip is below half of that; in between it holds. The road speed is the
+    contact point's (an ideal reference speed). Below ``abs_min_speed`` or without braking it
+    stands aside, so the car can stop and stand still.
+    """
+    speed = abs(v_long)
+    if brake_in <= 0.0 or speed < p.abs_v_min:
+        x[X_ABS + k] = 1.0
+        return 1.0
+    direction = 1.0 if v_long > 0.0 else -1.0
+    lock = (speed - direction * x[X_OMEGA + k] * p.r) / speed
+    share = x[X_ABS + k]
+    if lock > p.abs_slip:
+        share = max(share - p.abs_release, 0.0)
+    elif lock < 0.5 * p.abs_slip:
+        share = min(share + p.abs_apply, 1.0)
+    x[X_ABS + k] = share
+    return share
+
+
+@njit(cache=True)
 def physics_step(x, u, p, y, s, height, friction, grid, write_outputs: bool) -> None:
     """One 0.5 ms step of the whole vehicle (pure function of x, u, p; updates x and s)."""
     dt = p.dt
@@ -158,15 +194,17 @@ def physics_step(x, u, p, y, s, height, friction, grid, write_outputs: bool) -> 
         target = automatic_target(x, p, u[U_GEAR], throttle_in)
     else:
         target = min(max(round(u[U_GEAR]), -1.0), 5.0)
-    throttle_factor, clutch_factor = shifter(x, p, target, dt)
+    pace = p.auto_pace if automatic else 1.0
+    throttle_factor, clutch_factor = shifter(x, p, target, dt, pace)
     shifting = x[X_SHIFT_T] >= 0.0 or clutch_factor < 1.0
     if automatic:
         engagement = min(automatic_clutch(x[X_OMEGA_E], x[X_RUNNING], p), clutch_factor)
     else:
         engagement = min(1.0 - clutch_in, clutch_factor)
     throttle = effective_throttle(throttle_in * throttle_factor, x[X_OMEGA_E], x[X_RUNNING], p)
+    spark = automatic_spark(x, p) if automatic else 1.0
     engine_torque, engine_friction, lambda_cyl, t_inj, fuel_flow = engine_step(
-        x, p, throttle, ignition, dt
+        x, p, throttle, ignition, dt, spark
     )
 
     # Body kinematics in the world frame.
@@ -224,7 +262,7 @@ def physics_step(x, u, p, y, s, height, friction, grid, write_outputs: bool) -> 
         px, py = x[X_POS] + rx, x[X_POS + 1] + ry
         if ground_inputs:
             h, hx, hy = u[U_GROUND_HEIGHT + k], slope_x, slope_y
-            mu_ground = u[U_GROUND_FRICTION + k]
+            mu_ground = min(max(u[U_GROUND_FRICTION + k], 0.0), GROUND_FRICTION_MAX)
         else:
             h, hx, hy, mu_ground = sample_terrain(height, friction, grid, px, py)
         ground_sum += h
@@ -236,8 +274,10 @@ def physics_step(x, u, p, y, s, height, friction, grid, write_outputs: bool) -> 
         inv = 1.0 / math.sqrt(hx * hx + hy * hy + 1.0)
         nx, ny, nz = -hx * inv, -hy * inv, inv
 
-        # Contact patch: under the attach point, on the ground.
-        cx, cy, cz = rx, ry, h - x[X_POS + 2]
+        # Contact patch: under the attach point, on the ground, but never above the wheel at
+        # full bump (a ground far above a wheel, given from outside, acts on the bump stop).
+        cx, cy = rx, ry
+        cz = min(h, x[X_POS + 2] + rz - p.ride_height + p.z_max) - x[X_POS + 2]
         vcx = vx_w + wy_w * cz - wz_w * cy
         vcy = vy_w + wz_w * cx - wx_w * cz
         vcz = vz_w + wx_w * cy - wy_w * cx
@@ -287,11 +327,13 @@ def physics_step(x, u, p, y, s, height, friction, grid, write_outputs: bool) -> 
         s[S_FY + k] = f_lat
         s[S_MU + k] = mu
         if torque_mode:
-            s[4 + k] = u[U_PROPULSION + k]
-            s[8 + k] = max(u[U_BRAKING + k], 0.0)
+            s[4 + k] = min(max(u[U_PROPULSION + k], -TORQUE_LIMIT), TORQUE_LIMIT)
+            s[8 + k] = min(max(u[U_BRAKING + k], 0.0), TORQUE_LIMIT)
         else:
             s[4 + k] = 0.0
             s[8 + k] = brake_in * (p.brake_f if front else p.brake_r)
+            if p.abs_on > 0.5:
+                s[8 + k] *= anti_lock(x, k, p, brake_in, v_long)
         if not front:
             s[8 + k] += park_in * p.park_brake
         s[12 + k] = p.f_roll * load * p.r

@@ -27,140 +27,200 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover
     import tomli as tomllib
 
-Positive = Annotated[float, Field(gt=0)]
-NonNegative = Annotated[float, Field(ge=0)]
-Fraction = Annotated[float, Field(ge=0, le=1)]
-
 PRESET_DIR = Path(__file__).parent / "presets"
 
 
+def span(default: Any, low: float, high: float, *, open_low: bool = False) -> Any:
+    """A parameter's default and its plausible range [low, high] (``open_low``: low excluded).
+
+    The ranges keep the model meaningful and stable at its fixed step: beyond them a value
+    is a typing error (a mass of 1e308 kg) or breaks the physics (a spring so stiff that the
+    0.5 ms step cannot follow it). Every float must be finite (``allow_inf_nan=False``).
+    """
+    if open_low:
+        return Field(default, gt=low, le=high)
+    return Field(default, ge=low, le=high)
+
+
 class _Section(BaseModel):
-    model_config = ConfigDict(extra="forbid", validate_assignment=True, frozen=False)
+    model_config = ConfigDict(
+        extra="forbid", validate_assignment=True, frozen=False, allow_inf_nan=False
+    )
 
 
 class Body(_Section):
-    """Geometry and mass: a uniform plate plus a point-mass engine between the front wheels."""
+    """Geometry and mass: a uniform plate plus a point-mass engine between the front wheels.
 
-    chassis_mass: Positive = 1350.0
-    engine_mass: NonNegative = 250.0
-    track: Positive = 2.0
-    plate_height: Positive = 1.0
-    wheelbase: Positive = 4.0
-    ride_height: Positive = 0.69
-    gravity: Positive = 9.81
+    The inertias follow from the plate (the seed's formula) unless given: a real car's mass
+    sits further from its centre than a uniform plate's, so a realistic preset states them.
+    """
+
+    chassis_mass: float = span(1350.0, 0.0, 50000.0, open_low=True)
+    engine_mass: float = span(250.0, 0.0, 10000.0)
+    track: float = span(2.0, 0.5, 5.0)
+    plate_height: float = span(1.0, 0.05, 5.0)
+    wheelbase: float = span(4.0, 0.5, 20.0)
+    ride_height: float = span(0.69, 0.05, 5.0)
+    gravity: float = span(9.81, 0.0, 30.0, open_low=True)
+    roll_inertia: float | None = span(None, 1.0, 1.0e6)
+    pitch_inertia: float | None = span(None, 1.0, 1.0e7)
+    yaw_inertia: float | None = span(None, 1.0, 1.0e7)
 
 
 class Suspension(_Section):
     """Per-corner nonlinear spring and damper: F = -k tan(pi/2 * z / z_max)."""
 
-    spring: Positive = 20000.0
-    max_compression: Positive = 0.2
-    damper: Positive = 100000.0
-    max_compression_speed: Positive = 15.0
+    spring: float = span(20000.0, 100.0, 1.0e6)
+    max_compression: float = span(0.2, 0.01, 2.0)
+    damper: float = span(100000.0, 10.0, 1.0e6)
+    max_compression_speed: float = span(15.0, 0.1, 100.0)
 
 
 class Wheels(_Section):
-    """Wheel spin, brakes and steering."""
+    """Wheel spin, brakes and steering (brake balance and ABS: ``Brakes``)."""
 
-    radius: Positive = 0.25
-    inertia: Positive = 1.25
-    max_steer_angle_deg: Annotated[float, Field(gt=0, lt=90)] = 35.0
-    steering_rate: Positive = 5.0
-    brake_torque_front: NonNegative = 3000.0
-    brake_torque_rear: NonNegative = 2000.0
-    parking_brake_torque: NonNegative = 1500.0
-    rolling_resistance: NonNegative = 0.012
+    radius: float = span(0.25, 0.05, 2.0)
+    inertia: float = span(1.25, 0.05, 100.0)
+    max_steer_angle_deg: float = span(35.0, 0.0, 89.0, open_low=True)
+    steering_rate: float = span(5.0, 0.0, 1000.0, open_low=True)
+    brake_torque_front: float = span(3000.0, 0.0, 1.0e5)
+    brake_torque_rear: float = span(2000.0, 0.0, 1.0e5)
+    parking_brake_torque: float = span(1500.0, 0.0, 1.0e5)
+    rolling_resistance: float = span(0.012, 0.0, 0.5)
+
+
+class Brakes(_Section):
+    """Brake balance and the anti-lock controller (vcosim additions; the seed has neither).
+
+    ``front_share``, when given, splits the total service-brake torque of the four wheels
+    (``2 (brake_torque_front + brake_torque_rear)``) between the axles; without it the two
+    per-wheel torques of ``Wheels`` stand as they are (the seed's 3000/2000: 0.6 front).
+    ABS: per wheel, every physics step, the brake pressure is let off while the wheel's slip
+    exceeds ``abs_slip`` and built up again once it is below half of that, at the rates of
+    ``abs_release_time`` and ``abs_apply_time`` (full pressure to none and back); below
+    ``abs_min_speed`` it stands aside so the car can stop and stand.
+    """
+
+    front_share: float | None = span(None, 0.0, 1.0)
+    abs: bool = False
+    abs_slip: float = span(0.2, 0.01, 1.0)
+    abs_release_time: float = span(0.03, 0.001, 5.0)
+    abs_apply_time: float = span(0.1, 0.001, 5.0)
+    abs_min_speed: float = span(2.0, 0.1, 30.0)
 
 
 class Tyres(_Section):
     """Pacejka magic formula per wheel, with relaxation lengths for a well-behaved standstill."""
 
-    lateral_B: Positive = 18.0
-    lateral_C: Positive = 1.5
-    lateral_E: float = -10.0
-    longitudinal_B: Positive = 10.0
-    longitudinal_C: Positive = 1.4
-    longitudinal_E: float = -4.0
-    aligning_B: Positive = 15.0
-    aligning_C: Positive = 2.0
-    aligning_E: float = -4.0
-    aligning_scale: NonNegative = 0.2
-    force_feedback_scale: NonNegative = 1.0 / 1000.0
-    friction: NonNegative = 1.0
-    friction_noise_variance: NonNegative = 0.0
-    noise_seed: Annotated[int, Field(ge=0)] = 0
+    lateral_B: float = span(18.0, 0.0, 100.0, open_low=True)
+    lateral_C: float = span(1.5, 0.0, 3.0, open_low=True)
+    lateral_E: float = span(-10.0, -50.0, 1.0)
+    longitudinal_B: float = span(10.0, 0.0, 100.0, open_low=True)
+    longitudinal_C: float = span(1.4, 0.0, 3.0, open_low=True)
+    longitudinal_E: float = span(-4.0, -50.0, 1.0)
+    aligning_B: float = span(15.0, 0.0, 100.0, open_low=True)
+    aligning_C: float = span(2.0, 0.0, 3.0, open_low=True)
+    aligning_E: float = span(-4.0, -50.0, 1.0)
+    aligning_scale: float = span(0.2, 0.0, 10.0)
+    force_feedback_scale: float = span(1.0 / 1000.0, 0.0, 1.0)
+    friction: float = span(1.0, 0.0, 5.0)
+    friction_noise_variance: float = span(0.0, 0.0, 1.0)
+    noise_seed: Annotated[int, Field(ge=0, le=2**53)] = 0
     combined_slip: bool = True
-    relaxation_length_long: Positive = 0.15
-    relaxation_length_lat: Positive = 0.4
-    low_speed_damping: NonNegative = 2.0
-    low_speed: Positive = 3.0
+    relaxation_length_long: float = span(0.15, 0.01, 10.0)
+    relaxation_length_lat: float = span(0.4, 0.01, 10.0)
+    low_speed_damping: float = span(2.0, 0.0, 100.0)
+    low_speed: float = span(3.0, 0.0, 50.0, open_low=True)
 
 
 class Engine(_Section):
     """Mean-value engine (seed 003, 7.3), starter, fuel/lambda control, idle, rev limit."""
 
-    idle_speed_rpm: Positive = 800.0
-    idle_gain: NonNegative = 1.0 / 4000.0
-    rev_limit_rpm: Positive = 7000.0
-    rev_limit_gain: NonNegative = 1.0 / 10.0
-    stall_speed_rpm: Positive = 200.0
-    ambient_pressure: Positive = 1.0e5
-    boost: Positive = 1.85
-    displacement: Positive = 0.00229
-    intake_volume: Positive = 0.002
-    revolutions_per_cycle: Positive = 2.0
-    gas_constant: Positive = 287.0
-    intake_temperature: Positive = 310.7
-    inertia: Positive = 0.1
-    afr_stoich: Positive = 14.6
-    min_air_flow: NonNegative = 0.0036
-    vol_eff_c0: float = 0.4781
-    vol_eff_c1: float = 0.0011
-    vol_eff_c2: float = -0.0036
-    fuel_film_tau: Positive = 0.25
-    fuel_film_fraction: Fraction = 0.25
-    injector_dead_time: NonNegative = 0.00037
-    injector_gain: Positive = 0.0078
-    lambda_delay: Annotated[float, Field(ge=0, le=0.08)] = 0.08
-    lambda_tau: Positive = 0.05
-    throttle_tau: Positive = 0.05
-    friction_c0: float = 200000.0
-    friction_c1: float = -394.8
-    friction_c2: float = 12.06
-    exhaust_pressure_coeff: NonNegative = 0.0282
-    ignition_efficiency: Positive = 1.0
-    combustion_efficiency: Positive = 0.8582
-    heating_value: Positive = 44.0e6
-    compression_ratio: Annotated[float, Field(gt=1)] = 9.3
-    gamma: Annotated[float, Field(gt=1)] = 1.3
-    lambda_kp: NonNegative = 0.02
-    lambda_ki: NonNegative = 0.1
-    starter_torque: Positive = 120.0
-    starter_free_speed_rpm: Positive = 600.0
-    fuel_tank_mass: Positive = 45.0
-    initial_fuel: Fraction = 1.0
+    idle_speed_rpm: float = span(800.0, 100.0, 5000.0)
+    idle_gain: float = span(1.0 / 4000.0, 0.0, 1.0)
+    rev_limit_rpm: float = span(7000.0, 500.0, 30000.0)
+    rev_limit_gain: float = span(1.0 / 10.0, 0.0, 10.0)
+    stall_speed_rpm: float = span(200.0, 10.0, 5000.0)
+    ambient_pressure: float = span(1.0e5, 1.0e4, 1.0e6)
+    boost: float = span(1.85, 0.1, 10.0)
+    displacement: float = span(0.00229, 1.0e-5, 0.1)
+    intake_volume: float = span(0.002, 1.0e-5, 1.0)
+    revolutions_per_cycle: float = span(2.0, 1.0, 2.0)
+    gas_constant: float = span(287.0, 100.0, 1000.0)
+    intake_temperature: float = span(310.7, 150.0, 600.0)
+    inertia: float = span(0.1, 0.005, 100.0)
+    afr_stoich: float = span(14.6, 1.0, 50.0)
+    min_air_flow: float = span(0.0036, 0.0, 1.0)
+    vol_eff_c0: float = span(0.4781, -10.0, 10.0)
+    vol_eff_c1: float = span(0.0011, -1.0, 1.0)
+    vol_eff_c2: float = span(-0.0036, -1.0, 1.0)
+    fuel_film_tau: float = span(0.25, 0.001, 100.0)
+    fuel_film_fraction: float = span(0.25, 0.0, 1.0)
+    injector_dead_time: float = span(0.00037, 0.0, 0.01)
+    injector_gain: float = span(0.0078, 0.0, 1.0, open_low=True)
+    lambda_delay: float = span(0.08, 0.0, 0.08)
+    lambda_tau: float = span(0.05, 0.001, 10.0)
+    throttle_tau: float = span(0.05, 0.001, 10.0)
+    friction_c0: float = span(200000.0, -1.0e7, 1.0e7)
+    friction_c1: float = span(-394.8, -1.0e5, 1.0e5)
+    friction_c2: float = span(12.06, -1.0e3, 1.0e3)
+    exhaust_pressure_coeff: float = span(0.0282, 0.0, 1.0)
+    ignition_efficiency: float = span(1.0, 0.0, 1.0, open_low=True)
+    combustion_efficiency: float = span(0.8582, 0.0, 1.0, open_low=True)
+    heating_value: float = span(44.0e6, 1.0e6, 2.0e8)
+    compression_ratio: float = span(9.3, 1.0, 30.0, open_low=True)
+    gamma: float = span(1.3, 1.0, 2.0, open_low=True)
+    lambda_kp: float = span(0.02, 0.0, 10.0)
+    lambda_ki: float = span(0.1, 0.0, 100.0)
+    starter_torque: float = span(120.0, 0.0, 5000.0, open_low=True)
+    starter_free_speed_rpm: float = span(600.0, 0.0, 5000.0, open_low=True)
+    fuel_tank_mass: float = span(45.0, 0.0, 5000.0, open_low=True)
+    initial_fuel: float = span(1.0, 0.0, 1.0)
+
+    @model_validator(mode="after")
+    def _check(self) -> Engine:
+        problems = []
+        if not self.stall_speed_rpm < self.idle_speed_rpm < self.rev_limit_rpm:
+            problems.append(
+                "stall_speed_rpm < idle_speed_rpm < rev_limit_rpm must hold, got "
+                f"{self.stall_speed_rpm:g}, {self.idle_speed_rpm:g}, {self.rev_limit_rpm:g}"
+            )
+        if self.displacement > 20 * self.intake_volume:
+            problems.append(
+                "displacement over 20 x intake_volume: the manifold would empty faster than "
+                "the 0.5 ms step can follow"
+            )
+        if problems:
+            raise ValueError("; ".join(problems))
+        return self
 
 
 class Driveline(_Section):
-    """Clutch, sequential gearbox, propeller shaft, final drive, open differential, drive shafts."""
+    """Clutch, sequential gearbox, propeller shaft, final drive, open differential, drive shafts.
 
-    gear_ratios: list[float] = Field(
+    The automatic shifts with the manual's pedal timing scaled to ``auto_shift_time`` and
+    cuts the engine's torque while it changes up (a spark cut, as automatic gearboxes ask of
+    the engine), so the engine does not flare while the clutch is open.
+    """
+
+    gear_ratios: list[Annotated[float, Field(ge=-50.0, le=50.0)]] = Field(
         default_factory=lambda: [-12 / 4.1, 16 / 4.1, 7.5 / 4.1, 5.5 / 4.1, 4.5 / 4.1, 3.2 / 4.1]
     )
-    final_drive: Positive = 4.1
-    prop_shaft_loss: NonNegative = 0.01
-    final_drive_loss: NonNegative = 0.01
-    drive_shaft_loss: NonNegative = 0.01
-    clutch_capacity: Positive = 700.0
-    throttle_release_time: Positive = 0.2
-    clutch_press_time: Positive = 0.1
-    clutch_release_time: Positive = 0.5
-    throttle_press_time: Positive = 0.2
-    shift_time: Positive = 0.8
-    auto_upshift_rpm: Positive = 5800.0
-    auto_downshift_rpm: Positive = 1300.0
-    auto_clutch_engage_rpm: Positive = 1100.0
-    auto_clutch_full_rpm: Positive = 2000.0
+    final_drive: float = span(4.1, 0.0, 50.0, open_low=True)
+    prop_shaft_loss: float = span(0.01, 0.0, 10.0)
+    final_drive_loss: float = span(0.01, 0.0, 10.0)
+    drive_shaft_loss: float = span(0.01, 0.0, 10.0)
+    clutch_capacity: float = span(700.0, 0.0, 1.0e5, open_low=True)
+    throttle_release_time: float = span(0.2, 0.0, 10.0, open_low=True)
+    clutch_press_time: float = span(0.1, 0.0, 10.0, open_low=True)
+    clutch_release_time: float = span(0.5, 0.0, 10.0, open_low=True)
+    throttle_press_time: float = span(0.2, 0.0, 10.0, open_low=True)
+    shift_time: float = span(0.8, 0.0, 20.0, open_low=True)
+    auto_shift_time: float = span(0.4, 0.0, 20.0, open_low=True)
+    auto_upshift_rpm: float = span(5800.0, 100.0, 30000.0)
+    auto_downshift_rpm: float = span(1300.0, 100.0, 30000.0)
+    auto_clutch_engage_rpm: float = span(1100.0, 100.0, 30000.0)
+    auto_clutch_full_rpm: float = span(2000.0, 100.0, 30000.0)
 
     @model_validator(mode="after")
     def _check(self) -> Driveline:
@@ -174,6 +234,13 @@ class Driveline(_Section):
         )
         if self.shift_time < slowest:
             problems.append(f"shift_time must be at least {slowest:g} s for the pedal timings")
+        if not 1.9 * self.auto_downshift_rpm < self.auto_upshift_rpm:
+            problems.append(
+                "auto_upshift_rpm must be above 1.9 x auto_downshift_rpm (the light-throttle "
+                "upshift point)"
+            )
+        if not self.auto_clutch_engage_rpm < self.auto_clutch_full_rpm:
+            problems.append("auto_clutch_engage_rpm must be below auto_clutch_full_rpm")
         if problems:
             raise ValueError("; ".join(problems))
         return self
@@ -182,9 +249,9 @@ class Driveline(_Section):
 class Resistance(_Section):
     """Air drag and other body resistance, F = a0 + a1 v + a2 v^2 (rolling: see Wheels)."""
 
-    a0: NonNegative = 0.0
-    a1: NonNegative = 0.0
-    a2: NonNegative = 0.45
+    a0: float = span(0.0, 0.0, 1.0e5)
+    a1: float = span(0.0, 0.0, 1.0e4)
+    a2: float = span(0.45, 0.0, 100.0)
 
 
 class VehicleParams(_Section):
@@ -197,6 +264,7 @@ class VehicleParams(_Section):
     tyres: Tyres = Field(default_factory=Tyres)
     engine: Engine = Field(default_factory=Engine)
     driveline: Driveline = Field(default_factory=Driveline)
+    brakes: Brakes = Field(default_factory=Brakes)
     resistance: Resistance = Field(default_factory=Resistance)
 
     @classmethod
@@ -288,6 +356,12 @@ PACKED_FIELDS = (
     "brake_r",
     "park_brake",
     "f_roll",
+    # brakes
+    "abs_on",
+    "abs_slip",
+    "abs_release",
+    "abs_apply",
+    "abs_v_min",
     # tyres
     "B_lat",
     "C_lat",
@@ -369,6 +443,7 @@ PACKED_FIELDS = (
     "t_acc_press",
     "t_shift",
     "t_gear_change",
+    "auto_pace",
     "up_rpm",
     "down_rpm",
     "ac_engage",
@@ -386,10 +461,11 @@ DT = PHYSICS_DT
 
 def pack(params: VehicleParams, dt: float = DT) -> np.ndarray:
     """Pack parameters and derived quantities into a one-element structured array."""
-    bd, su, wh, ty, en, dl, rs = (
+    bd, su, wh, br, ty, en, dl, rs = (
         params.body,
         params.suspension,
         params.wheels,
+        params.brakes,
         params.tyres,
         params.engine,
         params.driveline,
@@ -398,15 +474,19 @@ def pack(params: VehicleParams, dt: float = DT) -> np.ndarray:
     m_c, m_m, L, B, H = bd.chassis_mass, bd.engine_mass, bd.wheelbase, bd.track, bd.plate_height
     mu_red = m_c * m_m / (m_c + m_m)
     rpm = 2 * math.pi / 60
+    brake_f, brake_r = wh.brake_torque_front, wh.brake_torque_rear
+    if br.front_share is not None:
+        total = brake_f + brake_r
+        brake_f, brake_r = br.front_share * total, (1.0 - br.front_share) * total
     v = dict(
         mass=m_c + m_m,
         a=m_c / (m_c + m_m) * L / 2,
         b=L - m_c / (m_c + m_m) * L / 2,
         c=B / 2,
         d=H / 2,
-        Ixx=m_c * (B**2 + H**2) / 12,
-        Iyy=m_c * (L**2 + H**2) / 12 + mu_red * L**2 / 4,
-        Izz=m_c * (L**2 + B**2) / 12 + mu_red * L**2 / 4,
+        Ixx=bd.roll_inertia or m_c * (B**2 + H**2) / 12,
+        Iyy=bd.pitch_inertia or m_c * (L**2 + H**2) / 12 + mu_red * L**2 / 4,
+        Izz=bd.yaw_inertia or m_c * (L**2 + B**2) / 12 + mu_red * L**2 / 4,
         ride_height=bd.ride_height,
         g=bd.gravity,
         k_spring=su.spring,
@@ -417,10 +497,15 @@ def pack(params: VehicleParams, dt: float = DT) -> np.ndarray:
         J_w=wh.inertia,
         max_steer=math.radians(wh.max_steer_angle_deg),
         steer_rate=wh.steering_rate,
-        brake_f=wh.brake_torque_front,
-        brake_r=wh.brake_torque_rear,
+        brake_f=brake_f,
+        brake_r=brake_r,
         park_brake=wh.parking_brake_torque,
         f_roll=wh.rolling_resistance,
+        abs_on=1.0 if br.abs else 0.0,
+        abs_slip=br.abs_slip,
+        abs_release=dt / br.abs_release_time,
+        abs_apply=dt / br.abs_apply_time,
+        abs_v_min=br.abs_min_speed,
         B_lat=ty.lateral_B,
         C_lat=ty.lateral_C,
         E_lat=ty.lateral_E,
@@ -504,6 +589,7 @@ def pack(params: VehicleParams, dt: float = DT) -> np.ndarray:
         t_acc_press=dl.throttle_press_time,
         t_shift=dl.shift_time,
         t_gear_change=dl.shift_time - max(dl.clutch_release_time, dl.throttle_press_time),
+        auto_pace=dl.auto_shift_time / dl.shift_time,
         up_rpm=dl.auto_upshift_rpm * rpm,
         down_rpm=dl.auto_downshift_rpm * rpm,
         ac_engage=dl.auto_clutch_engage_rpm * rpm,

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import numpy as np
 
-from vcosim.errors import ConfigError, UnknownNameError
+from vcosim.errors import ConfigError, UnknownNameError, VcosimError
 from vcosim.vehicle import layout as L
 from vcosim.vehicle.model import N_SCRATCH, advance, advance_batch, initial_state
 from vcosim.vehicle.params import DT, VehicleParams
@@ -38,26 +38,69 @@ def resolve_params(params: VehicleParams | str | Path | None) -> VehicleParams:
     return VehicleParams.preset(text)
 
 
-def set_inputs(u: np.ndarray, inputs: Mapping[str, object]) -> None:
-    """Write named inputs into an input array (a row per vehicle or a single row)."""
-    for name, value in inputs.items():
-        index = L.INPUT_INDEX.get(name)
-        if index is not None:
-            u[..., index] = value
-        elif name in L.VECTOR_INPUTS:
-            start = L.VECTOR_INPUTS[name]
-            values = np.asarray(value, dtype=float)
-            if values.shape[-1:] != (4,):
-                raise ConfigError([f"{name}: needs 4 values (FL, FR, RL, RR)"], "vehicle inputs")
-            u[..., start : start + 4] = values
-        elif name == "drive_mode":
-            if isinstance(value, str):
-                if value not in L.DRIVE_MODES:
-                    raise UnknownNameError("drive mode", value, tuple(L.DRIVE_MODES))
-                value = L.DRIVE_MODES[value]
-            u[..., L.U_DRIVE_MODE] = value
-        else:
-            raise UnknownNameError("vehicle input", name, L.INPUT_NAMES)
+GROUND_REACH = 10.0  # m: ground given from outside may lie at most this far above the CoG
+
+
+class InputError(VcosimError, ValueError):
+    """A vehicle input that cannot be applied; the vehicle and its held inputs are untouched."""
+
+
+def _as_numbers(name: str, value: object, shape: tuple[int, ...]) -> np.ndarray:
+    """``value`` as finite floats whose last axis is ``shape`` (``()`` for a scalar input)."""
+    try:
+        values = np.asarray(value, dtype=float)
+    except (TypeError, ValueError):
+        raise InputError(f"vehicle input {name} = {value!r} is not a number") from None
+    if values.shape[values.ndim - len(shape) :] != shape:
+        raise ConfigError([f"{name}: needs 4 values (FL, FR, RL, RR)"], "vehicle inputs")
+    if not np.all(np.isfinite(values)):
+        raise InputError(
+            f"vehicle input {name} = {value!r}: inputs must be finite numbers "
+            "(the vehicle keeps the inputs it had)"
+        )
+    return values
+
+
+def _parse(name: str, value: object) -> tuple[slice, np.ndarray]:
+    """Where a named input goes in the input array and its checked value."""
+    index = L.INPUT_INDEX.get(name)
+    if index is not None:
+        return slice(index, index + 1), _as_numbers(name, value, ())[..., None]
+    if name in L.VECTOR_INPUTS:
+        start = L.VECTOR_INPUTS[name]
+        return slice(start, start + 4), _as_numbers(name, value, (4,))
+    if name == "drive_mode":
+        if isinstance(value, str):
+            if value not in L.DRIVE_MODES:
+                raise UnknownNameError("drive mode", value, tuple(L.DRIVE_MODES))
+            value = L.DRIVE_MODES[value]
+        return slice(L.U_DRIVE_MODE, L.U_DRIVE_MODE + 1), _as_numbers(name, value, ())[..., None]
+    raise UnknownNameError("vehicle input", name, L.INPUT_NAMES)
+
+
+def set_inputs(
+    u: np.ndarray, inputs: Mapping[str, object], cog_height: np.ndarray | float | None = None
+) -> None:
+    """Write named inputs into an input array (a row per vehicle or a single row).
+
+    Every input is checked before any is written, so a bad one changes nothing: names must
+    be known and values finite numbers (``InputError``, a ``ValueError``, says which). Finite
+    values out of an input's range are clamped by the model, as the coupling faces do. With
+    ``cog_height`` (the vehicle's centre of gravity, m) ground heights given from outside
+    more than ``GROUND_REACH`` above it are refused: the car would be buried, not driving.
+    """
+    writes = [_parse(name, value) for name, value in inputs.items()]
+    ground = inputs.get("ground_height")
+    if ground is not None and cog_height is not None:
+        above = np.asarray(ground, dtype=float) - np.asarray(cog_height, dtype=float)[..., None]
+        if np.any(above > GROUND_REACH):
+            raise InputError(
+                f"vehicle input ground_height = {ground!r} lies up to {np.max(above):.3g} m "
+                f"above the vehicle's centre of gravity; the ground under the wheels may be "
+                f"at most {GROUND_REACH:g} m above it (Vehicle.teleport moves a vehicle)"
+            )
+    for where, values in writes:
+        u[..., where] = values
 
 
 class Vehicle:
@@ -172,6 +215,15 @@ class Vehicle:
             advance(x, held, self._p, self._y, self._s, *self._terrain, SETTLE_STEPS // 2)
             held[L.U_IGNITION] = self._u[L.U_IGNITION] = 2.0
         advance(x, held, self._p, self._y, self._s, *self._terrain, SETTLE_STEPS)
+        loads = self._y[L.Y_WHEEL + 5 : L.Y_WHEEL + 4 * L.WHEEL_BLOCK : L.WHEEL_BLOCK]
+        if not (np.all(np.isfinite(x)) and np.any(loads > 0.0)):
+            raise ConfigError(
+                [
+                    "the vehicle does not stand on its wheels after settling for 2 s: its "
+                    "springs, dampers or tyres are too stiff for its masses at the 0.5 ms step"
+                ],
+                f"vehicle {self.params.name}",
+            )
         ground_here = self.terrain.sample(x[L.X_POS], x[L.X_POS + 1])[0]
         x[L.X_POS + 2] += self.terrain.sample(0.0, 0.0)[0] - ground_here
         x[L.X_POS : L.X_POS + 2] = 0.0
@@ -182,17 +234,21 @@ class Vehicle:
     def step(self, **inputs: object) -> None:
         """Advance one physics step; named inputs change first (unnamed ones are held)."""
         if inputs:
-            set_inputs(self._u, inputs)
+            self.set_inputs(**inputs)
         advance(self._x, self._u, self._p, self._y, self._s, *self._terrain, 1)
 
     def set_inputs(self, **inputs: object) -> None:
-        """Change held inputs without advancing time (e.g. from a hook inside a step)."""
-        set_inputs(self._u, inputs)
+        """Change held inputs without advancing time (e.g. from a hook inside a step).
+
+        A non-finite value raises ``InputError`` (a ``ValueError``) naming the input and
+        changes nothing; finite values beyond an input's range are clamped by the model.
+        """
+        set_inputs(self._u, inputs, self._x[L.X_POS + 2])
 
     def run(self, n_steps: int, **inputs: object) -> None:
         """Advance ``n_steps`` physics steps in one compiled call with the inputs held."""
         if inputs:
-            set_inputs(self._u, inputs)
+            self.set_inputs(**inputs)
         if n_steps > 0:
             advance(self._x, self._u, self._p, self._y, self._s, *self._terrain, int(n_steps))
 
@@ -203,7 +259,7 @@ class Vehicle:
     def trace(self, seconds: float, every: int = 20, **inputs: object) -> dict[str, np.ndarray]:
         """Advance by a duration and return every signal sampled each ``every`` steps."""
         if inputs:
-            set_inputs(self._u, inputs)
+            self.set_inputs(**inputs)
         rows = max(round(seconds / self.dt) // every, 1)
         out = np.empty((rows, L.N_OUTPUTS))
         for i in range(rows):
@@ -294,12 +350,12 @@ class VehicleBatch:
 
     def set_inputs(self, **inputs: object) -> None:
         """Set inputs for every vehicle (a scalar) or per vehicle (an array of length N)."""
-        set_inputs(self.input_rows, inputs)
+        set_inputs(self.input_rows, inputs, self.states[:, L.X_POS + 2])
 
     def run(self, n_steps: int, **inputs: object) -> None:
         """Advance every vehicle ``n_steps`` steps (inputs as in ``set_inputs``, held)."""
         if inputs:
-            set_inputs(self.input_rows, inputs)
+            self.set_inputs(**inputs)
         advance_batch(
             self.states, self.input_rows, self._p, self.output_rows, *self._terrain, int(n_steps)
         )

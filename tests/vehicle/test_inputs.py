@@ -1,0 +1,100 @@
+"""Inputs through the Python API: non-finite values refused, ranges clamped, ground in reach."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from vcosim.errors import VcosimError
+from vcosim.vehicle import Terrain, Vehicle, VehicleBatch
+from vcosim.vehicle import layout as L
+from vcosim.vehicle.vehicle import GROUND_REACH, InputError
+
+
+@pytest.mark.parametrize(
+    "inputs,named",
+    [
+        ({"steering": math.nan}, "steering"),
+        ({"throttle": 0.5, "brake": math.inf}, "brake"),
+        ({"propulsion_torque": [0, 0, -math.inf, 0]}, "propulsion_torque"),
+        ({"ground_height": [0, math.nan, 0, 0]}, "ground_height"),
+        ({"gear": "first"}, "gear"),
+    ],
+)
+def test_a_bad_input_is_refused_by_name_and_changes_nothing(inputs, named):
+    v = Vehicle()
+    v.run(100, throttle=0.2)
+    before = v.snapshot()
+    for call in (v.step, v.set_inputs, lambda **i: v.run(10, **i)):
+        with pytest.raises(InputError, match=f"vehicle input {named}") as err:
+            call(**inputs)
+        assert isinstance(err.value, ValueError) and isinstance(err.value, VcosimError)
+        np.testing.assert_array_equal(v.state, before.state)
+        np.testing.assert_array_equal(v.input_array, before.inputs)
+    v.run(100)  # and it drives on
+    assert np.all(np.isfinite(v.outputs))
+
+
+def test_a_batch_refuses_a_nan_for_one_vehicle_and_keeps_every_row():
+    batch = VehicleBatch(3)
+    rows = batch.input_rows.copy()
+    with pytest.raises(InputError, match="throttle"):
+        batch.run(10, throttle=[0.1, math.nan, 0.3])
+    np.testing.assert_array_equal(batch.input_rows, rows)
+
+
+def test_finite_values_out_of_range_are_clamped_as_on_the_wire():
+    v = Vehicle()
+    v.run(200, steering=7.0, throttle=-3.0, brake=1e300)
+    s = v.signals()
+    assert s["steering_input"] == 1.0 and s["throttle_input"] == 0.0 and s["brake_input"] == 1.0
+    v.run(
+        2000,
+        drive_mode="torques",
+        propulsion_torque=[0, 0, 1e300, 1e300],
+        braking_torque=[-1e300, 0, 0, 0],
+    )
+    s = v.signals()
+    assert s["wheelRL_propulsionTorque"] == 1.0e5  # the coupling faces' limit
+    assert s["wheelFL_brakingTorque"] == 0.0
+    assert np.all(np.isfinite(v.state))
+
+
+def test_ground_far_above_the_vehicle_is_refused_with_the_reason():
+    v = Vehicle()
+    with pytest.raises(InputError, match=r"ground_height .* above the vehicle's centre"):
+        v.step(ground_from_inputs=1, ground_height=[1e6] * 4)
+    assert v.inputs["ground_from_inputs"] == 0.0
+    v.step(ground_from_inputs=1, ground_height=[GROUND_REACH - 1.0] * 4)  # within reach
+
+
+def test_a_ground_jump_given_on_the_wire_pushes_the_car_up_and_it_recovers():
+    """Faces write the input array directly: the kernel bounds a buried wheel (bump stop)."""
+    v = Vehicle()
+    u = v.input_array
+    u[L.U_GROUND_FROM_INPUTS] = 1.0
+    u[L.U_GROUND_FRICTION : L.U_GROUND_FRICTION + 4] = 1.0
+    u[L.U_GROUND_HEIGHT : L.U_GROUND_HEIGHT + 4] = 1.0e6
+    v.run(2000)
+    assert np.all(np.isfinite(v.state)) and v.signal("posZ") > 1.0
+    u[L.U_GROUND_HEIGHT : L.U_GROUND_HEIGHT + 4] = 0.0
+    v.run(40000)  # it falls back onto the ground and comes to rest
+    assert np.all(np.isfinite(v.state))
+    assert v.signal("altitude") == pytest.approx(Vehicle().signal("altitude"), abs=0.01)
+
+
+def test_a_vehicle_on_ground_a_thousand_kilometres_up_drives_as_at_sea_level():
+    height = np.full((3, 3), 1.0e6)
+    plateau = Terrain(
+        height=height,
+        friction=np.ones_like(height),
+        road=None,
+        grid=np.array([-1000.0, -1000.0, 1000.0]),
+    )
+    up, down = Vehicle(terrain=plateau), Vehicle()
+    for v in (up, down):
+        v.run(4000, drive_mode="torques", propulsion_torque=[0, 0, 300, 300])
+    assert up.signal("posZ") - 1.0e6 == pytest.approx(down.signal("posZ"), abs=1e-6)
+    assert up.signal("posX") == pytest.approx(down.signal("posX"), abs=1e-6)
