@@ -2,14 +2,23 @@
 
 The router runs here; each module is a ``vcosim`` process of its own (its own interpreter, so
 the 2000 Hz physics shares no lock with anything) and all end with one Shutdown.
+
+If ``drive`` itself dies, even by SIGKILL, its modules end too: on Linux each is started with
+``PR_SET_PDEATHSIG`` (SIGTERM when drive's main thread, which starts them, dies), so they close
+their files as on Ctrl-C; elsewhere, and as a second net, every module notices its silent
+router and ends after 10 s (``vcosim.bus.client.Liveness``).
 """
 
 from __future__ import annotations
 
+import ctypes
 import importlib.util
+import os
+import signal
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
 from typing import IO, Annotated, Any
@@ -33,11 +42,34 @@ from vcosim.errors import CouplingTimeout, VcosimError
 
 OPTIONAL_MODULES = (
     # (name, the module that must exist, the vcosim sub-command, its bus id), each started if
-    # its module is installed
-    ("input", "vcosim.modules.input", "input", ModuleId.INPUT),
+    # its module is installed; the driver's input last, so every module is there to hear the
+    # car from the driver's first input on
     ("sound", "vcosim.modules.sound", "sound", ModuleId.SOUND),
     ("viewer", "vcosim.modules.viewer", "view", ModuleId.VISUALISATION),
+    ("input", "vcosim.modules.input", "input", ModuleId.INPUT),
 )
+
+PR_SET_PDEATHSIG = 1  # from <linux/prctl.h>
+
+
+def ends_with_parent() -> Callable[[], None] | None:
+    """A ``preexec_fn`` that has the child sent SIGTERM when this process dies (Linux only).
+
+    The signal follows the death of the *thread* that starts the child, so start children
+    from the main thread. A parent that died before the child asked is caught by comparing
+    the parent's pid.
+    """
+    if not sys.platform.startswith("linux"):
+        return None
+    prctl = ctypes.CDLL(None, use_errno=True).prctl  # looked up here, not in the child
+    parent = os.getpid()
+
+    def preexec() -> None:
+        prctl(PR_SET_PDEATHSIG, signal.SIGTERM, 0, 0, 0)
+        if os.getppid() != parent:  # too late: the parent is already gone
+            os.kill(os.getpid(), signal.SIGTERM)
+
+    return preexec
 
 
 def drive(
@@ -57,6 +89,9 @@ def drive(
 
     Input, sound and the 3-D view start when their extras are installed. Every module also runs
     alone (`vcosim bus`, `vcosim sim --bus HOST:PORT`, `vcosim log`, ...), on any machine.
+
+    If drive is killed, its modules end too (Linux: at once; elsewhere: each module ends 10 s
+    after its router falls silent, with exit code 1).
     """
     router = bus_address(bus)
     report = run_drive(
@@ -84,6 +119,7 @@ class _Child:
             stdout=self._log,
             stderr=subprocess.STDOUT,
             start_new_session=True,  # Ctrl-C reaches drive alone, which ends them in order
+            preexec_fn=ends_with_parent(),  # ...and they end if drive is killed
         )
 
     @property

@@ -15,6 +15,11 @@ Consumed:
 - VMFM (``ground_from_viewer=True``): per-wheel ground height and friction from the viewer
   replace the local terrain, through the vehicle's ground inputs (see ``GROUND_INPUTS``).
 
+A router that has gone (``vcosim.bus.client.Liveness``: silent for 3 s, or its port closed)
+can bring no driver input: the vehicle releases the throttle and brakes fully until the
+router is back and the driver's next IMFM arrives; after 10 s of silence the run ends with
+``RouterLost`` (exit code 1).
+
 Published: FMVM (pose and ground speed) to the visualisation, FMLM (engine and skid sound
 from rpm, load and slip) to the sound module, ForceFeedback (the tyres' aligning moment, the
 ``force_feedback`` signal, positive turns the wheel left) to the input module, each at the
@@ -185,6 +190,7 @@ class BusVehicle:
         self.ground_applied = 0
         self.publish_errors = 0
         self.shutdown = False
+        self.router_lost = False
         self.last_inputs: dict[str, float] = {}
         self.last_ground: VMFM | None = None
         self._running = False
@@ -226,6 +232,8 @@ class BusVehicle:
         """Apply every message that has arrived, then publish the vehicle's state."""
         client = self.client
         client.poll()
+        if client.router_lost != self.router_lost:
+            self._router_changed(sim.vehicle, client.router_lost)
         while (message := client.next_message()) is not None:
             self.received[type(message).__name__] += 1
             self._consume(sim, message)
@@ -233,6 +241,13 @@ class BusVehicle:
             self._publish(sim.vehicle)
             if self.status_every and sim.vehicle.step_index % self.status_every == 0:
                 self._status(sim)
+
+    def _router_changed(self, vehicle: Vehicle, lost: bool) -> None:
+        """No router, no driver: release the throttle and brake (a dead-man rule)."""
+        self.router_lost = lost
+        if lost:
+            vehicle.set_inputs(throttle=0.0, brake=1.0)
+            log.warning("bus vehicle: no driver input without the router: throttle off, brakes on")
 
     # -- receiving --------------------------------------------------------------------------
     def _consume(self, sim: Simulation, message: Message) -> None:
@@ -349,6 +364,7 @@ class BusVehicle:
             "send_failures": stats.send_failures,
             "malformed": stats.malformed,
             "publish_errors": self.publish_errors,
+            "router_losses": stats.losses,
         }
 
     def close(self) -> None:

@@ -6,6 +6,10 @@ writes each to an MCAP file (the format: :mod:`vcosim.modules.recording`, whose 
 importable from here too). The file is flushed every second and finished on Shutdown, Ctrl-C
 or SIGTERM; a file cut short by a crash still reads up to its last flush.
 
+A router that falls silent (see ``vcosim.bus.client.Liveness``) is said in one line with how
+long nothing has been recorded, and the file is flushed; the logger records again when the
+router is back, and after 10 s of silence it finishes the file and ends (exit code 1).
+
 Replay (``vcosim replay FILE``) joins as an ordinary module (id 21) and sends each recorded
 message to its recorded destination, in recorded order, at the recorded pace or faster.
 The router names the replayer as the sender: a module cannot speak in another's name.
@@ -13,6 +17,7 @@ The router names the replayer as the sender: a module cannot speak in another's 
 
 from __future__ import annotations
 
+import logging
 import time
 from collections.abc import Collection
 from dataclasses import dataclass
@@ -20,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from vcosim.bus.catalogue import ModuleId, Shutdown, lookup
+from vcosim.bus.client import RouterLost
 from vcosim.bus.codec import Codec
 from vcosim.constants import BUS_PORT, LOOPBACK
 from vcosim.modules.base import BusModule, run_module
@@ -48,6 +54,8 @@ __all__ = [
     "read_recording",
     "replay",
 ]
+
+log = logging.getLogger("vcosim.modules")
 
 
 @dataclass
@@ -112,7 +120,22 @@ class Logger(BusModule[LoggerReport]):
             },
         )
         end = None if duration is None else time.monotonic() + duration
+        try:
+            self._record(recorder, end)
+        except RouterLost:
+            log.warning(
+                "logger: recorded nothing for the last %.0f s: the bus router is gone; "
+                "%s is complete up to then",
+                client.silent_for,
+                self.path,
+            )
+            raise
+
+    def _record(self, recorder: McapRecorder, end: float | None) -> None:
+        """Write every copy until Shutdown, ``stop()`` or ``end``; flush every interval."""
+        client = self.client
         next_flush = time.monotonic() + self.flush_interval
+        said_lost = False
         while True:
             stopping = self._stopping or self.shutdown  # what came before is still recorded
             client.wait(0.0 if stopping else 0.2)
@@ -121,12 +144,28 @@ class Logger(BusModule[LoggerReport]):
             self.take_messages()
             if stopping:
                 break
+            if client.router_lost != said_lost:
+                said_lost = client.router_lost
+                self._say_lost(said_lost)
             now = time.monotonic()
             if now >= next_flush:
                 recorder.flush()
                 next_flush = now + self.flush_interval
             if end is not None and now >= end:
                 break
+
+    def _say_lost(self, lost: bool) -> None:
+        """One line when the router falls silent (the file flushed), one when it is back."""
+        if lost and self.recorder is not None:
+            self.recorder.flush()
+            log.warning(
+                "logger: recorded nothing for the last %.0f s: the bus router is silent; "
+                "%s has everything until then",
+                self.client.silent_for,
+                self.path,
+            )
+        elif not lost:
+            log.warning("logger: the bus router is back; recording again")
 
     def stop(self) -> None:
         """Ask ``run`` to finish (from another thread) once it has recorded what has arrived."""
