@@ -28,6 +28,7 @@ from vcosim.errors import UnknownNameError
 from vcosim.reports import Report
 from vcosim.vehicle import Terrain, Vehicle, VehicleParams
 from vcosim.vehicle import layout as L
+from vcosim.vehicle._jit_cache import physics_cache
 from vcosim.vehicle.model import advance_each
 from vcosim.world.drivers import Drivers
 from vcosim.world.geometry import (
@@ -44,12 +45,19 @@ from vcosim.world.geometry import (
 )
 from vcosim.world.paths import Paths
 from vcosim.world.spec import ExternalDriver, Gearbox, WorldFile
-from vcosim.world.vehicles import bind_rows
+from vcosim.world.vehicles import bind_rows, engage_for_speed
+
+with physics_cache():
+    from vcosim.world.kernel import advance_each_serial
 
 log = logging.getLogger("vcosim.world")
 
 ACCELERATION_BOUND = 25.0
 """m/s2: no point of a vehicle body accelerates faster (tyres give ~10; margin for slopes)."""
+LONGEST_HORIZON = 0.05
+"""s: the furthest ahead a collision horizon looks (further adds pairs for little gain)."""
+PARALLEL_FROM = 64
+"""Vehicle-steps per call from which the threaded kernel beats the serial one."""
 
 
 @dataclass
@@ -121,6 +129,8 @@ class World:
             car.teleport(x, y, heading, speed=start.speed)
             if entry.gearbox is Gearbox.automatic:
                 car.set_inputs(automatic=1, gear=1)
+                if entry.engine and start.speed > 0.0:
+                    engage_for_speed(self.states[row], self.params[row], start.speed)
         driven = [i for i, e in enumerate(entries) if not isinstance(e.driver, ExternalDriver)]
         self.drivers = Drivers(
             [entries[i] for i in driven], driven, self.paths, self.geometry, self.names
@@ -133,6 +143,7 @@ class World:
         self.collided = np.zeros(len(entries), dtype=np.bool_)
         self._touching: set[tuple[int, int]] = set()
         self.stop_requested = False
+        self._safe_until = 0
         self.readings = np.zeros((len(entries), N_RANGE))
         self._poses = self.poses()
         self._decide()
@@ -163,17 +174,28 @@ class World:
     def run(self, n_steps: int) -> None:
         """Advance every vehicle ``n_steps`` steps (fewer if a collision stops the world).
 
-        Runs go in calls as long as the next driver decision and the collision horizon allow.
+        Each kernel call runs as far as the next driver decision and the collision horizon
+        allow: within the horizon no two boxes can touch, so they are checked only at its
+        end, which comes every step while vehicles are close.
         """
         left = int(n_steps)
         while left > 0 and not self.stop_requested:
-            to_decision = self.driver_steps - self.step_index % self.driver_steps
-            n = min(left, to_decision, self._safe_steps(min(left, to_decision)))
-            advance_each(self.states, self.inputs, self.params, self.outputs, *self._terrain, n)
+            step = self.step_index
+            if step >= self._safe_until:
+                self._safe_until = step + self._safe_steps()
+            to_decision = self.driver_steps - step % self.driver_steps
+            n = min(left, to_decision, self._safe_until - step)
+            kernel = advance_each if n * len(self) >= PARALLEL_FROM else advance_each_serial
+            kernel(self.states, self.inputs, self.params, self.outputs, *self._terrain, n)
             left -= n
-            self._poses = self.poses()
-            self._check_collisions()
-            if self.step_index % self.driver_steps == 0:
+            step += n
+            fresh = False
+            if step >= self._safe_until:
+                self._poses, fresh = self.poses(), True
+                self._check_collisions()
+            if step % self.driver_steps == 0:
+                if not fresh:
+                    self._poses = self.poses()
                 self._decide()
 
     # -- geometry -------------------------------------------------------------------------
@@ -200,10 +222,15 @@ class World:
             "half_width": g["half_width"],
         }
 
-    def _safe_steps(self, wanted: int) -> int:
-        """Whole steps (at least 1, at most ``wanted``) in which no two boxes can meet."""
-        if len(self) < 2 or wanted <= 1:
-            return 1
+    def _safe_steps(self) -> int:
+        """Whole steps (at least 1) from now in which no two boxes can meet.
+
+        Holds whatever the drivers do (the bound is on what a car can physically do), but
+        not across a teleport: ``teleported()`` says one happened.
+        """
+        wanted = round(LONGEST_HORIZON / self.dt)
+        if len(self) < 2:
+            return wanted
         p, g = self._poses, self.geometry
         spin = np.abs(p["yaw_rate"]) * g["radius"]  # a box corner's speed from turning
         horizon = safe_horizon(
@@ -246,6 +273,11 @@ class World:
         )  # fmt: skip
         self.drivers.decide(self.time, self.spec.driver_period, p, self.readings, self.inputs)
 
+    def teleported(self) -> None:
+        """After moving a vehicle by hand: look at the collision horizon afresh."""
+        self._poses = self.poses()
+        self._safe_until = self.step_index
+
     # -- reading --------------------------------------------------------------------------
     def row(self, name: str) -> int:
         """The row of vehicle ``name`` in the stacked arrays."""
@@ -255,7 +287,7 @@ class World:
 
     def sense(self, name: str) -> RangeReading:
         """The range sensor of ``name`` now (computed afresh, not from the last decision)."""
-        p = self._poses
+        p = self.poses()
         sensor = self.spec.sensor
         reading = range_readings(
             p["cx"], p["cy"], p["yaw"], p["vx"], p["vy"], p["ax"], p["ay"], p["yaw_rate"],
@@ -272,7 +304,7 @@ class World:
 
     def overlap(self, a: str, b: str) -> float:
         """How deep the boxes of ``a`` and ``b`` overlap now (m; zero or less: apart)."""
-        p = self._poses
+        p = self.poses()
         return float(
             box_overlap(
                 p["cx"], p["cy"], p["yaw"], p["half_length"], p["half_width"],
