@@ -6,7 +6,11 @@ lets a person drive with the keyboard or a gamepad.
 
 - :mod:`~vcosim.modules.viewer.server`: the module: page, websocket and bus in one loop.
 - :mod:`~vcosim.modules.viewer.state`: what the page shows (ground, car, latest state).
-- :mod:`~vcosim.modules.viewer.commands`: the page's commands as bus messages.
+- :mod:`~vcosim.modules.viewer.commands`: the page's commands as bus messages, checked.
+- :mod:`~vcosim.modules.viewer.gate`: only the viewer's own page, by its own name, drives.
+- :mod:`~vcosim.modules.viewer.deadman`: a driving page that falls silent is taken off the
+  throttle.
+- :mod:`~vcosim.modules.viewer.report`: what the viewer counts.
 """
 
 from vcosim.modules.viewer.commands import page_command

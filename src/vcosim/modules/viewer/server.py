@@ -25,9 +25,7 @@ import logging
 import signal
 import socket
 import threading
-from collections import Counter
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -39,9 +37,9 @@ from vcosim.modules.base import BusModule
 from vcosim.modules.viewer.commands import MAX_COMMAND_BYTES, CommandError, decode_command
 from vcosim.modules.viewer.deadman import DEADMAN_S, DeadMan
 from vcosim.modules.viewer.gate import Gate, GateMiddleware
+from vcosim.modules.viewer.report import ViewerReport, ViewerStats
 from vcosim.modules.viewer.state import VehicleState, terrain_json, vehicle_geometry
 from vcosim.net.peers import Reports
-from vcosim.reports import Report
 from vcosim.vehicle.terrain import Terrain
 
 log = logging.getLogger("vcosim.viewer")
@@ -50,38 +48,6 @@ STATIC = Path(__file__).parent / "static"
 """The page, its script and the vendored three.js, shipped inside the package."""
 TOO_BIG = 1009
 """The websocket close code of a message over the size limit (RFC 6455)."""
-
-
-@dataclass
-class ViewerStats:
-    """What the pages did: frames pushed, commands (bad ones by reason), refusals, releases."""
-
-    pages: int = 0
-    frames: int = 0
-    commands: int = 0
-    bad_commands: int = 0
-    malformed: Counter[str] = field(default_factory=Counter)
-    refused_hosts: int = 0
-    refused_origins: int = 0
-    releases: int = 0
-
-
-@dataclass
-class ViewerReport(Report):
-    """Counts for the closing summary."""
-
-    url: str
-    pages: int
-    frames: int
-    commands: int
-    bad_commands: int
-    malformed: dict[str, int]
-    refused_hosts: int
-    refused_origins: int
-    releases: int
-    received: dict[str, int]
-    poses: int
-    bus_malformed: int
 
 
 class Viewer(BusModule[ViewerReport]):

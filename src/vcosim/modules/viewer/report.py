@@ -1,0 +1,40 @@
+"""What the viewer counts while it serves, and the summary it closes with."""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+
+from vcosim.reports import Report
+
+
+@dataclass
+class ViewerStats:
+    """What the pages did: frames pushed, commands (bad ones by reason), refusals, releases."""
+
+    pages: int = 0
+    frames: int = 0
+    commands: int = 0
+    bad_commands: int = 0
+    malformed: Counter[str] = field(default_factory=Counter)
+    refused_hosts: int = 0
+    refused_origins: int = 0
+    releases: int = 0
+
+
+@dataclass
+class ViewerReport(Report):
+    """Counts for the closing summary."""
+
+    url: str
+    pages: int
+    frames: int
+    commands: int
+    bad_commands: int
+    malformed: dict[str, int]
+    refused_hosts: int
+    refused_origins: int
+    releases: int
+    received: dict[str, int]
+    poses: int
+    bus_malformed: int
