@@ -30,11 +30,21 @@ Reading rules:
 - **Problems** are collected over all files, not stopped at the first: a missing file
   ("…/simulinkSendLog.csv: file not found"), a row with the wrong number of columns
   ("simulinkSendLog.csv line 57: 40 columns, expected 112"), a value that is not a number,
-  a final line without an end of line — a writer stopped mid-row, e.g. a crash — ("line 1203:
-  truncated row"), a time that goes backwards, a non-finite time or id, a steps log without
+  a time that goes backwards, a non-finite time or id, a steps log without
   rows, an unknown event code. They are raised together as one ``vcosim.errors.ConfigError``
   whose ``source`` is the file (or the run folder when several files have problems). A
   missing events log is not a problem.
+
+- **A run cut short.** A final line without an end of line — a writer stopped mid-row, e.g. a
+  crash — is left out with a note (``Table.notes``, also logged as a warning): "line 1203: torn
+  last row left out".
+- **Binary logs.** vcosim writes each log as a NumPy ``.npy`` file while the run goes
+  (``simulinkSendLog.npy``: one record per row, fields named as the columns) and turns it into
+  the CSV when the run ends, unless the run is long (see ``vcosim.tight.debuglog``). A folder
+  without a log's CSV is read from its ``.npy`` file: its rows are counted from the file's size
+  (a killed run's header may count fewer), a torn last row is left out with a note; the names
+  in its header set the columns as a CSV header does. Older versions left ``….csv.part`` files
+  (raw rows, no names) when killed: those are read too, as rows of the standard layout.
 
 ``read_logs(folder)`` returns the logs as ``Table`` objects (named numpy columns) in a
 ``RunLogs`` tuple; ``events`` is None when the folder has no events log.
@@ -47,6 +57,7 @@ Reading rules:
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -55,7 +66,7 @@ from typing import NamedTuple
 import numpy as np
 
 from vcosim.errors import ConfigError
-from vcosim.tight.debuglog import RECEIVE_LOG, SEND_LOG, STEPS_LOG
+from vcosim.tight.debuglog import RECEIVE_LOG, SEND_LOG, STEPS_LOG, binary_path, read_rows
 from vcosim.tight.protocol import CONTROLLER_SLOT_NAMES, SIM_SLOT_NAMES
 
 SEND_NAMES: tuple[str, ...] = ("time", *SIM_SLOT_NAMES)  # 112
@@ -78,6 +89,7 @@ EVENT_CODES: dict[int, str] = {
     TIMEOUT: "timeout",
 }
 MAX_PROBLEMS_PER_FILE = 20  # further ones are counted, not listed
+log = logging.getLogger("vcosim.analysis")
 _NAN_SPELLINGS = ("-nan(ind)", "nan(ind)", "-1.#IND", "1.#QNAN", "-1.#QNAN")
 
 
@@ -91,7 +103,9 @@ class Table:
             (``"id"``, ``"throttle"``, ``"groundspeed"``, …; see ``vcosim.tight.protocol``).
         data: All columns, a 2-D float array (rows × columns).
         header: The file's own header names, or None if it had no header row.
-        lines: The line number in the file of each row (for messages about a row).
+        lines: The line number in the file of each row (for messages about a row; in a
+            binary log, the row number).
+        notes: What was left out or guessed in reading (a torn last row), one line each.
     """
 
     path: Path
@@ -99,6 +113,7 @@ class Table:
     data: np.ndarray
     header: tuple[str, ...] | None = None
     lines: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+    notes: tuple[str, ...] = ()
 
     @property
     def time(self) -> np.ndarray:
@@ -152,8 +167,9 @@ def _fields(line: str) -> list[str]:
 class _Problems:
     """The problems of one file: the first few listed, the rest counted."""
 
-    def __init__(self, name: str) -> None:
+    def __init__(self, name: str, unit: str = "line") -> None:
         self.name = name
+        self.unit = unit
         self.items: list[str] = []
         self.more = 0
 
@@ -161,7 +177,7 @@ class _Problems:
         if len(self.items) >= MAX_PROBLEMS_PER_FILE:
             self.more += 1
             return
-        where = f"{self.name} line {line}" if line is not None else self.name
+        where = f"{self.name} {self.unit} {line}" if line is not None else self.name
         self.items.append(f"{where}: {text}")
 
     def all(self) -> list[str]:
@@ -200,15 +216,16 @@ def read_table(
     header: tuple[str, ...] | None = None
     rows: list[str] = []
     row_lines: list[int] = []
+    notes: list[str] = []
     first = True  # the first non-blank line may be a header
     for number, line in enumerate(lines, start=1):
         line = line.rstrip("\r").strip()
         if not line:
             continue
         if number == truncated_at:
-            problems.add(
-                number,
-                "truncated row (the file ends without an end of line: its writer stopped mid-row)",
+            notes.append(
+                f"{path.name} line {number}: torn last row left out (the file ends without an "
+                "end of line: its writer stopped mid-row)"
             )
             continue
         fields = _fields(line)
@@ -244,14 +261,72 @@ def read_table(
                     except ValueError:
                         problems.add(number, f"column {column}: {value.strip()!r} is not a number")
                         break
-    lines_array = np.asarray(row_lines, dtype=np.int64)
+    return _checked(
+        path, names, data, header, np.asarray(row_lines, dtype=np.int64), notes, problems
+    )
+
+
+def _checked(
+    path: Path,
+    names: tuple[str, ...],
+    data: np.ndarray,
+    header: tuple[str, ...] | None,
+    lines: np.ndarray,
+    notes: list[str],
+    problems: _Problems,
+) -> tuple[Table | None, list[str]]:
+    """The table once its values are checked, or its problems; notes are logged."""
     if not problems and len(data):
-        _check_values(data, lines_array, names, problems)
+        _check_values(data, lines, names, problems)
     if not problems and names == STEPS_NAMES and len(data) == 0:
         problems.add(None, "no physics steps (the file has no rows)")
     if problems:
         return None, problems.all()
-    return Table(path, names, data, header, lines_array), []
+    for note in notes:
+        log.warning("%s", note)
+    return Table(path, names, data, header, lines, tuple(notes)), []
+
+
+def read_binary_table(
+    path: Path, names: tuple[str, ...], *, any_width: bool = False
+) -> tuple[Table | None, list[str]]:
+    """Read one debug log from vcosim's ``.npy`` file (or an older ``.csv.part``).
+
+    The same checks and results as ``read_table``; rows are numbered from 1 in messages.
+    """
+    path = Path(path)
+    problems = _Problems(path.name, unit="row")
+    notes: list[str] = []
+    header: tuple[str, ...] | None = None
+    if path.suffix == ".part":  # raw rows, no names: the standard layout
+        raw = np.fromfile(path, dtype="<f8")
+        width = len(names)
+        whole = len(raw) // width
+        data, torn = raw[: whole * width].reshape(whole, width), (len(raw) - whole * width) * 8
+        torn += path.stat().st_size % 8
+        notes.append(f"{path.name}: raw rows of {width} columns, as an older vcosim left them")
+    else:
+        try:
+            header, data, torn = read_rows(path)
+        except (ValueError, OSError) as exc:
+            return None, [f"{path}: not a readable .npy debug log ({exc})"]
+        if any_width and header[:2] == ("time", "id"):
+            names = header
+        if len(header) != len(names):
+            problems.add(None, f"rows of {len(header)} columns, expected {len(names)}")
+            return None, problems.all()
+    if torn:
+        notes.append(f"{path.name}: torn last row left out ({torn} bytes: the run was killed)")
+    lines = np.arange(1, len(data) + 1, dtype=np.int64)
+    return _checked(path, names, data, header, lines, notes, problems)
+
+
+def find_log(folder: Path, name: str) -> Path | None:
+    """The file holding a log: its CSV, else vcosim's ``.npy``, else an older ``.csv.part``."""
+    for candidate in (folder / name, binary_path(folder / name), folder / f"{name}.part"):
+        if candidate.is_file():
+            return candidate
+    return None
 
 
 def _next_width(lines: list[str], after: int) -> int | None:
@@ -302,6 +377,11 @@ class RunLogs(NamedTuple):
     receives: Table
     events: Table | None
 
+    @property
+    def notes(self) -> tuple[str, ...]:
+        """What reading left out (torn last rows), over all the logs."""
+        return tuple(note for table in self if table is not None for note in table.notes)
+
 
 def read_logs(folder: str | Path) -> RunLogs:
     """The steps, send, receive and (if present) events logs of a run folder, checked.
@@ -324,10 +404,12 @@ def read_logs(folder: str | Path) -> RunLogs:
     problems: list[str] = []
     bad_files: list[Path] = []
     logs = LOGS
-    if (folder / EVENTS_LOG).exists():  # optional: BeamNG and older vcosim do not write it
+    if find_log(folder, EVENTS_LOG):  # optional: BeamNG and older vcosim do not write it
         logs = (*LOGS, (EVENTS_LOG, EVENTS_NAMES))
     for name, names in logs:
-        table, found = read_table(folder / name, names, any_width=name in (SEND_LOG, RECEIVE_LOG))
+        path = find_log(folder, name) or folder / name
+        read = read_table if path.suffix == ".csv" else read_binary_table
+        table, found = read(path, names, any_width=name in (SEND_LOG, RECEIVE_LOG))
         if found:
             problems.extend(found)
             bad_files.append(folder / name)
