@@ -14,6 +14,7 @@ from vcosim.app import app
 from vcosim.bus.catalogue import FMVM, IMFM, Shutdown
 from vcosim.bus.client import BusClient
 from vcosim.bus.router import Router
+from vcosim.errors import CouplingTimeout
 
 pytest.importorskip("mcap")
 
@@ -98,3 +99,31 @@ def test_vcosim_replay_exports_csv(tmp_path: Path):
     )
     assert result.exit_code == 0, result.output
     assert (tmp_path / "rec.csv").read_text().splitlines()[1].startswith("0.000000,5,17,16,4,")
+
+
+def test_vcosim_bus_allow_is_checked_before_anything_starts():
+    result = vcosim("bus", "--listen", "127.0.0.1:0", "--allow", "127.0.0.1:99999,no.such.invalid")
+    output, _ = result.communicate(timeout=30)
+    assert result.returncode == 2, output
+    assert "--allow '127.0.0.1:99999': port '99999' is not 1..65535" in output
+    assert "--allow 'no.such.invalid'" in output and "bus router (id" not in output
+
+
+def test_vcosim_bus_allow_lets_another_loopback_host_join():
+    port = free_port()
+    router = vcosim("bus", "--listen", f"127.0.0.1:{port}", "--allow", "127.0.0.2")
+    try:
+        module = BusClient(16, port=port, bind_host="127.0.0.2")
+        try:
+            assert module.connect(timeout=20.0).connected  # (repeated until the router is up)
+        finally:
+            module.close()
+        stranger = BusClient(17, port=port, bind_host="127.0.0.3")
+        with pytest.raises(CouplingTimeout):
+            stranger.connect(timeout=0.5)
+        stranger.close()
+    finally:
+        router.terminate()
+        output, _ = router.communicate(timeout=20)
+    assert "joining from 127.0.0.1, 127.0.0.2" in output
+    assert "not an allowed peer" in output and "not allowed" in output

@@ -34,6 +34,7 @@ from vcosim.constants import BUS_PORT
 
 if TYPE_CHECKING:
     from vcosim.bus.codec import Codec
+    from vcosim.net import Allowlist
 
 
 def bus(
@@ -46,6 +47,14 @@ def bus(
     ] = BUS_DEFAULT,
     router_id: Annotated[int, typer.Option("--id", help="The router's own id.")] = 0,
     max_modules: Annotated[int, typer.Option(help="Modules accepted at most.")] = 32,
+    allow: Annotated[
+        list[str] | None,
+        typer.Option(
+            metavar="HOST[:PORT]",
+            help="Also accept handshakes from this host, or exactly this HOST:PORT (repeatable, "
+            "or comma-separated); by default only loopback and the --listen host.",
+        ),
+    ] = None,
     symbols: BusSymbols = BUS_SYMBOLS,
     max_length: BusMaxLength = BUS_MAX_LENGTH,
     json_out: JsonOut = None,
@@ -53,9 +62,14 @@ def bus(
     """Run the NightRider bus router: modules join with a handshake, messages go by module id.
 
     Runs until Ctrl-C, SIGTERM or a Shutdown message to the router's id (which every module
-    receives). Malformed messages and unknown destinations are counted and reported.
+    receives). Malformed messages, unknown destinations and handshakes from peers not allowed
+    are counted and reported. A module pings a silent router with its handshake, says when the
+    router is gone, rejoins a router restarted on the same address, and ends (exit code 1)
+    after 10 s of silence.
     """
     address = parse_address(listen, option="--listen", default_port=BUS_PORT)
+    from vcosim.bus.sockets import allowlist
+
     report = run_router(
         address.host,
         address.port,
@@ -63,6 +77,7 @@ def bus(
         max_modules=max_modules,
         codec=bus_codec(symbols, max_length),
         json_out=json_out,
+        allow=allowlist(allow or (), address.host),
     )
     if report["interrupted"]:
         raise typer.Exit(130)
@@ -77,7 +92,12 @@ def log(
     symbols: BusSymbols = BUS_SYMBOLS,
     max_length: BusMaxLength = BUS_MAX_LENGTH,
 ) -> None:
-    """Record every message on the bus, with timestamps, to MCAP (Foxglove, PlotJuggler)."""
+    """Record every message on the bus, with timestamps, to MCAP (Foxglove, PlotJuggler).
+
+    If the router falls silent the logger says so and how long it has recorded nothing; it
+    records again when the router is back, or finishes the file and exits with code 1 after
+    10 s of silence.
+    """
     router = bus_address(bus)
     report = run_logger(
         out_file,
@@ -167,17 +187,20 @@ def run_router(
     max_modules: int,
     codec: Codec,
     json_out: Path | None = None,
+    allow: Allowlist | None = None,
 ) -> dict[str, Any]:
     """Serve until Ctrl-C, SIGTERM or a Shutdown to the router; print the summary."""
     from vcosim.bus.router import Router
     from vcosim.interrupts import sigterm_as_interrupt
 
     setup_logging()
-    router = Router(host, port, router_id=router_id, max_modules=max_modules, codec=codec)
+    router = Router(
+        host, port, router_id=router_id, max_modules=max_modules, codec=codec, allow=allow
+    )
     h, p = router.address
     note(
-        f"bus router (id {router_id}) on {h}:{p}, up to {max_modules} modules; "
-        f"Ctrl-C, SIGTERM or a Shutdown to id {router_id} ends it"
+        f"bus router (id {router_id}) on {h}:{p}, up to {max_modules} modules, joining from "
+        f"{router.allow}; Ctrl-C, SIGTERM or a Shutdown to id {router_id} ends it"
     )
     interrupted = False
     with sigterm_as_interrupt():
