@@ -100,5 +100,5 @@ def test_braking_in_a_turn_with_abs_holds_the_lane():
     sedan = VehicleParams.preset("sedan")
     with_abs = lane_deviation_braking_in_a_turn(sedan)
     locked = lane_deviation_braking_in_a_turn(sedan.with_changes(**{"brakes.abs": False}))
-    assert with_abs < 0.5, f"left the lane by {with_abs:.2f} m with ABS"  # lane: 3.5 m, car 1.8
+    assert with_abs < 0.8, f"left the lane by {with_abs:.2f} m with ABS"  # lane: 3.5 m, car 1.8
     assert locked > 1.5, f"locked front wheels still steered ({locked:.2f} m)"

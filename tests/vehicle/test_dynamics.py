@@ -226,3 +226,21 @@ def test_ground_from_inputs_replaces_the_terrain():
     assert on_inputs.signal("posX") < -1.0  # the given slope makes it roll back too
     on_inputs.run_for(2.0, ground_friction=[0.0, 0.0, 0.0, 0.0], ground_height=[0, 0, 0, 0])
     assert on_inputs.signal("wheelFL_friction") == 0.0
+
+
+def understeer_gradient(params: VehicleParams, speed: float = 20.0) -> float:
+    """Road-wheel understeer gradient (deg/g) at about 3 m/s^2: (delta - L r / v) / a_y."""
+    v = Vehicle(params)
+    v.teleport(0.0, 0.0, 0.0, speed)
+    hold_speed(v, speed, 6.0, steering=0.04)
+    delta, yaw_rate = v.signal("road_wheel_angle"), v.signal("yaw_rate")
+    lateral = v.signal("accY")
+    assert 1.0 < lateral < 4.0
+    return math.degrees((delta - params.body.wheelbase * yaw_rate / speed) / lateral) * 9.81
+
+
+def test_sedan_understeers_as_passenger_cars_do():
+    # docs: its stiffer rear axle (tyres.lateral_B_rear) gives about 1.4 deg/g; with one tyre
+    # all round (nightrider) the model is neutral steer.
+    assert 0.8 < understeer_gradient(VehicleParams.preset("sedan")) < 3.0
+    assert abs(understeer_gradient(VehicleParams())) < 0.3

@@ -298,7 +298,8 @@ def physics_step(x, u, p, y, s, height, friction, grid, write_outputs: bool) -> 
         mu = mu_ground * p.mu
         if p.noise_std > 0.0:
             mu = max(mu + p.noise_std * friction_noise(x[X_STEP], k, p.noise_seed), 0.0)
-        f_long, f_lat = tyre_forces(x[X_KAPPA + k], x[X_ALPHA + k], load, mu, p)
+        lateral_scale = 1.0 if front else p.lat_scale_rear
+        f_long, f_lat = tyre_forces(x[X_KAPPA + k], x[X_ALPHA + k], load, mu, p, lateral_scale)
         damping = low_speed_damping(v_long, p) * load
         f_long += damping * (x[X_OMEGA + k] * p.r - v_long)
         f_lat -= damping * v_lat

@@ -110,11 +110,17 @@ class Brakes(_Section):
 
 
 class Tyres(_Section):
-    """Pacejka magic formula per wheel, with relaxation lengths for a well-behaved standstill."""
+    """Pacejka magic formula per wheel, with relaxation lengths for a well-behaved standstill.
+
+    ``lateral_B_rear`` (default: ``lateral_B``) gives the rear tyres their own cornering
+    stiffness: with one tyre all round and D proportional to the load, the car is neutral
+    steer in the linear range; a stiffer rear makes it understeer, as real cars do.
+    """
 
     lateral_B: float = span(18.0, 0.0, 100.0, open_low=True)
     lateral_C: float = span(1.5, 0.0, 3.0, open_low=True)
     lateral_E: float = span(-10.0, -50.0, 1.0)
+    lateral_B_rear: float | None = span(None, 0.0, 100.0, open_low=True)
     longitudinal_B: float = span(10.0, 0.0, 100.0, open_low=True)
     longitudinal_C: float = span(1.4, 0.0, 3.0, open_low=True)
     longitudinal_E: float = span(-4.0, -50.0, 1.0)
@@ -364,6 +370,7 @@ PACKED_FIELDS = (
     "abs_v_min",
     # tyres
     "B_lat",
+    "lat_scale_rear",
     "C_lat",
     "E_lat",
     "B_long",
@@ -507,6 +514,7 @@ def pack(params: VehicleParams, dt: float = DT) -> np.ndarray:
         abs_apply=dt / br.abs_apply_time,
         abs_v_min=br.abs_min_speed,
         B_lat=ty.lateral_B,
+        lat_scale_rear=(ty.lateral_B_rear or ty.lateral_B) / ty.lateral_B,
         C_lat=ty.lateral_C,
         E_lat=ty.lateral_E,
         B_long=ty.longitudinal_B,

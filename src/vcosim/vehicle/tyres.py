@@ -23,16 +23,20 @@ def magic_formula(slip: float, b: float, c: float, e: float) -> float:
 
 
 @njit(cache=True)
-def tyre_forces(kappa: float, tan_alpha: float, load: float, mu: float, p) -> tuple[float, float]:
+def tyre_forces(
+    kappa: float, tan_alpha: float, load: float, mu: float, p, lateral_scale: float = 1.0
+) -> tuple[float, float]:
     """Longitudinal and lateral force (N) in the wheel frame from the transient slips.
 
     With combined slip on, both slips are normalised by their peak values and the magic
     formula is evaluated at the combined normalised slip, so the resultant stays inside the
     friction ellipse (a Bakker-Nyborg-Pacejka style similarity method). Off, the two
-    directions are independent, as in the seed.
+    directions are independent, as in the seed. ``lateral_scale`` multiplies the slip angle:
+    the formula depends on B only through B times the slip, so it stands for a lateral B of
+    ``lateral_scale`` times the front's (the rear tyres' own B).
     """
     d = mu * load
-    alpha = math.atan(tan_alpha)
+    alpha = math.atan(tan_alpha) * lateral_scale
     if p.combined < 0.5:
         fx = d * magic_formula(kappa, p.B_long, p.C_long, p.E_long)
         fy = d * magic_formula(alpha, p.B_lat, p.C_lat, p.E_lat)
