@@ -16,7 +16,7 @@ import numpy as np
 from vcosim.vehicle import layout as L
 from vcosim.world.geometry import R_DISTANCE, R_RELATIVE_SPEED
 from vcosim.world.paths import Paths, pure_pursuit
-from vcosim.world.spec import IdmDriver, LaneChange, ProfileDriver, VehicleEntry
+from vcosim.world.spec import IdmDriver, LaneChange, PathDriver, ProfileDriver, VehicleEntry
 
 SPEED_TIME_CONSTANT = 1.0  # s: a profile driver closes a speed error at this pace
 THROTTLE_ACCELERATION = 5.0  # m/s2 of a full throttle, roughly (the integrator trims it)
@@ -43,8 +43,9 @@ class Drivers:
         self.paths = paths
         self.geometry = geometry
         drivers = [entry.driver for entry in entries]
-        self.path_of = np.array([paths.index[d.path] for d in drivers], dtype=np.int64)  # type: ignore[union-attr]
-        self.offset = np.array([d.offset for d in drivers], dtype=float)  # type: ignore[union-attr]
+        driven = [d for d in drivers if isinstance(d, PathDriver)]
+        self.path_of = np.array([paths.index[d.path] for d in driven], dtype=np.int64)
+        self.offset = np.array([d.offset for d in driven], dtype=np.float64)
         self.hint = np.full(n, -1, dtype=np.int64)
         self.arc = np.zeros(n)
         self.steering = np.zeros(n)

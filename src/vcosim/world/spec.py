@@ -90,7 +90,7 @@ class LaneChange(Options):
         return self
 
 
-class _PathDriver(Options):
+class PathDriver(Options):
     """A built-in driver steering along a path at a lane offset (m, left of the path)."""
 
     path: str
@@ -104,7 +104,7 @@ class ExternalDriver(Options):
     kind: Literal["external"] = "external"
 
 
-class ProfileDriver(_PathDriver):
+class ProfileDriver(PathDriver):
     """A speed profile along a path: (time s, speed m/s) points, linear between, held after."""
 
     kind: Literal["profile"]
@@ -118,7 +118,7 @@ class ProfileDriver(_PathDriver):
         return self
 
 
-class IdmDriver(_PathDriver):
+class IdmDriver(PathDriver):
     """Car following by the Intelligent Driver Model (Treiber, Hennecke, Helbing 2000)."""
 
     kind: Literal["idm"]

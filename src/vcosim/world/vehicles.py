@@ -29,7 +29,7 @@ class WorldVehicle(Vehicle):
             "a world's vehicle steps with its world: run the Simulation (or World.run)"
         )
 
-    step = run = run_for = trace = reset = _alone  # type: ignore[assignment]
+    step = run = run_for = trace = reset = _alone
 
 
 def engage_for_speed(state: np.ndarray, record: np.void, speed: float) -> None:
