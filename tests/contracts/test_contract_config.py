@@ -99,7 +99,7 @@ def test_an_invalid_file_lists_every_problem_with_its_json_path(tmp_path):
         "$.inputs[0].ports[0][0].dataType: Input should be 'float'",
         "$.inputs[0].ports[1][0].propertyType: meta fields describe received data; they are "
         "outputs only",
-        "$.inputs[0].updatePeriod: Input should be greater than 0",
+        "$.inputs[0].updatePeriod: Input should be greater than or equal to 0.0005",
         "$.outputs[0]: give updatePeriod or updatePeriodMs, not both",
         "$.outputs[0].ports[0][0]: no remoteObject (give it here or at the top level)",
         "$.outputs[0].ports[0][0].dataSize: Input should be 64",

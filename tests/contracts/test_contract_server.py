@@ -263,7 +263,7 @@ def test_malformed_datagrams_are_counted_never_fatal():
         "short": 2,
         "bad_magic": 1,
         "unknown_kind": 1,
-        "bad_body": 1,
+        "bad_json": 1,
     }
     server.endpoint.send(b"junk", client.address)  # and to the client, from the server's port
     server.endpoint.send(b"XX\x01\x03" + bytes(20), client.address)

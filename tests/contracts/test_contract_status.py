@@ -85,7 +85,7 @@ def test_a_server_that_vanishes_and_comes_back():
 
 
 def test_status_4_when_the_server_refuses_the_handshake_and_0_clears_it():
-    # A server speaking another protocol version answers ERROR: the client stops trying.
+    # A server that refuses the handshake itself answers ERROR: the client stops trying.
     import socket
 
     from vcosim.contracts import protocol as P
@@ -97,8 +97,10 @@ def test_status_4_when_the_server_refuses_the_handshake_and_0_clears_it():
             document(fake.getsockname()[1], outputs=[{"ports": fields("rpm")}]), None, step=0.001
         )
         client.step_once()  # sends HELLO
-        _, sender = fake.recvfrom(65535)
-        fake.sendto(P.HEADER.pack(P.MAGIC, P.VERSION + 1, P.Kind.ERROR, 0), sender)
+        hello, sender = fake.recvfrom(65535)
+        session = P.read_header(hello, len(hello))[1]
+        refusal = P.ErrorBody(code="bad_hello", message="contract ids repeat")
+        fake.sendto(P.encode(P.Kind.ERROR, session, refusal), sender)
         assert wait_until(lambda: (client.step_once(), client.status)[1] is S.error)
         client.directive = 0.0
         client.step_once()

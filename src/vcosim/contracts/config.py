@@ -15,6 +15,7 @@ from __future__ import annotations
 import difflib
 import json
 import logging
+import math
 import re
 from collections.abc import Sequence
 from pathlib import Path
@@ -24,6 +25,21 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from vcosim.config import read_config_text
 from vcosim.constants import CONTRACTS_PORT
+from vcosim.contracts.limits import (
+    MAX_CONTRACT_WIDTH,
+    MAX_PERIOD,
+    MIN_PERIOD,
+    Demand,
+    Name,
+    Period,
+    PeriodMs,
+    Timeout,
+    TimeoutMs,
+    Width,
+    demand_problems,
+    load_json,
+    point_problem,
+)
 from vcosim.errors import ConfigError
 
 log = logging.getLogger("vcosim.contracts")
@@ -33,10 +49,7 @@ DEFAULT_PERIOD = 0.01  # s, when a group gives neither updatePeriod nor updatePe
 CONTRACT_META = ("time", "receive_time_offset", "serial_number")
 PING_META = ("ping_results", "pingResults")
 PING_WIDTH = 3  # round trip (s), clock offset (s), simulation-time offset (s)
-MAX_CONTRACT_WIDTH = 8000  # values per contract: one datagram (65,507 bytes) holds 8,185
-
-Positive = Annotated[float, Field(gt=0)]
-NonNegative = Annotated[float, Field(ge=0)]
+__all__ = ["MAX_CONTRACT_WIDTH", "ContractConfig", "load_config", "parse_config"]
 
 
 class _Strict(BaseModel):
@@ -48,15 +61,15 @@ class _Strict(BaseModel):
 class FieldConfig(_Strict):
     """One field of a port: a remote property (or a meta value), its width and its defaults."""
 
-    remoteObject: str | None = None
-    propertyName: Annotated[str, Field(min_length=1)]
+    remoteObject: Name | None = None
+    propertyName: Name
     propertyType: Literal["contract_field", "meta"] | None = None
     dataType: Literal["float"] = "float"
     dataSize: Literal[64] = 64
-    arraySize: Annotated[int, Field(ge=1)] | None = None
+    arraySize: Width | None = None
     initialValue: float = 0.0
     invalidValue: float = 0.0
-    params: str | None = None
+    params: Name | None = None
 
     def is_meta(self, group_type: str) -> bool:
         """Meta by its own propertyType, else by the group's default."""
@@ -75,13 +88,13 @@ class PortGroupConfig(_Strict):
     """A port group: a contract (or commData) with its schedule and its ports."""
 
     groupType: Literal["contract", "commData"] = "contract"
-    updatePeriod: Positive | None = None
-    updatePeriodMs: Positive | None = None
+    updatePeriod: Period | None = None
+    updatePeriodMs: PeriodMs | None = None
     timeSyncMode: Literal["none", "absolute"] = "none"
-    overdueDataTimeout: NonNegative | None = None
-    overdueDataTimeoutMs: NonNegative | None = None
-    blockTimeThreshold: NonNegative | None = None  # deprecated spelling of overdueDataTimeout
-    blockTimeThresholdMs: NonNegative | None = None  # deprecated spelling, milliseconds
+    overdueDataTimeout: Timeout | None = None
+    overdueDataTimeoutMs: TimeoutMs | None = None
+    blockTimeThreshold: Timeout | None = None  # deprecated spelling of overdueDataTimeout
+    blockTimeThresholdMs: TimeoutMs | None = None  # deprecated spelling, milliseconds
     ports: Annotated[list[Annotated[list[FieldConfig], Field(min_length=1)]], Field(min_length=1)]
 
     @property
@@ -121,7 +134,7 @@ class ContractConfig(_Strict):
     """A VS Connect S-function configuration file, version 2."""
 
     version: float
-    timeDilation: float = 1.0
+    timeDilation: Annotated[float, Field(ge=0, allow_inf_nan=False)] = 1.0
     remoteIP: Annotated[str, Field(min_length=1)] = "127.0.0.1"
     remotePort: Annotated[int, Field(ge=1, le=65535)] = DEFAULT_PORT
     remoteObject: str | None = None
@@ -159,11 +172,13 @@ def load_config(source: str | Path) -> ContractConfig:
     path = Path(source)
     text = read_config_text(path)
     try:
-        data = json.loads(text)
+        data = load_json(text)
     except json.JSONDecodeError as exc:
         raise ConfigError(
             [f"line {exc.lineno}, column {exc.colno}: not valid JSON: {exc.msg}"], str(path)
         ) from None
+    except ValueError as exc:  # nested too deep, a number too long...
+        raise ConfigError([f"not a contract file: {exc}"], str(path)) from None
     return parse_config(data, str(path))
 
 
@@ -228,6 +243,7 @@ def rule_problems(data: Any) -> list[str]:
         return [] if data is None else ["$: the document must be a JSON object"]
     problems: list[str] = []
     synced: list[str] = []
+    demands: list[Demand] = []
     has_default_object = isinstance(data.get("remoteObject"), str)
     for side in ("inputs", "outputs"):
         groups = data.get(side)
@@ -238,8 +254,11 @@ def rule_problems(data: Any) -> list[str]:
                 continue
             where = f"$.{side}[{g}]"
             problems.extend(_group_problems(group, where, side, has_default_object))
-            if group.get("timeSyncMode") == "absolute" and group.get("groupType") != "commData":
-                synced.append(where)
+            if group.get("groupType") != "commData":
+                demands.append(_demand(group, where, side))
+                if group.get("timeSyncMode") == "absolute":
+                    synced.append(where)
+    problems.extend(demand_problems(demands))
     if len(synced) > 1:
         problems.append(
             f'$: only one contract may have timeSyncMode "absolute"; '
@@ -276,26 +295,43 @@ def _group_problems(
         problems.append(
             f"{where}.timeSyncMode: a commData group is not a contract and cannot be time-synced"
         )
-    ports = group.get("ports")
-    if not isinstance(ports, list):
-        return problems
-    width = 0
-    for p, port in enumerate(ports):
-        if not isinstance(port, list):
-            continue
-        for f, fld in enumerate(port):
-            if not isinstance(fld, dict):
-                continue
-            at = f"{where}.ports[{p}][{f}]"
-            problems.extend(_field_problems(fld, at, side, comm, has_default_object))
-            size = fld.get("arraySize", 1)
-            width += size if isinstance(size, int) and size > 0 else 1
-    if width > MAX_CONTRACT_WIDTH:
-        problems.append(
-            f"{where}: {width} values do not fit one datagram "
-            f"(at most {MAX_CONTRACT_WIDTH} per contract)"
-        )
+    for p, port in enumerate(_list(group.get("ports"))):
+        for f, fld in enumerate(_list(port)):
+            if isinstance(fld, dict):
+                at = f"{where}.ports[{p}][{f}]"
+                problems.extend(_field_problems(fld, at, side, comm, has_default_object))
     return problems
+
+
+def _demand(group: dict[str, Any], where: str, side: str) -> Demand:
+    """What a contract group asks of the server, read from the raw document (``limits``).
+
+    Meta fields are the client's own (not on the wire); a period out of range counts at the
+    nearest legal one (the period's own problem is reported by the model).
+    """
+    period = _number(group.get("updatePeriod"))
+    if period is None:
+        millis = _number(group.get("updatePeriodMs"))
+        period = DEFAULT_PERIOD if millis is None else millis / 1000.0
+    fields = [
+        fld
+        for port in _list(group.get("ports"))
+        for fld in _list(port)
+        if isinstance(fld, dict) and fld.get("propertyType", "contract_field") != "meta"
+    ]
+    sizes = [fld.get("arraySize", 1) for fld in fields]
+    width = sum(size if isinstance(size, int) and size > 0 else 1 for size in sizes)
+    period = min(max(period, MIN_PERIOD), MAX_PERIOD)
+    return Demand(where, side == "outputs", period, len(fields), width)
+
+
+def _list(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else []
+
+
+def _number(value: Any) -> float | None:
+    ok = isinstance(value, (int, float)) and not isinstance(value, bool)
+    return float(value) if ok and math.isfinite(value) else None
 
 
 def _field_problems(
@@ -329,4 +365,7 @@ def _field_problems(
         problems.append(f"{at}: no remoteObject (give it here or at the top level)")
     if kind == "meta" and "params" in fld:
         problems.append(f"{at}.params: meta fields take no params")
+    params = fld.get("params")
+    if isinstance(params, str) and (problem := point_problem(params)) is not None:
+        problems.append(f"{at}.params: {problem}")
     return problems

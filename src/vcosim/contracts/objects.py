@@ -13,7 +13,7 @@ simulation's time) and fixed named points (``"Origin"`` always, more by configur
   or ``propulsion_torque_FL`` ... one each).
 - Functions (on every object, ``params`` names the other one): ``DISTANCE`` (alias
   ``VSAP_DISTANCE``), the horizontal distance; ``DISTANCE_3D``. ``params`` is an object name
-  or a point given as ``"X,Y"`` or ``"X,Y,Z"`` (metres).
+  or a point given as ``"X,Y"`` or ``"X,Y,Z"`` (metres, each within ±1e7).
 
 Names match exactly, or case-insensitively when that is unambiguous. A request that cannot be
 served returns the reason as a string; the server sends it back as the field's refusal.
@@ -27,6 +27,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Literal
 
+from vcosim.contracts.limits import MAX_COORDINATE, coordinates, point_problem
 from vcosim.vehicle import Vehicle
 from vcosim.vehicle import layout as L
 
@@ -116,17 +117,24 @@ def _lookup(name: str, names: Mapping[str, object]) -> str | None:
     return matches[0] if len(matches) == 1 else None
 
 
-def _unknown(kind: str, name: str, of: str, valid: list[str]) -> str:
+def _close(name: str, valid: list[str]) -> str:
+    """``"; did you mean 'x'?"`` for the closest valid name, or "" (about 1 ms: use sparingly)."""
     close = difflib.get_close_matches(name, valid, n=1)
     if not close:
         close = difflib.get_close_matches(name.lower(), [v.lower() for v in valid], n=1)
         close = [v for v in valid if close and v.lower() == close[0]][:1]
-    hint = f"; did you mean {close[0]!r}?" if close else ""
-    return f"unknown {kind} {name!r} of {of}{hint}"
+    return f"; did you mean {close[0]!r}?" if close else ""
 
 
 class Catalogue:
-    """The objects of one simulation and how to read, write and call their properties."""
+    """The objects of one simulation and how to read, write and call their properties.
+
+    ``hints``: how many more unknown names get a "did you mean" (each costs about a
+    millisecond); the server allows a few per HELLO, so a HELLO of hundreds of unknown names
+    costs little.
+    """
+
+    hints = 1 << 30
 
     def __init__(
         self,
@@ -171,7 +179,7 @@ class Catalogue:
         if name == self.vehicle_name:
             canonical = _lookup(prop, VEHICLE_READABLE)
             if canonical is None:
-                return _unknown("property", prop, name, [*VEHICLE_READABLE, *FUNCTIONS])
+                return self._unknown("property", prop, name, [*VEHICLE_READABLE, *FUNCTIONS])
             slots = tuple(L.SIGNAL_INDEX[s] for s in VEHICLE_READABLE[canonical])
             reader = Reader(len(slots), signals=slots)
         else:
@@ -194,7 +202,7 @@ class Catalogue:
         if canonical is None:
             if _lookup(prop, VEHICLE_READABLE) is not None or _lookup(prop, FUNCTIONS):
                 return f"{prop!r} of {found} is read-only (writable: {', '.join(WRITERS)})"
-            return _unknown("writable property", prop, found, list(WRITERS))
+            return self._unknown("writable property", prop, found, list(WRITERS))
         if params is not None:
             return f"{prop!r} of {found} takes no params"
         writer = WRITERS[canonical]
@@ -203,14 +211,22 @@ class Catalogue:
         return writer
 
     # -- helpers ----------------------------------------------------------------------------
+    def _unknown(self, kind: str, name: str, of: str, valid: list[str]) -> str:
+        return f"unknown {kind} {name!r} of {of}{self._hint(name, valid)}"
+
+    def _hint(self, name: str, valid: list[str]) -> str:
+        if self.hints <= 0:
+            return ""
+        self.hints -= 1
+        return _close(name, valid)
+
     def _object(self, obj: str | None) -> tuple[str | None, str]:
         """(the canonical object name, "") or (None, why there is none)."""
         if obj is None:
             return None, "no remoteObject given"
         canonical = _lookup(obj, self._positions)
         if canonical is None:
-            close = difflib.get_close_matches(obj, self.objects, n=1)
-            hint = f"; did you mean {close[0]!r}?" if close else ""
+            hint = self._hint(obj, self.objects)
             return None, f"unknown object {obj!r}{hint} (objects: {', '.join(self.objects)})"
         return canonical, ""
 
@@ -228,7 +244,7 @@ class Catalogue:
             table["step_index"] = lambda: (float(vehicle.step_index),)
         canonical = _lookup(prop, table)
         if canonical is None:
-            return _unknown("property", prop, name, [*table, *FUNCTIONS])
+            return self._unknown("property", prop, name, [*table, *FUNCTIONS])
         width = 3 if canonical == "position" else 1
         return Reader(width, function=table[canonical])
 
@@ -239,6 +255,9 @@ class Catalogue:
                 f'point "X,Y" or "X,Y,Z"'
             )
         other = _point(params)
+        problem = point_problem(params)
+        if problem is not None:
+            return f"{function} params {params!r}: {problem}"
         if other is None:
             target, reason = self._object(params.strip())
             if target is None:
@@ -252,8 +271,7 @@ class Catalogue:
         if FUNCTIONS[function]:
 
             def distance() -> tuple[float, ...]:
-                (x0, y0, z0), (x1, y1, z1) = here(), there()
-                return (math.sqrt((x1 - x0) ** 2 + (y1 - y0) ** 2 + (z1 - z0) ** 2),)
+                return (math.dist(here(), there()),)
         else:
 
             def distance() -> tuple[float, ...]:
@@ -269,20 +287,12 @@ def _fixed(point: tuple[float, float, float]) -> Position:
 
 
 def _point(value: object) -> tuple[float, float, float] | None:
-    """A point from ``"X,Y"``/``"X,Y,Z"`` or a 2- or 3-sequence; None if it is not one."""
-    parts: list[object]
-    if isinstance(value, str):
-        parts = [p for p in value.replace(";", ",").split(",")]
-    elif isinstance(value, (tuple, list)):
-        parts = list(value)
-    else:
-        return None
-    if len(parts) not in (2, 3):
-        return None
-    try:
-        xyz = [float(p) for p in parts]  # type: ignore[arg-type]
-    except (TypeError, ValueError):
-        return None
-    if not all(math.isfinite(c) for c in xyz):
+    """A point from ``"X,Y"``/``"X,Y,Z"`` or a 2- or 3-sequence; None if it is not one.
+
+    Coordinates beyond ``MAX_COORDINATE`` (or not finite) make no point: a distance to one
+    would overflow.
+    """
+    xyz = coordinates(value)
+    if xyz is None or not all(abs(c) <= MAX_COORDINATE for c in xyz):  # (False for NaN)
         return None
     return (xyz[0], xyz[1], xyz[2] if len(xyz) == 3 else 0.0)

@@ -15,11 +15,13 @@ from pydantic import ConfigDict, Field
 
 from vcosim.config import Options
 from vcosim.constants import BLOCKING_TIMEOUT, CONTRACTS_PORT, LOOPBACK
+from vcosim.contracts.limits import Coordinate
 
 Port = Annotated[int, Field(ge=0, le=65535)]
 Seconds = Annotated[float, Field(gt=0, allow_inf_nan=False)]
 NonNegative = Annotated[float, Field(ge=0, allow_inf_nan=False)]
 SpinTime = Annotated[float, Field(ge=0, le=1, allow_inf_nan=False)]
+Point = Annotated[tuple[Coordinate, ...], Field(min_length=2, max_length=3)]  # (X, Y[, Z]) m
 LOCKSTEP_SPIN = 0.05  # s of busy-polling before sleeping, where a peer answers at once
 
 
@@ -74,6 +76,10 @@ class ServerOptions(Options):
         goodbye: Say BYE to every client on close (False: vanish silently, as a crash would).
         spin: Busy-poll this long (s) before sleeping in a hold; None: ``LOCKSTEP_SPIN`` in
             lock-step pacing, 0 otherwise.
+        max_clients: Sessions served at once; more clients are refused (ERROR ``busy``).
+        max_rate: Bytes per second the server may send to all its clients together, by their
+            contracts' widths and periods; a client that would exceed it is refused (``busy``).
+        max_sends: Data messages per second the server may send to all clients together.
     """
 
     model_config = ConfigDict(title="contract server options")
@@ -81,7 +87,7 @@ class ServerOptions(Options):
     host: str = LOOPBACK
     port: Port = CONTRACTS_PORT
     vehicle_name: Annotated[str, Field(min_length=1)] = "Vehicle_A"
-    points: Mapping[str, tuple[float, float] | tuple[float, float, float]] | None = None
+    points: Mapping[str, Point] | None = None
     allowed_hosts: tuple[str, ...] | None = None
     sync_timeout: Seconds = BLOCKING_TIMEOUT
     session_timeout: Seconds = 5.0
@@ -89,3 +95,6 @@ class ServerOptions(Options):
     wait_timeout: Seconds | None = None
     goodbye: bool = True
     spin: SpinTime | None = None
+    max_clients: Annotated[int, Field(ge=1, le=1024)] = 16
+    max_rate: Annotated[float, Field(gt=0, allow_inf_nan=False)] = 32e6
+    max_sends: Annotated[float, Field(gt=0, allow_inf_nan=False)] = 40_000

@@ -18,15 +18,17 @@ See docs/contracts.md for the exchange; the handshake bodies are the pydantic mo
 
 from __future__ import annotations
 
-import json
 import random
 import struct
 from enum import IntEnum
+from math import isfinite
 from typing import Annotated, Any, Literal
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from vcosim.contracts import limits
+from vcosim.contracts.limits import Demand, Finite, Name, Period, Timeout, Width
 from vcosim.errors import ProtocolError
 
 MAGIC = b"VC"
@@ -60,6 +62,7 @@ class Malformed(ProtocolError):
 
     def __init__(self, reason: str, detail: str = "") -> None:
         self.reason = reason
+        self.detail = detail
         super().__init__(f"{reason}: {detail}" if detail else reason)
 
 
@@ -124,6 +127,8 @@ def read_data(data: bytes | bytearray, size: int) -> tuple[int, int, float, np.n
     _, _, _, _, contract, count, serial, time = DATA_HEADER.unpack_from(data)
     if size != DATA_HEADER.size + 8 * count:
         raise Malformed("bad_length", f"DATA says {count} values in {size} bytes")
+    if not isfinite(time):
+        raise Malformed("bad_time", f"DATA stamped {time!r}")
     return contract, serial, time, np.frombuffer(data, WIRE_DTYPE, count, DATA_HEADER.size)
 
 
@@ -150,6 +155,8 @@ class DataReader:
         _, _, _, _, contract, count, serial, time = DATA_HEADER.unpack_from(self._buffer)
         if size != DATA_HEADER.size + 8 * count:
             raise Malformed("bad_length", f"DATA says {count} values in {size} bytes")
+        if not isfinite(time):
+            raise Malformed("bad_time", f"DATA stamped {time!r}")
         values = self._views.get(count)
         if values is None:
             values = np.frombuffer(self._buffer, WIRE_DTYPE, count, DATA_HEADER.size)
@@ -192,10 +199,10 @@ class _Body(BaseModel):
 class FieldRequest(_Body):
     """A field the client asks for: a property of an object, with params and a width."""
 
-    object: str | None = None
-    property: str
-    params: str | None = None
-    size: Annotated[int, Field(ge=1)] = 1
+    object: Name | None = None
+    property: Name
+    params: Name | None = None
+    size: Width = 1
 
 
 class ContractRequest(_Body):
@@ -203,18 +210,34 @@ class ContractRequest(_Body):
 
     id: Annotated[int, Field(ge=0, le=65535)]
     direction: Literal["to_client", "to_server"]
-    period: Annotated[float, Field(gt=0)]
+    period: Period
     time_sync: bool = False
-    overdue_timeout: Annotated[float, Field(ge=0)] | None = None
-    fields: list[FieldRequest]
+    overdue_timeout: Timeout | None = None
+    fields: Annotated[list[FieldRequest], Field(max_length=limits.MAX_FIELDS)]
+
+    def demand(self, where: str) -> Demand:
+        """What this contract asks of the server (``limits.demand_problems`` judges it)."""
+        return Demand(
+            where,
+            self.direction == "to_client",
+            self.period,
+            len(self.fields),
+            sum(f.size for f in self.fields),
+        )
 
 
 class Hello(_Body):
     """HELLO: the client's contracts."""
 
-    client: str = ""
-    time: float = 0.0
-    contracts: list[ContractRequest]
+    client: Annotated[str, Field(max_length=limits.MAX_NAME)] = ""
+    time: Finite = 0.0
+    contracts: Annotated[list[ContractRequest], Field(max_length=limits.MAX_CONTRACTS)]
+
+    def problems(self) -> list[str]:
+        """What it asks beyond ``limits`` (the client checks its file by the same rules)."""
+        return limits.demand_problems(
+            c.demand(f"contracts[{i}]") for i, c in enumerate(self.contracts)
+        )
 
 
 class FieldAnswer(_Body):
@@ -235,17 +258,17 @@ class Welcome(_Body):
     """WELCOME: per-field answers, the server's time and step, the objects it serves."""
 
     server: str = ""
-    time: float = 0.0
-    dt: float = 0.0
+    time: Finite = 0.0
+    dt: Finite = 0.0
     objects: list[str] = Field(default_factory=list)
     contracts: list[ContractAnswer]
 
 
 class ErrorBody(_Body):
-    """ERROR: a code the client acts on (``unknown_session``, ``bad_hello``) and a text."""
+    """ERROR: a code the client acts on (``unknown_session``, ``bad_hello``, ``busy``), a text."""
 
     code: str
-    message: str = ""
+    message: str | None = None
 
 
 def encode(kind: Kind, session: int, body: BaseModel) -> bytes:
@@ -259,10 +282,44 @@ def encode(kind: Kind, session: int, body: BaseModel) -> bytes:
     return data
 
 
+def error(session: int, code: str, message: str, limit: int) -> bytes | None:
+    """An ERROR of at most ``limit`` bytes (its message cut to fit); None if none fits.
+
+    The server never answers with more bytes than it was sent: no reply amplifies.
+    """
+    body = ErrorBody(code=code, message=message)
+    data = encode(Kind.ERROR, session, body)
+    excess = len(data) - limit
+    if excess <= 0:
+        return data
+    text = message.encode()
+    keep = len(text) - excess - 3
+    # the text cut to fit (on a character boundary), or left out
+    body.message = text[:keep].decode(errors="ignore") + "..." if keep > 0 else None
+    data = encode(Kind.ERROR, session, body)
+    return data if len(data) <= limit else None
+
+
 def decode(data: bytes | bytearray, size: int, model: type[_Body]) -> Any:
-    """The JSON body of a HELLO, WELCOME or ERROR as ``model``; Malformed if it is not one."""
+    """The JSON body of a HELLO, WELCOME or ERROR as ``model``; Malformed if it is not one.
+
+    Never raises anything else: ``bad_json`` if the body is not JSON (or nests deeper than
+    any message), ``bad_body`` if it is JSON but not a valid ``model``.
+    """
     try:
-        return model.model_validate(json.loads(bytes(data[HEADER.size : size])))
-    except (ValueError, ValidationError) as exc:
-        first = exc.errors()[0]["msg"] if isinstance(exc, ValidationError) else str(exc)
-        raise Malformed("bad_body", f"{model.__name__}: {first}") from None
+        document = limits.load_json(bytes(data[HEADER.size : size]))
+    except Exception as exc:
+        raise Malformed("bad_json", f"{model.__name__}: {_short(str(exc))}") from None
+    try:
+        return model.model_validate(document)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(part) for part in first["loc"])
+        text = f"{where}: {first['msg']}" if where else first["msg"]
+        raise Malformed("bad_body", f"{model.__name__}: {_short(text)}") from None
+    except Exception as exc:
+        raise Malformed("bad_body", f"{model.__name__}: {_short(repr(exc))}") from None
+
+
+def _short(text: str, limit: int = 200) -> str:
+    return text if len(text) <= limit else text[: limit - 3] + "..."

@@ -89,6 +89,7 @@ class ClientSession:
         self._next_hello = 0.0
         self._next_ping = 0.0
         self._ping_seq = 0
+        self._ping_answered = True  # (no ping sent yet)
         self._bye_deadline = 0.0
 
     @property
@@ -131,6 +132,7 @@ class ClientSession:
                 self._lose(f"no message from the server for {self.link_timeout:g} s")
             elif now >= self._next_ping:
                 self._ping_seq += 1
+                self._ping_answered = False
                 self.endpoint.send(
                     P.ping(self._session, self._ping_seq, now, time.time(), self.time)
                 )
@@ -192,8 +194,12 @@ class ClientSession:
             except P.Malformed as exc:
                 self.malformed_total += 1
                 endpoint.count_malformed(exc.reason, sender, str(exc))
-                if exc.reason == "version":
-                    self._fail(str(exc))
+                if exc.reason == "version" and self.status == S.connecting:
+                    self.error_text = f"the server at {self.server} answers in {exc.detail}"
+            except Exception as exc:  # a bug must not let one datagram end the run
+                log.debug("contract client: datagram from %s:%d", *sender, exc_info=True)
+                self.malformed_total += 1
+                endpoint.count_malformed("unhandled", sender, f"{type(exc).__name__}: {exc}")
         return handled
 
     def _handle(self, kind: int, size: int) -> None:
@@ -224,8 +230,13 @@ class ClientSession:
             if error.code == "unknown_session":
                 if status == S.connected:
                     self._lose("the server does not know this session (it restarted?)")
+            elif error.code == "busy":  # full for now: keep asking (HELLO every retry period)
+                text = f"the server is busy: {error.message or 'no reason given'}"
+                if status == S.connecting and self.error_text != text:
+                    log.warning("contract client: %s; asking again", text)
+                    self.error_text = text
             elif status in (S.connected, S.connecting):
-                self._fail(f"{error.code}: {error.message}")
+                self._fail(f"{error.code}: {error.message or 'no reason given'}")
         else:
             raise P.Malformed("unexpected_kind", f"{P.Kind(kind).name} sent to the client")
 
@@ -265,6 +276,7 @@ class ClientSession:
             out.next_k = next_tick(self.time, out.period, after=False)
             out.message.serial = 0  # serial numbers count from 1 in every connection
         self._next_ping = time.perf_counter()
+        self.error_text = ""  # (a busy server or another version, while connecting)
         self.set_status(S.connected)
 
     def _update(self, contract: int, serial: int, sent_at: float, values: np.ndarray) -> None:
@@ -297,7 +309,10 @@ class ClientSession:
             )
 
     def _pong(self, result: tuple[int, float, float, float, float, float]) -> None:
-        _, mono, wall, sim_sent, server_wall, server_sim = result
+        sequence, mono, wall, sim_sent, server_wall, server_sim = result
+        if sequence != self._ping_seq or self._ping_answered:  # late, repeated or forged
+            raise P.Malformed("unexpected_pong", f"PONG {sequence}; ping {self._ping_seq}")
+        self._ping_answered = True
         round_trip = time.perf_counter() - mono
         self.round_trips.append(round_trip)
         values = (round_trip, server_wall - (wall + round_trip / 2), server_sim - sim_sent)

@@ -21,6 +21,9 @@ class ServerStats:
     stale: int = 0
     gaps: int = 0
     refused_fields: int = 0
+    refused_hellos: int = 0  # HELLOs answered ERROR (beyond the limits, the budget, ...)
+    hellos_dropped: int = 0  # HELLOs not read: too soon after the peer's previous one
+    errors_sent: int = 0
     unknown_session: int = 0
     holds: int = 0
     blocked_time: float = 0.0
@@ -42,6 +45,9 @@ class ServerReport(Report):
     stale: int
     gaps: int
     refused_fields: int
+    refused_hellos: int
+    hellos_dropped: int
+    errors_sent: int
     unknown_session: int
     malformed: dict[str, int]  # dropped datagrams, by reason
     malformed_total: int
@@ -65,6 +71,9 @@ class ServerReport(Report):
             stale=stats.stale,
             gaps=stats.gaps,
             refused_fields=stats.refused_fields,
+            refused_hellos=stats.refused_hellos,
+            hellos_dropped=stats.hellos_dropped,
+            errors_sent=stats.errors_sent,
             unknown_session=stats.unknown_session,
             malformed=dict(endpoint.malformed),
             malformed_total=sum(endpoint.malformed.values()),

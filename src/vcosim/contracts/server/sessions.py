@@ -25,6 +25,7 @@ from vcosim.contracts.objects import Catalogue, Writer
 from vcosim.contracts.transport import Address
 
 EPS = 1e-9
+MAX_HINTS = 4  # unknown names per HELLO answered with a "did you mean" (each costs ~1 ms)
 
 
 class ToClient:
@@ -163,6 +164,7 @@ class Negotiation:
 def negotiate(hello: P.Hello, catalogue: Catalogue, now: float) -> Negotiation:
     """Accept or refuse each field of each proposed contract, at server time ``now``."""
     result = Negotiation()
+    catalogue.hints = MAX_HINTS
     for request in hello.contracts:
         width = sum(f.size for f in request.fields)
         fields = []
