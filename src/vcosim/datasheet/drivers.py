@@ -1,12 +1,13 @@
 """The two models behind one interface: run a batch of handling manoeuvres, return traces.
 
-vcosim runs the batch in its compiled batch kernel (one vehicle per steering profile, all
-stepped together); CommonRoad's multi-body model (pure Python) runs the profiles one after
+vcosim runs one vehicle per steering profile, all stepped together through the compiled
+kernel; CommonRoad's multi-body model (pure Python) runs the profiles one after
 another. Both follow the prescribed road-wheel angle and the same speed controller.
 """
 
 from __future__ import annotations
 
+import copy
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -16,7 +17,7 @@ import numpy as np
 
 from vcosim.datasheet.manoeuvres import SAMPLE, SPEED_KI, SPEED_KP, Trace
 from vcosim.errors import VcosimError
-from vcosim.vehicle import SIGNAL_NAMES, Vehicle, VehicleBatch, VehicleParams
+from vcosim.vehicle import SIGNAL_NAMES, Vehicle, VehicleParams
 
 Profile = Callable[[np.ndarray], np.ndarray]  # road-wheel angle (rad) over time (s)
 RECORDED = ("road_wheel_angle", "yaw", "yaw_rate", "velX", "velY", "roll", "posX", "posY")
@@ -86,34 +87,36 @@ class VcosimModel:
         return self.rolling + a0 + a1 * v + a2 * v * v
 
     def handling(self, profiles: Sequence[Profile], seconds: float, speed: Speed) -> list[Trace]:
-        """All profiles in one batch, stepped together by the compiled kernel."""
-        n = len(profiles)
-        batch = VehicleBatch(n, self.params)
+        """One vehicle per profile, copies of one car brought to speed, stepped side by side.
+
+        Each sample steps every car by one compiled call of 10 physics steps. (The parallel
+        ``VehicleBatch`` kernel costs far more than it saves here: a few cars, many short
+        calls, and on a busy machine its threads wait for each other at every call.)
+        """
         start = Vehicle(self.params)
         start.teleport(0.0, 0.0, 0.0, speed.target)
-        batch.states[:] = start.state
-        batch.input_rows[:] = start.input_array
-        batch.output_rows[:] = start.outputs
-        batch.set_inputs(drive_mode="torques")
+        start.set_inputs(drive_mode="torques")
+        cars = [copy.deepcopy(start) for _ in profiles]
         chunk = round(SAMPLE / Vehicle.dt)
         samples = round(seconds / SAMPLE)
         t = np.arange(samples + 1) * SAMPLE
-        steer = np.array([profile(t) for profile in profiles]) / self.max_steer
+        steer = np.clip(np.array([profile(t) for profile in profiles]) / self.max_steer, -1, 1)
         columns = [SIGNAL_NAMES.index(name) for name in RECORDED]
         speed_column = SIGNAL_NAMES.index("speed")
-        record = np.empty((samples + 1, n, len(RECORDED)))
+        record = np.empty((samples + 1, len(cars), len(RECORDED)))
         control = _SpeedController(speed, lambda v: self.resistance(v) / self.mass)
-        record[0] = batch.output_rows[:, columns]
+        record[0] = [car.outputs[columns] for car in cars]
         for i in range(samples):
-            accel = control.command(t[i], batch.output_rows[:, speed_column])
-            torque = 0.5 * self.mass * self.radius * accel
-            batch.run(
-                chunk,
-                steering=np.clip(steer[:, i + 1], -1.0, 1.0),
-                propulsion_torque=np.stack([0 * torque, 0 * torque, torque, torque], axis=1),
-            )
-            record[i + 1] = batch.output_rows[:, columns]
-        return [_trace(t, record[:, k, :]) for k in range(n)]
+            now = np.array([car.outputs[speed_column] for car in cars])
+            torque = 0.5 * self.mass * self.radius * control.command(t[i], now)
+            for k, car in enumerate(cars):
+                car.run(
+                    chunk,
+                    steering=steer[k, i + 1],
+                    propulsion_torque=(0.0, 0.0, torque[k], torque[k]),
+                )
+                record[i + 1, k] = car.outputs[columns]
+        return [_trace(t, record[:, k, :]) for k in range(len(cars))]
 
 
 def _trace(t: np.ndarray, rows: np.ndarray) -> Trace:

@@ -166,7 +166,9 @@ def sine_with_dwell(trace: Trace) -> dict[str, float]:
     reversal = STEP_START + 0.5 / SWD_FREQUENCY
     lobe = (trace.t >= reversal) & (trace.t <= t0 + 1.0)
     peak = float(np.min(trace.yaw_rate[lobe])) if lobe.any() else math.nan
+    spun = trace.t[-1] < t0 + 1.75 or bool(np.any(np.abs(trace.beta) > math.radians(45)))
     return {
+        "spun": float(spun),  # the run ended early or the car slid past 45 deg: it spun
         "peak_yaw_rate_deg_s": math.degrees(peak),
         "yaw_rate_ratio_1s_percent": _at(trace, trace.yaw_rate, t0 + 1.0) / peak * 100,
         "yaw_rate_ratio_1_75s_percent": _at(trace, trace.yaw_rate, t0 + 1.75) / peak * 100,
@@ -175,14 +177,25 @@ def sine_with_dwell(trace: Trace) -> dict[str, float]:
     }
 
 
+def _nanmax(values: list[float]) -> float:
+    finite = [v for v in values if math.isfinite(v)]
+    return max(finite) if finite else math.nan
+
+
 def swd_summary(points: dict[float, dict[str, float]]) -> dict[str, float]:
-    """The worst case over the amplitudes: largest ratios, smallest displacement at >= 5 A."""
+    """The worst case over the amplitudes.
+
+    The largest ratios, the smallest displacement at >= 5 A, and the smallest amplitude at
+    which the car spun (NaN: it never did).
+    """
     ratios_1 = [p["yaw_rate_ratio_1s_percent"] for p in points.values()]
     ratios_175 = [p["yaw_rate_ratio_1_75s_percent"] for p in points.values()]
     displaced = [p["lateral_displacement_m"] for f, p in points.items() if f >= 5.0]
+    spins = [f for f, p in points.items() if p["spun"]]
     return {
-        "max_yaw_rate_ratio_1s_percent": float(np.nanmax(ratios_1)),
-        "max_yaw_rate_ratio_1_75s_percent": float(np.nanmax(ratios_175)),
+        "max_yaw_rate_ratio_1s_percent": _nanmax(ratios_1),
+        "max_yaw_rate_ratio_1_75s_percent": _nanmax(ratios_175),
+        "spins_from_amplitude_a": min(spins) if spins else math.nan,
         "min_lateral_displacement_m": float(np.nanmin(displaced)) if displaced else math.nan,
     }
 

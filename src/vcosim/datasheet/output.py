@@ -37,6 +37,7 @@ LABELS = {  # figure: (label, unit)
     "max_yaw_rate_ratio_1s_percent": ("largest yaw-rate ratio 1.0 s after steering", "%"),
     "max_yaw_rate_ratio_1_75s_percent": ("largest yaw-rate ratio 1.75 s after steering", "%"),
     "min_lateral_displacement_m": ("smallest lateral displacement at 1.07 s (≥ 5 A)", "m"),
+    "spins_from_amplitude_a": ("spins from amplitude (— never)", "A"),
     "zero_to_100_s": ("0–100 km/h", "s"),
     "eighty_to_120_top_gear_s": ("80–120 km/h in top gear", "s"),
     "top_speed_kmh": ("top speed", "km/h"),

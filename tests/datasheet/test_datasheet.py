@@ -1,0 +1,139 @@
+"""The handling datasheet: a shortened run of every manoeuvre on vcosim and CommonRoad.
+
+The full datasheet takes a minute or more; these tests run the same code on a plan with
+short manoeuvres and single points, which is enough to check the keys, that every figure is
+a finite number, that the plots carry ink, and that the CommonRoad reference runs.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import numpy as np
+import pytest
+import typer
+from typer.testing import CliRunner
+
+from vcosim.datasheet import Plan, build_datasheet
+from vcosim.datasheet.output import write_datasheet
+from vcosim.datasheet.plots import PLOTS, pixel_variance
+from vcosim.datasheet.sheet import TARGETS, Datasheet
+from vcosim.errors import ConfigError
+from vcosim.vehicle import VehicleParams
+
+TINY = Plan(
+    quick=True,
+    ramp_seconds=8.0,
+    step_seconds=2.0,
+    frequencies=(0.7, 2.0),
+    swd_factors=(5.0,),
+    swd_after=1.8,
+    top_speed_seconds=20.0,
+)
+SECTIONS = ("steady_state", "step_steer", "frequency_response", "sine_with_dwell", "straight_line")
+KEY_FIGURES = {
+    "steady_state": (
+        "understeer_gradient_deg_per_g",
+        "characteristic_speed_kmh",
+        "max_lateral_acceleration_g",
+        "sideslip_gradient_deg_per_g",
+        "roll_gradient_deg_per_g",
+        "yaw_rate_gain_per_s",
+    ),
+    "step_steer": (
+        "yaw_rate_response_time_s",
+        "yaw_rate_peak_time_s",
+        "yaw_rate_overshoot_percent",
+        "lateral_acceleration_response_time_s",
+    ),
+    "frequency_response": ("yaw_bandwidth_hz", "phase_at_1hz_deg"),
+    "sine_with_dwell": (
+        "max_yaw_rate_ratio_1s_percent",
+        "max_yaw_rate_ratio_1_75s_percent",
+        "min_lateral_displacement_m",
+    ),
+    "straight_line": (
+        "zero_to_100_s",
+        "eighty_to_120_top_gear_s",
+        "top_speed_kmh",
+        "stopping_distance_m",
+        "mfdd_m_s2",
+        "f0_n",
+        "f1_n_per_m_s",
+        "f2_n_per_m2_s2",
+        "gradeability_percent",
+    ),
+}
+
+
+@pytest.fixture(scope="module")
+def sheet() -> Datasheet:
+    return build_datasheet(VehicleParams.preset("commonroad-bmw320i"), TINY)
+
+
+@pytest.fixture(scope="module")
+def written(sheet: Datasheet, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    return write_datasheet(sheet, tmp_path_factory.mktemp("sheet"), "test")
+
+
+def test_every_key_figure_is_in_the_json(written: dict[str, Path]) -> None:
+    data = json.loads(written["json"].read_text())
+    assert set(SECTIONS) <= set(data["figures"])
+    for section, names in KEY_FIGURES.items():
+        assert set(names) <= set(data["figures"][section]), section
+    assert set(TARGETS) == set(data["comparison"])
+    assert data["vehicle"] == "commonroad-bmw320i"
+
+
+def test_vcosim_figures_are_finite_numbers(sheet: Datasheet) -> None:
+    for section, names in KEY_FIGURES.items():
+        for name in names:
+            value = sheet.figures[section][name]
+            assert isinstance(value, float) and math.isfinite(value), (section, name, value)
+
+
+def test_the_json_is_strict(sheet: Datasheet) -> None:
+    json.dumps(sheet.to_dict(), allow_nan=False)  # NaN would be invalid JSON
+
+
+def test_plots_are_not_blank(written: dict[str, Path]) -> None:
+    for name in PLOTS:
+        assert pixel_variance(written[name]) > 200.0, name
+
+
+def test_html_and_markdown_show_every_plot(written: dict[str, Path]) -> None:
+    page, md = written["html"].read_text(), written["markdown"].read_text()
+    for name in PLOTS:
+        assert written[name].name in page and written[name].name in md
+
+
+def test_commonroad_reference_runs_beside_vcosim(sheet: Datasheet) -> None:
+    ref = sheet.reference["steady_state"]
+    # the BMW 320i set is close to neutral steer: gain near v / L = 22.2 / 2.58 = 8.6 1/s
+    assert 6.0 < ref["yaw_rate_gain_per_s"] < 11.0
+    assert 0.0 < sheet.reference["step_steer"]["yaw_rate_response_time_s"] < 1.0
+    for name, entry in sheet.comparison.items():
+        assert math.isfinite(entry["vcosim"]) and math.isfinite(entry["commonroad"]), name
+    traces = sheet.runs["commonroad"]
+    assert traces.step is not None and np.max(traces.step.yaw_rate) > 0.05
+
+
+def test_the_mapped_preset_matches_commonroad_in_the_linear_range(sheet: Datasheet) -> None:
+    gain = sheet.comparison["yaw_rate_gain_per_s"]
+    assert abs(gain["difference_percent"]) <= gain["target_percent"]
+
+
+def test_a_bad_vehicle_is_refused_before_anything_runs(tmp_path: Path) -> None:
+    from vcosim.app.vehicle import vehicle_app
+
+    root = typer.Typer()  # as vcosim's root app registers it: vcosim vehicle report
+    root.add_typer(vehicle_app, name="vehicle")
+    out = tmp_path / "sheets"
+    args = ["vehicle", "report", "--vehicle", "no-such-car", "--out", str(out)]
+    result = CliRunner().invoke(root, args)
+    assert result.exit_code != 0
+    assert isinstance(result.exception, ConfigError)
+    assert "no-such-car" in str(result.exception)
+    assert not out.exists()
