@@ -56,8 +56,10 @@ ACCELERATION_BOUND = 25.0
 """m/s2: no point of a vehicle body accelerates faster (tyres give ~10; margin for slopes)."""
 LONGEST_HORIZON = 0.05
 """s: the furthest ahead a collision horizon looks (further adds pairs for little gain)."""
-PARALLEL_FROM = 64
-"""Vehicle-steps per call from which the threaded kernel beats the serial one."""
+PARALLEL_FROM = 256
+"""Vehicles from which the threaded kernel steps them; fewer go serially, because a call of a
+few driver periods' steps is too short to pay for waking threads (on a busy machine far
+too short: there ``vcosim bench world`` shows what the threads give)."""
 
 
 @dataclass
@@ -185,7 +187,7 @@ class World:
                 self._safe_until = step + self._safe_steps()
             to_decision = self.driver_steps - step % self.driver_steps
             n = min(left, to_decision, self._safe_until - step)
-            kernel = advance_each if n * len(self) >= PARALLEL_FROM else advance_each_serial
+            kernel = advance_each if len(self) >= PARALLEL_FROM else advance_each_serial
             kernel(self.states, self.inputs, self.params, self.outputs, *self._terrain, n)
             left -= n
             step += n

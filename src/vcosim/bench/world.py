@@ -1,0 +1,161 @@
+"""Real-time factor of a world against its number of vehicles, and its cost per vehicle-step.
+
+Each size is a ring road of IDM cars 25 m apart (every car has one ahead, so sensors, drivers
+and the collision horizon all work), run under the host in fast pacing. The baseline is the
+batch kernel (``VehicleBatch.run``) stepping as many cars pulling away, timed in the same run:
+the world's price for drivers, sensors and collision checks is its cost per vehicle-step over
+the batch kernel's. Every figure is the best of ``REPEATS`` (a busy machine only slows).
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import platform
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import numba
+from rich.console import Console
+from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+
+from vcosim.bench.physics import REPEATS, STEPS_PER_S, _batch_chunk, _cpu_model, _rate, _start
+from vcosim.reports import Report
+from vcosim.sim import Pacer, Simulation
+from vcosim.vehicle import VehicleBatch
+from vcosim.world import World, WorldFile
+
+COUNTS = (1, 10, 100, 1000)
+SPACING = 25.0  # m between cars on the ring
+TARGETS = {"realtime_factor_100": 20.0, "realtime_factor_1000": 2.0, "cost_vs_batch_max": 2.0}
+
+
+def ring_world(count: int) -> WorldFile:
+    """``count`` IDM cars on a ring road, ``SPACING`` apart, rolling at 15 m/s."""
+    radius = max(count * SPACING / (2 * math.pi), 200.0)  # 20 m/s at 2 m/s2 sideways
+    return WorldFile.from_dict(
+        {
+            "paths": {"ring": {"circle": [0.0, 0.0, radius]}},
+            "traffic": [
+                {
+                    "name": "car",
+                    "count": count,
+                    "spacing": 2 * math.pi * radius / count,
+                    "speed": 15.0,
+                    "driver": {"kind": "idm", "path": "ring", "speed": 20.0},
+                }
+            ],
+        }
+    )
+
+
+def _world_chunk(sim: Simulation, budget: float) -> Callable[[], int]:
+    """One ``sim.run`` of a quarter of the budget's worth of simulated time (from a probe).
+
+    Returns vehicle-steps.
+    """
+    vehicles = len(sim.vehicles)
+    start = time.perf_counter()
+    sim.run(0.1)
+    rate = 0.1 / max(time.perf_counter() - start, 1e-9)  # simulated s per wall s
+    duration = max(round(rate * budget / 4 * STEPS_PER_S), 20) / STEPS_PER_S
+
+    def chunk() -> int:
+        return sim.run(duration).steps * vehicles
+
+    return chunk
+
+
+@dataclass
+class WorldBench(Report):
+    """``vcosim bench world``: per size, the world's and the batch kernel's vehicle-steps/s."""
+
+    world_vehicle_steps_per_s: dict[str, float]  # by vehicle count
+    batch_vehicle_steps_per_s: dict[str, float]
+    collisions: dict[str, int]  # in the timed runs (none expected: IDM keeps its gap)
+    seconds: float
+    cpu_count: int | None = field(default_factory=os.cpu_count)
+    numba_threads: int = field(default_factory=numba.get_num_threads)
+    python: str = field(default_factory=platform.python_version)
+    cpu: str = field(default_factory=_cpu_model)
+
+    def table(self) -> dict[str, dict[str, float]]:
+        """Per size: real-time factor, cost per vehicle-step (us), batch's, their ratio."""
+        out = {}
+        for size, world in self.world_vehicle_steps_per_s.items():
+            batch = self.batch_vehicle_steps_per_s[size]
+            out[size] = {
+                "realtime_factor": round(world / int(size) / STEPS_PER_S, 2),
+                "world_us_per_vehicle_step": round(1e6 / world, 3),
+                "batch_us_per_vehicle_step": round(1e6 / batch, 3),
+                "cost_vs_batch": round(batch / world, 2),
+            }
+        return out
+
+    def to_dict(self) -> dict[str, Any]:
+        """In the layout ``vcosim bench world --json`` prints."""
+        table = self.table()
+        checks = {
+            "realtime_factor_100": table.get("100", {}).get("realtime_factor", 0.0),
+            "realtime_factor_1000": table.get("1000", {}).get("realtime_factor", 0.0),
+            "cost_vs_batch_max": max((row["cost_vs_batch"] for row in table.values()), default=0),
+        }
+        return {
+            "sizes": table,
+            "collisions": self.collisions,
+            "dt": 1.0 / STEPS_PER_S,
+            "seconds": self.seconds,
+            "repeats": REPEATS,
+            "cpu_count": self.cpu_count,
+            "numba_threads": self.numba_threads,
+            "python": self.python,
+            "numba": numba.__version__,
+            "cpu": self.cpu,
+            "targets": dict(TARGETS),
+            "meets_targets": {
+                "realtime_factor_100": checks["realtime_factor_100"]
+                >= TARGETS["realtime_factor_100"],
+                "realtime_factor_1000": checks["realtime_factor_1000"]
+                >= TARGETS["realtime_factor_1000"],
+                "cost_vs_batch_max": checks["cost_vs_batch_max"] <= TARGETS["cost_vs_batch_max"],
+            },
+        }
+
+
+def measure_world_bench(
+    seconds: float = 1.0, counts: tuple[int, ...] = COUNTS, progress: bool = True
+) -> WorldBench:
+    """Time worlds of each size and the batch kernel at each size, in one run.
+
+    ``seconds`` is the wall-clock budget of each repetition of each figure; the progress
+    bar goes to stderr so that stdout stays pure JSON.
+    """
+    if not seconds > 0:
+        raise ValueError(f"seconds must be positive, got {seconds}")
+    bar = Progress(
+        TextColumn("{task.description:<28}"),
+        BarColumn(),
+        TimeElapsedColumn(),
+        console=Console(stderr=True),
+        transient=True,
+        disable=not progress,
+    )
+    worlds: dict[str, float] = {}
+    batches: dict[str, float] = {}
+    collisions: dict[str, int] = {}
+    with bar:
+        task = bar.add_task("starting", total=2 * REPEATS * len(counts))
+        for count in counts:
+            size = str(count)
+            bar.update(task, description=f"building {count} cars")
+            world = World(ring_world(count))
+            sim = Simulation(world, Pacer("fast"))
+            bar.update(task, description=f"world of {count}")
+            worlds[size] = _rate(_world_chunk(sim, seconds), seconds, lambda: bar.advance(task))
+            collisions[size] = len(world.collisions)
+            bar.update(task, description=f"batch of {count}")
+            batch = _start(VehicleBatch(count))
+            batches[size] = _rate(_batch_chunk(batch, seconds), seconds, lambda: bar.advance(task))
+    return WorldBench(worlds, batches, collisions, seconds)
