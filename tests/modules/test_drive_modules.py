@@ -40,10 +40,10 @@ def test_drive_with_scripted_input_and_wav_sound(tmp_path: Path) -> None:
             "-m",
             "vcosim",
             "drive",
-            "--duration",
+            "--wall-time",
             "8",
-            "--port",
-            "0",
+            "--bus",
+            "127.0.0.1:0",
             "--out",
             str(tmp_path / "runs"),
         ],
@@ -77,8 +77,8 @@ def test_drive_with_scripted_input_and_wav_sound(tmp_path: Path) -> None:
     windows = [
         dominant(x[i : i + rate // 2], rate) for i in range(0, x.size - rate // 2, rate // 4)
     ]
-    # The input and sound modules start in separate processes, in either order: the idle
-    # phase is long enough that the sound catches some of it whichever starts first.
+    # drive starts the input module last, once the sound module is on the bus, and the script
+    # idles for its first 4 s: the sound hears the idling engine however slow the start-up.
     idle = min(windows)
     assert idle < 40.0  # ~800 rpm: a 27 Hz firing frequency
     assert max(windows) > 3 * idle  # the pitch rose as the car accelerated
