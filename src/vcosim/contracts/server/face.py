@@ -30,7 +30,7 @@ from typing import Any
 from vcosim.contracts import protocol as P
 from vcosim.contracts.objects import Catalogue
 from vcosim.contracts.options import LOCKSTEP_SPIN, ServerOptions
-from vcosim.contracts.server.admission import Throttle, refusal
+from vcosim.contracts.server.admission import Doorman
 from vcosim.contracts.server.report import ServerReport, ServerStats
 from vcosim.contracts.server.sessions import ServerSession, ToServer, open_session
 from vcosim.contracts.transport import Address, Endpoint
@@ -39,9 +39,6 @@ from vcosim.sim.simulation import Simulation
 
 log = logging.getLogger("vcosim.contracts")
 EPS = 1e-9
-ERROR_INTERVAL = 0.2  # s between ERROR answers of one code to one address (no reply storms)
-HELLO_INTERVAL = 0.1  # s: a peer's HELLOs that need work (not repeats) are handled this seldom
-REFUSED_COOLDOWN = 1.0  # s: a peer's HELLOs are dropped unread this long after a refusal
 HOLD_POLL = 0.05  # s: a hold re-checks timeouts at least this often
 
 
@@ -80,8 +77,7 @@ class ContractServer:
         self._answers_due = False  # a lock-step update went out: its answers may forbid
         self._next_due = math.inf
         self._sync_data = 0  # data messages applied to contracts a hold may wait for
-        self._errors = Throttle(ERROR_INTERVAL)  # by (peer, code)
-        self._hellos = Throttle(HELLO_INTERVAL)  # by peer
+        self.doorman = Doorman(self.endpoint, self.stats, opts)
         self._closed = False
 
     @property
@@ -166,7 +162,7 @@ class ContractServer:
                 endpoint.count_malformed(exc.reason, sender, str(exc))
                 if exc.reason == "version":
                     message = f"this server speaks contract protocol version {P.VERSION}"
-                    self._error(sender, 0, "version", message, size)
+                    self.doorman.error(sender, 0, "version", message, size)
             except Exception as exc:  # a bug must not let one datagram end the run
                 log.debug("contract server: datagram from %s:%d", *sender, exc_info=True)
                 endpoint.count_malformed("unhandled", sender, f"{type(exc).__name__}: {exc}")
@@ -182,7 +178,9 @@ class ContractServer:
         if session is None or session.id != session_id:
             if kind not in (P.Kind.BYE, P.Kind.BYE_ACK):
                 self.stats.unknown_session += 1
-                self._error(sender, session_id, "unknown_session", "no session: send HELLO", size)
+                self.doorman.error(
+                    sender, session_id, "unknown_session", "no session: send HELLO", size
+                )
             elif kind == P.Kind.BYE:
                 self.endpoint.send(P.header(P.Kind.BYE_ACK, session_id), sender)
             return
@@ -231,46 +229,16 @@ class ContractServer:
         c.apply(values, self._inputs, stats.clamped)
 
     def _hello(self, sim: Simulation, session_id: int, size: int, sender: Address) -> None:
-        """Accept or refuse the HELLO; open the session and answer WELCOME, or ERROR.
-
-        Cheap things first: a repeated HELLO gets its WELCOME again; other HELLOs are read at
-        most every ``HELLO_INTERVAL`` per peer, and not at all for ``REFUSED_COOLDOWN`` after
-        one was refused; a HELLO beyond ``limits`` or the server's budget is refused before
-        anything is allocated for it.
-        """
+        """Open the session a HELLO asks for and answer WELCOME (``Doorman`` may refuse it)."""
         old = self.sessions.get(sender)
-        now = time.perf_counter()
-        stats = self.stats
         if old is not None and old.id == session_id:  # a repeated HELLO: answer again
-            old.heard = now
-            if self._hellos.allow(sender, now):
+            old.heard = time.perf_counter()
+            if self.doorman.may_answer(sender):
                 self.endpoint.send(old.welcome, sender)
             return
-        if not self._hellos.allow(sender, now):
-            stats.hellos_dropped += 1
-            return
-        try:
-            hello = P.decode(self.endpoint.buffer, size, P.Hello)
-        except P.Malformed as exc:
-            if exc.reason == "bad_body":  # JSON, but not a valid HELLO: say why
-                self._refuse(sender, session_id, "bad_hello", exc.detail, size, now)
-            else:
-                self._hellos.hold(sender, now, REFUSED_COOLDOWN)
-            raise
         others = [s for s in self.sessions.values() if s is not old]
-        opts = self.options
-        why = refusal(
-            hello,
-            others,
-            max_clients=opts.max_clients,
-            max_rate=opts.max_rate,
-            max_sends=opts.max_sends,
-        )
-        ids = [c.id for c in hello.contracts]
-        if why is None and len(set(ids)) != len(ids):
-            why = "bad_hello", "contract ids repeat"
-        if why is not None:
-            self._refuse(sender, session_id, *why, size, now)
+        hello = self.doorman.admit(sender, session_id, size, others)
+        if hello is None:
             return
         if old is not None:
             self._end(old, "reconnected")
@@ -278,13 +246,13 @@ class ContractServer:
         try:
             session = open_session(hello, self.catalogue, sender, session_id, sim.time, sim.dt)
         except ProtocolError as exc:  # the answers do not fit one datagram
-            self._refuse(sender, session_id, "bad_hello", str(exc), size, now)
+            self.doorman.refuse(sender, session_id, "bad_hello", str(exc), size)
             return
         if self.lockstep:
             session.lock()
         self.sessions[sender] = session
-        stats.sessions += 1
-        stats.refused_fields += session.refused
+        self.stats.sessions += 1
+        self.stats.refused_fields += session.refused
         self._rebuild()
         self.endpoint.send(session.welcome, sender)
         log.info(
@@ -294,29 +262,6 @@ class ContractServer:
             len(hello.contracts),
             session.refused,
         )
-
-    def _refuse(
-        self, to: Address, session_id: int, code: str, message: str, size: int, now: float
-    ) -> None:
-        """Refuse a HELLO: ERROR (if it may be sent), then no HELLO is read for a while."""
-        self.stats.refused_hellos += 1
-        self.endpoint.report(
-            code, to, f"contract server: HELLO from {to[0]}:{to[1]} refused: {message}"
-        )
-        self._error(to, session_id, code, message, size)
-        self._hellos.hold(to, now, REFUSED_COOLDOWN)
-
-    def _error(self, to: Address, session_id: int, code: str, message: str, size: int) -> None:
-        """Answer ERROR, at most once per ``ERROR_INTERVAL`` per peer and code.
-
-        Never with more bytes than the ``size`` of the datagram it answers (none if no ERROR
-        fits): an answer must not amplify.
-        """
-        if self._errors.allow((to, code), time.perf_counter()):
-            data = P.error(session_id, code, message, size)
-            if data is not None:
-                self.endpoint.send(data, to)
-                self.stats.errors_sent += 1
 
     # -- sessions ---------------------------------------------------------------------------
     def _end(self, session: ServerSession, why: str) -> None:
