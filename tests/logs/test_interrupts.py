@@ -1,0 +1,42 @@
+"""SIGTERM and Ctrl-C end a block as KeyboardInterrupt, and code closing files can tell."""
+
+from __future__ import annotations
+
+import os
+import signal
+import time
+
+import pytest
+
+from vcosim.interrupts import interrupted, sigterm_as_interrupt
+
+
+def _wait_for_the_signal() -> None:
+    end = time.monotonic() + 10.0
+    while time.monotonic() < end:  # the handler runs between two bytecodes of this loop
+        time.sleep(0.01)
+    pytest.fail("no KeyboardInterrupt within 10 s")
+
+
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT])
+def test_a_signal_in_the_block_interrupts_and_is_remembered(signum):
+    before = signal.getsignal(signal.SIGTERM), signal.getsignal(signal.SIGINT)
+    with sigterm_as_interrupt():
+        assert not interrupted()
+        with pytest.raises(KeyboardInterrupt):
+            os.kill(os.getpid(), signum)
+            _wait_for_the_signal()
+        assert interrupted()  # what a face's close() asks
+    assert (signal.getsignal(signal.SIGTERM), signal.getsignal(signal.SIGINT)) == before
+    with sigterm_as_interrupt():
+        assert not interrupted()  # a new run starts afresh
+
+
+def test_an_ignored_ctrl_c_stays_ignored():
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)  # as in a background job
+    try:
+        with sigterm_as_interrupt():
+            assert signal.getsignal(signal.SIGINT) is signal.SIG_IGN
+            assert signal.getsignal(signal.SIGTERM) is not signal.SIG_DFL
+    finally:
+        signal.signal(signal.SIGINT, previous)
