@@ -30,7 +30,7 @@ def test_acc_follows_a_stop_and_go_lead_with_a_time_gap_of_at_least_1_s() -> Non
     config = CouplingConfig()
     step = config.schedule(sim.dt).controller_step(sim.dt)
     link = InProcessLink(
-        Responder(Acc(time_gap=1.8, set_speed=20.0), step, False), lambda: world.step_index
+        Responder(Acc(time_gap=1.8, speed=20.0), step, False), lambda: world.step_index
     )
     endpoint = SimulatorEndpoint(config, link=link, fill_custom=fill_range_slots)
     sim.attach("coupling", endpoint, vehicle="ego")

@@ -1,6 +1,6 @@
 """``acc``: adaptive cruise control on the range sensor in bank H.
 
-Cruise at ``set_speed`` until a vehicle ahead is closer than the time gap asks for, then
+Cruise at ``speed`` (the set speed) until a vehicle ahead is closer than the time gap asks for, then
 follow it at ``standstill_gap + time_gap * speed`` (a constant-time-gap policy), down to a
 stop and away again. Both laws ask for an acceleration; the smaller wins. Pedals come from
 the wished acceleration, trimmed by an integrator on the acceleration the car reports.
@@ -24,7 +24,7 @@ class Acc:
     """A time-gap follower with a set speed, on throttle and brake."""
 
     time_gap: float = 1.8  # s, from the front bumper to the rear of the vehicle ahead
-    set_speed: float = 30.0  # m/s
+    speed: float = 30.0  # m/s: the set speed (as --speed of every example controller)
     standstill_gap: float = 4.0  # m, kept when both stand
     gap_gain: float = 0.25  # 1/s2: acceleration per metre of gap error
     speed_gain: float = 0.8  # 1/s: acceleration per m/s of closing speed (and speed error)
@@ -35,7 +35,7 @@ class Acc:
 
     def wanted_acceleration(self, speed: float, distance: float, relative_speed: float) -> float:
         """The acceleration asked for: cruise, or follow the vehicle ``distance`` m ahead."""
-        cruise = self.speed_gain * (self.set_speed - speed)
+        cruise = self.speed_gain * (self.speed - speed)
         if math.isfinite(distance):
             wanted_gap = self.standstill_gap + self.time_gap * max(speed, 0.0)
             follow = self.gap_gain * (distance - wanted_gap) + self.speed_gain * relative_speed
