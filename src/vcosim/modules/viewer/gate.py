@@ -97,9 +97,8 @@ class Gate:
         if match is None:  # "null" (a file or a sandboxed frame) among others
             return False
         scheme = match["scheme"]
-        return (scheme, _name(match["host"]), _port(match["port"], DEFAULT_PORTS[scheme])) in (
-            self.origins
-        )
+        at = _port(match["port"], DEFAULT_PORTS[scheme])
+        return (scheme, _name(match["host"]), at) in self.origins
 
 
 def _allowed(entry: str, port: int) -> tuple[str, str, int] | None:
@@ -110,16 +109,8 @@ def _allowed(entry: str, port: int) -> tuple[str, str, int] | None:
         at = _port(match["port"], DEFAULT_PORTS[scheme])
         return None if at is None else (scheme, _name(match["host"]), at)
     if match := _HOST_HEADER.fullmatch(text):
-        at = _port(match["port"], port)
-        return (
-            None
-            if at is None or _name(match["host"]) in WILDCARDS
-            else (
-                "http",
-                _name(match["host"]),
-                at,
-            )
-        )
+        name, at = _name(match["host"]), _port(match["port"], port)
+        return None if at is None or name in WILDCARDS else ("http", name, at)
     return None
 
 
@@ -137,11 +128,14 @@ class GateMiddleware:
 
     async def __call__(self, scope: Scope, receive: Any, send: Any) -> None:
         """Pass an admitted request on; answer any other one here."""
+        from starlette.datastructures import Headers
+        from starlette.responses import PlainTextResponse
+
         kind = scope["type"]
         if kind not in ("http", "websocket"):
             await self.app(scope, receive, send)
             return
-        headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]}
+        headers = Headers(scope=scope)
         client = scope["client"][0] if scope.get("client") else "?"
         host, origin = headers.get("host"), headers.get("origin")
         if not self.gate.admits_host(host):
@@ -152,17 +146,7 @@ class GateMiddleware:
             await self.app(scope, receive, send)
             return
         if kind == "websocket":
-            await send({"type": "websocket.close", "code": 1008})
-            return
-        body = b"this viewer does not answer to that host name\n"
-        await send(
-            {
-                "type": "http.response.start",
-                "status": 400,
-                "headers": [
-                    (b"content-type", b"text/plain"),
-                    (b"content-length", b"%d" % len(body)),
-                ],
-            }
-        )
-        await send({"type": "http.response.body", "body": body})
+            await send({"type": "websocket.close", "code": 1008})  # before accept: HTTP 403
+        else:
+            text = "this viewer does not answer to that host name"
+            await PlainTextResponse(text, status_code=400)(scope, receive, send)
