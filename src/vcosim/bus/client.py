@@ -377,10 +377,11 @@ class BusClient:
         """A failed send or receive; a refusal means the router's socket has closed."""
         if exc is None or self._closed:  # (closed by another thread: the end of a wait)
             return
-        lost = isinstance(exc, ConnectionRefusedError)
-        self._problem("lost" if lost else action, f"{action} failed: {exc}")
-        if lost:
+        if isinstance(exc, ConnectionRefusedError):
+            self.last_error = f"{action} failed: {exc}"
             self._lost("refused a datagram (its port is closed)")
+        else:
+            self._problem(action, f"{action} failed: {exc}")
 
     def _malformed(self, text: str) -> None:
         self.stats.malformed += 1
