@@ -208,3 +208,32 @@ def test_engine_status_without_a_coupling_says_so(router: Router, connect, colle
     )
     status = next(c.message for c in viewer.copies if isinstance(c.message, EngineStatus))
     assert (status.c, status.d) == (-1.0, 0.0)
+
+
+def test_without_a_router_the_vehicle_brakes_then_gives_up(router: Router, connect, caplog):
+    from vcosim.bus.client import Liveness, RouterLost
+
+    car = Vehicle(engine_running=True)
+    car.step(automatic=1, gear=1)
+    sim = Simulation(car, Pacer("realtime", dt=car.dt))  # runs until the router is gone
+    bus = sim.attach("bus", BusVehicle(port=router.address[1]))
+    bus.client.liveness = Liveness(ping_after=0.2, lost_after=0.5, give_up_after=1.5)
+    ended: list[BaseException] = []
+
+    def run() -> None:
+        try:
+            sim.run(None)
+        except BaseException as exc:  # noqa: BLE001 (handed to the test)
+            ended.append(exc)
+
+    thread = threading.Thread(target=run, daemon=True)
+    thread.start()
+    assert router.wait_until(lambda: 16 in router.modules, 10.0)
+    connect(17).send(IMFM(255, 0, 128, 0, to=16))
+    assert router.wait_until(lambda: bus.last_inputs.get("throttle") == 1.0, 10.0)
+    router.stop()  # its sockets close: the vehicle's next message is refused
+    thread.join(20.0)
+    assert not thread.is_alive() and len(ended) == 1 and isinstance(ended[0], RouterLost)
+    assert bus.router_lost and car.inputs["throttle"] == 0.0 and car.inputs["brake"] == 1.0
+    assert any("throttle off, brakes on" in r.getMessage() for r in caplog.records)
+    assert bus.report()["router_losses"] == 1
