@@ -12,8 +12,9 @@ from __future__ import annotations
 import math
 
 import numpy as np
+from numba import njit
 
-from vcosim.vehicle import layout as L
+from vcosim.vehicle.layout import U_BRAKE, U_STEERING, U_THROTTLE
 from vcosim.world.geometry import R_DISTANCE, R_RELATIVE_SPEED
 from vcosim.world.paths import Paths, pure_pursuit
 from vcosim.world.spec import IdmDriver, LaneChange, PathDriver, ProfileDriver, VehicleEntry
@@ -57,10 +58,10 @@ class Drivers:
             for m, d in enumerate(drivers)
             if isinstance(d, ProfileDriver)
         ]
-        idm = [(m, d) for m, d in enumerate(drivers) if isinstance(d, IdmDriver)]
-        self.idm_rows = np.array([m for m, _ in idm], dtype=np.int64)
+        self.is_idm = np.array([isinstance(d, IdmDriver) for d in driven], dtype=np.bool_)
+        self.wanted = np.zeros(n)
         self.idm = {
-            key: np.array([getattr(d, key) for _, d in idm], dtype=float)
+            key: np.array([getattr(d, key, 0.0) for d in driven], dtype=np.float64)
             for key in (
                 "speed",
                 "time_gap",
@@ -92,38 +93,52 @@ class Drivers:
             self.paths.starts, self.paths.ends, self.paths.closed, self.hint, self.steering,
             self.arc,
         )  # fmt: skip
-        speed = poses["speed"][rows]
-        wanted = np.zeros(len(self))
         for m, profile in self.profiles:
             target, slope = _profile(profile, time)
-            wanted[m] = slope + (target - speed[m]) / SPEED_TIME_CONSTANT
-        if self.idm_rows.size:
-            wanted[self.idm_rows] = self._idm(speed[self.idm_rows], readings[rows[self.idm_rows]])
-        got = np.where(np.isnan(self.last_speed), wanted, (speed - self.last_speed) / period)
-        self.last_speed = speed
-        self.trim = np.clip(
-            self.trim + TRIM_GAIN * (wanted - got) * period, -TRIM_LIMIT, TRIM_LIMIT
-        )
-        effort = wanted + self.trim
-        hold = (wanted <= 0.0) & (speed < STANDING)
-        self.trim[hold] = 0.0
-        throttle = np.where(hold, 0.0, np.clip(effort / THROTTLE_ACCELERATION, 0.0, 1.0))
-        brake = np.where(hold, HOLD_BRAKE, np.clip(-effort / BRAKE_ACCELERATION, 0.0, 1.0))
-        inputs[rows, L.U_THROTTLE] = throttle
-        inputs[rows, L.U_BRAKE] = brake
-        inputs[rows, L.U_STEERING] = self.steering
-
-    def _idm(self, speed: np.ndarray, readings: np.ndarray) -> np.ndarray:
-        """The IDM's acceleration from own speed and the range reading of the car ahead."""
+            self.wanted[m] = slope + (target - poses["speed"][rows[m]]) / SPEED_TIME_CONSTANT
         p = self.idm
-        v0 = np.maximum(p["speed"], 0.1)
-        gap = np.maximum(readings[:, R_DISTANCE], 0.1)  # inf with nothing ahead
-        closing = -readings[:, R_RELATIVE_SPEED]
-        closing = np.where(np.isfinite(readings[:, R_DISTANCE]), closing, 0.0)
-        root = 2.0 * np.sqrt(p["max_acceleration"] * p["comfortable_deceleration"])
-        desired = p["min_gap"] + np.maximum(speed * p["time_gap"] + speed * closing / root, 0.0)
-        free = 1.0 - (speed / v0) ** 4
-        return p["max_acceleration"] * (free - (desired / gap) ** 2)
+        pedals(
+            rows, self.is_idm, p["speed"], p["time_gap"], p["min_gap"], p["max_acceleration"],
+            p["comfortable_deceleration"], readings, poses["speed"], self.wanted, self.steering,
+            self.last_speed, self.trim, period, inputs,
+        )  # fmt: skip
+
+
+@njit(cache=True)
+def pedals(
+    rows, is_idm, v0, time_gap, min_gap, max_acc, comfortable, readings, speed, wanted,
+    steering, last_speed, trim, period, inputs,
+):  # fmt: skip
+    """Throttle, brake and steering of every driven row, from the acceleration each wants.
+
+    An IDM driver wants the IDM's acceleration on its range reading (Treiber's formula);
+    the others what ``wanted`` says. An integrator on the acceleration got (from the speed
+    change over the period) trims the pedals; a car that should not move is held.
+    """
+    for m in range(rows.shape[0]):
+        r = rows[m]
+        v = speed[r]
+        want = wanted[m]
+        if is_idm[m]:
+            gap = readings[r, R_DISTANCE]
+            closing = -readings[r, R_RELATIVE_SPEED] if math.isfinite(gap) else 0.0
+            root = 2.0 * math.sqrt(max_acc[m] * comfortable[m])
+            desired = min_gap[m] + max(v * time_gap[m] + v * closing / root, 0.0)
+            free = 1.0 - (v / max(v0[m], 0.1)) ** 4
+            want = max_acc[m] * (free - (desired / max(gap, 0.1)) ** 2)
+        got = want if math.isnan(last_speed[m]) else (v - last_speed[m]) / period
+        last_speed[m] = v
+        trim[m] = min(max(trim[m] + TRIM_GAIN * (want - got) * period, -TRIM_LIMIT), TRIM_LIMIT)
+        if want <= 0.0 and v < STANDING:
+            trim[m] = 0.0
+            throttle, brake = 0.0, HOLD_BRAKE
+        else:
+            effort = want + trim[m]
+            throttle = min(max(effort / THROTTLE_ACCELERATION, 0.0), 1.0)
+            brake = min(max(-effort / BRAKE_ACCELERATION, 0.0), 1.0)
+        inputs[r, U_THROTTLE] = throttle
+        inputs[r, U_BRAKE] = brake
+        inputs[r, U_STEERING] = steering[m]
 
 
 def _profile(profile: np.ndarray, time: float) -> tuple[float, float]:
