@@ -18,16 +18,17 @@ from vcosim.errors import ConfigError
 from vcosim.fmi.slave import CONFIG_FILE
 from vcosim.vehicle.vehicle import resolve_params
 
-_SCRIPT = '''\
-"""{doc}"""
+_SCRIPT = """\
 from {library} import {base}
 
-from vcosim.fmi import {module}
+from vcosim.fmi.{module} import {mixin}
+
+_namespace = globals()  # see vcosim.fmi.slave._PINNED
 
 
-class {name}({module}.{mixin}, {base}):
+class {name}({mixin}, {base}):
     fmi_version = {version}
-'''
+"""
 
 
 def _build(
@@ -38,7 +39,6 @@ def _build(
     mixin: str,
     version: int,
     config: dict[str, Any],
-    doc: str,
     extra_files: tuple[Path, ...] = (),
     options: dict[str, bool] | None = None,
 ) -> Path:
@@ -53,7 +53,7 @@ def _build(
         from pythonfmu3 import FmuBuilder
     library, base = ("pythonfmu", "Fmi2Slave") if version == 2 else ("pythonfmu3", "Fmi3Slave")
     source = _SCRIPT.format(
-        doc=doc, library=library, base=base, module=module, mixin=mixin, name=name, version=version
+        library=library, base=base, module=module, mixin=mixin, name=name, version=version
     )
     with tempfile.TemporaryDirectory(prefix="vcosim-fmu-") as scratch:
         folder = Path(scratch)
@@ -93,7 +93,6 @@ def build_vehicle_fmu(
         mixin="VehicleSlave",
         version=fmi_version,
         config={"params": params.model_dump(mode="json"), "automatic": automatic},
-        doc=f"vcosim vehicle ({params.name}) as an FMI {fmi_version} co-simulation FMU.",
         options={"state": True},
     )
 
@@ -131,6 +130,5 @@ def build_coupling_fmu(
             mixin="CouplingSlave",
             version=fmi_version,
             config={"step": config.step, "interface": INTERFACE_FILE if interface else None},
-            doc=f"vcosim tight coupling (controller side) as an FMI {fmi_version} FMU.",
             extra_files=extra,
         )

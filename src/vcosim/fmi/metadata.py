@@ -162,7 +162,9 @@ def _unit(signal: str) -> str:
 
 
 OUTPUTS: tuple[Output, ...] = tuple(
-    Output(output_name(name), unit=_unit(name), index=i) for i, name in enumerate(L.SIGNAL_NAMES)
+    Output(output_name(name), unit=_unit(name), index=i)
+    for i, name in enumerate(L.SIGNAL_NAMES)
+    if name != "time"  # the master's own time (FMI 3: the independent variable)
 )
 
 PARAMETERS: tuple[Parameter, ...] = (

@@ -9,6 +9,7 @@ when an FMU instance is made, so ``vcosim`` itself does not need it.
 from __future__ import annotations
 
 import json
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -18,6 +19,12 @@ from xml.etree.ElementTree import Element
 from vcosim.fmi.metadata import Variable, annotate
 
 CONFIG_FILE = "vcosim_fmu.json"
+_PINNED: list[dict[str, Any]] = []
+"""One more reference to the model script's namespace per instance. pythonfmu's runtime drops
+one reference to it too many per instantiation (it releases the module dict it borrowed). A
+script's own functions hold references to it, so a usual script survives a few instances;
+ours has none, so it keeps one itself (``_namespace``) and each instance adds one here.
+Without them a second instance in a process finds "module has no attribute ..." or crashes."""
 """The build options, shipped in the FMU's resources and read when it is instantiated."""
 
 _CAST: dict[str, Callable[[float], Any]] = {
@@ -69,6 +76,9 @@ class SlaveMixin:
     def _setup(self) -> None:
         self._api = api(self.fmi_version)
         self._meta = {}
+        module = sys.modules.get(type(self).__module__)
+        if module is not None:
+            _PINNED.append(vars(module))
 
     def _add(
         self,

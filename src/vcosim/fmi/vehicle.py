@@ -16,6 +16,7 @@ from typing import Any
 
 import numpy as np
 
+from vcosim.errors import ConfigError
 from vcosim.fmi.metadata import INPUTS, OUTPUTS, PARAMETERS, Variable
 from vcosim.fmi.slave import SlaveMixin, read_config
 from vcosim.vehicle import Vehicle
@@ -53,6 +54,7 @@ class VehicleSlave(SlaveMixin):
         base = self.base or VehicleParams()
         self.automatic = bool(config.get("automatic", True))
         self.engine_running = True
+        self.failed = ""  # why the FMU refuses to step (a bad parameter), or ""
         self.parameters = {p.name: _dotted(base, p.key) for p in PARAMETERS}
         self._defaults = dict(self.parameters)
         starts = {"gear": 1.0 if self.automatic else 0.0}
@@ -87,8 +89,6 @@ class VehicleSlave(SlaveMixin):
         for j, i in enumerate(INPUTS):
             self._add(i, "input", partial(self.values.__getitem__, j), partial(self._set_input, j))
         for o in OUTPUTS:
-            if o.name == "time" and self.fmi_version == 3:
-                continue
             self._add(o, "output", partial(self._output, o.index))
 
     def _time(self) -> float:
@@ -104,11 +104,11 @@ class VehicleSlave(SlaveMixin):
         setattr(self, attribute, bool(value))
 
     def _set_input(self, j: int, value: float) -> None:
-        """Hold a new input value; a non-finite one is refused (FMI error), the old one kept."""
-        if not math.isfinite(value):
-            self._error(f"input {INPUTS[j].name} = {value!r}: must be a finite number")
-            raise ValueError(f"input {INPUTS[j].name} = {value!r} is not a finite number")
-        self.values[j] = float(value)
+        """Hold a new input value; a non-finite one is refused (logged), the old one kept."""
+        if math.isfinite(value):
+            self.values[j] = float(value)
+        else:  # logged, not raised: no exception may cross pythonfmu's runtime
+            self._error(f"input {INPUTS[j].name} = {value!r} refused: not a finite number")
 
     def _make_vehicle(self, params: VehicleParams) -> Vehicle:
         vehicle = Vehicle(params, engine_running=self.engine_running)
@@ -125,10 +125,16 @@ class VehicleSlave(SlaveMixin):
             if self.parameters[p.name] != self._defaults[p.name]
         }
         base = self.base or VehicleParams()
-        self.vehicle = self._make_vehicle(base.with_changes(**changed) if changed else base)
+        try:
+            self.vehicle = self._make_vehicle(base.with_changes(**changed) if changed else base)
+        except ConfigError as exc:  # no exception may cross pythonfmu's runtime (see _PINNED)
+            self.failed = f"parameters refused: {'; '.join(exc.problems)}"
+            self._error(self.failed)
 
     def do_step(self, current_time: float, step_size: float, *_: Any) -> bool:
         """Hold the inputs and advance ``step_size`` (a multiple of 0.5 ms)."""
+        if self.failed:
+            return self._error(self.failed)
         n = physics_steps(step_size)
         if n is None:
             return self._error(
