@@ -7,7 +7,9 @@ Shutdown, Ctrl-C and SIGTERM, and closing exactly once on every path live here, 
 
 This is also the one place where the modules meet the bus: only this file holds a
 :class:`~vcosim.bus.client.BusClient`; the modules use the message catalogue and
-``self.client``.
+``self.client``, and catch :class:`RouterLost` from here (raised by the client's ``poll``
+and ``wait`` once the router has been silent too long; ``run`` closes the module and lets it
+through, so the command ends with code 1).
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from typing import Any, ClassVar, Generic, TypeVar
 
 from vcosim.bus.catalogue import Message, Shutdown
 from vcosim.bus.client import BusClient
+from vcosim.bus.client import RouterLost as RouterLost  # (for the modules)
 from vcosim.bus.codec import Codec
 from vcosim.interrupts import sigterm_as_interrupt
 from vcosim.reports import Report

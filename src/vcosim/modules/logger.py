@@ -25,10 +25,9 @@ from pathlib import Path
 from typing import Any
 
 from vcosim.bus.catalogue import ModuleId, Shutdown, lookup
-from vcosim.bus.client import RouterLost
 from vcosim.bus.codec import Codec
 from vcosim.constants import BUS_PORT, LOOPBACK
-from vcosim.modules.base import BusModule, run_module
+from vcosim.modules.base import BusModule, RouterLost, run_module
 from vcosim.modules.recording import (
     SCHEMA_PREFIX,
     TOPIC_PREFIX,
