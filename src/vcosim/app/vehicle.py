@@ -65,7 +65,7 @@ def report(
         command = f"vcosim vehicle report --vehicle {vehicle}" + (" --quick" if quick else "")
         files = write_datasheet(sheet, out, command)
     data = sheet.to_dict()
-    results.print(table(f"{name}: agreement with CommonRoad", _agreement(data)))
+    results.print(table(f"{name} beside CommonRoad's BMW 320i (linear range)", _agreement(data)))
     results.print(table(f"{name}: outside the typical range", data["outside_range"] or {"": "—"}))
     note(f"datasheet of {name} in {sheet.seconds:.0f} s: {files['html']} and {files['markdown']}")
     save_json(data, json_out)
