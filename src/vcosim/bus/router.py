@@ -21,8 +21,8 @@ Routing. A valid message goes to the module whose id is its destination, unchang
 every valid message, including ones to unknown ids, so a recording misses nothing. A Shutdown
 addressed to the router's id is passed to every module (each gets ``Shutdown`` to its own id)
 and then ends the router. Messages to unknown ids and malformed messages are counted and
-reported once per sender (with its address and id), never crash the router and are never
-passed on. A module leaves with ``BYE <n>,END``; one whose port has closed (an ICMP "port
+reported once per kind and sender (with its address and id), never crash the router and are
+never passed on. A module leaves with ``BYE <n>,END``; one whose port has closed (an ICMP "port
 unreachable" on loopback or a LAN) is dropped too, so its id can be taken again.
 
 One module of some 470 lines on purpose: handshakes, routing and the module table share
