@@ -146,6 +146,15 @@ def view(
     send_ground: Annotated[
         bool, typer.Option(help="Answer with VMFM: ground height and friction under each wheel.")
     ] = False,
+    allow_origin: Annotated[
+        list[str] | None,
+        typer.Option(
+            metavar="ORIGIN",
+            help="Also serve the page to browsers that open it at this address "
+            "(http://HOST:PORT, or HOST[:PORT] for http at the page's port; repeatable); "
+            "by default only where it is served and the loopback names.",
+        ),
+    ] = None,
     symbols: BusSymbols = BUS_SYMBOLS,
     max_length: BusMaxLength = BUS_MAX_LENGTH,
 ) -> None:
@@ -171,6 +180,7 @@ def view(
         rate=rate,
         module_id=ModuleId.VISUALISATION if module_id is None else module_id,
         send_ground=send_ground,
+        allow_origins=allow_origin or (),
         codec=bus_codec(symbols, max_length),
     )
     report = viewer.run()
