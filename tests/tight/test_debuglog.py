@@ -138,7 +138,7 @@ def test_part_files_of_older_versions_are_read(tmp_path):
     logs = read_logs(tmp_path)
     np.testing.assert_array_equal(logs.sends.data, sends)
     assert len(logs.steps) == 1000 and len(logs.receives) == 99
-    assert logs.notes[0].startswith("simulinkPhysicsStepsLog.csv.part: raw rows of 1 columns")
+    assert logs.notes[0].startswith("simulinkPhysicsStepsLog.csv.part: raw rows (1 columns)")
 
 
 def test_a_broken_npy_file_is_a_problem_naming_it(tmp_path):

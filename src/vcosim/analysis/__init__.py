@@ -73,14 +73,16 @@ def load_run(
 
     Args:
         path: The folder holding ``simulinkSendLog.csv``, ``simulinkReceiveLog.csv`` and
-            ``simulinkPhysicsStepsLog.csv``, and optionally ``vcosimCouplingEvents.csv``.
+            ``simulinkPhysicsStepsLog.csv``, and optionally ``vcosimCouplingEvents.csv`` (or
+            the ``.npy`` files vcosim writes while running: ``vcosim.analysis.logs``).
         dt: The physics step (s), 0.5 ms in vcosim and BeamNG.
         timeout_gap: An interval between steps longer than this (s) is a timeout.
         rtf_window: Length of the real-time-factor windows (s of wall time).
 
     Raises:
-        vcosim.errors.ConfigError: a missing file, a truncated row, a row with the wrong
-            number of columns…: every problem, each with its file and line.
+        vcosim.errors.ConfigError: a missing file, a row with the wrong number of columns…:
+            every problem, each with its file and line. (A torn last row, as a killed run
+            leaves, is left out with a note: ``run.steps.notes``.)
     """
     folder = Path(path)
     steps, sends, receives, events = read_logs(folder)

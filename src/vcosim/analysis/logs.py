@@ -299,12 +299,11 @@ def read_binary_table(
     notes: list[str] = []
     header: tuple[str, ...] | None = None
     if path.suffix == ".part":  # raw rows, no names: the standard layout
-        raw = np.fromfile(path, dtype="<f8")
-        width = len(names)
-        whole = len(raw) // width
-        data, torn = raw[: whole * width].reshape(whole, width), (len(raw) - whole * width) * 8
-        torn += path.stat().st_size % 8
-        notes.append(f"{path.name}: raw rows of {width} columns, as an older vcosim left them")
+        size, width = path.stat().st_size, len(names)
+        whole = size // (8 * width)
+        data = np.fromfile(path, dtype="<f8", count=whole * width).reshape(whole, width)
+        torn = size - whole * 8 * width
+        notes.append(f"{path.name}: raw rows ({width} columns), as an older vcosim left them")
     else:
         try:
             header, data, torn = read_rows(path)
