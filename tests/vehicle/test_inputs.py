@@ -98,3 +98,14 @@ def test_a_vehicle_on_ground_a_thousand_kilometres_up_drives_as_at_sea_level():
         v.run(4000, drive_mode="torques", propulsion_torque=[0, 0, 300, 300])
     assert up.signal("posZ") - 1.0e6 == pytest.approx(down.signal("posZ"), abs=1e-6)
     assert up.signal("posX") == pytest.approx(down.signal("posX"), abs=1e-6)
+
+
+def test_a_non_finite_value_written_past_every_check_is_taken_as_released():
+    """The faces and the FMU write the input array directly; the kernel is the last guard."""
+    v = Vehicle()
+    v.run(100)
+    v.input_array[L.U_STEERING] = math.nan
+    v.input_array[L.U_PROPULSION] = math.inf
+    v.run(2000)
+    assert v.input_array[L.U_STEERING] == 0.0 and v.input_array[L.U_PROPULSION] == 0.0
+    assert np.all(np.isfinite(v.state)) and np.all(np.isfinite(v.outputs))

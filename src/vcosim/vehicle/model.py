@@ -176,6 +176,9 @@ def anti_lock(x, k: int, p, brake_in: float, v_long: float) -> float:
 @njit(cache=True)
 def physics_step(x, u, p, y, s, height, friction, grid, write_outputs: bool) -> None:
     """One 0.5 ms step of the whole vehicle (pure function of x, u, p; updates x and s)."""
+    for i in range(u.shape[0]):
+        if not math.isfinite(u[i]):  # written past every check (a face, an FMI master):
+            u[i] = 0.0  # taken as released, so one bad value cannot corrupt the state
     dt = p.dt
     throttle_in = min(max(u[U_THROTTLE], 0.0), 1.0)
     brake_in = min(max(u[U_BRAKE], 0.0), 1.0)
