@@ -74,13 +74,18 @@ class Simulation:
     """Steps a vehicle or a world at 0.5 ms under a pacer and calls the attached faces' hooks."""
 
     def __init__(self, vehicle: Vehicle | World | None = None, pacer: Pacer | None = None) -> None:
-        self.world = vehicle if isinstance(vehicle, World) else None
-        self.body: Vehicle | World = vehicle if vehicle is not None else Vehicle()
+        self.body: Vehicle | World
         """What the host steps: the vehicle, or the world."""
-        self.vehicle: Vehicle = self.world.vehicle if self.world else self.body  # type: ignore[assignment]
-        self.vehicles: dict[str, Vehicle] = (
-            self.world.vehicles if self.world else {"ego": self.vehicle}
-        )
+        self.world: World | None
+        self.vehicle: Vehicle
+        """The vehicle single-vehicle faces serve: the lone car, or the world's ego."""
+        self.vehicles: dict[str, Vehicle]
+        if isinstance(vehicle, World):
+            self.body = self.world = vehicle
+            self.vehicle, self.vehicles = vehicle.vehicle, vehicle.vehicles
+        else:
+            self.body = self.vehicle = vehicle if vehicle is not None else Vehicle()
+            self.world, self.vehicles = None, {"ego": self.vehicle}
         self.pacer = pacer if pacer is not None else Pacer(PacingMode.fast)
         self.faces: dict[str, Any] = {}
         self._scopes: dict[str, VehicleScope] = {}
