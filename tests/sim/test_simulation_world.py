@@ -76,3 +76,11 @@ def test_a_collision_can_stop_the_run() -> None:
     assert report.world.stopped_at_collision
     assert report.sim_time == pytest.approx(collision.time, abs=1e-9)
     assert tuple(report.to_dict()["world"]["collisions"][0]["vehicles"]) == ("standing", "runner")
+
+
+def test_realtime_pacing_holds_a_world_to_the_wall_clock() -> None:
+    world = World(WorldFile.load(PLATOON))
+    report = Simulation(world, Pacer("realtime")).run(0.3)
+    assert report.steps == 600
+    assert report.realtime_factor <= 1.05  # never ahead of the wall clock (behind: a busy machine)
+    assert report.frames["frames"] == 18
