@@ -109,3 +109,15 @@ def test_a_non_finite_value_written_past_every_check_is_taken_as_released():
     v.run(2000)
     assert v.input_array[L.U_STEERING] == 0.0 and v.input_array[L.U_PROPULSION] == 0.0
     assert np.all(np.isfinite(v.state)) and np.all(np.isfinite(v.outputs))
+
+
+def test_places_so_far_away_that_rounding_eats_the_motion_are_refused():
+    with pytest.raises(ValueError, match="lost to rounding"):
+        Vehicle().teleport(1e300, 0.0)
+    height = np.full((2, 2), 1e300)
+    with pytest.raises(VcosimError, match="lost to rounding"):
+        Terrain(height=height, friction=np.ones_like(height), road=None, grid=np.array([0, 0, 1.0]))
+    v = Vehicle()
+    v.teleport(1e6, -1e6)  # a thousand kilometres is fine
+    v.run(2000, drive_mode="torques", propulsion_torque=[0, 0, 300, 300])
+    assert v.signal("posX") > 1e6 + 0.1

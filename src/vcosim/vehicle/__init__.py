@@ -6,11 +6,12 @@ with physics_cache():
     from vcosim.vehicle.layout import BANK_NAMES, INPUT_NAMES, SIGNAL_NAMES
     from vcosim.vehicle.params import VehicleParams
     from vcosim.vehicle.terrain import Terrain
-    from vcosim.vehicle.vehicle import Snapshot, Vehicle, VehicleBatch
+    from vcosim.vehicle.vehicle import InputError, Snapshot, Vehicle, VehicleBatch
 
 __all__ = [
     "BANK_NAMES",
     "INPUT_NAMES",
+    "InputError",
     "SIGNAL_NAMES",
     "Snapshot",
     "Terrain",

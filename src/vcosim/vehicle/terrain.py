@@ -30,6 +30,8 @@ else:  # pragma: no cover
 
 from vcosim.errors import ConfigError
 
+WORLD_LIMIT = 1.0e7  # m: positions and heights beyond lose a 0.5 ms step's motion to rounding
+
 FRICTION_AT_FULL_BLUE = 0.99
 """Friction coefficient of blue 255 in a friction map: the spec's "just under 1"."""
 
@@ -137,6 +139,17 @@ class Terrain:
             problems.append(f"grid must be finite with cell_size > 0, got {grid.tolist()}")
         if height.size and not np.all(np.isfinite(height)):
             problems.append("height contains non-finite values")
+        elif height.size and np.abs(height).max() > WORLD_LIMIT:
+            problems.append(
+                f"height reaches {np.abs(height).max():g} m; beyond {WORLD_LIMIT:g} m the "
+                "suspension's millimetres are lost to rounding"
+            )
+        if (
+            grid.shape == (3,)
+            and np.all(np.isfinite(grid))
+            and np.abs(grid[:2]).max() > WORLD_LIMIT
+        ):
+            problems.append(f"grid origin beyond {WORLD_LIMIT:g} m: {grid.tolist()}")
         if friction.size and not np.all(np.isfinite(friction) & (friction >= 0.0)):
             problems.append("friction must be finite and >= 0")
         if problems:

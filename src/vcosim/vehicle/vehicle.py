@@ -12,7 +12,7 @@ from vcosim.errors import ConfigError, UnknownNameError, VcosimError
 from vcosim.vehicle import layout as L
 from vcosim.vehicle.model import N_SCRATCH, advance, advance_batch, initial_state
 from vcosim.vehicle.params import DT, VehicleParams
-from vcosim.vehicle.terrain import Terrain
+from vcosim.vehicle.terrain import WORLD_LIMIT, Terrain
 
 SETTLE_STEPS = 4000  # 2 s: the suspension comes to rest before time 0
 
@@ -146,6 +146,11 @@ class Vehicle:
         bad = [f"{k} = {v!r}" for k, v in values.items() if not np.isfinite(v)]
         if bad:
             raise ValueError(f"teleport needs finite numbers, not {', '.join(bad)}")
+        if max(abs(x), abs(y)) > WORLD_LIMIT:
+            raise ValueError(
+                f"teleport to ({x:g}, {y:g}): beyond {WORLD_LIMIT:g} m from the origin a "
+                "0.5 ms step's motion is lost to rounding"
+            )
         state, rec = self._x, self._p[0]
         height = state[L.X_POS + 2] - self._ground_under(*state[L.X_POS : L.X_POS + 2])
         ground, quat = self._pose_on_terrain(x, y, np.radians(heading))
