@@ -223,6 +223,8 @@ class WorldFile(Options):
             path = getattr(driver, "path", None)
             if path is not None and path not in self.paths:
                 problems.append(f"{where}.driver.path: no path named {path!r}")
+            if path is not None and entry.gearbox is Gearbox.manual:
+                problems.append(f"{where}.gearbox: built-in drivers drive an automatic only")
             if path is None and entry.start.s is not None:
                 problems.append(f"{where}.start.s: only a vehicle on a path can start at s")
         names = {e.name for e in entries}
@@ -280,11 +282,11 @@ class WorldFile(Options):
 
 
 def _split(problems: list[str]) -> list[str]:
-    """The whole-file check joins its problems with '; ': list them one by one."""
+    """The whole-file check joins its problems (each with its place) with '; ': split them."""
     out = []
     for line in problems:
         loc, _, message = line.partition(": ")
-        if "; " in message and loc == "(top level)":
+        if loc == "(top level)":
             out.extend(message.split("; "))
         else:
             out.append(line)
