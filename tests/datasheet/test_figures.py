@@ -88,3 +88,20 @@ def test_ranges_flag_outside_values_and_nan() -> None:
     assert rng.holds(1.5) and not rng.holds(2.5) and not rng.holds(math.nan)
     assert Range(None, 35.0, "%", "fmvss126").holds(-100.0)
     assert all(r.source for r in PASSENGER_CAR.values())
+
+
+def test_a_run_that_ends_in_a_spin_is_flagged_not_measured() -> None:
+    from vcosim.datasheet.figures import sine_with_dwell, swd_summary
+    from vcosim.datasheet.manoeuvres import swd_completion
+
+    t = np.arange(0, swd_completion() + 0.5, SAMPLE)  # ended before T0 + 1.75 s
+    delta = swd_steer(t, 0.05)
+    point = sine_with_dwell(_trace(t, delta, delta * 8.0))
+    assert point["spun"] == 1.0 and math.isnan(point["yaw_rate_ratio_1s_percent"])
+    t = np.arange(0, swd_completion() + 2.5, SAMPLE)
+    delta = swd_steer(t, 0.05)
+    calm = sine_with_dwell(_trace(t, delta, delta * 8.0))
+    assert calm["spun"] == 0.0 and calm["yaw_rate_ratio_1_75s_percent"] == pytest.approx(0.0)
+    summary = swd_summary({5.0: calm, 6.0: point})
+    assert summary["spins_from_amplitude_a"] == 6.0
+    assert summary["max_yaw_rate_ratio_1s_percent"] == pytest.approx(0.0, abs=1e-9)

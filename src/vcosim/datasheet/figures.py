@@ -167,6 +167,8 @@ def sine_with_dwell(trace: Trace) -> dict[str, float]:
     lobe = (trace.t >= reversal) & (trace.t <= t0 + 1.0)
     peak = float(np.min(trace.yaw_rate[lobe])) if lobe.any() else math.nan
     spun = trace.t[-1] < t0 + 1.75 or bool(np.any(np.abs(trace.beta) > math.radians(45)))
+    if spun:  # the ratios of a spinning car measure the spin, not the recovery: none
+        peak = math.nan
     return {
         "spun": float(spun),  # the run ended early or the car slid past 45 deg: it spun
         "peak_yaw_rate_deg_s": math.degrees(peak),
@@ -185,8 +187,8 @@ def _nanmax(values: list[float]) -> float:
 def swd_summary(points: dict[float, dict[str, float]]) -> dict[str, float]:
     """The worst case over the amplitudes.
 
-    The largest ratios, the smallest displacement at >= 5 A, and the smallest amplitude at
-    which the car spun (NaN: it never did).
+    The largest ratios of the runs that did not spin, the smallest displacement at >= 5 A,
+    and the smallest amplitude at which the car spun (NaN: it never did).
     """
     ratios_1 = [p["yaw_rate_ratio_1s_percent"] for p in points.values()]
     ratios_175 = [p["yaw_rate_ratio_1_75s_percent"] for p in points.values()]

@@ -19,15 +19,18 @@ class Range:
     high: float | None
     unit: str
     source: str
+    nan_holds: bool = False  # NaN means "never happened", which is in range
 
     def holds(self, value: float) -> bool:
-        """Whether ``value`` lies inside (a NaN never does)."""
+        """Whether ``value`` lies inside (a NaN only with ``nan_holds``)."""
         if value != value:  # NaN
-            return False
+            return self.nan_holds
         return (self.low is None or value >= self.low) and (self.high is None or value <= self.high)
 
     def text(self) -> str:
-        """``0.5 – 5`` / ``≤ 35`` / ``≥ 1.83``."""
+        """``0.5 – 5`` / ``≤ 35`` / ``≥ 1.83`` / ``never``."""
+        if self.nan_holds:
+            return "never"
         if self.low is None:
             return f"≤ {self.high:g}"
         if self.high is None:
@@ -68,6 +71,7 @@ PASSENGER_CAR: dict[str, Range] = {
     "max_yaw_rate_ratio_1s_percent": Range(None, 35.0, "%", "fmvss126"),
     "max_yaw_rate_ratio_1_75s_percent": Range(None, 20.0, "%", "fmvss126"),
     "min_lateral_displacement_m": Range(1.83, None, "m", "fmvss126"),
+    "spins_from_amplitude_a": Range(99.0, None, "A", "fmvss126", nan_holds=True),
     "zero_to_100_s": Range(6.0, 12.0, "s", "makers"),
     "eighty_to_120_top_gear_s": Range(7.0, 20.0, "s", "makers"),
     "top_speed_kmh": Range(180.0, 250.0, "km/h", "makers"),

@@ -157,9 +157,10 @@ def _outside(figures: dict[str, dict[str, Any]]) -> dict[str, str]:
     for section in figures.values():
         for name, value in section.items():
             rng = PASSENGER_CAR.get(name)
-            if rng is None or not isinstance(value, (int, float)) or rng.holds(float(value)):
+            number = math.nan if value is None else value
+            if rng is None or not isinstance(number, (int, float)) or rng.holds(float(number)):
                 continue
-            flags[name] = "below" if rng.low is not None and value < rng.low else "above"
+            flags[name] = "below" if rng.low is not None and number < rng.low else "above"
     return flags
 
 
