@@ -73,8 +73,11 @@ class Instance:
         self.time = time
 
     def close(self) -> None:
-        self.fmu.terminate()
-        self.fmu.freeInstance()
+        """Terminate and free (once: a second free would crash the process)."""
+        if self.fmu is not None:
+            self.fmu.terminate()
+            self.fmu.freeInstance()
+            self.fmu = None
 
 
 @pytest.fixture(scope="session")

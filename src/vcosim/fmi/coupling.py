@@ -152,6 +152,7 @@ class CouplingSlave(SlaveMixin):
         self.settings: dict[str, Any] = {p.name: getattr(self.config, p.name) for p in PARAMETERS}
         self.controls = np.zeros(len(INPUTS))
         self.link: CouplingLink | None = None
+        self.failed = ""  # why the FMU refuses to step (bad parameters, a port in use), or ""
         self._register()
 
     def _register(self) -> None:
@@ -209,15 +210,22 @@ class CouplingSlave(SlaveMixin):
     # -- FMI life cycle ---------------------------------------------------------------------
     def exit_initialization_mode(self) -> None:
         """Bind with the parameters the master set, start the block, wait for message 1."""
-        config = ControllerConfig(
-            **{**self.config.model_dump(), **self.settings, "idle_exit": None, "spin": 0.0}
-        )
+        try:
+            config = ControllerConfig(
+                **{**self.config.model_dump(), **self.settings, "idle_exit": None, "spin": 0.0}
+            )
+            self.link = CouplingLink(config)
+        except Exception as exc:  # no exception may cross pythonfmu's runtime
+            self.failed = f"cannot start the coupling: {exc}"
+            self._error(self.failed)
+            return
         self.config = config
-        self.link = CouplingLink(config)
         self.link.start(config.timeout)
 
     def do_step(self, current_time: float, step_size: float, *_: Any) -> bool:
         """Answer the last message with the inputs, take the next one."""
+        if self.failed:
+            return self._error(self.failed)
         step = self.config.step
         if abs(step_size - step) > STEP_TOLERANCE * step:
             return self._error(
