@@ -3,10 +3,12 @@
 The router runs here; each module is a ``vcosim`` process of its own (its own interpreter, so
 the 2000 Hz physics shares no lock with anything) and all end with one Shutdown.
 
-If ``drive`` itself dies, even by SIGKILL, its modules end too: on Linux each is started with
-``PR_SET_PDEATHSIG`` (SIGTERM when drive's main thread, which starts them, dies), so they close
-their files as on Ctrl-C; elsewhere, and as a second net, every module notices its silent
-router and ends after 10 s (``vcosim.bus.client.Liveness``).
+If ``drive`` itself dies, even by SIGKILL, its modules end too: on Linux each asks as it starts
+for ``PR_SET_PDEATHSIG`` (SIGTERM when drive's main thread, which starts them, dies), so they
+close their files as on Ctrl-C; elsewhere, and as a second net, every module notices its
+silent router and ends after 10 s (``vcosim.bus.client.Liveness``). The module asks for it
+itself (:func:`child_main`) rather than in a ``preexec_fn``: forking a process that has
+threads (the router's) runs Python in the child before ``exec``, which is not safe.
 """
 
 from __future__ import annotations
@@ -18,7 +20,6 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
 from typing import IO, Annotated, Any
@@ -50,26 +51,29 @@ OPTIONAL_MODULES = (
 )
 
 PR_SET_PDEATHSIG = 1  # from <linux/prctl.h>
+PARENT_PID = "VCOSIM_DRIVE_PID"
+"""Environment variable: drive's pid, for a module started by drive to end with it."""
+
+CHILD = "from vcosim.app.drive import child_main; child_main()"
+"""How drive starts a module: ``python -c CHILD <vcosim command and options>``."""
 
 
-def ends_with_parent() -> Callable[[], None] | None:
-    """A ``preexec_fn`` that has the child sent SIGTERM when this process dies (Linux only).
+def child_main() -> None:
+    """A module started by drive: end with drive (see :func:`end_with_parent`), then run."""
+    parent = os.environ.pop(PARENT_PID, "")
+    if parent.isdigit():
+        end_with_parent(int(parent))
+    from vcosim.app import main
 
-    The signal follows the death of the *thread* that starts the child, so start children
-    from the main thread. A parent that died before the child asked is caught by comparing
-    the parent's pid.
-    """
-    if not sys.platform.startswith("linux"):
-        return None
-    prctl = ctypes.CDLL(None, use_errno=True).prctl  # looked up here, not in the child
-    parent = os.getpid()
+    main()
 
-    def preexec() -> None:
-        prctl(PR_SET_PDEATHSIG, signal.SIGTERM, 0, 0, 0)
-        if os.getppid() != parent:  # too late: the parent is already gone
-            os.kill(os.getpid(), signal.SIGTERM)
 
-    return preexec
+def end_with_parent(parent: int) -> None:
+    """Have this process sent SIGTERM when ``parent`` dies (Linux); already dead: end now."""
+    if sys.platform.startswith("linux"):
+        ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGTERM, 0, 0, 0)
+    if os.getppid() != parent:  # drive died before we asked
+        os.kill(os.getpid(), signal.SIGTERM)
 
 
 def drive(
@@ -115,11 +119,11 @@ class _Child:
         self.log_path = log_dir / f"{name}.log"
         self._log: IO[bytes] = open(self.log_path, "wb")  # noqa: SIM115 (closed in wait())
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "vcosim", *args],
+            [sys.executable, "-c", CHILD, *args],
             stdout=self._log,
             stderr=subprocess.STDOUT,
             start_new_session=True,  # Ctrl-C reaches drive alone, which ends them in order
-            preexec_fn=ends_with_parent(),  # ...and they end if drive is killed
+            env={**os.environ, PARENT_PID: str(os.getpid())},  # ...and they end if drive dies
         )
 
     @property
@@ -205,8 +209,8 @@ def run_drive(
                 if importlib.util.find_spec(package) is not None:
                     extra = ground if command == "view" else []
                     launch(name, [command, *where, *extra], module_id)
-                    if name == "viewer":
-                        note(f"viewer: open http://127.0.0.1:{VIEWER_PORT}/ in a browser")
+            if ModuleId.VISUALISATION in router.modules:  # (said once every module is there)
+                note(f"viewer: open http://127.0.0.1:{VIEWER_PORT}/ in a browser")
             begun = time.monotonic()
             end = None if duration is None else begun + duration
             vehicle_child = children[1]
