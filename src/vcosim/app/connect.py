@@ -124,6 +124,10 @@ def run_client(
         waited = time.monotonic() - started
         if not hinted[0] and client.status == ConnectionStatus.connecting and waited > 2.0:
             hinted[0] = True
+            answered = client.session.error_text  # a busy server, or another version
+            if answered:
+                note(f"waiting: {answered}; still asking {cfg.remoteIP}:{cfg.remotePort}")
+                return
             note(
                 f"waiting: no contract server has answered at {cfg.remoteIP}:{cfg.remotePort} "
                 f"for {waited:.0f} s. Start one (vcosim sim --contracts, with --no-coupling "
