@@ -425,12 +425,13 @@ def test_a_busy_server_is_asked_again_until_it_has_room():
             ),
             "updatePeriod",
         ),
+        (b"\xff\xfe\x00{", "UTF-8"),
     ],
-    ids=["nested", "long-number", "tiny-period-far-point"],
+    ids=["nested", "long-number", "tiny-period-far-point", "not-utf8"],
 )
 def test_a_bad_contracts_file_is_one_error_line_and_exit_2(tmp_path, text, says):
     path = tmp_path / "bad.json"
-    path.write_text(text)
+    path.write_bytes(text if isinstance(text, bytes) else text.encode())
     result = CliRunner().invoke(app, ["connect", str(path), "--duration", "1"])
     assert result.exit_code == 2, result.output
     assert result.exception is None or isinstance(result.exception, SystemExit)

@@ -170,7 +170,12 @@ class ContractConfig(_Strict):
 def load_config(source: str | Path) -> ContractConfig:
     """Read and validate a configuration file; ConfigError lists every problem."""
     path = Path(source)
-    text = read_config_text(path)
+    try:
+        text = read_config_text(path)
+    except UnicodeDecodeError as exc:  # (read_config_text reports only OSError)
+        raise ConfigError(
+            [f"not UTF-8 text: byte {exc.start} is {exc.object[exc.start]:#04x}"], str(path)
+        ) from None
     try:
         data = load_json(text)
     except json.JSONDecodeError as exc:
