@@ -225,7 +225,8 @@ class Vehicle:
             raise ConfigError(
                 [
                     "the vehicle does not stand on its wheels after settling for 2 s: its "
-                    "springs, dampers or tyres are too stiff for its masses at the 0.5 ms step"
+                    "springs, dampers or tyres are too stiff for its masses at the 0.5 ms "
+                    "step, or there is no ground under it"
                 ],
                 f"vehicle {self.params.name}",
             )
