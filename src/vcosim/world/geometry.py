@@ -16,6 +16,8 @@ import math
 import numpy as np
 from numba import njit
 
+from vcosim.vehicle.layout import Y_B, Y_YAW_RATE
+
 # Range reading columns (one row per vehicle).
 R_TARGET = 0  # index of the vehicle seen, -1 when nothing is in sight
 R_DISTANCE = 1  # bumper gap along the sensor's heading (m)
@@ -23,6 +25,32 @@ R_RELATIVE_SPEED = 2  # target speed minus own along the heading (m/s); < 0: clo
 R_RELATIVE_ACCELERATION = 3  # target minus own acceleration along the heading (m/s2)
 R_LATERAL = 4  # the target centre's offset to the left of the predicted own path (m)
 N_RANGE = 5
+
+
+POSE_NAMES = ("x", "y", "yaw", "vx", "vy", "speed", "ax", "ay", "yaw_rate", "cx", "cy")
+
+
+@njit(cache=True)
+def pose_table(outputs, box_offset) -> np.ndarray:
+    """Rows ``POSE_NAMES``, a column per vehicle, read from the outputs in one pass.
+
+    Position, heading, world velocity, ground speed, world acceleration, yaw rate, and the
+    box centre ``box_offset`` ahead of the centre of gravity.
+    """
+    n = outputs.shape[0]
+    out = np.empty((len(POSE_NAMES), n))
+    for v in range(n):
+        y = outputs[v]
+        yaw = y[Y_B + 12]
+        c, s = math.cos(yaw), math.sin(yaw)
+        out[0, v], out[1, v], out[2, v] = y[Y_B], y[Y_B + 1], yaw
+        out[3, v], out[4, v], out[5, v] = y[Y_B + 3], y[Y_B + 4], y[Y_B + 6]
+        out[6, v] = c * y[Y_B + 7] - s * y[Y_B + 8]
+        out[7, v] = s * y[Y_B + 7] + c * y[Y_B + 8]
+        out[8, v] = y[Y_YAW_RATE]
+        out[9, v] = y[Y_B] + box_offset[v] * c
+        out[10, v] = y[Y_B + 1] + box_offset[v] * s
+    return out
 
 
 @njit(cache=True)

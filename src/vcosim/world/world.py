@@ -33,6 +33,7 @@ from vcosim.vehicle.model import advance_each
 from vcosim.world.drivers import Drivers
 from vcosim.world.geometry import (
     N_RANGE,
+    POSE_NAMES,
     R_DISTANCE,
     R_LATERAL,
     R_RELATIVE_ACCELERATION,
@@ -40,6 +41,7 @@ from vcosim.world.geometry import (
     R_TARGET,
     box_overlap,
     overlapping_pairs,
+    pose_table,
     range_readings,
     safe_horizon,
 )
@@ -203,26 +205,11 @@ class World:
     # -- geometry -------------------------------------------------------------------------
     def poses(self) -> dict[str, np.ndarray]:
         """Every vehicle's position, heading, velocity, acceleration and box (arrays by row)."""
-        y, g = self.outputs, self.geometry
-        yaw = y[:, L.Y_B + 12]
-        c, s = np.cos(yaw), np.sin(yaw)
-        accx, accy = y[:, L.Y_B + 7], y[:, L.Y_B + 8]
-        px, py = y[:, L.Y_B], y[:, L.Y_B + 1]
-        return {
-            "x": px,
-            "y": py,
-            "yaw": yaw,
-            "vx": y[:, L.Y_B + 3],
-            "vy": y[:, L.Y_B + 4],
-            "speed": y[:, L.Y_B + 6],
-            "ax": c * accx - s * accy,
-            "ay": s * accx + c * accy,
-            "yaw_rate": y[:, L.Y_YAW_RATE],
-            "cx": px + g["box_offset"] * c,
-            "cy": py + g["box_offset"] * s,
-            "half_length": g["half_length"],
-            "half_width": g["half_width"],
-        }
+        g = self.geometry
+        table = pose_table(self.outputs, g["box_offset"])
+        poses = dict(zip(POSE_NAMES, table, strict=True))
+        poses["half_length"], poses["half_width"] = g["half_length"], g["half_width"]
+        return poses
 
     def _safe_steps(self) -> int:
         """Whole steps (at least 1) from now in which no two boxes can meet.
