@@ -193,9 +193,16 @@ class Peer:
         self.server = ("127.0.0.1", port)
 
     def ask(self, data: bytes) -> tuple[int, bytes]:
-        self.sock.sendto(data, self.server)
-        answer = self.sock.recv(65535)
-        return P.read_header(answer, len(answer))[0], answer
+        """Send until answered, as a client does (after a refusal the server waits 1 s)."""
+        self.sock.settimeout(0.25)
+        for _ in range(20):
+            self.sock.sendto(data, self.server)
+            try:
+                answer = self.sock.recv(65535)
+            except TimeoutError:
+                continue
+            return P.read_header(answer, len(answer))[0], answer
+        raise TimeoutError("no answer in 5 s")
 
     def close(self) -> None:
         self.sock.close()
@@ -234,6 +241,33 @@ def test_the_server_survives_each_of_the_issues_datagrams_and_keeps_serving():
         sim.stop()
         running.result()
     assert server.report().refused_hellos == 1
+
+
+def test_clients_beyond_the_servers_budget_are_refused_busy():
+    sim, server = served("realtime", frame_rate=500, max_clients=2, max_rate=100_000)
+    running = Background(lambda: sim.run(None))
+    peers = [Peer(server.address[1]) for _ in range(3)]
+    try:
+        kind, _ = peers[0].ask(hello_bytes(1, contract(0, 0.01, SPEED)))  # 3.2 kB/s
+        assert kind == P.Kind.WELCOME
+        wide = {**SPEED, "property": "wheel_speed", "size": 4}
+        kind, answer = peers[1].ask(hello_bytes(2, contract(0, 0.0005, wide)))  # 112 kB/s
+        error = P.decode(answer, len(answer), P.ErrorBody)
+        assert (kind, error.code) == (P.Kind.ERROR, "busy") and "MB/s" in (error.message or "")
+        asked = time.perf_counter()
+        kind, _ = peers[1].ask(hello_bytes(3, contract(0, 0.01, SPEED)))  # less, later: served
+        assert kind == P.Kind.WELCOME
+        assert time.perf_counter() - asked > REFUSED_COOLDOWN / 2  # HELLOs were dropped meanwhile
+        kind, answer = peers[2].ask(hello_bytes(4, contract(0, 0.01, SPEED)))
+        error = P.decode(answer, len(answer), P.ErrorBody)
+        assert (kind, error.code) == (P.Kind.ERROR, "busy") and "2 clients" in (error.message or "")
+    finally:
+        for peer in peers:
+            peer.close()
+        sim.stop()
+        running.result()
+    report = server.report()
+    assert (report.sessions, report.refused_hellos) == (2, 2) and report.hellos_dropped > 0
 
 
 def test_a_flood_of_refused_hellos_is_not_amplified_and_a_good_client_is_served():
