@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import csv
 import json
+import resource
 import time
 from pathlib import Path
 
@@ -31,12 +32,19 @@ DEBUG_LOGS = {  # file: (columns, at least this many rows)
 }
 
 
+def cpu_seconds() -> float:
+    """CPU time of this process and its ended children: what a run costs, whatever the load."""
+    children = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return time.process_time() + children.ru_utime + children.ru_stime
+
+
 def invoke_demo(out: Path, *args: str) -> tuple[object, Path, float]:
-    begin = time.perf_counter()
+    """The demo's result, its run folder, and the CPU seconds it took."""
+    begin = cpu_seconds()
     result = CliRunner().invoke(app, ["demo", "--out", str(out), *args])
-    wall = time.perf_counter() - begin
+    cpu = cpu_seconds() - begin
     folders = [p for p in out.iterdir() if p.is_dir()]
-    return result, (folders[0] if len(folders) == 1 else out), wall
+    return result, (folders[0] if len(folders) == 1 else out), cpu
 
 
 def load_signals(folder: Path) -> dict[str, np.ndarray]:
@@ -75,8 +83,9 @@ def test_cli_exits_cleanly_and_names_the_run_folder(demo_run):
     assert "messages sent / applied" in result.output
 
 
-def test_finishes_well_within_a_minute(demo_run):
-    # The issue's acceptance bound for the whole command; the demo takes a few seconds.
+def test_costs_well_under_a_minute_of_cpu(demo_run):
+    # The issue's bound for the whole command ("well within a minute"), judged on CPU time so
+    # a busy machine cannot fail it; the wall time lives in the demo's own summary.
     assert demo_run[2] < 60.0
 
 

@@ -86,7 +86,7 @@ def test_every_bad_parameter_path_is_reported_at_once():
         "'kp'? (valid: speed, kp, ki, brake_gain, integral)",
         "sweep.parameters.'vehicle.tyres.fiction': unknown parameter of vehicle.tyres "
         "'fiction'; did you mean 'friction'? (valid: lateral_B, lateral_C, lateral_E, "
-        "longitudinal_B, longitudinal_C, longitudinal_E, aligning_B, aligning_C, aligning_E, "
+        "lateral_B_rear, longitudinal_B, longitudinal_C, longitudinal_E, aligning_B, aligning_C, aligning_E, "
         "aligning_scale, force_feedback_scale, friction, friction_noise_variance, noise_seed, "
         "combined_slip, relaxation_length_long, relaxation_length_lat, low_speed_damping, "
         "low_speed)",
