@@ -31,7 +31,7 @@ class Paths:
         for q, line in enumerate(polylines):
             seg = np.hypot(*np.diff(line, axis=0).T)
             self.cum[self.starts[q] + 1 : self.ends[q]] = np.cumsum(seg)
-        self.closed = np.array([bool(np.all(p[0] == p[-1])) for p in polylines], dtype=np.bool_)
+        self.closed = np.array([spec.is_loop for spec in specs.values()], dtype=np.bool_)
 
     def pose_at(self, name: str, s: float, offset: float) -> tuple[float, float, float]:
         """(x, y, heading in degrees) ``s`` metres along path ``name``, ``offset`` to its left."""

@@ -54,15 +54,21 @@ class PathSpec(Options):
             raise ValueError("points: two consecutive points are the same")
         return self
 
+    @property
+    def is_loop(self) -> bool:
+        """True for a circle or a closed polyline: driving on, one comes round again."""
+        return self.closed or self.circle is not None
+
     def polyline(self) -> list[tuple[float, float]]:
         """The points, closed loops ending where they start (circles as 1 m chords or finer)."""
         if self.circle is not None:
             x, y, r = self.circle
             n = max(64, math.ceil(2 * math.pi * r))
-            return [
+            ring = [
                 (x + r * math.cos(2 * math.pi * k / n), y + r * math.sin(2 * math.pi * k / n))
-                for k in range(n + 1)
+                for k in range(n)
             ]
+            return [*ring, ring[0]]
         assert self.points is not None
         points = [tuple(p) for p in self.points]
         if self.closed and points[0] != points[-1]:
