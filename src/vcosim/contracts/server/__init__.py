@@ -2,6 +2,8 @@
 
 - ``sessions``: one client's contracts as negotiated, and how its data reaches the vehicle.
 - ``face``: ``ContractServer``, the hooks and the holds (time sync, overdue data, lock-step).
+- ``admission``: the ``Doorman``: which HELLOs are read, refused (beyond ``limits`` or the
+  server's budget) or dropped unread, and ERROR answers that never amplify.
 - ``report``: its counters and the ``ServerReport`` of a run.
 """
 

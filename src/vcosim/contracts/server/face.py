@@ -2,7 +2,8 @@
 
 ``sim.attach("contracts", ContractServer(port=4367))``, or ``vcosim sim --contracts``. Each
 client (one UDP address) has a session: the contracts it proposed in its HELLO, with each
-field accepted or refused (``sessions.negotiate``). Then, every physics step:
+field accepted or refused (``sessions.negotiate``), once ``admission.Doorman`` has let the
+HELLO in (within ``limits`` and the server's budget). Then, every physics step:
 
 - ``before_step`` receives what has arrived (data, pings, handshakes, goodbyes) and applies
   the clients' inputs to the vehicle. It *holds* (waits inside ``before_step``, still serving
