@@ -18,7 +18,7 @@ from vcosim.sim.pacing import Pacer
 from vcosim.sim.simulation import Simulation
 from vcosim.tight.controller import ControllerConfig
 from vcosim.tight.endpoint import CouplingConfig, SimulatorEndpoint
-from vcosim.tight.interface import Interface
+from vcosim.tight.interface import InputGroup, InputMap, Interface
 from vcosim.vehicle import Vehicle
 
 EXAMPLES = Path(__file__).parents[2] / "examples" / "beamng"
@@ -258,3 +258,13 @@ def test_a_run_with_a_csv_interface_can_be_analysed(tmp_path, peers):
     assert run.sends.names == ("time", "id", "vehicleYaw", "vehicleGroundSpeed")
     assert len(run.sends) == 100 and len(run.receives) == 98  # id 0; the last in flight
     assert run.metrics.skips == 9 and run.metrics.id_pattern == "direct"
+
+
+def test_an_infinite_value_times_a_zero_multiply_channel_keeps_the_input():
+    throttle = InputGroup("throttle", target=0, low=0.0, high=1.0, value=1, multiply=2, add=3)
+    groups = InputMap([throttle])
+    inputs, frozen, clamps = np.array([0.4]), np.zeros(1), np.zeros(1, dtype=np.int64)
+    groups.apply(np.array([7.0, math.inf, 0.0, np.nan]), inputs, frozen, clamps)
+    assert inputs[0] == 0.4  # inf * 0 has no value: the input stays, never NaN
+    groups.apply(np.array([8.0, math.inf, 1.0, np.nan]), inputs, frozen, clamps)
+    assert inputs[0] == 1.0 and clamps[0] == 1  # inf * 1 is clamped, as any large value

@@ -255,6 +255,13 @@ def parse_pose(text: str) -> tuple[float, float, float]:
         raise typer.BadParameter(
             f"{text!r} is not X,Y,HEADING (e.g. 10,-5,90)", param_hint="'--start-pose'"
         )
+    from vcosim.vehicle.terrain import WORLD_LIMIT
+
+    if max(abs(values[0]), abs(values[1])) > WORLD_LIMIT:
+        raise typer.BadParameter(
+            f"{text!r} is more than {WORLD_LIMIT / 1e3:,.0f} km from the origin",
+            param_hint="'--start-pose'",
+        )
     x, y, *heading = values
     return x, y, heading[0] if heading else 0.0
 

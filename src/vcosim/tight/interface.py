@@ -98,6 +98,8 @@ def apply_inputs(message, inputs, frozen, clamps, slots, limits) -> None:
             a = message[row[ADD]]
             if a == a:
                 v += a
+        if v != v:  # inf times a zero multiply channel: no value, so the input is kept
+            continue
         kind = row[KIND]
         if kind == BOOLEAN:
             v = 1.0 if v != 0.0 else 0.0
