@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from helpers.peers import RawPeer
 
+from helpers.peers import RawPeer
 from vcosim.controllers.acc import Acc
 from vcosim.sim import Pacer, Simulation
 from vcosim.tight.controller import Responder
