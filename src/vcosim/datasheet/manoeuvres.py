@@ -8,7 +8,7 @@ figures is the model, not the test.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -32,7 +32,6 @@ class Plan:
     swd_factors: tuple[float, ...] = (1.5, 2.0, 2.5, 3.0, 3.5, 4.0, 4.5, 5.0, 5.5, 6.0, 6.5)
     swd_after: float = 2.5  # s recorded after the steering completes
     top_speed_seconds: float = 120.0
-    extra: dict[str, float] = field(default_factory=dict)
 
     @classmethod
     def make(cls, quick: bool) -> Plan:
