@@ -342,9 +342,29 @@ def run_simulator(
 ) -> RunReport:
     """Run ``vcosim sim`` to the end or an interrupt; print and optionally save the summary."""
     from vcosim.interrupts import sigterm_as_interrupt
-    from vcosim.scenarios import build_simulation
 
     setup_logging()
+    with sigterm_as_interrupt():
+        sim: Simulation | None = None
+        try:
+            sim = _start(record, record_every, options)
+            status = _Status(sim)
+        except KeyboardInterrupt:
+            if sim is not None:
+                sim.close()
+            warn("interrupted while starting: nothing was recorded")
+            raise typer.Exit(130) from None
+        with StatusLine(status.render, status.explain_waiting):
+            report = sim.run(duration)
+    console.print(summary_table(report))
+    save_json(report, json_out)
+    return report
+
+
+def _start(record: Path | None, record_every: int, options: dict[str, Any]) -> Simulation:
+    """Build the simulation with its faces and say what it listens on and records."""
+    from vcosim.scenarios import build_simulation
+
     sim = build_simulation(**options)
     if record is not None:
         from vcosim.sim.recorder import SignalLog
@@ -373,12 +393,7 @@ def run_simulator(
                 f"coupling: the interface drives on wheel torques but gives "
                 f"none for {', '.join(missing)}: those get zero"
             )
-    status = _Status(sim)
-    with sigterm_as_interrupt(), StatusLine(status.render, status.explain_waiting):
-        report = sim.run(duration)
-    console.print(summary_table(report))
-    save_json(report, json_out)
-    return report
+    return sim
 
 
 class _Status:
