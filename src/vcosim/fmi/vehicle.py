@@ -55,6 +55,8 @@ class VehicleSlave(SlaveMixin):
         self.automatic = bool(config.get("automatic", True))
         self.engine_running = True
         self.failed = ""  # why the FMU refuses to step (a bad parameter), or ""
+        self._step = (0.0, 0)  # the last communication step and its physics steps
+        self._changed = False  # inputs set since the last step
         self.parameters = {p.name: _dotted(base, p.key) for p in PARAMETERS}
         self._defaults = dict(self.parameters)
         starts = {"gear": 1.0 if self.automatic else 0.0}
@@ -107,6 +109,7 @@ class VehicleSlave(SlaveMixin):
         """Hold a new input value; a non-finite one is refused (logged), the old one kept."""
         if math.isfinite(value):
             self.values[j] = float(value)
+            self._changed = True
         else:  # logged, not raised: no exception may cross pythonfmu's runtime
             self._error(f"input {INPUTS[j].name} = {value!r} refused: not a finite number")
 
@@ -133,17 +136,21 @@ class VehicleSlave(SlaveMixin):
 
     def do_step(self, current_time: float, step_size: float, *_: Any) -> bool:
         """Hold the inputs and advance ``step_size`` (a multiple of 0.5 ms)."""
+        if step_size != self._step[0]:  # a new step size: check it once
+            n = physics_steps(step_size)
+            if n is None:
+                return self._error(
+                    f"communication step {step_size!r} s is not a multiple of the vehicle's "
+                    f"{DT * 1e3:g} ms physics step; use 0.0005, 0.001, 0.005, ..."
+                )
+            self._step = (step_size, n)
         if self.failed:
             return self._error(self.failed)
-        n = physics_steps(step_size)
-        if n is None:
-            return self._error(
-                f"communication step {step_size!r} s is not a multiple of the vehicle's "
-                f"{DT * 1e3:g} ms physics step; use 0.0005, 0.001, 0.005, ..."
-            )
         vehicle = self.vehicle
-        vehicle.input_array[self.slots] = self.values
-        vehicle.run(n)
+        if self._changed:
+            vehicle.input_array[self.slots] = self.values
+            self._changed = False
+        vehicle.run(self._step[1])
         return True
 
     # -- rolling back ------------------------------------------------------------------------
@@ -153,3 +160,4 @@ class VehicleSlave(SlaveMixin):
     def _set_fmu_state(self, state: dict[str, Any]) -> None:
         self.vehicle.restore(state["vehicle"])
         self.values[:] = state["inputs"]
+        self._changed = True
