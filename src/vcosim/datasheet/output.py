@@ -112,6 +112,7 @@ def _comparison_rows(sheet: Datasheet) -> list[list[str]]:
     ]
 
 
+MAPPED_PRESET = "commonroad-bmw320i"
 COMPARISON_TITLE = "Beside CommonRoad's BMW 320i in the linear range (a_y ≤ 4 m/s²)"
 COMPARISON_NOTE = (
     "The targets are those of the preset commonroad-bmw320i, which maps CommonRoad's set; "
@@ -170,6 +171,7 @@ def html_page(sheet: Datasheet, plots: dict[str, Path], command: str) -> str:
         return "\n".join(out) + "</table>"
 
     comparison = _comparison_rows(sheet)
+    mapped = sheet.vehicle == MAPPED_PRESET  # another car is meant to differ: no red
     parts = [
         "<!doctype html><meta charset='utf-8'>",
         f"<title>vcosim datasheet: {html.escape(sheet.vehicle)}</title>",
@@ -181,7 +183,7 @@ def html_page(sheet: Datasheet, plots: dict[str, Path], command: str) -> str:
         f"({'quick' if sheet.quick else 'full'} manoeuvre set). Red rows lie outside the "
         "typical range of a mid-size passenger car (sources: docs/datasheet.md).</p>",
         f"<h2>{html.escape(COMPARISON_TITLE)}</h2>",
-        table(COMPARISON_HEAD, comparison, [row[-1] == "no" for row in comparison]),
+        table(COMPARISON_HEAD, comparison, [row[-1] == "no" and mapped for row in comparison]),
         f"<p>{html.escape(COMPARISON_NOTE)}</p>",
     ]
     for section, table_rows in rows(sheet).items():
