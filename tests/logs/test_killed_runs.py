@@ -76,6 +76,15 @@ def test_a_killed_coupled_run_is_analysed_from_what_it_left(peer, tmp_path):
     )
     assert analysed.returncode == 0, analysed.stderr
     assert "verdict" in analysed.stdout
+    converted = subprocess.run(
+        [sys.executable, "-m", "vcosim", "analyze", str(folder), "--report", report, "--write-csv"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert converted.returncode == 0, converted.stderr
+    assert not list(folder.glob("*.npy"))  # every log is now BeamNG's CSV, for MATLAB
+    assert len(load_run(folder).sends) == len(run.sends)
 
 
 def _messages(path: Path) -> int:

@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from vcosim.app.console import results
+from vcosim.app.console import note, results
 from vcosim.app.options import RunFolder, VehicleOption
 from vcosim.constants import PHYSICS_DT
 
@@ -43,7 +43,8 @@ def analyze(
         typer.Argument(
             exists=True,
             file_okay=False,
-            help="Folder with the three debug CSVs (vcosim's or BeamNG's).",
+            help="Folder with the three debug logs: BeamNG's or vcosim's CSVs, or the .npy "
+            "files vcosim writes while running (kept after an interrupted long run or a kill).",
         ),
     ],
     report: Annotated[
@@ -54,6 +55,13 @@ def analyze(
         ),
     ] = None,
     dt: Annotated[float, typer.Option(help="The physics step (s).")] = PHYSICS_DT,
+    write_csv: Annotated[
+        bool,
+        typer.Option(
+            "--write-csv",
+            help="First turn the .npy logs in RUN_DIR into BeamNG's CSV files (for MATLAB).",
+        ),
+    ] = False,
 ) -> None:
     """Analyse a coupled run's timing from its debug logs: figures, metrics and a verdict."""
     from rich.table import Table
@@ -61,6 +69,11 @@ def analyze(
     from vcosim.analysis import load_run
     from vcosim.analysis.report import summary_rows, write_report
 
+    if write_csv:
+        from vcosim.tight.debuglog import write_csv as npy_to_csv
+
+        names = ", ".join(p.name for p in npy_to_csv(run_dir)) or "none (no .npy logs)"
+        note(f"CSV logs written from .npy: {names}")
     run = load_run(run_dir, dt=dt)
     written = write_report(run, report if report is not None else run_dir / "analysis.html")
     table = Table(title=f"vcosim analyze: {run_dir}", show_header=False)
