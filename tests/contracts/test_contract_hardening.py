@@ -182,6 +182,23 @@ def test_hello_limits_are_the_ones_the_client_file_is_checked_by():
     assert any("MB/s" in p for p in caught.value.problems)
 
 
+def test_a_welcome_over_its_budget_leaves_out_the_last_reasons():
+    from contract_helpers import VEHICLE
+
+    from vcosim.contracts.objects import Catalogue
+    from vcosim.contracts.server.sessions import open_session
+
+    strangers = [{"object": "W", "property": "q"} for _ in range(200)]
+    hello = P.Hello.model_validate({"contracts": [contract(0, 0.01, *strangers)]})
+    size = len(P.encode(P.Kind.HELLO, 1, hello))
+    full = open_session(hello, Catalogue(VEHICLE), ("h", 1), 1, 0.0, 0.0005)
+    short = open_session(hello, Catalogue(VEHICLE), ("h", 1), 1, 0.0, 0.0005, size)
+    assert len(full.welcome) > size >= len(short.welcome)
+    answers = P.decode(short.welcome, len(short.welcome), P.Welcome).contracts[0].fields
+    assert answers[0].reason and "unknown object 'W'" in answers[0].reason  # the first kept
+    assert answers[-1].reason is None and not any(a.accepted for a in answers)
+
+
 # -- the server survives and keeps serving ---------------------------------------------------
 class Peer:
     """A raw UDP peer of the server."""

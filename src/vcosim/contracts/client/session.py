@@ -251,7 +251,11 @@ class ClientSession:
             ports = self.layout.outputs if c.direction == "to_client" else self.layout.inputs
             for i, f in enumerate(fields):
                 if not accepted[i]:
-                    reason = (got[i].reason if i < len(got) else None) or "no answer"
+                    reason = (
+                        (got[i].reason or "no reason given (left out of a long answer)")
+                        if i < len(got)
+                        else "no answer"
+                    )
                     refused.append(
                         Refusal(
                             ports[f.port].name,

@@ -40,6 +40,7 @@ from vcosim.sim.simulation import Simulation
 
 log = logging.getLogger("vcosim.contracts")
 EPS = 1e-9
+WELCOME_GAIN = 3  # a WELCOME is at most this many times its HELLO (reasons left out if need be)
 HOLD_POLL = 0.05  # s: a hold re-checks timeouts at least this often
 
 
@@ -245,7 +246,9 @@ class ContractServer:
             self._end(old, "reconnected")
         assert self.catalogue is not None, "the server serves only while attached and started"
         try:
-            session = open_session(hello, self.catalogue, sender, session_id, sim.time, sim.dt)
+            session = open_session(
+                hello, self.catalogue, sender, session_id, sim.time, sim.dt, WELCOME_GAIN * size
+            )
         except ProtocolError as exc:  # the answers do not fit one datagram
             self.doorman.refuse(sender, session_id, "bad_hello", str(exc), size)
             return

@@ -213,20 +213,28 @@ def negotiate(hello: P.Hello, catalogue: Catalogue, now: float) -> Negotiation:
 
 
 def open_session(
-    hello: P.Hello, catalogue: Catalogue, sender: Address, session_id: int, now: float, dt: float
+    hello: P.Hello,
+    catalogue: Catalogue,
+    sender: Address,
+    session_id: int,
+    now: float,
+    dt: float,
+    budget: int = P.MAX_DATAGRAM,
 ) -> ServerSession:
     """The session a HELLO opens at server time ``now``, with its WELCOME encoded.
 
-    Raises ``ProtocolError`` when the WELCOME does not fit one datagram.
+    The WELCOME keeps within ``budget`` bytes by leaving out the reasons of the last refused
+    fields (the answer to a HELLO must not amplify it); it raises ``ProtocolError`` when it
+    does not fit one datagram.
     """
     deal = negotiate(hello, catalogue, now)
-    welcome = P.encode(
-        P.Kind.WELCOME,
-        session_id,
-        P.Welcome(
-            server="vcosim", time=now, dt=dt, objects=catalogue.objects, contracts=deal.answers
-        ),
+    body = P.Welcome(
+        server="vcosim", time=now, dt=dt, objects=catalogue.objects, contracts=deal.answers
     )
+    welcome = P.encode(P.Kind.WELCOME, session_id, body)
+    if len(welcome) > budget:
+        _cut_reasons(deal.answers, len(welcome) - budget)
+        welcome = P.encode(P.Kind.WELCOME, session_id, body)
     return ServerSession(
         sender,
         session_id,
@@ -237,3 +245,12 @@ def open_session(
         now,
         deal.refused,
     )
+
+
+def _cut_reasons(answers: list[P.ContractAnswer], excess: int) -> None:
+    """Leave out refusal reasons, the last first, until ``excess`` bytes are saved."""
+    for answer in reversed([a for c in answers for a in c.fields if a.reason]):
+        if excess <= 0:
+            return
+        excess -= len(answer.model_dump_json()) - len('{"accepted":false}')
+        answer.reason = None
