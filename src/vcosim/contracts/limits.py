@@ -6,8 +6,8 @@ it allocates anything (a HELLO that breaks one gets an ERROR ``bad_hello`` that 
 They bound what one HELLO may cost the server: periods, field counts and widths, name
 lengths, and the bytes and datagrams per second it would send to that client.
 
-``load_json`` reads JSON from a file or a datagram with its depth and size refused *before*
-parsing, so no document can make the parser recurse.
+``load_json`` reads JSON from a file or a datagram with its depth refused *before* parsing,
+so no document can make the parser recurse (a datagram's size is bounded by UDP itself).
 """
 
 from __future__ import annotations
