@@ -4,11 +4,12 @@ The router runs here; each module is a ``vcosim`` process of its own (its own in
 the 2000 Hz physics shares no lock with anything) and all end with one Shutdown.
 
 If ``drive`` itself dies, even by SIGKILL, its modules end too: on Linux each asks as it starts
-for ``PR_SET_PDEATHSIG`` (SIGTERM when drive's main thread, which starts them, dies), so they
-close their files as on Ctrl-C; elsewhere, and as a second net, every module notices its
-silent router and ends after 10 s (``vcosim.bus.client.Liveness``). The module asks for it
-itself (:func:`child_main`) rather than in a ``preexec_fn``: forking a process that has
-threads (the router's) runs Python in the child before ``exec``, which is not safe.
+for ``PR_SET_PDEATHSIG`` (a signal when drive's main thread, which starts them, dies) and
+answers it with one SIGTERM, so they close their files as on Ctrl-C; elsewhere, and as a
+second net, every module notices its silent router and ends after 10 s
+(``vcosim.bus.client.Liveness``). The module asks for it itself (:func:`child_main`) rather
+than in a ``preexec_fn``: forking a process that has threads (the router's) runs Python in
+the child before ``exec``, which is not safe.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ import sys
 import time
 from datetime import datetime
 from pathlib import Path
+from types import FrameType
 from typing import IO, Annotated, Any
 
 import typer
@@ -69,9 +71,21 @@ def child_main() -> None:
 
 
 def end_with_parent(parent: int) -> None:
-    """Have this process sent SIGTERM when ``parent`` dies (Linux); already dead: end now."""
+    """Be sent SIGTERM, once, when ``parent`` dies (Linux); already dead: SIGTERM now.
+
+    The kernel sends the parent-death signal again for every thread of the parent that exits
+    (the children are handed from thread to thread), so it is SIGHUP, answered once with the
+    one SIGTERM that ends the module as Ctrl-C would; a second SIGTERM while the module closes
+    its files would cut them short.
+    """
     if sys.platform.startswith("linux"):
-        ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGTERM, 0, 0, 0)
+
+        def parent_died(signum: int, frame: FrameType | None) -> None:
+            signal.signal(signal.SIGHUP, signal.SIG_IGN)  # the repeats are dropped
+            os.kill(os.getpid(), signal.SIGTERM)
+
+        signal.signal(signal.SIGHUP, parent_died)
+        ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGHUP, 0, 0, 0)
     if os.getppid() != parent:  # drive died before we asked
         os.kill(os.getpid(), signal.SIGTERM)
 
