@@ -107,16 +107,18 @@ class World:
         entries = self.spec.all_vehicles()
         self.names = [entry.name for entry in entries]
         self.index = {name: i for i, name in enumerate(self.names)}
-        templates: dict[tuple[str, bool], Vehicle] = {}
-        for entry in entries:
-            key = (_where(entry.vehicle, base), entry.engine)
+        templates: dict[tuple[str, bool], Vehicle] = {}  # settled once per kind of car
+        packed: dict[tuple[str, bool], np.ndarray] = {}
+        keys = [(_where(entry.vehicle, base), entry.engine) for entry in entries]
+        for key in keys:
             if key not in templates:
-                templates[key] = Vehicle(key[0], self.terrain, engine_running=entry.engine)
-        firsts = [templates[(_where(e.vehicle, base), e.engine)] for e in entries]
+                templates[key] = Vehicle(key[0], self.terrain, engine_running=key[1])
+                packed[key] = templates[key].params.pack()
+        firsts = [templates[key] for key in keys]
         self.states = np.stack([t.state for t in firsts])
         self.inputs = np.stack([t.input_array for t in firsts])
         self.outputs = np.stack([t.outputs for t in firsts])
-        self.params = np.concatenate([t.params.pack() for t in firsts])
+        self.params = np.concatenate([packed[key] for key in keys])
         self._terrain = (self.terrain.height, self.terrain.friction, self.terrain.grid)
         self.geometry = _geometry([t.params for t in firsts], self.params)
         self.paths = Paths(self.spec.paths)
