@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 import textwrap
 from pathlib import Path
 from typing import Any
@@ -24,6 +25,21 @@ _ACCESSOR = {
 }
 
 
+_PINNED: list[dict[str, Any]] = []
+
+
+def pin_namespace(description: Any) -> None:
+    """Hold one more reference to a PythonFMU model script's namespace, after instantiating.
+
+    PythonFMU's runtime releases it once too often per instance (see vcosim.fmi.slave); a
+    test script whose two methods hold it survives two instances, and a freed namespace
+    corrupts the heap at exit. vcosim's own FMUs pin themselves; this covers the PI FMU.
+    """
+    module = sys.modules.get(description.coSimulation.modelIdentifier)
+    if module is not None:
+        _PINNED.append(vars(module))
+
+
 class Instance:
     """One co-simulation instance under fmpy: variables by name, FMI 2 or 3 alike."""
 
@@ -35,6 +51,7 @@ class Instance:
         self.fmu: Any = instantiate_fmu(
             extract(str(path), unzipdir=str(unzip)), description, fmi_type="CoSimulation"
         )
+        pin_namespace(description)
         self.time = 0.0
 
     def start(self, **parameters: object) -> Instance:
@@ -81,6 +98,12 @@ class Instance:
 
 
 @pytest.fixture(scope="session")
+def pin() -> Any:
+    """``pin_namespace``, for FMUs a test instantiates by other means (FmuController)."""
+    return pin_namespace
+
+
+@pytest.fixture(scope="session")
 def fmu_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return tmp_path_factory.mktemp("fmi")
 
@@ -92,8 +115,17 @@ def vehicle_fmus(fmu_dir: Path) -> dict[int, Path]:
 
 
 @pytest.fixture(scope="session")
-def coupling_fmu(fmu_dir: Path) -> Path:
-    return build_coupling_fmu(fmu_dir / "coupling.fmu", ext_time=0.005)
+def coupling_fmus(fmu_dir: Path) -> dict[int, Path]:
+    """The coupling FMU for FMI 2 and FMI 3 (ext_time 5 ms, the fixed layout)."""
+    return {
+        v: build_coupling_fmu(fmu_dir / f"coupling{v}.fmu", ext_time=0.005, fmi_version=v)
+        for v in (2, 3)
+    }
+
+
+@pytest.fixture(scope="session")
+def coupling_fmu(coupling_fmus: dict[int, Path]) -> Path:
+    return coupling_fmus[2]
 
 
 @pytest.fixture(scope="session")

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import socket
 import subprocess
 import sys
+import threading
 
 import numpy as np
 import pytest
@@ -12,14 +14,52 @@ from fmpy.validation import validate_fmu
 
 from helpers.loop import free_port
 from vcosim.fmi.coupling import BANKS, INPUTS, STATUS
+from vcosim.tight.protocol import SIM_TO_CONTROLLER
+from vcosim.tight.views import SLOT_BY_NAME
 
 STEP = 0.005
+GROUNDSPEED = SLOT_BY_NAME["groundspeed"]
 
 
-def test_the_model_description_passes_fmpy_validation(coupling_fmu):
-    assert validate_fmu(str(coupling_fmu)) == []
-    description = read_model_description(str(coupling_fmu))
-    names = {v.causality: set() for v in description.modelVariables}
+class FakeSimulator(threading.Thread):
+    """Sends messages 0, 1, ... to the FMU, each once its predecessor was answered."""
+
+    def __init__(self, fmu_port: int, count: int) -> None:
+        super().__init__(daemon=True)
+        self.sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        self.sock.bind(("127.0.0.1", 0))
+        self.sock.settimeout(1.0)  # resend a message unanswered this long (the FMU binding)
+        self.target, self.count = ("127.0.0.1", fmu_port), count
+        self.replies: list[np.ndarray] = []
+        self.done = threading.Event()
+
+    @property
+    def port(self) -> int:
+        return self.sock.getsockname()[1]
+
+    def run(self) -> None:
+        message = np.zeros(SIM_TO_CONTROLLER)
+        for k in range(self.count):
+            message[0], message[GROUNDSPEED] = k, 10.0 + k
+            while not self.done.is_set():
+                self.sock.sendto(message.astype("<f8").tobytes(), self.target)
+                try:
+                    reply = np.frombuffer(self.sock.recv(4096), "<f8")
+                except TimeoutError:
+                    continue
+                if reply[0] == k:
+                    self.replies.append(reply)
+                    break
+
+
+VERSIONS = pytest.mark.parametrize("version", [2, 3], ids=["fmi2", "fmi3"])
+
+
+@VERSIONS
+def test_the_model_description_passes_fmpy_validation(coupling_fmus, version):
+    assert validate_fmu(str(coupling_fmus[version])) == []
+    description = read_model_description(str(coupling_fmus[version]))
+    names: dict[str, set[str]] = {v.causality: set() for v in description.modelVariables}
     for v in description.modelVariables:
         names[v.causality].add(v.name)
     assert names["input"] == {v.name for v in INPUTS}
@@ -27,14 +67,46 @@ def test_the_model_description_passes_fmpy_validation(coupling_fmu):
     assert {"listen_port", "sim_port", "memory", "timeout"} <= names["parameter"]
 
 
-def test_without_a_simulator_a_step_times_out_and_says_so(coupling_fmu, open_fmu):
-    fmu = open_fmu(coupling_fmu).start(listen_port=free_port(), sim_port=free_port(), timeout=0.2)
+@VERSIONS
+def test_without_a_simulator_a_step_times_out_and_says_so(coupling_fmus, version, open_fmu):
+    ports = {"listen_port": free_port(), "sim_port": free_port()}
+    fmu = open_fmu(coupling_fmus[version]).start(**ports, timeout=0.2)
     fmu.step(STEP)
     connected, timeouts, received = fmu.get("connected", "timeouts", "received")
     assert (connected, received) == (False, 0)
     assert timeouts == 2  # leaving initialization and the step waited in vain
     with pytest.raises(Exception, match="DoStep failed"):
         fmu.fmu.doStep(fmu.time, 0.01)  # one message per step: the step is the ext_time
+
+
+@pytest.mark.parametrize("memory", [False, True], ids=["feed-through", "memory"])
+def test_replies_carry_the_message_id_and_the_inputs_set_after_it(coupling_fmu, open_fmu, memory):
+    """Each doStep answers the message shown by the previous one with the inputs set since;
+    with ``memory`` (Simulink's memory block) the answer is one message late."""
+    port = free_port()
+    peer = FakeSimulator(port, count=5)
+    peer.start()
+    fmu = open_fmu(coupling_fmu).start(
+        listen_port=port, sim_port=peer.port, memory=memory, timeout=10.0
+    )
+    shown = []
+    for _ in range(4):
+        message_id, speed = fmu.get("message_id", "groundspeed")
+        shown.append((message_id, speed))
+        fmu.set(throttle=0.1 * (message_id + 1))
+        fmu.step(STEP)
+    fmu.close()
+    peer.done.set()
+    peer.join(timeout=5)
+    assert shown == [(k, 10.0 + k) for k in range(4)]
+    ids = [int(r[0]) for r in peer.replies[:4]]
+    throttles = [r[1] for r in peer.replies[:4]]
+    assert ids == [0, 1, 2, 3]
+    if memory:
+        assert np.isnan(throttles[0])  # nothing held yet: "leave as it is"
+        assert throttles[1:] == pytest.approx([0.1, 0.2, 0.3])
+    else:
+        assert throttles == pytest.approx([0.1, 0.2, 0.3, 0.4])
 
 
 def test_a_master_with_the_pi_fmu_cruises_a_lockstep_simulator_at_20_m_s(

@@ -142,7 +142,7 @@ def test_a_bad_parameter_or_input_is_refused_and_logged(vehicle_fmus, open_fmu):
 
 
 def test_two_fmus_hold_15_m_s_as_the_same_loop_through_the_in_process_coupling(
-    vehicle_fmus, pi_fmu, open_fmu
+    vehicle_fmus, pi_fmu, open_fmu, pin
 ):
     """Vehicle FMU + PI FMU under a small master, against the same PI through the coupling.
 
@@ -169,6 +169,7 @@ def test_two_fmus_hold_15_m_s_as_the_same_loop_through_the_in_process_coupling(
     reference.set_inputs(automatic=1, gear=1)
     sim = Simulation(reference, Pacer("lockstep", dt=reference.dt))
     controller = FmuController(pi_fmu, step=STEP)
+    pin(read_model_description(str(pi_fmu)))
     coupled_speeds = []
 
     def step_fn(msg: SimulatorMessage):
