@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -10,13 +11,38 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 
 from vcosim.errors import ConfigError
 
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
 
-def read_config_text(path: str | Path) -> str:
+
+def read_config_text(path: str | Path, source: str | None = None) -> str:
     """The text of a configuration file; an unreadable one is a ConfigError naming it."""
+    where = str(path) if source is None else source
     try:
         return Path(path).read_text(encoding="utf-8")
     except OSError as exc:
-        raise ConfigError([f"cannot read: {exc.strerror or exc}"], str(path)) from None
+        raise ConfigError([f"cannot read: {exc.strerror or exc}"], where) from None
+    except UnicodeDecodeError as exc:
+        bad = exc.object[exc.start]
+        raise ConfigError([f"not UTF-8 text: byte {exc.start} is {bad:#04x}"], where) from None
+
+
+def parse_toml(text: str, source: str) -> dict[str, Any]:
+    """TOML text as a dict; text that is not TOML (or nests beyond the parser) is a ConfigError."""
+    try:
+        return tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError([f"not valid TOML: {exc}"], source) from None
+    except RecursionError:
+        raise ConfigError(["not valid TOML: nested too deep"], source) from None
+
+
+def read_toml(path: str | Path, source: str | None = None) -> dict[str, Any]:
+    """A TOML configuration file as a dict; every way it can be unreadable is a ConfigError."""
+    where = str(path) if source is None else source
+    return parse_toml(read_config_text(path, where), where)
 
 
 def deep_merge(base: Mapping[str, Any], over: Mapping[str, Any]) -> dict[str, Any]:

@@ -30,6 +30,7 @@ from typing import Any
 
 import numpy as np
 
+from vcosim.config import read_toml
 from vcosim.errors import ConfigError, VcosimError
 from vcosim.tight.protocol import N_CUSTOM, SIM_CUSTOM, SIM_TO_CONTROLLER
 from vcosim.tight.views import SLOT_BY_NAME, WHEEL_FIELDS, WHEEL_NAMES, Controls, SimulatorMessage
@@ -39,11 +40,6 @@ try:
     from fmpy import fmi2, fmi3
 except ImportError as exc:  # pragma: no cover - depends on the installed extras
     raise ImportError("FMU controllers need fmpy: pip install 'vcosim[fmu]'") from exc
-
-try:
-    import tomllib
-except ModuleNotFoundError:  # pragma: no cover - Python 3.10
-    import tomli as tomllib
 
 TIME = SIM_TO_CONTROLLER  # the message time goes after the 111 wire values
 INPUTS: dict[str, int] = {
@@ -294,12 +290,7 @@ class FmuController:
     def _read_map(map_file: str | Path | None) -> dict[str, Any]:
         if map_file is None:
             return {}
-        try:
-            return tomllib.loads(Path(map_file).read_text(encoding="utf-8"))
-        except OSError as exc:
-            raise ConfigError([f"cannot read: {exc.strerror}"], str(map_file)) from None
-        except tomllib.TOMLDecodeError as exc:
-            raise ConfigError([f"not valid TOML: {exc}"], str(map_file)) from None
+        return read_toml(map_file)
 
     def _start(self, model: Any) -> None:
         """Extract, instantiate and initialise the FMU; prepare the per-step channels."""

@@ -11,21 +11,15 @@ sub-models so a parameter file reads like the model's block diagram.
 from __future__ import annotations
 
 import math
-import sys
 from pathlib import Path
 from typing import Annotated, Any
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from vcosim.config import deep_merge, read_config_text, validation_problems
+from vcosim.config import deep_merge, read_toml, validation_problems
 from vcosim.constants import PHYSICS_DT
 from vcosim.errors import ConfigError, UnknownNameError
-
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover
-    import tomli as tomllib
 
 PRESET_DIR = Path(__file__).parent / "presets"
 
@@ -285,10 +279,7 @@ class VehicleParams(_Section):
     def from_toml(cls, path: str | Path) -> VehicleParams:
         """Load a TOML parameter file; missing keys keep the built-in defaults."""
         path = Path(path)
-        try:
-            data = tomllib.loads(read_config_text(path))
-        except tomllib.TOMLDecodeError as exc:
-            raise ConfigError([f"not valid TOML: {exc}"], str(path)) from None
+        data = read_toml(path)
         base = data.pop("preset", None)
         if base is not None:
             merged = deep_merge(cls.preset(str(base)).model_dump(), data)

@@ -13,7 +13,6 @@ arrays and offers :meth:`Terrain.sample` for Python callers.
 from __future__ import annotations
 
 import math
-import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated
@@ -22,11 +21,6 @@ import numpy as np
 from numba import njit
 from PIL import Image
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
-
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover
-    import tomli as tomllib
 
 from vcosim.errors import ConfigError
 
@@ -307,12 +301,9 @@ class TerrainSpec(BaseModel):
             if not path.is_file():
                 raise ConfigError(["no such file"], f"terrain {path}")
             return cls(height_map=str(path))
-        from vcosim.config import read_config_text, validation_problems
+        from vcosim.config import read_toml, validation_problems
 
-        try:
-            data = tomllib.loads(read_config_text(path))
-        except tomllib.TOMLDecodeError as exc:
-            raise ConfigError([f"not TOML: {exc}"], f"terrain {path}") from None
+        data = read_toml(path, f"terrain {path}")
         try:
             spec = cls(**data)
         except ValidationError as exc:

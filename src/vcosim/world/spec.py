@@ -7,22 +7,16 @@ every problem listed by its key path (``vehicles.1.driver.speeds``). See ``docs/
 from __future__ import annotations
 
 import math
-import sys
 from enum import Enum
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
 from pydantic import Field, PrivateAttr, ValidationError, model_validator
 
-from vcosim.config import Options, read_config_text, validation_problems
+from vcosim.config import Options, read_toml, validation_problems
 from vcosim.constants import PHYSICS_DT
 from vcosim.errors import ConfigError
 from vcosim.vehicle.terrain import TerrainSpec
-
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover
-    import tomli as tomllib
 
 Finite = Annotated[float, Field(allow_inf_nan=False)]
 Positive = Annotated[float, Field(gt=0, allow_inf_nan=False)]
@@ -263,11 +257,7 @@ class WorldFile(Options):
         """
         path = Path(path)
         source = f"world {path}"
-        try:
-            data = tomllib.loads(read_config_text(path))
-        except tomllib.TOMLDecodeError as exc:
-            raise ConfigError([f"not TOML: {exc}"], source) from None
-        return cls.from_dict(data, source, base=path.parent)
+        return cls.from_dict(read_toml(path, source), source, base=path.parent)
 
     @classmethod
     def from_dict(

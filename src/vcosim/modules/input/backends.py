@@ -22,14 +22,9 @@ from typing import Any, Protocol
 from pydantic import BaseModel, ConfigDict, ValidationError
 from pydantic.dataclasses import dataclass
 
-from vcosim.config import read_config_text, validation_problems
+from vcosim.config import read_toml, validation_problems
 from vcosim.errors import ConfigError
 from vcosim.modules.input.mapping import Mapping
-
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover
-    import tomli as tomllib
 
 log = logging.getLogger("vcosim.input")
 
@@ -99,10 +94,9 @@ class ScriptedBackend:
     def from_toml(cls, path: str | Path) -> ScriptedBackend:
         """Read a script file; every problem is listed with its key."""
         source = f"input script {path}"
+        data = read_toml(path, source)
         try:
-            script = ScriptFile.model_validate(tomllib.loads(read_config_text(path)))
-        except tomllib.TOMLDecodeError as exc:
-            raise ConfigError([f"not valid TOML: {exc}"], source) from None
+            script = ScriptFile.model_validate(data)
         except ValidationError as exc:
             raise ConfigError(validation_problems(exc), source) from None
         return cls(script.step, script.end)

@@ -8,7 +8,6 @@ raw device values into the bus's scales through a mapping.
 from __future__ import annotations
 
 import math
-import sys
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -17,13 +16,8 @@ from typing import Any
 import tomli_w
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from vcosim.config import read_config_text, validation_problems
+from vcosim.config import read_toml, validation_problems
 from vcosim.errors import ConfigError
-
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover
-    import tomli as tomllib
 
 BUTTONS = ("shift_up", "shift_down", "horn", "camera", "engine_start", "quit")
 CONTROLS = ("steering", "throttle", "brake")
@@ -138,10 +132,7 @@ class Mapping(BaseModel):
 
 def load_mapping(path: str | Path) -> Mapping:
     """Read and validate a mapping file; every problem is listed with its key."""
-    try:
-        data = tomllib.loads(read_config_text(path))
-    except tomllib.TOMLDecodeError as exc:
-        raise ConfigError([f"not valid TOML: {exc}"], str(path)) from None
+    data = read_toml(path)
     try:
         return Mapping.model_validate(data)
     except ValidationError as exc:

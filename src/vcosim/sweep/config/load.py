@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import copy
 import dataclasses
-import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -18,7 +17,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from vcosim.config import read_config_text, validation_problems
+from vcosim.config import parse_toml, read_config_text, validation_problems
 from vcosim.errors import ConfigError, UnknownNameError
 from vcosim.sweep.config.parameters import (
     Axis,
@@ -39,11 +38,6 @@ from vcosim.sweep.config.sections import (
     SweepFile,
 )
 from vcosim.vehicle import layout as L
-
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover
-    import tomli as tomllib
 
 PATH_KEYS = ("vehicle.base", "terrain.height_map", "terrain.road_map", "terrain.friction_map")
 """Keys holding file paths: relative ones are relative to the sweep file's folder."""
@@ -179,8 +173,5 @@ def load_sweep(path: str | Path) -> Sweep:
     """Read and validate a sweep file; relative paths in it are relative to its folder."""
     path = Path(path)
     text = read_config_text(path)
-    try:
-        data = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
-        raise ConfigError([f"not valid TOML: {exc}"], str(path)) from None
+    data = parse_toml(text, str(path))
     return parse(data, str(path), str(path.resolve().parent), text)
