@@ -78,3 +78,15 @@ def bench_bus(
 
     result = measure_bus_bench(seconds, progress=not as_json).to_dict()
     typer.echo(json.dumps(result, indent=None if as_json else 2))
+
+
+@bench_app.command("world")
+def bench_world(
+    as_json: AsJson = False,
+    seconds: Annotated[float, typer.Option(help="Wall-clock budget per measurement (s).")] = 1.0,
+) -> None:
+    """Real-time factor of worlds of 1-1000 IDM cars; cost per vehicle-step vs the batch kernel."""
+    from vcosim.bench.world import measure_world_bench
+
+    result = measure_world_bench(seconds=seconds, progress=not as_json).to_dict()
+    typer.echo(json.dumps(result, indent=None if as_json else 2))

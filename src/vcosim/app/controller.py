@@ -32,10 +32,15 @@ if TYPE_CHECKING:
 
 def controller(
     name: Annotated[
-        str | None, typer.Argument(help="Example controller: cruise, cruise-torque, heading.")
+        str | None,
+        typer.Argument(help="Example controller: cruise, cruise-torque, heading, acc."),
     ] = None,
     speed: Annotated[float | None, typer.Option(help="Target speed (m/s).")] = None,
     heading: Annotated[float | None, typer.Option(help="Target heading (degrees).")] = None,
+    time_gap: Annotated[
+        float | None,
+        typer.Option(help="acc: time gap to the vehicle ahead (s), bumper to bumper."),
+    ] = None,
     function: Annotated[
         str | None,
         typer.Option(help="Your own step function or class: FILE.py:NAME or module:NAME."),
@@ -100,7 +105,7 @@ def controller(
         if interface is not None
         else ControllerConfig(**options)
     )
-    params = {"speed": speed, "heading": heading}
+    params = {"speed": speed, "heading": heading, "time_gap": time_gap}
     step_fn = make_step_function(
         name, function=function, fmu=fmu, map_file=map_file, step=config.step, params=params
     )

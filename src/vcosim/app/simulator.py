@@ -161,6 +161,17 @@ def sim(
             "--pacing lockstep it then advances only as their contracts allow.",
         ),
     ] = 0,
+    world: Annotated[
+        Path | None,
+        typer.Option(
+            exists=True,
+            dir_okay=False,
+            metavar="FILE.toml",
+            help="A world of many vehicles (docs/worlds.md); the coupling, contracts and bus "
+            "serve its ego. Its file gives the vehicles, their starts and gearboxes, and the "
+            "terrain.",
+        ),
+    ] = None,
     bus: Annotated[
         str | None,
         typer.Option(metavar="HOST:PORT", help="Join a NightRider bus router at this address."),
@@ -223,7 +234,26 @@ def sim(
                 {"host": router.host, "port": router.port},
             )
         )
+    if world is not None:
+        given = [
+            name
+            for name, value, default in (
+                ("--vehicle", vehicle, "nightrider"),
+                ("--terrain", terrain, None),
+                ("--start-pose", start_pose, None),
+                ("--start-speed", start_speed, 0.0),
+                ("--gearbox", gearbox, Gearbox.automatic),
+                ("--no-engine", engine, True),
+            )
+            if value != default
+        ]
+        if given:
+            raise typer.BadParameter(
+                f"{', '.join(given)}: the world file says it for each vehicle",
+                param_hint="'--world'",
+            )
     report = run_simulator(
+        world=world,
         duration=duration,
         pacing=pacing,
         time_dilation=time_dilation,
@@ -327,6 +357,17 @@ def summary_table(report: RunReport) -> Table:
             for key, value in face.items():
                 if isinstance(value, (int, float, str)):
                     table.add_row(f"{name}: {key.replace('_', ' ')}", str(value))
+    if report.world is not None:
+        world = report.world
+        table.add_row("world", f"{world.vehicles} vehicles, {len(world.collisions)} collision(s)")
+        for hit in world.collisions[:10]:
+            table.add_row(
+                "collision",
+                f"t = {hit.time:.4f} s: {hit.vehicles[0]} and {hit.vehicles[1]}, "
+                f"{hit.relative_speed:.2f} m/s, overlap {hit.overlap:.3f} m",
+            )
+        if world.stopped_at_collision:
+            table.add_row("ended by", "the first collision (stop_at_collision)")
     if report.interrupted:
         table.add_row("ended by", "interrupt (Ctrl-C / SIGTERM)")
     return table

@@ -8,6 +8,7 @@ from vcosim.entrypoints import load_object
 from vcosim.errors import UnknownNameError
 
 EXAMPLES = {
+    "acc": "vcosim.controllers.acc:Acc",
     "cruise": "vcosim.controllers.cruise:Cruise",
     "cruise-torque": "vcosim.controllers.cruise_torque:CruiseTorque",
     "heading": "vcosim.controllers.heading:Heading",

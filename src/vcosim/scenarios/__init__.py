@@ -42,6 +42,7 @@ def build_simulation(
     coupling: Any = None,
     custom_hooks: str | None = None,
     faces: Sequence[tuple[str, str, dict[str, Any]]] = (),
+    world: str | Path | None = None,
 ) -> Simulation:
     """A simulation with the vehicle ready to drive and, if configured, its faces.
 
@@ -53,14 +54,21 @@ def build_simulation(
     50 custom values sent to the controller and whose ``on_custom(sim, values)`` receives the
     controller's 50; either may be missing.
     """
-    car = Vehicle(vehicle, terrain, engine_running=engine_running)
-    if automatic:
-        car.step(automatic=1, gear=1)  # selector in D: pedals and steering are enough
-    if start_pose is not None or start_speed:
-        car.teleport(*(start_pose or (0.0, 0.0, 0.0)), speed=start_speed)
-    sim = Simulation(
-        car, Pacer(pacing, frame_rate=frame_rate, time_dilation=time_dilation, dt=car.dt)
-    )
+    pacer = Pacer(pacing, frame_rate=frame_rate, time_dilation=time_dilation)
+    fill_range = None
+    if world is not None:  # the vehicles, their starts and the terrain come from the file
+        from vcosim.world import World
+        from vcosim.world.bank_h import fill_range_slots
+
+        sim = Simulation(World(world), pacer)
+        fill_range = fill_range_slots  # the ego's range sensor in bank H unless hooks say else
+    else:
+        car = Vehicle(vehicle, terrain, engine_running=engine_running)
+        if automatic:
+            car.step(automatic=1, gear=1)  # selector in D: pedals and steering are enough
+        if start_pose is not None or start_speed:
+            car.teleport(*(start_pose or (0.0, 0.0, 0.0)), speed=start_speed)
+        sim = Simulation(car, pacer)
     if coupling is not None:
         from vcosim.tight.endpoint import SimulatorEndpoint
 
@@ -71,7 +79,7 @@ def build_simulation(
             "coupling",
             SimulatorEndpoint(
                 coupling,
-                fill_custom=getattr(hooks, "fill_custom", None),
+                fill_custom=getattr(hooks, "fill_custom", None) or fill_range,
                 on_custom=getattr(hooks, "on_custom", None),
             ),
         )
