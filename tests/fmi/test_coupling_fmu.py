@@ -6,6 +6,7 @@ import socket
 import subprocess
 import sys
 import threading
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -13,6 +14,7 @@ from fmpy import read_model_description
 from fmpy.validation import validate_fmu
 
 from helpers.loop import free_port
+from vcosim.fmi.build import build_coupling_fmu
 from vcosim.fmi.coupling import BANKS, INPUTS, STATUS
 from vcosim.tight.protocol import SIM_TO_CONTROLLER
 from vcosim.tight.views import SLOT_BY_NAME
@@ -110,21 +112,11 @@ def test_replies_carry_the_message_id_and_the_inputs_set_after_it(coupling_fmu, 
 
 
 def test_a_master_with_the_pi_fmu_cruises_a_lockstep_simulator_at_20_m_s(
-    coupling_fmu, pi_fmu, open_fmu, tmp_path
+    coupling_fmu, pi_fmu, open_fmu
 ):
     seconds = 40.0
     controller_port, sim_port = free_port(), free_port()
-    sim = subprocess.Popen(
-        [
-            *(sys.executable, "-m", "vcosim", "sim", "--pacing", "lockstep"),
-            *("--duration", str(seconds), "--ext-time", str(STEP)),
-            *("--controller", f"127.0.0.1:{controller_port}", "--listen", f"127.0.0.1:{sim_port}"),
-            *("--json-out", str(tmp_path / "sim.json")),
-        ],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-    )
+    sim = start_simulator(seconds, controller_port, sim_port, "--ext-time", str(STEP))
     try:
         pi = open_fmu(pi_fmu).start(target_speed=20.0)
         # A generous timeout: the simulator may still be starting when the FMU binds.
@@ -163,3 +155,40 @@ def test_a_master_with_the_pi_fmu_cruises_a_lockstep_simulator_at_20_m_s(
     }
     settled = np.array(speeds[round(25.0 / STEP) :])
     assert np.all(np.abs(settled - 20.0) < 0.5), (settled.min(), settled.max())
+
+
+def start_simulator(seconds: float, controller_port: int, sim_port: int, *options: str):
+    return subprocess.Popen(
+        [
+            *(sys.executable, "-m", "vcosim", "sim", "--pacing", "lockstep"),
+            *("--duration", str(seconds), *options),
+            *("--controller", f"127.0.0.1:{controller_port}", "--listen", f"127.0.0.1:{sim_port}"),
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+
+
+def test_with_a_beamng_interface_csv_both_sides_speak_its_signals(fmu_dir, open_fmu):
+    """The CSV (yaw and speed to the controller, throttle and steering back) in the FMU."""
+    interface = Path(__file__).parents[2] / "examples" / "beamng" / "throttle.csv"
+    path = build_coupling_fmu(fmu_dir / "coupling-csv.fmu", interface=interface)
+    seconds, controller_port, sim_port = 4.0, free_port(), free_port()
+    sim = start_simulator(seconds, controller_port, sim_port, "--interface", str(interface))
+    try:
+        link = open_fmu(path).start(listen_port=controller_port, sim_port=sim_port, timeout=20.0)
+        for _ in range(round(seconds / STEP) - 1):
+            link.set(throttle=0.6, steering=0.0)
+            link.step(STEP)
+        speed, rpm, timeouts = link.get("groundspeed", "rpm", "timeouts")
+        link.close()
+        output, _ = sim.communicate(timeout=60)
+    finally:
+        if sim.poll() is None:
+            sim.kill()
+            sim.wait()
+    assert sim.returncode == 0, output[-2000:]
+    assert timeouts == 0
+    assert speed > 5.0  # the throttle went through the CSV's slot
+    assert np.isnan(rpm)  # not in the CSV: the output says it has no value
