@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import socket
+import threading
+import time
 from collections.abc import Iterator
 
 import pytest
@@ -181,4 +183,41 @@ def test_a_long_codec_router_survives_a_5000_digit_parameter(raw):
         client.send_raw("§4§16§0+".encode("latin-1") + DIGITS + "§2§3§0¶".encode("latin-1"))
         assert router.wait_until(lambda: router.stats.malformed == 1, 2.0)
         assert router.stats.malformed_by_reason == {"number": 1}
+        client.close()
+
+
+def test_nothing_a_router_sends_raises_past_a_modules_decoder(raw):
+    """A hostile 'router' (a bare socket) answers the handshake, then sends fuzz: all counted."""
+    client = BusClient(20, port=raw.getsockname()[1], monitor=True)
+    try:
+        joined: list[tuple[str, int]] = []
+
+        def answer() -> None:
+            data, module = raw.recvfrom(100)
+            raw.sendto(b"ID 0,END", module)
+            joined.append(module)
+
+        answering = threading.Thread(target=answer, daemon=True)
+        answering.start()
+        client.connect(timeout=2.0)
+        answering.join(2.0)
+        module = joined[0]
+
+        @settings(max_examples=150, deadline=None)
+        @given(hostile().map(lambda d: d if d[:1] != b"\xa7" or len(d) % 2 else b"COPY 1," + d))
+        def send(data: bytes) -> None:
+            before = client.stats.malformed + client.stats.received + client.stats.copies
+            raw.sendto(data, module)
+            deadline = time.monotonic() + 2.0
+            while time.monotonic() < deadline:  # every datagram is taken one way or another
+                client.wait(0.05)
+                taken = client.stats.malformed + client.stats.received + client.stats.copies
+                if taken > before or data.startswith((b"ID ", b"REFUSED ")):
+                    break
+            while client.next_message() or client.next_copy():
+                pass
+
+        send()
+        assert client.connected and client.stats.malformed > 0
+    finally:
         client.close()
