@@ -21,7 +21,18 @@ from rich.markup import escape
 from typer._click.exceptions import NoArgsIsHelpError
 from typer.core import TyperGroup
 
-from vcosim.app import bench, bus, connect, controller, drive, fmu, modules, runs, simulator
+from vcosim.app import (
+    bench,
+    bus,
+    connect,
+    controller,
+    drive,
+    fmu,
+    modules,
+    runs,
+    simulator,
+    vehicle,
+)
 from vcosim.app.console import console, settings
 
 
@@ -155,6 +166,7 @@ app.command("input")(modules.input_module)
 app.command()(modules.view)
 app.add_typer(bench.bench_app, name="bench")
 app.add_typer(fmu.fmu_app, name="fmu")
+app.add_typer(vehicle.vehicle_app, name="vehicle")
 
 # Old spellings, still understood: each is rewritten to its new form with a one-line warning.
 # (command, old option) -> (new option, the part it gives: "host", "port" or None for all)
