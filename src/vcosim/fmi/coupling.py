@@ -83,7 +83,10 @@ class CouplingLink:
         self._replies: queue.Queue[Controls] = queue.Queue(maxsize=1)
         self._pending = False  # a message was taken and waits for its answer
         self._closing = False
-        self._thread = threading.Thread(target=self.block.run, name="vcosim-fmu-coupling")
+        # A daemon: a master that exits without fmi2Terminate must not hang on it.
+        self._thread = threading.Thread(
+            target=self.block.run, name="vcosim-fmu-coupling", daemon=True
+        )
 
     def start(self, wait: float) -> None:
         """Start the block and wait (at most ``wait`` s) for the first message."""
