@@ -15,7 +15,9 @@ from helpers.loop import free_port
 from vcosim.bus.catalogue import IMFM
 from vcosim.bus.client import BusClient, Liveness, RouterLost
 
-QUICK = Liveness(ping_after=0.2, lost_after=0.6, give_up_after=30.0)
+# Pings often; a dead router is noticed at once (its port refuses the ping), while a live but
+# busy one (a loaded machine) has seconds to answer before it is taken for gone.
+QUICK = Liveness(ping_after=0.2, lost_after=3.0, give_up_after=30.0)
 
 
 class RouterProcess:
@@ -92,13 +94,14 @@ def test_a_silent_module_notices_a_killed_router_and_rejoins_its_successor(
 def test_a_module_gives_up_on_a_router_that_stays_dead(routers):
     port = free_port()
     router = routers(port)
-    live = Liveness(ping_after=0.2, lost_after=0.5, give_up_after=1.5)
+    live = Liveness(ping_after=0.2, lost_after=1.0, give_up_after=1.5)
     client = BusClient(16, port=port, liveness=live).connect(timeout=5.0)
+    heard = time.monotonic()  # (the answer: the last sign of the router)
     try:
-        killed = router.kill()
+        router.kill()
         with pytest.raises(RouterLost, match=f"no sign of the bus router at 127.0.0.1:{port}"):
             poll_until(client, lambda: False, 20.0)
-        assert time.monotonic() - killed >= 1.5
+        assert time.monotonic() - heard >= 1.5  # not before give_up_after of silence
     finally:
         client.close()
 
@@ -123,7 +126,7 @@ def test_the_logger_says_it_records_nothing_and_leaves_a_complete_file(
     port = free_port()
     router = routers(port)
     logger = Logger(tmp_path / "bus.mcap", port=port)
-    logger.client.liveness = Liveness(ping_after=0.2, lost_after=0.5, give_up_after=2.0)
+    logger.client.liveness = Liveness(ping_after=0.2, lost_after=3.0, give_up_after=4.0)
     logger.connect()
     with BusClient(17, port=port) as driver:
         driver.send(IMFM(1, 2, 3, 0, to=16))

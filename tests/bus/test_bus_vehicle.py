@@ -217,7 +217,7 @@ def test_without_a_router_the_vehicle_brakes_then_gives_up(router: Router, conne
     car.step(automatic=1, gear=1)
     sim = Simulation(car, Pacer("realtime", dt=car.dt))  # runs until the router is gone
     bus = sim.attach("bus", BusVehicle(port=router.address[1]))
-    bus.client.liveness = Liveness(ping_after=0.2, lost_after=0.5, give_up_after=1.5)
+    bus.client.liveness = Liveness(ping_after=0.2, lost_after=2.0, give_up_after=3.0)
     ended: list[BaseException] = []
 
     def run() -> None:
