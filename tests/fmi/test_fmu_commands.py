@@ -1,0 +1,47 @@
+"""``vcosim fmu vehicle|coupling``: the commands build what their options say."""
+
+from __future__ import annotations
+
+import json
+import zipfile
+
+import typer
+from fmpy import read_model_description
+from typer.testing import CliRunner
+
+from vcosim.app.fmu import fmu_app
+from vcosim.errors import ConfigError
+from vcosim.fmi.slave import CONFIG_FILE
+
+app = typer.Typer()
+app.add_typer(fmu_app, name="fmu")
+
+
+def test_vehicle_command_builds_an_fmi3_manual_gearbox_fmu(tmp_path):
+    out = tmp_path / "sub" / "car.fmu"
+    args = ["fmu", "vehicle", str(out), "--fmi", "3", "--gearbox", "manual"]
+    args += ["--vehicle", "nightrider-seed"]
+    result = CliRunner().invoke(app, args)
+    assert result.exit_code == 0, result.output
+    description = read_model_description(str(out))
+    variables = {v.name: v for v in description.modelVariables}
+    assert description.fmiVersion == "3.0"
+    assert variables["automatic"].start == "false"
+    assert variables["gear"].start == "0"  # manual: start in neutral
+    assert variables["resistance.a2"].start == "0.018"  # the seed's resistance curve
+
+
+def test_coupling_command_refuses_a_name_without_fmu_and_writes_nothing(tmp_path):
+    result = CliRunner().invoke(app, ["fmu", "coupling", str(tmp_path / "link.zip")])
+    assert isinstance(result.exception, ConfigError)
+    assert "must end in .fmu" in str(result.exception)
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_coupling_command_takes_the_ext_time(tmp_path):
+    out = tmp_path / "link.fmu"
+    result = CliRunner().invoke(app, ["fmu", "coupling", str(out), "--ext-time", "0.01"])
+    assert result.exit_code == 0, result.output
+    with zipfile.ZipFile(out) as fmu:
+        options = json.loads(fmu.read(f"resources/{CONFIG_FILE}"))
+    assert options == {"step": 0.01, "interface": None}
