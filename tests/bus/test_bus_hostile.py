@@ -108,9 +108,9 @@ def test_the_handshake_port_takes_only_allowed_peers(router: Router):
             stranger.connect(timeout=0.5)  # (repeated every 0.2 s: a few datagrams)
     finally:
         stranger.close()
-    assert 16 not in router.modules
+    assert router.wait_until(lambda: router.listen.rejected >= 1, 2.0)  # (it may lag)
     report = router.report()
-    assert report["not_allowed"] >= 2 and report["modules"] == {}
+    assert report["not_allowed"] >= 1 and report["modules"] == {}
     assert report["malformed"] == 0 and report["refused"] == 0  # dropped, never answered
 
 
@@ -129,7 +129,7 @@ def test_an_allowed_host_or_exact_socket_may_join():
             with pytest.raises(CouplingTimeout):
                 other.connect(timeout=0.3)
             other.close()
-            assert router.report()["not_allowed"] >= 1
+            assert router.wait_until(lambda: router.report()["not_allowed"] >= 1, 2.0)
 
 
 def test_allowlist_items_hosts_pairs_commas_and_every_problem():
