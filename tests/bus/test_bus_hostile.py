@@ -156,6 +156,7 @@ def test_a_forged_answer_from_another_port_is_not_believed(raw):
             with pytest.raises(CouplingTimeout):
                 client.connect(timeout=0.5)
             assert not client.connected
+            assert client.rejected == 20  # each forged answer dropped and counted
             assert silent.recvfrom(100)[0] == b"ID 16,END"  # the real address got the join
         finally:
             client.close()

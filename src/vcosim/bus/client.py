@@ -8,11 +8,11 @@ itself not enqueued (the latest value of a state wins, queued events are never l
 different types always queue.
 
 Whom a module hears. The router answers a handshake from the very address the module sent it
-to (the router's socket for the module shares the handshake address), so a module's socket is
-connected to that exact host and port before the handshake: the kernel drops a forged answer
-or message from any other port, even on the router's host, before the module sees it (it
-cannot be obeyed, nor counted), and a router whose port has closed is reported at once (the
-ICMP refusal of a datagram sent to it).
+to (the router's socket for the module shares the handshake address), so a module takes its
+answer from that exact host and port only: a forged answer from any other port, even on the
+router's host, is dropped and counted (``rejected``). Once answered, the socket is connected
+to that address: the kernel then drops anything else before the module sees it, and a router
+whose port has closed is reported at once (the ICMP refusal of a datagram sent to it).
 
 A dead router. A module that has heard nothing from the router for ``Liveness.ping_after``
 seconds repeats its handshake (the router answers it again: a ping that needs nothing new on
@@ -27,7 +27,6 @@ A client belongs to one thread.
 
 from __future__ import annotations
 
-import contextlib
 import logging
 import socket
 import time
@@ -156,7 +155,7 @@ class BusClient:
         self.link = DatagramLink(
             (bind_host or local_address_towards(self.router_address), 0),
             peer=self.router_address,
-            allow=Allowlist.of(peers=[self.router_address]),  # (the socket is connected too)
+            allow=Allowlist.of(peers=[self.router_address]),  # exactly the router's address
             size=self.codec.max_length + 64,  # room for a monitor copy's tag
             receive_buffer=RECEIVE_BUFFER,
             name=f"bus module {self.module_id}",
@@ -172,6 +171,11 @@ class BusClient:
     def address(self) -> tuple[str, int]:
         """The module's own (host, port)."""
         return self.link.address
+
+    @property
+    def rejected(self) -> int:
+        """Datagrams dropped while joining because they did not come from the router's address."""
+        return self.link.rejected
 
     @property
     def silent_for(self) -> float:
@@ -193,9 +197,6 @@ class BusClient:
         """
         host, port = self.router_address
         link = self.link
-        if port:  # (no router listens on port 0: sending says so)
-            with contextlib.suppress(OSError):  # (nor on a bad address: sending says so)
-                link.connect(self.router_address)  # hear nothing but the router's address
         deadline = time.monotonic() + timeout
         while True:
             sent = link.send(self._hello)
@@ -204,7 +205,8 @@ class BusClient:
             while (remaining := retry_at - time.monotonic()) > 0 and link.wait(remaining):
                 while (got := link.receive_bytes()) is not None:  # (only the router's address)
                     result = frames.parse_answer(got[0])
-                    if isinstance(result, int):
+                    if isinstance(result, int):  # (the allowlist let only the router's in)
+                        link.connect(self.router_address)  # from now on the kernel filters
                         link.take_error()  # (a problem before the answer is no longer one)
                         self.router_id = result
                         self._heard = self._pinged = time.monotonic()
