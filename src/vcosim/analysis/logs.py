@@ -328,6 +328,18 @@ def find_log(folder: Path, name: str) -> Path | None:
     return None
 
 
+def vehicle_folders(folder: Path) -> list[Path]:
+    """The per-vehicle sub-folders of a world's run (``sim --world --debug-log``), if it is one.
+
+    A folder with logs of its own is a run, whatever it holds besides.
+    """
+    if any(find_log(folder, name) for name, _ in LOGS):
+        return []
+    return sorted(
+        sub for sub in folder.iterdir() if sub.is_dir() and any(find_log(sub, n) for n, _ in LOGS)
+    )
+
+
 def _next_width(lines: list[str], after: int) -> int | None:
     """The number of fields of the first non-blank line after line ``after`` (1-based)."""
     for line in lines[after:]:
@@ -396,6 +408,15 @@ def read_logs(folder: str | Path) -> RunLogs:
                 f"{folder}: run folder not found"
                 if not folder.exists()
                 else f"{folder}: not a folder"
+            ],
+            source=str(folder),
+        )
+    vehicles = vehicle_folders(folder)
+    if vehicles:
+        raise ConfigError(
+            [
+                f"{folder} holds the logs of a world's coupled vehicles, a folder each: "
+                f"analyse one of them ({', '.join(str(v) for v in vehicles)})"
             ],
             source=str(folder),
         )

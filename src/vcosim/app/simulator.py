@@ -167,7 +167,9 @@ def sim(
             exists=True,
             dir_okay=False,
             metavar="FILE.toml",
-            help="A world of many vehicles (docs/worlds.md); the coupling, contracts and bus "
+            help="A world of many vehicles (docs/worlds.md): each vehicle driven from outside "
+            "gets its own coupling endpoint (ports from the file, else --listen/--controller "
+            "plus 2 per vehicle; debug logs in a sub-folder per vehicle); contracts and bus "
             "serve its ego. Its file gives the vehicles, their starts and gearboxes, and the "
             "terrain.",
         ),
@@ -235,7 +237,7 @@ def sim(
             )
         )
     if world is not None:
-        given = [
+        clashing = [
             name
             for name, value, default in (
                 ("--vehicle", vehicle, "nightrider"),
@@ -247,9 +249,9 @@ def sim(
             )
             if value != default
         ]
-        if given:
+        if clashing:
             raise typer.BadParameter(
-                f"{', '.join(given)}: the world file says it for each vehicle",
+                f"{', '.join(clashing)}: the world file says it for each vehicle",
                 param_hint="'--world'",
             )
     report = run_simulator(
@@ -330,30 +332,11 @@ def summary_table(report: RunReport) -> Table:
         "frame jitter / p99 lateness",
         f"{report.frames['frame_jitter_ms']:.3f} / {report.frames['frame_lateness_p99_ms']:.3f} ms",
     )
-    coupling = report.faces.get("coupling")
-    if coupling:
-        table.add_row(
-            "schedule",
-            f"send_skips {coupling['send_skips']}, window "
-            f"{coupling['window']}, send_offset {coupling['send_offset']}",
-        )
-        for key in (
-            "sent",
-            "applied",
-            "stale",
-            "duplicate",
-            "startup_unapplied",
-            "malformed",
-            "rejected_peers",
-            "clamped_total",
-            "timeouts",
-        ):
-            table.add_row(key.replace("_", " "), str(coupling[key]))
-        if coupling["clamped"]:
-            table.add_row("clamped by slot", json.dumps(coupling["clamped"]))
-        table.add_row("time blocking", f"{coupling['blocked_time']:.3f} s")
+    for name, coupling in report.faces.items():
+        if name == "coupling" or name.startswith("coupling:"):
+            _coupling_rows(table, name.partition(":")[2], coupling)
     for name, face in report.faces.items():  # the other faces (contracts, bus): their counters
-        if name != "coupling" and isinstance(face, Mapping):
+        if not name.startswith("coupling") and isinstance(face, Mapping):
             for key, value in face.items():
                 if isinstance(value, (int, float, str)):
                     table.add_row(f"{name}: {key.replace('_', ' ')}", str(value))
@@ -371,6 +354,40 @@ def summary_table(report: RunReport) -> Table:
     if report.interrupted:
         table.add_row("ended by", "interrupt (Ctrl-C / SIGTERM)")
     return table
+
+
+def _coupling_rows(table: Table, vehicle: str, coupling: Mapping[str, Any]) -> None:
+    """One coupling's counters; a world's carry their vehicle's name ("ego: applied")."""
+    prefix = f"{vehicle}: " if vehicle else ""
+    table.add_row(
+        f"{prefix}schedule",
+        f"send_skips {coupling['send_skips']}, window "
+        f"{coupling['window']}, send_offset {coupling['send_offset']}",
+    )
+    for key in (
+        "sent",
+        "applied",
+        "stale",
+        "duplicate",
+        "startup_unapplied",
+        "malformed",
+        "rejected_peers",
+        "clamped_total",
+        "timeouts",
+    ):
+        table.add_row(prefix + key.replace("_", " "), str(coupling[key]))
+    if coupling["clamped"]:
+        table.add_row(f"{prefix}clamped by slot", json.dumps(coupling["clamped"]))
+    table.add_row(f"{prefix}time blocking", f"{coupling['blocked_time']:.3f} s")
+
+
+def couplings(sim: Simulation) -> dict[str, Any]:
+    """The coupling endpoints by the vehicle they serve ("" for a lone car's)."""
+    return {
+        name.partition(":")[2]: face
+        for name, face in sim.faces.items()
+        if name == "coupling" or name.startswith("coupling:")
+    }
 
 
 def run_simulator(
@@ -412,17 +429,23 @@ def _start(record: Path | None, record_every: int, options: dict[str, Any]) -> S
 
         sim.attach("recording", SignalLog(record, every=record_every))
         note(f"recording every vehicle signal every {record_every * sim.dt * 1e3:g} ms to {record}")
-    endpoint = sim.faces.get("coupling")
-    if endpoint is not None:
+    endpoints = couplings(sim)
+    if sim.world is not None and not endpoints and "coupling" not in sim.faces:
+        note("coupling: no vehicle of the world is driven from outside: nothing to couple")
+    for vehicle, endpoint in endpoints.items():
         schedule = endpoint.config.schedule(sim.dt)
         cfg, face = endpoint.config, endpoint.interface
+        who = f"coupling {vehicle}" if vehicle else "coupling"
         note(
-            f"coupling: listening on {cfg.listen_host}:{endpoint.address[1]}, controller "
+            f"{who}: listening on {cfg.listen_host}:{endpoint.address[1]}, controller "
             f"{cfg.controller_host}:{cfg.controller_port}; send_skips {schedule.send_skips}, "
             f"window {schedule.window}, send_offset {schedule.send_offset}, "
             f"timeout {schedule.timeout:g} s; the controller's step is "
             f"{schedule.controller_step(sim.dt) * 1e3:g} ms"
+            + (f"; debug logs in {cfg.debug_log}" if vehicle and cfg.debug_log else "")
         )
+    for endpoint in list(endpoints.values())[:1]:  # the layout and options are the same for all
+        cfg, face = endpoint.config, endpoint.interface
         note(
             f"coupling: layout {face.name}: {face.sim_to_controller} values to the "
             f"controller, {face.controller_to_sim} back (ids included)"
@@ -451,24 +474,27 @@ class _Status:
         wall = max(time.perf_counter() - sim.wall_start, 1e-9) if sim.wall_start else 0.0
         rtf = sim.time / wall if wall else 0.0
         text = f"t = {sim.time:8.2f} s   real-time factor {rtf:6.2f}"
-        endpoint = sim.faces.get("coupling")
-        if endpoint is not None:
+        for vehicle, endpoint in couplings(sim).items():
             state = "connected" if endpoint.connected else "waiting for the controller"
-            text += f"   {state}: sent {endpoint.stats.sent}, applied {endpoint.stats.applied}"
+            who = f"   {vehicle}" if vehicle else ""
+            text += f"{who}   {state}: sent {endpoint.stats.sent}, applied {endpoint.stats.applied}"
         return text
 
     def explain_waiting(self) -> None:
-        """Once, a few seconds into a run no controller answers: say what it waits for."""
-        endpoint = self.sim.faces.get("coupling")
-        if self.hinted or endpoint is None or endpoint.connected or not self.sim.wall_start:
+        """Once, a few seconds into a run a controller does not answer: say what it waits for."""
+        if self.hinted or not self.sim.wall_start:
             return
         waited = time.perf_counter() - self.sim.wall_start
-        if waited >= self.WAIT_HINT_AFTER:
+        if waited < self.WAIT_HINT_AFTER:
+            return
+        for vehicle, endpoint in couplings(self.sim).items():
+            if endpoint.connected:
+                continue
             self.hinted = True
             cfg = endpoint.config
             note(
-                f"waiting: no controller has answered on {cfg.controller_host}:"
-                f"{cfg.controller_port} for {waited:.0f} s; each send waits up to "
-                f"{cfg.timeout:g} s. Start one (vcosim controller cruise, or your Simulink "
-                "model), or run with --no-coupling"
+                f"waiting: no controller{' of ' + vehicle if vehicle else ''} has answered on "
+                f"{cfg.controller_host}:{cfg.controller_port} for {waited:.0f} s; each send "
+                f"waits up to {cfg.timeout:g} s. Start one (vcosim controller cruise, or your "
+                "Simulink model), or run with --no-coupling"
             )

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from vcosim.entrypoints import load_object, load_user_code
 from vcosim.sim.pacing import Pacer, PacingMode
@@ -25,7 +25,11 @@ from vcosim.sim.simulation import Simulation
 from vcosim.vehicle import Vehicle
 from vcosim.vehicle.terrain import Terrain
 
-__all__ = ["build_simulation"]
+if TYPE_CHECKING:
+    from vcosim.tight.config import CouplingConfig
+    from vcosim.world import World
+
+__all__ = ["build_simulation", "vehicle_couplings"]
 
 
 def build_simulation(
@@ -75,14 +79,54 @@ def build_simulation(
         hooks = None
         if custom_hooks:  # "module:object", a file, or a module holding the two functions
             hooks = load_user_code(custom_hooks, option="--custom-hooks", module_ok=True)
-        sim.attach(
-            "coupling",
-            SimulatorEndpoint(
-                coupling,
-                fill_custom=getattr(hooks, "fill_custom", None) or fill_range,
-                on_custom=getattr(hooks, "on_custom", None),
-            ),
-        )
+        configs = {None: coupling} if sim.world is None else vehicle_couplings(sim.world, coupling)
+        for name, config in configs.items():
+            sim.attach(
+                "coupling" if name is None else f"coupling:{name}",
+                SimulatorEndpoint(
+                    config,
+                    fill_custom=getattr(hooks, "fill_custom", None) or fill_range,
+                    on_custom=getattr(hooks, "on_custom", None),
+                ),
+                vehicle=name,
+            )
     for name, entry_point, options in faces:
         sim.attach(name, load_object(entry_point)(**options))
     return sim
+
+
+def vehicle_couplings(world: World, coupling: CouplingConfig) -> dict[str | None, CouplingConfig]:
+    """Each external vehicle's coupling config: ``coupling`` with its own ports and log folder.
+
+    Ports the world file gives for a vehicle (``[vehicles.coupling] listen``, ``controller``)
+    are its own; the others are allocated in order, the n-th external vehicle (from 0)
+    getting ``coupling``'s ports plus 2 n (a port 0, "any free one", stays 0). Debug logs go
+    to a sub-folder per vehicle of ``coupling.debug_log``.
+    """
+    from vcosim.world.spec import split_address
+
+    def port(base: int, n: int) -> int:
+        return base + 2 * n if base else 0
+
+    configs: dict[str | None, CouplingConfig] = {}
+    for n, (name, ports) in enumerate(world.external.items()):
+        listen = (coupling.listen_host, port(coupling.listen_port, n))
+        controller = (coupling.controller_host, port(coupling.controller_port, n))
+        if ports is not None and ports.listen is not None:
+            listen = split_address(ports.listen)
+        if ports is not None and ports.controller is not None:
+            controller = split_address(ports.controller)
+        log = coupling.debug_log
+        configs[name] = coupling.model_copy(
+            update={
+                "listen_host": listen[0],
+                "listen_port": listen[1],
+                "controller_host": controller[0],
+                "controller_port": controller[1],
+                "allowed_hosts": None
+                if coupling.allowed_hosts is None
+                else (controller[0], *coupling.allowed_hosts),
+                "debug_log": None if log is None else log / name,
+            }
+        )
+    return configs

@@ -11,10 +11,10 @@ from enum import Enum
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-from pydantic import Field, PrivateAttr, ValidationError, model_validator
+from pydantic import AfterValidator, Field, PrivateAttr, ValidationError, model_validator
 
 from vcosim.config import Options, read_toml, validation_problems
-from vcosim.constants import PHYSICS_DT
+from vcosim.constants import LOOPBACK, PHYSICS_DT
 from vcosim.errors import ConfigError
 from vcosim.vehicle.terrain import TerrainSpec
 
@@ -150,6 +150,34 @@ class Start(Options):
         return self
 
 
+def _address(text: str) -> str:
+    """``HOST:PORT`` (a port alone means loopback): checked here, split by ``split_address``."""
+    host, sep, port = text.strip().rpartition(":")
+    if not sep or not port.isdigit() or int(port) > 65535 or any(c.isspace() for c in host):
+        raise ValueError(f"{text!r} is not an address; give HOST:PORT, e.g. 127.0.0.1:64891")
+    return text.strip()
+
+
+Address = Annotated[str, AfterValidator(_address)]
+
+
+def split_address(text: str) -> tuple[str, int]:
+    """(host, port) of a checked ``HOST:PORT`` (no host: loopback)."""
+    host, _, port = text.rpartition(":")
+    return host or LOOPBACK, int(port)
+
+
+class CouplingPorts(Options):
+    """Where an external vehicle's coupling endpoint listens and where its controller is.
+
+    Either left out is allocated in order: the n-th external vehicle (from 0) gets the
+    command line's (or the default) port plus 2 n.
+    """
+
+    listen: Address | None = None
+    controller: Address | None = None
+
+
 class VehicleEntry(Options):
     """One vehicle of the world."""
 
@@ -159,6 +187,7 @@ class VehicleEntry(Options):
     gearbox: Gearbox = Gearbox.automatic
     engine: bool = True
     driver: Driver = Field(default_factory=ExternalDriver)
+    coupling: CouplingPorts | None = None  # its tight-coupling ports (external vehicles)
 
 
 class Traffic(Options):
@@ -225,6 +254,8 @@ class WorldFile(Options):
                 problems.append(f"{where}.driver.path: no path named {path!r}")
             if path is not None and entry.gearbox is Gearbox.manual:
                 problems.append(f"{where}.gearbox: built-in drivers drive an automatic only")
+            if path is not None and entry.coupling is not None:
+                problems.append(f"{where}.coupling: only an external vehicle is coupled")
             if path is None and entry.start.s is not None:
                 problems.append(f"{where}.start.s: only a vehicle on a path can start at s")
         names = {e.name for e in entries}

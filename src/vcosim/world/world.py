@@ -141,6 +141,10 @@ class World:
         self.drivers = Drivers(
             [entries[i] for i in driven], driven, self.paths, self.geometry, self.names
         )
+        self.external = {
+            e.name: e.coupling for e in entries if isinstance(e.driver, ExternalDriver)
+        }
+        """The externally driven vehicles, in order, with the coupling ports their file gives."""
         self.ego = self.spec.ego or next(
             (e.name for e in entries if isinstance(e.driver, ExternalDriver)), self.names[0]
         )
