@@ -1,7 +1,8 @@
 """What the contract server serves: named objects, their readable, writable and function properties.
 
-Objects: the vehicle (``"Vehicle_A"`` unless renamed), ``"World"`` (the origin, and the
-simulation's time) and fixed named points (``"Origin"`` always, more by configuration).
+Objects: the vehicle (``"Vehicle_A"`` unless renamed) or, in a world, every vehicle by its
+name; ``"World"`` (the origin, and the simulation's time) and fixed named points
+(``"Origin"`` always, more by configuration).
 
 - Readable on the vehicle: every signal of ``vehicle.layout.SIGNAL_NAMES`` (the bank
   quantities of the tight coupling, then the extras), the vectors ``position``, ``velocity``,
@@ -24,8 +25,10 @@ from __future__ import annotations
 import difflib
 import math
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
-from typing import Literal
+from dataclasses import dataclass, replace
+from typing import Literal, Protocol
+
+import numpy as np
 
 from vcosim.contracts.limits import MAX_COORDINATE, coordinates, point_problem
 from vcosim.vehicle import Vehicle
@@ -34,6 +37,14 @@ from vcosim.vehicle import layout as L
 Position = Callable[[], tuple[float, float, float]]
 WORLD = "World"
 ORIGIN = "Origin"
+
+
+class Fleet(Protocol):
+    """Vehicles whose arrays are the rows of one array each (a ``vcosim.world.World``)."""
+
+    names: list[str]
+    outputs: np.ndarray
+    inputs: np.ndarray
 
 
 @dataclass(frozen=True)
@@ -141,25 +152,33 @@ class Catalogue:
         vehicle: Vehicle,
         vehicle_name: str = "Vehicle_A",
         points: Mapping[str, tuple[float, ...]] | None = None,
+        *,
+        world: Fleet | None = None,
     ) -> None:
         self.vehicle_name = vehicle_name
-        outputs = vehicle.outputs
-        b = L.Y_B
-
-        def vehicle_position() -> tuple[float, float, float]:
-            return float(outputs[b]), float(outputs[b + 1]), float(outputs[b + 2])
-
+        self._vehicle = vehicle
+        self.outputs: np.ndarray = vehicle.outputs
+        """Every served vehicle's outputs in one array: readers' ``signals`` index it."""
+        self.inputs: np.ndarray = vehicle.input_array
+        """Every served vehicle's inputs in one array: writers' ``targets`` index it."""
+        self._rows = {vehicle_name: 0}
+        if world is not None:  # the vehicles are rows of the world's arrays: index them flat
+            self.outputs, self.inputs = world.outputs.reshape(-1), world.inputs.reshape(-1)
+            assert np.shares_memory(self.outputs, world.outputs), "a world's arrays are whole"
+            self._rows = {name: row for row, name in enumerate(world.names)}
         self._positions: dict[str, Position] = {
-            vehicle_name: vehicle_position,
-            WORLD: lambda: (0.0, 0.0, 0.0),
+            name: _position(self.outputs, row * L.N_OUTPUTS + L.Y_B)
+            for name, row in self._rows.items()
         }
+        self._positions[WORLD] = lambda: (0.0, 0.0, 0.0)
         fixed = {ORIGIN: (0.0, 0.0, 0.0), **(points or {})}
         for name, xyz in fixed.items():
+            if name in self._rows:
+                raise ValueError(f"point {name!r}: a vehicle has that name")
             point = _point(xyz)
             if point is None:
                 raise ValueError(f"point {name!r}: give 2 or 3 coordinates, not {xyz!r}")
             self._positions[name] = _fixed(point)
-        self._vehicle = vehicle
 
     @property
     def objects(self) -> list[str]:
@@ -176,11 +195,12 @@ class Catalogue:
             return self._function(name, function, params, size)
         if params is not None:
             return f"{prop!r} of {name} is not a function; it takes no params"
-        if name == self.vehicle_name:
+        if name in self._rows:
             canonical = _lookup(prop, VEHICLE_READABLE)
             if canonical is None:
                 return self._unknown("property", prop, name, [*VEHICLE_READABLE, *FUNCTIONS])
-            slots = tuple(L.SIGNAL_INDEX[s] for s in VEHICLE_READABLE[canonical])
+            first = self._rows[name] * L.N_OUTPUTS
+            slots = tuple(first + L.SIGNAL_INDEX[s] for s in VEHICLE_READABLE[canonical])
             reader = Reader(len(slots), signals=slots)
         else:
             reader_or_reason = self._fixed_reader(name, prop)
@@ -196,7 +216,7 @@ class Catalogue:
         found, reason = self._object(obj)
         if found is None:
             return reason
-        if found != self.vehicle_name:
+        if found not in self._rows:
             return f"{found} has no writable properties"
         canonical = _lookup(prop, WRITERS)
         if canonical is None:
@@ -208,7 +228,8 @@ class Catalogue:
         writer = WRITERS[canonical]
         if writer.width != size:
             return f"{prop!r} of {found} takes {writer.width} value(s); the field has {size}"
-        return writer
+        first = self._rows[found] * L.N_INPUTS
+        return replace(writer, targets=tuple(first + t for t in writer.targets))
 
     # -- helpers ----------------------------------------------------------------------------
     def _unknown(self, kind: str, name: str, of: str, valid: list[str]) -> str:
@@ -279,6 +300,15 @@ class Catalogue:
                 return (math.hypot(x1 - x0, y1 - y0),)
 
         return Reader(1, function=distance)
+
+
+def _position(outputs: np.ndarray, at: int) -> Position:
+    """The position function of the vehicle whose ``posX`` is ``outputs[at]``."""
+
+    def position() -> tuple[float, float, float]:
+        return float(outputs[at]), float(outputs[at + 1]), float(outputs[at + 2])
+
+    return position
 
 
 def _fixed(point: tuple[float, float, float]) -> Position:

@@ -91,18 +91,19 @@ class ContractServer:
     def start(self, sim: Simulation) -> None:
         """Bind the catalogue to this simulation's vehicle; wait for clients if asked to."""
         opts = self.options
-        self._inputs = sim.vehicle.input_array
-        self._outputs = sim.vehicle.outputs
         self.lockstep = sim.pacer.lockstep
         self._dt = sim.dt
         self.spin = opts.spin if opts.spin is not None else LOCKSTEP_SPIN * self.lockstep
-        if self.catalogue is None:
-            self.catalogue = Catalogue(sim.vehicle, opts.vehicle_name, opts.points)
+        if self.catalogue is None:  # a world's: every vehicle, each an object by its name
+            world = getattr(sim, "world", None)
+            self.catalogue = Catalogue(sim.vehicle, opts.vehicle_name, opts.points, world=world)
             log.info(
                 "contract server: listening on %s:%d; objects %s",
                 *self.address,
                 ", ".join(self.catalogue.objects),
             )
+        self._inputs = self.catalogue.inputs
+        self._outputs = self.catalogue.outputs
         if opts.wait_for_clients:
             self._wait_for_clients(sim, opts.wait_for_clients, opts.wait_timeout)
         elif self.lockstep:
