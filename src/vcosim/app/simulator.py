@@ -85,7 +85,8 @@ def sim(
         Path | None,
         typer.Option(
             help="Record every vehicle signal to this .csv or .mcap file (MCAP: Foxglove, "
-            "PlotJuggler; the `logging` extra)."
+            "PlotJuggler; the `logging` extra). With --world, a file per vehicle: "
+            "FILE.csv becomes FILE.NAME.csv."
         ),
     ] = None,
     record_rate: Annotated[
@@ -425,10 +426,18 @@ def _start(record: Path | None, record_every: int, options: dict[str, Any]) -> S
 
     sim = build_simulation(**options)
     if record is not None:
-        from vcosim.sim.recorder import SignalLog
+        from vcosim.sim.recorder import SignalLog, WorldSignalLog, vehicle_path
 
-        sim.attach("recording", SignalLog(record, every=record_every))
-        note(f"recording every vehicle signal every {record_every * sim.dt * 1e3:g} ms to {record}")
+        every = f"every {record_every * sim.dt * 1e3:g} ms"
+        if sim.world is None:
+            sim.attach("recording", SignalLog(record, every=record_every))
+            note(f"recording every vehicle signal {every} to {record}")
+        else:
+            sim.attach("recording", WorldSignalLog(record, list(sim.vehicles), record_every))
+            note(
+                f"recording every signal of each of the {len(sim.vehicles)} vehicles {every}, "
+                f"a file per vehicle: {vehicle_path(record, '{NAME}')}"
+            )
     endpoints = couplings(sim)
     if sim.world is not None and not endpoints and "coupling" not in sim.faces:
         note("coupling: no vehicle of the world is driven from outside: nothing to couple")

@@ -9,7 +9,8 @@ row copy per sample. ``write_csv`` writes ``time`` first, then every other signa
 ``SignalLog`` (``vcosim sim --record FILE``) writes its rows to CSV or MCAP at least every
 second, so a long run does not grow in memory, an interrupted run's file is complete up to its
 last row, and a killed run's file reads (CSV whole rows, MCAP with the ``mcap`` package's
-default readers) up to its last write.
+default readers) up to its last write. ``WorldSignalLog`` (``vcosim sim --world W --record
+FILE``) writes one such file per vehicle of a world, ``FILE.NAME.csv``.
 """
 
 from __future__ import annotations
@@ -224,10 +225,14 @@ class SignalLog(SignalRecorder):
 
     def start(self, sim: Simulation) -> None:
         """Open the file, then record the first row."""
+        self.open()
+        super().start(sim)
+
+    def open(self) -> None:
+        """Create the file (and its folder): rows go to it from here."""
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._writer = self._kind(self.path)
         self._flush_at = time.monotonic() + self.FLUSH_SECONDS
-        super().start(sim)
 
     def record(self, outputs: np.ndarray) -> None:
         """Append one row; a full block, or a second's worth, goes to the file."""
@@ -253,3 +258,60 @@ class SignalLog(SignalRecorder):
     def report(self) -> RecordingReport:
         """Rows written, how often, and the file."""
         return RecordingReport(rows=self._written, every_steps=self.every, path=str(self.path))
+
+
+def vehicle_path(path: str | Path, vehicle: str) -> Path:
+    """A world's recording of one vehicle: ``run.csv`` → ``run.NAME.csv`` beside it."""
+    path = Path(path)
+    return path.with_name(f"{path.stem}.{vehicle}{path.suffix}")
+
+
+@dataclass
+class WorldRecordingReport(Report):
+    """Rows written per vehicle, how often, and each vehicle's file."""
+
+    rows: int
+    every_steps: int
+    files: dict[str, str]
+
+
+class WorldSignalLog:
+    """Every signal of every vehicle of a world, one file per vehicle (``vehicle_path``).
+
+    A file per vehicle keeps each one what ``SignalLog`` writes for a lone car (the same
+    columns, read by the same tools); one face counts the steps for all of them.
+    """
+
+    def __init__(self, path: str | Path, vehicles: list[str], every: int = 20) -> None:
+        self.every = every
+        self.logs = {name: SignalLog(vehicle_path(path, name), every) for name in vehicles}
+        self._countdown = every
+
+    def start(self, sim: Simulation) -> None:
+        """Open every file with its vehicle's first row."""
+        for name, log in self.logs.items():
+            log.open()
+            log.record(sim.vehicles[name].outputs)
+        self._countdown = self.every
+
+    def after_step(self, sim: Simulation) -> None:
+        """Count the step; every ``every`` steps a row for each vehicle."""
+        self._countdown -= 1
+        if self._countdown == 0:
+            self._countdown = self.every
+            for name, log in self.logs.items():
+                log.record(sim.vehicles[name].outputs)
+
+    def close(self) -> None:
+        """Write the last rows and close every file (safe twice)."""
+        for log in self.logs.values():
+            log.close()
+
+    def report(self) -> WorldRecordingReport:
+        """Rows written per vehicle (the same for all), how often, and the files."""
+        first = next(iter(self.logs.values()))
+        return WorldRecordingReport(
+            rows=first.report().rows,
+            every_steps=self.every,
+            files={name: str(log.path) for name, log in self.logs.items()},
+        )
