@@ -3,7 +3,8 @@
 ``interrupted()`` tells code that closes files whether the run is ending because of one: a
 program being stopped (``docker stop``, ``vcosim drive``) is killed ~10 s after SIGTERM, so
 what it writes then must be quick (the debug logs keep their binary form rather than spend a
-long time formatting CSV).
+long time formatting CSV). A SIGTERM after the first is ignored (a stopper that will not
+wait sends SIGKILL); a second Ctrl-C still interrupts, as a user at a terminal expects.
 """
 
 from __future__ import annotations
@@ -24,6 +25,8 @@ def interrupted() -> bool:
 
 def _interrupt(signum: int, frame: FrameType | None) -> None:
     global _received
+    if signum == signal.SIGTERM and _received:
+        return  # already ending: a second SIGTERM must not cut the closing of files short
     _received = True
     raise KeyboardInterrupt
 

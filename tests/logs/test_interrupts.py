@@ -40,3 +40,26 @@ def test_an_ignored_ctrl_c_stays_ignored():
             assert signal.getsignal(signal.SIGTERM) is not signal.SIG_DFL
     finally:
         signal.signal(signal.SIGINT, previous)
+
+
+def test_a_second_sigterm_does_not_cut_the_closing_short():
+    closed = False
+    with sigterm_as_interrupt():
+        try:
+            os.kill(os.getpid(), signal.SIGTERM)
+            _wait_for_the_signal()
+        except KeyboardInterrupt:
+            os.kill(os.getpid(), signal.SIGTERM)  # e.g. once per thread of a dying parent
+            time.sleep(0.05)  # the handler runs here and must not raise
+            closed = True
+    assert closed and interrupted()
+
+
+def test_a_second_ctrl_c_still_interrupts():
+    with sigterm_as_interrupt(), pytest.raises(KeyboardInterrupt):
+        try:
+            os.kill(os.getpid(), signal.SIGINT)
+            _wait_for_the_signal()
+        except KeyboardInterrupt:
+            os.kill(os.getpid(), signal.SIGINT)  # a user who insists
+            _wait_for_the_signal()
