@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import threading
 
+import numpy as np
 import pytest
 
 from vcosim.bus.catalogue import FMLM, FMVM, IMFM, VMFM, ForceFeedback, Shutdown, SoundOnce
@@ -125,6 +126,20 @@ def test_imfm_drives_the_vehicle_and_fmvm_matches_its_state(router: Router, conn
         "unavailable: the vehicle has no per-wheel ground inputs",
     )
     assert bus.last_ground == VMFM(0, 0, 0, 0, 1, 1, 1, 1, to=16)
+
+
+def test_ground_out_of_reach_is_refused_and_counted_and_the_run_goes_on(router: Router):
+    car = Vehicle(engine_running=True)
+    sim = Simulation(car, Pacer("fast", dt=car.dt))
+    sim.attach("bus", BusVehicle(port=router.address[1], ground_from_viewer=True))
+    far = VMFM(1e6, 1e6, 1e6, 1e6, 1, 1, 1, 1, to=16)  # a million metres above the car
+    sim.attach("script", Script(router, [(0.2, far), (0.5, VMFM(0, 0, 0, 0, 1, 1, 1, 1, to=16))]))
+    report = sim.run(1.0)
+    face = report.faces["bus"]
+    assert face["received"] == {"VMFM": 2}
+    assert face["inputs_refused"] == 1
+    assert face["ground_from_viewer"] == "applied 1"
+    assert np.isfinite(car.outputs).all()
 
 
 def test_shutdown_stops_every_module_cleanly(router: Router, connect, tmp_path):

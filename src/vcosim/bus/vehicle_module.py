@@ -57,6 +57,7 @@ from vcosim.bus.catalogue import (
 from vcosim.bus.client import DEFAULT_PORT, BusClient
 from vcosim.bus.codec import Codec
 from vcosim.errors import ProtocolError
+from vcosim.vehicle import InputError
 from vcosim.vehicle import layout as L
 
 if TYPE_CHECKING:
@@ -188,6 +189,7 @@ class BusVehicle:
         self.shifts = 0
         self.sound_events = 0
         self.ground_applied = 0
+        self.inputs_refused = 0
         self.publish_errors = 0
         self.shutdown = False
         self.router_lost = False
@@ -259,7 +261,8 @@ class BusVehicle:
         elif isinstance(message, VMFM):
             self.last_ground = message
             if self.ground_from_viewer and self.ground_hook:
-                sim.vehicle.set_inputs(
+                applied = self._apply(
+                    sim.vehicle,
                     ground_from_inputs=1.0,
                     ground_height=(
                         message.height_fl,
@@ -274,7 +277,7 @@ class BusVehicle:
                         message.friction_rr,
                     ),
                 )
-                self.ground_applied += 1
+                self.ground_applied += applied
 
     def _drive(self, vehicle: Vehicle, message: IMFM) -> None:
         inputs: dict[str, float] = {
@@ -288,8 +291,19 @@ class BusVehicle:
             gear = round(held["gear"]) + message.shift  # type: ignore[call-overload]
             inputs["gear"] = float(min(max(gear, -1), top))
             self.shifts += 1
-        vehicle.set_inputs(**inputs)
-        self.last_inputs = inputs
+        if self._apply(vehicle, **inputs):
+            self.last_inputs = inputs
+
+    def _apply(self, vehicle: Vehicle, **inputs: Any) -> bool:
+        """Set inputs; those the vehicle refuses (ground out of reach) are counted, once said."""
+        try:
+            vehicle.set_inputs(**inputs)
+        except InputError as exc:
+            self.inputs_refused += 1
+            if self.inputs_refused == 1:
+                log.warning("bus vehicle: inputs refused (further ones are only counted): %s", exc)
+            return False
+        return True
 
     # -- publishing -------------------------------------------------------------------------
     def _publish(self, vehicle: Vehicle) -> None:
@@ -364,6 +378,7 @@ class BusVehicle:
             "send_failures": stats.send_failures,
             "malformed": stats.malformed,
             "publish_errors": self.publish_errors,
+            "inputs_refused": self.inputs_refused,
             "router_losses": stats.losses,
         }
 
