@@ -183,3 +183,12 @@ def test_a_killed_bus_recorder_reads_with_the_default_reader(tmp_path):
     assert [r.message.throttle for r in read_recording(path)][:3] == [0, 1, 2]
     assert recover(path, tmp_path / "whole.mcap").messages == found
     assert _messages(tmp_path / "whole.mcap") == found
+    repaired = subprocess.run(
+        [sys.executable, "-m", "vcosim", "log", str(path), "--recover"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert repaired.returncode == 0, repaired.stderr
+    assert f"{found} messages kept" in repaired.stderr
+    assert _messages(path) == found  # rewritten in place, complete

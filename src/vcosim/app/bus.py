@@ -91,6 +91,15 @@ def log(
     wall_time: WallTime = None,
     symbols: BusSymbols = BUS_SYMBOLS,
     max_length: BusMaxLength = BUS_MAX_LENGTH,
+    recover: Annotated[
+        bool,
+        typer.Option(
+            "--recover",
+            help="Record nothing: rewrite OUT_FILE, cut short by a crash, as a complete MCAP "
+            "file with its index (what a killed recording holds reads anyway, up to its last "
+            "flush).",
+        ),
+    ] = False,
 ) -> None:
     """Record every message on the bus, with timestamps, to MCAP (Foxglove, PlotJuggler).
 
@@ -98,6 +107,14 @@ def log(
     records again when the router is back, or finishes the file and exits with code 1 after
     10 s of silence.
     """
+    if recover:
+        from vcosim.modules.recording import recover as recover_file
+
+        setup_logging()
+        kept = recover_file(out_file)
+        torn = "" if kept.was_complete else f", {kept.dropped_bytes} bytes of a torn end dropped"
+        note(f"{out_file}: {kept.messages} messages kept{torn}")
+        return
     router = bus_address(bus)
     report = run_logger(
         out_file,
