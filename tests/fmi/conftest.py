@@ -31,9 +31,8 @@ _PINNED: list[dict[str, Any]] = []
 def pin_namespace(description: Any) -> None:
     """Hold one more reference to a PythonFMU model script's namespace, after instantiating.
 
-    PythonFMU's runtime releases it once too often per instance (see vcosim.fmi.slave); a
-    test script whose two methods hold it survives two instances, and a freed namespace
-    corrupts the heap at exit. vcosim's own FMUs pin themselves; this covers the PI FMU.
+    PythonFMU's runtime mishandles the script namespace's references (vcosim.fmi.slave
+    says how); vcosim's own FMUs pin theirs, this does it for the PI FMU. Harmless extra.
     """
     module = sys.modules.get(description.coSimulation.modelIdentifier)
     if module is not None:
