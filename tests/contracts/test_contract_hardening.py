@@ -20,6 +20,7 @@ from contract_helpers import Background, document, fields, served, wait_until
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from helpers.contract_peer import RawClient
 from vcosim.contracts import ConnectionStatus, ContractClient, limits
 from vcosim.contracts import protocol as P
 from vcosim.contracts.server.admission import ERROR_INTERVAL, REFUSED_COOLDOWN
@@ -199,31 +200,6 @@ def test_a_welcome_over_its_budget_leaves_out_the_last_reasons():
 
 
 # -- the server survives and keeps serving ---------------------------------------------------
-class Peer:
-    """A raw UDP peer of the server."""
-
-    def __init__(self, port: int) -> None:
-        self.sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-        self.sock.bind(("127.0.0.1", 0))
-        self.sock.settimeout(5.0)
-        self.server = ("127.0.0.1", port)
-
-    def ask(self, data: bytes) -> tuple[int, bytes]:
-        """Send until answered, as a client does (after a refusal the server waits 1 s)."""
-        self.sock.settimeout(0.25)
-        for _ in range(20):
-            self.sock.sendto(data, self.server)
-            try:
-                answer = self.sock.recv(65535)
-            except TimeoutError:
-                continue
-            return P.read_header(answer, len(answer))[0], answer
-        raise TimeoutError("no answer in 5 s")
-
-    def close(self) -> None:
-        self.sock.close()
-
-
 def test_the_server_survives_each_of_the_issues_datagrams_and_keeps_serving():
     sim, server = served("realtime", frame_rate=500)
     running = Background(lambda: sim.run(None))
@@ -233,7 +209,7 @@ def test_the_server_survives_each_of_the_issues_datagrams_and_keeps_serving():
         step=0.001,
     )
     client_run = Background(lambda: client.run(None))
-    peers = [Peer(server.address[1]) for _ in range(3)]
+    peers = [RawClient(server.address[1]) for _ in range(3)]
     try:
         assert wait_until(lambda: client.status is S.connected)
         peers[0].sock.sendto(NESTED, peers[0].server)  # dropped, counted, unanswered
@@ -262,7 +238,7 @@ def test_the_server_survives_each_of_the_issues_datagrams_and_keeps_serving():
 def test_clients_beyond_the_servers_budget_are_refused_busy():
     sim, server = served("realtime", frame_rate=500, max_clients=2, max_rate=100_000)
     running = Background(lambda: sim.run(None))
-    peers = [Peer(server.address[1]) for _ in range(3)]
+    peers = [RawClient(server.address[1]) for _ in range(3)]
     try:
         kind, _ = peers[0].ask(hello_bytes(1, contract(0, 0.01, SPEED)))  # 3.2 kB/s
         assert kind == P.Kind.WELCOME

@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import socket
-
 import numpy as np
 import pytest
 from contract_helpers import Background, served, wait_until
 
+from helpers.contract_peer import RawClient
 from vcosim.contracts import protocol as P
 from vcosim.errors import ProtocolError
 
@@ -34,31 +33,6 @@ def test_data_messages_round_trip_and_bad_ones_say_why():
     with pytest.raises(P.Malformed) as caught:
         P.read_data(datagram[:-8], len(datagram) - 8)
     assert str(caught.value) == "bad_length: DATA says 3 values in 40 bytes"
-
-
-class RawClient:
-    """A client written with plain sockets and the protocol module."""
-
-    def __init__(self, port: int) -> None:
-        self.sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-        self.sock.bind(("127.0.0.1", 0))
-        self.sock.settimeout(5.0)
-        self.server = ("127.0.0.1", port)
-
-    def ask(self, data: bytes) -> tuple[int, bytes]:
-        """Send until answered, as a client does (a server reads a peer's HELLOs seldom)."""
-        self.sock.settimeout(0.25)
-        for _ in range(20):
-            self.sock.sendto(data, self.server)
-            try:
-                answer = self.sock.recv(65535)
-            except TimeoutError:
-                continue
-            return P.read_header(answer, len(answer))[0], answer
-        raise TimeoutError("no answer in 5 s")
-
-    def close(self) -> None:
-        self.sock.close()
 
 
 def hello(*contracts: dict) -> P.Hello:
