@@ -23,6 +23,7 @@ from collections import deque
 from dataclasses import dataclass
 from typing import Any
 
+from vcosim.bench.progress import bench_progress
 from vcosim.bus.catalogue import IMFM
 from vcosim.reports import Report
 from vcosim.scenarios.harness import ChildLink, ChildProcess
@@ -185,12 +186,10 @@ class BusBench(Report):
 
 def measure_bus_bench(seconds: float = 2.0, progress: bool = True) -> BusBench:
     """Every figure of the bus bench (see the module's docstring)."""
-    from rich.progress import Progress
-
     from vcosim.bus.client import BusClient
 
     to_echo = _payloads()[0]
-    with Progress(transient=True, disable=not progress) as bar, contextlib.ExitStack() as stack:
+    with bench_progress(progress) as bar, contextlib.ExitStack() as stack:
         task = bar.add_task("bus bench", total=5)
 
         def tick() -> None:

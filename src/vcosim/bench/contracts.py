@@ -31,6 +31,7 @@ from typing import Any
 import numpy as np
 
 from vcosim.bench.coupling import Exchanges, lockstep_exchanges
+from vcosim.bench.progress import bench_progress
 from vcosim.reports import Report
 from vcosim.scenarios.harness import ChildLink, ChildProcess
 
@@ -304,8 +305,6 @@ class ContractsBench(Report):
 
 def measure_contracts_bench(seconds: float = 2.0, progress: bool = True) -> ContractsBench:
     """Every figure of the contract bench (see the module's docstring)."""
-    from rich.progress import Progress
-
     steps: list[tuple[str, Callable[[], Any]]] = [
         (
             f"contract updates/s in lock-step ({FIELDS} fields, 1 ms)",
@@ -322,7 +321,7 @@ def measure_contracts_bench(seconds: float = 2.0, progress: bool = True) -> Cont
         ("raw UDP one-way latency at 1/ms", lambda: Delays.of(raw_udp(seconds, True)[1] * 1e3)),
     ]
     figures = []
-    with Progress(transient=True, disable=not progress) as bar:
+    with bench_progress(progress) as bar:
         task = bar.add_task("contracts bench", total=len(steps))
         for name, measure in steps:
             bar.update(task, description=name)

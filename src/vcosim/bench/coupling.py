@@ -19,6 +19,7 @@ from typing import Any
 
 import numpy as np
 
+from vcosim.bench.progress import bench_progress
 from vcosim.reports import Report
 from vcosim.scenarios.harness import ChildLink, ChildProcess
 from vcosim.tight.protocol import CONTROLLER_TO_SIM, SIM_TO_CONTROLLER
@@ -209,8 +210,6 @@ def measure_coupling_bench(
     seconds: float = 3.0, realtime_seconds: float = 10.0, progress: bool = True
 ) -> CouplingBench:
     """Every figure of the coupling bench (see the module's docstring)."""
-    from rich.progress import Progress
-
     steps: list[tuple[str, Callable[[], Any]]] = [
         ("raw ping-pong, blocking", lambda: raw_pingpong(seconds, busy=False)),
         ("raw ping-pong, busy-polling", lambda: raw_pingpong(seconds, busy=True)),
@@ -219,7 +218,7 @@ def measure_coupling_bench(
         ("real-time pacing", lambda: realtime_drift(realtime_seconds)),
     ]
     figures = []
-    with Progress(transient=True, disable=not progress) as bar:
+    with bench_progress(progress) as bar:
         task = bar.add_task("coupling bench", total=len(steps))
         for name, measure in steps:
             bar.update(task, description=name)

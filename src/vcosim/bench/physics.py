@@ -19,9 +19,8 @@ from typing import Any, TypeVar
 
 import numba
 import numpy as np
-from rich.console import Console
-from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
+from vcosim.bench.progress import bench_progress
 from vcosim.errors import VcosimError
 from vcosim.reports import Report
 from vcosim.vehicle import Vehicle, VehicleBatch
@@ -209,14 +208,7 @@ def measure_physics_bench(seconds: float = 2.0, progress: bool = True) -> Physic
     """
     if not seconds > 0:
         raise ValueError(f"seconds must be positive, got {seconds}")
-    bar = Progress(
-        TextColumn("{task.description:<28}"),
-        BarColumn(),
-        TimeElapsedColumn(),
-        console=Console(stderr=True),
-        transient=True,
-        disable=not progress,
-    )
+    bar = bench_progress(progress)
     with bar:
         task = bar.add_task("starting the engine", total=REPEATS * (3 + len(BATCH_SIZES)))
 

@@ -18,10 +18,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numba
-from rich.console import Console
-from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
 from vcosim.bench.physics import REPEATS, STEPS_PER_S, _batch_chunk, _cpu_model, _rate, _start
+from vcosim.bench.progress import bench_progress
 from vcosim.reports import Report
 from vcosim.sim import Pacer, Simulation
 from vcosim.vehicle import VehicleBatch
@@ -134,14 +133,7 @@ def measure_world_bench(
     """
     if not seconds > 0:
         raise ValueError(f"seconds must be positive, got {seconds}")
-    bar = Progress(
-        TextColumn("{task.description:<28}"),
-        BarColumn(),
-        TimeElapsedColumn(),
-        console=Console(stderr=True),
-        transient=True,
-        disable=not progress,
-    )
+    bar = bench_progress(progress)
     worlds: dict[str, float] = {}
     batches: dict[str, float] = {}
     collisions: dict[str, int] = {}
