@@ -86,7 +86,8 @@ def test_every_bad_parameter_path_is_reported_at_once():
         "'kp'? (valid: speed, kp, ki, brake_gain, integral)",
         "sweep.parameters.'vehicle.tyres.fiction': unknown parameter of vehicle.tyres "
         "'fiction'; did you mean 'friction'? (valid: lateral_B, lateral_C, lateral_E, "
-        "lateral_B_rear, longitudinal_B, longitudinal_C, longitudinal_E, aligning_B, aligning_C, aligning_E, "
+        "lateral_B_rear, longitudinal_B, longitudinal_C, longitudinal_E, aligning_B, "
+        "aligning_C, aligning_E, "
         "aligning_scale, force_feedback_scale, friction, friction_noise_variance, noise_seed, "
         "combined_slip, relaxation_length_long, relaxation_length_lat, low_speed_damping, "
         "low_speed)",
@@ -95,10 +96,10 @@ def test_every_bad_parameter_path_is_reported_at_once():
         "mean 'ext_time'? (valid: ext_time, ping_time, window, send_skips, send_offset, "
         "timeout, memory, timing, compute_time, busy_time, transport)",
         "sweep.parameters.'vehicles.body.wheelbase': must start with one of scenario, "
-        "vehicle, terrain, controller, coupling, metrics (got 'vehicles'; did you mean "
+        "vehicle, terrain, controller, coupling, metrics, world (got 'vehicles'; did you mean "
         "'vehicle'?)",
         "sweep.parameters.'sweep.seed': must start with one of scenario, vehicle, terrain, "
-        "controller, coupling, metrics (got 'sweep')",
+        "controller, coupling, metrics, world (got 'sweep')",
         "sweep.parameters.'terrain.friction': missing 'num'",
         "sweep.parameters.'scenario.duration': a {low, high} distribution needs mode = "
         "'random'; give values or {from, to, num}",

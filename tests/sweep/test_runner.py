@@ -145,8 +145,10 @@ def test_open_loop_runs_without_a_controller(make_sweep):
 
 
 def test_a_failing_run_is_a_failed_result(make_sweep):
-    sweep = make_sweep(
-        {}, controller={"name": "sweep_faulty:Faulty", "speed": 8.0, "fail_above": 0.2}
+    sweep = make_sweep(  # 1 s: the launch takes the car past 0.2 m/s only after 0.5 s
+        {},
+        duration=1.0,
+        controller={"name": "sweep_faulty:Faulty", "speed": 8.0, "fail_above": 0.2},
     )
     result = safe_run(5, sweep.scenario, {"controller.kp": 0.5})
     assert result.failed and result.index == 5

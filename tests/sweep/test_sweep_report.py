@@ -10,7 +10,7 @@ import pyarrow as pa
 
 from vcosim.sweep.backends import SerialBackend
 from vcosim.sweep.driver import run_sweep
-from vcosim.sweep.metrics import METRICS, RESULT_COLUMNS
+from vcosim.sweep.metrics import METRICS, RESULT_COLUMNS, WORLD_METRICS
 from vcosim.sweep.outcome import SweepSummary, worst_cases
 from vcosim.sweep.tables import METADATA_KEY, read_results
 
@@ -70,6 +70,9 @@ def test_results_signals_and_report(make_sweep, tmp_path):
     for metric in METRICS:
         if metric.name == "overshoot_pct" or metric.name == "overshoot":
             continue  # no overshoot in half a second: may be all zeros, still plotted
+        if metric.name in WORLD_METRICS:  # a lone car has none: no plot
+            assert not (tmp_path / "plots" / f"{metric.name}.png").exists()
+            continue
         png = tmp_path / "plots" / f"{metric.name}.png"
         assert png.read_bytes().startswith(PNG_MAGIC), metric.name
         assert f'src="plots/{metric.name}.png"' in page

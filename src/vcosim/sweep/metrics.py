@@ -56,8 +56,30 @@ METRICS = (
         "lowest real-time factor the coupling allows with the controller's computation time: "
         ">= 1 keeps real time",
     ),
+    Metric(
+        "min_time_gap",
+        "s",
+        "min",
+        "a world's ego: smallest bumper gap to the vehicle ahead over its own speed",
+    ),
+    Metric(
+        "min_distance",
+        "m",
+        "min",
+        "a world's ego: smallest gap between its box and any other vehicle's (0: contact)",
+    ),
+    Metric("collision", "-", "max", "a world's ego: 1 if it collided, else 0"),
+    Metric(
+        "peak_jerk",
+        "m/s3",
+        "max",
+        "a world's ego: largest |d accX / dt| over 10 ms samples (comfort)",
+    ),
 )
-"""The metrics every run yields, in column order."""
+"""The metrics every run yields, in column order (a world's only in runs of a world)."""
+
+WORLD_METRICS = ("min_time_gap", "min_distance", "collision", "peak_jerk")
+"""The metrics of a world's ego (``vcosim.sweep.world``): NaN in runs of a lone car."""
 
 DETAIL_COLUMNS = (
     "final_value",
@@ -103,6 +125,10 @@ class RunMetrics(Report):
     steady_state_error: float = NAN
     max_lateral_acceleration: float = NAN
     min_realtime_factor: float = NAN
+    min_time_gap: float = NAN
+    min_distance: float = NAN
+    collision: float = NAN
+    peak_jerk: float = NAN
     final_value: float = NAN
     target: float = NAN
     step_size: float = NAN

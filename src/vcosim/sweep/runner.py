@@ -40,12 +40,15 @@ from vcosim.sweep.metrics import (
     min_realtime_factor,
     with_tracking,
 )
+from vcosim.sweep.world import WorldProbe
 from vcosim.tight.controller import Responder
 from vcosim.tight.endpoint import SimulatorEndpoint
 from vcosim.tight.inprocess import InProcessLink, couple_in_process
 from vcosim.vehicle import Vehicle
 from vcosim.vehicle import layout as L
 from vcosim.vehicle.terrain import Terrain, TerrainSpec
+from vcosim.world import World
+from vcosim.world.bank_h import fill_range_slots
 
 __all__ = ["RunError", "RunResult", "SignalSpec", "execute", "run_scenario", "safe_run"]
 
@@ -163,13 +166,23 @@ def execute(
 ) -> tuple[RunMetrics, dict[str, np.ndarray] | None]:
     """Run a resolved configuration."""
     sc, cp = cfg.scenario.scenario, cfg.scenario.coupling
-    car = Vehicle(cfg.vehicle, build_terrain(cfg.scenario), engine_running=True)
-    if sc.gearbox == "automatic":
-        car.step(automatic=1, gear=1)  # selector in D: pedals and steering are enough
-    if sc.initial_speed > 0:
-        reach_speed(car, sc.initial_speed)
-    sim = Simulation(car, Pacer("lockstep" if cp.timing == "lockstep" else "fast", dt=car.dt))
+    pacer = Pacer("lockstep" if cp.timing == "lockstep" else "fast")
+    probe = None
+    if cfg.world is not None:  # the world's vehicles as its file says; the controller: its ego
+        world = World(cfg.world)
+        sim = Simulation(world, pacer)
+        probe = sim.attach("world", WorldProbe(world))
+    else:
+        car = Vehicle(cfg.vehicle, build_terrain(cfg.scenario), engine_running=True)
+        if sc.gearbox == "automatic":
+            car.step(automatic=1, gear=1)  # selector in D: pedals and steering are enough
+        if sc.initial_speed > 0:
+            reach_speed(car, sc.initial_speed)
+        sim = Simulation(car, pacer)
     compute, udp = _couple(cfg, sim)
+    endpoint = sim.faces.get("coupling")
+    if probe is not None and endpoint is not None:
+        endpoint.fill_custom = fill_range_slots  # the ego's range sensor in bank H
     metric_index = None
     if cfg.metric_signal is not None:
         metric_index = L.SIGNAL_INDEX[
@@ -188,7 +201,8 @@ def execute(
     if report.interrupted:
         raise KeyboardInterrupt
     kept = recorder.signals(sim.dt) if signals is not None else None
-    return _metrics(cfg, sim.dt, report, recorder, compute), kept
+    metrics = _metrics(cfg, sim.dt, report, recorder, compute)
+    return (metrics if probe is None else probe.metrics(metrics, report)), kept
 
 
 def _metrics(

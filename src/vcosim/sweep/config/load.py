@@ -39,7 +39,13 @@ from vcosim.sweep.config.sections import (
 )
 from vcosim.vehicle import layout as L
 
-PATH_KEYS = ("vehicle.base", "terrain.height_map", "terrain.road_map", "terrain.friction_map")
+PATH_KEYS = (
+    "vehicle.base",
+    "terrain.height_map",
+    "terrain.road_map",
+    "terrain.friction_map",
+    "world.file",
+)
 """Keys holding file paths: relative ones are relative to the sweep file's folder."""
 
 

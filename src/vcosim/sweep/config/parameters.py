@@ -212,6 +212,8 @@ def check_path(path: str, scenario: Scenario) -> str | None:
         return None if key == "base" and len(parts) == 2 else _vehicle_path(parts)
     if section == "controller":
         return _controller_path(parts, scenario)
+    if section == "world":  # checked with the world file, run by run (``runs.resolve``)
+        return None if key != "file" or len(parts) == 2 else "world.file has no sub-keys"
     model = type(getattr(scenario, section))
     keys = [k for k in model.model_fields if not (section == "scenario" and k == "manoeuvre")]
     if key not in keys:

@@ -26,8 +26,10 @@ from vcosim.sweep.config.controllers import (
 )
 from vcosim.sweep.config.parameters import is_number
 from vcosim.sweep.config.sections import DERIVED_SIGNALS, Scalar, Scenario
+from vcosim.sweep.config.world import world_spec
 from vcosim.vehicle import layout as L
 from vcosim.vehicle.params import VehicleParams
+from vcosim.world.spec import WorldFile
 
 DEFAULT_TRACKING = {
     "cruise": ("groundspeed", "controller.speed"),
@@ -48,6 +50,7 @@ class RunConfig:
     factory: Callable[..., Any] | None
     metric_signal: str | None
     target: float | None
+    world: WorldFile | None = None
 
 
 def apply(base: Mapping[str, Any], params: Mapping[str, Scalar]) -> dict[str, Any]:
@@ -77,6 +80,10 @@ def scenario_problems(run: Scenario) -> list[str]:
     """Rules across keys that the sections' types cannot say."""
     problems = []
     sc, cp = run.scenario, run.coupling
+    if run.world.file is not None and sc.initial_speed > 0:
+        problems.append("scenario.initial_speed: a world's vehicles start as its file says")
+    if run.world.file is None and run.world.overrides:
+        problems.append(f"world.{next(iter(run.world.overrides))}: there is no world.file")
     if sc.initial_speed > 0 and sc.gearbox != "automatic":
         problems.append("scenario.initial_speed: a speed > 0 needs gearbox = 'automatic'")
     for i, event in enumerate(sc.manoeuvre):
@@ -199,13 +206,19 @@ def resolve(scenario: Scenario, params: Mapping[str, Scalar]) -> RunConfig:
     except ValidationError as exc:
         raise ConfigError(validation_problems(exc), "run") from None
     problems = scenario_problems(run)
+    world = None
+    if run.world.file is not None:
+        try:
+            world = world_spec(run.world)
+        except ConfigError as exc:
+            problems += exc.problems
     vehicle = _vehicle(run, problems)
     factory = _controller(run, problems)
     signal, target = _tracking(run, data, factory, problems)
     if problems:
         raise ConfigError(problems, "run")
     assert vehicle is not None  # a vehicle that fails to build is one of the problems
-    return RunConfig(run, vehicle, factory, signal, target)
+    return RunConfig(run, vehicle, factory, signal, target, world)
 
 
 def check_runs(scenario: Scenario, runs: list[dict[str, Scalar]]) -> list[str]:

@@ -18,7 +18,7 @@ Positive = Annotated[float, Field(gt=0)]
 NonNegative = Annotated[float, Field(ge=0)]
 Scalar = bool | int | float | str
 
-SECTIONS = ("scenario", "vehicle", "terrain", "controller", "coupling", "metrics")
+SECTIONS = ("scenario", "vehicle", "terrain", "controller", "coupling", "metrics", "world")
 """Sections of a sweep file that parameters may vary (``sweep``, ``output``, ``backend`` not)."""
 
 DERIVED_SIGNALS = {"yaw_deg": "yaw, unwrapped, in degrees"}
@@ -127,6 +127,26 @@ class MetricsSection(_Strict):
     steady_window: Positive = 2.0
 
 
+class WorldSection(BaseModel):
+    """A world of vehicles instead of the lone car; the controller drives its ego.
+
+    ``file``: a world file (``docs/worlds.md``), relative to the sweep file. Every other key
+    overrides the file's: a vehicle's name changes that vehicle (``cutter.driver.gap``), any
+    other a top-level key (``sensor.range``); list items are named by index
+    (``cutter.driver.speeds.0.1``). The vehicle, terrain and initial speed of the lone car do
+    not apply: the world file gives each vehicle's.
+    """
+
+    model_config = ConfigDict(extra="allow")
+
+    file: str | None = None
+
+    @property
+    def overrides(self) -> dict[str, Any]:
+        """The keys that override the world file's."""
+        return dict(self.model_extra or {})
+
+
 class Scenario(_Strict):
     """One complete scenario: everything a run needs except the varied parameters."""
 
@@ -136,6 +156,7 @@ class Scenario(_Strict):
     controller: ControllerSection = Field(default_factory=ControllerSection)
     coupling: CouplingSection = Field(default_factory=CouplingSection)
     metrics: MetricsSection = Field(default_factory=MetricsSection)
+    world: WorldSection = Field(default_factory=WorldSection)
 
 
 MAX_RUNS = 100_000
