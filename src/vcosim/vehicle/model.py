@@ -149,6 +149,19 @@ def advance_each(xs, us, params, ys, height, friction, grid, n_steps: int) -> No
 
 
 @njit(cache=True)
+def advance_each_serial(xs, us, params, ys, height, friction, grid, n_steps: int) -> None:
+    """``advance_each`` on the calling thread, one vehicle after another.
+
+    For a few vehicles stepping a few steps per call (a world with a coupled car): waking
+    numba's threads and waiting for the slowest costs more than the steps, on a busy machine
+    far more.
+    """
+    s = np.zeros(N_SCRATCH)
+    for v in range(xs.shape[0]):
+        advance(xs[v], us[v], params[v : v + 1], ys[v], s, height, friction, grid, n_steps)
+
+
+@njit(cache=True)
 def anti_lock(x, k: int, p, brake_in: float, v_long: float) -> float:
     """ABS of wheel ``k``: the share of the brake pressure it lets through, updated each step.
 

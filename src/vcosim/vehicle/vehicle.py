@@ -1,7 +1,12 @@
-"""The Python face of the vehicle model: named inputs and outputs over the compiled kernel."""
+"""The Python face of the vehicle model: named inputs and outputs over the compiled kernel.
+
+(Past 400 lines: ``Vehicle`` with its placing, settling and array sharing, and its batch twin
+``VehicleBatch``, read best together.)
+"""
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -140,7 +145,8 @@ class Vehicle:
 
         It lands on the terrain there (height and slope under its four wheels) with its
         suspension as settled as it was, rolling straight ahead at ``speed`` m/s (wheels
-        spinning with it, no slip); engine, gearbox, inputs and time carry on.
+        spinning with it, no slip); engine, gearbox, inputs and time carry on. With the engine
+        running and the automatic selected, it rolls in the gear it would hold at that speed.
         """
         values = {"x": x, "y": y, "heading": heading, "speed": speed}
         bad = [f"{k} = {v!r}" for k, v in values.items() if not np.isfinite(v)]
@@ -160,7 +166,30 @@ class Vehicle:
         state[L.X_RATE : L.X_RATE + 3] = 0.0
         state[L.X_OMEGA : L.X_OMEGA + 4] = speed / rec["r"]
         state[L.X_KAPPA : L.X_ALPHA + 4] = 0.0
+        if self._u[L.U_AUTOMATIC] >= 0.5 and state[L.X_RUNNING] > 0.0:
+            self._engage_for_speed(speed)
         self._refresh_outputs()
+
+    def _engage_for_speed(self, speed: float) -> None:
+        """Rolling at ``speed`` with the automatic in D: in the gear it would be driving in.
+
+        The automatic's launch clutch only closes as the engine revs up, so a car put on the
+        road rolling in neutral would coast until its driver floors it. It starts in the
+        highest gear that keeps the engine above the automatic's downshift speed, clutch
+        locked, engine turning with the wheels; below that (a crawl) in gear 1, clutch open,
+        as from a standing start.
+        """
+        rec, state = self._p[0], self._x
+        wheel = speed / rec["r"]
+        ratios = [rec[f"ratio_{g}"] * rec["final_drive"] for g in range(1, 6)]
+        fitting = [g for g, ratio in enumerate(ratios, 1) if wheel * ratio >= 1.9 * rec["down_rpm"]]
+        if not fitting:
+            return
+        gear = fitting[-1]
+        state[L.X_GEAR] = gear
+        state[L.X_SHIFT_T] = -1.0
+        state[L.X_LOCKED] = 1.0
+        state[L.X_OMEGA_E] = wheel * ratios[gear - 1]
 
     def _ground_under(self, x: float, y: float) -> float:
         return float(self.terrain.sample(x, y)[0])
@@ -319,6 +348,31 @@ class Vehicle:
         if index is None:
             raise UnknownNameError("signal", name, L.SIGNAL_NAMES)
         return float(self._y[index])
+
+    # -- sharing arrays ---------------------------------------------------------------------
+    def clone(self) -> Vehicle:
+        """A copy with arrays of its own (parameters and terrain shared: neither changes)."""
+        twin = copy.copy(self)
+        twin._x, twin._u, twin._y = self._x.copy(), self._u.copy(), self._y.copy()
+        twin._s = np.zeros(N_SCRATCH)
+        return twin
+
+    def bind(self, state: np.ndarray, inputs: np.ndarray, outputs: np.ndarray) -> None:
+        """Live in these arrays from now on (e.g. rows of a world's): what they hold is its.
+
+        Reading, setting inputs, teleports and snapshots then act on them; whoever owns them
+        steps them (a batch kernel).
+        """
+        shapes = {
+            "state": (state, self._x),
+            "inputs": (inputs, self._u),
+            "outputs": (outputs, self._y),
+        }
+        wrong = [k for k, (new, old) in shapes.items() if new.shape != old.shape]
+        if wrong:
+            raise ValueError(f"bind: {', '.join(wrong)} of the wrong shape")
+        self._x, self._u, self._y = state, inputs, outputs
+        self._s = np.zeros(N_SCRATCH)
 
     # -- replay -----------------------------------------------------------------------------
     def snapshot(self) -> Snapshot:

@@ -14,7 +14,6 @@ are close enough to touch.
 
 from __future__ import annotations
 
-import copy
 import logging
 import math
 from dataclasses import dataclass, field
@@ -28,8 +27,7 @@ from vcosim.errors import UnknownNameError
 from vcosim.reports import Report
 from vcosim.vehicle import Terrain, Vehicle, VehicleParams
 from vcosim.vehicle import layout as L
-from vcosim.vehicle._jit_cache import physics_cache
-from vcosim.vehicle.model import advance_each
+from vcosim.vehicle.model import advance_each, advance_each_serial
 from vcosim.world.drivers import Drivers
 from vcosim.world.geometry import (
     N_RANGE,
@@ -47,10 +45,7 @@ from vcosim.world.geometry import (
 )
 from vcosim.world.paths import Paths
 from vcosim.world.spec import ExternalDriver, Gearbox, WorldFile
-from vcosim.world.vehicles import bind_rows, engage_for_speed
-
-with physics_cache():
-    from vcosim.world.kernel import advance_each_serial
+from vcosim.world.vehicles import world_vehicle
 
 log = logging.getLogger("vcosim.world")
 
@@ -124,7 +119,7 @@ class World:
         self.paths = Paths(self.spec.paths)
         self.vehicles: dict[str, Vehicle] = {}
         for row, (entry, template) in enumerate(zip(entries, firsts, strict=True)):
-            car = bind_rows(copy.copy(template), self, row)
+            car = world_vehicle(template, self, row)
             self.vehicles[entry.name] = car
             start = entry.start
             if start.s is not None:
@@ -132,11 +127,9 @@ class World:
                 x, y, heading = self.paths.pose_at(driver.path, start.s, driver.offset)
             else:
                 x, y, heading = start.x or 0.0, start.y or 0.0, start.heading
-            car.teleport(x, y, heading, speed=start.speed)
             if entry.gearbox is Gearbox.automatic:
                 car.set_inputs(automatic=1, gear=1)
-                if entry.engine and start.speed > 0.0:
-                    engage_for_speed(self.states[row], self.params[row], start.speed)
+            car.teleport(x, y, heading, speed=start.speed)  # in gear, in D with the engine on
         driven = [i for i, e in enumerate(entries) if not isinstance(e.driver, ExternalDriver)]
         self.drivers = Drivers(
             [entries[i] for i in driven], driven, self.paths, self.geometry, self.names
