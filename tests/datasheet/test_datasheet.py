@@ -13,14 +13,12 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-import typer
 from typer.testing import CliRunner
 
 from vcosim.datasheet import Plan, build_datasheet
 from vcosim.datasheet.output import write_datasheet
 from vcosim.datasheet.plots import PLOTS, pixel_variance
 from vcosim.datasheet.sheet import TARGETS, Datasheet
-from vcosim.errors import ConfigError
 from vcosim.vehicle import VehicleParams
 
 TINY = Plan(
@@ -126,14 +124,13 @@ def test_the_mapped_preset_matches_commonroad_in_the_linear_range(sheet: Datashe
 
 
 def test_a_bad_vehicle_is_refused_before_anything_runs(tmp_path: Path) -> None:
-    from vcosim.app.vehicle import vehicle_app
+    from vcosim.app import app
 
-    root = typer.Typer()  # as vcosim's root app registers it: vcosim vehicle report
-    root.add_typer(vehicle_app, name="vehicle")
     out = tmp_path / "sheets"
-    args = ["vehicle", "report", "--vehicle", "no-such-car", "--out", str(out)]
-    result = CliRunner().invoke(root, args)
-    assert result.exit_code != 0
-    assert isinstance(result.exception, ConfigError)
-    assert "no-such-car" in str(result.exception)
+    for vehicle in ("no-such-car", str(tmp_path / "broken.toml")):
+        (tmp_path / "broken.toml").write_text("[body]\nchassis_mass = -1\n")
+        args = ["vehicle", "report", "--vehicle", vehicle, "--out", str(out)]
+        result = CliRunner().invoke(app, args)
+        assert result.exit_code == 2, result.output
+        assert ("no-such-car" if vehicle == "no-such-car" else "chassis_mass") in result.output
     assert not out.exists()

@@ -30,12 +30,14 @@ def report(
         ),
     ] = False,
 ) -> None:
-    """Run the standard manoeuvres on a vehicle and on CommonRoad's BMW 320i beside it.
+    """Run the standard manoeuvres on a vehicle and on CommonRoad's BMW 320i.
 
-    ISO 4138 steady-state circle, ISO 7401 step steer, yaw-rate frequency response, FMVSS 126
-    sine with dwell, and the straight line (0-100, 80-120 in top gear, top speed, braking
-    with and without ABS, coast-down, gradeability); each figure beside the range typical of
-    a passenger car. Writes OUT/<vehicle>.json, .html, .md and the plots (docs/datasheet.md).
+    ISO 4138 steady-state circle, ISO 7401 step steer, yaw-rate frequency
+    response, FMVSS 126 sine with dwell, and the straight line (0-100,
+    80-120 in top gear, top speed, braking with and without ABS,
+    coast-down, gradeability), each figure beside the range typical of a
+    passenger car. Writes OUT/<vehicle>.json, .html, .md and the plots
+    (docs/datasheet.md).
     """
     from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
