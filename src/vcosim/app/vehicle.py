@@ -64,7 +64,8 @@ def report(
 
         sheet = build_datasheet(params, Plan.make(quick), tick, name=name)
         bar.update(task, description="plots and report", completed=2 * len(STAGES))
-        command = f"vcosim vehicle report --vehicle {vehicle}" + (" --quick" if quick else "")
+        command = f"vcosim vehicle report --vehicle {vehicle} --out {out}"
+        command += " --quick" if quick else ""
         files = write_datasheet(sheet, out, command)
     data = sheet.to_dict()
     results.print(table(f"{name} beside CommonRoad's BMW 320i (linear range)", _agreement(data)))
