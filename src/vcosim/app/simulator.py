@@ -152,7 +152,10 @@ def sim(
         ),
     ] = None,
     vehicle_name: Annotated[
-        str, typer.Option(help="The vehicle's object name for contracts.")
+        str,
+        typer.Option(
+            help="The vehicle's object name for contracts (a world's vehicles go by their names)."
+        ),
     ] = "Vehicle_A",
     wait_for_clients: Annotated[
         int,
@@ -247,6 +250,7 @@ def sim(
                 ("--start-speed", start_speed, 0.0),
                 ("--gearbox", gearbox, Gearbox.automatic),
                 ("--no-engine", engine, True),
+                ("--vehicle-name", vehicle_name, "Vehicle_A"),
             )
             if value != default
         ]
