@@ -23,7 +23,7 @@ import tempfile
 import time
 from pathlib import Path
 
-NOTHING = "nothing was recorded"
+NOTHING = "nothing was recorded"  # the line of an interrupt before any file was opened
 
 
 def free_port() -> int:
@@ -91,6 +91,7 @@ def one_run(delay: float, signum: int) -> dict[str, object]:
         "steps": steps,
         "said_nothing_recorded": said_nothing,
         "ok": ok,
+        "last_line": "" if ok else (out.strip().splitlines() or [""])[-1],
     }
 
 

@@ -88,8 +88,8 @@ class VcosimGroup(TyperGroup):
             code, message = _explain(exc)
             console.print(f"[red]error:[/] {escape(message)}", highlight=False, soft_wrap=True)
             raise typer.Exit(code) from None
-        except KeyboardInterrupt:
-            console.print("interrupted")
+        except KeyboardInterrupt:  # commands that record end their runs themselves on one
+            console.print("interrupted: nothing was recorded")
             raise typer.Exit(130) from None
 
 
