@@ -78,10 +78,25 @@ def test_sim_world_lists_each_coupling_records_each_vehicle_and_logs_per_vehicle
     assert lead[-1]["posX"] - lead[0]["posX"] == pytest.approx(7.5, abs=0.2)  # 15 m/s
 
 
-def test_analyze_on_a_world_log_folder_says_to_pick_a_vehicle(tmp_path: Path) -> None:
-    for name in ("ego", "side"):
-        (tmp_path / name).mkdir()
-        (tmp_path / name / "simulinkSendLog.csv").write_text("")
-    result = CliRunner().invoke(app, ["analyze", str(tmp_path)])
-    assert result.exit_code == 2
-    assert "analyse one of them" in " ".join(result.output.split())
+def test_analyze_on_a_world_log_folder_analyses_each_vehicle(tmp_path: Path) -> None:
+    silent = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)  # a controller that never answers
+    silent.bind(("127.0.0.1", 0))
+    world = tmp_path / "two.toml"
+    world.write_text(
+        Path("examples/worlds/follow.toml").read_text()
+        + f'[vehicles.coupling]\ncontroller = "127.0.0.1:{silent.getsockname()[1]}"\n'
+    )
+    logs = tmp_path / "logs"
+    try:
+        ran = CliRunner().invoke(
+            app,
+            ["sim", "--world", str(world), "--pacing", "fast", "--duration", "0.3"]
+            + ["--listen", "127.0.0.1:0", "--timeout", "0.01", "--debug-log", str(logs)],
+        )
+    finally:
+        silent.close()
+    assert ran.exit_code == 0, ran.output
+    result = CliRunner().invoke(app, ["analyze", str(logs)])
+    assert result.exit_code == 0, result.output
+    assert f"vcosim analyze: {logs / 'ego'}" in " ".join(result.output.split())
+    assert (logs / "ego" / "analysis.html").is_file()

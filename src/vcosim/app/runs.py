@@ -51,7 +51,8 @@ def analyze(
         Path | None,
         typer.Option(
             help="Report file: .html (default RUN_DIR/analysis.html, "
-            "figures embedded) or .md (with PNGs beside it)."
+            "figures embedded) or .md (with PNGs beside it); for a world's run, one per "
+            "vehicle (REPORT.NAME.html)."
         ),
     ] = None,
     dt: Annotated[float, typer.Option(help="The physics step (s).")] = PHYSICS_DT,
@@ -67,23 +68,30 @@ def analyze(
     from rich.table import Table
 
     from vcosim.analysis import load_run
+    from vcosim.analysis.logs import vehicle_folders
     from vcosim.analysis.report import summary_rows, write_report
 
-    if write_csv:
-        from vcosim.tight.debuglog import write_csv as npy_to_csv
+    folders = vehicle_folders(run_dir)  # a world's run: one folder per coupled vehicle
+    for folder in folders or [run_dir]:
+        if write_csv:
+            from vcosim.tight.debuglog import write_csv as npy_to_csv
 
-        names = ", ".join(p.name for p in npy_to_csv(run_dir)) or "none (no .npy logs)"
-        note(f"CSV logs written from .npy: {names}")
-    run = load_run(run_dir, dt=dt)
-    written = write_report(run, report if report is not None else run_dir / "analysis.html")
-    table = Table(title=f"vcosim analyze: {run_dir}", show_header=False)
-    table.add_column(style="bold")
-    table.add_column()
-    for label, value in summary_rows(run.metrics):
-        table.add_row(label, value)
-    results.print(table)
-    results.print(f"[bold]verdict:[/] {run.metrics.verdict}")
-    results.print(f"report: {', '.join(str(p) for p in written)}")
+            names = ", ".join(p.name for p in npy_to_csv(folder)) or "none (no .npy logs)"
+            note(f"{folder}: CSV logs written from .npy: {names}")
+        run = load_run(folder, dt=dt)
+        if report is None:
+            target = folder / "analysis.html"
+        else:
+            target = report.with_stem(f"{report.stem}.{folder.name}") if folders else report
+        written = write_report(run, target)
+        table = Table(title=f"vcosim analyze: {folder}", show_header=False)
+        table.add_column(style="bold")
+        table.add_column()
+        for label, value in summary_rows(run.metrics):
+            table.add_row(label, value)
+        results.print(table)
+        results.print(f"[bold]verdict:[/] {run.metrics.verdict}")
+        results.print(f"report: {', '.join(str(p) for p in written)}")
 
 
 def cases(
