@@ -132,7 +132,7 @@ def _commonroad() -> tuple[Any, Any, Any]:
     except ImportError as exc:
         raise VcosimError(
             "the datasheet's reference needs CommonRoad's vehicle models: "
-            "pip install commonroad-vehicle-models"
+            "pip install 'vcosim[datasheet]'"
         ) from exc
     return init_mb, parameters_vehicle2, vehicle_dynamics_mb
 
