@@ -152,3 +152,33 @@ def test_the_logger_says_it_records_nothing_and_leaves_a_complete_file(
     assert "the bus router is silent" in nothing[0] and "is gone" in nothing[1]
     records = list(read_recording(tmp_path / "bus.mcap"))  # finished: reads to its end
     assert [type(r.message).__name__ for r in records] == ["IMFM"]
+
+
+def test_the_viewer_gives_up_on_a_router_that_stays_dead(routers):
+    pytest.importorskip("uvicorn")  # the viewer's server (extra "viewer")
+    from vcosim.modules.viewer import Viewer
+
+    port = free_port()
+    router = routers(port)
+    viewer = Viewer("127.0.0.1", port, port=0)
+    viewer.client.liveness = Liveness(ping_after=0.2, lost_after=1.0, give_up_after=1.5)
+    viewer.connect()
+    ended: list[BaseException | None] = []
+
+    def serve() -> None:
+        try:
+            viewer.loop(None)
+            ended.append(None)
+        except BaseException as exc:  # noqa: BLE001 (handed to the test)
+            ended.append(exc)
+
+    thread = threading.Thread(target=serve, daemon=True)
+    thread.start()
+    try:
+        router.kill()
+        thread.join(20.0)
+        assert ended and isinstance(ended[0], RouterLost), ended
+    finally:
+        viewer.stopped.set()
+        thread.join(5.0)
+        viewer.close()

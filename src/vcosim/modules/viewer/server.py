@@ -33,7 +33,7 @@ from vcosim.bus.catalogue import IMFM, IMVMCamera, Message, ModuleId, Shutdown
 from vcosim.bus.codec import Codec
 from vcosim.constants import BUS_PORT, LOOPBACK, VIEWER_PORT
 from vcosim.errors import ConfigError
-from vcosim.modules.base import BusModule
+from vcosim.modules.base import BusModule, RouterLost
 from vcosim.modules.viewer.commands import MAX_COMMAND_BYTES, CommandError, decode_command
 from vcosim.modules.viewer.deadman import DEADMAN_S, DeadMan
 from vcosim.modules.viewer.gate import Gate, GateMiddleware
@@ -99,6 +99,7 @@ class Viewer(BusModule[ViewerReport]):
         self.state = VehicleState()
         self.stats = ViewerStats()
         self.stopped = threading.Event()
+        self.lost: RouterLost | None = None  # the router fell silent for good
         self._terrain_body = json.dumps(terrain_json(self.terrain)).encode()
         self._geometry = vehicle_geometry()
         self._pages: set[Any] = set()
@@ -277,6 +278,11 @@ class Viewer(BusModule[ViewerReport]):
         loop = asyncio.get_running_loop()
         due = loop.time()
         while not self.stopped.is_set() or self._events:
+            try:
+                self._on_bus()  # also pings a silent router, and says when it has gone
+            except RouterLost as exc:
+                self.lost = exc
+                self.stopped.set()
             events, self._events = self._events, []
             frames = list(events)
             if self.state.version != sent_version:
@@ -340,6 +346,8 @@ class Viewer(BusModule[ViewerReport]):
             await self.serve_async(duration)
 
         asyncio.run(main())
+        if self.lost is not None:
+            raise self.lost
 
     def _interrupt(self) -> None:
         """A signal: end serving like a Shutdown, and say the run was interrupted."""
