@@ -35,8 +35,9 @@ class ContractCruise:
         if ports.status is not ConnectionStatus.connected:
             return {"throttle": 0.0, "brake": 0.0}
         # Cruise reads msg.body.groundspeed and msg.dt only.
-        message = SimpleNamespace(body=SimpleNamespace(groundspeed=ports["groundspeed"]),
-                                  dt=ports.dt)
+        message = SimpleNamespace(
+            body=SimpleNamespace(groundspeed=ports["groundspeed"]), dt=ports.dt
+        )
         controls = self.pi(message)  # type: ignore[arg-type]
         return {"throttle": controls.throttle, "brake": controls.brake}
 
