@@ -90,3 +90,14 @@ def bench_world(
 
     result = measure_world_bench(seconds=seconds, progress=not as_json).to_dict()
     typer.echo(json.dumps(result, indent=None if as_json else 2))
+
+
+@bench_app.command("fmi")
+def bench_fmi(
+    as_json: AsJson = False,
+    seconds: Annotated[float, typer.Option(help="Wall-clock budget per measurement (s).")] = 3.0,
+) -> None:
+    """The vehicle FMU's doSteps/s under FMPy against the in-process kernel, 1 ms step."""
+    from vcosim.bench.fmi import measure_fmu_cost
+
+    typer.echo(json.dumps(measure_fmu_cost(seconds).to_dict(), indent=None if as_json else 2))

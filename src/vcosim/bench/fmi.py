@@ -1,16 +1,14 @@
-"""How much the FMU costs: vehicle-FMU doSteps per second under fmpy against the bare kernel.
+"""How much the FMU costs: vehicle-FMU doSteps per second under fmpy against the kernel.
 
-``python -m vcosim.fmi.measure [SECONDS]`` prints JSON. Both run in this process, one after
-the other, at a 1 ms communication step (two physics steps): the FMU through fmpy's FMI 2
-calls into pythonfmu's runtime (this interpreter, embedded), once bare and once as a master
-uses it (set the pedals, read the speed each step); the kernel as ``Vehicle.run(2)``.
-``cost_ratio`` is how many in-process steps one FMU step costs.
+``vcosim bench fmi --json``. Both run in this process, one after the other, at a 1 ms
+communication step (two physics steps): the FMU through fmpy's FMI 2 calls into pythonfmu's
+runtime (this interpreter, embedded), the kernel as ``Vehicle.run(2)``; each once bare and
+once as a master uses it (set the pedals, read the speed each step: ``set_inputs`` and
+``signal`` in process). ``cost_ratio`` is how many in-process steps one FMU step costs.
 """
 
 from __future__ import annotations
 
-import json
-import sys
 import tempfile
 import time
 from collections.abc import Callable
@@ -32,6 +30,7 @@ class FmuCost(Report):
     fmu_steps_per_s: float
     fmu_with_io_steps_per_s: float
     in_process_steps_per_s: float
+    in_process_with_io_steps_per_s: float
     cost_ratio: float
     cost_ratio_with_io: float
 
@@ -85,16 +84,19 @@ def measure_fmu_cost(seconds: float = 3.0) -> FmuCost:
     vehicle = Vehicle(engine_running=True)
     vehicle.set_inputs(automatic=1, gear=1, throttle=0.3)
     kernel_rate = _rate(lambda: vehicle.run(2), seconds)
+
+    def kernel_with_io() -> None:
+        vehicle.set_inputs(throttle=0.3, brake=0.0)
+        vehicle.run(2)
+        vehicle.signal("groundspeed")
+
+    kernel_io_rate = _rate(kernel_with_io, seconds)
     return FmuCost(
         communication_step=COMMUNICATION_STEP,
         fmu_steps_per_s=fmu_rate,
         fmu_with_io_steps_per_s=io_rate,
         in_process_steps_per_s=kernel_rate,
+        in_process_with_io_steps_per_s=kernel_io_rate,
         cost_ratio=kernel_rate / fmu_rate,
-        cost_ratio_with_io=kernel_rate / io_rate,
+        cost_ratio_with_io=kernel_io_rate / io_rate,
     )
-
-
-if __name__ == "__main__":
-    budget = float(sys.argv[1]) if len(sys.argv) > 1 else 3.0
-    print(json.dumps(measure_fmu_cost(budget).to_dict(), indent=2))
