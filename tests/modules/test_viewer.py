@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import time
 import urllib.request
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -26,39 +26,6 @@ from vcosim.bus.client import BusClient  # noqa: E402
 from vcosim.bus.router import Router  # noqa: E402
 from vcosim.modules.viewer import Viewer, terrain_json  # noqa: E402
 from vcosim.vehicle.terrain import Terrain  # noqa: E402
-
-
-@pytest.fixture
-def viewer_factory(router: Router) -> Iterator[Callable[..., Viewer]]:
-    viewers: list[Viewer] = []
-
-    def make(**options: Any) -> Viewer:
-        v = Viewer("127.0.0.1", router.address[1], port=0, **options).start()
-        viewers.append(v)
-        return v
-
-    yield make
-    for v in viewers:
-        v.stop()
-
-
-@pytest.fixture
-def viewer(viewer_factory: Callable[..., Viewer]) -> Viewer:
-    return viewer_factory()
-
-
-@pytest.fixture
-def client(router: Router) -> Iterator[Callable[..., BusClient]]:
-    clients: list[BusClient] = []
-
-    def make(module_id: int, **options: Any) -> BusClient:
-        c = BusClient(module_id, port=router.address[1], **options).connect(timeout=2.0)
-        clients.append(c)
-        return c
-
-    yield make
-    for c in clients:
-        c.close()
 
 
 def ws_url(viewer: Viewer) -> str:

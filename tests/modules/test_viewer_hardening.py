@@ -11,7 +11,7 @@ import http.client
 import json
 import socket
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -26,45 +26,12 @@ from websockets.exceptions import ConnectionClosed, InvalidStatus  # noqa: E402
 
 from modules.test_viewer import message_until, recv_until, ws_url  # noqa: E402
 from vcosim.bus.catalogue import IMFM  # noqa: E402
-from vcosim.bus.client import BusClient  # noqa: E402
 from vcosim.bus.router import Router  # noqa: E402
 from vcosim.errors import ConfigError  # noqa: E402
 from vcosim.modules.viewer import Viewer  # noqa: E402
 from vcosim.modules.viewer.commands import CommandError, decode_command  # noqa: E402
 from vcosim.modules.viewer.deadman import DEADMAN_BRAKE, DeadMan, released  # noqa: E402
 from vcosim.modules.viewer.gate import Gate  # noqa: E402
-
-
-@pytest.fixture
-def viewer_factory(router: Router) -> Iterator[Callable[..., Viewer]]:
-    viewers: list[Viewer] = []
-
-    def make(**options: Any) -> Viewer:
-        viewers.append(Viewer("127.0.0.1", router.address[1], port=0, **options).start())
-        return viewers[-1]
-
-    yield make
-    for v in viewers:
-        v.stop()
-
-
-@pytest.fixture
-def viewer(viewer_factory: Callable[..., Viewer]) -> Viewer:
-    return viewer_factory()
-
-
-@pytest.fixture
-def client(router: Router) -> Iterator[Callable[..., BusClient]]:
-    clients: list[BusClient] = []
-
-    def make(module_id: int, **options: Any) -> BusClient:
-        clients.append(BusClient(module_id, port=router.address[1], **options).connect(2.0))
-        return clients[-1]
-
-    yield make
-    for c in clients:
-        c.close()
-
 
 DRIVE = json.dumps({"type": "input", "throttle": 200, "brake": 0, "steering": 100})
 
