@@ -150,6 +150,18 @@ def _cpu_model() -> str:
     return platform.processor() or platform.machine()
 
 
+def machine_info() -> dict[str, Any]:
+    """The machine and the libraries a bench ran on, for its JSON report."""
+    return {
+        "cpu_count": os.cpu_count(),
+        "numba_threads": numba.get_num_threads(),
+        "python": platform.python_version(),
+        "numba": numba.__version__,
+        "machine": platform.machine(),
+        "cpu": _cpu_model(),
+    }
+
+
 @dataclass
 class PhysicsBench(Report):
     """``vcosim bench physics``: the rates (best of ``REPEATS``), the ratios, the machine."""
@@ -159,11 +171,7 @@ class PhysicsBench(Report):
     commonroad_mb_steps_per_s: float
     batch_vehicle_steps_per_s: dict[str, float]  # by batch size
     seconds: float
-    cpu_count: int | None = field(default_factory=os.cpu_count)
-    numba_threads: int = field(default_factory=numba.get_num_threads)
-    python: str = field(default_factory=platform.python_version)
-    machine: str = field(default_factory=platform.machine)
-    cpu: str = field(default_factory=_cpu_model)
+    machine: dict[str, Any] = field(default_factory=machine_info)
 
     def ratios(self) -> dict[str, float]:
         """The kernel's and the per-step calls' rates over CommonRoad's."""
@@ -188,12 +196,7 @@ class PhysicsBench(Report):
             "dt": Vehicle.dt,
             "seconds": self.seconds,
             "repeats": REPEATS,
-            "cpu_count": self.cpu_count,
-            "numba_threads": self.numba_threads,
-            "python": self.python,
-            "numba": numba.__version__,
-            "machine": self.machine,
-            "cpu": self.cpu,
+            **self.machine,
             "targets": dict(TARGETS),
             "meets_targets": {name: ratios[name] >= TARGETS[name] for name in TARGETS},
         }

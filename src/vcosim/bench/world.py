@@ -10,16 +10,12 @@ the batch kernel's. Every figure is the best of ``REPEATS`` (a busy machine only
 from __future__ import annotations
 
 import math
-import os
-import platform
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-import numba
-
-from vcosim.bench.physics import REPEATS, STEPS_PER_S, _batch_chunk, _cpu_model, _rate, _start
+from vcosim.bench.physics import REPEATS, STEPS_PER_S, _batch_chunk, _rate, _start, machine_info
 from vcosim.bench.progress import bench_progress
 from vcosim.reports import Report
 from vcosim.sim import Pacer, Simulation
@@ -75,10 +71,7 @@ class WorldBench(Report):
     batch_vehicle_steps_per_s: dict[str, float]
     collisions: dict[str, int]  # in the timed runs (none expected: IDM keeps its gap)
     seconds: float
-    cpu_count: int | None = field(default_factory=os.cpu_count)
-    numba_threads: int = field(default_factory=numba.get_num_threads)
-    python: str = field(default_factory=platform.python_version)
-    cpu: str = field(default_factory=_cpu_model)
+    machine: dict[str, Any] = field(default_factory=machine_info)
 
     def table(self) -> dict[str, dict[str, float]]:
         """Per size: real-time factor, cost per vehicle-step (us), batch's, their ratio."""
@@ -107,11 +100,7 @@ class WorldBench(Report):
             "dt": 1.0 / STEPS_PER_S,
             "seconds": self.seconds,
             "repeats": REPEATS,
-            "cpu_count": self.cpu_count,
-            "numba_threads": self.numba_threads,
-            "python": self.python,
-            "numba": numba.__version__,
-            "cpu": self.cpu,
+            **self.machine,
             "targets": dict(TARGETS),
             "meets_targets": {
                 "realtime_factor_100": checks["realtime_factor_100"]
