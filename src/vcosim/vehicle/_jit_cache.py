@@ -1,8 +1,9 @@
 """Where the compiled physics kernels are cached.
 
 numba invalidates a cached function only when its own source file changes, not when a
-function it calls (and inlines) changes in another file. The kernels span several files, so
-their cache lives in a directory named after a hash of all of them: any edit compiles afresh.
+function it calls (and inlines) or a constant it reads changes in another file. The kernels
+span several files (the vehicle's, and the world's, which read the vehicle's layout), so their
+cache lives in a directory named after a hash of all of them: any edit compiles afresh.
 """
 
 from __future__ import annotations
@@ -12,17 +13,19 @@ import os
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import numba
 
 HERE = Path(__file__).parent
+WORLD = HERE.parent / "world"
+F = TypeVar("F")
 
 
 def cache_dir() -> Path:
     """The cache directory for the current physics sources."""
     digest = hashlib.sha256()
-    for path in sorted(HERE.glob("*.py")):
+    for path in sorted([*HERE.glob("*.py"), *WORLD.glob("*.py")]):
         digest.update(path.name.encode())
         digest.update(path.read_bytes())
     base = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "vcosim" / "numba"
@@ -42,3 +45,10 @@ def physics_cache() -> Iterator[None]:
         yield
     finally:
         config.CACHE_DIR = previous
+
+
+def kernel(function: F) -> F:
+    """``numba.njit(cache=True)``, cached in ``cache_dir()``: for kernels outside the vehicle."""
+    with physics_cache():
+        compiled: Any = numba.njit(cache=True)(function)
+    return compiled  # the dispatcher is called as the function is

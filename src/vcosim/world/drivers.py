@@ -12,8 +12,8 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from numba import njit
 
+from vcosim.vehicle._jit_cache import kernel
 from vcosim.vehicle.layout import U_BRAKE, U_STEERING, U_THROTTLE
 from vcosim.world.geometry import R_DISTANCE, R_RELATIVE_SPEED
 from vcosim.world.paths import Paths, pure_pursuit
@@ -104,7 +104,7 @@ class Drivers:
         )  # fmt: skip
 
 
-@njit(cache=True)
+@kernel
 def pedals(
     rows, is_idm, v0, time_gap, min_gap, max_acc, comfortable, readings, speed, wanted,
     steering, last_speed, trim, period, inputs,

@@ -14,8 +14,8 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from numba import njit
 
+from vcosim.vehicle._jit_cache import kernel
 from vcosim.vehicle.layout import Y_B, Y_YAW_RATE
 
 # Range reading columns (one row per vehicle).
@@ -30,7 +30,7 @@ N_RANGE = 5
 POSE_NAMES = ("x", "y", "yaw", "vx", "vy", "speed", "ax", "ay", "yaw_rate", "cx", "cy")
 
 
-@njit(cache=True)
+@kernel
 def pose_table(outputs, box_offset) -> np.ndarray:
     """Rows ``POSE_NAMES``, a column per vehicle, read from the outputs in one pass.
 
@@ -53,7 +53,7 @@ def pose_table(outputs, box_offset) -> np.ndarray:
     return out
 
 
-@njit(cache=True)
+@kernel
 def candidate_pairs(cx, cy, radius, margin) -> np.ndarray:
     """Pairs (i < j) whose circles, grown by ``margin``, may touch: a sort-and-sweep over x.
 
@@ -83,7 +83,7 @@ def candidate_pairs(cx, cy, radius, margin) -> np.ndarray:
     return out[:k]
 
 
-@njit(cache=True)
+@kernel
 def box_overlap(cx, cy, yaw, half_length, half_width, i, j) -> float:
     """Depth of overlap of boxes ``i`` and ``j`` (m): the smallest push that parts them.
 
@@ -100,7 +100,7 @@ def box_overlap(cx, cy, yaw, half_length, half_width, i, j) -> float:
     return depth
 
 
-@njit(cache=True)
+@kernel
 def overlapping_pairs(cx, cy, yaw, half_length, half_width) -> tuple[np.ndarray, np.ndarray]:
     """Every pair of boxes that overlaps now, with its depth (m)."""
     radius = np.sqrt(half_length * half_length + half_width * half_width)
@@ -113,7 +113,7 @@ def overlapping_pairs(cx, cy, yaw, half_length, half_width) -> tuple[np.ndarray,
     return pairs[keep], depth[keep]
 
 
-@njit(cache=True)
+@kernel
 def safe_horizon(
     cx, cy, yaw, vx, vy, spin, half_length, half_width, accel_bound, horizon, touching
 ) -> float:
@@ -147,7 +147,7 @@ def safe_horizon(
     return best
 
 
-@njit(cache=True)
+@kernel
 def range_readings(
     cx, cy, yaw, vx, vy, ax, ay, yaw_rate, half_length, max_range, half_lane, cone
 ) -> np.ndarray:

@@ -10,8 +10,8 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from numba import njit
 
+from vcosim.vehicle._jit_cache import kernel
 from vcosim.world.spec import PathSpec
 
 WINDOW = 40  # segments searched around the last projection (a driver moves < 1 m per period)
@@ -42,7 +42,7 @@ class Paths:
         return x, y, math.degrees(heading)
 
 
-@njit(cache=True)
+@kernel
 def point_at(points, cum, start, end, closed, s, offset, k):
     """(x, y, heading, segment) at arc length ``s`` and lateral ``offset``; search from ``k``.
 
@@ -66,7 +66,7 @@ def point_at(points, cum, start, end, closed, s, offset, k):
     return x, y, math.atan2(dy, dx), k
 
 
-@njit(cache=True)
+@kernel
 def project(points, cum, start, end, closed, x, y, hint):
     """(s, segment) of the point of the path nearest (x, y), searched near segment ``hint``.
 
@@ -100,7 +100,7 @@ def project(points, cum, start, end, closed, x, y, hint):
     return best_s, best_k
 
 
-@njit(cache=True)
+@kernel
 def pure_pursuit(
     rows, path_of, offset, px, py, yaw, speed, rear, wheelbase, max_steer,
     points, cum, starts, ends, closed, hint, steering, arc,
