@@ -18,6 +18,8 @@ from vcosim.bus.catalogue import (
     SoundCont,
     SoundOnce,
     SoundStop,
+    WorldPose,
+    WorldVehicle,
     lookup,
     message_type,
     param,
@@ -39,7 +41,7 @@ def test_the_specs_example_is_an_imfm_to_the_vehicle():
     assert codec.encode(message) == latin1("§4§16§0+100§150§156§0¶")
 
 
-def test_the_catalogue_has_the_twelve_types_of_the_spec():
+def test_the_catalogue_has_the_twelve_types_of_the_spec_and_the_worlds_two():
     names = {t: cls.__name__ for t, cls in CATALOGUE.items()}
     assert names == {
         1: "Shutdown",
@@ -54,6 +56,8 @@ def test_the_catalogue_has_the_twelve_types_of_the_spec():
         10: "SoundStop",
         11: "FMLM",
         12: "EngineStatus",
+        14: "WorldVehicle",
+        15: "WorldPose",
     }
     assert [p.name for p in FMLM.params] == [
         "engine_volume",
@@ -72,6 +76,8 @@ def test_each_type_has_its_receiving_default():
     assert SoundCont("engine.wav", 22050, 100).enqueue and SoundStop("engine.wav").enqueue
     assert not IMFM(0, 0, 128, 0).enqueue and not FMVM(0, 0, 0, 0, 0, 0, 0).enqueue
     assert IMFM(0, 0, 128, 0, enqueue=True).enqueue
+    # one vehicle's pose must never replace another's in a receiver's queue
+    assert WorldVehicle(0, "ego", 4.5, 1.8, 1, 0.1).enqueue and WorldPose(3, *[0.0] * 7).enqueue
 
 
 SAMPLES = [
@@ -87,6 +93,8 @@ SAMPLES = [
     SoundStop("a+b c.wav", to=19),
     FMLM(90, 17640, 0, 100, to=19),
     EngineStatus(1, 2, 3, 4, 5, to=20),
+    WorldVehicle(65535, "car017", 4.6, 1.8, 0, -0.125, to=18),
+    WorldPose(0, -1.2345678901234567e-05, -1234.5678901234567, 0.5, -3.14, 3.14, -2.5e-300, 42.0),
 ]
 
 
@@ -98,6 +106,28 @@ def test_every_type_survives_the_wire_exactly(message: Message):
 @given(st.tuples(*[finite] * 7), st.integers(0, 1000), st.booleans())
 def test_floats_survive_the_wire_bit_for_bit(values, to, enqueue):
     message = FMVM(*values, to=to, enqueue=enqueue)
+    assert codec.decode(codec.encode(message)) == message
+
+
+@given(st.integers(0, 65535), st.tuples(*[finite] * 7), st.integers(0, 65535))
+def test_any_world_pose_fits_a_datagram_and_survives_the_wire(row, values, to):
+    message = WorldPose(row, *values, to=to)
+    data = codec.encode(message)  # raises if over the 256 bytes: a pose never is
+    assert len(data) <= 200 and codec.decode(data) == message
+
+
+names = st.text(
+    st.characters(min_codepoint=32, max_codepoint=255, exclude_characters="§¶"),
+    min_size=1,
+    max_size=60,
+)
+
+
+@given(st.integers(0, 65535), names, st.floats(0, 100), st.floats(0, 10), st.integers(0, 1), finite)
+def test_any_world_vehicle_with_a_latin1_name_survives_the_wire(
+    row, name, length, width, ego, offset
+):
+    message = WorldVehicle(row, name, length, width, ego, offset, to=18)
     assert codec.decode(codec.encode(message)) == message
 
 
@@ -157,7 +187,7 @@ def test_a_message_exactly_at_the_maximum_length_and_one_over():
             "§99§16§0+¶",
             "unknown message type 99 (known: 1 Shutdown, 2 ForceFeedback, 3 IMVM, "
             "4 IMFM, 5 IMVMCamera, 6 FMVM, 7 VMFM, 8 SoundOnce, 9 SoundCont, "
-            "10 SoundStop, 11 FMLM, 12 EngineStatus)",
+            "10 SoundStop, 11 FMLM, 12 EngineStatus, 14 WorldVehicle, 15 WorldPose)",
         ),
         (
             "§4§16§0+1§2§3¶",
@@ -196,6 +226,24 @@ def test_utf8_instead_of_latin1_is_named():
         (lambda: SoundOnce("ljud€.wav", 10), "SoundOnce.file: 'ljud€.wav' is not Latin-1 text"),
         (lambda: SoundCont("a.wav", 99, 10), "SoundCont.frequency: 99 is out of range 100..705600"),
         (lambda: Shutdown(to=-1), "Shutdown.to: expected a module id 0..65535, got -1"),
+        (
+            lambda: WorldVehicle(-1, "a", 4, 2, 0, 0),
+            "WorldVehicle.row: -1 is out of range 0..65535",
+        ),
+        (
+            lambda: WorldVehicle(0, "a", -4, 2, 0, 0),
+            "WorldVehicle.length: -4.0 is out of range 0..",
+        ),
+        (lambda: WorldVehicle(0, "a", 4, 2, 2, 0), "WorldVehicle.ego: 2 is out of range 0..1"),
+        (
+            lambda: WorldVehicle(0, "", 4, 2, 0, 0),
+            "WorldVehicle.name: expected a non-empty text, got ''",
+        ),
+        (lambda: WorldPose(70000, *[0] * 7), "WorldPose.row: 70000 is out of range 0..65535"),
+        (
+            lambda: WorldPose(0, 0, float("nan"), *[0] * 5),
+            "WorldPose.y: nan is not a finite number",
+        ),
     ],
 )
 def test_a_message_that_exists_is_valid(make, error: str):

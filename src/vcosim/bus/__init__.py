@@ -20,6 +20,8 @@ from vcosim.bus.catalogue import (
     SoundCont,
     SoundOnce,
     SoundStop,
+    WorldPose,
+    WorldVehicle,
 )
 from vcosim.bus.client import DEFAULT_PORT, BusClient, Copy
 from vcosim.bus.codec import Codec
@@ -46,4 +48,6 @@ __all__ = [
     "SoundCont",
     "SoundOnce",
     "SoundStop",
+    "WorldPose",
+    "WorldVehicle",
 ]

@@ -45,6 +45,11 @@ class ModuleId(IntEnum):
     SOUND = 19
     LOGGING = 20
     REPLAY = 21
+    WORLD = 22
+
+
+WORLD_VEHICLE_BASE = 64
+"""A world's externally driven vehicles other than the ego join the bus as 64 + their row."""
 
 
 @dataclass(frozen=True)
@@ -323,3 +328,37 @@ class EngineStatus(Message):
     c: float = param()
     d: float = param()
     e: float = param()
+
+
+@message_type(14, enqueue=True)
+class WorldVehicle(Message):
+    """A vehicle of a world: its row (the key of its WorldPose), name, box and ego flag.
+
+    ``length`` and ``width`` (m) are its box (docs/worlds.md: collisions), whose centre lies
+    ``offset`` metres ahead of the pose's point; ``ego`` is 1 for the vehicle whose FMVM the
+    visualisation gets. Sent at start and again every second, so late joiners learn them.
+    """
+
+    row: int = param(0, MAX_MODULE_ID)
+    name: str = param()
+    length: float = param(0.0)
+    width: float = param(0.0)
+    ego: int = param(0, 1)
+    offset: float = param()
+
+
+@message_type(15, enqueue=True)
+class WorldPose(Message):
+    """The pose of a world's vehicle ``row``: position (m), roll/pitch/yaw (rad), speed (m/s).
+
+    Queued by default: a receiver must not let one vehicle's pose replace another's.
+    """
+
+    row: int = param(0, MAX_MODULE_ID)
+    x: float = param()
+    y: float = param()
+    z: float = param()
+    roll: float = param()
+    pitch: float = param()
+    yaw: float = param()
+    speed: float = param()

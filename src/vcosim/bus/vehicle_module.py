@@ -145,7 +145,9 @@ class BusVehicle:
 
     Args:
         host, port: the router's handshake address.
-        module_id, input_id, visualisation_id, sound_id: this module's id and its peers'.
+        module_id, input_id, visualisation_id, sound_id: this module's id and its peers';
+            a peer of None is sent nothing (a world's other vehicles: only their driver
+            speaks to them, their poses go out as WorldPose).
         publish_rate: messages per simulated second (the seed's 10 ms step: 100).
         status_rate: EngineStatus messages per simulated second (0: none).
         ground_from_viewer: let VMFM replace the local terrain under each wheel.
@@ -160,9 +162,9 @@ class BusVehicle:
         port: int = DEFAULT_PORT,
         *,
         module_id: int = ModuleId.VEHICLE,
-        input_id: int = ModuleId.INPUT,
-        visualisation_id: int = ModuleId.VISUALISATION,
-        sound_id: int = ModuleId.SOUND,
+        input_id: int | None = ModuleId.INPUT,
+        visualisation_id: int | None = ModuleId.VISUALISATION,
+        sound_id: int | None = ModuleId.SOUND,
         publish_rate: float = 100.0,
         status_rate: float = 10.0,
         ground_from_viewer: bool = False,
@@ -208,7 +210,7 @@ class BusVehicle:
             self.client.close()
             raise
         self.every = max(1, round(1.0 / (self.publish_rate * sim.dt)))
-        if self.status_rate > 0:  # a whole number of publish periods
+        if self.status_rate > 0 and self.visualisation_id is not None:  # whole publish periods
             self.status_every = self.every * max(1, round(self.publish_rate / self.status_rate))
         y = sim.vehicle.outputs
         self._running, self._gear = y[RUNNING] >= 0.5, round(y[GEAR])
@@ -312,9 +314,12 @@ class BusVehicle:
         slip = max(abs(y[i]) for i in SLIPS)
         running, gear = bool(y[RUNNING] >= 0.5), round(y[GEAR])
         try:
-            self._send(FMVM(*(y[i] for i in POSE), to=self.visualisation_id))
-            self._send(sounds.fmlm(y[RPM], y[LOAD], slip, y[SPEED], running, self.sound_id))
-            self._send(ForceFeedback(y[FFB], 3.0 / self.publish_rate, to=self.input_id))
+            if self.visualisation_id is not None:
+                self._send(FMVM(*(y[i] for i in POSE), to=self.visualisation_id))
+            if self.sound_id is not None:
+                self._send(sounds.fmlm(y[RPM], y[LOAD], slip, y[SPEED], running, self.sound_id))
+            if self.input_id is not None:
+                self._send(ForceFeedback(y[FFB], 3.0 / self.publish_rate, to=self.input_id))
         except ProtocolError as exc:  # a non-finite state: say so once, keep running
             self.publish_errors += 1
             if self.publish_errors == 1:
@@ -331,6 +336,8 @@ class BusVehicle:
     def _status(self, sim: Simulation) -> None:
         """EngineStatus to the visualisation: gear, rtf, latency ms, connected, running."""
         y, live = sim.vehicle.outputs, sim.live
+        if self.visualisation_id is None:
+            return
 
         def finite(value: float | None) -> float:
             return value if value is not None and math.isfinite(value) else -1.0
@@ -348,6 +355,8 @@ class BusVehicle:
         self.last_status = status
 
     def _event(self, file: str) -> None:
+        if self.sound_id is None:
+            return
         self.sound_events += 1
         self._send(SoundOnce(file, self.sounds.event_volume, to=self.sound_id))
 
@@ -387,7 +396,7 @@ class BusVehicle:
         if self._closed:
             return
         self._closed = True
-        if self.client.connected and not self.shutdown:
+        if self.client.connected and not self.shutdown and self.sound_id is not None:
             for file in (self.sounds.engine_file, self.sounds.skid_file):
                 self._send(SoundStop(file, to=self.sound_id))
         self.client.close()

@@ -1,0 +1,247 @@
+"""A world's vehicles on the bus: ``BusWorld``, module 22, announces them and publishes poses.
+
+``vcosim sim --world FILE --bus HOST:PORT`` attaches it beside a ``BusVehicle`` per externally
+driven vehicle (the ego as module 16, the others as ``64 + row``). It speaks for every vehicle
+of ``sim.vehicles`` (a lone car too, as row 0):
+
+- WorldVehicle (row, name, box length and width, ego 0/1, box offset) for each vehicle at the
+  start and again every ``announce_period`` simulated seconds, so a viewer or logger that
+  joins late learns the names within a second;
+- WorldPose (row, x, y, z, roll, pitch, yaw, speed) for each vehicle every ``1 / rate``
+  simulated seconds (20 Hz).
+
+Both go to the visualisation (18) and, like every message, as copies to monitors (the
+logger). One datagram per vehicle: a message is at most 256 bytes and a pose takes up to
+~190 (floats cross the wire exactly), so batching vehicles would need a second framing of the
+codec for no gain: 100 vehicles at 20 Hz are 2,000 datagrams/s, a twentieth of what the router
+routes.
+
+The face publishes from ``on_frame``, not after every physics step, so a world keeps stepping
+in long kernel calls: a pose is published at the first frame at or past each period (with a
+frame rate of at least ``rate``, every period; the default 60 Hz frame is). Its client follows
+the bus's liveness rules: a Shutdown ends the run, a router silent for 10 s ends it with
+``RouterLost`` (exit code 1).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections import Counter
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from vcosim.bus.catalogue import (
+    WORLD_VEHICLE_BASE,
+    Message,
+    ModuleId,
+    Shutdown,
+    WorldPose,
+    WorldVehicle,
+)
+from vcosim.bus.client import DEFAULT_PORT, BusClient
+from vcosim.bus.codec import Codec
+from vcosim.bus.vehicle_module import POSE
+from vcosim.errors import ProtocolError
+
+if TYPE_CHECKING:
+    from vcosim.sim.simulation import Simulation
+    from vcosim.vehicle import Vehicle
+
+log = logging.getLogger("vcosim.bus")
+
+
+def vehicle_module_id(row: int, ego: bool) -> int:
+    """The bus id of a world's externally driven vehicle: 16 for the ego, else 64 + its row."""
+    return int(ModuleId.VEHICLE) if ego else WORLD_VEHICLE_BASE + row
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One vehicle as the bus knows it."""
+
+    row: int
+    name: str
+    vehicle: Vehicle
+    length: float
+    width: float
+    offset: float
+    ego: bool
+
+
+def entries(sim: Simulation) -> list[Entry]:
+    """Every vehicle of the simulation with its row, box and ego flag (a lone car: row 0)."""
+    world = sim.world
+    result = []
+    for row, (name, vehicle) in enumerate(sim.vehicles.items()):
+        if world is not None:
+            g = world.geometry
+            half_length, half_width = g["half_length"][row], g["half_width"][row]
+            offset = g["box_offset"][row]
+        else:  # the same box as a world's (docs/worlds.md: collisions)
+            p = vehicle.params.pack()[0]
+            half_length = (p["a"] + p["b"]) / 2 + vehicle.params.wheels.radius
+            half_width, offset = vehicle.params.body.track / 2, (p["a"] - p["b"]) / 2
+        result.append(
+            Entry(
+                row,
+                name,
+                vehicle,
+                2 * float(half_length),
+                2 * float(half_width),
+                float(offset),
+                vehicle is sim.vehicle,
+            )
+        )
+    return result
+
+
+class BusWorld:
+    """Every vehicle of a simulation announced and its pose published on a bus (a face).
+
+    Args:
+        host, port: the router's handshake address.
+        module_id: this module's id (22).
+        to: where the messages go (the visualisation, 18); monitors get copies anyway.
+        rate: pose publications per simulated second (20).
+        announce_period: simulated seconds between announcements of the vehicles (1).
+        codec: message symbols and maximum length (the router's).
+        connect_timeout: seconds to wait for the router's answer at start.
+    """
+
+    def __init__(
+        self,
+        host: str = "127.0.0.1",
+        port: int = DEFAULT_PORT,
+        *,
+        module_id: int = ModuleId.WORLD,
+        to: int = ModuleId.VISUALISATION,
+        rate: float = 20.0,
+        announce_period: float = 1.0,
+        codec: Codec | None = None,
+        connect_timeout: float = 5.0,
+    ) -> None:
+        if not rate > 0 or not announce_period > 0:
+            raise ProtocolError(
+                f"rate and announce_period must be positive, got {rate} and {announce_period}"
+            )
+        self.client = BusClient(module_id, host, port, codec=codec)
+        self.to = int(to)
+        self.rate = rate
+        self.announce_period = announce_period
+        self.connect_timeout = connect_timeout
+        self.entries: list[Entry] = []
+        self.every = 1
+        self.announce_every = 1
+        self._next_pose = 0
+        self._next_announce = 0
+        self.poses = 0  # publications (a WorldPose for each vehicle)
+        self.announcements = 0
+        self.received: Counter[str] = Counter()
+        self.publish_errors = 0
+        self.shutdown = False
+        self._closed = False
+
+    # -- hooks ------------------------------------------------------------------------------
+    def start(self, sim: Simulation) -> None:
+        """Join the bus, learn the vehicles, announce them and publish their first poses."""
+        try:
+            self.client.connect(self.connect_timeout)
+        except BaseException:
+            self.client.close()
+            raise
+        self.entries = entries(sim)
+        self.every = max(1, round(1.0 / (self.rate * sim.dt)))
+        self.announce_every = max(self.every, round(self.announce_period / sim.dt))
+        self._next_pose = self._next_announce = sim.body.step_index
+        log.info(
+            "bus world: module %d on the bus at %s:%d, %d vehicle(s), poses every %d steps",
+            self.client.module_id,
+            *self.client.router_address,
+            len(self.entries),
+            self.every,
+        )
+        self.on_frame(sim)
+
+    def on_frame(self, sim: Simulation) -> None:
+        """Take what has arrived; announce and publish when their periods are due."""
+        client = self.client
+        client.poll()
+        while (message := client.next_message()) is not None:
+            self._consume(sim, message)
+        if self.shutdown:
+            return
+        step = sim.body.step_index
+        if step >= self._next_announce:
+            self._next_announce = _next(step, self.announce_every)
+            self.announce()
+        if step >= self._next_pose:
+            self._next_pose = _next(step, self.every)
+            self.publish()
+
+    def _consume(self, sim: Simulation, message: Message) -> None:
+        self.received[type(message).__name__] += 1
+        if isinstance(message, Shutdown):
+            self.shutdown = True
+            sim.stop()
+
+    # -- publishing -------------------------------------------------------------------------
+    def announce(self) -> None:
+        """A WorldVehicle for every vehicle."""
+        for e in self.entries:
+            for name in (e.name, f"#{e.row}"):  # a name the bus cannot carry: its row then
+                try:
+                    self.client.send(
+                        WorldVehicle(
+                            e.row, name, e.length, e.width, int(e.ego), e.offset, to=self.to
+                        )
+                    )
+                    break
+                except ProtocolError as exc:
+                    self._send_error(exc)
+        self.announcements += 1
+
+    def publish(self) -> None:
+        """A WorldPose for every vehicle, from its outputs now."""
+        for e in self.entries:
+            y = e.vehicle.outputs
+            try:
+                self.client.send(WorldPose(e.row, *(float(y[i]) for i in POSE), to=self.to))
+            except ProtocolError as exc:  # a non-finite state: said once, counted
+                self._send_error(exc)
+        self.poses += 1
+
+    def _send_error(self, exc: ProtocolError) -> None:
+        self.publish_errors += 1
+        if self.publish_errors == 1:
+            log.warning("bus world: cannot publish (further ones are only counted): %s", exc)
+
+    # -- end --------------------------------------------------------------------------------
+    def report(self) -> dict[str, Any]:
+        """What the module published and received."""
+        stats = self.client.stats
+        return {
+            "module_id": self.client.module_id,
+            "vehicles": len(self.entries),
+            "poses": self.poses,
+            "announcements": self.announcements,
+            "publish_every_steps": self.every,
+            "received": dict(self.received),
+            "shutdown_received": self.shutdown,
+            "sent": stats.sent,
+            "send_failures": stats.send_failures,
+            "malformed": stats.malformed,
+            "publish_errors": self.publish_errors,
+            "router_losses": stats.losses,
+        }
+
+    def close(self) -> None:
+        """Leave the bus; safe twice."""
+        if self._closed:
+            return
+        self._closed = True
+        self.client.close()
+
+
+def _next(step: int, every: int) -> int:
+    """The first multiple of ``every`` after ``step``: periods stay on the simulated clock."""
+    return (step // every + 1) * every
