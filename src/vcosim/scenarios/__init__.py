@@ -68,10 +68,12 @@ def build_simulation(
         fill_range = fill_range_slots  # the ego's range sensor in bank H unless hooks say else
     else:
         car = Vehicle(vehicle, terrain, engine_running=engine_running)
-        if start_pose is not None or start_speed:  # in neutral: it coasts until driven
+        if automatic:
+            car.set_inputs(automatic=1, gear=1)  # selector in D: pedals and steering are enough
+        if start_pose is not None or start_speed:  # in D: rolling in the gear it would hold
             car.teleport(*(start_pose or (0.0, 0.0, 0.0)), speed=start_speed)
         if automatic:
-            car.step(automatic=1, gear=1)  # selector in D: pedals and steering are enough
+            car.step()
         sim = Simulation(car, pacer)
     if coupling is not None:
         from vcosim.tight.endpoint import SimulatorEndpoint
