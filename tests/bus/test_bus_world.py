@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
 
-from vcosim.bus.catalogue import Shutdown, WorldPose, WorldVehicle
+from vcosim.bus.catalogue import IMFM, Shutdown, WorldPose, WorldVehicle
 from vcosim.bus.router import Router
 from vcosim.bus.vehicle_module import POSE
-from vcosim.bus.world_module import BusWorld, vehicle_module_id
+from vcosim.bus.world_module import BusWorld, attach_world_bus, vehicle_module_id
 from vcosim.sim.pacing import Pacer
 from vcosim.sim.simulation import Simulation
 from vcosim.vehicle import Vehicle
@@ -99,3 +100,74 @@ def test_vehicle_ids():
 def test_a_bad_rate_is_refused():
     with pytest.raises(Exception, match="must be positive"):
         BusWorld(rate=0)
+
+
+THREE_CARS = """
+ego = "ego"
+[paths.road]
+points = [[-100, 0], [5000, 0]]
+[[vehicles]]
+name = "lead"
+start = { x = 40, y = 0, speed = 10 }
+driver = { kind = "profile", path = "road", speeds = [[0, 10]] }
+[[vehicles]]
+name = "ego"
+start = { x = 0, y = 0, speed = 10 }
+[[vehicles]]
+name = "side"
+start = { x = 0, y = 6, speed = 10 }
+"""
+
+
+def test_external_vehicles_join_the_ego_as_16_the_others_as_64_plus_row(
+    router: Router, connect, collect, tmp_path: Path
+):
+    path = tmp_path / "three.toml"
+    path.write_text(THREE_CARS)
+    monitor = collect(connect(30, monitor=True))
+    driver = connect(17)
+    sim = Simulation(World(path), Pacer("fast", frame_rate=100))
+    lines = attach_world_bus(sim, "127.0.0.1", router.address[1])
+    assert lines[1:] == ["bus: ego is module 16 (the ego)", "bus: side is module 66"]
+
+    class Brake:  # the side car's driver brakes hard once it has joined (row 2: id 66)
+        def on_frame(self, sim: Simulation) -> None:
+            if not driver.stats.sent and 66 in router.modules:
+                routed = router.stats.routed
+                driver.send(IMFM(0, 255, 128, 0, to=66))
+                assert router.wait_until(lambda: router.stats.routed > routed, 2.0)
+
+    sim.attach("brake", Brake())
+    report = sim.run(1.0)
+    speeds = {name: v.signal("groundspeed") for name, v in sim.vehicles.items()}
+    assert speeds["side"] < speeds["ego"] - 3  # braked by its own driver, the ego coasts
+    assert report.faces["bus:side"]["received"] == {"IMFM": 1}
+    assert report.faces["bus:ego"]["module_id"] == 16 and report.faces["bus:ego"]["received"] == {}
+
+    assert monitor.wait_for(lambda c: any(isinstance(x.message, WorldPose) for x in c))
+    copies = monitor.stop()
+    senders = {type(c.message).__name__: set() for c in copies}
+    for c in copies:
+        senders[type(c.message).__name__].add(c.sender)
+    assert senders["FMVM"] == {16} and senders["FMLM"] == {16}  # only the ego speaks to 18, 19
+    assert senders["WorldPose"] == {22} and senders["IMFM"] == {17}
+
+
+def test_vcosim_sim_world_bus_attaches_the_world_and_its_external_vehicles(
+    router: Router, tmp_path: Path
+):
+    from typer.testing import CliRunner
+
+    from vcosim.app import app
+
+    path, out = tmp_path / "three.toml", tmp_path / "run.json"
+    path.write_text(THREE_CARS)
+    bus = f"127.0.0.1:{router.address[1]}"
+    args = ["sim", "--world", str(path), "--bus", bus, "--no-coupling", "--pacing", "fast"]
+    result = CliRunner().invoke(app, [*args, "--duration", "0.5", "--json-out", str(out)])
+    assert result.exit_code == 0, result.output
+    assert "side is module 66" in result.output
+    report = json.loads(out.read_text())
+    assert report["bus_world"]["vehicles"] == 3 and report["bus_world"]["poses"] >= 10
+    assert report["bus:ego"]["module_id"] == 16 and report["bus:side"]["module_id"] == 66
+    assert "bus:lead" not in report and "bus" not in report

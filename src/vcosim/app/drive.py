@@ -102,6 +102,17 @@ def drive(
             help="The vehicle's frames per second (>= 100 spaces its 100 Hz messages evenly)."
         ),
     ] = 100.0,
+    world: Annotated[
+        Path | None,
+        typer.Option(
+            exists=True,
+            dir_okay=False,
+            metavar="FILE.toml",
+            help="Drive a world of many vehicles (docs/worlds.md): its ego is the vehicle "
+            "module (16) the input drives; every vehicle's pose goes on the bus (module 22) "
+            "for the viewer and the logger.",
+        ),
+    ] = None,
 ) -> None:
     """Start the driving simulator on this machine: router, vehicle, logger, input, sound, view.
 
@@ -111,6 +122,11 @@ def drive(
     If drive is killed, its modules end too (Linux: at once; elsewhere: each module ends 10 s
     after its router falls silent, with exit code 1).
     """
+    if world is not None and (vehicle != "nightrider" or terrain is not None):
+        raise typer.BadParameter(
+            "--vehicle, --terrain: the world file says it for each vehicle",
+            param_hint="'--world'",
+        )
     router = bus_address(bus)
     report = run_drive(
         out,
@@ -120,6 +136,7 @@ def drive(
         vehicle=vehicle,
         frame_rate=frame_rate,
         terrain=terrain,
+        world=world,
     )
     if report["interrupted"]:
         raise typer.Exit(130)
@@ -168,9 +185,13 @@ def run_drive(
     vehicle: str,
     frame_rate: float,
     terrain: Path | None = None,
+    world: Path | None = None,
     start_timeout: float = 60.0,
 ) -> dict[str, Any]:
     """Router here, logger, vehicle (and input, sound, viewer once they exist) as processes.
+
+    With ``world`` the vehicle process runs that world (``sim --world``); it is there once the
+    world's module (22) has joined.
 
     Ends on ``duration``, Ctrl-C, SIGTERM, a Shutdown from any module, or the vehicle's exit;
     then sends every module Shutdown and waits for them, so the recording is complete.
@@ -204,20 +225,13 @@ def run_drive(
     with sigterm_as_interrupt():
         try:
             launch("logger", ["log", str(run_dir / "bus.mcap"), *where], ModuleId.LOGGING)
+            simulated = (
+                ["--vehicle", vehicle, *ground] if world is None else ["--world", str(world)]
+            )
             launch(
                 "vehicle",
-                [
-                    "sim",
-                    "--bus",
-                    f"{h}:{p}",
-                    "--no-coupling",
-                    "--frame-rate",
-                    f"{frame_rate:g}",
-                    "--vehicle",
-                    vehicle,
-                    *ground,
-                ],
-                ModuleId.VEHICLE,
+                ["sim", *where, "--no-coupling", "--frame-rate", f"{frame_rate:g}", *simulated],
+                ModuleId.VEHICLE if world is None else ModuleId.WORLD,
             )
             for name, package, command, module_id in OPTIONAL_MODULES:
                 if importlib.util.find_spec(package) is not None:

@@ -173,9 +173,10 @@ def sim(
             metavar="FILE.toml",
             help="A world of many vehicles (docs/worlds.md): each vehicle driven from outside "
             "gets its own coupling endpoint (ports from the file, else --listen/--controller "
-            "plus 2 per vehicle; debug logs in a sub-folder per vehicle); contracts and bus "
-            "serve its ego. Its file gives the vehicles, their starts and gearboxes, and the "
-            "terrain.",
+            "plus 2 per vehicle; debug logs in a sub-folder per vehicle); contracts serve "
+            "every vehicle; on the bus, module 22 publishes every vehicle's pose and each "
+            "external one joins (the ego as 16, others as 64 + row). Its file gives the "
+            "vehicles, their starts and gearboxes, and the terrain.",
         ),
     ] = None,
     bus: Annotated[
@@ -231,8 +232,8 @@ def sim(
                 },
             )
         )
-    if bus is not None:
-        router = bus_address(bus)
+    router = None if bus is None else bus_address(bus)
+    if router is not None and world is None:
         faces.append(
             (
                 "bus",
@@ -277,6 +278,7 @@ def sim(
         json_out=json_out,
         record=record,
         record_every=max(1, round(1.0 / (record_rate * PHYSICS_DT))),
+        world_bus=None if router is None or world is None else (router.host, router.port),
     )
     if report.interrupted:
         raise typer.Exit(130)
@@ -401,16 +403,21 @@ def run_simulator(
     json_out: Path | None = None,
     record: Path | None = None,
     record_every: int = 20,
+    world_bus: tuple[str, int] | None = None,
     **options: Any,
 ) -> RunReport:
-    """Run ``vcosim sim`` to the end or an interrupt; print and optionally save the summary."""
+    """Run ``vcosim sim`` to the end or an interrupt; print and optionally save the summary.
+
+    ``world_bus`` (host, port): a world's router, where its vehicles join the bus
+    (:func:`vcosim.bus.world_module.attach_world_bus`).
+    """
     from vcosim.interrupts import sigterm_as_interrupt
 
     setup_logging()
     with sigterm_as_interrupt():
         sim: Simulation | None = None
         try:
-            sim = _start(record, record_every, options)
+            sim = _start(record, record_every, options, world_bus)
             status = _Status(sim)
         except KeyboardInterrupt:
             if sim is not None:
@@ -424,11 +431,21 @@ def run_simulator(
     return report
 
 
-def _start(record: Path | None, record_every: int, options: dict[str, Any]) -> Simulation:
+def _start(
+    record: Path | None,
+    record_every: int,
+    options: dict[str, Any],
+    world_bus: tuple[str, int] | None = None,
+) -> Simulation:
     """Build the simulation with its faces and say what it listens on and records."""
     from vcosim.scenarios import build_simulation
 
     sim = build_simulation(**options)
+    if world_bus is not None:
+        from vcosim.bus.world_module import attach_world_bus
+
+        for line in attach_world_bus(sim, *world_bus):
+            note(line)
     if record is not None:
         from vcosim.sim.recorder import SignalLog, WorldSignalLog, vehicle_path
 

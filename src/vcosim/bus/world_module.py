@@ -55,6 +55,36 @@ def vehicle_module_id(row: int, ego: bool) -> int:
     return int(ModuleId.VEHICLE) if ego else WORLD_VEHICLE_BASE + row
 
 
+def attach_world_bus(sim: Simulation, host: str, port: int) -> list[str]:
+    """Put a world on the bus: BusWorld, and a BusVehicle for each externally driven vehicle.
+
+    The ego joins as the vehicle module (16), so the input module, sound and viewer serve it
+    unchanged; the others join as ``64 + row`` and speak only to their driver (their poses go
+    out as WorldPose). Returns what joins, a line each, for the command to say.
+    """
+    from vcosim.bus.vehicle_module import BusVehicle
+
+    world = sim.world
+    external = () if world is None else world.external
+    sim.attach("bus_world", BusWorld(host, port))
+    lines = [
+        f"bus: module {int(ModuleId.WORLD)} publishes the poses of {len(sim.vehicles)} vehicles"
+    ]
+    for row, (name, vehicle) in enumerate(sim.vehicles.items()):
+        if name not in external:
+            continue
+        ego = vehicle is sim.vehicle
+        module_id = vehicle_module_id(row, ego)
+        quiet: dict[str, Any] = (
+            {} if ego else {"input_id": None, "visualisation_id": None, "sound_id": None}
+        )
+        sim.attach(
+            f"bus:{name}", BusVehicle(host, port, module_id=module_id, **quiet), vehicle=name
+        )
+        lines.append(f"bus: {name} is module {module_id}" + (" (the ego)" if ego else ""))
+    return lines
+
+
 @dataclass(frozen=True)
 class Entry:
     """One vehicle as the bus knows it."""
