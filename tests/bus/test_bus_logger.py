@@ -257,3 +257,45 @@ def test_unreadable_recordings_are_clear_errors(tmp_path):
     (tmp_path / "text.mcap").write_text("not mcap")
     with pytest.raises(ProtocolError, match="is not a readable MCAP recording"):
         list(read_recording(tmp_path / "text.mcap"))
+
+
+def test_a_worlds_poses_are_recorded_a_topic_per_vehicle(router: Router, tmp_path):
+    from vcosim.bus.catalogue import WorldPose, WorldVehicle
+    from vcosim.bus.world_module import BusWorld
+    from vcosim.sim.mcapfile import recover
+    from vcosim.sim.pacing import Pacer
+    from vcosim.sim.simulation import Simulation
+    from vcosim.world import World
+
+    path = tmp_path / "world.mcap"
+    recording = LoggerThread(router, path)
+    world = World(Path(__file__).parents[2] / "examples" / "worlds" / "follow.toml")
+    sim = Simulation(world, Pacer("fast", frame_rate=20))
+    sim.attach("bus_world", BusWorld(port=router.address[1]))
+    sim.run(0.5)  # poses at 0, 50, ..., 500 ms: 11 per vehicle
+    expected = 11 * len(world) + len(world)  # and one announcement
+    assert router.wait_until(lambda: router.stats.copies >= expected, 5.0)
+    report = recording.finish()
+    assert report["messages"] == expected, report
+
+    with path.open("rb") as f:
+        summary = make_reader(f).get_summary()
+    assert summary is not None
+    topics = {
+        c.topic: summary.statistics.channel_message_counts[i] for i, c in summary.channels.items()
+    }
+    assert topics == {
+        "/bus/WorldVehicle": len(world),
+        **{f"/world/{name}/pose": 11 for name in world.names},
+    }
+    records = list(read_recording(path))
+    poses = [r.message for r in records if isinstance(r.message, WorldPose)]
+    assert [sum(p.row == row for p in poses) for row in range(len(world))] == [11] * len(world)
+    assert {r.message.name for r in records if isinstance(r.message, WorldVehicle)} == set(
+        world.names
+    )
+
+    cut = tmp_path / "cut.mcap"  # a crash inside the file's summary: --recover rewrites it
+    cut.write_bytes(path.read_bytes()[:-200])
+    assert recover(cut).messages == expected
+    assert [r.message for r in read_recording(cut)] == [r.message for r in records]

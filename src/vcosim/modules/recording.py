@@ -6,6 +6,12 @@ a JSON Schema derived from the catalogue; messages are JSON objects ``{"sender",
 Unix epoch) in arrival order (``sequence``). Foxglove Studio and PlotJuggler open such files
 as they are; ``export_csv`` writes one for spreadsheets. No bus here: only the file format.
 
+A world's poses (WorldPose) go to a topic per vehicle, ``/world/<name>/pose``, once a
+WorldVehicle has named the row (before that, to ``/bus/WorldPose``): in Foxglove a vehicle is
+then one topic to plot or inspect (``/world/lead/pose.x``), found by its name, with no filter
+on a row number. Each channel's metadata carries its message type (``type_id``), which is how
+a reader knows a topic's messages.
+
 The file is flushed a chunk at a time and ends in a valid footer after every flush
 (``vcosim.sim.mcapfile``): after ``kill -9`` the ``mcap`` package's default readers read it to
 its last flush; ``recover`` rewrites such a file (or one cut short by an older vcosim) complete,
@@ -23,7 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from vcosim.bus.catalogue import CATALOGUE, Message, lookup
+from vcosim.bus.catalogue import CATALOGUE, Message, WorldPose, WorldVehicle, lookup
 from vcosim.errors import ConfigError, ProtocolError
 from vcosim.sim.mcapfile import RecoverReport, open_writer, recover
 
@@ -31,6 +37,8 @@ log = logging.getLogger("vcosim.bus")
 
 TOPIC_PREFIX = "/bus/"
 SCHEMA_PREFIX = "vcosim.bus."
+WORLD_POSE_TOPIC = "/world/{name}/pose"
+"""The topic of a world vehicle's poses, by its name."""
 
 
 def json_schema(cls: type[Message]) -> dict[str, Any]:
@@ -71,7 +79,9 @@ class McapRecorder:
         if metadata:
             self._writer.add_metadata("vcosim.bus", metadata)
             self._writer.flush()
-        self._channels: dict[int, int] = {}
+        self._channels: dict[str, int] = {}  # by topic
+        self._schemas: dict[int, int] = {}  # by message type
+        self._names: dict[int, str] = {}  # a world's vehicles by row, from WorldVehicle
         self.count = 0
         self.by_type: Counter[str] = Counter()
         self._closed = False
@@ -79,9 +89,10 @@ class McapRecorder:
     def write(self, record: Recorded) -> None:
         """Append one message (channels and schemas are registered on first use)."""
         message = record.message
-        channel = self._channels.get(message.type_id)
+        topic = self.topic(message)
+        channel = self._channels.get(topic)
         if channel is None:
-            channel = self._channels[message.type_id] = self._register(type(message))
+            channel = self._channels[topic] = self._register(type(message), topic)
         data = {
             "sender": record.sender,
             "to": message.to,
@@ -98,14 +109,24 @@ class McapRecorder:
         self.count += 1
         self.by_type[type(message).__name__] += 1
 
-    def _register(self, cls: type[Message]) -> int:
-        schema = self._writer.register_schema(
-            name=f"{SCHEMA_PREFIX}{cls.__name__}",
-            encoding="jsonschema",
-            data=json.dumps(json_schema(cls)).encode(),
-        )
+    def topic(self, message: Message) -> str:
+        """Where a message is recorded: its type's topic, or a named world vehicle's."""
+        if isinstance(message, WorldVehicle):
+            self._names[message.row] = message.name
+        elif isinstance(message, WorldPose) and message.row in self._names:
+            return WORLD_POSE_TOPIC.format(name=self._names[message.row])
+        return f"{TOPIC_PREFIX}{type(message).__name__}"
+
+    def _register(self, cls: type[Message], topic: str) -> int:
+        schema = self._schemas.get(cls.type_id)
+        if schema is None:
+            schema = self._schemas[cls.type_id] = self._writer.register_schema(
+                name=f"{SCHEMA_PREFIX}{cls.__name__}",
+                encoding="jsonschema",
+                data=json.dumps(json_schema(cls)).encode(),
+            )
         return self._writer.register_channel(
-            topic=f"{TOPIC_PREFIX}{cls.__name__}",
+            topic=topic,
             message_encoding="json",
             schema_id=schema,
             metadata={"type_id": str(cls.type_id)},
@@ -144,8 +165,8 @@ def read_recording(path: str | Path) -> Iterator[Recorded]:
         reader = NonSeekingReader(stream)
         try:
             for _, channel, record in reader.iter_messages(log_time_order=False):
-                name = channel.topic.removeprefix(TOPIC_PREFIX)
-                cls = lookup(name)
+                cls = _message_class(channel.topic, channel.metadata)
+                name = cls.__name__
                 data = json.loads(record.data)
                 try:
                     message = cls(
@@ -158,6 +179,14 @@ def read_recording(path: str | Path) -> Iterator[Recorded]:
             log.warning("%s ends early (the logger did not finish it); read what is there", path)
         except McapError as exc:
             raise ProtocolError(f"{path} is not a readable MCAP recording: {exc}") from None
+
+
+def _message_class(topic: str, metadata: dict[str, str]) -> type[Message]:
+    """A channel's message type: from its metadata, else (older files) from its topic."""
+    type_id = metadata.get("type_id", "")
+    if type_id.isdigit() and int(type_id) in CATALOGUE:
+        return CATALOGUE[int(type_id)]
+    return lookup(topic.removeprefix(TOPIC_PREFIX))
 
 
 def export_csv(recording: str | Path, csv_path: str | Path) -> int:
@@ -209,6 +238,7 @@ def export_csv(recording: str | Path, csv_path: str | Path) -> int:
 __all__ = [
     "SCHEMA_PREFIX",
     "TOPIC_PREFIX",
+    "WORLD_POSE_TOPIC",
     "McapRecorder",
     "RecoverReport",
     "Recorded",
