@@ -4,7 +4,11 @@ Each size is a ring road of IDM cars 25 m apart (every car has one ahead, so sen
 and the collision horizon all work), run under the host in fast pacing. The baseline is the
 batch kernel (``VehicleBatch.run``) stepping as many cars pulling away, timed in the same run:
 the world's price for drivers, sensors and collision checks is its cost per vehicle-step over
-the batch kernel's. Every figure is the best of ``REPEATS`` (a busy machine only slows).
+the batch kernel's. The batch kernel's rate is also the ceiling of any world of that size on
+this machine (``kernel_ceiling``): a target above it cannot be met by the world's code, only
+by a faster kernel or more cores. Then 1, 2 and 4 externally coupled vehicles, each with its
+own endpoint and controller process, in lock-step (``world_coupled``). Every figure is the
+best of ``REPEATS`` (a busy machine only slows).
 """
 
 from __future__ import annotations
@@ -17,6 +21,7 @@ from typing import Any
 
 from vcosim.bench.physics import REPEATS, STEPS_PER_S, _batch_chunk, _rate, _start, machine_info
 from vcosim.bench.progress import bench_progress
+from vcosim.bench.world_coupled import COUPLED_COUNTS, CoupledRow, controller_peers, measure_coupled
 from vcosim.reports import Report
 from vcosim.sim import Pacer, Simulation
 from vcosim.vehicle import VehicleBatch
@@ -25,6 +30,7 @@ from vcosim.world import World, WorldFile
 COUNTS = (1, 10, 100, 1000)
 SPACING = 25.0  # m between cars on the ring
 TARGETS = {"realtime_factor_100": 20.0, "realtime_factor_1000": 2.0, "cost_vs_batch_max": 2.0}
+RATE_TARGETS = {"realtime_factor_100": "100", "realtime_factor_1000": "1000"}  # key: size
 
 
 def ring_world(count: int) -> WorldFile:
@@ -71,19 +77,47 @@ class WorldBench(Report):
     batch_vehicle_steps_per_s: dict[str, float]
     collisions: dict[str, int]  # in the timed runs (none expected: IDM keeps its gap)
     seconds: float
+    coupled: dict[str, CoupledRow] = field(default_factory=dict)  # by coupled vehicle count
     machine: dict[str, Any] = field(default_factory=machine_info)
 
     def table(self) -> dict[str, dict[str, float]]:
-        """Per size: real-time factor, cost per vehicle-step (us), batch's, their ratio."""
+        """Per size: real-time factor, the kernel's ceiling of it, costs per vehicle-step (us).
+
+        ``kernel_ceiling`` is the real-time factor the batch kernel alone reaches at that size:
+        no world of that size runs faster here.
+        """
         out = {}
         for size, world in self.world_vehicle_steps_per_s.items():
             batch = self.batch_vehicle_steps_per_s[size]
             out[size] = {
                 "realtime_factor": round(world / int(size) / STEPS_PER_S, 2),
+                "kernel_ceiling": round(batch / int(size) / STEPS_PER_S, 2),
                 "world_us_per_vehicle_step": round(1e6 / world, 3),
                 "batch_us_per_vehicle_step": round(1e6 / batch, 3),
                 "cost_vs_batch": round(batch / world, 2),
             }
+        return out
+
+    def verdicts(self, table: dict[str, dict[str, float]]) -> dict[str, str]:
+        """Per real-time target, one line: met or not, and whether the kernel allows it here."""
+        out = {}
+        for key, size in RATE_TARGETS.items():
+            if size not in table:
+                continue
+            row, target = table[size], TARGETS[key]
+            said = (
+                f"{size} vehicles: {row['realtime_factor']:g}x real time against a target of "
+                f"{target:g}x; the batch kernel alone reaches {row['kernel_ceiling']:g}x here"
+            )
+            if row["realtime_factor"] >= target:
+                out[key] = said + ": met"
+            elif row["kernel_ceiling"] < target:
+                out[key] = (
+                    said + f": out of reach on this machine ({self.machine['cpu_count']} cores) "
+                    f"without a kernel {target / row['kernel_ceiling']:.1f}x faster"
+                )
+            else:
+                out[key] = said + ": the kernel allows it; the world's overhead is the gap"
         return out
 
     def to_dict(self) -> dict[str, Any]:
@@ -96,12 +130,19 @@ class WorldBench(Report):
         }
         return {
             "sizes": table,
+            "coupled": {size: row.to_dict() for size, row in self.coupled.items()},
             "collisions": self.collisions,
             "dt": 1.0 / STEPS_PER_S,
             "seconds": self.seconds,
             "repeats": REPEATS,
             **self.machine,
             "targets": dict(TARGETS),
+            "kernel_ceiling": {
+                key: table[size]["kernel_ceiling"]
+                for key, size in RATE_TARGETS.items()
+                if size in table
+            },
+            "verdicts": self.verdicts(table),
             "meets_targets": {
                 "realtime_factor_100": checks["realtime_factor_100"]
                 >= TARGETS["realtime_factor_100"],
@@ -113,9 +154,12 @@ class WorldBench(Report):
 
 
 def measure_world_bench(
-    seconds: float = 1.0, counts: tuple[int, ...] = COUNTS, progress: bool = True
+    seconds: float = 1.0,
+    counts: tuple[int, ...] = COUNTS,
+    progress: bool = True,
+    coupled: tuple[int, ...] = COUPLED_COUNTS,
 ) -> WorldBench:
-    """Time worlds of each size and the batch kernel at each size, in one run.
+    """Time worlds of each size, the batch kernel at each size and the coupled worlds, in one run.
 
     ``seconds`` is the wall-clock budget of each repetition of each figure; the progress
     bar goes to stderr so that stdout stays pure JSON.
@@ -127,7 +171,7 @@ def measure_world_bench(
     batches: dict[str, float] = {}
     collisions: dict[str, int] = {}
     with bar:
-        task = bar.add_task("starting", total=2 * REPEATS * len(counts))
+        task = bar.add_task("starting", total=REPEATS * (2 * len(counts) + len(coupled)))
         for count in counts:
             size = str(count)
             bar.update(task, description=f"building {count} cars")
@@ -139,4 +183,12 @@ def measure_world_bench(
             bar.update(task, description=f"batch of {count}")
             batch = _start(VehicleBatch(count))
             batches[size] = _rate(_batch_chunk(batch, seconds), seconds, lambda: bar.advance(task))
-    return WorldBench(worlds, batches, collisions, seconds)
+        rows = {}
+        if coupled:
+            bar.update(task, description=f"starting {sum(coupled)} controller processes")
+            with controller_peers(sum(coupled)) as ports:
+                for count in coupled:
+                    bar.update(task, description=f"{count} coupled, lock-step")
+                    mine, ports = ports[:count], ports[count:]
+                    rows[str(count)] = measure_coupled(mine, seconds, lambda: bar.advance(task))
+    return WorldBench(worlds, batches, collisions, seconds, rows)
