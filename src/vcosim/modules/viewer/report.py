@@ -20,6 +20,7 @@ class ViewerStats:
     refused_hosts: int = 0
     refused_origins: int = 0
     releases: int = 0
+    world_frames: int = 0
 
 
 @dataclass
@@ -38,3 +39,6 @@ class ViewerReport(Report):
     received: dict[str, int]
     poses: int
     bus_malformed: int
+    world_vehicles: int = 0  # a world's vehicles seen (WorldVehicle, WorldPose)
+    world_poses: int = 0
+    world_frames: int = 0

@@ -11,6 +11,10 @@ The viewer joins as a *monitor* by default: it then also sees FMLM (engine sound
 EngineStatus (docs/bus.md: gear, real-time factor, coupling latency, coupling connected, engine
 running) fills the HUD's gear and the dashboard's real-time factor and latency plots.
 
+A world on the bus (module 22: WorldVehicle, WorldPose) is drawn too: every vehicle, the ego
+highlighted, the camera on any of them. Its poses go to the pages as one ``world`` frame of
+every vehicle at most ``WORLD_RATE`` (20) times a second, however many vehicles there are.
+
 Only the viewer's own page drives (:mod:`~vcosim.modules.viewer.gate`), every message is
 checked (:func:`~vcosim.modules.viewer.commands.decode_command`), and a page that stops
 sending inputs while it drives is taken off the pedals (:mod:`~vcosim.modules.viewer.deadman`).
@@ -38,7 +42,13 @@ from vcosim.modules.viewer.commands import MAX_COMMAND_BYTES, CommandError, deco
 from vcosim.modules.viewer.deadman import DEADMAN_S, DeadMan
 from vcosim.modules.viewer.gate import Gate, GateMiddleware
 from vcosim.modules.viewer.report import ViewerReport, ViewerStats
-from vcosim.modules.viewer.state import VehicleState, terrain_json, vehicle_geometry
+from vcosim.modules.viewer.state import (
+    WORLD_RATE,
+    VehicleState,
+    WorldState,
+    terrain_json,
+    vehicle_geometry,
+)
 from vcosim.net.peers import Reports
 from vcosim.vehicle.terrain import Terrain
 
@@ -97,6 +107,7 @@ class Viewer(BusModule[ViewerReport]):
         self.deadman = deadman
         self.send_ground = send_ground
         self.state = VehicleState()
+        self.world = WorldState()
         self.stats = ViewerStats()
         self.stopped = threading.Event()
         self.lost: RouterLost | None = None  # the router fell silent for good
@@ -187,6 +198,8 @@ class Viewer(BusModule[ViewerReport]):
         try:
             await ws.send_json(self._hello())
             await ws.send_json(self.state.frame())
+            if self.world.poses:
+                await ws.send_json(self.world.frame())
             while True:
                 message = await ws.receive()
                 if message["type"] == "websocket.disconnect":
@@ -256,7 +269,7 @@ class Viewer(BusModule[ViewerReport]):
         self.client.poll()
         while True:
             while (copy := self.client.next_copy()) is not None:
-                self.state.apply(copy.message)
+                self._apply(copy.message)
             self.take_messages()
             if not self.client.pending_copies:
                 return
@@ -269,14 +282,20 @@ class Viewer(BusModule[ViewerReport]):
         elif isinstance(message, IMVMCamera):
             self._events.append({"type": "camera"})
         elif not self.client.monitor:
-            self.state.apply(message)
+            self._apply(message)
+
+    def _apply(self, message: Message) -> None:
+        """A state message: the ego's (FMVM, FMLM, ...) or the world's (WorldVehicle, WorldPose)."""
+        if not self.state.apply(message):
+            self.world.apply(message)
 
     async def _push(self) -> None:
         """Push events at once and the state at most ``rate`` times a second."""
         period = 1.0 / self.rate
-        sent_version = -1
+        world_period = 1.0 / min(self.rate, WORLD_RATE)
+        sent_version = sent_world = -1
         loop = asyncio.get_running_loop()
-        due = loop.time()
+        due = world_due = loop.time()
         while not self.stopped.is_set() or self._events:
             try:
                 self._on_bus()  # also pings a silent router, and says when it has gone
@@ -288,12 +307,17 @@ class Viewer(BusModule[ViewerReport]):
             if self.state.version != sent_version:
                 sent_version = self.state.version
                 frames.append(self.state.frame())
+            if self.world.version != sent_world and loop.time() >= world_due:
+                sent_world = self.world.version
+                world_due = loop.time() + world_period
+                frames.append(self.world.frame())
             pages = list(self._pages)
             for frame in frames:
                 for ws in pages:
                     with contextlib.suppress(Exception):  # a page that went away
                         await ws.send_json(frame)
                 self.stats.frames += 1 if pages and frame["type"] == "state" else 0
+                self.stats.world_frames += 1 if pages and frame["type"] == "world" else 0
             due += period  # on a schedule, so the rate does not drift below `rate`
             if due <= loop.time():  # late (a slow page): start afresh, never burst
                 due = loop.time() + period
@@ -410,5 +434,8 @@ class Viewer(BusModule[ViewerReport]):
             releases=s.releases,
             received=dict(self.received),
             poses=self.state.poses,
+            world_vehicles=len(self.world.cars),
+            world_poses=self.world.poses,
+            world_frames=s.world_frames,
             bus_malformed=self.client.stats.malformed,
         )

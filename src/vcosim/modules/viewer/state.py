@@ -1,12 +1,12 @@
-"""What the page shows: the ground as JSON, the car's geometry, and the latest vehicle state."""
+"""What the page shows: the ground, the car's geometry, its latest state, a world's vehicles."""
 
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
-from vcosim.bus.catalogue import FMLM, FMVM, IMFM, EngineStatus, Message
+from vcosim.bus.catalogue import FMLM, FMVM, IMFM, EngineStatus, Message, WorldPose, WorldVehicle
 from vcosim.vehicle.terrain import Terrain
 
 ENGINE_HZ_PER_RPM = 22050.0 / 1000.0
@@ -111,4 +111,76 @@ class VehicleState:
             "latency_ms": self.latency_ms,
             "connected": self.connected,
             "poses": self.poses,
+        }
+
+
+WORLD_RATE = 20.0
+"""Most world frames per second to a page: a hundred vehicles' poses are one frame of ~12 kB."""
+
+
+@dataclass
+class WorldCar:
+    """One vehicle of a world as the page draws it: announced (name, box, ego) and its pose."""
+
+    name: str | None = None
+    length: float | None = None
+    width: float | None = None
+    offset: float = 0.0
+    ego: bool = False
+    pose: tuple[float, ...] | None = None  # x, y, z, roll, pitch, yaw, speed
+
+    def as_dict(self, row: int) -> dict[str, Any]:
+        """The vehicle in a world frame (unknown name: ``#row``; unknown box: null)."""
+        x, y, z, roll, pitch, yaw, speed = self.pose or (0.0,) * 7
+        return {
+            "row": row,
+            "name": self.name if self.name is not None else f"#{row}",
+            "ego": self.ego,
+            "length": self.length,
+            "width": self.width,
+            "offset": round(self.offset, 3),
+            # a page needs mm and mrad, not 17 digits: a hundred vehicles stay one small frame
+            "x": round(x, 3),
+            "y": round(y, 3),
+            "z": round(z, 3),
+            "roll": round(roll, 4),
+            "pitch": round(pitch, 4),
+            "yaw": round(yaw, 4),
+            "speed": round(speed, 3),
+        }
+
+
+@dataclass
+class WorldState:
+    """Every vehicle of a world (WorldVehicle, WorldPose by row), and a counter of updates."""
+
+    cars: dict[int, WorldCar] = field(default_factory=dict)
+    poses: int = 0
+    version: int = 0
+
+    def apply(self, message: Message) -> bool:
+        """Take a world message into account; True if it changed what the page shows."""
+        if isinstance(message, WorldVehicle):
+            car = self.cars.setdefault(message.row, WorldCar())
+            if message.ego:  # one ego: a world restarted with another one moves the flag
+                for other in self.cars.values():
+                    other.ego = False
+            car.name, car.length, car.width = message.name, message.length, message.width
+            car.offset, car.ego = message.offset, bool(message.ego)
+        elif isinstance(message, WorldPose):
+            self.cars.setdefault(message.row, WorldCar()).pose = message.values[1:]
+            self.poses += 1
+        else:
+            return False
+        self.version += 1
+        return True
+
+    def frame(self) -> dict[str, Any]:
+        """The websocket frame: every vehicle with a pose, by row, the ego flagged."""
+        return {
+            "type": "world",
+            "t": time.time(),
+            "vehicles": [
+                car.as_dict(row) for row, car in sorted(self.cars.items()) if car.pose is not None
+            ],
         }
