@@ -368,6 +368,9 @@ def test_run_serves_for_its_duration_and_reports(router: Router):
         "received",
         "poses",
         "bus_malformed",
+        "world_vehicles",
+        "world_poses",
+        "world_frames",
     ]
     assert report.url == viewer.url and report.pages == 0
     with pytest.raises(OSError):  # the page's port is free again
