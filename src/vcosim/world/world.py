@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import numba
 import numpy as np
 
 from vcosim.constants import PHYSICS_DT
@@ -115,6 +116,8 @@ class World:
         self.outputs = np.stack([t.outputs for t in firsts])
         self.params = np.concatenate([packed[key] for key in keys])
         self._terrain = (self.terrain.height, self.terrain.friction, self.terrain.grid)
+        self._kernel = advance_each if len(entries) >= PARALLEL_FROM else advance_each_serial
+        self._bound, self._direct = self._bind_kernel()
         self.geometry = _geometry([t.params for t in firsts], self.params)
         self.paths = Paths(self.spec.paths)
         self.vehicles: dict[str, Vehicle] = {}
@@ -188,8 +191,7 @@ class World:
                 self._safe_until = step + self._safe_steps()
             to_decision = self.driver_steps - step % self.driver_steps
             n = min(left, to_decision, self._safe_until - step)
-            kernel = advance_each if len(self) >= PARALLEL_FROM else advance_each_serial
-            kernel(self.states, self.inputs, self.params, self.outputs, *self._terrain, n)
+            self._advance(n)
             left -= n
             step += n
             fresh = False
@@ -200,6 +202,26 @@ class World:
                 if not fresh:
                     self._poses = self.poses()
                 self._decide()
+
+    def _bind_kernel(self) -> tuple[tuple[Any, ...], Any]:
+        """The kernel compiled for the world's arrays, to call without numba's dispatch.
+
+        numba's dispatcher types every argument of every call; for the parameter records, a
+        field per parameter, that takes ~9 us: more than the physics step of a few cars, and a
+        coupled world calls the kernel every step. Returns the arrays and the compiled entry.
+        """
+        s, u, p, y, terrain = self.states, self.inputs, self.params, self.outputs, self._terrain
+        types = tuple(numba.typeof(a) for a in (s, u, p, y, *terrain)) + (numba.int64,)
+        return (s, u, p, y, terrain), self._kernel.compile(types)
+
+    def _advance(self, n: int) -> None:
+        """Every vehicle ``n`` steps: the bound entry while the arrays are those it was bound to."""
+        s, u, p, y, terrain = self.states, self.inputs, self.params, self.outputs, self._terrain
+        b = self._bound
+        if s is b[0] and u is b[1] and p is b[2] and y is b[3] and terrain is b[4]:
+            self._direct(s, u, p, y, *terrain, n)
+        else:  # arrays replaced by hand: let numba's dispatcher type them
+            self._kernel(s, u, p, y, *terrain, n)
 
     # -- geometry -------------------------------------------------------------------------
     def poses(self) -> dict[str, np.ndarray]:
