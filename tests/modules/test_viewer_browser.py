@@ -284,3 +284,36 @@ def test_a_hidden_page_lets_go_and_the_server_brakes(router: Router, page):
         assert viewer.stats.releases == 1
         copy = monitor.next_copy(timeout=0.5)  # and the hidden page sends nothing more
         assert copy is None or not isinstance(copy.message, IMFM)
+
+
+def test_a_worlds_vehicles_are_drawn_and_the_camera_goes_to_any_of_them(router: Router, page):
+    from vcosim.bus.catalogue import WorldPose, WorldVehicle
+
+    with (
+        Viewer("127.0.0.1", router.address[1], port=0) as viewer,
+        BusClient(22, port=router.address[1]).connect(timeout=2.0) as world,
+        BusClient(16, port=router.address[1]).connect(timeout=2.0) as ego,
+    ):
+        open_viewer(page, viewer)
+        for row, name in enumerate(("lead", "ego", "side")):
+            world.send(WorldVehicle(row, name, 4.5, 1.8, int(name == "ego"), 0.1, to=18))
+        for row, x in enumerate((30.0, 0.0, 5.0)):
+            world.send(WorldPose(row, x, 4.0 * (row == 2), 0.6, 0.0, 0.0, 0.0, 10.0, to=18))
+        page.wait_for_function("window.vcosim.world.vehicles.length === 3", timeout=10_000)
+        # no FMVM yet: the car is drawn at the ego's WorldPose, the others as boxes
+        assert page.evaluate("window.vcosim.drawnRows()") == [0, 2]
+        ego.send(FMVM(0.0, 0.0, 0.6, 0.0, 0.0, 0.0, 10.0, to=18))
+        page.wait_for_function("window.vcosim.state.poses >= 1", timeout=10_000)
+        assert page.evaluate("window.vcosim.targetName()") == "ego"
+        page.wait_for_function("window.vcosim.cameraPosition()[0] < 0", timeout=5_000)  # chase
+        page.keyboard.press("v")
+        page.wait_for_function("window.vcosim.targetName() === 'lead'", timeout=5_000)
+        assert "lead" in page.inner_text("#camera-name")
+        # the chase camera is 9 m behind the lead (at 30 m, carried forward at 10 m/s)
+        page.wait_for_function("window.vcosim.cameraPosition()[0] > 20", timeout=5_000)
+        if SHOTS is not None:
+            shot(page, "viewer-world-lead")
+        page.keyboard.press("Shift+V")
+        page.wait_for_function("window.vcosim.targetName() === 'ego'", timeout=5_000)
+        page.keyboard.press("Shift+V")
+        page.wait_for_function("window.vcosim.targetName() === 'side'", timeout=5_000)

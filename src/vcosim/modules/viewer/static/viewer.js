@@ -153,6 +153,8 @@ const vc = {
   sampleTerrain: (x, y) => sampleTerrain(vc.terrain, x, y),
   wheelPositions: () => wheelWorld().map((p) => [p.x, p.y]),
   input: { throttle: 0, brake: 0, steering: 0 },
+  world: { vehicles: [], at: 0, frames: 0 },  // a world's vehicles (docs/viewer.md)
+  target: null,  // the vehicle the camera follows: null for the ego, else a world row
 };
 window.vcosim = vc;
 vc.mirror = { flipped: mirrorTarget.texture.repeat.x < 0 };
@@ -191,9 +193,12 @@ function receive(f) {
     history.push([performance.now() / 1000, f.speed * 3.6, f.rpm, f.throttle, f.brake,
                   f.rtf ?? NaN, f.connected ? (f.latency_ms ?? NaN) : NaN]);
     sendGround();
+  } else if (f.type === 'world') {
+    vc.world = { vehicles: f.vehicles, at: performance.now() / 1000, frames: vc.world.frames + 1 };
+    updateOthers();
   } else if (f.type === 'camera') {
     vc.camera = CAMERAS[(CAMERAS.indexOf(vc.camera) + 1) % CAMERAS.length];
-    document.getElementById('camera-name').textContent = vc.camera;
+    cameraName();
   } else if (f.type === 'hello') {
     vc.geometry = f.geometry; vc.sendGroundEnabled = f.send_ground;
   } else if (f.type === 'shutdown') {
@@ -203,6 +208,78 @@ function receive(f) {
   }
 }
 function status(text) { document.getElementById('status').textContent = text; }
+
+// ---------------------------------------------------------------- a world's other vehicles
+// Each is a box of its length and width from WorldVehicle, placed at its WorldPose (20 Hz at
+// most, carried forward along its heading between frames); the ego is the car itself, drawn
+// from its own FMVM (or from its WorldPose while no FMVM has come). The camera's vehicle is
+// painted amber.
+const unitBox = new THREE.BoxGeometry(1, 1, 1);
+const otherPaint = new THREE.MeshLambertMaterial({ color: 0x3a6ea5 });
+const targetPaint = new THREE.MeshLambertMaterial({ color: 0xffc107 });
+const others = new Map();  // row -> { group, box, v }
+
+function egoEntry() { return vc.world.vehicles.find((v) => v.ego) || null; }
+function ownPose() { return (vc.state.poses || 0) > 0 || !egoEntry(); }  // FMVM has come
+
+function updateOthers() {
+  const seen = new Set();
+  for (const v of vc.world.vehicles) {
+    if (v.ego) continue;  // the car itself
+    seen.add(v.row);
+    let o = others.get(v.row);
+    if (!o) {
+      const group = new THREE.Group();
+      const box = new THREE.Mesh(unitBox, otherPaint);
+      group.add(box);
+      scene.add(group);
+      o = { group, box, v };
+      others.set(v.row, o);
+    }
+    o.v = v;
+    const g = vc.geometry || { a: 1.3, b: 1.3, c: 0.8 };
+    const length = v.length ?? g.a + g.b + 1.2, width = v.width ?? 2 * g.c;
+    o.box.scale.set(length, width, 1.3);
+    o.box.position.set(v.offset || 0, 0, 0.05);
+    o.box.material = vc.target === v.row ? targetPaint : otherPaint;
+  }
+  for (const [row, o] of others) {
+    if (!seen.has(row)) { scene.remove(o.group); others.delete(row); }
+  }
+  if (vc.target !== null && !vc.world.vehicles.some((v) => v.row === vc.target)) vc.target = null;
+}
+
+function placeOthers() {
+  const ahead = Math.min(0.1, Math.max(0, performance.now() / 1000 - vc.world.at));
+  for (const { group, v } of others.values()) {
+    const run = v.speed * ahead;  // carried forward between the 20 Hz frames
+    group.position.set(v.x + run * Math.cos(v.yaw), v.y + run * Math.sin(v.yaw), v.z);
+    group.rotation.set(v.roll, v.pitch, v.yaw, 'ZYX');
+  }
+}
+
+// V / Shift+V (a gamepad's d-pad right / left): the camera on the next / previous vehicle,
+// the ego first. Only this page's view changes: nothing goes on the bus.
+function cycleTarget(dir) {
+  const rows = [null, ...vc.world.vehicles.filter((v) => !v.ego).map((v) => v.row)];
+  const i = rows.indexOf(vc.target);
+  vc.target = rows[((i < 0 ? 0 : i) + dir + rows.length) % rows.length];
+  updateOthers();
+  cameraName();
+}
+vc.cycleTarget = cycleTarget;
+
+function targetName() {
+  if (vc.target === null) return egoEntry()?.name ?? null;
+  return others.get(vc.target)?.v.name ?? null;
+}
+function cameraName() {
+  const name = vc.world.vehicles.length ? targetName() : null;
+  document.getElementById('camera-name').textContent = name ? `${vc.camera} · ${name}` : vc.camera;
+}
+vc.targetName = targetName;
+vc.drawnRows = () => [...others.keys()];  // the vehicles drawn as boxes, for tests
+vc.cameraPosition = () => mainCam.position.toArray();
 
 // ---------------------------------------------------------------- VMFM from the page's terrain
 function wheelWorld() {
@@ -226,6 +303,7 @@ window.addEventListener('keydown', (e) => {
   const k = e.key.toLowerCase();
   keys.add(k);
   if (k === 'c') send({ type: 'camera' });
+  else if (k === 'v') cycleTarget(e.shiftKey ? -1 : 1);
   else if (k === 'h') send({ type: 'horn' });
   else if (k === 'q' || k === 'pagedown') shift(-1);
   else if (k === 'e' || k === 'pageup') shift(1);
@@ -274,7 +352,8 @@ function readControls(dt) {
     i.throttle = Math.max(i.throttle, b(7));
     i.brake = Math.max(i.brake, b(6));
     const edges = [[4, () => shift(-1)], [5, () => shift(1)], [3, () => send({ type: 'camera' })],
-                   [1, () => send({ type: 'horn' })]];
+                   [1, () => send({ type: 'horn' })], [15, () => cycleTarget(1)],
+                   [14, () => cycleTarget(-1)]];
     for (const [n, act] of edges) {
       const now = b(n) > 0.5;
       if (now && !pads.buttons[n]) act();
@@ -306,7 +385,7 @@ document.addEventListener('visibilitychange', () => {
 
 // ---------------------------------------------------------------- drawing
 function placeCar() {
-  const s = vc.state;
+  const s = ownPose() ? vc.state : { ...vc.state, ...egoEntry() };
   carParts.car.position.set(s.x, s.y, s.z);
   carParts.car.rotation.set(s.roll, s.pitch, s.yaw, 'ZYX');
 }
@@ -327,10 +406,12 @@ function updateCar(dt) {
 }
 
 function updateCameras() {
-  const car = carParts.car;
+  const other = vc.target === null ? null : others.get(vc.target);
+  const car = other ? other.group : carParts.car;
+  car.updateMatrixWorld();
   const at = (x, y, z) => new THREE.Vector3(x, y, z).applyMatrix4(car.matrixWorld);
   if (vc.camera === 'chase') {
-    const yaw = vc.state.yaw, p = car.position;
+    const yaw = car.rotation.z, p = car.position;
     mainCam.position.set(p.x - 9 * Math.cos(yaw), p.y - 9 * Math.sin(yaw), p.z + 3.2);
     mainCam.lookAt(p.x, p.y, p.z + 0.8);
   } else {
@@ -429,6 +510,7 @@ function frame() {
   vc.drawn = (vc.drawn || 0) + 1;
   if (!carParts) return;
   updateCar(dt);
+  placeOthers();
   updateCameras();
   const w = window.innerWidth, h = window.innerHeight;
   renderer.setViewport(0, 0, w, h); renderer.setScissorTest(false);
