@@ -40,7 +40,7 @@ from vcosim.bus.catalogue import (
 )
 from vcosim.bus.client import DEFAULT_PORT, BusClient
 from vcosim.bus.codec import Codec
-from vcosim.bus.vehicle_module import POSE
+from vcosim.bus.vehicle_module import POSE, BusVehicle
 from vcosim.errors import ProtocolError
 
 if TYPE_CHECKING:
@@ -62,8 +62,6 @@ def attach_world_bus(sim: Simulation, host: str, port: int) -> list[str]:
     unchanged; the others join as ``64 + row`` and speak only to their driver (their poses go
     out as WorldPose). Returns what joins, a line each, for the command to say.
     """
-    from vcosim.bus.vehicle_module import BusVehicle
-
     world = sim.world
     external = () if world is None else world.external
     sim.attach("bus_world", BusWorld(host, port))

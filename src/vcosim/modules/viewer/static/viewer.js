@@ -247,6 +247,7 @@ function updateOthers() {
     if (!seen.has(row)) { scene.remove(o.group); others.delete(row); }
   }
   if (vc.target !== null && !vc.world.vehicles.some((v) => v.row === vc.target)) vc.target = null;
+  cameraName();
 }
 
 function placeOthers() {
