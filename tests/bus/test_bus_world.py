@@ -171,3 +171,22 @@ def test_vcosim_sim_world_bus_attaches_the_world_and_its_external_vehicles(
     assert report["bus_world"]["vehicles"] == 3 and report["bus_world"]["poses"] >= 10
     assert report["bus:ego"]["module_id"] == 16 and report["bus:side"]["module_id"] == 66
     assert "bus:lead" not in report and "bus" not in report
+
+
+def test_a_router_gone_for_good_ends_the_run_with_router_lost():
+    from vcosim.bus.client import Liveness, RouterLost
+
+    router = Router("127.0.0.1", 0).start()
+    sim = Simulation(World(FOLLOW), Pacer("realtime", frame_rate=50))
+    face = sim.attach("bus_world", BusWorld(port=router.address[1]))
+    face.client.liveness = Liveness(ping_after=0.1, lost_after=0.3, give_up_after=0.6)
+
+    class Killer:  # the router dies once the world is on the bus
+        def on_frame(self, sim: Simulation) -> None:
+            if not router.stopped.is_set():
+                router.stop()
+
+    sim.attach("killer", Killer())
+    with pytest.raises(RouterLost, match="bus module 22: no sign of the bus router"):
+        sim.run(30.0)
+    assert face.client.stats.losses == 1 and sim.time < 10.0
