@@ -142,6 +142,7 @@ def test_external_vehicles_join_the_ego_as_16_the_others_as_64_plus_row(
     speeds = {name: v.signal("groundspeed") for name, v in sim.vehicles.items()}
     assert speeds["side"] < speeds["ego"] - 3  # braked by its own driver, the ego coasts
     assert report.faces["bus:side"]["received"] == {"IMFM": 1}
+    assert report.faces["bus:side"]["published"] == 0 == report.faces["bus:side"]["sent"]
     assert report.faces["bus:ego"]["module_id"] == 16 and report.faces["bus:ego"]["received"] == {}
 
     assert monitor.wait_for(lambda c: any(isinstance(x.message, WorldPose) for x in c))

@@ -309,6 +309,8 @@ class BusVehicle:
 
     # -- publishing -------------------------------------------------------------------------
     def _publish(self, vehicle: Vehicle) -> None:
+        if self.visualisation_id is None and self.sound_id is None and self.input_id is None:
+            return  # a world's other vehicle: it only listens to its driver
         y = vehicle.outputs
         sounds = self.sounds
         slip = max(abs(y[i]) for i in SLIPS)
