@@ -23,7 +23,7 @@ CASES = {"vehicle_fmu_cases.py": 13, "coupling_fmu_cases.py": 8, "ssp_cases.py":
 @pytest.mark.parametrize("cases", sorted(CASES))
 def test_fmu_cases(cases: str) -> None:
     result = subprocess.run(
-        [sys.executable, "-m", "pytest", str(HERE / cases), "-p", "no:cacheprovider"],
+        [sys.executable, "-m", "pytest", str(HERE / cases), "-p", "no:cacheprovider", "-n", "0"],
         cwd=HERE.parents[1],
         capture_output=True,
         text=True,

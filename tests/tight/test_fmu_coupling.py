@@ -18,7 +18,7 @@ CASES = Path(__file__).with_name("fmu_coupling_cases.py")
 
 def test_fmus_speaking_the_coupling_cruise_a_vcosim_vehicle():
     result = subprocess.run(
-        [sys.executable, "-m", "pytest", str(CASES), "-p", "no:cacheprovider"],
+        [sys.executable, "-m", "pytest", str(CASES), "-p", "no:cacheprovider", "-n", "0"],
         cwd=Path(__file__).parents[2],
         capture_output=True,
         text=True,
