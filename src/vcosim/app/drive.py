@@ -206,6 +206,7 @@ def run_drive(
     h, p = router.address
     where = ["--bus", f"{h}:{p}"]
     ground = [] if terrain is None else ["--terrain", str(terrain)]  # vehicle and viewer alike
+    drawn = ground if world is None else ["--world", str(world)]  # what the viewer draws
     children: list[_Child] = []
     interrupted = False
     note(f"bus router on {h}:{p}; module output goes to {run_dir}/<module>.log")
@@ -235,7 +236,7 @@ def run_drive(
             )
             for name, package, command, module_id in OPTIONAL_MODULES:
                 if importlib.util.find_spec(package) is not None:
-                    extra = ground if command == "view" else []
+                    extra = drawn if command == "view" else []
                     launch(name, [command, *where, *extra], module_id)
             if ModuleId.VISUALISATION in router.modules:  # (said once every module is there)
                 note(f"viewer: open http://127.0.0.1:{VIEWER_PORT}/ in a browser")

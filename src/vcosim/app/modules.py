@@ -130,6 +130,16 @@ def view(
         float, typer.Option(callback=positive, help="Most state frames per second to the page.")
     ] = 60.0,
     terrain: TerrainOption = None,
+    world: Annotated[
+        Path | None,
+        typer.Option(
+            exists=True,
+            dir_okay=False,
+            metavar="FILE.toml",
+            help="Draw the terrain of this world file (docs/worlds.md), as the simulator "
+            "running it drives on it.",
+        ),
+    ] = None,
     height_map: Annotated[
         Path | None, typer.Option(help="Height-map image (blue channel).")
     ] = None,
@@ -165,7 +175,14 @@ def view(
     page = parse_address(listen, option="--listen", default_port=VIEWER_PORT)
     router = bus_address(bus)
     setup_logging()
-    if terrain is not None:  # the file the simulator drives on: one source of truth
+    if world is not None and terrain is not None:
+        raise typer.BadParameter("give --world or --terrain, not both", param_hint="--world")
+    if world is not None:  # the world's terrain: what its vehicles drive on
+        from vcosim.world import WorldFile
+
+        spec = WorldFile.load(world)
+        ground = spec.terrain.build(spec.base)
+    elif terrain is not None:  # the file the simulator drives on: one source of truth
         ground = load_terrain(terrain)
     else:
         ground = Terrain.from_images(
