@@ -460,7 +460,8 @@ def _start(
                 f"a file per vehicle: {vehicle_path(record, '{NAME}')}"
             )
     endpoints = couplings(sim)
-    if sim.world is not None and not endpoints and "coupling" not in sim.faces:
+    coupled = options.get("coupling") is not None
+    if sim.world is not None and coupled and not endpoints and "coupling" not in sim.faces:
         note("coupling: no vehicle of the world is driven from outside: nothing to couple")
     for vehicle, endpoint in endpoints.items():
         schedule = endpoint.config.schedule(sim.dt)
