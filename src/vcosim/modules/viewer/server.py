@@ -1,5 +1,8 @@
 """The viewer's server: a bus module (18) that serves the page and bridges bus and websocket.
 
+(Just over 400 lines: the bridge is one asyncio loop whose parts share its state; the page
+gate, the commands, the dead-man and the vehicle and world states live in modules beside it.)
+
 Everything runs in one asyncio loop: the bus socket is watched with ``loop.add_reader`` and
 drained with the client's non-blocking ``poll``, the websocket handlers send through the same
 client, so the single-thread rule of :class:`~vcosim.bus.client.BusClient` holds without
