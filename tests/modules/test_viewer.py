@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import time
 import urllib.request
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -21,25 +20,12 @@ websockets_sync = pytest.importorskip(
     "websockets.sync.client", reason="the viewer extra is not installed"
 )
 
+from helpers.pages import recv_until, wait_for, ws_url  # noqa: E402
 from vcosim.bus.catalogue import FMLM, FMVM, IMFM, VMFM, IMVMCamera, Shutdown, SoundOnce  # noqa: E402
 from vcosim.bus.client import BusClient  # noqa: E402
 from vcosim.bus.router import Router  # noqa: E402
 from vcosim.modules.viewer import Viewer, terrain_json  # noqa: E402
 from vcosim.vehicle.terrain import Terrain  # noqa: E402
-
-
-def ws_url(viewer: Viewer) -> str:
-    return f"ws://{viewer.address[0]}:{viewer.address[1]}/ws"
-
-
-def recv_until(ws: Any, predicate: Callable[[dict], bool], timeout: float = 5.0) -> dict:
-    """Frames until one matches (a condition with a deadline, not a sleep)."""
-    deadline = time.monotonic() + timeout
-    while (left := deadline - time.monotonic()) > 0:
-        frame = json.loads(ws.recv(timeout=left))
-        if predicate(frame):
-            return frame
-    raise AssertionError("no matching frame in time")
 
 
 def message_until(bus: BusClient, kind: type, timeout: float = 5.0) -> Any:
@@ -49,14 +35,6 @@ def message_until(bus: BusClient, kind: type, timeout: float = 5.0) -> Any:
         if copy is not None and isinstance(copy.message, kind):
             return copy.message
     raise AssertionError(f"no {kind.__name__} on the bus in time")
-
-
-def wait_for(condition: Callable[[], bool], timeout: float = 5.0) -> None:
-    """Poll a condition another thread makes true (a deadline, not a fixed sleep)."""
-    deadline = time.monotonic() + timeout
-    while not condition():
-        assert time.monotonic() < deadline, "condition not met in time"
-        time.sleep(0.0002)
 
 
 def get(viewer: Viewer, path: str) -> tuple[int, bytes, str]:

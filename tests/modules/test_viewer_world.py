@@ -4,9 +4,7 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -16,35 +14,13 @@ websockets_sync = pytest.importorskip(
     "websockets.sync.client", reason="the viewer extra is not installed"
 )
 
+from helpers.pages import recv_until, wait_for, ws_url  # noqa: E402
 from vcosim.bus.catalogue import WorldPose, WorldVehicle  # noqa: E402
 from vcosim.bus.router import Router  # noqa: E402
 from vcosim.bus.vehicle_module import POSE  # noqa: E402
 from vcosim.bus.world_module import BusWorld  # noqa: E402
 from vcosim.modules.viewer import Viewer  # noqa: E402
 from vcosim.modules.viewer.state import WORLD_RATE  # noqa: E402
-
-
-def ws_url(viewer: Viewer) -> str:
-    return f"ws://{viewer.address[0]}:{viewer.address[1]}/ws"
-
-
-def recv_until(ws: Any, predicate: Callable[[dict], bool], timeout: float = 5.0) -> dict:
-    """Frames until one matches (a condition with a deadline, not a sleep)."""
-    deadline = time.monotonic() + timeout
-    while (left := deadline - time.monotonic()) > 0:
-        frame = json.loads(ws.recv(timeout=left))
-        if predicate(frame):
-            return frame
-    raise AssertionError("no matching frame in time")
-
-
-def wait_for(condition: Callable[[], bool], timeout: float = 5.0) -> None:
-    """Poll a condition another thread makes true (a deadline, not a fixed sleep)."""
-    deadline = time.monotonic() + timeout
-    while not condition():
-        assert time.monotonic() < deadline, "condition not met in time"
-        time.sleep(0.0002)
-
 
 FOLLOW = Path(__file__).parents[2] / "examples" / "worlds" / "follow.toml"
 
