@@ -3,7 +3,7 @@
 Every vehicle's state, inputs and outputs are rows of three stacked arrays, so one
 ``advance_each`` call (each vehicle with its own parameter record) steps them all, while each
 ``sim.vehicles[name]`` is still a full ``Vehicle`` over its rows: faces read its outputs and set
-its inputs as they do with a lone car.
+its inputs as they do with a lone car. ``stepper`` makes that call (on one thread or numba's).
 
 Collisions are caught within the physics step of first overlap without checking the boxes
 after every step: before each run of steps the world computes how long no two boxes can
@@ -20,7 +20,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import numba
 import numpy as np
 
 from vcosim.constants import PHYSICS_DT
@@ -28,7 +27,6 @@ from vcosim.errors import UnknownNameError
 from vcosim.reports import Report
 from vcosim.vehicle import Terrain, Vehicle, VehicleParams
 from vcosim.vehicle import layout as L
-from vcosim.vehicle.model import advance_each, advance_each_serial
 from vcosim.world.drivers import Drivers
 from vcosim.world.geometry import (
     N_RANGE,
@@ -46,6 +44,8 @@ from vcosim.world.geometry import (
 )
 from vcosim.world.paths import Paths
 from vcosim.world.spec import ExternalDriver, Gearbox, WorldFile
+from vcosim.world.stepper import PARALLEL_FROM as PARALLEL_FROM  # where it was defined
+from vcosim.world.stepper import Stepper
 from vcosim.world.vehicles import world_vehicle
 
 log = logging.getLogger("vcosim.world")
@@ -54,10 +54,6 @@ ACCELERATION_BOUND = 25.0
 """m/s2: no point of a vehicle body accelerates faster (tyres give ~10; margin for slopes)."""
 LONGEST_HORIZON = 0.05
 """s: the furthest ahead a collision horizon looks (further adds pairs for little gain)."""
-PARALLEL_FROM = 256
-"""Vehicles from which the threaded kernel steps them; fewer go serially, because a call of a
-few driver periods' steps is too short to pay for waking threads (on a busy machine far
-too short: there ``vcosim bench world`` shows what the threads give)."""
 
 
 @dataclass
@@ -116,8 +112,7 @@ class World:
         self.outputs = np.stack([t.outputs for t in firsts])
         self.params = np.concatenate([packed[key] for key in keys])
         self._terrain = (self.terrain.height, self.terrain.friction, self.terrain.grid)
-        self._kernel = advance_each if len(entries) >= PARALLEL_FROM else advance_each_serial
-        self._bound, self._direct = self._bind_kernel()
+        self._stepper = Stepper(self._arrays())
         self.geometry = _geometry([t.params for t in firsts], self.params)
         self.paths = Paths(self.spec.paths)
         self.vehicles: dict[str, Vehicle] = {}
@@ -191,7 +186,7 @@ class World:
                 self._safe_until = step + self._safe_steps()
             to_decision = self.driver_steps - step % self.driver_steps
             n = min(left, to_decision, self._safe_until - step)
-            self._advance(n)
+            self._stepper(self._arrays(), n)
             left -= n
             step += n
             fresh = False
@@ -203,25 +198,9 @@ class World:
                     self._poses = self.poses()
                 self._decide()
 
-    def _bind_kernel(self) -> tuple[tuple[Any, ...], Any]:
-        """The kernel compiled for the world's arrays, to call without numba's dispatch.
-
-        numba's dispatcher types every argument of every call; for the parameter records, a
-        field per parameter, that takes ~9 us: more than the physics step of a few cars, and a
-        coupled world calls the kernel every step. Returns the arrays and the compiled entry.
-        """
-        s, u, p, y, terrain = self.states, self.inputs, self.params, self.outputs, self._terrain
-        types = tuple(numba.typeof(a) for a in (s, u, p, y, *terrain)) + (numba.int64,)
-        return (s, u, p, y, terrain), self._kernel.compile(types)
-
-    def _advance(self, n: int) -> None:
-        """Every vehicle ``n`` steps: the bound entry while the arrays are those it was bound to."""
-        s, u, p, y, terrain = self.states, self.inputs, self.params, self.outputs, self._terrain
-        b = self._bound
-        if s is b[0] and u is b[1] and p is b[2] and y is b[3] and terrain is b[4]:
-            self._direct(s, u, p, y, *terrain, n)
-        else:  # arrays replaced by hand: let numba's dispatcher type them
-            self._kernel(s, u, p, y, *terrain, n)
+    def _arrays(self) -> tuple[np.ndarray, ...]:
+        """What the kernel steps: states, inputs, parameters, outputs and the terrain."""
+        return (self.states, self.inputs, self.params, self.outputs, *self._terrain)
 
     # -- geometry -------------------------------------------------------------------------
     def poses(self) -> dict[str, np.ndarray]:
