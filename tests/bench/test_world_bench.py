@@ -20,6 +20,7 @@ ROW_KEYS = {
     "kernel_ceiling",
     "world_us_per_vehicle_step",
     "batch_us_per_vehicle_step",
+    "serial_us_per_vehicle_step",
     "cost_vs_batch",
 }
 COUPLED_KEYS = {
@@ -76,13 +77,14 @@ def test_targets_and_json(result: dict) -> None:
     json.dumps(result)  # the CLI prints it as JSON
 
 
-def made_up(world_100: float, batch_100: float) -> dict:
-    """A result with 100 cars at the given vehicle-steps/s (world, batch kernel)."""
+def made_up(world_100: float, batch_100: float, serial_100: float = 0.9e6) -> dict:
+    """A result with 100 cars at the given vehicle-steps/s (world, batch, serial kernel)."""
     return WorldBench(
         world_vehicle_steps_per_s={"100": world_100},
         batch_vehicle_steps_per_s={"100": batch_100},
         collisions={"100": 0},
         seconds=1.0,
+        serial_vehicle_steps_per_s={"100": serial_100},
         coupled={"1": CoupledRow(1, 15.0, 3000.0, 0, 9, 1)},
     ).to_dict()
 
@@ -95,6 +97,13 @@ def test_a_target_above_the_kernel_ceiling_is_said_to_be_out_of_reach() -> None:
     verdict = result["verdicts"]["realtime_factor_100"]
     assert "out of reach" in verdict and "4.0x faster" in verdict and "5x" in verdict
     assert result["coupled"]["1"]["exchanges_per_s_per_vehicle"] == 3000.0
+
+
+def test_the_ceiling_is_the_faster_of_the_threaded_and_the_serial_kernel() -> None:
+    busy = made_up(world_100=0.8e6, batch_100=0.4e6, serial_100=1.0e6)  # threads lose
+    assert busy["sizes"]["100"]["kernel_ceiling"] == 5.0
+    assert busy["sizes"]["100"]["serial_us_per_vehicle_step"] == 1.0
+    assert busy["sizes"]["100"]["cost_vs_batch"] == 0.5
 
 
 def test_a_target_under_the_ceiling_blames_the_world_or_is_met() -> None:

@@ -4,9 +4,11 @@ Each size is a ring road of IDM cars 25 m apart (every car has one ahead, so sen
 and the collision horizon all work), run under the host in fast pacing. The baseline is the
 batch kernel (``VehicleBatch.run``) stepping as many cars pulling away, timed in the same run:
 the world's price for drivers, sensors and collision checks is its cost per vehicle-step over
-the batch kernel's. The batch kernel's rate is also the ceiling of any world of that size on
-this machine (``kernel_ceiling``): a target above it cannot be met by the world's code, only
-by a faster kernel or more cores. Then 1, 2 and 4 externally coupled vehicles, each with its
+the batch kernel's. The world's kernel alone, in long calls on one thread (the world's own
+arrays, no drivers, sensors or collision checks), is timed too: the faster of it and the
+batch kernel (numba's threads) is the ceiling of any world of that size on this machine
+(``kernel_ceiling``): a target above it cannot be met by the world's code, only by a faster
+kernel or more cores. Then 1, 2 and 4 externally coupled vehicles, each with its
 own endpoint and controller process, in lock-step (``world_coupled``). Every figure is the
 best of ``REPEATS`` (a busy machine only slows).
 """
@@ -26,6 +28,7 @@ from vcosim.reports import Report
 from vcosim.sim import Pacer, Simulation
 from vcosim.vehicle import VehicleBatch
 from vcosim.world import World, WorldFile
+from vcosim.world.stepper import Stepper
 
 COUNTS = (1, 10, 100, 1000)
 SPACING = 25.0  # m between cars on the ring
@@ -69,6 +72,27 @@ def _world_chunk(sim: Simulation, budget: float) -> Callable[[], int]:
     return chunk
 
 
+def _serial_chunk(world: World, budget: float) -> Callable[[], int]:
+    """The world's kernel on one thread over copies of its arrays, in calls of many steps.
+
+    Returns vehicle-steps; the call is sized from a probe as ``_batch_chunk`` sizes its own.
+    """
+    rows = (world.states.copy(), world.inputs.copy(), world.params, world.outputs.copy())
+    terrain = world.terrain
+    arrays = (*rows, terrain.height, terrain.friction, terrain.grid)
+    serial = Stepper(arrays).entries[0]
+    vehicles, probe = len(world), 20
+    start = time.perf_counter()
+    serial(*arrays, probe)
+    n = max(1, round(probe * budget / 4 / (time.perf_counter() - start)))
+
+    def chunk() -> int:
+        serial(*arrays, n)
+        return n * vehicles
+
+    return chunk
+
+
 @dataclass
 class WorldBench(Report):
     """``vcosim bench world``: per size, the world's and the batch kernel's vehicle-steps/s."""
@@ -77,23 +101,26 @@ class WorldBench(Report):
     batch_vehicle_steps_per_s: dict[str, float]
     collisions: dict[str, int]  # in the timed runs (none expected: IDM keeps its gap)
     seconds: float
+    serial_vehicle_steps_per_s: dict[str, float]  # the world's kernel, one thread, long calls
     coupled: dict[str, CoupledRow] = field(default_factory=dict)  # by coupled vehicle count
     machine: dict[str, Any] = field(default_factory=machine_info)
 
     def table(self) -> dict[str, dict[str, float]]:
         """Per size: real-time factor, the kernel's ceiling of it, costs per vehicle-step (us).
 
-        ``kernel_ceiling`` is the real-time factor the batch kernel alone reaches at that size:
-        no world of that size runs faster here.
+        ``kernel_ceiling`` is the real-time factor the kernel alone reaches at that size, on
+        one thread or numba's, whichever is faster: no world of that size runs faster here.
         """
         out = {}
         for size, world in self.world_vehicle_steps_per_s.items():
             batch = self.batch_vehicle_steps_per_s[size]
+            serial = self.serial_vehicle_steps_per_s[size]
             out[size] = {
                 "realtime_factor": round(world / int(size) / STEPS_PER_S, 2),
-                "kernel_ceiling": round(batch / int(size) / STEPS_PER_S, 2),
+                "kernel_ceiling": round(max(batch, serial) / int(size) / STEPS_PER_S, 2),
                 "world_us_per_vehicle_step": round(1e6 / world, 3),
                 "batch_us_per_vehicle_step": round(1e6 / batch, 3),
+                "serial_us_per_vehicle_step": round(1e6 / serial, 3),
                 "cost_vs_batch": round(batch / world, 2),
             }
         return out
@@ -107,7 +134,7 @@ class WorldBench(Report):
             row, target = table[size], TARGETS[key]
             said = (
                 f"{size} vehicles: {row['realtime_factor']:g}x real time against a target of "
-                f"{target:g}x; the batch kernel alone reaches {row['kernel_ceiling']:g}x here"
+                f"{target:g}x; the kernel alone reaches {row['kernel_ceiling']:g}x here"
             )
             if row["realtime_factor"] >= target:
                 out[key] = said + ": met"
@@ -170,8 +197,9 @@ def measure_world_bench(
     worlds: dict[str, float] = {}
     batches: dict[str, float] = {}
     collisions: dict[str, int] = {}
+    serials: dict[str, float] = {}
     with bar:
-        task = bar.add_task("starting", total=REPEATS * (2 * len(counts) + len(coupled)))
+        task = bar.add_task("starting", total=REPEATS * (3 * len(counts) + len(coupled)))
         for count in counts:
             size = str(count)
             bar.update(task, description=f"building {count} cars")
@@ -180,6 +208,8 @@ def measure_world_bench(
             bar.update(task, description=f"world of {count}")
             worlds[size] = _rate(_world_chunk(sim, seconds), seconds, lambda: bar.advance(task))
             collisions[size] = len(world.collisions)
+            bar.update(task, description=f"kernel of {count}, one thread")
+            serials[size] = _rate(_serial_chunk(world, seconds), seconds, lambda: bar.advance(task))
             bar.update(task, description=f"batch of {count}")
             batch = _start(VehicleBatch(count))
             batches[size] = _rate(_batch_chunk(batch, seconds), seconds, lambda: bar.advance(task))
@@ -191,4 +221,4 @@ def measure_world_bench(
                     bar.update(task, description=f"{count} coupled, lock-step")
                     mine, ports = ports[:count], ports[count:]
                     rows[str(count)] = measure_coupled(mine, seconds, lambda: bar.advance(task))
-    return WorldBench(worlds, batches, collisions, seconds, rows)
+    return WorldBench(worlds, batches, collisions, seconds, serials, rows)
