@@ -61,10 +61,11 @@ def test_coupled_rows_ran_lockstep_against_their_controllers(result: dict) -> No
         assert row["vehicles"] == int(size)
         assert positive(row["realtime_factor"]) and positive(row["exchanges_per_s_per_vehicle"])
         assert row["timeouts"] == 0
-        # a reply every send_skips + 1 steps: exchanges follow from the real-time factor
+        # a reply every send_skips + 1 steps: exchanges follow from the real-time factor, to
+        # within the replies of part of a frame (the windows begin and end on frames)
         per_sim_second = 2000 / (row["send_skips"] + 1)
         assert row["exchanges_per_s_per_vehicle"] == pytest.approx(
-            row["realtime_factor"] * per_sim_second, rel=0.1
+            row["realtime_factor"] * per_sim_second, rel=0.25
         )
 
 
