@@ -150,3 +150,47 @@ def test_a_world_vehicle_reads_and_takes_inputs_but_steps_only_with_its_world() 
     world.run(100)
     assert ego.time == world.time == pytest.approx(0.05)
     assert ego.signal("posX") == world.outputs[world.row("ego"), 10]
+
+
+def test_range_sensor_sees_the_nearest_vehicle_in_each_neighbouring_lane_with_lateral_speed() -> (
+    None
+):
+    cars = [("ego", 0.0, 0.0, 0.0), ("ahead", 50.0, 0.0, 0.0), ("right", 25.0, -3.5, -3.5)]
+    cars.append(("left", 20.0, 3.5, 0.0))  # moves over into the ego's lane from t = 0
+    world = World(
+        WorldFile.from_dict(
+            {
+                "paths": ROAD,
+                "vehicles": [
+                    {
+                        "name": name,
+                        "start": {"x": x, "y": y, "speed": 10},
+                        "driver": {
+                            "kind": "profile",
+                            "path": "road",
+                            "offset": y,
+                            "speeds": [[0, 10]],
+                            "lane_change": {"offset": to, "duration": 3.0, "at": 0.0},
+                        },
+                    }
+                    for name, x, y, to in cars
+                ],
+            }
+        )
+    )
+    world.run(round(1.0 / world.dt))
+    lanes = world.sense_lanes("ego")
+    assert lanes["ahead"] == world.sense("ego") and lanes["ahead"].target == "ahead"
+    assert lanes["left"].target == "left" and lanes["right"].target == "right"
+    for lane in ("left", "right"):
+        distance, lateral = expected_gap(world, "ego", lanes[lane].target)
+        assert lanes[lane].distance == pytest.approx(distance, abs=1e-6)
+        assert lanes[lane].lateral_offset == pytest.approx(lateral, abs=0.05)
+    assert 1.75 < lanes["left"].lateral_offset < 3.4  # on its way over
+    world.run(20)  # 10 ms: the lateral speed is the rate of the lateral offset
+    rate = (world.sense("ego", "left").lateral_offset - lanes["left"].lateral_offset) / 0.01
+    assert lanes["left"].lateral_speed == pytest.approx(rate, abs=0.05)
+    assert lanes["left"].lateral_speed < -0.5
+    assert lanes["right"].lateral_speed == pytest.approx(0.0, abs=0.05)
+    with pytest.raises(VcosimError, match="lane"):
+        world.sense("ego", "middle")

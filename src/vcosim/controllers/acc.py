@@ -3,10 +3,11 @@
 Three layers, the split production ACCs use (an ACC within comfort limits, collision avoidance
 beyond them):
 
-- **Target.** The sensor reports the nearest vehicle ahead and its centre's offset from the
-  predicted own path. It counts when it is in the corridor ahead (``|offset| < corridor``) or
-  will be within ``cut_in_horizon`` seconds at its lateral speed (the offset's rate): a car
-  cutting in is followed from the moment it moves over, not once its centre is in the lane.
+- **Target.** The sensor reports the nearest vehicle ahead in the own lane and in each
+  neighbouring lane, with its centre's offset from the predicted own path and its lateral
+  speed. One counts when it is in the corridor ahead (``|offset| < corridor``) or will be
+  within ``cut_in_horizon`` seconds at its lateral speed: a car cutting in is followed from
+  the moment it moves over, not once its centre is in the lane. The nearest that counts wins.
 - **ACC.** Cruise at ``speed``, or follow at ``standstill_gap + time_gap * speed`` (a
   constant-time-gap policy), down to a stop and away again; the smaller acceleration wins. It
   brakes at most ``comfort_deceleration`` and changes its acceleration at most
@@ -26,17 +27,17 @@ from dataclasses import dataclass, field
 
 from vcosim.tight.views import Controls, SimulatorMessage
 from vcosim.world.bank_h import (
+    BLOCKS,
     H_DISTANCE,
     H_LATERAL,
+    H_LATERAL_SPEED,
     H_RELATIVE_ACCEL,
     H_RELATIVE_SPEED,
-    H_TARGET,
     H_VALID,
 )
 
 THROTTLE_ACCELERATION = 5.0  # m/s2 of a full throttle, roughly (the trim corrects it)
 BRAKE_ACCELERATION = 20.0  # m/s2 of a full brake pedal, roughly
-NO_TARGET = -1.0
 
 
 @dataclass
@@ -57,27 +58,17 @@ class Acc:
     safety_margin: float = 2.0  # m of bumper gap collision avoidance keeps
     corridor: float = 2.2  # m: half-width of the path ahead (two half car widths and a margin)
     cut_in_horizon: float = 3.0  # s: a vehicle that will be in the corridor this soon counts
-    lateral_filter: float = 0.05  # s: time constant of the lateral speed estimate
     trim_gain: float = 1.5  # 1/s
     trim: float = field(default=0.0, init=False)
     command: float = field(default=math.nan, init=False)  # m/s2 asked for, jerk-limited
     emergency: bool = field(default=False, init=False)  # collision avoidance brakes
-    lateral_speed: float = field(default=0.0, init=False)  # m/s of the target, left positive
-    _target: float = field(default=NO_TARGET, init=False, repr=False)
-    _lateral: float = field(default=0.0, init=False, repr=False)
 
-    def counts(self, target: float, lateral: float, dt: float) -> bool:
-        """Whether the vehicle seen, ``lateral`` m left of the path, is or soon will be in it.
+    def counts(self, lateral: float, lateral_speed: float) -> bool:
+        """Whether a vehicle ``lateral`` m left of the path is in it or soon will be.
 
-        Its lateral speed is the offset's rate, filtered, and starts afresh with each new target.
+        ``lateral_speed`` (m/s, left positive) says how soon.
         """
-        if target != self._target:
-            self._target, self.lateral_speed = target, 0.0
-        else:
-            rate = (lateral - self._lateral) / dt
-            self.lateral_speed += (rate - self.lateral_speed) * dt / (self.lateral_filter + dt)
-        self._lateral = lateral
-        inward = -self.lateral_speed if lateral > 0.0 else self.lateral_speed
+        inward = -lateral_speed if lateral > 0.0 else lateral_speed
         return abs(lateral) - max(inward, 0.0) * self.cut_in_horizon < self.corridor
 
     def acc_acceleration(self, speed: float, distance: float, relative_speed: float) -> float:
@@ -117,14 +108,18 @@ class Acc:
         if math.isnan(self.command):
             self.command = got  # take over from what the car does
         wanted, needed = self.acc_acceleration(speed, math.inf, 0.0), 0.0
-        target = float(custom[H_TARGET]) if custom[H_VALID] > 0.5 else NO_TARGET
-        if target == NO_TARGET:
-            self._target = NO_TARGET
-        elif self.counts(target, float(custom[H_LATERAL]), dt):
-            distance, relative_speed = float(custom[H_DISTANCE]), float(custom[H_RELATIVE_SPEED])
-            lead_acceleration = float(custom[H_RELATIVE_ACCEL]) + got
-            wanted = self.acc_acceleration(speed, distance, relative_speed)
-            needed = self.needed_deceleration(speed, distance, relative_speed, lead_acceleration)
+        for _, first in BLOCKS.values():  # ahead, and the lanes to the left and the right
+            seen = custom[first + H_VALID] > 0.5
+            lateral, lateral_speed = custom[first + H_LATERAL], custom[first + H_LATERAL_SPEED]
+            if seen and self.counts(float(lateral), float(lateral_speed)):
+                distance = float(custom[first + H_DISTANCE])
+                relative_speed = float(custom[first + H_RELATIVE_SPEED])
+                lead_acceleration = float(custom[first + H_RELATIVE_ACCEL]) + got
+                wanted = min(wanted, self.acc_acceleration(speed, distance, relative_speed))
+                needed = max(
+                    needed,
+                    self.needed_deceleration(speed, distance, relative_speed, lead_acceleration),
+                )
         self.emergency = needed > self.comfort_deceleration
         if self.emergency:
             wanted = min(wanted, -min(needed, self.max_deceleration))

@@ -1,19 +1,28 @@
 """The range sensor in bank H (the 50 custom values the simulator sends each message).
 
 A leaf module, so a controller process reads the layout without the world behind it. The
-slots, from the first custom value (``msg.custom[0]``) on:
+slots, from the first custom value (``msg.custom[0]``) on: a block of seven for the nearest
+vehicle ahead (in the own lane or the sensor's cone), then one each for the nearest vehicle
+ahead in the neighbouring lane to the left and to the right (a car about to cut in):
 
-======  =========================  ====================================================
-slot    name                       meaning
-======  =========================  ====================================================
-H0      ``range_valid``            1 when a vehicle is in sight ahead, else 0
-H1      ``range_distance``         bumper gap to it along the heading (m); the sensor's
-                                   range when nothing is in sight
-H2      ``range_relative_speed``   its speed minus own along the heading (m/s); < 0 closing
-H3      ``range_relative_accel``   its acceleration minus own along the heading (m/s2)
-H4      ``range_lateral_offset``   its centre left of the predicted own path (m)
-H5      ``range_target``           its row in the world (0-based); -1 when none
-======  =========================  ====================================================
+========  ========  ========  =========================  ====================================
+ahead     left      right     name (``range_`` ahead,    meaning
+                              ``left_``, ``right_``)
+========  ========  ========  =========================  ====================================
+H0        H7        H14       ``*_valid``                1 when a vehicle is in sight, else 0
+H1        H8        H15       ``*_distance``             bumper gap to it along the heading
+                                                         (m); the sensor's range when none
+H2        H9        H16       ``*_relative_speed``       its speed minus own along the
+                                                         heading (m/s); < 0 closing in
+H3        H10       H17       ``*_relative_accel``       its acceleration minus own along the
+                                                         heading (m/s2)
+H4        H11       H18       ``*_lateral_offset``       its centre left of the predicted own
+                                                         path (m)
+H5        H12       H19       ``*_target``               its row in the world (0-based); -1
+                                                         when none
+H6        H13       H20       ``*_lateral_speed``        its velocity minus own across the
+                                                         heading (m/s), left positive
+========  ========  ========  =========================  ====================================
 """
 
 from __future__ import annotations
@@ -22,15 +31,22 @@ from typing import Any
 
 import numpy as np
 
-RANGE_SLOTS = (
-    "range_valid",
-    "range_distance",
-    "range_relative_speed",
-    "range_relative_accel",
-    "range_lateral_offset",
-    "range_target",
+FIELDS = (
+    "valid",
+    "distance",
+    "relative_speed",
+    "relative_accel",
+    "lateral_offset",
+    "target",
+    "lateral_speed",
 )
-H_VALID, H_DISTANCE, H_RELATIVE_SPEED, H_RELATIVE_ACCEL, H_LATERAL, H_TARGET = range(6)
+H_VALID, H_DISTANCE, H_RELATIVE_SPEED, H_RELATIVE_ACCEL, H_LATERAL, H_TARGET, H_LATERAL_SPEED = (
+    range(len(FIELDS))
+)
+H_BLOCK = len(FIELDS)
+H_AHEAD, H_LEFT, H_RIGHT = 0, H_BLOCK, 2 * H_BLOCK  # each block's first slot: add an H_* field
+BLOCKS = {"range": ("ahead", H_AHEAD), "left": ("left", H_LEFT), "right": ("right", H_RIGHT)}
+RANGE_SLOTS = tuple(f"{prefix}_{name}" for prefix in BLOCKS for name in FIELDS)
 
 
 def fill_range_slots(sim: Any, bank: np.ndarray) -> None:
@@ -41,11 +57,14 @@ def fill_range_slots(sim: Any, bank: np.ndarray) -> None:
     """
     world = sim.world
     name = getattr(sim, "vehicle_name", None) or world.ego
-    reading = world.sense(name)
-    valid = reading.target is not None
-    bank[H_VALID] = 1.0 if valid else 0.0
-    bank[H_DISTANCE] = reading.distance if valid else world.spec.sensor.range
-    bank[H_RELATIVE_SPEED] = reading.relative_speed
-    bank[H_RELATIVE_ACCEL] = reading.relative_acceleration
-    bank[H_LATERAL] = reading.lateral_offset
-    bank[H_TARGET] = world.index[reading.target] if valid else -1.0
+    readings = world.sense_lanes(name)
+    for lane, first in BLOCKS.values():
+        reading = readings[lane]
+        valid = reading.target is not None
+        bank[first + H_VALID] = 1.0 if valid else 0.0
+        bank[first + H_DISTANCE] = reading.distance if valid else world.spec.sensor.range
+        bank[first + H_RELATIVE_SPEED] = reading.relative_speed
+        bank[first + H_RELATIVE_ACCEL] = reading.relative_acceleration
+        bank[first + H_LATERAL] = reading.lateral_offset
+        bank[first + H_TARGET] = world.index[reading.target] if valid else -1.0
+        bank[first + H_LATERAL_SPEED] = reading.lateral_speed

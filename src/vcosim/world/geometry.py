@@ -18,13 +18,18 @@ import numpy as np
 from vcosim.vehicle._jit_cache import kernel
 from vcosim.vehicle.layout import Y_B, Y_YAW_RATE
 
-# Range reading columns (one row per vehicle).
+# Range reading columns (one row per vehicle): a block for the nearest vehicle ahead (in the
+# own lane or the cone), then one each for the nearest ahead in the lane to the left and to
+# the right. Within a block, from its first column:
 R_TARGET = 0  # index of the vehicle seen, -1 when nothing is in sight
 R_DISTANCE = 1  # bumper gap along the sensor's heading (m)
 R_RELATIVE_SPEED = 2  # target speed minus own along the heading (m/s); < 0: closing in
 R_RELATIVE_ACCELERATION = 3  # target minus own acceleration along the heading (m/s2)
 R_LATERAL = 4  # the target centre's offset to the left of the predicted own path (m)
-N_RANGE = 5
+R_LATERAL_SPEED = 5  # target velocity minus own across the heading (m/s), left positive
+R_BLOCK = 6
+R_AHEAD, R_LEFT, R_RIGHT = 0, R_BLOCK, 2 * R_BLOCK  # the blocks' first columns
+N_RANGE = 3 * R_BLOCK
 
 
 POSE_NAMES = ("x", "y", "yaw", "vx", "vy", "speed", "ax", "ay", "yaw_rate", "cx", "cy")
@@ -156,13 +161,17 @@ def range_readings(
     A vehicle is seen when its centre lies ahead within ``max_range`` and either within
     ``half_lane`` of the path the sensor's vehicle is predicted to take (the arc of its
     present curvature, yaw rate over speed) or within the cone of half-angle ``cone`` (rad).
-    Distance is the bumper gap along the heading (centre distance minus both half
-    lengths). Returns one row per vehicle, columns ``R_*``.
+    One not seen so whose centre is within a lane more of the path, to the left or the right,
+    is in the neighbouring lane on that side: the nearest there fills that side's block (a car
+    about to cut in is seen before it does). Distance is the bumper gap along the heading
+    (centre distance minus both half lengths). Returns one row per vehicle: the blocks
+    ``R_AHEAD``, ``R_LEFT``, ``R_RIGHT`` of columns ``R_*``.
     """
     n = cx.shape[0]
     out = np.zeros((n, N_RANGE))
-    out[:, R_TARGET] = -1.0
-    out[:, R_DISTANCE] = math.inf
+    for block in (R_AHEAD, R_LEFT, R_RIGHT):
+        out[:, block + R_TARGET] = -1.0
+        out[:, block + R_DISTANCE] = math.inf
     reach = max_range + 2.0 * half_length.max()
     pairs = candidate_pairs(cx, cy, np.zeros(n), reach)
     for k in range(pairs.shape[0]):
@@ -177,13 +186,19 @@ def range_readings(
             curvature = yaw_rate[i] / speed if speed > 1.0 else 0.0
             curvature = min(max(curvature, -0.02), 0.02)  # a radius of 50 m or more
             lateral = left - 0.5 * curvature * along * along
-            if abs(lateral) > half_lane and abs(math.atan2(left, along)) > cone:
+            if abs(lateral) <= half_lane or abs(math.atan2(left, along)) <= cone:
+                block = R_AHEAD
+            elif abs(lateral) <= 3.0 * half_lane:
+                block = R_LEFT if lateral > 0.0 else R_RIGHT
+            else:
                 continue
             distance = along - half_length[i] - half_length[j]
-            if distance < out[i, R_DISTANCE]:
-                out[i, R_TARGET] = j
-                out[i, R_DISTANCE] = distance
-                out[i, R_RELATIVE_SPEED] = c * (vx[j] - vx[i]) + s * (vy[j] - vy[i])
-                out[i, R_RELATIVE_ACCELERATION] = c * (ax[j] - ax[i]) + s * (ay[j] - ay[i])
-                out[i, R_LATERAL] = lateral
+            if distance < out[i, block + R_DISTANCE]:
+                dvx, dvy = vx[j] - vx[i], vy[j] - vy[i]
+                out[i, block + R_TARGET] = j
+                out[i, block + R_DISTANCE] = distance
+                out[i, block + R_RELATIVE_SPEED] = c * dvx + s * dvy
+                out[i, block + R_RELATIVE_ACCELERATION] = c * (ax[j] - ax[i]) + s * (ay[j] - ay[i])
+                out[i, block + R_LATERAL] = lateral
+                out[i, block + R_LATERAL_SPEED] = -s * dvx + c * dvy
     return out

@@ -31,10 +31,15 @@ from vcosim.world.drivers import Drivers
 from vcosim.world.geometry import (
     N_RANGE,
     POSE_NAMES,
+    R_AHEAD,
+    R_BLOCK,
     R_DISTANCE,
     R_LATERAL,
+    R_LATERAL_SPEED,
+    R_LEFT,
     R_RELATIVE_ACCELERATION,
     R_RELATIVE_SPEED,
+    R_RIGHT,
     R_TARGET,
     box_overlap,
     overlapping_pairs,
@@ -75,6 +80,11 @@ class RangeReading(Report):
     relative_speed: float  # m/s, target minus own along the heading; negative: closing in
     relative_acceleration: float  # m/s2, target minus own along the heading
     lateral_offset: float  # m, the target's centre left of the predicted own path
+    lateral_speed: float = 0.0  # m/s, target minus own velocity across the heading, left positive
+
+
+LANES = {"ahead": R_AHEAD, "left": R_LEFT, "right": R_RIGHT}
+"""Where a range sensor looks: its lane (and cone), and the neighbouring lane on each side."""
 
 
 @dataclass
@@ -274,21 +284,37 @@ class World:
             raise UnknownNameError("vehicle", name, tuple(self.names))
         return self.index[name]
 
-    def sense(self, name: str) -> RangeReading:
-        """The range sensor of ``name`` now (computed afresh, not from the last decision)."""
+    def sense(self, name: str, lane: str = "ahead") -> RangeReading:
+        """The range sensor of ``name`` now (computed afresh, not from the last decision).
+
+        ``lane``: ``"ahead"``, the nearest vehicle in its lane or cone; ``"left"`` or
+        ``"right"``, the nearest ahead in the neighbouring lane on that side.
+        """
+        if lane not in LANES:
+            raise UnknownNameError("lane", lane, tuple(LANES))
+        return self.sense_lanes(name)[lane]
+
+    def sense_lanes(self, name: str) -> dict[str, RangeReading]:
+        """The range sensor of ``name`` in each of ``LANES``, from one look."""
         p = self.poses()
         sensor = self.spec.sensor
-        reading = range_readings(
+        row = range_readings(
             p["cx"], p["cy"], p["yaw"], p["vx"], p["vy"], p["ax"], p["ay"], p["yaw_rate"],
             p["half_length"], sensor.range, sensor.lane_width / 2, math.radians(sensor.cone),
         )[self.row(name)]  # fmt: skip
-        target = int(reading[R_TARGET])
+        return {lane: self._reading(row[first : first + R_BLOCK]) for lane, first in LANES.items()}
+
+    def _reading(self, block: np.ndarray) -> RangeReading:
+        """A ``RangeReading`` of one block of a range reading row."""
+        target = int(block[R_TARGET])
+        seen = target >= 0
         return RangeReading(
-            target=self.names[target] if target >= 0 else None,
-            distance=float(reading[R_DISTANCE]),
-            relative_speed=float(reading[R_RELATIVE_SPEED]) if target >= 0 else 0.0,
-            relative_acceleration=float(reading[R_RELATIVE_ACCELERATION]) if target >= 0 else 0.0,
-            lateral_offset=float(reading[R_LATERAL]) if target >= 0 else 0.0,
+            target=self.names[target] if seen else None,
+            distance=float(block[R_DISTANCE]),
+            relative_speed=float(block[R_RELATIVE_SPEED]) if seen else 0.0,
+            relative_acceleration=float(block[R_RELATIVE_ACCELERATION]) if seen else 0.0,
+            lateral_offset=float(block[R_LATERAL]) if seen else 0.0,
+            lateral_speed=float(block[R_LATERAL_SPEED]) if seen else 0.0,
         )
 
     def overlap(self, a: str, b: str) -> float:
