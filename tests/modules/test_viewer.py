@@ -265,6 +265,31 @@ def test_vcosim_view_serves_until_shutdown(router: Router, client):
         proc.wait()
 
 
+def test_ctrl_c_as_the_viewer_starts_ends_it_quietly(router: Router):
+    """An interrupt right after the URL is printed, before the event loop owns the signals."""
+    import signal
+    import subprocess
+    import sys
+
+    command = [sys.executable, "-m", "vcosim", "view", "--listen", "127.0.0.1:0"]
+    proc = subprocess.Popen(
+        [*command, "--bus", f"127.0.0.1:{router.address[1]}"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    try:
+        line = proc.stdout.readline()  # type: ignore[union-attr]
+        assert "open http://127.0.0.1:" in line, line
+        proc.send_signal(signal.SIGINT)
+        said, _ = proc.communicate(timeout=30)
+        assert proc.returncode == 130, said
+        assert "Traceback" not in said and "never awaited" not in said
+    finally:
+        proc.kill()
+        proc.wait()
+
+
 def test_engine_status_from_the_vehicle_reaches_the_page(viewer: Viewer, client):
     from vcosim.bus.catalogue import EngineStatus
 

@@ -364,15 +364,27 @@ class Viewer(BusModule[ViewerReport]):
 
     def loop(self, duration: float | None) -> None:
         """Serve in this thread (the command's main loop); Ctrl-C or SIGTERM end it cleanly."""
+        # A signal before the event loop takes them over is held, not raised into asyncio's
+        # start-up (which would leave a half-made loop and a traceback behind)
+        held: list[int] = []
+        previous = {}
+        for signum in (signal.SIGINT, signal.SIGTERM):
+            with contextlib.suppress(ValueError):  # not the main thread: no handlers to move
+                previous[signum] = signal.signal(signum, lambda s, _: held.append(s))
 
         async def main() -> None:
             running = asyncio.get_running_loop()
-            for signum in (signal.SIGINT, signal.SIGTERM):
-                with contextlib.suppress(ValueError, RuntimeError):  # not the main thread
-                    running.add_signal_handler(signum, self._interrupt)
+            for signum in previous:
+                running.add_signal_handler(signum, self._interrupt)
+            if held:
+                self._interrupt()
             await self.serve_async(duration)
 
-        asyncio.run(main())
+        try:
+            asyncio.run(main())
+        finally:
+            for signum, handler in previous.items():
+                signal.signal(signum, handler)
         if self.lost is not None:
             raise self.lost
 
