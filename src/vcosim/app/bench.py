@@ -85,7 +85,7 @@ def bench_world(
     as_json: AsJson = False,
     seconds: Annotated[float, typer.Option(help="Wall-clock budget per measurement (s).")] = 1.0,
 ) -> None:
-    """Real-time factor of worlds of 1-1000 IDM cars; cost per vehicle-step vs the batch kernel."""
+    """Real-time factor of worlds of 1-1000 IDM cars and of 1, 2, 4 coupled cars; kernel ceiling."""
     from vcosim.bench.world import measure_world_bench
 
     result = measure_world_bench(seconds=seconds, progress=not as_json).to_dict()
