@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 import subprocess
 import sys
+import warnings
 from pathlib import Path
 
 import pytest
@@ -32,3 +33,5 @@ def test_fmu_cases(cases: str) -> None:
     assert result.returncode == 0, result.stdout[-6000:] + result.stderr[-2000:]
     passed = re.search(r"(\d+) passed", result.stdout)
     assert passed is not None and int(passed.group(1)) == CASES[cases], result.stdout[-2000:]
+    for said in sorted(set(re.findall(r"UserWarning: (.*)", result.stdout))):
+        warnings.warn(said, stacklevel=1)  # shown in this suite's summary too
