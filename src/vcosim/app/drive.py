@@ -37,6 +37,7 @@ from vcosim.app.options import (
     TerrainOption,
     VehicleOption,
     WallTime,
+    WorldOption,
     bus_address,
 )
 from vcosim.bus.catalogue import ModuleId
@@ -102,22 +103,15 @@ def drive(
             help="The vehicle's frames per second (>= 100 spaces its 100 Hz messages evenly)."
         ),
     ] = 100.0,
-    world: Annotated[
-        Path | None,
-        typer.Option(
-            exists=True,
-            dir_okay=False,
-            metavar="FILE.toml",
-            help="Drive a world of many vehicles (docs/worlds.md): its ego is the vehicle "
-            "module (16) the input drives; every vehicle's pose goes on the bus (module 22) "
-            "for the viewer and the logger.",
-        ),
-    ] = None,
+    world: WorldOption = None,
 ) -> None:
     """Start the driving simulator on this machine: router, vehicle, logger, input, sound, view.
 
     Input, sound and the 3-D view start when their extras are installed. Every module also runs
     alone (`vcosim bus`, `vcosim sim --bus HOST:PORT`, `vcosim log`, ...), on any machine.
+
+    With --world, the world's ego is the vehicle module (16) the input drives, and every
+    vehicle's pose goes on the bus (module 22) for the viewer and the logger.
 
     If drive is killed, its modules end too (Linux: at once; elsewhere: each module ends 10 s
     after its router falls silent, with exit code 1).

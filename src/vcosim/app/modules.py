@@ -22,6 +22,7 @@ from vcosim.app.options import (
     BusSymbols,
     TerrainOption,
     WallTime,
+    WorldOption,
     bus_address,
     bus_codec,
     parse_address,
@@ -130,16 +131,7 @@ def view(
         float, typer.Option(callback=positive, help="Most state frames per second to the page.")
     ] = 60.0,
     terrain: TerrainOption = None,
-    world: Annotated[
-        Path | None,
-        typer.Option(
-            exists=True,
-            dir_okay=False,
-            metavar="FILE.toml",
-            help="Draw the terrain of this world file (docs/worlds.md), as the simulator "
-            "running it drives on it.",
-        ),
-    ] = None,
+    world: WorldOption = None,
     height_map: Annotated[
         Path | None, typer.Option(help="Height-map image (blue channel).")
     ] = None,
@@ -168,7 +160,10 @@ def view(
     symbols: BusSymbols = BUS_SYMBOLS,
     max_length: BusMaxLength = BUS_MAX_LENGTH,
 ) -> None:
-    """Serve the 3-D viewer and live dashboard in a browser; drive with keyboard or gamepad."""
+    """Serve the 3-D viewer and live dashboard in a browser; drive with keyboard or gamepad.
+
+    With --world it draws that world's terrain, as the simulator running it drives on it.
+    """
     from vcosim.modules.viewer import Viewer
     from vcosim.vehicle.terrain import Terrain, load_terrain
 

@@ -90,6 +90,16 @@ TerrainOption = Annotated[
         "friction_map, hill_height, size, friction (docs/viewer.md); flat without one.",
     ),
 ]
+WorldOption = Annotated[
+    Path | None,
+    typer.Option(
+        exists=True,
+        dir_okay=False,
+        metavar="FILE.toml",
+        help="A world of many vehicles, their drivers and its terrain (docs/worlds.md), in "
+        "place of --vehicle and --terrain.",
+    ),
+]
 RunFolder = Annotated[
     Path, typer.Option(help="Folder for the run; a timestamped sub-folder is created.")
 ]

@@ -30,6 +30,7 @@ from vcosim.app.options import (
     TerrainOption,
     Timeout,
     VehicleOption,
+    WorldOption,
     bus_address,
     non_negative,
     parse_address,
@@ -165,27 +166,20 @@ def sim(
             "--pacing lockstep it then advances only as their contracts allow.",
         ),
     ] = 0,
-    world: Annotated[
-        Path | None,
-        typer.Option(
-            exists=True,
-            dir_okay=False,
-            metavar="FILE.toml",
-            help="A world of many vehicles (docs/worlds.md): each vehicle driven from outside "
-            "gets its own coupling endpoint (ports from the file, else --listen/--controller "
-            "plus 2 per vehicle; debug logs in a sub-folder per vehicle); contracts serve "
-            "every vehicle; on the bus, module 22 publishes every vehicle's pose and each "
-            "external one joins (the ego as 16, others as 64 + row). Its file gives the "
-            "vehicles, their starts and gearboxes, and the terrain.",
-        ),
-    ] = None,
+    world: WorldOption = None,
     bus: Annotated[
         str | None,
         typer.Option(metavar="HOST:PORT", help="Join a NightRider bus router at this address."),
     ] = None,
     json_out: JsonOut = None,
 ) -> None:
-    """Run the simulator; external controllers couple to it exactly as to BeamNG.tech."""
+    """Run the simulator; external controllers couple to it exactly as to BeamNG.tech.
+
+    With --world, each vehicle driven from outside gets its own coupling endpoint (ports from
+    the file, else --listen/--controller plus 2 per vehicle; debug logs in a sub-folder per
+    vehicle), contracts serve every vehicle, and on the bus module 22 publishes every vehicle's
+    pose while each external one joins (the ego as 16, the others as 64 + row).
+    """
     if wait_for_clients and not contracts:
         raise typer.BadParameter(
             "there are no contract clients to wait for without --contracts",
