@@ -80,9 +80,8 @@ def test_a_world_run_twice_is_identical() -> None:
     assert np.array_equal(run(), run())
 
 
-def sensor_world() -> World:
-    cars = [("ego", 0.0, 0.0), ("ahead", 30.0, 1.0), ("far", 60.0, 0.0), ("behind", -20.0, 0.0)]
-    cars.append(("beside", 15.0, 8.0))
+def road_world(cars: list[tuple[str, float, float, float]]) -> World:
+    """Cars at 10 m/s along ROAD, each (name, x, lane offset y, the offset it changes to)."""
     return World(
         WorldFile.from_dict(
             {
@@ -96,13 +95,24 @@ def sensor_world() -> World:
                             "path": "road",
                             "offset": y,
                             "speeds": [[0, 10]],
+                            **(
+                                {"lane_change": {"offset": to, "duration": 3.0, "at": 0.0}}
+                                if to != y
+                                else {}
+                            ),
                         },
                     }
-                    for name, x, y in cars
+                    for name, x, y, to in cars
                 ],
             }
         )
     )
+
+
+def sensor_world() -> World:
+    cars = [("ego", 0.0, 0.0), ("ahead", 30.0, 1.0), ("far", 60.0, 0.0), ("behind", -20.0, 0.0)]
+    cars.append(("beside", 15.0, 8.0))
+    return road_world([(name, x, y, y) for name, x, y in cars])
 
 
 def expected_gap(world: World, own: str, other: str) -> tuple[float, float]:
@@ -157,27 +167,7 @@ def test_range_sensor_sees_the_nearest_vehicle_in_each_neighbouring_lane_with_la
 ):
     cars = [("ego", 0.0, 0.0, 0.0), ("ahead", 50.0, 0.0, 0.0), ("right", 25.0, -3.5, -3.5)]
     cars.append(("left", 20.0, 3.5, 0.0))  # moves over into the ego's lane from t = 0
-    world = World(
-        WorldFile.from_dict(
-            {
-                "paths": ROAD,
-                "vehicles": [
-                    {
-                        "name": name,
-                        "start": {"x": x, "y": y, "speed": 10},
-                        "driver": {
-                            "kind": "profile",
-                            "path": "road",
-                            "offset": y,
-                            "speeds": [[0, 10]],
-                            "lane_change": {"offset": to, "duration": 3.0, "at": 0.0},
-                        },
-                    }
-                    for name, x, y, to in cars
-                ],
-            }
-        )
-    )
+    world = road_world(cars)
     world.run(round(1.0 / world.dt))
     lanes = world.sense_lanes("ego")
     assert lanes["ahead"] == world.sense("ego") and lanes["ahead"].target == "ahead"
