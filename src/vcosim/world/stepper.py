@@ -28,9 +28,10 @@ import numpy as np
 
 from vcosim.vehicle.model import advance_each, advance_each_serial
 
-PARALLEL_FROM = 16
-"""Vehicles from which the threaded kernel is tried at all: in smaller worlds a call is too
-short to pay for waking threads even on an idle machine, and trying costs a little."""
+PARALLEL_FROM = 2
+"""Vehicles from which the threaded kernel is tried at all (a lone vehicle has nothing to
+share out): on an idle 2-core machine the threads already pay at 10 cars (a ring of 10 IDM
+cars ran 39× real time on one thread, 48–68× with the trials), on a busy one they lose."""
 TRIAL = 6  # calls of each kernel per trial
 CYCLE = 256  # kernel calls from one trial to the next (~5000 steps) after a change of kernel
 LONGEST_CYCLE = 16 * CYCLE  # ... doubling up to this while trials keep the same one
