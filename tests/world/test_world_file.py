@@ -60,6 +60,36 @@ def test_names_that_point_nowhere_are_listed_together() -> None:
     assert "ego: no vehicle named 'nobody'" in problems
 
 
+def test_names_that_point_nowhere_are_listed_beside_bad_values(tmp_path: Path) -> None:
+    """pydantic checks the whole file only once each value is valid; the names are not left out."""
+    path = tmp_path / "bad.toml"
+    path.write_text(
+        """
+[paths.road]
+points = [[0, 0], [100, 0]]
+
+[[vehicles]]
+name = "ego"
+start = { x = 0, y = 0, speed = -5 }
+
+[[vehicles]]
+name = "lead"
+driver = { kind = "profile", path = "motorway", speeds = [[0, 10]] }
+
+[[vehicles]]
+name = "ego"
+""",
+        encoding="utf-8",
+    )
+    with pytest.raises(ConfigError) as caught:
+        WorldFile.load(path)
+    problems = caught.value.problems
+    assert len(problems) == 3, problems
+    assert problems[0].startswith("vehicles.0.start.speed: ")
+    assert "vehicles.1 (lead).driver.path: no path named 'motorway'" in problems
+    assert "vehicles.2 (ego): name used twice" in problems
+
+
 @pytest.mark.parametrize("name", ["follow", "cut-in", "platoon", "ring"])
 def test_the_examples_are_valid_worlds(name: str) -> None:
     world = WorldFile.load(EXAMPLES / f"{name}.toml")

@@ -242,33 +242,24 @@ class WorldFile(Options):
         entries = self.all_vehicles()
         if not entries:
             problems.append("vehicles: a world needs at least one vehicle")
-        seen: set[str] = set()
         for index, entry in enumerate(entries):
             where = f"vehicles.{index} ({entry.name})"
-            if entry.name in seen:
-                problems.append(f"{where}: name used twice")
-            seen.add(entry.name)
-            driver = entry.driver
-            path = getattr(driver, "path", None)
-            if path is not None and path not in self.paths:
-                problems.append(f"{where}.driver.path: no path named {path!r}")
+            path = getattr(entry.driver, "path", None)
             if path is not None and entry.gearbox is Gearbox.manual:
                 problems.append(f"{where}.gearbox: built-in drivers drive an automatic only")
             if path is not None and entry.coupling is not None:
                 problems.append(f"{where}.coupling: only an external vehicle is coupled")
             if path is None and entry.start.s is not None:
                 problems.append(f"{where}.start.s: only a vehicle on a path can start at s")
-        names = {e.name for e in entries}
-        for index, entry in enumerate(entries):
-            change = getattr(entry.driver, "lane_change", None)
-            cue = None if change is None else change.ahead_of
-            if cue is not None and (cue not in names or cue == entry.name):
-                problems.append(
-                    f"vehicles.{index} ({entry.name}).driver.lane_change.ahead_of: "
-                    f"no other vehicle named {cue!r}"
-                )
-        if self.ego is not None and self.ego not in names:
-            problems.append(f"ego: no vehicle named {self.ego!r}")
+        references = [
+            (
+                entry.name,
+                getattr(entry.driver, "path", None),
+                getattr(getattr(entry.driver, "lane_change", None), "ahead_of", None),
+            )
+            for entry in entries
+        ]
+        problems.extend(reference_problems(references, set(self.paths), self.ego))
         steps = self.driver_period / PHYSICS_DT
         if abs(steps - round(steps)) > 1e-6:
             problems.append(f"driver_period: must be a whole number of {PHYSICS_DT} s steps")
@@ -298,7 +289,11 @@ class WorldFile(Options):
         try:
             world = cls.model_validate(data)
         except ValidationError as exc:
-            raise ConfigError(_split(validation_problems(exc)), source) from None
+            problems = _split(validation_problems(exc))
+            # pydantic checks the names only once every field is valid: check them here too
+            more = reference_problems(*_raw_references(data))
+            problems.extend(p for p in more if p not in problems)
+            raise ConfigError(problems, source) from None
         world._base = base
         return world
 
@@ -306,6 +301,55 @@ class WorldFile(Options):
     def base(self) -> Path | None:
         """The folder relative file names are taken from (the world file's)."""
         return self._base
+
+
+Reference = tuple[str, str | None, str | None]
+"""A vehicle's name, the path its driver follows and the vehicle its lane change cues on."""
+
+
+def reference_problems(vehicles: list[Reference], paths: set[str], ego: str | None) -> list[str]:
+    """Names used twice and names that point nowhere: vehicles, paths, cues and the ego."""
+    problems = []
+    names = {name for name, _, _ in vehicles}
+    seen: set[str] = set()
+    for index, (name, path, cue) in enumerate(vehicles):
+        where = f"vehicles.{index} ({name})"
+        if name in seen:
+            problems.append(f"{where}: name used twice")
+        seen.add(name)
+        if path is not None and path not in paths:
+            problems.append(f"{where}.driver.path: no path named {path!r}")
+        if cue is not None and (cue not in names or cue == name):
+            problems.append(f"{where}.driver.lane_change.ahead_of: no other vehicle named {cue!r}")
+    if ego is not None and ego not in names:
+        problems.append(f"ego: no vehicle named {ego!r}")
+    return problems
+
+
+def _raw_references(data: Any) -> tuple[list[Reference], set[str], str | None]:
+    """What ``reference_problems`` checks, read from a file that failed validation.
+
+    Only what can be read for sure: listed vehicles with a string name (traffic groups,
+    whose names come from a valid count, are left to the full check).
+    """
+    data = _table(data)
+    vehicles: list[Reference] = []
+    for entry in data.get("vehicles") or []:
+        driver = _table(_table(entry).get("driver"))
+        name = _text(_table(entry).get("name"))
+        if name is None or data.get("traffic"):
+            return [], set(_table(data.get("paths"))), None  # the rows would not line up
+        cue = _text(_table(driver.get("lane_change")).get("ahead_of"))
+        vehicles.append((name, _text(driver.get("path")), cue))
+    return vehicles, set(_table(data.get("paths"))), _text(data.get("ego"))
+
+
+def _table(value: Any) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
+def _text(value: Any) -> str | None:
+    return value if isinstance(value, str) else None
 
 
 def _split(problems: list[str]) -> list[str]:
