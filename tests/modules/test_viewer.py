@@ -367,6 +367,7 @@ def test_run_serves_for_its_duration_and_reports(router: Router):
         "malformed",
         "refused_hosts",
         "refused_origins",
+        "refused_pages",
         "releases",
         "received",
         "poses",

@@ -24,7 +24,8 @@ websockets_sync = pytest.importorskip("websockets.sync.client")
 
 from websockets.exceptions import ConnectionClosed, InvalidStatus  # noqa: E402
 
-from modules.test_viewer import message_until, recv_until, ws_url  # noqa: E402
+from helpers.pages import recv_until, wait_for, ws_url  # noqa: E402
+from modules.test_viewer import message_until  # noqa: E402
 from vcosim.bus.catalogue import IMFM  # noqa: E402
 from vcosim.bus.router import Router  # noqa: E402
 from vcosim.errors import ConfigError  # noqa: E402
@@ -60,6 +61,21 @@ def refused_status(opening: Callable[[], Any]) -> int:
     with pytest.raises(InvalidStatus) as refused, opening():
         pass
     return refused.value.response.status_code
+
+
+def test_pages_over_the_limit_are_refused_and_a_closed_one_frees_its_place(viewer: Viewer):
+    from vcosim.modules.viewer.server import MAX_PAGES
+
+    with contextlib.ExitStack() as pages:
+        for _ in range(MAX_PAGES):
+            ws = pages.enter_context(open_ws(viewer))
+            recv_until(ws, lambda f: f["type"] == "hello")
+        assert refused_status(lambda: open_ws(viewer)) == 403
+        assert viewer.stats.refused_pages == 1
+    wait_for(lambda: viewer.open_pages == 0)  # the server has seen them go
+    with open_ws(viewer) as ws:  # there is room again
+        assert recv_until(ws, lambda f: f["type"] == "hello")["module"] == 18
+    assert viewer.report().refused_pages == 1 and viewer.stats.pages == MAX_PAGES + 1
 
 
 # -- Origin ----------------------------------------------------------------------------------

@@ -19,6 +19,7 @@ class ViewerStats:
     malformed: Counter[str] = field(default_factory=Counter)
     refused_hosts: int = 0
     refused_origins: int = 0
+    refused_pages: int = 0
     releases: int = 0
     world_frames: int = 0
 
@@ -35,6 +36,7 @@ class ViewerReport(Report):
     malformed: dict[str, int]
     refused_hosts: int
     refused_origins: int
+    refused_pages: int  # over MAX_PAGES open at once
     releases: int
     received: dict[str, int]
     poses: int

@@ -61,6 +61,9 @@ STATIC = Path(__file__).parent / "static"
 """The page, its script and the vendored three.js, shipped inside the package."""
 TOO_BIG = 1009
 """The websocket close code of a message over the size limit (RFC 6455)."""
+MAX_PAGES = 16
+"""Pages served at once: enough for every screen of a driving rig; more are refused (403)
+rather than let one misbehaving page open sockets until every frame waits on them."""
 
 
 class Viewer(BusModule[ViewerReport]):
@@ -142,6 +145,11 @@ class Viewer(BusModule[ViewerReport]):
         """The page's address."""
         return f"http://{self.address[0]}:{self.address[1]}/"
 
+    @property
+    def open_pages(self) -> int:
+        """Pages connected now."""
+        return len(self._pages)
+
     def describe(self) -> str:
         """Where to point the browser."""
         return f"vcosim viewer: open {self.url} in a browser"
@@ -194,6 +202,12 @@ class Viewer(BusModule[ViewerReport]):
         }
 
     async def _websocket(self, ws: Any) -> None:
+        if len(self._pages) >= MAX_PAGES:  # closed before it is accepted: HTTP 403
+            client = ws.client.host if ws.client else "?"
+            self.stats.refused_pages += 1
+            self._reports("pages", client, f"refused a page from {client}: {MAX_PAGES} are open")
+            await ws.close()
+            return
         await ws.accept()
         self._pages.add(ws)
         self.stats.pages += 1
@@ -446,6 +460,7 @@ class Viewer(BusModule[ViewerReport]):
             malformed=dict(s.malformed),
             refused_hosts=s.refused_hosts,
             refused_origins=s.refused_origins,
+            refused_pages=s.refused_pages,
             releases=s.releases,
             received=dict(self.received),
             poses=self.state.poses,
