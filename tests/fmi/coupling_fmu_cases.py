@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import contextlib
 import socket
 import subprocess
 import sys
 import threading
+from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
@@ -116,8 +118,7 @@ def test_a_master_with_the_pi_fmu_cruises_a_lockstep_simulator_at_20_m_s(
 ):
     seconds = 40.0
     controller_port, sim_port = free_port(), free_port()
-    sim = start_simulator(seconds, controller_port, sim_port, "--ext-time", str(STEP))
-    try:
+    with simulator(seconds, controller_port, sim_port, "--ext-time", str(STEP)) as sim:
         pi = open_fmu(pi_fmu).start(target_speed=20.0)
         # A generous timeout: the simulator may still be starting when the FMU binds.
         link = open_fmu(coupling_fmu).start(
@@ -140,12 +141,7 @@ def test_a_master_with_the_pi_fmu_cruises_a_lockstep_simulator_at_20_m_s(
             )
         )
         link.close()
-        output, _ = sim.communicate(timeout=60)
-    finally:
-        if sim.poll() is None:
-            sim.kill()
-            sim.wait()
-    assert sim.returncode == 0, output[-2000:]
+        ended(sim)
     assert status == {
         "connected": True,
         "timeouts": 0,
@@ -157,8 +153,12 @@ def test_a_master_with_the_pi_fmu_cruises_a_lockstep_simulator_at_20_m_s(
     assert np.all(np.abs(settled - 20.0) < 0.5), (settled.min(), settled.max())
 
 
-def start_simulator(seconds: float, controller_port: int, sim_port: int, *options: str):
-    return subprocess.Popen(
+@contextlib.contextmanager
+def simulator(
+    seconds: float, controller_port: int, sim_port: int, *options: str
+) -> Iterator[subprocess.Popen[str]]:
+    """``vcosim sim`` in lock-step for the FMU to drive; killed if the test leaves it running."""
+    sim = subprocess.Popen(
         [
             *(sys.executable, "-m", "vcosim", "sim", "--pacing", "lockstep"),
             *("--duration", str(seconds), *options),
@@ -168,6 +168,18 @@ def start_simulator(seconds: float, controller_port: int, sim_port: int, *option
         stderr=subprocess.STDOUT,
         text=True,
     )
+    try:
+        yield sim
+    finally:
+        if sim.poll() is None:
+            sim.kill()
+            sim.wait()
+
+
+def ended(sim: subprocess.Popen[str]) -> None:
+    """The simulator ran its duration and exited cleanly."""
+    output, _ = sim.communicate(timeout=60)
+    assert sim.returncode == 0, output[-2000:]
 
 
 def test_with_a_beamng_interface_csv_both_sides_speak_its_signals(fmu_dir, open_fmu):
@@ -175,20 +187,14 @@ def test_with_a_beamng_interface_csv_both_sides_speak_its_signals(fmu_dir, open_
     interface = Path(__file__).parents[2] / "examples" / "beamng" / "throttle.csv"
     path = build_coupling_fmu(fmu_dir / "coupling-csv.fmu", interface=interface)
     seconds, controller_port, sim_port = 4.0, free_port(), free_port()
-    sim = start_simulator(seconds, controller_port, sim_port, "--interface", str(interface))
-    try:
+    with simulator(seconds, controller_port, sim_port, "--interface", str(interface)) as sim:
         link = open_fmu(path).start(listen_port=controller_port, sim_port=sim_port, timeout=20.0)
         for _ in range(round(seconds / STEP) - 1):
             link.set(throttle=0.6, steering=0.0)
             link.step(STEP)
         speed, rpm, timeouts = link.get("groundspeed", "rpm", "timeouts")
         link.close()
-        output, _ = sim.communicate(timeout=60)
-    finally:
-        if sim.poll() is None:
-            sim.kill()
-            sim.wait()
-    assert sim.returncode == 0, output[-2000:]
+        ended(sim)
     assert timeouts == 0
     assert speed > 5.0  # the throttle went through the CSV's slot
     assert np.isnan(rpm)  # not in the CSV: the output says it has no value

@@ -19,19 +19,32 @@ def rows(path: Path) -> list[dict[str, float]]:
         return [{k: float(v) for k, v in row.items()} for row in csv.DictReader(file)]
 
 
+def silent_controller() -> socket.socket:
+    """A controller address that never answers."""
+    silent = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    silent.bind(("127.0.0.1", 0))
+    return silent
+
+
+def follow_world(folder: Path, controller: socket.socket) -> Path:
+    """examples/worlds/follow.toml with its ego coupled to ``controller``."""
+    world = folder / "two.toml"
+    world.write_text(
+        Path("examples/worlds/follow.toml").read_text()
+        + f'[vehicles.coupling]\ncontroller = "127.0.0.1:{controller.getsockname()[1]}"\n'
+    )
+    return world
+
+
 def test_sim_world_lists_each_coupling_records_each_vehicle_and_logs_per_vehicle(
     tmp_path: Path,
 ) -> None:
-    silent = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)  # a controller that never answers
-    silent.bind(("127.0.0.1", 0))
-    world = tmp_path / "two.toml"
-    world.write_text(
-        Path("examples/worlds/follow.toml").read_text()
-        + f'[vehicles.coupling]\ncontroller = "127.0.0.1:{silent.getsockname()[1]}"\n'
-        + '\n[[vehicles]]\nname = "side"\nstart = { x = 0, y = 6 }\n'
-        + '[vehicles.coupling]\nlisten = "127.0.0.1:0"\ncontroller = "127.0.0.1:'
-        + f'{silent.getsockname()[1]}"\n'
-    )
+    silent = silent_controller()
+    world = follow_world(tmp_path, silent)
+    with world.open("a") as file:
+        file.write('\n[[vehicles]]\nname = "side"\nstart = { x = 0, y = 6 }\n')
+        file.write('[vehicles.coupling]\nlisten = "127.0.0.1:0"\n')
+        file.write(f'controller = "127.0.0.1:{silent.getsockname()[1]}"\n')
     try:
         result = CliRunner().invoke(
             app,
@@ -79,13 +92,8 @@ def test_sim_world_lists_each_coupling_records_each_vehicle_and_logs_per_vehicle
 
 
 def test_analyze_on_a_world_log_folder_analyses_each_vehicle(tmp_path: Path) -> None:
-    silent = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)  # a controller that never answers
-    silent.bind(("127.0.0.1", 0))
-    world = tmp_path / "two.toml"
-    world.write_text(
-        Path("examples/worlds/follow.toml").read_text()
-        + f'[vehicles.coupling]\ncontroller = "127.0.0.1:{silent.getsockname()[1]}"\n'
-    )
+    silent = silent_controller()
+    world = follow_world(tmp_path, silent)
     logs = tmp_path / "logs"
     try:
         ran = CliRunner().invoke(
