@@ -54,14 +54,20 @@ KEY_FIGURES = {
     ),
     "straight_line": (
         "zero_to_100_s",
+        "zero_to_100_manual_s",
         "eighty_to_120_top_gear_s",
         "top_speed_kmh",
+        "peak_power_kw",
+        "peak_power_rpm",
         "stopping_distance_m",
         "mfdd_m_s2",
         "f0_n",
         "f1_n_per_m_s",
         "f2_n_per_m2_s2",
+        "coast_down_100kmh_m_s2",
         "gradeability_percent",
+        "gradeability_automatic_percent",
+        "traction_bound_percent",
     ),
 }
 

@@ -19,6 +19,7 @@ STEP_RISE = 0.1  # s: ISO 7401 asks for the steering step within 0.15 s
 SWD_FREQUENCY = 0.7  # Hz (FMVSS 126 S7.9)
 SWD_DWELL = 0.5  # s at the second peak
 SPEED_KP, SPEED_KI = 1.5, 0.8  # 1/s, 1/s^2: the speed controller of both models
+LAUNCH_RPM = (1500.0, 3500.0)  # a manual's driver lets the clutch in as the engine revs across
 
 
 @dataclass(frozen=True)
@@ -47,6 +48,17 @@ class Plan:
             swd_after=2.0,
             top_speed_seconds=50.0,
         )
+
+
+def launch_clutch(rpm: float) -> float:
+    """The clutch pedal of a driver pulling away at full throttle with a manual gearbox.
+
+    The clutch comes in as the engine revs up across ``LAUNCH_RPM`` and goes out again if
+    the revs sink, as a driver feeds it in on the revs (an automatic's launch clutch works
+    the same way): the engine pulls at full load and does not stall.
+    """
+    low, high = LAUNCH_RPM
+    return 1.0 - min(max((rpm - low) / (high - low), 0.0), 1.0)
 
 
 def ramp_steer(t: np.ndarray | float, rate: float) -> np.ndarray:

@@ -38,10 +38,15 @@ LABELS = {  # figure: (label, unit)
     "max_yaw_rate_ratio_1_75s_percent": ("largest yaw-rate ratio 1.75 s after", "%"),
     "min_lateral_displacement_m": ("smallest lateral displacement at 1.07 s (≥ 5 A)", "m"),
     "spins_from_amplitude_a": ("smallest amplitude at which it spins", "A"),
-    "zero_to_100_s": ("0–100 km/h", "s"),
+    "zero_to_100_s": ("0–100 km/h, automatic", "s"),
+    "zero_to_100_manual_s": ("0–100 km/h, manual (shifts at 6000 rpm)", "s"),
     "eighty_to_120_top_gear_s": ("80–120 km/h in top gear", "s"),
     "top_speed_kmh": ("top speed", "km/h"),
-    "gradeability_percent": ("gradeability (first gear)", "%"),
+    "peak_power_kw": ("peak engine power (full load)", "kW"),
+    "peak_power_rpm": ("engine speed at peak power", "rpm"),
+    "gradeability_percent": ("gradeability, manual, first gear (driven up ramps)", "%"),
+    "gradeability_automatic_percent": ("gradeability, automatic in D (driven up ramps)", "%"),
+    "traction_bound_percent": ("steepest grade the driven axle's grip allows", "%"),
     "stopping_distance_m": ("braking 100–0 km/h, ABS off: stopping distance", "m"),
     "mfdd_m_s2": ("braking, ABS off: mean fully developed deceleration", "m/s²"),
     "stopping_distance_m_abs": ("braking 100–0 km/h, ABS on: stopping distance", "m"),
@@ -50,6 +55,7 @@ LABELS = {  # figure: (label, unit)
     "f1_n_per_m_s": ("coast-down F1", "N/(m/s)"),
     "f2_n_per_m2_s2": ("coast-down F2", "N/(m/s)²"),
     "road_load_100kmh_n": ("road load at 100 km/h", "N"),
+    "coast_down_100kmh_m_s2": ("coast-down deceleration at 100 km/h", "m/s²"),
 }
 SECTIONS = {
     "steady_state": "Steady-state circular driving (ISO 4138, constant speed 80 km/h)",
@@ -75,7 +81,9 @@ class Row:
 def _number(value: Any) -> str:
     if value is None or (isinstance(value, float) and not math.isfinite(value)):
         return "—"
-    return f"{value:.3g}" if isinstance(value, float) else str(value)
+    if isinstance(value, float):
+        return f"{value:.0f}" if abs(value) >= 1000 else f"{value:#.3g}"
+    return str(value)
 
 
 def rows(sheet: Datasheet) -> dict[str, list[Row]]:
@@ -98,7 +106,8 @@ def rows(sheet: Datasheet) -> dict[str, list[Row]]:
     return out
 
 
-def _comparison_rows(sheet: Datasheet) -> list[list[str]]:
+def comparison_rows(comparison: dict[str, dict[str, Any]]) -> list[list[str]]:
+    """The linear-range targets as table rows (from ``Datasheet.comparison`` or its JSON)."""
     return [
         [
             LABELS[name][0],
@@ -108,7 +117,7 @@ def _comparison_rows(sheet: Datasheet) -> list[list[str]]:
             f"± {c['target_percent']:g} %",
             "yes" if c["met"] else "no",
         ]
-        for name, c in sheet.comparison.items()
+        for name, c in comparison.items()
     ]
 
 
@@ -139,7 +148,7 @@ def markdown(sheet: Datasheet, plots: dict[str, Path], command: str) -> str:
         "",
         f"## {COMPARISON_TITLE}",
         "",
-        _md_table(COMPARISON_HEAD, _comparison_rows(sheet)),
+        md_table(COMPARISON_HEAD, comparison_rows(sheet.comparison)),
         "",
         COMPARISON_NOTE,
     ]
@@ -147,12 +156,13 @@ def markdown(sheet: Datasheet, plots: dict[str, Path], command: str) -> str:
         lines += ["", f"## {SECTIONS[section]}", ""]
         body = [[r.label, r.unit, r.vcosim, r.commonroad, r.typical, "⚠" if r.outside else ""]
                 for r in table]  # fmt: skip
-        lines += [_md_table(TABLE_HEAD, body), ""]
+        lines += [md_table(TABLE_HEAD, body), ""]
         lines.append(f"![{SECTIONS[section]}]({plots[section].name})")
     return "\n".join(lines) + "\n"
 
 
-def _md_table(head: list[str], body: list[list[str]]) -> str:
+def md_table(head: list[str], body: list[list[str]]) -> str:
+    """A Markdown table."""
     out = ["| " + " | ".join(head) + " |", "|" + " --- |" * len(head)]
     out += ["| " + " | ".join(cells) + " |" for cells in body]
     return "\n".join(out)
@@ -170,7 +180,7 @@ def html_page(sheet: Datasheet, plots: dict[str, Path], command: str) -> str:
             out.append(f"<tr{style}>{tds}</tr>")
         return "\n".join(out) + "</table>"
 
-    comparison = _comparison_rows(sheet)
+    comparison = comparison_rows(sheet.comparison)
     mapped = sheet.vehicle == MAPPED_PRESET  # another car is meant to differ: no red
     parts = [
         "<!doctype html><meta charset='utf-8'>",

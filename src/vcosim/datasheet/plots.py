@@ -112,14 +112,22 @@ def sine_with_dwell(sheet: Datasheet, figure: Figure) -> None:
 
 
 def straight_line(sheet: Datasheet, figure: Figure) -> None:
-    """Acceleration, top-gear elasticity, braking and coast-down."""
-    axes = figure.subplots(2, 2).ravel()
+    """Acceleration, top-gear elasticity, the engine's full load, braking and coast-down."""
+    axes = figure.subplots(2, 3).ravel()
     for key, runs in _runs(sheet):
         label = _label(sheet, key)
         style = STYLE[key]
         full, gear5 = runs.straight["full_throttle"], runs.straight["top_gear"]
         axes[0].plot(full["t"], full["speed"] * 3.6, label=label, **style)
+        if "manual_launch" in runs.straight:
+            manual = runs.straight["manual_launch"]
+            axes[0].plot(manual["t"], manual["speed"] * 3.6, color=style["color"], ls=":",
+                         label=f"{key}, manual")  # fmt: skip
         axes[1].plot(gear5["t"], gear5["speed"] * 3.6, **style)
+        if "full_load" in runs.straight:
+            load = runs.straight["full_load"]
+            axes[2].plot(load["rpm"], load["power"] / 1000, **style)
+            axes[5].plot(load["rpm"], load["engine_torque"], **style)
         for name, width in (("braking", 1.0), ("braking_abs", 2.0)):
             if name in runs.straight:
                 run = runs.straight[name]
@@ -128,18 +136,22 @@ def straight_line(sheet: Datasheet, figure: Figure) -> None:
                     [[0.0], np.cumsum(0.5 * (speed[1:] + speed[:-1]) * np.diff(run["t"]))]
                 )
                 tag = " ABS" if name.endswith("abs") else ""
-                axes[2].plot(distance, speed * 3.6, lw=width, label=f"{key}{tag}", **style)
+                axes[3].plot(distance, speed * 3.6, lw=width, label=f"{key}{tag}", **style)
         coast = runs.straight["coast_down"]
-        axes[3].plot(coast["t"], coast["speed"] * 3.6, **style)
-    titles = ("full throttle from rest", "80–120 km/h in top gear", "braking from 100 km/h",
-              "coast-down in neutral")  # fmt: skip
-    for ax, title in zip(axes, titles, strict=True):
+        axes[4].plot(coast["t"], coast["speed"] * 3.6, **style)
+    titles = ("full throttle from rest (dotted: manual)", "80–120 km/h in top gear",
+              "engine at full load (3rd gear)", "braking from 100 km/h", "coast-down in neutral",
+              "engine at full load (3rd gear)")  # fmt: skip
+    xlabels = ("time (s)", "time (s)", "engine speed (rpm)", "distance (m)", "time (s)",
+               "engine speed (rpm)")  # fmt: skip
+    ylabels = ("speed (km/h)",) * 2 + ("power (kW)",) + ("speed (km/h)",) * 2 + ("torque (N m)",)
+    for ax, title, xlabel, ylabel in zip(axes, titles, xlabels, ylabels, strict=True):
         ax.set_title(title, fontsize="medium")
-        ax.set_xlabel("distance (m)" if "braking" in title else "time (s)")
-        ax.set_ylabel("speed (km/h)")
+        ax.set_xlabel(xlabel)
+        ax.set_ylabel(ylabel)
         ax.grid(True, alpha=0.3)
     axes[0].legend(fontsize="small")
-    axes[2].legend(fontsize="small")
+    axes[3].legend(fontsize="small")
 
 
 PLOTS = {  # name: (drawing, rows, columns, title)
@@ -149,7 +161,7 @@ PLOTS = {  # name: (drawing, rows, columns, title)
     "frequency_response": (frequency_response, 1, 2,
                            "Yaw-rate frequency response at 80 km/h (sine steer, 2 m/s²)"),
     "sine_with_dwell": (sine_with_dwell, 1, 2, "Sine with dwell (FMVSS 126) at 80 km/h"),
-    "straight_line": (straight_line, 2, 2, "Straight line"),
+    "straight_line": (straight_line, 2, 3, "Straight line"),
 }  # fmt: skip
 
 

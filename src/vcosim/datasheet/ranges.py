@@ -73,6 +73,8 @@ PASSENGER_CAR: dict[str, Range] = {
     "min_lateral_displacement_m": Range(1.83, None, "m", "fmvss126"),
     "spins_from_amplitude_a": Range(99.0, None, "A", "fmvss126", nan_holds=True),
     "zero_to_100_s": Range(6.0, 12.0, "s", "makers"),
+    "zero_to_100_manual_s": Range(6.0, 12.0, "s", "makers"),
+    "peak_power_kw": Range(90.0, 200.0, "kW", "makers"),
     "eighty_to_120_top_gear_s": Range(7.0, 20.0, "s", "makers"),
     "top_speed_kmh": Range(180.0, 250.0, "km/h", "makers"),
     "stopping_distance_m": Range(34.0, 50.0, "m", "adac"),
@@ -83,4 +85,5 @@ PASSENGER_CAR: dict[str, Range] = {
     "f1_n_per_m_s": Range(-1.0, 6.0, "N/(m/s)", "epa"),
     "f2_n_per_m2_s2": Range(0.3, 0.6, "N/(m/s)²", "epa"),
     "gradeability_percent": Range(30.0, 70.0, "%", "makers"),
+    "gradeability_automatic_percent": Range(30.0, 70.0, "%", "makers"),
 }

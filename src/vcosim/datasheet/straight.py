@@ -1,4 +1,4 @@
-"""Straight-line figures: acceleration, elasticity, top speed, braking, coast-down, gradeability.
+"""Straight-line figures: acceleration, elasticity, top speed, power, braking, coast-down, grade.
 
 vcosim drives its own powertrain with the pedals. CommonRoad's multi-body model has no
 powertrain and no driving resistance: its acceleration input is limited by its own
@@ -13,13 +13,17 @@ from typing import Any
 
 import numpy as np
 
+from vcosim.datasheet import grade
 from vcosim.datasheet.drivers import CommonRoadModel
 from vcosim.datasheet.figures import G, braking, coast_down, crossing, smooth
-from vcosim.datasheet.manoeuvres import Plan
+from vcosim.datasheet.manoeuvres import Plan, launch_clutch
 from vcosim.vehicle import Vehicle, VehicleParams
 
 Curves = dict[str, np.ndarray]
 KMH = 1 / 3.6
+MANUAL_SHIFT_RPM = 6000.0  # the manual 0-100 km/h run changes up here
+MANUAL_SIGNALS = ("speed", "gear", "rpm", "engine_running")
+FULL_LOAD_GEAR = 3  # slow enough a sweep for the engine to stay at its steady full load
 
 
 def has_abs(params: VehicleParams) -> bool:
@@ -33,12 +37,71 @@ def _curves(trace: dict[str, np.ndarray], *names: str) -> Curves:
     return out
 
 
+def manual_launch(params: VehicleParams, seconds: float = 30.0) -> Curves:
+    """0-100 km/h with the manual gearbox: full throttle, the clutch fed in on the revs.
+
+    From idle in first gear with the clutch pressed, the throttle goes down at time 0 and the
+    driver lets the clutch in as the engine revs up (``launch_clutch``) until it has taken
+    the car (fully in above ``LAUNCH_RPM``); then the clutch stays in, and the car changes up
+    at ``MANUAL_SHIFT_RPM``. Ends at 100 km/h, after ``seconds``, or when the engine stalls.
+    """
+    car = Vehicle(params, engine_running=True)
+    car.run_for(1.0, clutch=1.0, gear=1)
+    car.set_inputs(throttle=1.0)
+    start, gear, launching = car.time, 1, True
+    rows: list[tuple[float, ...]] = []
+    while car.signal("speed") < 100 * KMH and car.time - start < seconds:
+        if launching:
+            pedal = launch_clutch(car.signal("rpm"))
+            launching = pedal > 0.0
+            car.set_inputs(clutch=pedal)
+        elif (
+            car.signal("rpm") > MANUAL_SHIFT_RPM
+            and gear < 5
+            and not car.signal("shift_in_progress")
+        ):
+            gear += 1
+            car.set_inputs(gear=gear)
+        car.run(20)
+        rows.append((car.time - start, *(car.signal(name) for name in MANUAL_SIGNALS)))
+        if car.signal("engine_running") < 0.5:
+            break
+    columns = np.array(rows).T
+    return dict(zip(("t", *MANUAL_SIGNALS), columns, strict=True))
+
+
+def full_load(params: VehicleParams, seconds: float = 60.0) -> Curves:
+    """The engine's full-load curve, driven: full throttle in third gear up to the rev limit.
+
+    The car rolls in ``FULL_LOAD_GEAR`` with the engine at 1000 rpm when the clutch comes in at
+    full throttle; the run ends half a second after the engine reaches its rev limit (or after
+    ``seconds``). Engine torque times engine speed is the power at the crankshaft.
+    """
+    rec = params.pack()[0]
+    car = Vehicle(params, engine_running=True)
+    car.run_for(1.0 + 0.8 * FULL_LOAD_GEAR, clutch=1.0, gear=FULL_LOAD_GEAR)  # sequential
+    ratio = float(rec[f"ratio_{FULL_LOAD_GEAR}"] * rec["final_drive"])
+    car.teleport(0.0, 0.0, 0.0, 1000.0 * math.pi / 30 / ratio * float(rec["r"]))
+    car.step(clutch=0.0, throttle=1.0)
+    limit = params.engine.rev_limit_rpm
+    traces: list[dict[str, np.ndarray]] = []
+    while car.time < seconds and not (traces and traces[-1]["rpm"][-1] >= limit - 5.0):
+        traces.append(car.trace(0.5, every=20))
+    traces.append(car.trace(0.5, every=20))
+    trace = {name: np.concatenate([t[name] for t in traces]) for name in traces[0]}
+    out = _curves(trace, "rpm", "engine_torque")
+    out["power"] = out["engine_torque"] * out["rpm"] * math.pi / 30
+    return out
+
+
 def vcosim_runs(params: VehicleParams, plan: Plan) -> dict[str, Curves]:
     """The straight-line runs of one vcosim vehicle (each a fresh vehicle)."""
     runs: dict[str, Curves] = {}
     car = Vehicle(params, engine_running=True)
     trace = car.trace(plan.top_speed_seconds, every=20, throttle=1.0, automatic=1, gear=1)
     runs["full_throttle"] = _curves(trace, "gear", "rpm")
+    runs["manual_launch"] = manual_launch(params)
+    runs["full_load"] = full_load(params)
 
     car = Vehicle(params, engine_running=True)
     car.run_for(5.0, clutch=1.0, gear=5)  # sequential shifts, clutch pressed, at rest
@@ -72,17 +135,20 @@ def vcosim_figures(params: VehicleParams, runs: dict[str, Curves]) -> dict[str, 
     full = runs["full_throttle"]
     t, v = full["t"], full["speed"]
     accel = np.gradient(smooth(v, 0.3), t)
-    first = float(rec["ratio_1"] * rec["final_drive"])
-    engine = params.engine.inertia * first**2 / radius**2
-    launch = float(np.max(np.where(full["gear"] == 1, accel, 0.0)))
-    surplus = min((mass + wheels + engine) * launch / (mass * G), 1.0)
     late = t >= t[-1] - 10.0
-    out = {
+    manual = runs["manual_launch"]
+    load = runs["full_load"]
+    peak = int(np.argmax(load["power"]))
+    out: dict[str, Any] = {
         "zero_to_100_s": crossing(t, v, 100 * KMH),
+        "zero_to_100_manual_s": crossing(manual["t"], manual["speed"], 100 * KMH),
+        "manual_launch_stalled": float(manual["engine_running"][-1] < 0.5),
         "top_speed_kmh": float(np.max(v)) / KMH,
         "top_speed_still_accelerating_m_s2": float(np.mean(accel[late])),
-        "gradeability_percent": 100 * math.tan(math.asin(surplus)),
+        "peak_power_kw": float(load["power"][peak]) / 1000,
+        "peak_power_rpm": float(load["rpm"][peak]),
     }
+    out.update(grade_figures(params))
     gear5 = runs["top_gear"]
     out["eighty_to_120_top_gear_s"] = crossing(gear5["t"], gear5["speed"], 120 * KMH) - crossing(
         gear5["t"], gear5["speed"], 80 * KMH
@@ -94,6 +160,20 @@ def vcosim_figures(params: VehicleParams, runs: dict[str, Curves]) -> dict[str, 
             out.update({f"{key}{suffix}": value for key, value in fig.items()})
     coast = runs["coast_down"]
     out.update(coast_down(coast["t"], coast["speed"], mass + wheels))
+    out["coast_down_100kmh_m_s2"] = out["road_load_100kmh_n"] / (mass + wheels)
+    return out
+
+
+def grade_figures(params: VehicleParams) -> dict[str, Any]:
+    """Gradeability of both gearboxes, driven up ramps, beside the rear axle's grip bound."""
+    out: dict[str, Any] = {}
+    gearboxes: tuple[tuple[grade.Gearbox, str], ...] = (("manual", ""), ("automatic", "_automatic"))
+    for gearbox, suffix in gearboxes:
+        climbed, failed = grade.gradeability(params, gearbox)
+        out[f"gradeability{suffix}_percent"] = 100 * climbed.grade if climbed else 0.0
+        out[f"gradeability{suffix}_failure"] = failed.failure if failed else ""
+    cog_height = Vehicle(params).signal("posZ")
+    out["traction_bound_percent"] = 100 * grade.traction_bound(params, cog_height)
     return out
 
 
