@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from vcosim.app.console import console, note, results, save_json, settings, table
 from vcosim.app.options import JsonOut, VehicleOption
+
+if TYPE_CHECKING:
+    from vcosim.vehicle import VehicleParams
 
 vehicle_app = typer.Typer(
     help="The vehicle on its own: standard manoeuvres and its datasheet.",
@@ -18,10 +21,15 @@ vehicle_app = typer.Typer(
 
 @vehicle_app.command("report")
 def report(
+    ctx: typer.Context,
     vehicle: VehicleOption = "nightrider",
     out: Annotated[
-        Path, typer.Option(help="Folder for the datasheet (JSON, HTML, Markdown, PNGs).")
-    ] = Path("datasheets"),
+        Path | None,
+        typer.Option(
+            help="Folder for the datasheet (JSON, HTML, Markdown, PNGs).",
+            show_default="datasheets; docs/vehicles with --docs",
+        ),
+    ] = None,
     json_out: JsonOut = None,
     quick: Annotated[
         bool,
@@ -29,25 +37,102 @@ def report(
             "--quick", help="Shorter manoeuvres and fewer points (a check, not a datasheet)."
         ),
     ] = False,
+    every: Annotated[
+        bool, typer.Option("--all", help="Every built-in preset, one after another.")
+    ] = False,
+    docs: Annotated[
+        bool,
+        typer.Option(
+            "--docs",
+            help="Run in a vcosim checkout: write into docs/vehicles/ and rewrite the "
+            "figures of docs/*.md from its JSON files.",
+        ),
+    ] = False,
 ) -> None:
     """Run the standard manoeuvres on a vehicle and on CommonRoad's BMW 320i.
 
     ISO 4138 steady-state circle, ISO 7401 step steer, yaw-rate frequency
-    response, FMVSS 126 sine with dwell, and the straight line (0-100,
-    80-120 in top gear, top speed, braking with and without ABS,
-    coast-down, gradeability), each figure beside the range typical of a
-    passenger car. Writes OUT/<vehicle>.json, .html, .md and the plots
-    (docs/datasheet.md).
+    response, FMVSS 126 sine with dwell, and the straight line (0-100 with
+    either gearbox, 80-120 in top gear, top speed, peak engine power,
+    gradeability driven up ramps, braking with and without ABS,
+    coast-down), each figure beside the range typical of a passenger car.
+    Writes OUT/<vehicle>.json, .html, .md and the plots
+    (docs/datasheet.md). `vcosim vehicle report --all --docs` regenerates
+    every preset's datasheet and the figures the docs quote from them.
     """
+    from vcosim.datasheet import docs as doc_pages
+    from vcosim.vehicle.vehicle import resolve_params
+
+    source = ctx.get_parameter_source("vehicle")  # (typer's own click: compare by name)
+    if every and source is not None and source.name != "DEFAULT":
+        raise typer.BadParameter("--all runs every preset; leave out --vehicle", param_hint="--all")
+    if docs and not all((Path.cwd() / page).is_file() for page in doc_pages.PAGES):
+        raise typer.BadParameter(
+            f"--docs rewrites {', '.join(doc_pages.PAGES)}: run it in the root of a vcosim "
+            "checkout",
+            param_hint="--docs",
+        )
+    names = preset_names() if every else [vehicle]
+    params = [resolve_params(name) for name in names]  # a bad preset or file ends here
+    folder = out or Path(doc_pages.SHEETS if docs else "datasheets")
+    command = _command(vehicle, every, docs, out, quick)
+    data = {}
+    for name, vehicle_params in zip(names, params, strict=True):
+        label = Path(name).stem if name.endswith(".toml") else name
+        data[label] = _one_report(vehicle_params, label, folder, command, quick)
+    if docs:
+        for page in doc_pages.update(Path.cwd()):
+            note(f"figures rewritten from {folder}: {page}")
+    save_json(data[names[0]] if len(data) == 1 else data, json_out)
+
+
+@vehicle_app.command("docs")
+def docs_command() -> None:
+    """Rewrite the figures of docs/*.md from docs/vehicles/*.json, running nothing.
+
+    For a page edited by hand: the marked tables and figures (docs/datasheet.md,
+    "Figures in the docs") come back as the datasheets have them. Run it in
+    the root of a vcosim checkout.
+    """
+    from vcosim.datasheet import docs as doc_pages
+
+    if not all((Path.cwd() / page).is_file() for page in doc_pages.PAGES):
+        raise typer.BadParameter(
+            f"run it in the root of a vcosim checkout (no {doc_pages.PAGES[0]} here)"
+        )
+    changed = doc_pages.update(Path.cwd())
+    note(f"rewritten: {', '.join(map(str, changed))}" if changed else "the docs were up to date")
+
+
+def preset_names() -> list[str]:
+    """The built-in presets, by name."""
+    from vcosim.vehicle.params import PRESET_DIR
+
+    return sorted(path.stem for path in PRESET_DIR.glob("*.toml"))
+
+
+def _command(vehicle: str, every: bool, docs: bool, out: Path | None, quick: bool) -> str:
+    """The command line that makes these datasheets, as each page records it."""
+    words = ["vcosim vehicle report", "--all" if every else f"--vehicle {vehicle}"]
+    if docs:
+        words.append("--docs")
+    if out is not None or not docs:
+        words.append(f"--out {out or 'datasheets'}")
+    if quick:
+        words.append("--quick")
+    return " ".join(words)
+
+
+def _one_report(
+    params: VehicleParams, name: str, folder: Path, command: str, quick: bool
+) -> dict[str, object]:
+    """Run one vehicle's datasheet with a progress bar, write it, print its summary."""
     from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
     from vcosim.datasheet import Plan, build_datasheet
     from vcosim.datasheet.output import write_datasheet
     from vcosim.datasheet.sheet import STAGES
-    from vcosim.vehicle.vehicle import resolve_params
 
-    params = resolve_params(vehicle)  # a bad preset or file ends here, before anything runs
-    name = Path(vehicle).stem if vehicle.endswith(".toml") else vehicle
     bar = Progress(
         TextColumn("{task.description:<36}"),
         BarColumn(),
@@ -57,21 +142,19 @@ def report(
         disable=settings.quiet,
     )
     with bar:
-        task = bar.add_task("starting", total=2 * len(STAGES) + 1)
+        task = bar.add_task(f"{name}: starting", total=2 * len(STAGES) + 1)
 
         def tick(stage: str) -> None:
             bar.update(task, description=stage, completed=bar.tasks[0].completed + 1)
 
         sheet = build_datasheet(params, Plan.make(quick), tick, name=name)
         bar.update(task, description="plots and report", completed=2 * len(STAGES))
-        command = f"vcosim vehicle report --vehicle {vehicle} --out {out}"
-        command += " --quick" if quick else ""
-        files = write_datasheet(sheet, out, command)
+        files = write_datasheet(sheet, folder, command)
     data = sheet.to_dict()
     results.print(table(f"{name} beside CommonRoad's BMW 320i (linear range)", _agreement(data)))
     results.print(table(f"{name}: outside the typical range", data["outside_range"] or {"": "—"}))
     note(f"datasheet of {name} in {sheet.seconds:.0f} s: {files['html']} and {files['markdown']}")
-    save_json(data, json_out)
+    return data
 
 
 def _agreement(data: dict[str, object]) -> dict[str, str]:
