@@ -68,6 +68,7 @@ KEY_FIGURES = {
         "gradeability_percent",
         "gradeability_automatic_percent",
         "traction_bound_percent",
+        "spinning_bound_percent",
     ),
 }
 

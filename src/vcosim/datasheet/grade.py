@@ -19,6 +19,7 @@ import numpy as np
 
 from vcosim.datasheet.manoeuvres import launch_clutch
 from vcosim.vehicle import Terrain, Vehicle, VehicleParams
+from vcosim.vehicle.tyres import magic_formula
 
 Gearbox = Literal["manual", "automatic"]
 CLIMB_DISTANCE = 25.0  # m along the slope
@@ -114,14 +115,19 @@ def gradeability(params: VehicleParams, gearbox: Gearbox) -> tuple[Climb | None,
     return lowest, steepest
 
 
-def traction_bound(params: VehicleParams, cog_height: float) -> float:
-    """The steepest grade the driven rear axle's grip allows, standing still (first principles).
+def traction_bound(params: VehicleParams, cog_height: float, spinning: bool = False) -> float:
+    """The steepest grade the driven rear axle's grip allows, standing on it (first principles).
 
     On a slope of angle t the rear axle carries m g (a cos t + h sin t) / L; at most mu of
     that pushes uphill against m g sin t, so tan t <= mu a / (L - mu h), with a the centre of
-    gravity's distance behind the front axle and mu the tyres' peak friction on a road of 1.
+    gravity's distance behind the front axle and h its height. mu is the tyres' peak friction
+    on a road of 1, or with ``spinning`` what the tyre keeps when it spins (longitudinal slip
+    1), as it does at full throttle on the steepest slope the car can climb.
     """
     rec = params.pack()[0]
     a, wheelbase = float(rec["a"]), float(rec["a"] + rec["b"])
-    mu = params.tyres.friction
+    tyres = params.tyres
+    mu = tyres.friction
+    if spinning:
+        mu *= magic_formula(1.0, tyres.longitudinal_B, tyres.longitudinal_C, tyres.longitudinal_E)
     return mu * a / (wheelbase - mu * cog_height)

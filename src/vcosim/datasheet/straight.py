@@ -174,6 +174,7 @@ def grade_figures(params: VehicleParams) -> dict[str, Any]:
         out[f"gradeability{suffix}_failure"] = failed.failure if failed else ""
     cog_height = Vehicle(params).signal("posZ")
     out["traction_bound_percent"] = 100 * grade.traction_bound(params, cog_height)
+    out["spinning_bound_percent"] = 100 * grade.traction_bound(params, cog_height, spinning=True)
     return out
 
 
