@@ -212,7 +212,7 @@ def physics_step(x, u, p, y, s, height, friction, grid, write_outputs: bool) -> 
     torque_mode = u[U_DRIVE_MODE] >= 0.5
     automatic = u[U_AUTOMATIC] >= 0.5
 
-    # Steering actuator (rate limited), shifter, launch clutch, idle and rev controllers.
+    # Steering actuator (rate limited), shifter, lock-up clutch, idle and rev controllers.
     limit = p.steer_rate * dt
     x[X_STEER] += min(max(steer_in - x[X_STEER], -limit), limit)
     delta = x[X_STEER] * p.max_steer
