@@ -93,11 +93,11 @@ def test_non_finite_and_absurd_values_are_refused_each_with_its_key(tmp_path):
 
 
 def test_inconsistent_engine_and_gearbox_speeds_are_refused(tmp_path):
-    text = "[engine]\nrev_limit_rpm = 700\n[driveline]\nauto_clutch_full_rpm = 1000\n"
+    text = "[engine]\nrev_limit_rpm = 700\n[driveline]\nauto_upshift_rpm = 2000\n"
     with pytest.raises(ConfigError) as err:
         VehicleParams.from_toml(write(tmp_path, text))
     text = str(err.value)
-    assert "idle_speed_rpm < rev_limit_rpm" in text and "auto_clutch_engage_rpm" in text
+    assert "idle_speed_rpm < rev_limit_rpm" in text and "auto_upshift_rpm" in text
 
 
 def test_every_preset_is_within_the_documented_ranges():

@@ -9,15 +9,23 @@ within a step but never reverse it, which keeps standstill exact.
 
 from __future__ import annotations
 
+import math
+
 from numba import njit
 
 from vcosim.vehicle.layout import (
     X_GEAR,
     X_LOCKED,
+    X_LOCKUP,
+    X_LOCKUP_LOCKED,
     X_OMEGA,
     X_OMEGA_E,
+    X_OMEGA_T,
+    X_REFUSALS,
+    X_SELECTOR,
     X_SHIFT_T,
     X_SHIFT_TO,
+    X_VEL,
 )
 
 SLIP_LOCK = 1.0  # rad/s: a slipping clutch closer than this to synchronous speed may lock
@@ -35,19 +43,28 @@ def gear_ratio(gear: float, p) -> float:
 
 
 @njit(cache=True)
-def shifter(x, p, target: float, dt: float, pace: float = 1.0) -> tuple[float, float]:
-    """Sequential shift towards ``target``, one gear at a time, with the seed's pedal timing.
+def shifter(
+    x, p, target: float, dt: float, pace: float = 1.0, direct: bool = False
+) -> tuple[float, float]:
+    """Shift towards ``target`` with the seed's pedal timing; one gear at a time unless ``direct``.
 
     Returns the factors (throttle, clutch engagement) the shift imposes on the driver's
     pedals: the throttle is released while the clutch is pressed, the gear changes while the
     clutch is open, then the clutch is let out and the throttle handed back. ``pace`` scales
-    every time of the timing (1: the seed's; the automatic shifts faster).
+    every time of the timing (1: the seed's; the automatic shifts faster). ``direct`` (the
+    automatic) goes straight to the target gear, and a running shift gives way at once to a
+    request for neutral or reverse.
     """
     t = x[X_SHIFT_T]
+    if direct and t >= 0.0 and target != x[X_SHIFT_TO] and target <= 0.0:
+        t = -1.0
     if t < 0.0:
         if target == x[X_GEAR]:
             return 1.0, 1.0
-        x[X_SHIFT_TO] = x[X_GEAR] + (1.0 if target > x[X_GEAR] else -1.0)
+        if direct:
+            x[X_SHIFT_TO] = target
+        else:
+            x[X_SHIFT_TO] = x[X_GEAR] + (1.0 if target > x[X_GEAR] else -1.0)
         t = 0.0
     if t < p.t_gear_change * pace:
         throttle = max(1.0 - t / (p.t_acc_release * pace), 0.0)
@@ -62,55 +79,135 @@ def shifter(x, p, target: float, dt: float, pace: float = 1.0) -> tuple[float, f
     return throttle, clutch
 
 
+KICKDOWN_THROTTLE = 0.9  # pedal beyond which the automatic kicks down
+KICKDOWN_RPM_SHARE = 0.85  # of the full-throttle upshift speed: the kickdown's highest rpm
+
+
+@njit(cache=True)
+def gear_for_speed(omega_out: float, p) -> float:
+    """The forward gear an automatic engages rolling at output speed ``omega_out`` (rad/s).
+
+    The highest gear that keeps the turbine above the light-throttle upshift point's share
+    for the gear below it: the gear it would be driving in at that speed.
+    """
+    for g in range(5, 1, -1):
+        if gear_ratio(float(g), p) * omega_out >= 1.9 * p.down_rpm:
+            return float(g)
+    return 1.0
+
+
 @njit(cache=True)
 def automatic_target(x, p, selector: float, throttle: float) -> float:
-    """Gear an automatic transmission wants: selector -1 R, 0 N, >= 1 D (gears 1..5 by rpm)."""
-    sel = round(selector)
-    if sel <= 0.0:
-        return max(sel, -1.0)
+    """Gear the automatic wants: selector -1 R, 0 N, >= 1 D (gears 1..5 by road speed).
+
+    Gears are chosen from the road speed (the body's, as a gearbox controller takes it from
+    the ABS's reference speed), so locked or spinning wheels never pick a gear. R and D
+    engage only while the car is slower than ``auto_v_engage`` against them; a request
+    beyond that leaves the box in neutral and is counted once (``shift_refusals``).
+    """
+    sel = max(min(round(selector), 1.0), -1.0)
+    fresh = sel != x[X_SELECTOR]
+    x[X_SELECTOR] = sel
     gear = x[X_GEAR]
-    if gear < 1.0:
-        return 1.0
-    if x[X_SHIFT_T] >= 0.0:
+    shifting = x[X_SHIFT_T] >= 0.0
+    v = x[X_VEL]
+    if sel < 0.0:
+        if gear < 0.0 or (shifting and x[X_SHIFT_TO] < 0.0) or v < p.auto_v_engage:
+            return -1.0
+        if fresh:
+            x[X_REFUSALS] += 1.0
+        return 0.0
+    if sel == 0.0:
+        return 0.0
+    if gear < 1.0 and not (shifting and x[X_SHIFT_TO] >= 1.0):
+        if v > -p.auto_v_engage:
+            return gear_for_speed(max(v, 0.0) / p.r, p)
+        if fresh:
+            x[X_REFUSALS] += 1.0
+        return 0.0
+    if shifting:
         return x[X_SHIFT_TO]
-    # Decide on the engine speed the road speed implies in this gear (from the undriven front
-    # wheels): neither a slipping clutch after a shift nor wheelspin triggers the next shift.
-    omega_in = gear_ratio(gear, p) * 0.5 * (x[X_OMEGA] + x[X_OMEGA + 1])
+    pedal = min(max(throttle, 0.0), 1.0)
+    omega_out = max(v, 0.0) / p.r
+    omega_in = gear_ratio(gear, p) * omega_out
     low = 1.9 * p.down_rpm
-    upshift_at = low + min(max(throttle, 0.0), 1.0) * (p.up_rpm - low)
-    if gear < 5.0 and omega_in > upshift_at:
-        after = omega_in * gear_ratio(gear + 1.0, p) / gear_ratio(gear, p)
-        if after > 1.15 * p.down_rpm:
-            return gear + 1.0
-    if gear > 1.0 and omega_in < p.down_rpm:
+    upshift_at = low + pedal * (p.up_rpm - low)
+    if pedal >= KICKDOWN_THROTTLE:
+        for g in range(1, int(gear)):
+            if gear_ratio(float(g), p) * omega_out < KICKDOWN_RPM_SHARE * p.up_rpm:
+                return float(g)
+    above = gear_ratio(gear + 1.0, p) * omega_out if gear < 5.0 else 0.0
+    if omega_in > upshift_at and above > 1.15 * p.down_rpm:
+        return gear + 1.0
+    below = gear_ratio(gear - 1.0, p) * omega_out if gear > 1.0 else math.inf
+    if omega_in < p.down_rpm * (1.0 + pedal) and below < 0.9 * upshift_at:
         return gear - 1.0
     return gear
 
 
 @njit(cache=True)
-def automatic_spark(x, p) -> float:
+def automatic_spark(x, p, throttle: float) -> float:
     """Share of the engine's torque the automatic lets through: none while it changes up.
 
-    From the start of an upshift until the clutch has brought the engine down to the new
-    gear's speed the spark is cut, so the engine does not flare while the clutch is open
-    (the seed's pedal timing leaves the throttle half open then). Shifts to or from neutral
-    and reverse are left alone, so the engine never stalls for it.
+    Under power, from the start of an upshift until the engine has come down towards the
+    new gear's speed, the spark is cut, so the engine does not flare while the shift
+    elements slip (the seed's pedal timing leaves the throttle half open then). Never near
+    idle (a cut there would stop the engine: its friction alone pulls it through the stall
+    speed in about 0.1 s), never with the pedal up (nothing to flare), never in shifts to or
+    from neutral and reverse, never in downshifts.
     """
-    if x[X_SHIFT_T] < 0.0 or x[X_GEAR] < 1.0 or x[X_SHIFT_TO] < 1.0:
+    if x[X_SHIFT_T] < 0.0 or x[X_GEAR] < 1.0 or x[X_SHIFT_TO] < 1.0 or throttle < 0.1:
+        return 1.0
+    floor = 1.5 * p.idle_speed
+    if x[X_OMEGA_E] < floor:
         return 1.0
     if x[X_SHIFT_TO] > x[X_GEAR]:  # changing up, before the gear change
         return 0.0
     synchronous = gear_ratio(x[X_GEAR], p) * 0.5 * (x[X_OMEGA + 2] + x[X_OMEGA + 3])
-    return 0.0 if x[X_OMEGA_E] > max(synchronous, p.idle_speed) + SLIP_LOCK else 1.0
+    return 0.0 if x[X_OMEGA_E] > 1.1 * max(synchronous, floor) else 1.0
 
 
 @njit(cache=True)
-def automatic_clutch(omega_e: float, running: float, p) -> float:
-    """Launch-clutch engagement of the automatic: open at idle, closing smoothly with rpm."""
-    if running < 0.5:
+def lockup_request(x, p, brake: float, shifting: bool) -> float:
+    """Lock-up engagement the automatic asks for: bridged in 2nd and up at cruise.
+
+    It closes once the turbine turns faster than ``lockup_speed`` and opens below 80 % of
+    that, on any brake (the wheels may lock: the engine must not follow them), in every
+    shift, and whenever the engine is near idle.
+    """
+    if brake > 0.0 or shifting or x[X_GEAR] < 2.0 or x[X_OMEGA_E] < 1.2 * p.idle_speed:
         return 0.0
-    s = min(max((omega_e - p.ac_engage) / (p.ac_full - p.ac_engage), 0.0), 1.0)
-    return s * s * (3.0 - 2.0 * s)
+    hold = 0.8 if x[X_LOCKUP] > 0.0 else 1.0
+    return 1.0 if x[X_OMEGA_T] > hold * p.lockup_speed else 0.0
+
+
+LOCKUP_APPLY_TIME = 0.5  # s: the lock-up clutch closes over this
+LOCKUP_RELEASE_TIME = 0.05  # s: and opens over this
+
+
+@njit(cache=True)
+def converter_torques(omega_p: float, omega_t: float, p) -> tuple[float, float]:
+    """Torque on the pump (engine) and on the turbine (N m) of the torque converter.
+
+    Capacity-factor model: with the pump faster, the pump absorbs ``C w_p^2 (1 - SR^6)``
+    (SR = w_t / w_p, the speed ratio: constant capacity up to near coupling, none at SR = 1)
+    and the turbine gets that times the torque ratio, falling linearly from the stall ratio
+    to 1 at the coupling point. Driven from the wheels (turbine faster) it works as a fluid
+    coupling the other way, which is what makes engine braking in D.
+    """
+    c = p.tc_capacity
+    if omega_p > omega_t:
+        sr = omega_t / omega_p if omega_t > 0.0 else 0.0
+        sr3 = sr * sr * sr
+        torque = c * omega_p * omega_p * (1.0 - sr3 * sr3)
+        ratio = p.tc_ratio + (1.0 - p.tc_ratio) * min(sr / p.tc_coupling, 1.0)
+        return torque, ratio * torque
+    if omega_t > omega_p:
+        sr = max(omega_p, 0.0) / omega_t
+        sr3 = sr * sr * sr
+        torque = -c * omega_t * omega_t * (1.0 - sr3 * sr3)
+        return torque, torque
+    return 0.0, 0.0
 
 
 @njit(cache=True)
@@ -137,34 +234,59 @@ def driveline_step(
     engine_friction: float,
     engagement: float,
     torque_mode: bool,
+    automatic: bool,
     dt: float,
 ) -> float:
-    """Integrate engine speed and the four wheel speeds one step; return the clutch torque.
+    """Integrate engine, turbine and the four wheel speeds one step; return the clutch torque.
+
+    The gearbox's clutch (the driver's, or the automatic's shift elements at ``engagement``
+    of their capacity) couples an input shaft to the driven wheels: the engine with the
+    manual; with the automatic the converter's turbine, or engine and turbine as one while
+    the lock-up clutch is locked.
 
     Scratch ``s`` carries per wheel (index k): s[k] tyre longitudinal force (N),
     s[4+k] drive torque from outside the powertrain (torque mode), s[8+k] brake torque
     capacity, s[12+k] rolling-resistance capacity. On return: s[16+k] propulsion torque,
     s[20+k] applied brake torque, s[24+k] applied friction torque (rolling + shaft losses).
     """
-    r, jw, je = p.r, p.J_w, p.J_e
+    r, jw = p.r, p.J_w
     ratio = 0.0 if torque_mode else gear_ratio(x[X_GEAR], p)
     omega_e = x[X_OMEGA_E]
     w_rl, w_rr = x[X_OMEGA + 2], x[X_OMEGA + 3]
     mean_rear = 0.5 * (w_rl + w_rr)
     shared_loss = 0.5 * (p.F_k + p.F_s) * p.final_drive * p.final_drive * mean_rear
 
+    bridged = automatic and x[X_LOCKUP_LOCKED] > 0.5 and x[X_LOCKUP] >= 1.0
+    pump = lockup_torque = 0.0
+    if not automatic:
+        omega_in, j_in, torque_in, friction_in = omega_e, p.J_e, engine_torque, engine_friction
+        capacity = engagement * p.clutch_capacity
+    elif bridged:
+        omega_in, j_in = omega_e, p.J_e + p.J_t
+        torque_in, friction_in = engine_torque, engine_friction
+        capacity = engagement * p.shift_capacity
+    else:
+        omega_in = x[X_OMEGA_T]
+        pump, turbine = converter_torques(omega_e, omega_in, p)
+        # A slipping lock-up clutch passes the torque that would close its slip within the
+        # step, up to its capacity: it closes without chattering across zero slip.
+        closing = (omega_e - omega_in) / (dt * (1.0 / p.J_e + 1.0 / p.J_t))
+        grip = x[X_LOCKUP] * p.clutch_capacity
+        lockup_torque = min(max(closing, -grip), grip)
+        j_in, torque_in, friction_in = p.J_t, turbine + lockup_torque, 0.0
+        capacity = engagement * p.shift_capacity
+
     clutch_torque = 0.0
     locked = x[X_LOCKED] > 0.5
-    capacity = engagement * p.clutch_capacity
     if ratio != 0.0 and capacity > 0.0:
-        acc_engine = (engine_torque - engine_friction * _sign(omega_e)) / je
+        acc_in = (torque_in - friction_in * _sign(omega_in)) / j_in
         acc_rear = 0.0
         for k in (2, 3):
             loss = shared_loss + p.F_d * x[X_OMEGA + k]
             resist = s[8 + k] + s[12 + k]
             acc_rear += 0.5 * (-s[k] * r - loss - resist * _sign(x[X_OMEGA + k])) / jw
-        needed = (acc_engine - ratio * acc_rear) / (1.0 / je + ratio * ratio / (2.0 * jw))
-        slip = omega_e - ratio * mean_rear
+        needed = (acc_in - ratio * acc_rear) / (1.0 / j_in + ratio * ratio / (2.0 * jw))
+        slip = omega_in - ratio * mean_rear
         if abs(needed) <= capacity and (locked or abs(slip) < SLIP_LOCK):
             locked = True
             clutch_torque = needed
@@ -175,9 +297,16 @@ def driveline_step(
     else:
         locked = False
 
-    # Engine side.
-    omega_e_free = omega_e + dt * (engine_torque - clutch_torque) / je
-    omega_e = max(friction_clamp(omega_e_free, dt * engine_friction / je), 0.0)
+    # Input side; the engine never turns backwards, the turbine may (reverse, rolling back).
+    omega_in_new = friction_clamp(
+        omega_in + dt * (torque_in - clutch_torque) / j_in, dt * friction_in / j_in
+    )
+    turbine_alone = automatic and not bridged
+    if not turbine_alone:
+        omega_in_new = max(omega_in_new, 0.0)
+    else:
+        omega_e_free = omega_e + dt * (engine_torque - pump - lockup_torque) / p.J_e
+        omega_e = max(friction_clamp(omega_e_free, dt * engine_friction / p.J_e), 0.0)
 
     # Wheel side.
     for k in range(4):
@@ -200,13 +329,23 @@ def driveline_step(
 
     if ratio != 0.0 and capacity > 0.0:
         synchronous = ratio * 0.5 * (x[X_OMEGA + 2] + x[X_OMEGA + 3])
-        if not locked and (omega_e - synchronous) * (x[X_OMEGA_E] - ratio * mean_rear) < 0.0:
+        if not locked and (omega_in_new - synchronous) * (omega_in - ratio * mean_rear) < 0.0:
             locked = True  # the slip changed sign within the step: the plates grip
         if locked:
-            if synchronous >= 0.0:
-                omega_e = synchronous
+            if synchronous >= 0.0 or turbine_alone:
+                omega_in_new = synchronous
             else:
-                locked, omega_e = False, 0.0
-    x[X_OMEGA_E] = omega_e
+                locked, omega_in_new = False, 0.0
     x[X_LOCKED] = 1.0 if locked else 0.0
+    if not automatic:
+        x[X_OMEGA_E] = omega_in_new
+    elif bridged:
+        x[X_OMEGA_E] = x[X_OMEGA_T] = omega_in_new
+    else:
+        x[X_OMEGA_T] = omega_in_new
+        x[X_OMEGA_E] = omega_e
+        closed = x[X_LOCKUP] >= 1.0 and abs(omega_e - omega_in_new) < SLIP_LOCK
+        if closed:
+            x[X_OMEGA_E] = omega_in_new
+        x[X_LOCKUP_LOCKED] = 1.0 if closed else 0.0
     return clutch_torque

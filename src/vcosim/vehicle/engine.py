@@ -70,7 +70,7 @@ def engine_step(
     running = x[X_RUNNING]
     if running > 0.5 and (omega_e < p.stall_speed or not fuel_on):
         running = 0.0
-    elif running < 0.5 and fuel_on and cranking and omega_e > p.stall_speed:
+    elif running < 0.5 and fuel_on and omega_e > p.stall_speed:  # the starter or the wheels
         running = 1.0
     x[X_RUNNING] = running
 

@@ -91,7 +91,12 @@ X_STEP = 38  # step counter (time = step * dt)
 X_LAMBDA_BUF = 39  # ring buffer of lambda_cyl for the lambda-sensor transport delay
 LAMBDA_BUF_LEN = 160  # tau_d / dt = 0.08 s / 0.5 ms
 X_ABS = X_LAMBDA_BUF + LAMBDA_BUF_LEN  # 4: brake pressure the ABS lets through, per wheel [0, 1]
-N_STATES = X_ABS + 4
+X_OMEGA_T = X_ABS + 4  # torque converter's turbine speed (rad/s), automatic only
+X_LOCKUP = X_ABS + 5  # lock-up clutch engagement [0, 1]
+X_LOCKUP_LOCKED = X_ABS + 6  # 1 while the lock-up clutch is locked (engine and turbine as one)
+X_SELECTOR = X_ABS + 7  # the automatic's selector as last seen (-1 R, 0 N, 1 D)
+X_REFUSALS = X_ABS + 8  # selector requests the automatic refused (R or D against the motion)
+N_STATES = X_ABS + 9
 
 # --- outputs: banks A-G in wire order (message slots 1..60), then extras ----------------------
 BANK_NAMES = (
@@ -172,6 +177,10 @@ EXTRA_NAMES = (
     "force_feedback",
     "fuel_flow",
     *(f"wheel{w}_{q}" for w in WHEELS for q in ("slip", "slipAngle", "Fx", "Fy", "friction")),
+    "engine_stalled",
+    "shift_refusals",
+    "turbine_rpm",
+    "lockup_locked",
 )
 SIGNAL_NAMES = BANK_NAMES + EXTRA_NAMES
 Y_EXTRA = N_BANKS
@@ -191,5 +200,9 @@ Y_FFB = Y_EXTRA + 12
 Y_FUEL_FLOW = Y_EXTRA + 13
 Y_TYRE = Y_EXTRA + 14  # 4 blocks of 5
 TYRE_BLOCK = 5
+Y_STALLED = Y_TYRE + 4 * TYRE_BLOCK
+Y_REFUSALS = Y_STALLED + 1
+Y_TURBINE_RPM = Y_STALLED + 2
+Y_LOCKUP = Y_STALLED + 3
 N_OUTPUTS = len(SIGNAL_NAMES)
 SIGNAL_INDEX = {name: i for i, name in enumerate(SIGNAL_NAMES)}

@@ -19,10 +19,12 @@ from numba import njit, prange
 
 from vcosim.vehicle.body import euler_angles, integrate_attitude, rotation_matrix, suspension_force
 from vcosim.vehicle.driveline import (
-    automatic_clutch,
+    LOCKUP_APPLY_TIME,
+    LOCKUP_RELEASE_TIME,
     automatic_spark,
     automatic_target,
     driveline_step,
+    lockup_request,
     shifter,
 )
 from vcosim.vehicle.engine import effective_throttle, engine_load, engine_step
@@ -57,12 +59,16 @@ from vcosim.vehicle.layout import (
     X_LAMBDA_BUF,
     X_LAMBDA_S,
     X_LOCKED,
+    X_LOCKUP,
+    X_LOCKUP_LOCKED,
     X_OMEGA,
     X_OMEGA_E,
+    X_OMEGA_T,
     X_P_IM,
     X_POS,
     X_QUAT,
     X_RATE,
+    X_REFUSALS,
     X_RUNNING,
     X_SHIFT_T,
     X_STEER,
@@ -78,12 +84,16 @@ from vcosim.vehicle.layout import (
     Y_LAMBDA,
     Y_LAMBDA_S,
     Y_LOCKED,
+    Y_LOCKUP,
     Y_P_IM,
+    Y_REFUSALS,
     Y_RUNNING,
     Y_SHIFTING,
     Y_SPEED,
+    Y_STALLED,
     Y_T_INJ,
     Y_TIME,
+    Y_TURBINE_RPM,
     Y_TYRE,
     Y_WHEEL,
     Y_YAW_RATE,
@@ -211,14 +221,18 @@ def physics_step(x, u, p, y, s, height, friction, grid, write_outputs: bool) -> 
     else:
         target = min(max(round(u[U_GEAR]), -1.0), 5.0)
     pace = p.auto_pace if automatic else 1.0
-    throttle_factor, clutch_factor = shifter(x, p, target, dt, pace)
+    throttle_factor, clutch_factor = shifter(x, p, target, dt, pace, automatic)
     shifting = x[X_SHIFT_T] >= 0.0 or clutch_factor < 1.0
     if automatic:
-        engagement = min(automatic_clutch(x[X_OMEGA_E], x[X_RUNNING], p), clutch_factor)
+        engagement = clutch_factor
+        wanted = lockup_request(x, p, brake_in, shifting)
+        rate = dt / (LOCKUP_APPLY_TIME if wanted > x[X_LOCKUP] else LOCKUP_RELEASE_TIME)
+        x[X_LOCKUP] += min(max(wanted - x[X_LOCKUP], -rate), rate)
     else:
         engagement = min(1.0 - clutch_in, clutch_factor)
+        x[X_LOCKUP] = x[X_LOCKUP_LOCKED] = 0.0
     throttle = effective_throttle(throttle_in * throttle_factor, x[X_OMEGA_E], x[X_RUNNING], p)
-    spark = automatic_spark(x, p) if automatic else 1.0
+    spark = automatic_spark(x, p, throttle_in) if automatic else 1.0
     engine_torque, engine_friction, lambda_cyl, t_inj, fuel_flow = engine_step(
         x, p, throttle, ignition, dt, spark
     )
@@ -316,9 +330,10 @@ def physics_step(x, u, p, y, s, height, friction, grid, write_outputs: bool) -> 
             mu = max(mu + p.noise_std * friction_noise(x[X_STEP], k, p.noise_seed), 0.0)
         lateral_scale = 1.0 if front else p.lat_scale_rear
         f_long, f_lat = tyre_forces(x[X_KAPPA + k], x[X_ALPHA + k], load, mu, p, lateral_scale)
-        damping = low_speed_damping(v_long, p) * load
-        f_long += damping * (x[X_OMEGA + k] * p.r - v_long)
-        f_lat -= damping * v_lat
+        surface = x[X_OMEGA + k] * p.r
+        rolling = max(abs(v_long), abs(surface))  # a spinning wheel is not at standstill
+        f_long += low_speed_damping(rolling, p) * load * (surface - v_long)
+        f_lat -= low_speed_damping(v_long, p) * load * v_lat
         f_mag = math.sqrt(f_long * f_long + f_lat * f_lat)
         if f_mag > mu * load:
             scale = mu * load / f_mag
@@ -355,7 +370,7 @@ def physics_step(x, u, p, y, s, height, friction, grid, write_outputs: bool) -> 
             s[8 + k] += park_in * p.park_brake
         s[12 + k] = p.f_roll * load * p.r
 
-    driveline_step(x, p, s, engine_torque, engine_friction, engagement, torque_mode, dt)
+    driveline_step(x, p, s, engine_torque, engine_friction, engagement, torque_mode, automatic, dt)
     for k in range(4):
         surface = x[X_OMEGA + k] * p.r
         x[X_KAPPA + k], x[X_ALPHA + k] = relax_slips(
@@ -482,3 +497,7 @@ def physics_step(x, u, p, y, s, height, friction, grid, write_outputs: bool) -> 
     y[Y_SPEED] = math.sqrt(bu * bu + bv * bv + bw * bw) * (1.0 if bu >= 0.0 else -1.0)
     y[Y_FFB] = min(max(p.ffb_scale * aligning, -1.0), 1.0)
     y[Y_FUEL_FLOW] = fuel_flow
+    y[Y_STALLED] = 1.0 if ignition >= 1.5 and x[X_RUNNING] < 0.5 else 0.0
+    y[Y_REFUSALS] = x[X_REFUSALS]
+    y[Y_TURBINE_RPM] = x[X_OMEGA_T] * 60.0 / (2.0 * math.pi) if automatic else rpm
+    y[Y_LOCKUP] = x[X_LOCKUP_LOCKED]

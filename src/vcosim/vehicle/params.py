@@ -198,9 +198,14 @@ class Engine(_Section):
 class Driveline(_Section):
     """Clutch, sequential gearbox, propeller shaft, final drive, open differential, drive shafts.
 
-    The automatic shifts with the manual's pedal timing scaled to ``auto_shift_time`` and
-    cuts the engine's torque while it changes up (a spark cut, as automatic gearboxes ask of
-    the engine), so the engine does not flare while the clutch is open.
+    With ``automatic`` selected the same gear set becomes a torque-converter automatic: a
+    converter of capacity factor ``converter_k_factor`` (engine rpm over the square root of
+    the torque it absorbs with the turbine held) multiplies torque by up to
+    ``converter_torque_ratio`` at stall, falling to 1 at ``converter_coupling_point`` (turbine
+    over pump speed); a lock-up clutch (capacity ``clutch_capacity``) bridges it in 2nd gear
+    and up once the turbine turns faster than ``lockup_rpm``; shift elements of capacity
+    ``shift_element_capacity`` change gear in ``auto_shift_time``. R and D engage only below
+    ``auto_engage_max_speed`` against the motion.
     """
 
     gear_ratios: list[Annotated[float, Field(ge=-50.0, le=50.0)]] = Field(
@@ -219,8 +224,13 @@ class Driveline(_Section):
     auto_shift_time: float = span(0.4, 0.0, 20.0, open_low=True)
     auto_upshift_rpm: float = span(5800.0, 100.0, 30000.0)
     auto_downshift_rpm: float = span(1300.0, 100.0, 30000.0)
-    auto_clutch_engage_rpm: float = span(1100.0, 100.0, 30000.0)
-    auto_clutch_full_rpm: float = span(2000.0, 100.0, 30000.0)
+    converter_k_factor: float = span(140.0, 20.0, 1000.0)
+    converter_torque_ratio: float = span(2.0, 1.0, 5.0)
+    converter_coupling_point: float = span(0.85, 0.3, 0.99)
+    turbine_inertia: float = span(0.05, 0.005, 10.0)
+    lockup_rpm: float = span(1400.0, 100.0, 30000.0)
+    shift_element_capacity: float = span(1800.0, 0.0, 1.0e5, open_low=True)
+    auto_engage_max_speed: float = span(1.5, 0.1, 30.0)
 
     @model_validator(mode="after")
     def _check(self) -> Driveline:
@@ -239,8 +249,6 @@ class Driveline(_Section):
                 "auto_upshift_rpm must be above 1.9 x auto_downshift_rpm (the light-throttle "
                 "upshift point)"
             )
-        if not self.auto_clutch_engage_rpm < self.auto_clutch_full_rpm:
-            problems.append("auto_clutch_engage_rpm must be below auto_clutch_full_rpm")
         if problems:
             raise ValueError("; ".join(problems))
         return self
@@ -444,8 +452,13 @@ PACKED_FIELDS = (
     "auto_pace",
     "up_rpm",
     "down_rpm",
-    "ac_engage",
-    "ac_full",
+    "tc_capacity",
+    "tc_ratio",
+    "tc_coupling",
+    "J_t",
+    "lockup_speed",
+    "shift_capacity",
+    "auto_v_engage",
     # resistance
     "a0",
     "a1",
@@ -591,8 +604,13 @@ def pack(params: VehicleParams, dt: float = DT) -> np.ndarray:
         auto_pace=dl.auto_shift_time / dl.shift_time,
         up_rpm=dl.auto_upshift_rpm * rpm,
         down_rpm=dl.auto_downshift_rpm * rpm,
-        ac_engage=dl.auto_clutch_engage_rpm * rpm,
-        ac_full=dl.auto_clutch_full_rpm * rpm,
+        tc_capacity=(1.0 / rpm) ** 2 / dl.converter_k_factor**2,
+        tc_ratio=dl.converter_torque_ratio,
+        tc_coupling=dl.converter_coupling_point,
+        J_t=dl.turbine_inertia,
+        lockup_speed=dl.lockup_rpm * rpm,
+        shift_capacity=dl.shift_element_capacity,
+        auto_v_engage=dl.auto_engage_max_speed,
         a0=rs.a0,
         a1=rs.a1,
         a2=rs.a2,

@@ -53,7 +53,7 @@ def tyre_forces(
 
 @njit(cache=True)
 def low_speed_damping(v_long: float, p) -> float:
-    """Damping factor (s/m, times the load) that fades out above ``p.v_low``.
+    """Damping factor (s/m, times the load) that fades out above ``p.v_low`` (speed ``v_long``).
 
     The relaxation states make the tyre a spring at standstill; this adds the damper that a
     real tyre's hysteresis provides, so the spring does not ring.
@@ -80,13 +80,14 @@ def relax_slips(
     whose steady state is tan of the slip angle. Near standstill the states stand for the
     tread's deflection, which friction bounds: they are limited to the slip where the
     linearised tyre reaches its friction limit (1 / (B C)), so a tyre that slid to a stop
-    does not spring the car back.
+    does not spring the car back. The longitudinal limit fades with the faster of road and
+    wheel surface: a wheel spinning on the spot slides as it would at speed.
     """
     ref = max(abs(v_long), abs(wheel_surface_speed))
     kappa = (kappa + dt / p.sigma_long * slip_speed) / (1.0 + dt * ref / p.sigma_long)
     tan_alpha = (tan_alpha - dt / p.sigma_lat * v_lat) / (1.0 + dt * abs(v_long) / p.sigma_lat)
+    kappa_max = p.kappa_sat + min(ref / p.v_low, 1.0) * (1.0 - p.kappa_sat)
     fade = min(abs(v_long) / p.v_low, 1.0)
-    kappa_max = p.kappa_sat + fade * (1.0 - p.kappa_sat)
     alpha_max = p.alpha_sat + fade * (TAN_ALPHA_MAX - p.alpha_sat)
     return min(max(kappa, -kappa_max), kappa_max), min(max(tan_alpha, -alpha_max), alpha_max)
 

@@ -189,7 +189,8 @@ class Vehicle:
         state[L.X_GEAR] = gear
         state[L.X_SHIFT_T] = -1.0
         state[L.X_LOCKED] = 1.0
-        state[L.X_OMEGA_E] = wheel * ratios[gear - 1]
+        state[L.X_OMEGA_E] = state[L.X_OMEGA_T] = wheel * ratios[gear - 1]
+        state[L.X_SELECTOR] = 1.0
 
     def _ground_under(self, x: float, y: float) -> float:
         return float(self.terrain.sample(x, y)[0])
