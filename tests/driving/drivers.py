@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from vcosim.tight import SimulatorMessage
 from vcosim.vehicle import SIGNAL_NAMES, Terrain, Vehicle, VehicleParams
 
 CHUNK = 20  # physics steps per decision and per recorded row: 10 ms
@@ -250,17 +251,17 @@ class CoupledScript:
         self.integral = 0.0
         self.phase = ""
 
-    def __call__(self, msg: object) -> dict[str, float]:
-        t = msg.time  # type: ignore[attr-defined]
+    def __call__(self, msg: SimulatorMessage) -> dict[str, float]:
+        t = msg.time
         phase = next((p for p in SCHEDULE if t < STARTS[p.name] + p.seconds), SCHEDULE[-1])
         if phase.name != self.phase:
             self.phase, self.integral = phase.name, 0.0
         if phase.target is None:
             return {"throttle": phase.throttle, "brake": phase.brake, "gear": phase.gear}
-        error = phase.target - msg.body.groundspeed  # type: ignore[attr-defined]
+        error = phase.target - msg.body.groundspeed
         command = 0.5 * error + self.integral
         if -1.0 < command < 1.0:
-            self.integral += 0.1 * error * msg.dt  # type: ignore[attr-defined]
+            self.integral += 0.1 * error * msg.dt
         return {
             "throttle": min(max(command, 0.0), 1.0),
             "brake": min(max(-command, 0.0), 1.0),

@@ -306,8 +306,25 @@ def reverse_refused(preset: str, gearbox: str) -> Run:
     return run
 
 
+@functools.cache
+def held_gear_80_to_120(preset: str, gear: int) -> float:
+    """Seconds from 80 to 120 km/h at full throttle with the manual held in ``gear``.
+
+    Infinite when the gear cannot get there (the rev limiter) within a minute.
+    """
+    d = Driver(preset, "manual")
+    d.select("D")
+    d.only_gear = gear
+    d.teleport(25.0)
+    d.drive(8.0, throttle=0.3, until=lambda d: not d.launching)
+    d.drive(30.0, until=lambda d: d.speed <= 80 * KMH)
+    took = d.drive(60.0, throttle=1.0, until=lambda d: d.speed >= 120 * KMH)
+    assert d["gear"] == gear, f"the driver left gear {gear}"
+    return took if d.speed >= 120 * KMH else math.inf
+
+
 def kickdown(preset: str, gearbox: str) -> Run:
-    """Cruising at 80 km/h in D, full throttle to 120 km/h; against the same car held in 5th."""
+    """Cruising at 80 km/h in D, full throttle to 120 km/h; against the car held in a gear."""
     d = Driver(preset, "automatic")
     d.select("D")
     d.teleport(80 * KMH)
@@ -316,19 +333,15 @@ def kickdown(preset: str, gearbox: str) -> Run:
     d.mark("kickdown")
     took = d.drive(30.0, throttle=1.0, until=lambda d: d.speed >= 120 * KMH)
     run = d.run()
-    gears = run["gear"][run.marks["kickdown"] :]
-    lower = np.flatnonzero(gears < cruise_gear)
-    fifth = Driver(preset, "manual")
-    fifth.select("D")
-    fifth.only_gear = 5
-    fifth.teleport(25.0)
-    fifth.drive(8.0, throttle=0.3, until=lambda d: not d.launching)
-    fifth.drive(30.0, until=lambda d: d.speed <= 80 * KMH)
-    in_fifth = fifth.drive(60.0, throttle=1.0, until=lambda d: d.speed >= 120 * KMH)
+    after = run.phase("kickdown")
+    lower = np.flatnonzero(run["gear"][after] < cruise_gear)
+    v = run["velX"][after][:150]  # the first 1.5 s
+    held = {gear: held_gear_80_to_120(preset, gear) for gear in range(2, 6)}
     run.figures["cruise_gear"] = float(cruise_gear)
     run.figures["downshift_after"] = float(lower[0] * ROW_DT) if lower.size else math.nan
-    run.figures["time_80_120_over_5th"] = took / in_fifth
-    run.figures["fifth_was_held"] = float(fifth["gear"] == 5)
+    run.figures["deceleration_in_kickdown"] = float(np.max(v[:-5] - v[5:]) / 0.05)
+    run.figures["time_80_120_over_5th"] = took / held[5]
+    run.figures["time_80_120_over_best_gear"] = took / min(held.values())
     return run
 
 
@@ -482,13 +495,28 @@ CHECKS: dict[Callable[..., Run], tuple[Bound, ...]] = {
     kickdown: (
         Bound("downshift_after", None, 1.5, "kickdown: a lower gear within 1.5 s"),
         Bound(
+            "deceleration_in_kickdown",
+            None,
+            1.0,
+            "a kickdown is a power-on downshift: the engine is brought up to the new gear's "
+            "speed by its own torque, so the car never slows harder than a throttle lift does "
+            "(engine braking, 0.3-0.8 m/s^2 here)",
+        ),
+        Bound(
             "time_80_120_over_5th",
             None,
-            0.8,
-            "a lower gear puts the engine near peak power: 80-120 km/h clearly faster than "
-            "in 5th (issue 24: 6.2 s in 3rd against 10.5 s in 5th)",
+            0.9,
+            "clearly (>= 10 %) faster than staying in 5th (issue 24: 6.2 s in 3rd against "
+            "10.5 s in 5th); the bound can only be this loose because some presets' best "
+            "single gear is only 0.74 of 5th",
         ),
-        Bound("fifth_was_held", 1.0, 1.0, "the reference really ran in 5th"),
+        Bound(
+            "time_80_120_over_best_gear",
+            None,
+            1.15,
+            "within one shift of the best single gear held throughout (80-120 km/h takes "
+            "4-10 s; a 0.4 s shift is < 10 % of it)",
+        ),
     ),
     abs_stop: (
         Bound(
