@@ -22,6 +22,7 @@ from helpers.loop import free_port, wait_until_bound
 DRIVERS = Path(__file__).with_name("drivers.py")
 RATE = 100.0  # recorded rows per second
 EXT_TIME = "0.01"  # the controller's step: a driver's 100 Hz, half the exchanges of 5 ms
+TIMEOUT = "30"  # s: a loaded machine may hold either process off the CPU for a while
 
 
 @pytest.fixture(scope="module")
@@ -31,8 +32,8 @@ def coupled_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[dict[str, np.
     vcosim = [sys.executable, "-m", "vcosim"]
     controller = subprocess.Popen(
         [*vcosim, "controller", "--function", f"{DRIVERS}:CoupledScript"]
-        + ["--listen", f"127.0.0.1:{port}", "--sim", "127.0.0.1:0", "--idle-exit", "1"]
-        + ["--ext-time", EXT_TIME],
+        + ["--listen", f"127.0.0.1:{port}", "--sim", "127.0.0.1:0", "--duration", f"{DURATION:g}"]
+        + ["--ext-time", EXT_TIME, "--timeout", TIMEOUT, "--idle-exit", TIMEOUT],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
@@ -42,7 +43,7 @@ def coupled_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[dict[str, np.
         sim = subprocess.run(
             [*vcosim, "sim", "--pacing", "lockstep", "--gear-slot", "--vehicle", "nightrider"]
             + ["--listen", "127.0.0.1:0", "--controller", f"127.0.0.1:{port}"]
-            + ["--ext-time", EXT_TIME]
+            + ["--ext-time", EXT_TIME, "--timeout", TIMEOUT]
             + ["--duration", f"{DURATION:g}", "--record", str(folder / "run.csv")]
             + ["--record-rate", f"{RATE:g}", "--json-out", str(folder / "summary.json")],
             capture_output=True,
