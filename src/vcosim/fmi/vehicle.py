@@ -76,7 +76,7 @@ class VehicleSlave(SlaveMixin):
                 partial(self._set_parameter, p.name),
             )
         flags = {
-            "automatic": "automatic gearbox (gear is the selector, launch clutch closes itself)",
+            "automatic": "automatic gearbox (gear is the selector; a torque converter pulls away)",
             "start_engine_idling": "start with the engine idling (else off: crank it with "
             "ignition = 3)",
         }

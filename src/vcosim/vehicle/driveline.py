@@ -168,14 +168,17 @@ def automatic_spark(x, p, throttle: float) -> float:
 
 
 @njit(cache=True)
-def lockup_request(x, p, brake: float, shifting: bool) -> float:
+def lockup_request(x, p, brake: float, throttle: float, shifting: bool) -> float:
     """Lock-up engagement the automatic asks for: bridged in 2nd and up at cruise.
 
     It closes once the turbine turns faster than ``lockup_speed`` and opens below 80 % of
     that, on any brake (the wheels may lock: the engine must not follow them), in every
-    shift, and whenever the engine is near idle.
+    shift, at a kickdown pedal (the converter multiplies the torque) and whenever the
+    engine is near idle.
     """
     if brake > 0.0 or shifting or x[X_GEAR] < 2.0 or x[X_OMEGA_E] < 1.2 * p.idle_speed:
+        return 0.0
+    if throttle >= KICKDOWN_THROTTLE:
         return 0.0
     hold = 0.8 if x[X_LOCKUP] > 0.0 else 1.0
     return 1.0 if x[X_OMEGA_T] > hold * p.lockup_speed else 0.0
@@ -235,6 +238,7 @@ def driveline_step(
     engagement: float,
     torque_mode: bool,
     automatic: bool,
+    one_way: bool,
     dt: float,
 ) -> float:
     """Integrate engine, turbine and the four wheel speeds one step; return the clutch torque.
@@ -242,7 +246,9 @@ def driveline_step(
     The gearbox's clutch (the driver's, or the automatic's shift elements at ``engagement``
     of their capacity) couples an input shaft to the driven wheels: the engine with the
     manual; with the automatic the converter's turbine, or engine and turbine as one while
-    the lock-up clutch is locked.
+    the lock-up clutch is locked. ``one_way``: the clutch only drives, never holds back (the
+    automatic's shift elements in a shift under power: in a power-on downshift the engine
+    revs up to the new gear's speed by itself before they grip, so the car is not slowed).
 
     Scratch ``s`` carries per wheel (index k): s[k] tyre longitudinal force (N),
     s[4+k] drive torque from outside the powertrain (torque mode), s[8+k] brake torque
@@ -294,6 +300,8 @@ def driveline_step(
             locked = False
             direction = _sign(slip, 1e-9) if abs(slip) > 1e-9 else _sign(needed, 0.0)
             clutch_torque = capacity * direction
+        if one_way and clutch_torque * ratio < 0.0:
+            locked, clutch_torque = False, 0.0
     else:
         locked = False
 

@@ -29,11 +29,25 @@ TWO_PI = 2.0 * math.pi
 LAMBDA_MAX = 5.0
 
 
+IDLE_LOOKAHEAD = 0.15  # s: how far ahead the idle controller extrapolates a falling engine
+
+
 @njit(cache=True)
-def effective_throttle(pedal: float, omega_e: float, running: float, p) -> float:
-    """Driver pedal plus the idle controller's P action below idle speed."""
-    if running > 0.5 and omega_e < p.idle_speed:
-        pedal += p.idle_gain * (p.idle_speed - omega_e)
+def effective_throttle(
+    pedal: float, omega_e: float, running: float, p, omega_rate: float = 0.0
+) -> float:
+    """Driver pedal plus the idle controller's P action below idle speed.
+
+    The controller acts on the engine speed extrapolated ``IDLE_LOOKAHEAD`` ahead while the
+    engine falls (``omega_rate`` < 0), as an engine controller's dashpot opens the idle air
+    before idle is reached: through the throttle's lag and the manifold's filling, acting
+    only once idle is crossed comes too late for an engine whose friction brings it down
+    from high speed with the throttle shut (the seed's doubled friction stalls that way).
+    """
+    if running > 0.5:
+        predicted = omega_e + IDLE_LOOKAHEAD * min(omega_rate, 0.0)
+        if predicted < p.idle_speed:
+            pedal += p.idle_gain * (p.idle_speed - predicted)
     return min(max(pedal, 0.0), 1.0)
 
 

@@ -25,7 +25,7 @@ U_SIGNAL_R = 10
 U_DRIVE_MODE = 11  # 0 pedals, 1 wheel torques
 U_PROPULSION = 12  # 4 values FL FR RL RR
 U_BRAKING = 16  # 4 values FL FR RL RR
-U_AUTOMATIC = 20  # 0 manual gearbox and clutch, 1 automatic shifting and launch clutch
+U_AUTOMATIC = 20  # 0 manual gearbox and clutch, 1 torque-converter automatic
 U_GROUND_FROM_INPUTS = 21  # 1: the ground under each wheel comes from the two inputs below
 U_GROUND_HEIGHT = 22  # 4 values FL FR RL RR (m), e.g. from the visualisation (VMFM)
 U_GROUND_FRICTION = 26  # 4 values FL FR RL RR
@@ -96,7 +96,8 @@ X_LOCKUP = X_ABS + 5  # lock-up clutch engagement [0, 1]
 X_LOCKUP_LOCKED = X_ABS + 6  # 1 while the lock-up clutch is locked (engine and turbine as one)
 X_SELECTOR = X_ABS + 7  # the automatic's selector as last seen (-1 R, 0 N, 1 D)
 X_REFUSALS = X_ABS + 8  # selector requests the automatic refused (R or D against the motion)
-N_STATES = X_ABS + 9
+X_OMEGA_E_LAST = X_ABS + 9  # engine speed one step ago (rad/s): the idle controller's dashpot
+N_STATES = X_ABS + 10
 
 # --- outputs: banks A-G in wire order (message slots 1..60), then extras ----------------------
 BANK_NAMES = (

@@ -63,6 +63,7 @@ from vcosim.vehicle.layout import (
     X_LOCKUP_LOCKED,
     X_OMEGA,
     X_OMEGA_E,
+    X_OMEGA_E_LAST,
     X_OMEGA_T,
     X_P_IM,
     X_POS,
@@ -212,7 +213,7 @@ def physics_step(x, u, p, y, s, height, friction, grid, write_outputs: bool) -> 
     torque_mode = u[U_DRIVE_MODE] >= 0.5
     automatic = u[U_AUTOMATIC] >= 0.5
 
-    # Steering actuator (rate limited), shifter, launch clutch, idle and rev controllers.
+    # Steering actuator (rate limited), shifter, lock-up clutch, idle and rev controllers.
     limit = p.steer_rate * dt
     x[X_STEER] += min(max(steer_in - x[X_STEER], -limit), limit)
     delta = x[X_STEER] * p.max_steer
@@ -224,14 +225,21 @@ def physics_step(x, u, p, y, s, height, friction, grid, write_outputs: bool) -> 
     throttle_factor, clutch_factor = shifter(x, p, target, dt, pace, automatic)
     shifting = x[X_SHIFT_T] >= 0.0 or clutch_factor < 1.0
     if automatic:
+        # No pedal timing on the throttle: a power-on downshift revs the engine up by itself,
+        # and an upshift's flare is the spark cut's to prevent.
+        throttle_factor = 1.0
         engagement = clutch_factor
-        wanted = lockup_request(x, p, brake_in, shifting)
+        wanted = lockup_request(x, p, brake_in, throttle_in, shifting)
         rate = dt / (LOCKUP_APPLY_TIME if wanted > x[X_LOCKUP] else LOCKUP_RELEASE_TIME)
         x[X_LOCKUP] += min(max(wanted - x[X_LOCKUP], -rate), rate)
     else:
         engagement = min(1.0 - clutch_in, clutch_factor)
         x[X_LOCKUP] = x[X_LOCKUP_LOCKED] = 0.0
-    throttle = effective_throttle(throttle_in * throttle_factor, x[X_OMEGA_E], x[X_RUNNING], p)
+    omega_rate = (x[X_OMEGA_E] - x[X_OMEGA_E_LAST]) / dt
+    x[X_OMEGA_E_LAST] = x[X_OMEGA_E]
+    throttle = effective_throttle(
+        throttle_in * throttle_factor, x[X_OMEGA_E], x[X_RUNNING], p, omega_rate
+    )
     spark = automatic_spark(x, p, throttle_in) if automatic else 1.0
     engine_torque, engine_friction, lambda_cyl, t_inj, fuel_flow = engine_step(
         x, p, throttle, ignition, dt, spark
@@ -370,7 +378,10 @@ def physics_step(x, u, p, y, s, height, friction, grid, write_outputs: bool) -> 
             s[8 + k] += park_in * p.park_brake
         s[12 + k] = p.f_roll * load * p.r
 
-    driveline_step(x, p, s, engine_torque, engine_friction, engagement, torque_mode, automatic, dt)
+    one_way = automatic and x[X_SHIFT_T] >= 0.0 and throttle_in >= 0.1
+    driveline_step(
+        x, p, s, engine_torque, engine_friction, engagement, torque_mode, automatic, one_way, dt
+    )
     for k in range(4):
         surface = x[X_OMEGA + k] * p.r
         x[X_KAPPA + k], x[X_ALPHA + k] = relax_slips(

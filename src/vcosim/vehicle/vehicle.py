@@ -173,11 +173,10 @@ class Vehicle:
     def _engage_for_speed(self, speed: float) -> None:
         """Rolling at ``speed`` with the automatic in D: in the gear it would be driving in.
 
-        The automatic's launch clutch only closes as the engine revs up, so a car put on the
-        road rolling in neutral would coast until its driver floors it. It starts in the
-        highest gear that keeps the engine above the automatic's downshift speed, clutch
-        locked, engine turning with the wheels; below that (a crawl) in gear 1, clutch open,
-        as from a standing start.
+        Put on the road rolling, the box would otherwise start from the gear it was in at
+        rest and work its way up. It starts in the highest gear that keeps the engine above
+        the automatic's downshift speed, shift elements locked, engine and turbine turning
+        with the wheels; below that (a crawl) in gear 1, as from a standing start.
         """
         rec, state = self._p[0], self._x
         wheel = speed / rec["r"]

@@ -1,0 +1,626 @@
+"""What drivers do, on every preset and both gearboxes, against first principles and real cars.
+
+The table at the bottom is the suite: one ``Manoeuvre`` per row (name, preset, gearbox, script,
+checks, the script's arguments). A script drives a ``Driver`` and returns its ``Run`` with the
+figures it measured; each check bounds one figure and says where the bound comes from. Every
+run is also checked for non-finite outputs and, unless the row is about a stall, for a stalled
+engine at any 10 ms sample.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import numpy as np
+import pytest
+
+from driving.drivers import ROW_DT, Driver, G, Run, slope
+from vcosim.vehicle import SIGNAL_NAMES, Terrain, VehicleParams
+
+PRESETS = ("nightrider", "sedan", "nightrider-seed", "commonroad-bmw320i")
+MAIN = ("nightrider", "sedan")
+GEARBOXES = ("automatic", "manual")
+KMH = 1 / 3.6
+
+
+@dataclass(frozen=True)
+class Bound:
+    """``low <= figure <= high`` (either may be None), and why."""
+
+    figure: str
+    low: float | None
+    high: float | None
+    why: str
+
+    def problem(self, figures: dict[str, float]) -> str | None:
+        value = figures.get(self.figure, math.nan)
+        ok = math.isfinite(value) and (self.low is None or value >= self.low)
+        ok = ok and (self.high is None or value <= self.high)
+        if ok:
+            return None
+        span = f"[{'-inf' if self.low is None else f'{self.low:g}'}, "
+        span += f"{'inf' if self.high is None else f'{self.high:g}'}]"
+        return f"{self.figure} = {value:.4g}, expected in {span}: {self.why}"
+
+
+@dataclass(frozen=True)
+class Manoeuvre:
+    name: str
+    preset: str
+    gearbox: str
+    script: Callable[..., Run]
+    checks: tuple[Bound, ...]
+    args: dict[str, float | str] = field(default_factory=dict)
+    may_stall: bool = False  # the row stalls the engine on purpose
+
+    @property
+    def id(self) -> str:
+        return f"{self.name}/{self.preset}/{self.gearbox}"
+
+
+# -- helpers ------------------------------------------------------------------------------------
+def params(preset: str, **changes: object) -> VehicleParams:
+    base = VehicleParams.preset(preset)
+    return base.with_changes(**changes) if changes else base
+
+
+def crossing(run: Run, name: str, level: float, start: int = 0) -> float:
+    """Time (s after ``start``'s row) when ``name`` first reaches ``level``, NaN if never."""
+    values = run[name][start:]
+    above = (
+        np.flatnonzero(values >= level) if values[0] < level else np.flatnonzero(values <= level)
+    )
+    return float(above[0] * ROW_DT) if above.size else math.nan
+
+
+def rear_traction_limit(preset: str, mu: float, cog_height: float) -> float:
+    """Acceleration a rear-driven car can reach at friction ``mu``, load transfer included.
+
+    a = mu Fz_rear / m with Fz_rear = m g l_f / L + m a h / L, so a = mu g l_f / (L - mu h).
+    """
+    p = params(preset)
+    record = p.pack()[0]
+    return mu * G * record["a"] / (p.body.wheelbase - mu * cog_height)
+
+
+def resistance(preset: str, v: float) -> float:
+    """Deceleration in N at ``v`` from the car's own parameters: F / (m + 4 J_w / r^2).
+
+    Rolling resistance, a0 + a1 v + a2 v^2, and the viscous losses of the propeller shaft,
+    final drive and drive shafts, which turn with the rear wheels in neutral too.
+    """
+    r = params(preset).pack()[0]
+    omega = v / r["r"]
+    force = r["mass"] * G * r["f_roll"] + r["a0"] + r["a1"] * v + r["a2"] * v * v
+    force += 2 * (0.5 * (r["F_k"] + r["F_s"]) * r["final_drive"] ** 2 + r["F_d"]) * omega / r["r"]
+    return force / (r["mass"] + 4 * r["J_w"] / r["r"] ** 2)
+
+
+# -- scripts ------------------------------------------------------------------------------------
+@functools.cache
+def _at_speed(preset: str, gearbox: str, mu: float, speed: float) -> Driver:
+    """Started from rest and driven up to ``speed`` at half throttle (shared by many rows)."""
+    d = Driver(preset, gearbox, Terrain.flat(mu))
+    d.select("D")
+    d.drive(1.0, brake=1.0)
+    d.drive(60.0, throttle=0.5, until=lambda d: d.speed >= speed)
+    return d
+
+
+def brake_and_release(preset: str, gearbox: str, mu: float, brake: float, release: float) -> Run:
+    """From 15 m/s brake at ``brake`` until ``release`` m/s, let go for 1 s, then floor it."""
+    d = _at_speed(preset, gearbox, mu, 15.0).fork()
+    d.mark("brake")
+    d.drive(20.0, brake=brake, until=lambda d: d.speed <= release)
+    d.mark("released")
+    d.drive(1.0)
+    d.mark("throttle")
+    d.drive(5.0, throttle=1.0)
+    run = d.run()
+    v = run["velX"]
+    run.figures["speed_gain"] = float(v[-1] - v[run.marks["throttle"]])
+    return run
+
+
+def issue_reproduction(preset: str, gearbox: str) -> Run:
+    """Issue 24's wet-road reproduction, pedal for pedal."""
+    d = Driver(preset, gearbox, Terrain.flat(0.3))
+    d.select("D")
+    d.drive(12.0, throttle=0.3)
+    d.drive(2.5, brake=1.0)
+    d.drive(1.0)
+    d.mark("throttle")
+    d.drive(5.0, throttle=1.0)
+    run = d.run()
+    v = run["velX"]
+    run.figures["speed_gain"] = float(v[-1] - v[run.marks["throttle"]])
+    run.figures["running_at_end"] = float(run["engine_running"][-1])
+    return run
+
+
+def downhill_roll(preset: str, gearbox: str) -> Run:
+    """Released at rest on a dry 10 % downhill, in D and (a twin) in N, no pedals, 15 s."""
+    speeds = {}
+    for position in ("N", "D"):
+        d = Driver(preset, gearbox, slope(-0.10))
+        d.select(position)
+        d.drive(1.0, brake=1.0)
+        d.mark("roll")
+        d.drive(15.0)
+        speeds[position] = d.speed
+    run = d.run()
+    run.figures["speed_D"] = speeds["D"]
+    run.figures["speed_D_over_N"] = speeds["D"] / speeds["N"]
+    return run
+
+
+def stop_and_go(preset: str, gearbox: str, cycles: int = 5) -> Run:
+    """Half throttle to 10 m/s, brake at 0.5 to a standstill, stand 2 s; ``cycles`` times."""
+    d = Driver(preset, gearbox)
+    d.select("D")
+    d.drive(1.0, brake=1.0)
+    to_speed, stopping, standstill = [], [], []
+    for i in range(cycles):
+        to_speed.append(d.drive(30.0, throttle=0.5, until=lambda d: d.speed >= 10.0))
+        x0 = d["posX"]
+        d.drive(20.0, brake=0.5, until=lambda d: d.speed <= 0.01)
+        stopping.append(d["posX"] - x0)
+        d.mark(f"stand-{i}")
+        d.drive(2.0, brake=0.5)
+        standstill.append(abs(d.speed))
+    run = d.run()
+    for name, values in (("time_to_10", to_speed), ("stopping_distance", stopping)):
+        run.figures[f"{name}_spread"] = float(np.ptp(values) / np.mean(values))
+        run.figures[f"{name}_max"] = float(np.max(values))
+    run.figures["standstill_speed_max"] = float(np.max(standstill))
+    return run
+
+
+def slow_and_cruise(preset: str, gearbox: str) -> Run:
+    """Rolling at 25 m/s, a PI on the pedals asks for 10 m/s and holds it for 30 s."""
+    d = Driver(preset, gearbox)
+    d.select("D")
+    d.teleport(25.0)
+    d.mark("slow")
+    d.cruise(10.0, 30.0)
+    run = d.run()
+    v = run["velX"][run.marks["slow"] :]
+    run.figures["reached_10_after"] = crossing(run, "velX", 10.5, run.marks["slow"])
+    run.figures["settled_error"] = float(np.max(np.abs(v[-1000:] - 10.0)))  # last 10 s
+    return run
+
+
+def hill_start(preset: str, gearbox: str) -> Run:
+    """Held on a 10 % uphill with the brake; then the foot moves to the throttle (0.4)."""
+    d = Driver(preset, gearbox, slope(0.10))
+    d.select("D")
+    d.drive(2.0, brake=1.0)
+    if d.manual:  # on the handbrake, the clutch to the bite point, then let the handbrake go
+        d.drive(1.5, throttle=0.4, parkingbrake=1.0)
+        x0 = d["posX"]
+        d.mark("release")
+        d.drive(10.0, throttle=0.4, parkingbrake=0.0)
+    else:
+        x0 = d["posX"]
+        d.mark("release")
+        d.drive(0.3)  # the foot between the pedals
+        d.drive(10.0, throttle=0.4)
+    run = d.run()
+    x = run["posX"][run.marks["release"] :]
+    run.figures["roll_back"] = float(x0 - x.min())
+    run.figures["climbed"] = float(x[-1] - x0)
+    return run
+
+
+def creep(preset: str, gearbox: str, direction: str) -> Run:
+    """Idling in D or R on flat ground, brake released, no throttle, 20 s."""
+    d = Driver(preset, gearbox)
+    d.select(direction)
+    d.drive(1.0, brake=1.0)
+    d.drive(20.0)
+    run = d.run()
+    v = run["velX"][-500:] * (1.0 if direction == "D" else -1.0)  # the last 5 s
+    run.figures["creep_speed"] = float(v.mean())
+    run.figures["creep_ripple"] = float(np.ptp(v))
+    return run
+
+
+def coast_down(preset: str, gearbox: str) -> Run:
+    """From 100 km/h, no pedals, 3 s in N and (a twin) 3 s in D / in top gear."""
+    decel = {}
+    for position in ("N", "D"):
+        d = Driver(preset, gearbox)
+        d.select(position)
+        d.teleport(100 * KMH)
+        if d.manual and position == "D":  # the clutch out in top gear, then coast
+            d.drive(6.0, throttle=0.2, until=lambda d: not d.launching)
+        d.mark("coast")
+        v0 = d.speed
+        d.drive(3.0)
+        decel[position] = (v0 - d.speed) / 3.0
+    run = d.run()
+    run.figures["decel_N"] = decel["N"]
+    run.figures["decel_N_over_resistance"] = decel["N"] / resistance(
+        preset, 100 * KMH - 1.5 * decel["N"]
+    )
+    run.figures["engine_braking"] = decel["D"] - decel["N"]
+    return run
+
+
+def throttle_blip(preset: str, gearbox: str) -> Run:
+    """Standing in N, throttle 0.5 for 2 s (it revs freely), then lifted for 3 s."""
+    d = Driver(preset, gearbox)
+    d.select("N")
+    d.drive(2.0, throttle=0.5)
+    d.mark("lift")
+    d.drive(3.0)
+    run = d.run()
+    lowest = run["rpm"][run.phase("lift")].min()
+    run.figures["dip_below_idle"] = (d.idle_rpm - lowest) / d.idle_rpm
+    return run
+
+
+def reverse_manoeuvre(preset: str, gearbox: str) -> Run:
+    """From rest: R, back up 3 m, brake to a stop, D, drive off."""
+    d = Driver(preset, gearbox)
+    d.select("D")
+    d.drive(1.0, brake=1.0)
+    d.select("R")
+    d.drive(1.5, brake=1.0)
+    d.mark("back")
+    took = d.drive(20.0, throttle=0.15, until=lambda d: d["posX"] <= -3.0)
+    d.drive(10.0, brake=0.6, until=lambda d: d.speed >= -0.01)
+    d.drive(1.0, brake=0.6)
+    d.select("D")
+    d.drive(1.5, brake=0.6)
+    d.mark("forward")
+    d.drive(5.0, throttle=0.3)
+    run = d.run()
+    back = run.phase("back", "forward")
+    run.figures["backing_time"] = took
+    run.figures["reverse_shown"] = float(run["reverse"][back].max())
+    run.figures["forward_speed"] = float(run["velX"][-1])
+    return run
+
+
+def reverse_refused(preset: str, gearbox: str) -> Run:
+    """Rolling at 20 m/s in D, the driver selects R: refused, no jolt."""
+    d = Driver(preset, gearbox)
+    d.select("D")
+    d.teleport(20.0)
+    d.drive(1.0)
+    refusals = d.car.signals().get("shift_refusals", math.nan)
+    d.mark("R")
+    d.select("R")
+    d.drive(2.0)
+    run = d.run()
+    during = run.phase("R")
+    v = run["velX"][during]
+    run.figures["lowest_gear"] = float(run["gear"][during].min())
+    run.figures["new_refusals"] = d.car.signals().get("shift_refusals", math.nan) - refusals
+    run.figures["jolt"] = float(np.max(np.abs(v[10:] - v[:-10])) / 0.1)  # m/s^2 over 0.1 s
+    run.figures["speed_lost"] = float(v[0] - v[-1])
+    return run
+
+
+@functools.cache
+def held_gear_80_to_120(preset: str, gear: int) -> float:
+    """Seconds from 80 to 120 km/h at full throttle with the manual held in ``gear``.
+
+    Infinite when the gear cannot get there (the rev limiter) within a minute.
+    """
+    d = Driver(preset, "manual")
+    d.select("D")
+    d.only_gear = gear
+    d.teleport(25.0)
+    d.drive(8.0, throttle=0.3, until=lambda d: not d.launching)
+    d.drive(30.0, until=lambda d: d.speed <= 80 * KMH)
+    took = d.drive(60.0, throttle=1.0, until=lambda d: d.speed >= 120 * KMH)
+    assert d["gear"] == gear, f"the driver left gear {gear}"
+    return took if d.speed >= 120 * KMH else math.inf
+
+
+def kickdown(preset: str, gearbox: str) -> Run:
+    """Cruising at 80 km/h in D, full throttle to 120 km/h; against the car held in a gear."""
+    d = Driver(preset, "automatic")
+    d.select("D")
+    d.teleport(80 * KMH)
+    d.cruise(80 * KMH, 10.0)
+    cruise_gear = d["gear"]
+    d.mark("kickdown")
+    took = d.drive(30.0, throttle=1.0, until=lambda d: d.speed >= 120 * KMH)
+    run = d.run()
+    after = run.phase("kickdown")
+    lower = np.flatnonzero(run["gear"][after] < cruise_gear)
+    v = run["velX"][after][:150]  # the first 1.5 s
+    held = {gear: held_gear_80_to_120(preset, gear) for gear in range(2, 6)}
+    run.figures["cruise_gear"] = float(cruise_gear)
+    run.figures["downshift_after"] = float(lower[0] * ROW_DT) if lower.size else math.nan
+    run.figures["deceleration_in_kickdown"] = float(np.max(v[:-5] - v[5:]) / 0.05)
+    run.figures["time_80_120_over_5th"] = took / held[5]
+    run.figures["time_80_120_over_best_gear"] = took / min(held.values())
+    return run
+
+
+def abs_stop(preset: str, gearbox: str) -> Run:
+    """Full brake from 20 m/s on friction 0.3, ABS on."""
+    d = Driver(params(preset, **{"brakes.abs": True}), gearbox, Terrain.flat(0.3))
+    d.select("D")
+    d.teleport(20.0)
+    d.mark("brake")
+    d.drive(30.0, brake=1.0, until=lambda d: d.speed <= 0.01)
+    run = d.run()
+    run.figures["distance_over_ideal"] = d["posX"] / (20.0**2 / (2 * 0.3 * G))
+    return run
+
+
+def low_mu_launch(preset: str, gearbox: str) -> Run:
+    """Full throttle from rest on friction 0.3: the acceleration either side of 3 m/s."""
+    d = Driver(preset, gearbox, Terrain.flat(0.3))
+    d.select("D")
+    d.drive(1.0, brake=1.0)
+    height = d["posZ"]
+    d.drive(15.0, throttle=1.0, until=lambda d: d.speed >= 4.2)
+    run = d.run()
+
+    def mean_acceleration(low: float, high: float) -> float:
+        return (high - low) / (crossing(run, "velX", high) - crossing(run, "velX", low))
+
+    below, above = mean_acceleration(0.5, 2.9), mean_acceleration(3.1, 4.0)
+    limit = rear_traction_limit(preset, 0.3, height)
+    run.figures["step_at_3"] = above / below - 1.0
+    run.figures["below_3_over_traction_limit"] = below / limit
+    return run
+
+
+def bump_start(preset: str, gearbox: str) -> Run:
+    """Engine stopped, key at 2, rolling at 8 m/s: clutch in, 2nd, clutch out."""
+    d = Driver(preset, gearbox, engine_running=False)
+    d.hold(0.5, ignition=2)
+    d.car.teleport(0.0, 0.0, 0.0, 8.0)
+    d.hold(2.0, clutch=1.0, gear=2)
+    d.mark("clutch-out")
+    d.hold(0.3, clutch=0.5)
+    d.hold(3.0, clutch=0.0)
+    d.hold(2.0, clutch=1.0)  # declutched: it idles by itself
+    run = d.run()
+    run.figures["fired_after"] = crossing(run, "engine_running", 1.0, run.marks["clutch-out"])
+    run.figures["running_at_end"] = float(run["engine_running"][-1])
+    return run
+
+
+def stall_and_restart(preset: str, gearbox: str) -> Run:
+    """Driving in 1st, braked to a stop with the clutch out: it stalls; key to 3, it runs."""
+    d = Driver(preset, gearbox)
+    d.select("D")
+    d.drive(4.0, throttle=0.3)
+    d.mark("stall")
+    d.hold(3.0, throttle=0.0, brake=1.0, clutch=0.0, gear=1)
+    stalled = d.car.signals()
+    d.hold(1.0, clutch=1.0, gear=0)
+    d.mark("crank")
+    d.hold(1.5, ignition=3)
+    d.hold(3.0, ignition=2)
+    run = d.run()
+    run.figures["running_after_stall"] = stalled["engine_running"]
+    run.figures["stalled_signal"] = stalled.get("engine_stalled", math.nan)
+    run.figures["running_after_restart"] = float(run["engine_running"][-1])
+    run.figures["idle_rpm_after_restart"] = float(run["rpm"][-1])
+    return run
+
+
+# -- checks -------------------------------------------------------------------------------------
+ACCELERATES = Bound(
+    "speed_gain",
+    2.0,
+    None,
+    "5 s of full throttle with a running engine gain >= 2 m/s (0.4 m/s^2: a third of the "
+    "rear-axle traction limit at mu 0.3, mu g l_f / L = 1.2 m/s^2)",
+)
+CHECKS: dict[Callable[..., Run], tuple[Bound, ...]] = {
+    brake_and_release: (ACCELERATES,),
+    issue_reproduction: (
+        ACCELERATES,
+        Bound("running_at_end", 1.0, 1.0, "issue 24: engine_running must stay 1"),
+    ),
+    downhill_roll: (
+        Bound(
+            "speed_D_over_N",
+            None,
+            0.85,
+            "engine braking in D: the engine's drag (~65 N m at 2000 rpm, friction plus "
+            "pumping) through even 5th gear is >= 30 % of the 10 % grade force",
+        ),
+        Bound("speed_D", 0.0, 0.1 * G * 15, "rolls forward, slower than frictionless (g sin t)"),
+    ),
+    stop_and_go: (
+        Bound("time_to_10_spread", None, 0.05, "each cycle repeats the first within 5 %"),
+        Bound("stopping_distance_spread", None, 0.05, "each stop repeats the first within 5 %"),
+        Bound("time_to_10_max", 1.5, 10.0, "0-36 km/h at half throttle: 2-6 s in real cars"),
+        Bound("standstill_speed_max", None, 0.02, "the brake at 0.5 holds the car still"),
+    ),
+    slow_and_cruise: (
+        Bound("reached_10_after", None, 15.0, "25 -> 10 m/s takes < 15 s with the brake"),
+        Bound("settled_error", None, 0.5, "the PI holds 10 m/s within 5 % over the last 10 s"),
+    ),
+    hill_start: (
+        Bound(
+            "roll_back",
+            None,
+            0.5,
+            "half a metre is the most a driver lets a car roll back (the brief's bound)",
+        ),
+        Bound("climbed", 5.0, None, "10 s of throttle 0.4 climb a 10 % hill by > 5 m"),
+    ),
+    creep: (
+        Bound(
+            "creep_speed",
+            0.45,
+            2.5,
+            "torque-converter idle creep: 1-5 mph, 0.45-2.2 m/s (SAE 2023-01-0620, 'idle "
+            "creep'); a little more for a short first gear",
+        ),
+        Bound("creep_ripple", None, 0.2, "a steady creep, not a surge"),
+    ),
+    coast_down: (
+        Bound(
+            "decel_N_over_resistance",
+            0.95,
+            1.1,
+            "in N: the car's own rolling, air and driveline resistance over its inertia "
+            "(+10 % for tyre slip and suspension losses)",
+        ),
+        Bound(
+            "engine_braking",
+            0.1,
+            None,
+            "in gear at 100 km/h the engine's drag (>= 50 N m through an overall ratio "
+            ">= 3) decelerates >= 0.25 m/s^2 more than in N",
+        ),
+    ),
+    reverse_manoeuvre: (
+        Bound("backing_time", None, 10.0, "3 m backwards at throttle 0.15 in < 10 s"),
+        Bound("reverse_shown", 1.0, 1.0, "the reverse signal is on while backing"),
+        Bound("forward_speed", 3.0, None, "5 s at throttle 0.3 forwards after the stop"),
+    ),
+    reverse_refused: (
+        Bound("lowest_gear", 0.0, None, "R at 20 m/s would wreck a real gearbox: refused"),
+        Bound("new_refusals", 1.0, None, "the refusal is counted in shift_refusals"),
+        Bound("jolt", None, 1.5, "no jolt: coasting decelerates < 1 m/s^2"),
+        Bound("speed_lost", 0.0, 2.0, "the car rolls on: < 1 m/s^2 lost, as coasting"),
+    ),
+    kickdown: (
+        Bound("downshift_after", None, 1.5, "kickdown: a lower gear within 1.5 s"),
+        Bound(
+            "deceleration_in_kickdown",
+            None,
+            1.0,
+            "a kickdown is a power-on downshift: the engine is brought up to the new gear's "
+            "speed by its own torque, so the car never slows harder than a throttle lift does "
+            "(engine braking, 0.3-0.8 m/s^2 here)",
+        ),
+        Bound(
+            "time_80_120_over_5th",
+            None,
+            0.9,
+            "clearly (>= 10 %) faster than staying in 5th (issue 24: 6.2 s in 3rd against "
+            "10.5 s in 5th); the bound can only be this loose because some presets' best "
+            "single gear is only 0.74 of 5th",
+        ),
+        Bound(
+            "time_80_120_over_best_gear",
+            None,
+            1.15,
+            "within one shift of the best single gear held throughout (80-120 km/h takes "
+            "4-10 s; a 0.4 s shift is < 10 % of it)",
+        ),
+    ),
+    abs_stop: (
+        Bound(
+            "distance_over_ideal",
+            0.9,
+            1.1,
+            "ABS holds the tyres near their peak: v^2 / (2 mu g) = 68 m from 20 m/s at mu 0.3",
+        ),
+    ),
+    low_mu_launch: (
+        Bound("step_at_3", -0.1, 0.1, "no 20-30 % step in traction at tyres.low_speed (3 m/s)"),
+        Bound(
+            "below_3_over_traction_limit",
+            0.5,
+            1.05,
+            "a spinning rear axle: at most mu g l_f / (L - mu h), at least half of it",
+        ),
+    ),
+    throttle_blip: (
+        Bound(
+            "dip_below_idle",
+            None,
+            0.3,
+            "lifted after a blip, an engine settles back to idle; the idle control catches "
+            "it well above the stall speed (a quarter of idle)",
+        ),
+    ),
+    bump_start: (
+        Bound("fired_after", 0.0, 2.0, "turned at > 1000 rpm by the wheels it fires at once"),
+        Bound("running_at_end", 1.0, 1.0, "and keeps idling when declutched"),
+    ),
+    stall_and_restart: (
+        Bound("running_after_stall", 0.0, 0.0, "stopped in gear with the clutch out: stalled"),
+        Bound("stalled_signal", 1.0, 1.0, "engine_stalled tells a controller"),
+        Bound("running_after_restart", 1.0, 1.0, "ignition 3 cranks it back to life"),
+        Bound("idle_rpm_after_restart", 500.0, 1100.0, "and it idles"),
+    ),
+}
+
+
+# -- the table ----------------------------------------------------------------------------------
+def row(
+    name: str,
+    preset: str,
+    gearbox: str,
+    script: Callable[..., Run],
+    *extra: Bound,
+    **args: float | str,
+) -> Manoeuvre:
+    """A table row: the script's checks, ``extra`` ones, and the script's arguments."""
+    stalls = script in (bump_start, stall_and_restart)
+    checks = CHECKS[script] + extra
+    return Manoeuvre(name, preset, gearbox, script, checks, args, may_stall=stalls)
+
+
+REAL_COAST = Bound(
+    "decel_N",
+    0.2,
+    0.6,
+    "real cars in N at 100 km/h: road load 400-700 N (SAE J2263 coast-downs) over "
+    "1100-1800 kg; not nightrider-seed, whose resistance is the seed's fifth of a real car's",
+)
+
+
+TABLE = [
+    *(
+        row(f"brake{b:g}-release{v:g}-mu{mu:g}", preset, "automatic", brake_and_release,
+            mu=mu, brake=b, release=v)
+        for preset in MAIN for mu in (1.0, 0.6, 0.3) for b in (0.3, 0.6, 1.0) for v in (1, 4, 8)
+    ),
+    row("issue24-wet-stall", "nightrider", "automatic", issue_reproduction),
+    *(row("brake1-release4-mu0.6", p, "manual", brake_and_release, mu=0.6, brake=1.0, release=4)
+      for p in PRESETS),
+    *(row("downhill-roll-10pc", p, "automatic", downhill_roll) for p in PRESETS),
+    *(row("stop-and-go-x5", p, g, stop_and_go) for p in PRESETS for g in GEARBOXES),
+    *(row("slow-25-to-10-cruise", p, g, slow_and_cruise) for p in PRESETS for g in GEARBOXES),
+    *(row("hill-start-10pc", p, g, hill_start) for p in PRESETS for g in GEARBOXES),
+    *(row(f"creep-{r}", p, "automatic", creep, direction=r) for p in PRESETS for r in "DR"),
+    *(row("coast-down-100", p, g, coast_down, *([REAL_COAST] if p != "nightrider-seed" else []))
+      for p in PRESETS for g in GEARBOXES),
+    *(row("throttle-blip-in-N", p, g, throttle_blip) for p in PRESETS for g in GEARBOXES),
+    *(row("reverse-manoeuvre", p, g, reverse_manoeuvre) for p in PRESETS for g in GEARBOXES),
+    *(row("reverse-refused-20", p, "automatic", reverse_refused) for p in PRESETS),
+    *(row("kickdown-80-120", p, "automatic", kickdown) for p in PRESETS),
+    *(row("abs-stop-mu0.3", p, g, abs_stop) for p in PRESETS for g in GEARBOXES),
+    *(row("launch-mu0.3", p, "automatic", low_mu_launch) for p in PRESETS),
+    *(row("bump-start-2nd", p, "manual", bump_start) for p in PRESETS),
+    *(row("stall-and-restart", p, "manual", stall_and_restart) for p in PRESETS),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("manoeuvre", TABLE, ids=[m.id for m in TABLE])
+def test_manoeuvre(manoeuvre: Manoeuvre) -> None:
+    run = manoeuvre.script(manoeuvre.preset, manoeuvre.gearbox, **manoeuvre.args)
+    problems = [p for bound in manoeuvre.checks if (p := bound.problem(run.figures))]
+    bad = ~np.isfinite(run.rows)
+    if bad.any():
+        names = sorted({SIGNAL_NAMES[i] for i in np.flatnonzero(bad.any(axis=0))})
+        problems.append(f"non-finite outputs: {', '.join(names)}")
+    if not manoeuvre.may_stall:
+        stalled = np.flatnonzero(run["engine_running"] < 0.5)
+        if stalled.size:
+            problems.append(
+                f"engine stalled at t = {stalled[0] * ROW_DT:.2f} s "
+                f"({stalled.size * ROW_DT:.2f} s stalled in all)"
+            )
+    assert not problems, "\n".join(problems)
