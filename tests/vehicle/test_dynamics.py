@@ -47,7 +47,7 @@ def test_full_throttle_0_to_100_kmh_in_a_realistic_time(idling):
             gear += 1
             idling.step(gear=gear)
     elapsed = idling.time - start
-    # docs/vehicle-model.md: 1600 kg, about 250 kW; comparable cars need 6-10 s.
+    # docs/vehicle-model.md: 1600 kg, 225 kW peak (its datasheet); comparable cars need 6-10 s.
     assert 6.0 <= elapsed <= 10.0, f"0-100 km/h in {elapsed:.2f} s"
 
 
