@@ -1,8 +1,11 @@
 """A cruise controller configured by JSON: ``cruise.json`` plus this step function.
 
-    vcosim sim --contracts                       # the simulator, serving contracts on 4367
+    vcosim sim --contracts --no-coupling         # the simulator, serving contracts on 4367
     vcosim connect examples/contracts/cruise.json \
         --function examples/contracts/cruise_control.py:step --step 0.01
+
+``step`` holds 15 m/s; ``--function examples/contracts/cruise_control.py:ContractCruise
+--param speed=20`` makes one for another speed.
 
 The file asks for ``groundspeed`` every 10 ms, time-synced (the simulator is the time master:
 this block never runs ahead of it), and sends ``throttle`` and ``brake`` every 10 ms. The

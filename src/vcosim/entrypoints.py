@@ -10,9 +10,12 @@ failure is a ``VcosimError`` naming what was asked for: one line, no traceback.
 
 from __future__ import annotations
 
+import functools
 import importlib
 import importlib.util
+import inspect
 import sys
+from collections.abc import Mapping
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -49,9 +52,75 @@ def load_user_code(spec: str, *, option: str = "--function", module_ok: bool = F
     return _attribute(module, attribute, target) if attribute else module
 
 
-def instantiate(found: Any) -> Any:
-    """A class named as a step function or hook object becomes an instance (no arguments)."""
-    return found() if isinstance(found, type) else found
+def instantiate(
+    found: Any, params: Mapping[str, Any] | None = None, *, option: str = "--param"
+) -> Any:
+    """The step function (or hook object) the user's code makes with ``params``.
+
+    A class is instantiated with ``params`` as keyword arguments; a function gets them bound
+    as keyword arguments of every call (``step(msg, speed=15)``). Each name is checked against
+    the signature first, so a misspelt parameter is one error naming the valid ones, before
+    anything runs.
+    """
+    params = dict(params or {})
+    if params:
+        _check_parameters(found, params, option)
+    if isinstance(found, type):
+        return found(**params)
+    return functools.partial(found, **params) if params else found
+
+
+def keyword_parameters(found: Any) -> list[str] | None:
+    """The keyword parameters a class's constructor or a step function takes (None: any).
+
+    A function's first parameter is the message (or the ports) it is called with, and names
+    starting with ``_`` are internal: neither can be given.
+    """
+    try:
+        signature = inspect.signature(found)
+    except (TypeError, ValueError):  # a builtin or extension type: cannot tell
+        return None
+    parameters = list(signature.parameters.values())
+    if (
+        not isinstance(found, type)
+        and parameters
+        and parameters[0].kind
+        in (
+            inspect.Parameter.POSITIONAL_ONLY,
+            inspect.Parameter.POSITIONAL_OR_KEYWORD,
+        )
+    ):
+        parameters = parameters[1:]  # the message
+    if any(p.kind is p.VAR_KEYWORD for p in parameters):
+        return None
+    return [
+        p.name
+        for p in parameters
+        if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY) and not p.name.startswith("_")
+    ]
+
+
+def _check_parameters(found: Any, params: Mapping[str, Any], option: str) -> None:
+    if not isinstance(found, type) and not inspect.isroutine(found):
+        kind = type(found).__qualname__
+        raise ConfigError(
+            [f"a {kind} object is made already; name its class ({kind}) to make one with them"],
+            option,
+        )
+    valid = keyword_parameters(found)
+    if valid is None:
+        return
+    name = found.__qualname__
+    if not valid:
+        example = (
+            "__init__(self, speed=15.0)" if isinstance(found, type) else "step(msg, speed=15.0)"
+        )
+        raise ConfigError(
+            [f"{name} takes no parameters: give it keyword arguments, e.g. {example}"], option
+        )
+    for key in params:
+        if key not in valid:
+            raise UnknownNameError(f"parameter of {name}", key, valid)
 
 
 def _load_module(target: str, option: str) -> ModuleType:

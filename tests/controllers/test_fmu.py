@@ -229,6 +229,20 @@ def test_map_file_renames_variables_and_sets_parameters(fmus, tmp_path):
     assert trace["groundspeed"][-1] == pytest.approx(5.0, abs=0.5)
 
 
+def test_param_options_set_parameters_over_the_map(fmus, tmp_path):
+    """``vcosim controller --fmu ... --param target_speed=8`` wins over the map's 5."""
+    mapping = write_map(tmp_path / "map.toml", "[parameters]\ntarget_speed = 5\n")
+    with FmuController(fmus["pi"], mapping, parameters={"target_speed": 8}) as controller:
+        assert controller.parameters == {"target_speed": 8}
+        assert controller(message(groundspeed=7.5)).throttle == pytest.approx(0.25 * 0.5)
+    with pytest.raises(ConfigError) as caught:
+        FmuController(fmus["pi"], parameters={"target_sped": 8, "groundspeed": 1.0})
+    assert caught.value.problems == [
+        "--param target_sped: no FMU variable 'target_sped' (did you mean 'target_speed'?)",
+        "--param groundspeed: the FMU's causality for it is 'input', not 'parameter'",
+    ]
+
+
 def test_unmappable_input_is_reported_before_anything_runs(fmus, monkeypatch):
     def no_extract(*args, **kwargs):
         raise AssertionError("the FMU was extracted although its mapping is invalid")

@@ -9,7 +9,15 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from vcosim.app.console import StatusLine, console, note, save_json, setup_logging
-from vcosim.app.options import DEFAULT_TIMEOUT, Duration, JsonOut, Timeout, positive
+from vcosim.app.options import (
+    DEFAULT_TIMEOUT,
+    Duration,
+    JsonOut,
+    Params,
+    Timeout,
+    parse_params,
+    positive,
+)
 
 if TYPE_CHECKING:
     from rich.table import Table
@@ -29,10 +37,11 @@ def connect(
     function: Annotated[
         str | None,
         typer.Option(
-            help="Your step function or class: FILE.py:NAME or module:NAME "
-            "(without it the block only monitors)."
+            help="Your step function or class: FILE.py:NAME or module:NAME; --param values "
+            "are its keyword arguments (without it the block only monitors)."
         ),
     ] = None,
+    param: Params = None,
     step: Annotated[
         float, typer.Option(callback=positive, help="The block's own sample time (s).")
     ] = 0.001,
@@ -49,9 +58,13 @@ def connect(
     json_out: JsonOut = None,
 ) -> None:
     """Run a JSON-configured contract client against vcosim sim --contracts (VS Connect-style)."""
+    params = parse_params(param)
+    if params and function is None:
+        raise typer.BadParameter("parameters are for --function", param_hint="'--param'")
     report = run_client(
         config,
         function=function,
+        params=params,
         step=step,
         duration=duration,
         json_out=json_out,
@@ -95,6 +108,7 @@ def run_client(
     step: float,
     duration: float | None,
     json_out: Path | None,
+    params: dict[str, Any] | None = None,
     **options: Any,
 ) -> ClientReport:
     """Run the block until the duration or Ctrl-C; print the summary, optionally save it."""
@@ -103,7 +117,7 @@ def run_client(
     from vcosim.interrupts import sigterm_as_interrupt
 
     setup_logging()
-    step_fn = instantiate(load_user_code(function)) if function else None
+    step_fn = instantiate(load_user_code(function), params) if function else None
     client = ContractClient(config, step_fn, step=step, **options)
     cfg = client.config
     note(

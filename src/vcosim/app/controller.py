@@ -16,10 +16,12 @@ from vcosim.app.options import (
     InterfaceCsv,
     JsonOut,
     Listen,
+    Params,
     Spin,
     Timeout,
     non_negative,
     parse_address,
+    parse_params,
 )
 from vcosim.constants import CONTROLLER_PORT, LOOPBACK, SIMULATOR_PORT
 from vcosim.errors import ConfigError
@@ -35,15 +37,27 @@ def controller(
         str | None,
         typer.Argument(help="Example controller: cruise, cruise-torque, heading, acc."),
     ] = None,
-    speed: Annotated[float | None, typer.Option(help="Target speed (m/s).")] = None,
-    heading: Annotated[float | None, typer.Option(help="Target heading (degrees).")] = None,
+    speed: Annotated[
+        float | None, typer.Option(help="Target speed (m/s): short for --param speed=VALUE.")
+    ] = None,
+    heading: Annotated[
+        float | None,
+        typer.Option(help="Target heading (degrees): short for --param heading=VALUE."),
+    ] = None,
     time_gap: Annotated[
         float | None,
-        typer.Option(help="acc: time gap to the vehicle ahead (s), bumper to bumper."),
+        typer.Option(
+            help="Time gap to the vehicle ahead (s), bumper to bumper: short for --param "
+            "time_gap=VALUE."
+        ),
     ] = None,
+    param: Params = None,
     function: Annotated[
         str | None,
-        typer.Option(help="Your own step function or class: FILE.py:NAME or module:NAME."),
+        typer.Option(
+            help="Your own step function or class: FILE.py:NAME or module:NAME; --param "
+            "values are its keyword arguments."
+        ),
     ] = None,
     fmu: Annotated[
         Path | None,
@@ -82,7 +96,10 @@ def controller(
     """Run a controller against a running simulator (vcosim sim or BeamNG.tech).
 
     The block answers each message with the same id, as BeamNG's Simulink S-function does;
-    --ext-time must equal the simulator's.
+    --ext-time must equal the simulator's. Parameters (--param, --speed, --heading,
+    --time-gap) reach the controller, whichever it is: an example's fields, your class's
+    constructor or your function's keyword arguments, an FMU's parameters; one it does not
+    take is an error before anything starts.
     """
     from vcosim.tight.config import ControllerConfig
 
@@ -105,7 +122,7 @@ def controller(
         if interface is not None
         else ControllerConfig(**options)
     )
-    params = {"speed": speed, "heading": heading, "time_gap": time_gap}
+    params = parse_params(param, speed=speed, heading=heading, time_gap=time_gap)
     step_fn = make_step_function(
         name, function=function, fmu=fmu, map_file=map_file, step=config.step, params=params
     )
@@ -127,7 +144,7 @@ def make_step_function(
     step: float,
     params: dict[str, Any],
 ) -> Any:
-    """The step function the options ask for; exactly one source must be given."""
+    """The step function the options ask for, made with ``params``; exactly one source."""
     sources = [s for s in (name, function, fmu) if s is not None]
     if len(sources) != 1:
         raise ConfigError(
@@ -140,11 +157,11 @@ def make_step_function(
     if fmu is not None:
         from vcosim.controllers.fmu import FmuController
 
-        return FmuController(fmu, map_file, step=step)
+        return FmuController(fmu, map_file, step=step, parameters=params)
     if function is not None:
-        return instantiate(load_user_code(function))
+        return instantiate(load_user_code(function), params)
     assert name is not None  # exactly one source was given, checked above
-    return example(name, **{k: v for k, v in params.items() if v is not None})
+    return example(name, **params)
 
 
 def report_table(report: BlockReport) -> Table:

@@ -110,6 +110,49 @@ FrameRate = Annotated[
     float, typer.Option(callback=positive, help="Frames per second in realtime pacing.")
 ]
 
+# -- the user's code ---------------------------------------------------------------------------
+Params = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--param",
+        metavar="NAME=VALUE",
+        help="A parameter of the controller (repeatable): a keyword argument of your class or "
+        "function, a field of an example, a parameter of an FMU. VALUE is read as a number, "
+        "true/false, or else text.",
+    ),
+]
+
+
+def parse_params(given: list[str] | None, **shorthands: object) -> dict[str, object]:
+    """``--param NAME=VALUE`` options (and shorthands such as ``--speed``) as keywords.
+
+    Raises ``typer.BadParameter`` (exit 2) for a malformed one or a name given twice.
+    """
+    params: dict[str, object] = {k: v for k, v in shorthands.items() if v is not None}
+    for text in given or ():
+        name, eq, value = text.partition("=")
+        name = name.strip()
+        if not eq or not name.isidentifier():
+            raise typer.BadParameter(
+                f"{text!r} is not NAME=VALUE, e.g. speed=15", param_hint="'--param'"
+            )
+        if name in params:
+            twice = f"--{name.replace('_', '-')}" if name in shorthands else "--param"
+            raise typer.BadParameter(f"{name} is also given by {twice}", param_hint="'--param'")
+        params[name] = _literal(value.strip())
+    return params
+
+
+def _literal(text: str) -> object:
+    """A parameter value: an integer, a float, true/false, or the text itself."""
+    for convert in (int, float):
+        try:
+            return convert(text)
+        except ValueError:
+            pass
+    return {"true": True, "false": False}.get(text.lower(), text)
+
+
 # -- the tight coupling -----------------------------------------------------------------------
 ExtTime = Annotated[
     float | None,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from vcosim.entrypoints import load_object
+from vcosim.entrypoints import instantiate, load_object
 from vcosim.errors import UnknownNameError
 
 EXAMPLES = {
@@ -16,7 +16,10 @@ EXAMPLES = {
 
 
 def example(name: str, **params: Any) -> Any:
-    """A new example controller by name, e.g. ``example("cruise", speed=15)``."""
+    """A new example controller by name, e.g. ``example("cruise", speed=15)``.
+
+    A parameter the example does not take is an ``UnknownNameError`` naming the valid ones.
+    """
     if name not in EXAMPLES:
         raise UnknownNameError("controller", name, tuple(EXAMPLES))
-    return load_object(EXAMPLES[name])(**params)
+    return instantiate(load_object(EXAMPLES[name]), params)

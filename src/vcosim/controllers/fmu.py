@@ -23,7 +23,7 @@ from __future__ import annotations
 import difflib
 import shutil
 import weakref
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from ctypes import POINTER, c_uint
 from pathlib import Path
 from typing import Any
@@ -173,12 +173,19 @@ class FmuController:
     Attributes:
         inputs: FMU input -> the bank quantity it reads.
         outputs: FMU output -> the controls field it sets.
-        parameters: FMU parameter -> the start value the map file gave it.
+        parameters: FMU parameter -> the start value the map file (or ``parameters``) gave it.
         fmi_version: "2.0" or "3.0".
+
+    ``parameters`` (FMU parameter -> start value, ``vcosim controller --param``) are set
+    after the map file's and win over them.
     """
 
     def __init__(
-        self, path: str | Path, map_file: str | Path | None = None, step: float = 0.005
+        self,
+        path: str | Path,
+        map_file: str | Path | None = None,
+        step: float = 0.005,
+        parameters: Mapping[str, Any] | None = None,
     ) -> None:
         self.path = Path(path)
         self.step = float(step)
@@ -187,7 +194,7 @@ class FmuController:
         self._cleanup: Callable[[], Any] = lambda: None
         model = self._read_model()
         self.fmi_version: str = model.fmiVersion
-        self.inputs, self.outputs, self.parameters = self._plan(model, map_file)
+        self.inputs, self.outputs, self.parameters = self._plan(model, map_file, parameters)
         self._source = np.zeros(SIM_TO_CONTROLLER + 1)
         self._blank = np.full(len(OUTPUTS), np.nan)
         self._steps = 0
@@ -220,7 +227,7 @@ class FmuController:
         return model
 
     def _plan(
-        self, model: Any, map_file: str | Path | None
+        self, model: Any, map_file: str | Path | None, given: Mapping[str, Any] | None = None
     ) -> tuple[dict[str, str], dict[str, str], dict[str, Any]]:
         """Match every FMU input and output, by the map file or by name; all problems at once."""
         table = self._read_map(map_file)
@@ -239,9 +246,12 @@ class FmuController:
             if not isinstance(t, dict)
         ]
         tables = {s: t if isinstance(t, dict) else {} for s, t in tables.items()}
+        tables["parameters"] = {**tables["parameters"], **(given or {})}
         for section, causality, valid, kind in _ROLES:
             for name, value in tables[section].items():
                 entry, var = f"{where} [{section}] {name}", variables.get(name)
+                if section == "parameters" and name in (given or {}):
+                    entry = f"--param {name}"
                 if var is None:
                     problems.append(f"{entry}: {_unknown('FMU variable', name, variables)}")
                 elif var.causality != causality:
