@@ -174,6 +174,92 @@ def test_every_example_file_is_valid(path):
     assert config.inputs or config.outputs
 
 
+def test_a_property_no_server_has_is_refused_before_the_client_connects():
+    """A typo is an error, not a port of zeros (issue 30): every one listed, with the closest."""
+    from vcosim.contracts import ContractClient
+
+    with pytest.raises(ConfigError) as caught:
+        ContractClient(
+            {
+                "version": 2,
+                "remoteObject": "Vehicle_A",
+                "outputs": [
+                    {
+                        "ports": [
+                            [{"propertyName": "groundsped"}],
+                            [{"propertyName": "position"}],
+                            [{"remoteObject": "World", "propertyName": "tme"}],
+                            [{"propertyName": "rpm", "params": "Origin"}],
+                            [{"remoteObject": "lead", "propertyName": "GROUNDSPEED"}],  # served
+                        ]
+                    }
+                ],
+                "inputs": [
+                    {"ports": [[{"propertyName": "throtle"}], [{"propertyName": "gear"}]]},
+                    {"ports": [[{"propertyName": "yaw"}], [{"propertyName": "DISTANCE"}]]},
+                ],
+            }
+        )
+    assert caught.value.problems == [
+        "$.inputs[0].ports[0][0].propertyName: unknown writable property 'throtle' of "
+        "Vehicle_A; did you mean 'throttle'?",
+        "$.inputs[1].ports[0][0].propertyName: 'yaw' of Vehicle_A is read-only (writable: "
+        "throttle, brake, clutch, parkingbrake, steering, gear, ignition, drive_mode, "
+        "automatic, propulsion_torque, braking_torque, highbeam, lowbeam, signal_L, signal_R, "
+        "propulsion_torque_FL, braking_torque_FL, propulsion_torque_FR, braking_torque_FR, "
+        "propulsion_torque_RL, braking_torque_RL, propulsion_torque_RR, braking_torque_RR)",
+        "$.inputs[1].ports[1][0].propertyName: DISTANCE of Vehicle_A is a function: it is "
+        "read, not written",
+        "$.outputs[0].ports[0][0].propertyName: unknown property 'groundsped' of Vehicle_A; "
+        "did you mean 'groundspeed'?",
+        "$.outputs[0].ports[1][0].arraySize: 'position' has 3 value(s); the field asks for 1",
+        "$.outputs[0].ports[2][0].propertyName: unknown property 'tme' of World; did you mean "
+        "'time'?",
+        "$.outputs[0].ports[3][0].params: 'rpm' of Vehicle_A is not a function; it takes no params",
+    ]
+
+
+@pytest.mark.parametrize("obj", ["Vehicle_A", "world", "Origin"])
+def test_the_clients_check_accepts_exactly_what_a_server_serves(obj):
+    """Every name either side knows, misspelt and re-cased ones, each width, both ways."""
+    from vcosim.contracts.objects import (
+        FUNCTIONS,
+        VEHICLE_READABLE,
+        WORLD_READABLE,
+        WRITERS,
+        Catalogue,
+        field_problem,
+    )
+    from vcosim.vehicle import Vehicle
+
+    catalogue = Catalogue(Vehicle())
+    names = [*VEHICLE_READABLE, *WORLD_READABLE, *WRITERS, *FUNCTIONS, "rmp", "Groundspeed"]
+    for name in names:
+        params = "Origin" if name in FUNCTIONS else None
+        for size in (1, 3, 4):
+            for written, serve in ((False, catalogue.reader), (True, catalogue.writer)):
+                served = not isinstance(serve(obj, name, params, size), str)
+                checked = field_problem(obj, name, params, size, written=written) is None
+                assert checked == served, (obj, name, size, written)
+
+
+def test_vcosim_connect_refuses_a_misspelt_property_in_one_line_exit_2(tmp_path):
+    from typer.testing import CliRunner
+
+    from vcosim.app import app
+
+    config = json.loads((EXAMPLES / "cruise.json").read_text())
+    config["outputs"][0]["ports"][0][0]["propertyName"] = "groundsped"
+    path = tmp_path / "cruise.json"
+    path.write_text(json.dumps(config))
+    result = CliRunner().invoke(app, ["connect", str(path), "--duration", "1"])
+    assert result.exit_code == 2
+    assert result.output == (
+        f"error: {path}: $.outputs[0].ports[0][0].propertyName: unknown property 'groundsped' "
+        "of Vehicle_A; did you mean 'groundspeed'?\n"
+    )
+
+
 def test_a_client_lists_the_problems_of_its_file_and_its_options_at_once():
     from vcosim.contracts import ContractClient
 

@@ -24,7 +24,8 @@ def run_until_connected(sim, client, duration: float = 0.3):
     return report
 
 
-def test_unknown_properties_read_invalid_value_and_are_reported_as_refused():
+def test_fields_the_server_cannot_serve_read_invalid_value_and_are_reported_as_refused():
+    """Objects are the server's to know: the client's file cannot be checked for them."""
     sim, server = served("realtime", frame_rate=500, wait_for_clients=1)
     seen, first = [], []
 
@@ -33,7 +34,7 @@ def test_unknown_properties_read_invalid_value_and_are_reported_as_refused():
             first.append(ports.as_dict())  # before any data: initial values
         if ports.status is ConnectionStatus.connected:
             seen.append(ports.as_dict())
-        return {"groundspeed": 3.0}
+        return {"throttle": 0.0, "Vehicle_B.brake": 1.0}
 
     client = ContractClient(
         document(
@@ -44,45 +45,64 @@ def test_unknown_properties_read_invalid_value_and_are_reported_as_refused():
                     "updatePeriodMs": 5,
                     "ports": [
                         [{"propertyName": "rpm"}],
-                        [{"propertyName": "rmp", "invalidValue": -7.0, "initialValue": 99.0}],
                         [
                             {
                                 "remoteObject": "Vehicle_B",
                                 "propertyName": "rpm",
                                 "invalidValue": -8.0,
+                                "initialValue": 99.0,
                             }
                         ],
-                        [{"propertyName": "position", "invalidValue": -9.0}],
+                        [{"propertyName": "DISTANCE", "params": "Stop", "invalidValue": -9.0}],
                     ],
                 }
             ],
-            inputs=[{"ports": fields("groundspeed")}],
+            inputs=[
+                {
+                    "ports": [
+                        *fields("throttle"),
+                        [{"remoteObject": "Vehicle_B", "propertyName": "brake"}],
+                    ]
+                }
+            ],
         ),
         step,
         step=0.001,
     )
     report = run_until_connected(sim, client)
     assert [str(r) for r in client.refused] == [
-        "Vehicle_A.groundspeed (port groundspeed): 'groundspeed' of Vehicle_A is read-only "
-        "(writable: throttle, brake, clutch, parkingbrake, steering, gear, ignition, drive_mode, "
-        "automatic, propulsion_torque, braking_torque, highbeam, lowbeam, signal_L, signal_R, "
-        "propulsion_torque_FL, braking_torque_FL, propulsion_torque_FR, braking_torque_FR, "
-        "propulsion_torque_RL, braking_torque_RL, propulsion_torque_RR, braking_torque_RR)",
-        "Vehicle_A.rmp (port rmp): unknown property 'rmp' of Vehicle_A; did you mean 'rpm'?",
+        "Vehicle_B.brake (port Vehicle_B.brake): unknown object 'Vehicle_B'; did you mean "
+        "'Vehicle_A'? (objects: Vehicle_A, World, Origin)",
         "Vehicle_B.rpm (port Vehicle_B.rpm): unknown object 'Vehicle_B'; did you mean "
         "'Vehicle_A'? (objects: Vehicle_A, World, Origin)",
-        "Vehicle_A.position (port position): 'position' of Vehicle_A has 3 value(s); the field "
-        "asks for 1",
+        "Vehicle_A.DISTANCE(Stop) (port DISTANCE(Stop)): DISTANCE params: unknown object "
+        '\'Stop\' (objects: Vehicle_A, World, Origin), or give a point "X,Y" or "X,Y,Z"',
     ]
     assert report.refused == [str(r) for r in client.refused]
     assert first == [
-        {"connection_status": 2.0, "rpm": 0.0, "rmp": 99.0, "Vehicle_B.rpm": 0.0, "position": 0.0}
+        {"connection_status": 2.0, "rpm": 0.0, "Vehicle_B.rpm": 99.0, "DISTANCE(Stop)": 0.0}
     ]
-    assert server.stats.refused_fields == 4
-    assert seen and all(
-        s["rmp"] == -7.0 and s["Vehicle_B.rpm"] == -8.0 and s["position"] == -9.0 for s in seen
-    )
+    assert server.stats.refused_fields == 3
+    assert seen and all(s["Vehicle_B.rpm"] == -8.0 and s["DISTANCE(Stop)"] == -9.0 for s in seen)
     assert seen[-1]["rpm"] > 500  # the accepted field is served alongside
+    assert sim.vehicle.inputs["brake"] == 0.0  # the refused input went nowhere
+
+
+def test_the_server_says_why_it_refuses_what_a_client_did_not_check():
+    """A client that is not vcosim's may send any name: each refusal has its reason."""
+    catalogue = Catalogue(Vehicle())
+    assert catalogue.reader("Vehicle_A", "rmp", None, 1) == (
+        "unknown property 'rmp' of Vehicle_A; did you mean 'rpm'?"
+    )
+    assert catalogue.reader("Vehicle_A", "position", None, 1) == (
+        "'position' of Vehicle_A has 3 value(s); the field asks for 1"
+    )
+    assert catalogue.writer("Vehicle_A", "groundspeed", None, 1).startswith(
+        "'groundspeed' of Vehicle_A is read-only (writable: throttle, brake,"
+    )
+    assert catalogue.reader("World", "tme", None, 1) == (
+        "unknown property 'tme' of World; did you mean 'time'?"
+    )
 
 
 def test_distance_between_objects_and_points():

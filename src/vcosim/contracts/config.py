@@ -249,7 +249,8 @@ def rule_problems(data: Any) -> list[str]:
     problems: list[str] = []
     synced: list[str] = []
     demands: list[Demand] = []
-    has_default_object = isinstance(data.get("remoteObject"), str)
+    default_object = data.get("remoteObject")
+    default_object = default_object if isinstance(default_object, str) else None
     for side in ("inputs", "outputs"):
         groups = data.get(side)
         if not isinstance(groups, list):
@@ -258,7 +259,7 @@ def rule_problems(data: Any) -> list[str]:
             if not isinstance(group, dict):
                 continue
             where = f"$.{side}[{g}]"
-            problems.extend(_group_problems(group, where, side, has_default_object))
+            problems.extend(_group_problems(group, where, side, default_object))
             if group.get("groupType") != "commData":
                 demands.append(_demand(group, where, side))
                 if group.get("timeSyncMode") == "absolute":
@@ -273,7 +274,7 @@ def rule_problems(data: Any) -> list[str]:
 
 
 def _group_problems(
-    group: dict[str, Any], where: str, side: str, has_default_object: bool
+    group: dict[str, Any], where: str, side: str, default_object: str | None
 ) -> list[str]:
     problems = []
     if "updatePeriod" in group and "updatePeriodMs" in group:
@@ -304,7 +305,7 @@ def _group_problems(
         for f, fld in enumerate(_list(port)):
             if isinstance(fld, dict):
                 at = f"{where}.ports[{p}][{f}]"
-                problems.extend(_field_problems(fld, at, side, comm, has_default_object))
+                problems.extend(_field_problems(fld, at, side, comm, default_object))
     return problems
 
 
@@ -340,11 +341,13 @@ def _number(value: Any) -> float | None:
 
 
 def _field_problems(
-    fld: dict[str, Any], at: str, side: str, comm: bool, has_default_object: bool
+    fld: dict[str, Any], at: str, side: str, comm: bool, default_object: str | None
 ) -> list[str]:
     problems = []
     kind = fld.get("propertyType", "meta" if comm else "contract_field")
     name = fld.get("propertyName")
+    given = fld.get("remoteObject")
+    obj = default_object if given is None else given
     if comm:
         if kind != "meta":
             problems.append(f'{at}.propertyType: fields of a commData group are "meta"')
@@ -362,15 +365,24 @@ def _field_problems(
             problems.append(
                 f'{at}.propertyName: a contract meta field is one of {valid}, not "{name}"'
             )
-    elif (
-        kind == "contract_field"
-        and not has_default_object
-        and not isinstance(fld.get("remoteObject"), str)
-    ):
+    elif kind == "contract_field" and obj is None:
         problems.append(f"{at}: no remoteObject (give it here or at the top level)")
+    elif kind == "contract_field" and isinstance(obj, str) and isinstance(name, str):
+        problems.extend(_property_problems(fld, at, side, obj, name))
     if kind == "meta" and "params" in fld:
         problems.append(f"{at}.params: meta fields take no params")
     params = fld.get("params")
     if isinstance(params, str) and (problem := point_problem(params)) is not None:
         problems.append(f"{at}.params: {problem}")
     return problems
+
+
+def _property_problems(fld: dict[str, Any], at: str, side: str, obj: str, name: str) -> list[str]:
+    """A property no server has (misspelt, read-only as an input, of another width)."""
+    from vcosim.contracts.objects import field_problem
+
+    size, params = fld.get("arraySize", 1), fld.get("params")
+    if isinstance(size, bool) or not isinstance(size, int) or not isinstance(params, str | None):
+        return []  # the model reports the wrong type
+    found = field_problem(obj, name, params, size, written=side == "inputs")
+    return [] if found is None else [f"{at}.{found[0]}: {found[1]}"]

@@ -118,6 +118,10 @@ def _vectors() -> dict[str, tuple[str, ...]]:
 
 VEHICLE_READABLE = _vectors()
 FUNCTIONS = {"DISTANCE": False, "VSAP_DISTANCE": False, "DISTANCE_3D": True}  # name -> 3-D?
+POINT_READABLE = {"posX": 1, "posY": 1, "posZ": 1, "position": 3}
+"""What a fixed point (``Origin``, a named point) has: name -> width."""
+WORLD_READABLE = {**POINT_READABLE, "time": 1, "step_index": 1}
+"""What ``World`` has: name -> width."""
 
 
 def _lookup(name: str, names: Mapping[str, object]) -> str | None:
@@ -253,21 +257,22 @@ class Catalogue:
 
     def _fixed_reader(self, name: str, prop: str) -> Reader | str:
         position = self._positions[name]
-        table: dict[str, Callable[[], tuple[float, ...]]] = {
-            "posX": lambda: position()[:1],
-            "posY": lambda: position()[1:2],
-            "posZ": lambda: position()[2:],
-            "position": position,
-        }
-        if name == WORLD:
-            vehicle = self._vehicle
-            table["time"] = lambda: (vehicle.time,)
-            table["step_index"] = lambda: (float(vehicle.step_index),)
-        canonical = _lookup(prop, table)
+        readable = WORLD_READABLE if name == WORLD else POINT_READABLE
+        canonical = _lookup(prop, readable)
         if canonical is None:
-            return self._unknown("property", prop, name, [*table, *FUNCTIONS])
-        width = 3 if canonical == "position" else 1
-        return Reader(width, function=table[canonical])
+            return self._unknown("property", prop, name, [*readable, *FUNCTIONS])
+        vehicle = self._vehicle
+        read: Callable[[], tuple[float, ...]]
+        if canonical == "time":
+            read = lambda: (vehicle.time,)  # noqa: E731
+        elif canonical == "step_index":
+            read = lambda: (float(vehicle.step_index),)  # noqa: E731
+        elif canonical == "position":
+            read = position
+        else:  # posX, posY, posZ
+            axis = "XYZ".index(canonical[-1])
+            read = lambda: position()[axis : axis + 1]  # noqa: E731
+        return Reader(readable[canonical], function=read)
 
     def _function(self, name: str, function: str, params: str | None, size: int) -> Reader | str:
         if params is None or not params.strip():
@@ -300,6 +305,58 @@ class Catalogue:
                 return (math.hypot(x1 - x0, y1 - y0),)
 
         return Reader(1, function=distance)
+
+
+def field_problem(
+    obj: str | None, prop: str, params: str | None, size: int, *, written: bool
+) -> tuple[str, str] | None:
+    """Why no server could serve this field, as far as its names tell: (key, reason), or None.
+
+    Vehicles and named points are the server's to know, but which properties there are, how
+    many values each has and which are writable is the same on every server: a client checks
+    its file with this before it connects, so a misspelt property is refused before the run
+    instead of reading its invalidValue through it. ``key`` is the field's key at fault
+    (``propertyName``, ``arraySize`` or ``params``).
+    """
+    of = f" of {obj}" if obj else ""
+    fixed = _lookup(obj, {WORLD: 0, ORIGIN: 0}) if obj else None
+    function = _lookup(prop, FUNCTIONS)
+    if function is not None:
+        if written:
+            return "propertyName", f"{function}{of} is a function: it is read, not written"
+        if size != 1:
+            return "arraySize", f"{function} has 1 value; the field asks for {size}"
+        return None  # its params are checked with the field's others
+    if params is not None:
+        return "params", f"{prop!r}{of} is not a function; it takes no params"
+    if written:
+        if fixed is not None:
+            return "remoteObject", f"{fixed} has no writable properties"
+        canonical = _lookup(prop, WRITERS)
+        if canonical is None:
+            if _lookup(prop, VEHICLE_READABLE) is not None:
+                return "propertyName", f"{prop!r}{of} is read-only (writable: {', '.join(WRITERS)})"
+            return (
+                "propertyName",
+                f"unknown writable property {prop!r}{of}{_close(prop, [*WRITERS])}",
+            )
+        width = WRITERS[canonical].width
+    else:
+        readable = (
+            WORLD_READABLE
+            if fixed == WORLD
+            else POINT_READABLE
+            if fixed == ORIGIN
+            else {**{n: len(s) for n, s in VEHICLE_READABLE.items()}, **POINT_READABLE}
+        )
+        canonical = _lookup(prop, readable)
+        if canonical is None:
+            hint = _close(prop, [*readable, *FUNCTIONS])
+            return "propertyName", f"unknown property {prop!r}{of}{hint}"
+        width = readable[canonical]
+    if width != size:
+        return "arraySize", f"{canonical!r} has {width} value(s); the field asks for {size}"
+    return None
 
 
 def _position(outputs: np.ndarray, at: int) -> Position:
