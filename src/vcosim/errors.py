@@ -28,12 +28,25 @@ class CouplingTimeout(VcosimError, TimeoutError):
 class UnknownNameError(VcosimError, KeyError):
     """A name (input, signal, preset, controller) is not one vcosim knows; suggests the closest."""
 
-    def __init__(self, kind: str, name: str, valid: list[str] | tuple[str, ...]) -> None:
+    def __init__(
+        self,
+        kind: str,
+        name: str,
+        valid: list[str] | tuple[str, ...],
+        *,
+        where_listed: str | None = None,
+    ) -> None:
+        """The message names ``name`` and the closest of ``valid``, then lists ``valid``.
+
+        ``where_listed`` says where the valid names are instead of listing them (for
+        hundreds of names, e.g. "vcosim signals lists them").
+        """
         import difflib
 
         close = difflib.get_close_matches(name, list(valid), n=1)
         hint = f"; did you mean {close[0]!r}?" if close else ""
-        self.message = f"unknown {kind} {name!r}{hint} (valid: {', '.join(valid)})"
+        listing = where_listed or f"valid: {', '.join(valid)}"
+        self.message = f"unknown {kind} {name!r}{hint} ({listing})"
         super().__init__(self.message)
 
     def __str__(self) -> str:

@@ -30,6 +30,7 @@ from vcosim.app import (
     fmu,
     modules,
     runs,
+    signals,
     simulator,
     vehicle,
 )
@@ -155,6 +156,8 @@ app.command()(simulator.sim)
 app.command()(controller.controller)
 app.command()(connect.connect)
 app.command()(runs.analyze)
+app.command()(signals.plot)
+app.command()(signals.signals)
 app.command()(runs.cases)
 app.command()(runs.sweep)
 app.command()(bus.bus)

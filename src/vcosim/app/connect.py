@@ -55,6 +55,13 @@ def connect(
             "wait for the next run.",
         ),
     ] = True,
+    record: Annotated[
+        Path | None,
+        typer.Option(
+            help="Record every port at every step to this .csv file: time, status, outputs, "
+            "inputs (vcosim plot draws it)."
+        ),
+    ] = None,
     json_out: JsonOut = None,
 ) -> None:
     """Run a JSON-configured contract client against vcosim sim --contracts (VS Connect-style)."""
@@ -68,6 +75,7 @@ def connect(
         step=step,
         duration=duration,
         json_out=json_out,
+        record=record,
         link_timeout=timeout,
         end_with_server=end_with_server,
     )
@@ -109,6 +117,7 @@ def run_client(
     duration: float | None,
     json_out: Path | None,
     params: dict[str, Any] | None = None,
+    record: Path | None = None,
     **options: Any,
 ) -> ClientReport:
     """Run the block until the duration or Ctrl-C; print the summary, optionally save it."""
@@ -119,6 +128,13 @@ def run_client(
     setup_logging()
     step_fn = instantiate(load_user_code(function), params) if function else None
     client = ContractClient(config, step_fn, step=step, **options)
+    if record is not None:
+        try:
+            log = client.record_to(record)
+        except BaseException:
+            client.close()
+            raise
+        note(f"recording {len(log.columns)} columns, every step, to {record}")
     cfg = client.config
     note(
         f"contracts: {len(client.layout.contracts)} with {cfg.remoteIP}:"
@@ -152,5 +168,7 @@ def run_client(
     with sigterm_as_interrupt(), StatusLine(render, explain_waiting):
         report = client.run(duration)
     console.print(report_table(report))
+    if client.recording is not None:
+        note(f"recorded {client.recording.rows} steps to {record} (vcosim plot {record})")
     save_json(report, json_out)
     return report

@@ -54,12 +54,18 @@ WORLD_VEHICLE_BASE = 64
 
 @dataclass(frozen=True)
 class Param:
-    """One parameter of a message type: name, Python type and the allowed closed range."""
+    """One parameter of a message type: name, Python type, the allowed closed range, unit.
+
+    The unit is written as FMI writes it (``m``, ``rad``, ``m/s``, ``Hz``; ``1`` for a count,
+    a level or a flag), as in ``vcosim.vehicle.signals``: ``vcosim plot`` labels its axes
+    with it.
+    """
 
     name: str
     kind: type
     low: float | None = None
     high: float | None = None
+    unit: str = "1"
 
     def check(self, owner: str, value: Any) -> Any:
         """The value converted to this parameter's type; a clear ProtocolError if it cannot be."""
@@ -109,9 +115,9 @@ class Param:
         return schema
 
 
-def param(low: float | None = None, high: float | None = None) -> Any:
+def param(low: float | None = None, high: float | None = None, unit: str = "1") -> Any:
     """A required message parameter, optionally limited to ``low..high`` (inclusive)."""
-    return field(metadata={"range": (low, high)})
+    return field(metadata={"range": (low, high), "unit": unit})
 
 
 @dataclass(frozen=True)
@@ -188,7 +194,13 @@ def message_type(type_id: int, *, enqueue: bool = False) -> Callable[[type[M]], 
         hints = get_type_hints(cls)
         cls.type_id = type_id
         cls.params = tuple(
-            Param(f.name, hints[f.name], *f.metadata.get("range", (None, None)))
+            Param(
+                f.name,
+                hints[f.name],
+                low=f.metadata.get("range", (None, None))[0],
+                high=f.metadata.get("range", (None, None))[1],
+                unit=f.metadata.get("unit", "1"),
+            )
             for f in fields(cls)
             if f.name not in ("to", "enqueue")
         )
@@ -225,7 +237,7 @@ class ForceFeedback(Message):
     """Torque on the steering wheel, in [-1, 1] of full scale (positive turns it left)."""
 
     force: float = param(-1.0, 1.0)
-    duration: float = param(0.0)
+    duration: float = param(0.0, unit="s")
 
 
 @message_type(3)
@@ -234,7 +246,7 @@ class IMVM(Message):
 
     x: float = param()
     y: float = param()
-    angle: float = param()
+    angle: float = param(unit="rad")
 
 
 @message_type(4)
@@ -256,23 +268,23 @@ class IMVMCamera(Message):
 class FMVM(Message):
     """Vehicle pose to the visualisation: position (m), roll/pitch/yaw (rad), speed (m/s)."""
 
-    x: float = param()
-    y: float = param()
-    z: float = param()
-    roll: float = param()
-    pitch: float = param()
-    yaw: float = param()
-    speed: float = param()
+    x: float = param(unit="m")
+    y: float = param(unit="m")
+    z: float = param(unit="m")
+    roll: float = param(unit="rad")
+    pitch: float = param(unit="rad")
+    yaw: float = param(unit="rad")
+    speed: float = param(unit="m/s")
 
 
 @message_type(7)
 class VMFM(Message):
     """Ground under each wheel from the visualisation: height (m) and friction, FL FR RL RR."""
 
-    height_fl: float = param()
-    height_fr: float = param()
-    height_rl: float = param()
-    height_rr: float = param()
+    height_fl: float = param(unit="m")
+    height_fr: float = param(unit="m")
+    height_rl: float = param(unit="m")
+    height_rr: float = param(unit="m")
     friction_fl: float = param(0.0)
     friction_fr: float = param(0.0)
     friction_rl: float = param(0.0)
@@ -292,7 +304,7 @@ class SoundCont(Message):
     """Play a sound file continuously, or change its playback frequency (Hz) and volume."""
 
     file: str = param()
-    frequency: int = param(100, 705600)
+    frequency: int = param(100, 705600, unit="Hz")
     volume: int = param(0, 255)
 
 
@@ -308,9 +320,9 @@ class FMLM(Message):
     """Engine and skid sound from the vehicle: volumes 0-255, playback frequencies (Hz)."""
 
     engine_volume: int = param(0, 255)
-    engine_frequency: int = param(100, 705600)
+    engine_frequency: int = param(100, 705600, unit="Hz")
     skid_volume: int = param(0, 255)
-    skid_frequency: int = param(100, 705600)
+    skid_frequency: int = param(100, 705600, unit="Hz")
 
 
 @message_type(12)
@@ -325,7 +337,7 @@ class EngineStatus(Message):
 
     a: float = param()
     b: float = param()
-    c: float = param()
+    c: float = param(unit="ms")
     d: float = param()
     e: float = param()
 
@@ -341,10 +353,10 @@ class WorldVehicle(Message):
 
     row: int = param(0, MAX_MODULE_ID)
     name: str = param()
-    length: float = param(0.0)
-    width: float = param(0.0)
+    length: float = param(0.0, unit="m")
+    width: float = param(0.0, unit="m")
     ego: int = param(0, 1)
-    offset: float = param()
+    offset: float = param(unit="m")
 
 
 @message_type(15, enqueue=True)
@@ -355,10 +367,10 @@ class WorldPose(Message):
     """
 
     row: int = param(0, MAX_MODULE_ID)
-    x: float = param()
-    y: float = param()
-    z: float = param()
-    roll: float = param()
-    pitch: float = param()
-    yaw: float = param()
-    speed: float = param()
+    x: float = param(unit="m")
+    y: float = param(unit="m")
+    z: float = param(unit="m")
+    roll: float = param(unit="rad")
+    pitch: float = param(unit="rad")
+    yaw: float = param(unit="rad")
+    speed: float = param(unit="m/s")

@@ -12,6 +12,7 @@ from typing import Literal
 from xml.etree.ElementTree import Element, SubElement
 
 from vcosim.vehicle import layout as L
+from vcosim.vehicle.signals import OUTPUTS as SIGNALS
 
 Kind = Literal["real", "integer", "boolean", "string"]
 
@@ -119,32 +120,6 @@ INPUTS: tuple[Input, ...] = (
 )
 INPUT_NAMES = frozenset(i.name for i in INPUTS)
 
-_WHEEL_UNITS = {
-    "angularVelocity": "rad/s",
-    "wheelSpeed": "m/s",
-    "brakingTorque": "N.m",
-    "propulsionTorque": "N.m",
-    "frictionTorque": "N.m",
-    "downForce": "N",
-    "slip": "1",
-    "slipAngle": "rad",
-    "Fx": "N",
-    "Fy": "N",
-    "friction": "1",
-}
-_UNITS = {
-    **dict.fromkeys(("posX", "posY", "posZ", "altitude"), "m"),
-    **dict.fromkeys(("velX", "velY", "velZ", "groundspeed", "wheelspeed", "speed"), "m/s"),
-    **dict.fromkeys(("accX", "accY", "accZ"), "m/s2"),
-    **dict.fromkeys(("roll", "pitch", "yaw", "road_wheel_angle"), "rad"),
-    **dict.fromkeys(("maxrpm", "rpm"), "1/min"),
-    "time": "s",
-    "injection_time": "s",
-    "engine_torque": "N.m",
-    "manifold_pressure": "Pa",
-    "yaw_rate": "rad/s",
-    "fuel_flow": "kg/s",
-}
 APPLIED = "applied."
 """Prefix of an output whose plain name an input bears (``applied.throttle``: what the
 vehicle applies after its own logic; ``applied.gear``: the engaged gear)."""
@@ -155,17 +130,12 @@ def output_name(signal: str) -> str:
     return APPLIED + signal if signal in INPUT_NAMES else signal
 
 
-def _unit(signal: str) -> str:
-    if signal.startswith("wheel") and "_" in signal:
-        return _WHEEL_UNITS[signal.split("_", 1)[1]]
-    return _UNITS.get(signal, "1")
-
-
 OUTPUTS: tuple[Output, ...] = tuple(
-    Output(output_name(name), unit=_unit(name), index=i)
-    for i, name in enumerate(L.SIGNAL_NAMES)
-    if name != "time"  # the master's own time (FMI 3: the independent variable)
+    Output(output_name(signal.name), unit=signal.unit, index=i, description=signal.meaning)
+    for i, signal in enumerate(SIGNALS)
+    if signal.name != "time"  # the master's own time (FMI 3: the independent variable)
 )
+"""Every vehicle signal, with the catalogue's unit and meaning (``vcosim.vehicle.signals``)."""
 
 PARAMETERS: tuple[Parameter, ...] = (
     Parameter("body.chassis_mass", unit="kg", min=1.0, key="body.chassis_mass"),

@@ -3,7 +3,8 @@
 - ``ports``: what the step function reads and writes (``Ports``, ``ConnectionStatus``).
 - ``session``: the protocol state machine (handshake, data, pings, reconnection), over the
   contracts' ``streams``.
-- ``block``: ``ContractClient``, its clock and run loop; ``report``: its ``ClientReport``.
+- ``block``: ``ContractClient``, its clock and run loop; ``report``: its ``ClientReport``;
+  ``recording``: its ports on file (``PortLog``).
 """
 
 from vcosim.contracts.client.block import BlockClock, ContractClient, as_config
@@ -16,6 +17,7 @@ from vcosim.contracts.client.ports import (
     Refusal,
     StepFunction,
 )
+from vcosim.contracts.client.recording import PortLog, port_columns
 from vcosim.contracts.client.report import ClientReport, RoundTrips
 from vcosim.contracts.client.session import ClientSession
 from vcosim.contracts.options import ClientOptions
@@ -30,9 +32,11 @@ __all__ = [
     "ConnectionStatus",
     "ContractClient",
     "InputPorts",
+    "PortLog",
     "Ports",
     "Refusal",
     "RoundTrips",
     "StepFunction",
     "as_config",
+    "port_columns",
 ]

@@ -30,6 +30,7 @@ from vcosim.contracts.client.ports import (
     Refusal,
     StepFunction,
 )
+from vcosim.contracts.client.recording import PortLog
 from vcosim.contracts.client.report import ClientReport
 from vcosim.contracts.client.session import ClientSession
 from vcosim.contracts.config import ContractConfig, load_config, parse_config
@@ -171,6 +172,14 @@ class ContractClient:
         self.blocked_time = 0.0
         self._k = 0
         self._stopping = False
+        self.recording: PortLog | None = None
+
+    def record_to(self, path: str | Path) -> PortLog:
+        """Write every port at every step to the CSV file ``path`` (``PortLog``) from now."""
+        if self.recording is not None:
+            self.recording.close()
+        self.recording = PortLog(path, self.layout, self._out, self._in)
+        return self.recording
 
     # -- what there is to watch -------------------------------------------------------------
     @property
@@ -275,6 +284,8 @@ class ContractClient:
             self.inputs.take(self.step_fn(outputs))
         if session.status == ConnectionStatus.connected:
             session.send_due(t)
+        if self.recording is not None:
+            self.recording.record(t)
         self._k += 1
         self._pace()
 
@@ -340,8 +351,10 @@ class ContractClient:
         )
 
     def close(self) -> None:
-        """Say goodbye if connected, then close the socket (safe twice)."""
+        """Say goodbye if connected, then close the socket and the recording (safe twice)."""
         self.session.close()
+        if self.recording is not None:
+            self.recording.close()
 
     def __enter__(self) -> ContractClient:
         return self
