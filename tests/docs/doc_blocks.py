@@ -25,7 +25,9 @@ for a change, for whoever reads it). The directives:
 ``delay SECONDS``           start it this long after the previous command started
 ``exit CODES``              the exit codes it may end with, e.g. ``0|1`` (default 0; 130 after
                             ``interrupt``)
-``expect TEXT``             its output shows TEXT
+``expect TEXT``             its output shows TEXT; ``{LO..HI}`` in TEXT is any number from
+                            LO to HI (``groundspeed (m/s): ends {19.5..20.5}``), and runs of
+                            spaces match any (a summary's row: ``applied │ {390..400}``)
 ``file GLOB``               a non-empty file matching GLOB exists once it ended
 ``get URL``                 once ready, an HTTP GET of URL answers 200
 ``ends-within S of PREFIX`` it ends at most S seconds after the command PREFIX ended

@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import glob
 import os
+import re
 import shlex
 import shutil
 import signal
@@ -304,8 +305,9 @@ def check(process: Process, folder: Path, processes: list[Process]) -> None:
             if option not in output:
                 raise process.failure(f"has no option {option}")
     for text in command.expect:
-        if text not in output:
-            raise process.failure(f"did not print '{text}'")
+        problem = unshown(text, output)
+        if problem is not None:
+            raise process.failure(problem)
     for pattern in command.files:
         if not any(Path(f).stat().st_size for f in glob.glob(str(folder / pattern))):
             raise process.failure(f"left no file {pattern}")
@@ -317,6 +319,34 @@ def check(process: Process, folder: Path, processes: list[Process]) -> None:
         late = process.ended_at - other.ended_at
         if late > seconds:
             raise process.failure(f"ended {late:.1f} s after `{prefix}` (at most {seconds:g})")
+
+
+RANGE = re.compile(r"\{(-?[\d.]+(?:e-?\d+)?)\.\.(-?[\d.]+(?:e-?\d+)?)\}")
+SPACES = re.compile(r"[ \t]+")
+NUMBER = r"(-?(?:\d+\.?\d*|\.\d+)(?:e[-+]?\d+)?)"
+
+
+def unshown(text: str, output: str) -> str | None:
+    """Why ``output`` does not show ``text``, or None if it does.
+
+    ``{LO..HI}`` in ``text`` stands for any number from LO to HI: ``ends {19.5..20.5}``. A run
+    of spaces matches any run of spaces, so a row of a summary table reads ``applied │ 998``.
+    """
+    text, output = SPACES.sub(" ", text), SPACES.sub(" ", output)
+    ranges = [(float(lo), float(hi)) for lo, hi in RANGE.findall(text)]
+    if not ranges:
+        return None if text in output else f"did not print '{text}'"
+    literal = RANGE.split(text)[::3]  # the text around the ranges
+    pattern = re.compile(NUMBER.join(re.escape(part) for part in literal))
+    seen = []
+    for match in pattern.finditer(output):
+        numbers = [float(n) for n in match.groups()]
+        if all(lo <= n <= hi for n, (lo, hi) in zip(numbers, ranges, strict=True)):
+            return None
+        seen.append(match.group(0))
+    if not seen:
+        return f"did not print '{text}'"
+    return f"printed {seen[-1]!r}, not '{text}'"
 
 
 def check_pip(command: Command) -> None:

@@ -117,3 +117,17 @@ def test_set_replaces_as_many_values_as_it_gives() -> None:
         "--out",
         "x",
     ]
+
+
+def test_expect_takes_numbers_in_ranges() -> None:
+    from doc_runs import unshown
+
+    output = "plot: run.csv\n  groundspeed (m/s): starts 0, ends 19.98, max 20.1\n"
+    assert unshown("groundspeed (m/s): starts 0", output) is None
+    assert unshown("ends {19.5..20.5}, max {19.5..22}", output) is None
+    assert unshown("ends {-1e3..1e-3}", output) == ("printed 'ends 19.98', not 'ends {-1e3..1e-3}'")
+    assert unshown("rpm (1/min): ends {0..9000}", output) == (
+        "did not print 'rpm (1/min): ends {0..9000}'"
+    )
+    assert unshown("{0..1} answered", "5999 answered; 0 answered") is None  # any line will do
+    assert unshown("│ applied │ {390..400} │", "│ applied     │ 398     │") is None

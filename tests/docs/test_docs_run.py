@@ -199,3 +199,29 @@ def test_every_extra_the_docs_name_exists() -> None:
     }
     assert len(named) > 5
     assert not [f"{doc}: {name}" for doc, name in named if name not in extras]
+
+
+def missing_outcomes(doc: Path) -> list[str]:
+    """The commands of ``doc`` that run but whose outcome nothing checks."""
+    missing = []
+    for block in map(parse, fenced_blocks(doc)):
+        running = [
+            c for c in block.commands if c.help is None and c.run_by is None and c.words[0] != "pip"
+        ]
+        checked = [c for c in running if c.expect or c.files or c.get]
+        parties = [c for c in running if c.background or c.extra]  # checked through the others
+        missing += [
+            f"{block.where}: `{c.text}`"
+            for c in running
+            if c not in checked and (c not in parties or not checked)
+        ]
+    return missing
+
+
+def test_every_documented_example_checks_its_outcome() -> None:
+    """Not only its exit code: what each command printed (expect) or wrote (file, get).
+
+    A block's background parties (a router, a server) are checked through the commands they
+    serve.
+    """
+    assert [problem for doc in DOCS for problem in missing_outcomes(doc)] == []
