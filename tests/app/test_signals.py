@@ -6,11 +6,15 @@ so a test here fails when a face serves a signal the list does not show.
 
 from __future__ import annotations
 
+import io
 import json
 
+from rich.console import Console
 from typer.testing import CliRunner
 
+from vcosim.analysis.signals import signal_names
 from vcosim.app import app
+from vcosim.app.signals import signal_listing, signal_table
 from vcosim.fmi import coupling as coupling_fmu
 from vcosim.fmi import metadata as vehicle_fmu
 from vcosim.tight import beamng_csv
@@ -94,12 +98,17 @@ def test_a_signal_is_found_by_any_of_its_names() -> None:
     )
 
 
-def test_the_table_shows_each_face_on_a_wide_terminal() -> None:
-    result = CliRunner().invoke(app, ["signals", "groundspeed"], env={"COLUMNS": "200"})
-    assert result.exit_code == 0
-    row = next(line for line in result.output.splitlines() if "│ groundspeed" in line)
-    cells = [c.strip() for c in row.strip("│").split("│")]
-    assert cells == [
+def rendered(renderable: object, width: int) -> str:
+    out = Console(file=io.StringIO(), width=width, color_system=None)
+    out.print(renderable)
+    return out.file.getvalue()  # type: ignore[attr-defined]
+
+
+def test_a_wide_terminal_gets_a_table_a_narrow_one_two_lines_a_signal() -> None:
+    rows = [r for r in signal_names() if r.signal.name == "groundspeed"]
+    table = rendered(signal_table("outputs", rows), 200)
+    row = next(line for line in table.splitlines() if "│ groundspeed" in line)
+    assert [c.strip() for c in row.strip("│").split("│")] == [
         "groundspeed",
         "m/s",
         ">= 0",
@@ -107,4 +116,8 @@ def test_the_table_shows_each_face_on_a_wide_terminal() -> None:
         "Kinematics vehicleGroundSpeed",
         "groundspeed",
         "speed over the ground (horizontal)",
+    ]
+    assert rendered(signal_listing("outputs", rows), 80).splitlines()[1:] == [
+        "groundspeed (m/s, >= 0): speed over the ground (horizontal)",
+        "    slot 17; CSV Kinematics vehicleGroundSpeed; FMU groundspeed",
     ]

@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 from contract_helpers import document, fields, wait_until
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 from typer.testing import CliRunner
 
@@ -162,6 +162,7 @@ def test_a_bad_contracts_file_is_one_error_line_and_exit_2(tmp_path, text, says)
 
 @settings(max_examples=50, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(JSONISH)
+@example({"0²": None})  # a key with a superscript digit, once found: sorting its problem raised
 def test_any_document_is_a_config_or_a_config_error(document_):
 
     with contextlib.suppress(ConfigError):

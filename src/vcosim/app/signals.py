@@ -54,7 +54,7 @@ def signals(
     for way, title in WAYS.items():
         part = [row for row in rows if row.way == way]
         if part:
-            results.print(_table(title, part) if wide else _listing(title, part))
+            results.print(signal_table(title, part) if wide else signal_listing(title, part))
     results.print(
         "slot: in BeamNG's fixed layout (111 values to the controller, 64 back; 0 is the id). "
         "Contracts (vcosim connect) name each signal as vcosim does. Units as FMI writes them "
@@ -67,7 +67,7 @@ def signals(
 WIDE_TABLE = 150  # columns a terminal needs for the table; narrower, two lines a signal
 
 
-def _table(title: str, rows: list[SignalNames]) -> Table:
+def signal_table(title: str, rows: list[SignalNames]) -> Table:
     """One row a signal, a column a face."""
     from rich.table import Table
 
@@ -82,7 +82,7 @@ def _table(title: str, rows: list[SignalNames]) -> Table:
     return table
 
 
-def _listing(title: str, rows: list[SignalNames]) -> str:
+def signal_listing(title: str, rows: list[SignalNames]) -> str:
     """Two lines a signal: what it is, then its names, for a narrow terminal or a pipe."""
     lines = [f"[bold]{escape(title)}[/]"]
     for row in rows:

@@ -208,7 +208,8 @@ def parse_config(data: Any, source: str = "contract configuration") -> ContractC
 def _natural(problem: str) -> list[Any]:
     """Sort problems by path, numbers as numbers (``[2]`` before ``[10]``)."""
     path = problem.split(": ", 1)[0]
-    return [int(part) if part.isdigit() else part for part in re.split(r"(\d+)", path)]
+    parts = re.split(r"([0-9]+)", path)  # ASCII digits: "²" is a digit to isdigit, not to int
+    return [int(part) if part.isascii() and part.isdigit() else part for part in parts]
 
 
 def json_path(loc: Sequence[str | int]) -> str:
