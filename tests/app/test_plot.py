@@ -15,7 +15,7 @@ from typer.testing import CliRunner
 
 from vcosim.app import app
 from vcosim.bus.catalogue import FMVM, WorldPose, WorldVehicle
-from vcosim.modules.recording import McapRecorder, Recorded
+from vcosim.modules.recording import McapRecorder, Recorded, export_csv
 
 ROOT = Path(__file__).parents[2]
 FOLLOW = ROOT / "examples" / "worlds" / "follow.toml"
@@ -118,6 +118,15 @@ def test_the_bus_loggers_recording_by_message_and_by_vehicle(runs: Path) -> None
     drawn(runs / "bus.png")
     code, listed = run("plot", str(runs / "bus.mcap"), "--list")
     assert code == 0 and "lead.yaw (rad)" in listed and "WorldVehicle.length (m)" in listed
+
+
+def test_the_bus_logs_csv_export_too(runs: Path) -> None:
+    export_csv(runs / "bus.mcap", runs / "export.csv")  # vcosim log --csv, replay --to-csv
+    code, output = run("plot", str(runs / "export.csv"), "FMVM.speed", "WorldPose.speed")
+    assert code == 0, output
+    assert "export.csv: bus log (CSV), 3 source(s)" in output
+    assert "  FMVM.speed (m/s): starts 10, ends 11, min 10, max 11" in output
+    assert "  WorldPose.speed (m/s): starts 15, ends 10, min 10, max 15" in output  # both rows
 
 
 def test_a_run_that_is_no_recording_is_refused(tmp_path: Path) -> None:

@@ -191,7 +191,7 @@ def read_run(path: str | Path) -> Recording:
             str(path),
         )
     if not path.exists():
-        parts = sorted(path.parent.glob(f"{glob_escape(path.stem)}.*{path.suffix}"))
+        parts = sorted(path.parent.glob(f"{_glob_escape(path.stem)}.*{path.suffix}"))
         if not parts:
             raise ConfigError(
                 [f"{path}: no such file (nor a world's {path.stem}.NAME{path.suffix})"],
@@ -208,7 +208,7 @@ def read_run(path: str | Path) -> Recording:
     )
 
 
-def glob_escape(text: str) -> str:
+def _glob_escape(text: str) -> str:
     """``text`` with the glob's special characters taken literally."""
     return re.sub(r"([*?\[])", r"[\1]", text)
 
@@ -224,28 +224,24 @@ def _world(path: Path, parts: list[Path]) -> Recording:
     return Recording(path, f"world of {len(sources)} vehicles", sources)
 
 
-def _table(path: Path) -> tuple[list[str], np.ndarray]:
-    """The header and rows of a numeric CSV (a last row cut short by a kill is left out)."""
-    with open(path, encoding="utf-8") as handle:
-        header = next(csv.reader(handle), [])
-    if not header:
-        raise ConfigError([f"{path} is empty"], str(path))
+def _rows(path: Path, header: list[str]) -> np.ndarray:
+    """The rows of a numeric CSV (a last row cut short by a kill is left out)."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # genfromtxt warns of the rows it leaves out
         rows = np.genfromtxt(
             path, delimiter=",", skip_header=1, dtype=float, invalid_raise=False, ndmin=2
         )
-    if rows.size == 0:
-        rows = np.empty((0, len(header)))
-    return header, rows
+    return rows if rows.size else np.empty((0, len(header)))
 
 
 def _read_csv(path: Path) -> Recording:
     with open(path, encoding="utf-8") as handle:
         header = next(csv.reader(handle), [])
+    if not header:
+        raise ConfigError([f"{path} is empty"], str(path))
     if {"log_time_ns", "type", "name"} <= set(header):
         return _read_bus_csv(path)
-    header, rows = _table(path)
+    rows = _rows(path, header)
     if "time" not in header:
         raise ConfigError(
             [f"{path} has no time column: not a recording vcosim plot reads"], str(path)
