@@ -7,6 +7,8 @@ from typing import Annotated
 
 import typer
 
+from vcosim.extras import require
+
 bench_app = typer.Typer(
     help="Measure speed against a baseline timed in the same run; prints JSON.",
     no_args_is_help=True,
@@ -20,6 +22,7 @@ def bench_physics(
     seconds: Annotated[float, typer.Option(help="Wall-clock budget per measurement (s).")] = 2.0,
 ) -> None:
     """Physics steps per second of the vehicle kernel against CommonRoad's multi-body model."""
+    require("bench", "vcosim bench physics")
     from vcosim.bench.physics import measure_physics_bench
 
     result = measure_physics_bench(seconds=seconds, progress=not as_json).to_dict()
@@ -98,6 +101,7 @@ def bench_fmi(
     seconds: Annotated[float, typer.Option(help="Wall-clock budget per measurement (s).")] = 3.0,
 ) -> None:
     """The vehicle FMU's doSteps/s under FMPy against the in-process kernel, 1 ms step."""
+    require("fmi", "vcosim bench fmi", modules=("pythonfmu", "fmpy"))
     from vcosim.bench.fmi import measure_fmu_cost
 
     typer.echo(json.dumps(measure_fmu_cost(seconds).to_dict(), indent=None if as_json else 2))

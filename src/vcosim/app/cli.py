@@ -255,14 +255,14 @@ def _explain(exc: Exception) -> tuple[int, str]:
     from pydantic import ValidationError
 
     from vcosim.config import validation_problems
-    from vcosim.errors import ConfigError, UnknownNameError, VcosimError
+    from vcosim.errors import ConfigError, MissingExtra, UnknownNameError, VcosimError
 
     if isinstance(exc, ValidationError):  # options given through the command line
         exc = ConfigError(validation_problems(exc), exc.title)
     if isinstance(exc, ConfigError) and len(exc.problems) == 1:
         problem = exc.problems[0]  # often names its option already
         return 2, problem if problem.startswith(exc.source) else f"{exc.source}: {problem}"
-    if isinstance(exc, (ConfigError, UnknownNameError)):
+    if isinstance(exc, (ConfigError, UnknownNameError, MissingExtra)):
         return 2, str(exc)
     if isinstance(exc, VcosimError):  # the run started and failed
         return 1, str(exc)

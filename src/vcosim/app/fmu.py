@@ -11,7 +11,7 @@ import typer
 from vcosim.app.console import note
 from vcosim.app.options import ExtTime, InterfaceCsv, VehicleOption
 from vcosim.app.simulator import Gearbox
-from vcosim.errors import ConfigError
+from vcosim.extras import require
 
 fmu_app = typer.Typer(
     help="Build FMI co-simulation FMUs: the vehicle itself, or a controller side that drives "
@@ -37,14 +37,8 @@ Fmi = Annotated[
 
 def _needs_builder(version: FmiVersion) -> None:
     """Refuse up front, as a usage error, when the FMU builder is not installed."""
-    import importlib.util
-
     library = "pythonfmu" if version is FmiVersion.two else "pythonfmu3"
-    if importlib.util.find_spec(library) is None:
-        raise ConfigError(
-            [f"building FMI {version.value} FMUs needs {library}: pip install 'vcosim[fmi]'"],
-            "vcosim fmu",
-        )
+    require("fmi", f"building FMI {version.value} FMUs", modules=(library,))
 
 
 @fmu_app.command("vehicle")

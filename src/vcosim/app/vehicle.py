@@ -9,6 +9,7 @@ import typer
 
 from vcosim.app.console import console, note, results, save_json, settings, table
 from vcosim.app.options import JsonOut, VehicleOption
+from vcosim.extras import require
 
 if TYPE_CHECKING:
     from vcosim.vehicle import VehicleParams
@@ -63,6 +64,7 @@ def report(
     from vcosim.datasheet import docs as doc_pages
     from vcosim.vehicle.vehicle import resolve_params
 
+    require("datasheet", "vcosim vehicle report")
     source = ctx.get_parameter_source("vehicle")  # (typer's own click: compare by name)
     if every and source is not None and source.name != "DEFAULT":
         raise typer.BadParameter("--all runs every preset; leave out --vehicle", param_hint="--all")
