@@ -310,10 +310,11 @@ def run_drive(
             codes = {c.name: c.wait(10.0) for c in children}
             router.stop()
     recording = run_dir / "bus.mcap"
+    not_started = ", ".join(f"{name} (no `{extra}` extra)" for name, extra in skipped.items())
     report: dict[str, Any] = {
         "run_dir": str(run_dir),
         **({"recording": str(recording)} if recording.is_file() else {}),
-        **({"not_started": skipped} if skipped else {}),
+        **({"not_started": not_started} if skipped else {}),
         "exit_codes": codes,
         "interrupted": interrupted,
         "final_state": _final_states(summary_file),
@@ -323,8 +324,8 @@ def run_drive(
     lone = world is None
     for name, state in report["final_state"].items():
         rows["at the end" if lone else f"{name} at the end"] = describe_state(state)
-    console.print(table("vcosim drive: summary", rows))
     console.print(table("bus router", report["router"]))
+    console.print(table("vcosim drive: summary", rows))  # last: it ends with the vehicle
     ok = (0, None, 130) if interrupted else (0, None)  # None: it would not end, killed
     failed = [n for n, c in codes.items() if c not in ok]
     if failed:

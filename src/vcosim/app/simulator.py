@@ -96,7 +96,7 @@ def sim(
         Path | None,
         typer.Option(
             help="Record every vehicle signal to this .csv or .mcap file (MCAP: Foxglove, "
-            "PlotJuggler; the `logging` extra). With --world, a file per vehicle: "
+            "PlotJuggler open it). With --world, a file per vehicle: "
             "FILE.csv becomes FILE.NAME.csv."
         ),
     ] = None,
