@@ -74,6 +74,7 @@ def test_targets_and_json(result: dict) -> None:
     assert result["targets"] == TARGETS
     assert set(result["meets_targets"]) == set(TARGETS)
     assert result["kernel_ceiling"] == {} and result["verdicts"] == {}  # no 100 or 1000 here
+    assert result["ratios"] == {}  # its ratio is the world of 100 cars'
     assert positive(result["cpu_count"])
     json.dumps(result)  # the CLI prints it as JSON
 
@@ -95,6 +96,7 @@ def test_a_target_above_the_kernel_ceiling_is_said_to_be_out_of_reach() -> None:
     assert result["sizes"]["100"]["realtime_factor"] == 2.5
     assert result["kernel_ceiling"] == {"realtime_factor_100": 5.0}
     assert result["meets_targets"]["realtime_factor_100"] is False
+    assert result["ratios"] == {"world_vs_batch": 0.5}  # 1 / cost_vs_batch
     verdict = result["verdicts"]["realtime_factor_100"]
     assert "out of reach" in verdict and "4.0x faster" in verdict and "5x" in verdict
     assert result["coupled"]["1"]["exchanges_per_s_per_vehicle"] == 3000.0

@@ -10,7 +10,8 @@ batch kernel (numba's threads) is the ceiling of any world of that size on this 
 (``kernel_ceiling``): a target above it cannot be met by the world's code, only by a faster
 kernel or more cores. Then 1, 2 and 4 externally coupled vehicles, each with its
 own endpoint and controller process, in lock-step (``world_coupled``). Every figure is the
-best of ``REPEATS`` (a busy machine only slows).
+best of ``REPEATS``, the world, its kernel and the batch taking turns (a busy machine only
+slows, and a burst of load then slows all three).
 """
 
 from __future__ import annotations
@@ -21,8 +22,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from vcosim.bench.physics import REPEATS, STEPS_PER_S, _batch_chunk, _rate, _start, machine_info
+from vcosim.bench.physics import REPEATS, STEPS_PER_S, _batch_chunk, _rates, _start, machine_info
 from vcosim.bench.progress import bench_progress
+from vcosim.bench.rates import RatioDoc
 from vcosim.bench.world_coupled import COUPLED_COUNTS, CoupledRow, controller_peers, measure_coupled
 from vcosim.reports import Report
 from vcosim.sim import Pacer, Simulation
@@ -34,6 +36,19 @@ COUNTS = (1, 10, 100, 1000)
 SPACING = 25.0  # m between cars on the ring
 TARGETS = {"realtime_factor_100": 20.0, "realtime_factor_1000": 2.0, "cost_vs_batch_max": 2.0}
 RATE_TARGETS = {"realtime_factor_100": "100", "realtime_factor_1000": "1000"}  # key: size
+RATIO_SIZE = "100"  # the world whose cost against the batch kernel is the bench's ratio
+QUICK: dict[str, Any] = {"seconds": 0.1, "counts": (1, 10, 100), "coupled": (1,)}
+"""``--quick``: up to 100 cars and one coupled car, 0.1 s a figure (~10 s)."""
+
+RATIOS = {
+    "world_vs_batch": RatioDoc(
+        "a world's speed per car against the bare batch kernel: the price of its drivers, "
+        "sensors and collision checks (1 / `cost_vs_batch`)",
+        f"vehicle-steps/s of a ring of {RATIO_SIZE} IDM cars run by the host in fast pacing "
+        f"over `VehicleBatch({RATIO_SIZE}).run` on numba's threads, in turns",
+    ),
+}
+"""The same-run ratios this bench reports (``ratios()``), by their stable keys."""
 
 
 def ring_world(count: int) -> WorldFile:
@@ -147,6 +162,13 @@ class WorldBench(Report):
                 out[key] = said + ": the kernel allows it; the world's overhead is the gap"
         return out
 
+    def ratios(self) -> dict[str, float]:
+        """The same-run ratios of ``RATIOS`` (none without a world of ``RATIO_SIZE`` cars)."""
+        if RATIO_SIZE not in self.world_vehicle_steps_per_s:
+            return {}
+        world = self.world_vehicle_steps_per_s[RATIO_SIZE]
+        return {"world_vs_batch": round(world / self.batch_vehicle_steps_per_s[RATIO_SIZE], 3)}
+
     def to_dict(self) -> dict[str, Any]:
         """In the layout ``vcosim bench world --json`` prints."""
         table = self.table()
@@ -177,6 +199,7 @@ class WorldBench(Report):
                 >= TARGETS["realtime_factor_1000"],
                 "cost_vs_batch_max": checks["cost_vs_batch_max"] <= TARGETS["cost_vs_batch_max"],
             },
+            "ratios": self.ratios(),
         }
 
 
@@ -204,15 +227,15 @@ def measure_world_bench(
             size = str(count)
             bar.update(task, description=f"building {count} cars")
             world = World(ring_world(count))
-            sim = Simulation(world, Pacer("fast"))
-            bar.update(task, description=f"world of {count}")
-            worlds[size] = _rate(_world_chunk(sim, seconds), seconds, lambda: bar.advance(task))
+            chunks = [
+                _world_chunk(Simulation(world, Pacer("fast")), seconds),
+                _serial_chunk(world, seconds),
+                _batch_chunk(_start(VehicleBatch(count)), seconds),
+            ]
+            bar.update(task, description=f"{count} cars: world, kernel, batch")
+            rates = _rates(chunks, seconds, lambda: bar.advance(task))
+            worlds[size], serials[size], batches[size] = rates
             collisions[size] = len(world.collisions)
-            bar.update(task, description=f"kernel of {count}, one thread")
-            serials[size] = _rate(_serial_chunk(world, seconds), seconds, lambda: bar.advance(task))
-            bar.update(task, description=f"batch of {count}")
-            batch = _start(VehicleBatch(count))
-            batches[size] = _rate(_batch_chunk(batch, seconds), seconds, lambda: bar.advance(task))
         rows = {}
         if coupled:
             bar.update(task, description=f"starting {sum(coupled)} controller processes")
