@@ -43,7 +43,7 @@ def test_ratios_are_quotients_of_the_rates(result: dict) -> None:
     assert result["realtime_factor"] == pytest.approx(
         result["kernel_steps_per_s"] / 2000, rel=1e-3, abs=0.1
     )
-    one_thread = result["batch_one_thread_vehicle_steps_per_s"]["1024"]
+    one_thread = result["batch_one_thread_vehicle_steps_per_s"]["64"]
     assert set(result["ratios"]) == set(RATIOS)
     assert result["ratios"]["batch_vs_kernel"] == pytest.approx(
         one_thread / result["kernel_steps_per_s"], rel=1e-3, abs=1e-3
