@@ -37,10 +37,13 @@ class RatioDoc(NamedTuple):
 
     Every ratio reads "how fast, as a share of its baseline in the same run": higher is
     faster, so one rule (below half its accepted value) catches a 2x slowdown of any.
+    ``guarded`` False: reported beside its baseline and targets, never a regression (its
+    ``measured`` says why).
     """
 
     means: str
     measured: str
+    guarded: bool = True
 
 
 Marks = list[tuple[float, float]]
