@@ -10,6 +10,7 @@ ping-pongs between processes that ran while other processes took the cores is re
 from __future__ import annotations
 
 import json
+import re
 import warnings
 from dataclasses import dataclass
 from pathlib import Path
@@ -183,3 +184,13 @@ def test_every_ratio_has_a_baseline_and_a_description(
     assert list(result["benches"]) == list(BENCHES)
     for name, report in result["benches"].items():
         assert {f"{name}.{key}" for key in report["ratios"]} <= set(result["ratios"]), name
+
+
+def test_docs_performance_shows_the_committed_baseline() -> None:
+    page = (DEFAULT_BASELINE.parents[1] / "docs" / "performance.md").read_text()
+    block = page[page.index(MARKERS[0]) : page.index(MARKERS[1])]
+    shown = dict(re.findall(r"^\| `([a-z_.]+)` \| ([^ |]+) \|", block, flags=re.M))
+    accepted = Baseline.load(DEFAULT_BASELINE)
+    assert shown == {key: f"{value:.3g}" for key, value in accepted.ratios.items()}, (
+        "regenerate: vcosim bench all --quick --markdown docs/performance.md"
+    )

@@ -37,9 +37,10 @@ QUICK = {"runs": 6}
 RATIOS = {
     "one_worker_vs_in_process": RatioDoc(
         "a sweep worker's runs/s as a share of the same runs in this process: what the pool "
-        "costs (scaling over cores is reported, not guarded: see docs/performance.md)",
+        "costs (its scaling over cores is reported, not guarded)",
         "a batch of 10 s cruise scenarios (in-process lock-step coupling) on a warmed-up "
-        "local pool of one worker, against the same batch with the serial backend here",
+        "local pool of one worker, against the same batch with the serial backend here, "
+        "in turns",
     ),
 }
 """The same-run ratios this bench reports (``ratios()``), by their stable keys."""
