@@ -123,7 +123,7 @@ def bench_world(
     as_json: AsJson = False,
     quick: Quick = False,
     seconds: Annotated[
-        float | None, _seconds("Wall-clock budget per measurement (s).", 1.0, 0.1)
+        float | None, _seconds("Wall-clock budget per measurement (s).", 1.0, 0.2)
     ] = None,
 ) -> None:
     """Real-time factor of worlds of 1-1000 IDM cars and of 1, 2, 4 coupled cars; kernel ceiling.
