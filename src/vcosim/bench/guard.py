@@ -6,11 +6,12 @@ its ratios under stable keys (``ratios()``, documented in its ``RATIOS``), every
 "how fast, as a share of its baseline in the same run". ``benchmarks/baseline.json`` holds
 the accepted value of each, and the targets the issues set. The guard fails a run in which
 any ratio falls below half its accepted value: a 2x slowdown of anything measured cannot slip
-in unnoticed, while the noise of a loaded machine (well inside 2x for same-run ratios) never
-trips it. A bench with a ratio below half is measured again (``RETRIES``) before it counts:
-a real slowdown persists, a burst of load elsewhere does not. A ratio of ping-pongs between
-processes measured while other processes took the cores is reported but not judged (its
-bench's ``unjudged()``, see ``vcosim.bench.rates.Quiet``): it measured the scheduler.
+in unnoticed, while the noise of a loaded machine (well inside 2x for same-run ratios taken
+in turns) does not trip it. A bench with a ratio below half is measured again (``RETRIES``)
+before it counts: a real slowdown persists, a burst of load elsewhere does not. A ratio of
+ping-pongs between processes measured while other processes took the cores is reported but
+not judged (its bench's ``unjudged()``, see ``vcosim.bench.rates.Quiet``): it measured the
+scheduler.
 """
 
 from __future__ import annotations
