@@ -17,6 +17,7 @@ import pytest
 from typer.testing import CliRunner
 
 from vcosim.app import app
+from vcosim.app.demo import ProgressBar
 from vcosim.scenarios.demo import MANOEUVRE
 from vcosim.sim.pacing import Pacer
 from vcosim.sim.recorder import SignalRecorder, csv_header
@@ -173,6 +174,42 @@ def test_manoeuvre_drives_accelerates_turns_and_stops(tmp_path):
     summary = json.loads((folder / "summary.json").read_text())
     assert [p["name"] for p in summary["phases"]] == [p.name for p in MANOEUVRE]
     assert summary["phases_cut_short"] == []
+
+
+# -- Ctrl-C ------------------------------------------------------------------------------------
+def interrupt_at(monkeypatch: pytest.MonkeyPatch, seconds: float) -> None:
+    """One Ctrl-C once the progress bar shows ``seconds`` simulated (where a user presses it)."""
+    shown, pressed = ProgressBar.__call__, []
+
+    def show_then_interrupt(bar: ProgressBar, progress) -> None:
+        shown(bar, progress)
+        if progress.done >= seconds and not pressed:
+            pressed.append(progress.done)
+            raise KeyboardInterrupt
+
+    monkeypatch.setattr(ProgressBar, "__call__", show_then_interrupt)
+
+
+def test_ctrl_c_in_the_coupled_run_says_what_it_kept(tmp_path, monkeypatch):
+    interrupt_at(monkeypatch, 1.0)
+    result, folder, _ = invoke_demo(tmp_path)
+    assert result.exit_code == 130, result.output
+    assert "nothing was recorded" not in result.output
+    (said,) = [line for line in result.output.splitlines() if line.startswith("interrupted")]
+    kept = {p.name for p in folder.iterdir()}
+    assert {"signals.csv", "demo.png", "summary.json", *DEBUG_LOGS} <= kept
+    assert said.startswith("interrupted after ") and " of 30 s simulated: kept in " in said
+    assert said.endswith(f"{folder}: {', '.join(sorted(kept))}")
+    summary = json.loads((folder / "summary.json").read_text())
+    assert summary["interrupted"] is True and 1.0 <= summary["simulated_time_s"] < 30.0
+
+
+def test_ctrl_c_before_anything_is_written_leaves_no_empty_folder(tmp_path, monkeypatch):
+    interrupt_at(monkeypatch, 1.0)
+    result, _, _ = invoke_demo(tmp_path, "--manoeuvre")
+    assert result.exit_code == 130, result.output
+    assert result.output.rstrip().endswith("interrupted: nothing was recorded")
+    assert list(tmp_path.iterdir()) == []
 
 
 # -- building blocks ----------------------------------------------------------------------------

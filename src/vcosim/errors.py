@@ -17,6 +17,13 @@ class ConfigError(VcosimError, ValueError):
         super().__init__(f"{source} is invalid ({len(self.problems)} problem(s)):\n{lines}")
 
 
+class MissingExtra(VcosimError):
+    """An optional part of vcosim is not installed: one sentence saying which extra to add.
+
+    Raised before anything starts (``vcosim.extras.require``), so it is a usage error.
+    """
+
+
 class ProtocolError(VcosimError):
     """A message on the wire does not follow its protocol."""
 

@@ -8,6 +8,7 @@ client ends with it. Twice, with identical recordings.
 from __future__ import annotations
 
 import json
+import os
 import socket
 import subprocess
 import sys
@@ -22,7 +23,8 @@ def free_udp_port() -> int:
         return int(sock.getsockname()[1])
 
 
-def coupled_run(folder: Path) -> bytes:
+def coupled_run(folder: Path) -> tuple[bytes, str]:
+    """The simulator's recording and what the client printed."""
     port = free_udp_port()
     config = json.loads((ROOT / "examples/contracts/cruise.json").read_text())
     config["remotePort"] = port
@@ -42,21 +44,25 @@ def coupled_run(folder: Path) -> bytes:
         capture_output=True,
         text=True,
         timeout=120,
+        env={**os.environ, "COLUMNS": "200"},
     )
     _, sim_err = sim.communicate(timeout=120)
     assert sim.returncode == 0, sim_err
     assert client.returncode == 0, client.stderr  # it ended with the simulator's goodbye
     assert "said goodbye" in client.stderr
-    return (folder / "signals.csv").read_bytes()
+    return (folder / "signals.csv").read_bytes(), client.stderr
 
 
 def test_a_lockstep_contract_run_is_deterministic(tmp_path: Path) -> None:
     (first := tmp_path / "1").mkdir()
     (second := tmp_path / "2").mkdir()
-    one, two = coupled_run(first), coupled_run(second)
+    (one, said), (two, _) = coupled_run(first), coupled_run(second)
     assert one == two
     rows = one.decode().splitlines()
     assert len(rows) == 1 + 301  # header, then 100 Hz for 3 s from t = 0
     header, last = rows[0].split(","), rows[-1].split(",")
     speed = float(last[header.index("groundspeed")])
     assert speed > 5.0  # the client's throttle reached the vehicle
+    # the client's summary ends with the vehicle as its last update gave it: cruise.json asks
+    # for groundspeed only, so speed alone (the update of t = 3 s, the recording's last row)
+    assert f"vehicle in the last update │ {speed:.2f} m/s ({speed * 3.6:.1f} km/h) " in said

@@ -48,7 +48,9 @@ def runs(tmp_path_factory: pytest.TempPathFactory) -> Path:
                 speed = 15.0 - 5.0 * row * k / 49
                 log.write(
                     Recorded(
-                        t, 22, WorldPose(row, 40.0 * (1 - row) + 0.3 * k, 0, 0, 0, 0, 0, speed)
+                        t,
+                        22,
+                        WorldPose(row, 40.0 * (1 - row) + 0.3 * k, 0, 0, 0, 0, 0, speed, 2000.0, 3),
                     )
                 )
             log.write(Recorded(t, 16, FMVM(0.3 * k, 0, 0.5, 0, 0, 0, 10.0 + k / 49)))

@@ -27,7 +27,12 @@ def test_bus_bench_report_and_its_json_layout():
         "throughput_ratio",
         "lost",
         "router",
+        "ratios",
+        "cores_used_by_others",
+        "unjudged",
     ]
+    assert result["ratios"] == {"router_vs_direct": result["throughput_ratio"]}
+    assert set(result["unjudged"]) <= {"router_vs_direct"}
     assert result["message"].startswith("IMFM, ") and result["seconds"] == 0.2
     assert result["added_latency_us"] == pytest.approx(
         (result["router_rtt_us_median"] - result["direct_rtt_us_median"]) / 2

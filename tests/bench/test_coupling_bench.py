@@ -44,4 +44,13 @@ def test_coupling_bench_reports_every_figure():
         "waiting_strategy",
         "targets",
         "meets_targets",
+        "ratios",
+        "cores_used_by_others",
+        "unjudged",
     ]
+    assert result["ratios"] == {
+        "lockstep_vs_raw": result["ratio"],
+        "blocking_vs_raw_blocking": result["ratio_blocking"],
+    }
+    assert set(result["cores_used_by_others"]) == {"busy", "blocking"}
+    assert set(result["unjudged"]) <= set(result["ratios"])

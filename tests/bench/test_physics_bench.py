@@ -7,7 +7,7 @@ import math
 
 import pytest
 
-from vcosim.bench.physics import PhysicsBench, measure_physics_bench
+from vcosim.bench.physics import RATIOS, PhysicsBench, measure_physics_bench
 
 RATES = ("kernel_steps_per_s", "stepwise_steps_per_s", "commonroad_mb_steps_per_s")
 
@@ -43,6 +43,13 @@ def test_ratios_are_quotients_of_the_rates(result: dict) -> None:
     assert result["realtime_factor"] == pytest.approx(
         result["kernel_steps_per_s"] / 2000, rel=1e-3, abs=0.1
     )
+    one_thread = result["batch_one_thread_vehicle_steps_per_s"]["64"]
+    assert set(result["ratios"]) == set(RATIOS)
+    assert result["ratios"]["batch_vs_kernel"] == pytest.approx(
+        one_thread / result["kernel_steps_per_s"], rel=1e-3, abs=1e-3
+    )
+    for ratio in ("kernel_vs_commonroad", "stepwise_vs_commonroad"):
+        assert result["ratios"][ratio] == result[ratio]
 
 
 def test_context_targets_and_json(result: dict) -> None:
@@ -66,6 +73,7 @@ def test_json_layout_is_the_one_the_command_printed(bench: PhysicsBench, result:
         "kernel_vs_commonroad",
         "stepwise_vs_commonroad",
         "batch_vehicle_steps_per_s",
+        "batch_one_thread_vehicle_steps_per_s",
         "dt",
         "seconds",
         "repeats",
@@ -77,6 +85,7 @@ def test_json_layout_is_the_one_the_command_printed(bench: PhysicsBench, result:
         "cpu",
         "targets",
         "meets_targets",
+        "ratios",
     ]
     assert result["kernel_steps_per_s"] == round(bench.kernel_steps_per_s, 1)
     assert all(isinstance(v, int) for v in result["batch_vehicle_steps_per_s"].values())

@@ -12,4 +12,8 @@ def test_sweep_bench_reports_rates_and_scaling():
         result["workers"]["2"]["runs_per_s"] / result["workers"]["1"]["runs_per_s"]
     )
     assert math.isfinite(result["parallel_efficiency"])
+    assert result["ratios"] == {
+        "one_worker_vs_in_process": result["workers"]["1"]["runs_per_s"]
+        / result["in_process_runs_per_s"]
+    }
     assert result["single_run"]["realtime_factor"] > 0

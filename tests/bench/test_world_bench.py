@@ -74,6 +74,7 @@ def test_targets_and_json(result: dict) -> None:
     assert result["targets"] == TARGETS
     assert set(result["meets_targets"]) == set(TARGETS)
     assert result["kernel_ceiling"] == {} and result["verdicts"] == {}  # no 100 or 1000 here
+    assert result["ratios"] == {}  # its ratio is the world of 100 cars'
     assert positive(result["cpu_count"])
     json.dumps(result)  # the CLI prints it as JSON
 
@@ -95,6 +96,7 @@ def test_a_target_above_the_kernel_ceiling_is_said_to_be_out_of_reach() -> None:
     assert result["sizes"]["100"]["realtime_factor"] == 2.5
     assert result["kernel_ceiling"] == {"realtime_factor_100": 5.0}
     assert result["meets_targets"]["realtime_factor_100"] is False
+    assert result["ratios"] == {}  # no world on one thread in it
     verdict = result["verdicts"]["realtime_factor_100"]
     assert "out of reach" in verdict and "4.0x faster" in verdict and "5x" in verdict
     assert result["coupled"]["1"]["exchanges_per_s_per_vehicle"] == 3000.0
@@ -113,3 +115,16 @@ def test_a_target_under_the_ceiling_blames_the_world_or_is_met() -> None:
     met = made_up(world_100=4.2e6, batch_100=5.0e6)
     assert met["verdicts"]["realtime_factor_100"].endswith(": met")
     assert met["meets_targets"]["realtime_factor_100"] is True
+
+
+def test_its_ratio_is_the_world_on_one_thread_over_its_kernel_on_one_thread() -> None:
+    bench = WorldBench(
+        world_vehicle_steps_per_s={"100": 2.0e6},
+        batch_vehicle_steps_per_s={"100": 5.0e6},
+        collisions={"100": 0},
+        seconds=1.0,
+        serial_vehicle_steps_per_s={"100": 1.0e6},
+        world_one_thread_vehicle_steps_per_s={"100": 0.8e6},
+    )
+    assert bench.ratios() == {"world_vs_batch": 0.8}  # threads left out of it
+    assert bench.to_dict()["world_one_thread_vehicle_steps_per_s"] == {"100": 800000}

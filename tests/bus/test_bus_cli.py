@@ -80,11 +80,12 @@ def test_vcosim_drive_runs_router_vehicle_and_logger(tmp_path: Path):
     assert len(poses) > 50 and all(r.sender == 16 for r in poses)
     assert (recording[-1].sender, recording[-1].message) == (0, Shutdown(to=0))
     files = {p.name for p in run.iterdir()}
-    assert {"bus.mcap", "logger.log", "vehicle.log"} <= files  # and one log per other module
+    assert {"bus.mcap", "logger.log", "vehicle.log", "vehicle.json"} <= files  # and module logs
     assert files <= {
         "bus.mcap",
         "logger.log",
         "vehicle.log",
+        "vehicle.json",  # the vehicle's summary, whose final state ends drive's
         "input.log",
         "sound.log",
         "viewer.log",

@@ -77,7 +77,7 @@ def test_each_type_has_its_receiving_default():
     assert not IMFM(0, 0, 128, 0).enqueue and not FMVM(0, 0, 0, 0, 0, 0, 0).enqueue
     assert IMFM(0, 0, 128, 0, enqueue=True).enqueue
     # one vehicle's pose must never replace another's in a receiver's queue
-    assert WorldVehicle(0, "ego", 4.5, 1.8, 1, 0.1).enqueue and WorldPose(3, *[0.0] * 7).enqueue
+    assert WorldVehicle(0, "ego", 4.5, 1.8, 1, 0.1).enqueue and WorldPose(3, *[0.0] * 8, 1).enqueue
 
 
 SAMPLES = [
@@ -94,7 +94,18 @@ SAMPLES = [
     FMLM(90, 17640, 0, 100, to=19),
     EngineStatus(1, 2, 3, 4, 5, to=20),
     WorldVehicle(65535, "car017", 4.6, 1.8, 0, -0.125, to=18),
-    WorldPose(0, -1.2345678901234567e-05, -1234.5678901234567, 0.5, -3.14, 3.14, -2.5e-300, 42.0),
+    WorldPose(
+        0,
+        -1.2345678901234567e-05,
+        -1234.5678901234567,
+        0.5,
+        -3.14,
+        3.14,
+        -2.5e-300,
+        42.0,
+        5234.5,
+        -1,
+    ),
 ]
 
 
@@ -109,11 +120,11 @@ def test_floats_survive_the_wire_bit_for_bit(values, to, enqueue):
     assert codec.decode(codec.encode(message)) == message
 
 
-@given(st.integers(0, 65535), st.tuples(*[finite] * 7), st.integers(0, 65535))
-def test_any_world_pose_fits_a_datagram_and_survives_the_wire(row, values, to):
-    message = WorldPose(row, *values, to=to)
+@given(st.integers(0, 65535), st.tuples(*[finite] * 8), st.integers(-1, 9), st.integers(0, 65535))
+def test_any_world_pose_fits_a_datagram_and_survives_the_wire(row, values, gear, to):
+    message = WorldPose(row, *values, gear, to=to)
     data = codec.encode(message)  # raises if over the 256 bytes: a pose never is
-    assert len(data) <= 200 and codec.decode(data) == message
+    assert len(data) <= 240 and codec.decode(data) == message
 
 
 names = st.text(
@@ -239,9 +250,9 @@ def test_utf8_instead_of_latin1_is_named():
             lambda: WorldVehicle(0, "", 4, 2, 0, 0),
             "WorldVehicle.name: expected a non-empty text, got ''",
         ),
-        (lambda: WorldPose(70000, *[0] * 7), "WorldPose.row: 70000 is out of range 0..65535"),
+        (lambda: WorldPose(70000, *[0] * 8, 1), "WorldPose.row: 70000 is out of range 0..65535"),
         (
-            lambda: WorldPose(0, 0, float("nan"), *[0] * 5),
+            lambda: WorldPose(0, 0, float("nan"), *[0] * 6, 1),
             "WorldPose.y: nan is not a finite number",
         ),
     ],

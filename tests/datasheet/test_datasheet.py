@@ -130,6 +130,33 @@ def test_the_mapped_preset_matches_commonroad_in_the_linear_range(sheet: Datashe
     assert abs(gain["difference_percent"]) <= gain["target_percent"]
 
 
+@pytest.mark.parametrize("preset", ["commonroad-bmw320i", "sedan"])
+def test_the_command_says_where_it_wrote_in_readable_words(
+    preset: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from vcosim.app import app
+    from vcosim.app.console import results
+    from vcosim.datasheet.output import LABELS
+
+    monkeypatch.setattr(Plan, "make", classmethod(lambda cls, quick: TINY))  # short runs
+    monkeypatch.setattr(results, "width", 200)  # a table row per line, to read it here
+    args = ["vehicle", "report", "--vehicle", preset, "--out", str(tmp_path)]
+    result = CliRunner().invoke(app, [*args, "--json-out", str(tmp_path / "out.json")])
+    assert result.exit_code == 0, result.output
+    output = result.output
+    assert (
+        f"written to {tmp_path}/: {preset}.html, {preset}.md, {preset}.json and {len(PLOTS)} plots"
+        in output
+    )
+    # the targets beside CommonRoad's BMW 320i hold for the preset that maps it, only
+    assert ("CommonRoad" in output) == (preset == "commonroad-bmw320i")
+    data = json.loads((tmp_path / "out.json").read_text())
+    for key in [*data["outside_range"], *(data["comparison"] if "CommonRoad" in output else [])]:
+        label, unit = LABELS[key]
+        assert f"│ {label} ({unit})" in output or f"│ {label} " in output, key
+    assert not any(f"│ {key.replace('_', ' ')} " in output for key in LABELS)  # no "f0 n"
+
+
 def test_a_bad_vehicle_is_refused_before_anything_runs(tmp_path: Path) -> None:
     from vcosim.app import app
 

@@ -29,6 +29,7 @@ def test_vehicle_command_builds_an_fmi3_manual_gearbox_fmu(tmp_path):
     assert variables["automatic"].start == "false"
     assert variables["gear"].start == "0"  # manual: start in neutral
     assert variables["resistance.a2"].start == "0.018"  # the seed's resistance curve
+    assert said(description, out) in result.output  # it says what it wrote, as FMPy reads it
 
 
 def test_coupling_command_refuses_a_name_without_fmu_and_writes_nothing(tmp_path):
@@ -45,3 +46,15 @@ def test_coupling_command_takes_the_ext_time(tmp_path):
     with zipfile.ZipFile(out) as fmu:
         options = json.loads(fmu.read(f"resources/{CONFIG_FILE}"))
     assert options == {"step": 0.01, "interface": None}
+    line = said(read_model_description(str(out)), out) + ", communication step 0.01 s"
+    assert line in result.output
+
+
+def said(description, path) -> str:
+    """The line the commands print for an FMU, from FMPy's reading of it."""
+    causes = [v.causality for v in description.modelVariables]
+    return (
+        f"wrote {path}: FMI {description.fmiVersion} co-simulation FMU, "
+        f"{causes.count('input')} inputs, {causes.count('output')} outputs, "
+        f"{causes.count('parameter')} parameters"
+    )

@@ -298,8 +298,12 @@ def test_a_worlds_vehicles_are_drawn_and_the_camera_goes_to_any_of_them(router: 
         for row, name in enumerate(("lead", "ego", "side")):
             world.send(WorldVehicle(row, name, 4.5, 1.8, int(name == "ego"), 0.1, to=18))
         for row, x in enumerate((30.0, 0.0, 5.0)):
-            world.send(WorldPose(row, x, 4.0 * (row == 2), 0.6, 0.0, 0.0, 0.0, 10.0, to=18))
+            rpm = 1000.0 + 500.0 * row  # each vehicle's own dials: lead 1000, ego 1500
+            world.send(WorldPose(row, x, 4.0 * (row == 2), 0.6, 0.0, 0.0, 0.0, 10.0, rpm, 2, to=18))
         page.wait_for_function("window.vcosim.world.vehicles.length === 3", timeout=10_000)
+        # no vehicle module has spoken (a world of built-in drivers): the ego's WorldPose
+        page.wait_for_function("document.getElementById('rpm').textContent === '1500'")
+        assert page.inner_text("#speed") == "36" and page.inner_text("#gear") == "2"
         # no FMVM yet: the car is drawn at the ego's WorldPose, the others as boxes
         assert page.evaluate("window.vcosim.drawnRows()") == [0, 2]
         ego.send(FMVM(0.0, 0.0, 0.6, 0.0, 0.0, 0.0, 10.0, to=18))
@@ -309,6 +313,7 @@ def test_a_worlds_vehicles_are_drawn_and_the_camera_goes_to_any_of_them(router: 
         page.keyboard.press("v")
         page.wait_for_function("window.vcosim.targetName() === 'lead'", timeout=5_000)
         assert "lead" in page.inner_text("#camera-name")
+        page.wait_for_function("document.getElementById('rpm').textContent === '1000'")
         # the chase camera is 9 m behind the lead (at 30 m, carried forward at 10 m/s)
         page.wait_for_function("window.vcosim.cameraPosition()[0] > 20", timeout=5_000)
         if SHOTS is not None:

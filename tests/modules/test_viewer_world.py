@@ -42,6 +42,10 @@ def test_the_page_gets_every_vehicle_of_a_world_with_the_ego_flagged(
             name: tuple(round(float(v.outputs[i]), 3) for i in POSE[:3])
             for name, v in sim.vehicles.items()
         }
+        dials = {  # a built-in driver's vehicle has no module of its own: its pose says them
+            name: (round(v.signal("rpm")), round(v.signal("gear")))
+            for name, v in sim.vehicles.items()
+        }
 
         def at_the_end(frame: dict) -> bool:
             return (
@@ -51,6 +55,8 @@ def test_the_page_gets_every_vehicle_of_a_world_with_the_ego_flagged(
 
         frame = recv_until(ws, at_the_end)
     lead, ego = frame["vehicles"]
+    assert {v["name"]: (v["rpm"], v["gear"]) for v in frame["vehicles"]} == dials
+    assert lead["rpm"] > 500 and lead["gear"] >= 1  # driving: not the zeros of no message
     assert (lead["row"], lead["name"], lead["ego"]) == (0, "lead", False)
     assert (ego["row"], ego["name"], ego["ego"]) == (1, "ego", True)
     g = world.geometry
@@ -71,7 +77,9 @@ def test_a_hundred_vehicles_go_to_the_page_as_one_frame_at_most_20_times_a_secon
         recv_until(ws, lambda f: f["type"] == "hello")
         for k in range(30):  # 3000 poses, each round taken in before the next
             for row in range(n):
-                world.send(WorldPose(row, 10.0 * row + k, 0.0, 0.0, 0.0, 0.0, 0.0, 15.0, to=18))
+                world.send(
+                    WorldPose(row, 10.0 * row + k, 0.0, 0.0, 0.0, 0.0, 0.0, 15.0, 2100.4, 3, to=18)
+                )
             wait_for(lambda k=k: viewer.world.poses >= n * (k + 1))
         frames = [recv_until(ws, lambda f: f["type"] == "world")]
         while len(frames[-1]["vehicles"]) < n or frames[-1]["vehicles"][0]["x"] != 29.0:
@@ -82,7 +90,7 @@ def test_a_hundred_vehicles_go_to_the_page_as_one_frame_at_most_20_times_a_secon
     assert last[42] == {
         "row": 42, "name": "car042", "ego": False, "length": 4.5, "width": 1.8,
         "offset": 0.1, "x": 449.0, "y": 0.0, "z": 0.0, "roll": 0.0, "pitch": 0.0,
-        "yaw": 0.0, "speed": 15.0,
+        "yaw": 0.0, "speed": 15.0, "rpm": 2100, "gear": 3,
     }  # fmt: skip
     assert len(json.dumps(frames[-1])) < 20_000  # mm and mrad: ~150 bytes a vehicle
     stamps = [f["t"] for f in frames]
@@ -93,7 +101,7 @@ def test_a_hundred_vehicles_go_to_the_page_as_one_frame_at_most_20_times_a_secon
 def test_a_world_frame_greets_a_page_that_joins_late(viewer: Viewer, client):
     world = client(22)
     world.send(WorldVehicle(0, "lead", 4.5, 1.8, 0, 0.0, to=18))
-    world.send(WorldPose(0, 1.0, 2.0, 0.3, 0.0, 0.0, 0.5, 3.0, to=18))
+    world.send(WorldPose(0, 1.0, 2.0, 0.3, 0.0, 0.0, 0.5, 3.0, 900.0, 1, to=18))
     wait_for(lambda: viewer.world.poses == 1)
     deadline = time.monotonic() + 5
     with websockets_sync.connect(ws_url(viewer)) as ws:

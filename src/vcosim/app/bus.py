@@ -31,6 +31,7 @@ from vcosim.app.options import (
 )
 from vcosim.bus.catalogue import ModuleId
 from vcosim.constants import BUS_PORT
+from vcosim.extras import require
 
 if TYPE_CHECKING:
     from vcosim.bus.codec import Codec
@@ -107,6 +108,7 @@ def log(
     records again when the router is back, or finishes the file and exits with code 1 after
     10 s of silence.
     """
+    require("logging", "vcosim log")
     if recover:
         from vcosim.modules.recording import recover as recover_file
 
@@ -155,6 +157,7 @@ def replay(
     max_length: BusMaxLength = BUS_MAX_LENGTH,
 ) -> None:
     """Send a recording back onto the bus, each message to its recorded destination, in order."""
+    require("logging", "vcosim replay")
     router = bus_address(bus)
     report = run_replay(
         file,

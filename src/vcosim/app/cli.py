@@ -9,7 +9,9 @@ usage or configuration error (nothing started), 130 interrupted.
 from __future__ import annotations
 
 import errno
+import inspect
 import logging
+import os
 import sys
 from collections.abc import Sequence
 from enum import Enum
@@ -54,9 +56,12 @@ class VcosimGroup(TyperGroup):
     ) -> Any:
         """Parse and run ``args`` (default: the process's) after rewriting old spellings.
 
-        A usage error is one line naming the problem and where help is, exit code 2.
+        A usage error is one line naming the problem and where help is, exit code 2. A reader
+        that stops reading (``vcosim --help | head``) ends the command quietly, exit code 0.
         """
         argv = modernise(list(sys.argv[1:] if args is None else args))
+        tidy_help(self)
+        into_nothing = _stdout_is_devnull()
         try:
             result = super().main(argv, prog_name, complete_var, standalone_mode=False, **extra)
             code = result if isinstance(result, int) else 0
@@ -65,14 +70,21 @@ class VcosimGroup(TyperGroup):
         except typer.TyperException as exc:
             ctx = getattr(exc, "ctx", None)
             command = ctx.command_path if ctx is not None else "vcosim"
+            message = flag_value_hint(ctx, argv) or exc.format_message()
             console.print(
-                f"[red]error:[/] {escape(exc.format_message())} (see {command} --help)",
+                f"[red]error:[/] {escape(message)} (see {command} --help)",
                 highlight=False,
                 soft_wrap=True,
             )
             code = exc.exit_code
         except (typer.Abort, KeyboardInterrupt):
             code = 130
+        except BrokenPipeError:
+            code = _reader_gone()
+        except SystemExit as exc:  # rich ends a print into a closed pipe so, stdout to null
+            if exc.code != 1 or into_nothing or not _stdout_is_devnull():
+                raise
+            code = 0
         if not standalone_mode:
             return code
         sys.exit(code)
@@ -81,7 +93,7 @@ class VcosimGroup(TyperGroup):
         """Run the command; an error it raises becomes one line and an exit code."""
         try:
             return super().invoke(ctx)
-        except (typer.Exit, typer.Abort, typer.TyperException):
+        except (typer.Exit, typer.Abort, typer.TyperException, BrokenPipeError):
             raise
         except Exception as exc:
             if settings.debug:
@@ -246,14 +258,14 @@ def _explain(exc: Exception) -> tuple[int, str]:
     from pydantic import ValidationError
 
     from vcosim.config import validation_problems
-    from vcosim.errors import ConfigError, UnknownNameError, VcosimError
+    from vcosim.errors import ConfigError, MissingExtra, UnknownNameError, VcosimError
 
     if isinstance(exc, ValidationError):  # options given through the command line
         exc = ConfigError(validation_problems(exc), exc.title)
     if isinstance(exc, ConfigError) and len(exc.problems) == 1:
         problem = exc.problems[0]  # often names its option already
         return 2, problem if problem.startswith(exc.source) else f"{exc.source}: {problem}"
-    if isinstance(exc, (ConfigError, UnknownNameError)):
+    if isinstance(exc, (ConfigError, UnknownNameError, MissingExtra)):
         return 2, str(exc)
     if isinstance(exc, VcosimError):  # the run started and failed
         return 1, str(exc)
@@ -265,6 +277,86 @@ def _explain(exc: Exception) -> tuple[int, str]:
 def main() -> None:
     """Entry point of ``vcosim``."""
     app()
+
+
+# -- help that reads well ---------------------------------------------------------------------
+def tidy_help(command: Any) -> None:
+    """Help that reads well, for ``command`` and every command under it.
+
+    A flag shows no value type (typer would show ``<bool>``, and ``--quick true`` is then an
+    error); each paragraph of a docstring is one line for the terminal to wrap at its width.
+    """
+    command.help = reflow(command.help)
+    help_option = command.get_help_option(command.context_class(command))
+    for param in [*command.params, help_option]:
+        if getattr(param, "is_flag", False) and param.metavar is None:
+            param.metavar = ""
+    for sub in getattr(command, "commands", {}).values():
+        tidy_help(sub)
+
+
+def reflow(text: str | None) -> str | None:
+    """``text`` with each paragraph on one line; lists and click's no-rewrap blocks kept.
+
+    Docstrings break lines at the source's width; shown as they are, they wrap raggedly in a
+    terminal of another width.
+    """
+    if not text:
+        return text
+    paragraphs = inspect.cleandoc(text).split("\n\n")
+    return "\n\n".join(p if _verbatim(p) else " ".join(p.split()) for p in paragraphs)
+
+
+def _verbatim(paragraph: str) -> bool:
+    lines = paragraph.splitlines()
+    return (
+        paragraph.startswith("\b")
+        or "\f" in paragraph
+        or any(line.lstrip().startswith(("- ", "* ")) for line in lines)
+    )
+
+
+BOOLEAN_WORDS = {"true", "false", "yes", "no", "on", "off", "1", "0"}
+
+
+def flag_value_hint(ctx: Any, argv: list[str]) -> str | None:
+    """For ``--quick true``: the flag takes no value, and how to write it instead."""
+    if ctx is None:
+        return None
+    flags = {
+        name: param
+        for param in ctx.command.params
+        if getattr(param, "is_flag", False)
+        for name in (*param.opts, *param.secondary_opts)
+    }
+    for word, value in zip(argv, argv[1:], strict=False):
+        param = flags.get(word)
+        if param is None or value.lower() not in BOOLEAN_WORDS:
+            continue
+        on = param.opts[0]
+        if param.secondary_opts:
+            return f"{word} takes no value: write {on} or {param.secondary_opts[0]}"
+        return f"{word} takes no value: write {on} to turn it on, leave it out to keep it off"
+    return None
+
+
+# -- a reader that went away ------------------------------------------------------------------
+def _stdout_is_devnull() -> bool:
+    try:
+        return os.path.samestat(os.fstat(1), os.stat(os.devnull))
+    except OSError:
+        return False
+
+
+def _reader_gone() -> int:
+    """Standard output's reader went away: the rest goes nowhere, and nothing failed."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())  # the interpreter's last flush then succeeds
+        os.close(devnull)
+    except (OSError, ValueError):  # a stdout with no file descriptor (a test's capture)
+        pass
+    return 0
 
 
 _USAGE_ERRNOS = {errno.EADDRINUSE, errno.EADDRNOTAVAIL, errno.EACCES, errno.ENOENT}

@@ -8,7 +8,15 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from vcosim.app.console import StatusLine, console, note, save_json, setup_logging
+from vcosim.app.console import (
+    StatusLine,
+    console,
+    describe_state,
+    final_state,
+    note,
+    save_json,
+    setup_logging,
+)
 from vcosim.app.options import (
     DEFAULT_TIMEOUT,
     Duration,
@@ -22,7 +30,7 @@ from vcosim.app.options import (
 if TYPE_CHECKING:
     from rich.table import Table
 
-    from vcosim.contracts.client import ClientReport
+    from vcosim.contracts.client import ClientReport, ContractClient
 
 
 def connect(
@@ -83,8 +91,8 @@ def connect(
         raise typer.Exit(130)
 
 
-def report_table(report: ClientReport) -> Table:
-    """The end-of-run report as a rich table."""
+def report_table(report: ClientReport, state: dict[str, float] | None = None) -> Table:
+    """The end-of-run report as a rich table, ending with the vehicle's last known state."""
     from rich.table import Table
 
     table = Table(show_header=False, title="vcosim connect: summary")
@@ -106,7 +114,48 @@ def report_table(report: ClientReport) -> Table:
         table.add_row("[yellow]refused", refusal)
     if report.error:
         table.add_row("[red]error", report.error)
+    if state is not None:
+        table.add_row("vehicle in the last update", describe_state(state))
     return table
+
+
+class LastUpdate:
+    """The step function (or none: a monitor) that keeps the vehicle's figures while connected.
+
+    For the summary's last line: once the link ends the client's outputs read their fields'
+    invalid values, so the figures are copied at each connected step (a few floats). Only what
+    the contracts ask of the file's own object is known (``groundspeed``, ``gear``,
+    ``posX``/``posY`` or ``position``).
+    """
+
+    def __init__(self, step_fn: Any) -> None:
+        self.step_fn = step_fn
+        self.where: dict[str, tuple[str, int | None]] = {}  # signal: (port, index in the port)
+        self.values: dict[str, float] = {}
+
+    def watch(self, client: ContractClient) -> None:
+        """Find the client's output ports that carry the figures."""
+        names = {"groundspeed", "gear", "posX", "posY"}
+        for index, port in enumerate(client.layout.outputs):
+            for f in port.contract.fields:
+                if f.port != index or f.meta is not None or f.object != client.config.remoteObject:
+                    continue
+                at = f.flat - port.start
+                name = f.config.propertyName
+                if name == "position" and f.width >= 2:
+                    self.where.update(posX=(port.name, at), posY=(port.name, at + 1))
+                elif name in names and f.width == 1:
+                    self.where[name] = (port.name, None if port.width == 1 else at)
+
+    def __call__(self, outputs: Any) -> Any:
+        """Copy the figures if connected; the step function's answer (None without one)."""
+        from vcosim.contracts.client import ConnectionStatus
+
+        if outputs.status == ConnectionStatus.connected:
+            for name, (port, at) in self.where.items():
+                value = outputs[port]
+                self.values[name] = float(value if at is None else value[at])
+        return None if self.step_fn is None else self.step_fn(outputs)
 
 
 def run_client(
@@ -126,8 +175,9 @@ def run_client(
     from vcosim.interrupts import sigterm_as_interrupt
 
     setup_logging()
-    step_fn = instantiate(load_user_code(function), params) if function else None
+    step_fn = LastUpdate(instantiate(load_user_code(function), params) if function else None)
     client = ContractClient(config, step_fn, step=step, **options)
+    step_fn.watch(client)
     if record is not None:
         try:
             log = client.record_to(record)
@@ -167,8 +217,9 @@ def run_client(
 
     with sigterm_as_interrupt(), StatusLine(render, explain_waiting):
         report = client.run(duration)
-    console.print(report_table(report))
+    state = final_state(step_fn.values) if client.received else {}
+    console.print(report_table(report, state))
     if client.recording is not None:
         note(f"recorded {client.recording.rows} steps to {record} (vcosim plot {record})")
-    save_json(report, json_out)
+    save_json({**report.to_dict(), "final_state": state}, json_out)
     return report

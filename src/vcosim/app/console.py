@@ -8,9 +8,10 @@ from __future__ import annotations
 
 import json
 import logging
+import math
 import sys
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
@@ -164,12 +165,15 @@ class StatusLine:
 
 
 def table(title: str, rows: dict[str, Any]) -> Table:
-    """A two-column summary table: floats rounded, other values that are not text as JSON."""
+    """A two-column summary table: floats rounded, other values that are not text as JSON.
+
+    A key that is a JSON name (``exit_codes``) reads with spaces; a label stays as written.
+    """
     from rich.table import Table
 
     out = Table(show_header=False, title=title)
     for key, value in rows.items():
-        out.add_row(key.replace("_", " "), readable(value))
+        out.add_row(key.replace("_", " ") if key.isidentifier() else key, readable(value))
     return out
 
 
@@ -190,6 +194,40 @@ def _rounded(value: Any) -> Any:
     if isinstance(value, (list, tuple)):
         return [_rounded(v) for v in value]
     return value
+
+
+FINAL_STATE = {"speed_m_s": "groundspeed", "gear": "gear", "x_m": "posX", "y_m": "posY"}
+"""The end-of-run state a summary ends with: its keys, and the vehicle signal of each."""
+
+
+def final_state(signals: Mapping[str, Any]) -> dict[str, float]:
+    """Speed, gear and position from a vehicle's signals by name; the unknown ones left out.
+
+    A signal is unknown when it is missing or not finite (a CSV interface or a contract that
+    does not carry it, a controller that never heard from the simulator).
+    """
+    state: dict[str, float] = {}
+    for key, name in FINAL_STATE.items():
+        value = signals.get(name)
+        if isinstance(value, (int, float)) and math.isfinite(value):
+            state[key] = round(value) if key == "gear" else float(value)
+    return state
+
+
+def describe_state(state: Mapping[str, float]) -> str:
+    """``19.98 m/s (71.9 km/h), gear 4, at (512.3, -0.4) m``: what is known of it."""
+    parts = []
+    if "speed_m_s" in state:
+        speed = state["speed_m_s"]
+        parts.append(f"{speed:.2f} m/s ({speed * 3.6:.1f} km/h)")
+    if "gear" in state:
+        gear = round(state["gear"])
+        parts.append(f"gear {'R' if gear < 0 else 'N' if gear == 0 else gear}")
+    if "x_m" in state and "y_m" in state:
+        parts.append(f"at ({state['x_m']:.1f}, {state['y_m']:.1f}) m")
+    else:  # a contract may ask for one coordinate only
+        parts += [f"{a} {state[k]:.1f} m" for a, k in (("x", "x_m"), ("y", "y_m")) if k in state]
+    return ", ".join(parts) or "not known"
 
 
 def save_json(report: Any, json_out: Path | None) -> None:

@@ -8,7 +8,16 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from vcosim.app.console import StatusLine, console, note, save_json, setup_logging
+from vcosim.app.console import (
+    FINAL_STATE,
+    StatusLine,
+    console,
+    describe_state,
+    final_state,
+    note,
+    save_json,
+    setup_logging,
+)
 from vcosim.app.options import (
     DEFAULT_TIMEOUT,
     Duration,
@@ -25,6 +34,7 @@ from vcosim.app.options import (
 )
 from vcosim.constants import CONTROLLER_PORT, LOOPBACK, SIMULATOR_PORT
 from vcosim.errors import ConfigError
+from vcosim.extras import require
 
 if TYPE_CHECKING:
     from rich.table import Table
@@ -103,6 +113,8 @@ def controller(
     """
     from vcosim.tight.config import ControllerConfig
 
+    if fmu is not None:
+        require("fmu", "--fmu")
     given: dict[str, Any] = {"step": ext_time}
     if listen is not None:
         address = parse_address(listen, option="--listen", default_port=CONTROLLER_PORT)
@@ -164,8 +176,27 @@ def make_step_function(
     return example(name, **params)
 
 
-def report_table(report: BlockReport) -> Table:
-    """The end-of-run report as a rich table."""
+class Remembering:
+    """A step function that keeps the simulator's last message, for the summary's last line."""
+
+    def __init__(self, step_fn: Any) -> None:
+        self.step_fn = step_fn
+        self.message: Any = None
+
+    def __call__(self, message: Any) -> Any:
+        """The step function's answer to ``message``, which is kept."""
+        self.message = message
+        return self.step_fn(message)
+
+    def final_state(self) -> dict[str, float]:
+        """Speed, gear and position in the last message (none if none came)."""
+        if self.message is None:
+            return {}
+        return final_state({name: getattr(self.message, name) for name in FINAL_STATE.values()})
+
+
+def report_table(report: BlockReport, state: dict[str, float] | None = None) -> Table:
+    """The end-of-run report as a rich table, ending with the vehicle's last known state."""
     from rich.table import Table
 
     table = Table(show_header=False, title="vcosim controller: summary")
@@ -193,6 +224,8 @@ def report_table(report: BlockReport) -> Table:
             "[red]warning",
             "[red]computation p99 exceeds the step: the simulator will run slower than real time",
         )
+    if state is not None:
+        table.add_row("vehicle in the last message", describe_state(state))
     return table
 
 
@@ -204,7 +237,8 @@ def run_controller(
     from vcosim.tight.controller import ControllerBlock
 
     setup_logging()
-    block = ControllerBlock(step_fn, **options)  # config=..., or the config's fields
+    remembering = Remembering(step_fn)
+    block = ControllerBlock(remembering, **options)  # config=..., or the config's fields
     cfg = block.config
     note(
         f"controller: listening on {cfg.listen_host}:{block.address[1]}, simulator "
@@ -236,6 +270,7 @@ def run_controller(
         report = block.run(duration)
     if report.simulator_ended:
         note(f"the simulator has been silent for {cfg.idle_exit:g} s: its run ended")
-    console.print(report_table(report))
-    save_json(report, json_out)
+    state = remembering.final_state()
+    console.print(report_table(report, state))
+    save_json({**report.to_dict(), "final_state": state}, json_out)
     return report

@@ -8,6 +8,7 @@ from __future__ import annotations
 from datetime import datetime
 from pathlib import Path
 
+import typer
 from rich.console import Console
 from rich.progress import BarColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
 from rich.table import Table
@@ -151,6 +152,9 @@ def run_demo(
 
     Returns:
         The run folder.
+
+    Raises:
+        typer.Exit: 130 when interrupted, after saying what the run folder keeps.
     """
     console = console or Console()
     demo = ManoeuvreDemo(vehicle) if manoeuvre else CoupledDemo(vehicle)
@@ -158,19 +162,36 @@ def run_demo(
         with console.status(demo.preparing):
             demo.prepare()  # a bad preset or TOML fails here, before any folder exists
         folder = run_folder(Path(out))
-        with ProgressBar(console) as bar:
-            demo.run(folder, bar)
-    if isinstance(demo, CoupledDemo):
-        coupled = demo.write()
-        lines = coupled_lines(demo, coupled)
-    else:
-        alone = demo.write()
-        lines = manoeuvre_lines(demo, alone)
+        try:
+            with ProgressBar(console) as bar:
+                demo.run(folder, bar)
+            if isinstance(demo, CoupledDemo):
+                coupled = demo.write()
+                lines = coupled_lines(demo, coupled)
+            else:
+                lines = manoeuvre_lines(demo, demo.write())
+        except KeyboardInterrupt:  # before its files were all written: say what there is
+            console.print(f"interrupted: {kept(folder)}", soft_wrap=True)
+            raise typer.Exit(130) from None
     table = Table(title=demo.title, show_header=False)
     for key, value in lines:
         table.add_row(key, value)
     console.print(table)
     console.print("Run folder:", str(folder), soft_wrap=True)
     if isinstance(demo, CoupledDemo) and coupled.interrupted:
-        raise KeyboardInterrupt  # the files so far are written; the command exits 130
+        console.print(
+            f"interrupted after {coupled.simulated_time_s:.1f} of {demo.duration:g} s "
+            f"simulated: {kept(folder)}",
+            soft_wrap=True,
+        )
+        raise typer.Exit(130)
     return folder
+
+
+def kept(folder: Path) -> str:
+    """What an interrupted run leaves: its files, or nothing (and then no empty folder)."""
+    names = sorted(p.name for p in folder.iterdir())
+    if not names:
+        folder.rmdir()
+        return "nothing was recorded"
+    return f"kept in {folder}: {', '.join(names)}"

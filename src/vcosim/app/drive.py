@@ -15,12 +15,13 @@ the child before ``exec``, which is not safe.
 from __future__ import annotations
 
 import ctypes
-import importlib.util
+import json
 import os
 import signal
 import subprocess
 import sys
 import time
+from collections.abc import Mapping
 from datetime import datetime
 from pathlib import Path
 from types import FrameType
@@ -29,7 +30,7 @@ from typing import IO, Annotated, Any
 import typer
 
 from vcosim.app.bus import router_summary
-from vcosim.app.console import StatusLine, console, note, setup_logging, table
+from vcosim.app.console import StatusLine, console, describe_state, note, setup_logging, table
 from vcosim.app.options import (
     BUS_DEFAULT,
     Bus,
@@ -42,16 +43,19 @@ from vcosim.app.options import (
 )
 from vcosim.bus.catalogue import ModuleId
 from vcosim.constants import VIEWER_PORT
-from vcosim.errors import CouplingTimeout, VcosimError
+from vcosim.errors import CouplingTimeout, MissingExtra, VcosimError
+from vcosim.extras import install_command, missing
 
-OPTIONAL_MODULES = (
-    # (name, the module that must exist, the vcosim sub-command, its bus id), each started if
-    # its module is installed; the driver's input last, so every module is there to hear the
-    # car from the driver's first input on
-    ("sound", "vcosim.modules.sound", "sound", ModuleId.SOUND),
-    ("viewer", "vcosim.modules.viewer", "view", ModuleId.VISUALISATION),
-    ("input", "vcosim.modules.input", "input", ModuleId.INPUT),
+DRIVER_MODULES = (
+    # (name, the vcosim sub-command, its bus id), started after the vehicle; the driver's input
+    # last, so every module is there to hear the car from the driver's first input on
+    ("sound", "sound", ModuleId.SOUND),
+    ("viewer", "view", ModuleId.VISUALISATION),
+    ("input", "input", ModuleId.INPUT),
 )
+NEEDS = {"logger": "logging", "viewer": "viewer"}
+"""The modules that cannot run without an extra, and its name. Sound and input do without
+theirs: no sounddevice, nothing is played; no pygame-ce, the keyboard (or, headless, nothing)."""
 
 PR_SET_PDEATHSIG = 1  # from <linux/prctl.h>
 PARENT_PID = "VCOSIM_DRIVE_PID"
@@ -104,11 +108,20 @@ def drive(
         ),
     ] = 100.0,
     world: WorldOption = None,
+    skip_missing: Annotated[
+        bool,
+        typer.Option(
+            "--skip-missing",
+            help="Start the modules whose extras are installed, without the others (the logger "
+            "needs `logging`, the viewer `viewer`); without it a missing extra is an error.",
+        ),
+    ] = False,
 ) -> None:
     """Start the driving simulator on this machine: router, vehicle, logger, input, sound, view.
 
-    Input, sound and the 3-D view start when their extras are installed. Every module also runs
-    alone (`vcosim bus`, `vcosim sim --bus HOST:PORT`, `vcosim log`, ...), on any machine.
+    Every module also runs alone (`vcosim bus`, `vcosim sim --bus HOST:PORT`, `vcosim log`,
+    ...), on any machine. Sound plays on the sound card with the `sound` extra and input reads
+    a wheel or gamepad with `input`; without them sound is silent and input uses the keyboard.
 
     With --world, the world's ego is the vehicle module (16) the input drives, and every
     vehicle's pose goes on the bus (module 22) for the viewer and the logger.
@@ -122,6 +135,7 @@ def drive(
             param_hint="'--world'",
         )
     router = bus_address(bus)
+    without = absent_modules(skip_missing)
     report = run_drive(
         out,
         router.host,
@@ -131,9 +145,27 @@ def drive(
         frame_rate=frame_rate,
         terrain=terrain,
         world=world,
+        without=without,
     )
     if report["interrupted"]:
         raise typer.Exit(130)
+
+
+def absent_modules(skip_missing: bool) -> dict[str, str]:
+    """The modules whose extra is missing, with the extra; refused unless ``skip_missing``."""
+    gone = {module: (extra, missing(extra)) for module, extra in NEEDS.items()}
+    absent = {module: extra for module, (extra, modules) in gone.items() if modules}
+    if absent and not skip_missing:
+        needs = ", ".join(
+            f"the {module} needs the `{extra}` extra ({', '.join(modules)} not installed)"
+            for module, (extra, modules) in gone.items()
+            if modules
+        )
+        raise MissingExtra(
+            f"vcosim drive: {needs}: {install_command(*absent.values())}; or give "
+            "--skip-missing to drive without them"
+        )
+    return absent
 
 
 class _Child:
@@ -170,6 +202,15 @@ class _Child:
             self._log.close()
 
 
+def _final_states(summary_file: Path) -> dict[str, dict[str, float]]:
+    """Each vehicle's final state from the vehicle module's summary (none if it wrote none)."""
+    try:
+        states = json.loads(summary_file.read_text()).get("final_state", {})
+    except (OSError, ValueError):
+        return {}
+    return states if isinstance(states, dict) else {}
+
+
 def run_drive(
     out: Path,
     host: str,
@@ -181,11 +222,13 @@ def run_drive(
     terrain: Path | None = None,
     world: Path | None = None,
     start_timeout: float = 60.0,
+    without: Mapping[str, str] | None = None,
 ) -> dict[str, Any]:
-    """Router here, logger, vehicle (and input, sound, viewer once they exist) as processes.
+    """Router here; logger, vehicle, sound, viewer and input as processes.
 
     With ``world`` the vehicle process runs that world (``sim --world``); it is there once the
-    world's module (22) has joined.
+    world's module (22) has joined. The modules named in ``without`` (module -> its missing
+    extra) are not started.
 
     Ends on ``duration``, Ctrl-C, SIGTERM, a Shutdown from any module, or the vehicle's exit;
     then sends every module Shutdown and waits for them, so the recording is complete.
@@ -217,26 +260,33 @@ def run_drive(
             raise CouplingTimeout(f"the {name} module did not join the bus (see {child.log_path})")
         note(f"{name}: module {module_id} joined")
 
+    skipped = dict(without or {})
+    for name, extra in skipped.items():
+        note(f"{name}: not started, the `{extra}` extra is not installed (--skip-missing)")
+    summary_file = run_dir / "vehicle.json"  # the vehicle's summary: its final state
     with sigterm_as_interrupt():
         try:
-            launch("logger", ["log", str(run_dir / "bus.mcap"), *where], ModuleId.LOGGING)
+            if "logger" not in skipped:
+                launch("logger", ["log", str(run_dir / "bus.mcap"), *where], ModuleId.LOGGING)
             simulated = (
                 ["--vehicle", vehicle, *ground] if world is None else ["--world", str(world)]
             )
             launch(
                 "vehicle",
-                ["sim", *where, "--no-coupling", "--frame-rate", f"{frame_rate:g}", *simulated],
+                ["sim", *where, "--no-coupling", "--frame-rate", f"{frame_rate:g}", *simulated]
+                + ["--json-out", str(summary_file)],
                 ModuleId.VEHICLE if world is None else ModuleId.WORLD,
             )
-            for name, package, command, module_id in OPTIONAL_MODULES:
-                if importlib.util.find_spec(package) is not None:
-                    extra = drawn if command == "view" else []
-                    launch(name, [command, *where, *extra], module_id)
+            vehicle_child = children[-1]
+            for name, command, module_id in DRIVER_MODULES:
+                if name not in skipped:
+                    launch(
+                        name, [command, *where, *(drawn if command == "view" else [])], module_id
+                    )
             if ModuleId.VISUALISATION in router.modules:  # (said once every module is there)
                 note(f"viewer: open http://127.0.0.1:{VIEWER_PORT}/ in a browser")
             begun = time.monotonic()
             end = None if duration is None else begun + duration
-            vehicle_child = children[1]
 
             def status() -> str:
                 joined = ", ".join(str(i) for i in sorted(router.modules))
@@ -259,17 +309,23 @@ def run_drive(
                 router.stopped.wait(5.0)
             codes = {c.name: c.wait(10.0) for c in children}
             router.stop()
+    recording = run_dir / "bus.mcap"
+    not_started = ", ".join(f"{name} (no `{extra}` extra)" for name, extra in skipped.items())
     report: dict[str, Any] = {
         "run_dir": str(run_dir),
-        "recording": str(run_dir / "bus.mcap"),
+        **({"recording": str(recording)} if recording.is_file() else {}),
+        **({"not_started": not_started} if skipped else {}),
         "exit_codes": codes,
         "interrupted": interrupted,
+        "final_state": _final_states(summary_file),
         "router": router_summary(router.report()),
     }
-    console.print(
-        table("vcosim drive: summary", {k: v for k, v in report.items() if k != "router"})
-    )
+    rows = {k: v for k, v in report.items() if k not in ("router", "final_state")}
+    lone = world is None
+    for name, state in report["final_state"].items():
+        rows["at the end" if lone else f"{name} at the end"] = describe_state(state)
     console.print(table("bus router", report["router"]))
+    console.print(table("vcosim drive: summary", rows))  # last: it ends with the vehicle
     ok = (0, None, 130) if interrupted else (0, None)  # None: it would not end, killed
     failed = [n for n, c in codes.items() if c not in ok]
     if failed:

@@ -8,10 +8,10 @@ from typing import Annotated
 
 import typer
 
-from vcosim.app.console import note
+from vcosim.app.console import note, results, setup_logging
 from vcosim.app.options import ExtTime, InterfaceCsv, VehicleOption
 from vcosim.app.simulator import Gearbox
-from vcosim.errors import ConfigError
+from vcosim.extras import require
 
 fmu_app = typer.Typer(
     help="Build FMI co-simulation FMUs: the vehicle itself, or a controller side that drives "
@@ -37,14 +37,8 @@ Fmi = Annotated[
 
 def _needs_builder(version: FmiVersion) -> None:
     """Refuse up front, as a usage error, when the FMU builder is not installed."""
-    import importlib.util
-
     library = "pythonfmu" if version is FmiVersion.two else "pythonfmu3"
-    if importlib.util.find_spec(library) is None:
-        raise ConfigError(
-            [f"building FMI {version.value} FMUs needs {library}: pip install 'vcosim[fmi]'"],
-            "vcosim fmu",
-        )
+    require("fmi", f"building FMI {version.value} FMUs", modules=(library,))
 
 
 @fmu_app.command("vehicle")
@@ -58,16 +52,14 @@ def vehicle(
 ) -> None:
     """The vehicle as a co-simulation FMU: 0.5 ms physics, any multiple as communication step."""
     from vcosim.fmi.build import build_vehicle_fmu
-    from vcosim.fmi.metadata import INPUTS, OUTPUTS, PARAMETERS
 
     _needs_builder(fmi)
+    setup_logging()
     path = build_vehicle_fmu(
         out, vehicle=vehicle, fmi_version=int(fmi.value), automatic=gearbox is Gearbox.automatic
     )
-    note(
-        f"wrote {path}: FMI {fmi.value} co-simulation, {len(INPUTS)} inputs, {len(OUTPUTS)} "
-        f"outputs, {len(PARAMETERS) + 2} parameters; the importing host needs Python with vcosim"
-    )
+    results.print(describe_fmu(path), highlight=False, soft_wrap=True)
+    note("the importing host needs Python with vcosim (docs/fmi.md)")
 
 
 @fmu_app.command("coupling")
@@ -84,10 +76,41 @@ def coupling(
     from vcosim.fmi.build import build_coupling_fmu
 
     _needs_builder(fmi)
+    setup_logging()
     path = build_coupling_fmu(
         out, ext_time=ext_time, interface=interface, fmi_version=int(fmi.value)
     )
+    results.print(describe_fmu(path), highlight=False, soft_wrap=True)
     note(
-        f"wrote {path}: FMI {fmi.value} co-simulation; its communication step is the "
-        "simulator's --ext-time; the importing host needs Python with vcosim"
+        "its communication step must be the simulator's --ext-time; the importing host needs "
+        "Python with vcosim (docs/fmi.md)"
+    )
+
+
+def describe_fmu(path: Path) -> str:
+    """What the FMU file declares, read back from it: FMI version, inputs, outputs, step.
+
+    Read from the file rather than from what was asked, so the line says what a master sees.
+    """
+    import json
+    import zipfile
+    from collections import Counter
+    from xml.etree import ElementTree
+
+    from vcosim.fmi.build import CONFIG_FILE
+
+    with zipfile.ZipFile(path) as archive:
+        model = ElementTree.fromstring(archive.read("modelDescription.xml"))
+        names = archive.namelist()
+        config = (
+            json.loads(archive.read(f"resources/{CONFIG_FILE}"))
+            if f"resources/{CONFIG_FILE}" in names
+            else {}
+        )
+    variables = model.find("ModelVariables")
+    causes = Counter(v.get("causality", "local") for v in ([] if variables is None else variables))
+    step = f", communication step {config['step']:g} s" if "step" in config else ""
+    return (
+        f"wrote {path}: FMI {model.get('fmiVersion')} co-simulation FMU, {causes['input']} "
+        f"inputs, {causes['output']} outputs, {causes['parameter']} parameters{step}"
     )

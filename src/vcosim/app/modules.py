@@ -31,6 +31,7 @@ from vcosim.app.options import (
 from vcosim.bus.catalogue import ModuleId
 from vcosim.constants import LOOPBACK, VIEWER_PORT
 from vcosim.errors import ConfigError
+from vcosim.extras import install_command, missing, require
 
 if TYPE_CHECKING:
     from vcosim.bus.codec import Codec
@@ -164,6 +165,7 @@ def view(
 
     With --world it draws that world's terrain, as the simulator running it drives on it.
     """
+    require("viewer", "vcosim view")
     from vcosim.modules.viewer import Viewer
     from vcosim.vehicle.terrain import Terrain, load_terrain
 
@@ -280,6 +282,11 @@ def run_input(
                 f"{d['index']}: {d['name']} — {d['axes']} axes, {d['buttons']} "
                 f"buttons, {d['hats']} hats"
             )
+        if missing("input"):
+            console.print(
+                "joysticks and wheels: not looked for, the `input` extra is not installed "
+                f"({install_command('input')})"
+            )
         console.print("keyboard: always available in a terminal (--keyboard)")
         return {"devices": devices}
     if calibrate:
@@ -287,6 +294,8 @@ def run_input(
             raise ConfigError(
                 ["--calibrate needs --mapping FILE: where to save the mapping"], "vcosim input"
             )
+        if script is None:
+            require("input", "vcosim input --calibrate")
         backend = open_backend(Mapping(), False, script) if script else PygameBackend(None)
         try:
             result = calibration_wizard(backend, input)

@@ -16,7 +16,16 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from vcosim.app.console import StatusLine, console, note, save_json, setup_logging, warn
+from vcosim.app.console import (
+    StatusLine,
+    console,
+    describe_state,
+    final_state,
+    note,
+    save_json,
+    setup_logging,
+    warn,
+)
 from vcosim.app.options import (
     DEFAULT_TIMEOUT,
     Allow,
@@ -37,6 +46,7 @@ from vcosim.app.options import (
     positive,
 )
 from vcosim.constants import CONTRACTS_PORT, CONTROLLER_PORT, LOOPBACK, PHYSICS_DT, SIMULATOR_PORT
+from vcosim.extras import require
 from vcosim.sim.pacing import PacingMode
 
 if TYPE_CHECKING:
@@ -86,7 +96,7 @@ def sim(
         Path | None,
         typer.Option(
             help="Record every vehicle signal to this .csv or .mcap file (MCAP: Foxglove, "
-            "PlotJuggler; the `logging` extra). With --world, a file per vehicle: "
+            "PlotJuggler open it). With --world, a file per vehicle: "
             "FILE.csv becomes FILE.NAME.csv."
         ),
     ] = None,
@@ -185,6 +195,8 @@ def sim(
             "there are no contract clients to wait for without --contracts",
             param_hint="'--wait-for-clients'",
         )
+    if record is not None and record.suffix.lower() == ".mcap":
+        require("logging", "--record FILE.mcap")
     if debug_log is not None and not coupling:
         raise typer.BadParameter(
             "there is no coupling to log with --no-coupling", param_hint="'--debug-log'"
@@ -320,8 +332,12 @@ def coupling_config(interface: Path | None, options: dict[str, Any], allow: Any)
     return config
 
 
-def summary_table(report: RunReport) -> Table:
-    """The end-of-run summary as a rich table."""
+SHOWN_VEHICLES = 10
+"""A world's summary ends with the state of this many vehicles at most (the JSON has all)."""
+
+
+def summary_table(report: RunReport, states: Mapping[str, Mapping[str, float]]) -> Table:
+    """The end-of-run summary as a rich table, ending with each vehicle's final state."""
     from rich.table import Table
 
     table = Table(show_header=False, title="vcosim sim: summary")
@@ -354,6 +370,11 @@ def summary_table(report: RunReport) -> Table:
             table.add_row("ended by", "the first collision (stop_at_collision)")
     if report.interrupted:
         table.add_row("ended by", "interrupt (Ctrl-C / SIGTERM)")
+    lone = report.world is None
+    for name, state in list(states.items())[:SHOWN_VEHICLES]:
+        table.add_row("at the end" if lone else f"{name} at the end", describe_state(state))
+    if len(states) > SHOWN_VEHICLES:
+        table.add_row("", f"and {len(states) - SHOWN_VEHICLES} more vehicles (--json-out)")
     return table
 
 
@@ -420,8 +441,9 @@ def run_simulator(
             raise typer.Exit(130) from None
         with StatusLine(status.render, status.explain_waiting):
             report = sim.run(duration)
-    console.print(summary_table(report))
-    save_json(report, json_out)
+    states = {name: final_state(vehicle.signals()) for name, vehicle in sim.vehicles.items()}
+    console.print(summary_table(report, states))
+    save_json({**report.to_dict(), "final_state": states}, json_out)
     return report
 
 

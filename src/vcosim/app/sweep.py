@@ -26,6 +26,7 @@ from rich.table import Table
 from vcosim.app.console import console
 from vcosim.config import validation_problems
 from vcosim.errors import ConfigError
+from vcosim.extras import require
 from vcosim.interrupts import sigterm_as_interrupt
 from vcosim.sweep.backends import RayBackend, make_backend
 from vcosim.sweep.config import BackendSection, Sweep, load_sweep
@@ -171,6 +172,9 @@ def sweep_command(
     if check:
         print_runs(sweep)
         return OK
+    require("sweep", "vcosim sweep")
+    if options.uses_ray:
+        require("ray", "vcosim sweep --ray")
     try:
         with make_backend(options) as backend:
             if isinstance(backend, RayBackend):

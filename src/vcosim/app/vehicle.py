@@ -3,12 +3,21 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from vcosim.app.console import console, note, results, save_json, settings, table
+from vcosim.app.console import (
+    console,
+    note,
+    results,
+    save_json,
+    settings,
+    setup_logging,
+    table,
+)
 from vcosim.app.options import JsonOut, VehicleOption
+from vcosim.extras import require
 
 if TYPE_CHECKING:
     from vcosim.vehicle import VehicleParams
@@ -63,6 +72,8 @@ def report(
     from vcosim.datasheet import docs as doc_pages
     from vcosim.vehicle.vehicle import resolve_params
 
+    require("datasheet", "vcosim vehicle report")
+    setup_logging()
     source = ctx.get_parameter_source("vehicle")  # (typer's own click: compare by name)
     if every and source is not None and source.name != "DEFAULT":
         raise typer.BadParameter("--all runs every preset; leave out --vehicle", param_hint="--all")
@@ -96,6 +107,7 @@ def docs_command() -> None:
     """
     from vcosim.datasheet import docs as doc_pages
 
+    setup_logging()
     if not all((Path.cwd() / page).is_file() for page in doc_pages.PAGES):
         raise typer.BadParameter(
             f"run it in the root of a vcosim checkout (no {doc_pages.PAGES[0]} here)"
@@ -130,7 +142,7 @@ def _one_report(
     from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
     from vcosim.datasheet import Plan, build_datasheet
-    from vcosim.datasheet.output import write_datasheet
+    from vcosim.datasheet.output import MAPPED_PRESET, write_datasheet
     from vcosim.datasheet.sheet import STAGES
 
     bar = Progress(
@@ -151,17 +163,47 @@ def _one_report(
         bar.update(task, description="plots and report", completed=2 * len(STAGES))
         files = write_datasheet(sheet, folder, command)
     data = sheet.to_dict()
-    results.print(table(f"{name} beside CommonRoad's BMW 320i (linear range)", _agreement(data)))
-    results.print(table(f"{name}: outside the typical range", data["outside_range"] or {"": "—"}))
-    note(f"datasheet of {name} in {sheet.seconds:.0f} s: {files['html']} and {files['markdown']}")
+    if name == MAPPED_PRESET:  # the targets hold for the car that maps CommonRoad's set only
+        results.print(
+            table(f"{name} beside CommonRoad's BMW 320i (linear range)", _agreement(data))
+        )
+    results.print(table(f"{name}: outside the typical range of a passenger car", _outside(data)))
+    plots = [path for key, path in files.items() if key not in ("json", "html", "markdown")]
+    results.print(
+        f"datasheet of {name} in {sheet.seconds:.0f} s, written to {folder}/: "
+        f"{files['html'].name}, {files['markdown'].name}, {files['json'].name} and "
+        f"{len(plots)} plots",
+        highlight=False,
+        soft_wrap=True,
+    )
     return data
 
 
-def _agreement(data: dict[str, object]) -> dict[str, str]:
-    comparison = data["comparison"]
-    assert isinstance(comparison, dict)
+def _agreement(data: dict[str, Any]) -> dict[str, str]:
+    """The linear-range targets, by the figures' labels."""
     return {
-        name: f"{c['vcosim']:.3g} vs {c['commonroad']:.3g} ({c['difference_percent']:+.0f} %, "
-        f"target ± {c['target_percent']:g} %)"
-        for name, c in comparison.items()
+        _label(key): f"{c['vcosim']:.3g} vs {c['commonroad']:.3g} ({c['difference_percent']:+.0f} "
+        f"%, target ± {c['target_percent']:g} %: {'met' if c['met'] else 'not met'})"
+        for key, c in data["comparison"].items()
     }
+
+
+def _outside(data: dict[str, Any]) -> dict[str, str]:
+    """Each figure outside its typical range: its value beside the range, by its label."""
+    from vcosim.datasheet.ranges import PASSENGER_CAR
+
+    values = {k: v for section in data["figures"].values() for k, v in section.items()}
+    rows = {}
+    for key in data["outside_range"]:
+        value = values.get(key)
+        shown = "none" if value is None else f"{value:.3g}" if isinstance(value, float) else value
+        rows[_label(key)] = f"{shown} (typical: {PASSENGER_CAR[key].text()})"
+    return rows or {"every figure": "within its typical range"}
+
+
+def _label(key: str) -> str:
+    """A figure's label and unit as the datasheet prints them (``coast-down F0 (N)``)."""
+    from vcosim.datasheet.output import LABELS
+
+    label, unit = LABELS.get(key, (key.replace("_", " "), "—"))
+    return label if unit in ("—", "") else f"{label} ({unit})"

@@ -8,9 +8,11 @@ process of its own, the client (``ContractClient``) in this one:
   pacing waits for each answer before it steps on. One update is one exchange: the server
   sends, the client steps and answers, the server steps 1 ms (two physics steps). Divided by
   1000 it is the real-time factor of a 1 ms co-simulation.
-- **the tight coupling's lock-step exchanges/s**, measured right after by
-  ``vcosim.bench.coupling.lockstep_exchanges`` (a message every physics step, window 1), and
-  the ratio of the two.
+- **the tight coupling's lock-step exchanges/s** (``vcosim.bench.coupling.lockstep_run``: a
+  message every physics step, window 1), and the ratio of the two. The two take ``TURNS``
+  turns each in alternation, and each rate is that of its best 0.1 s window
+  (``vcosim.bench.rates``): both are ping-pongs between two processes, at full speed only
+  while both hold a core.
 - **latency**: the server in real time (1000 frames/s), the client time-synced to it; from
   the moment the server's step ends (just before it sends) to the moment the update is on
   the client's output port (inside the step function). Both ends read the same monotonic
@@ -25,13 +27,14 @@ import socket
 import struct
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
-from vcosim.bench.coupling import Exchanges, lockstep_exchanges
+from vcosim.bench.coupling import Exchanges, lockstep_run, peer_process
 from vcosim.bench.progress import bench_progress
+from vcosim.bench.rates import Marks, Quiet, RatioDoc, best_window, unjudged_if_busy
 from vcosim.reports import Report
 from vcosim.scenarios.harness import ChildLink, ChildProcess
 
@@ -60,10 +63,22 @@ SIGNALS = (
     "wheelFR_wheelSpeed",
 )
 DATAGRAM = 24 + 8 * FIELDS  # the DATA message of that contract
-WARM_UP = 0.3  # s of a lock-step run left out of the figure (first contact, caches)
 CLIENT_SPIN = 0.05  # s: the client busy-polls like the tight coupling's bench peer
+TURNS = 2  # turns of contracts and coupling each, in alternation (a server process a turn)
 TARGET_RATIO = 0.8  # contract updates/s over the tight coupling's exchanges/s
 WAITING_STRATEGY = "both sides spin 50 ms, then sleep"
+QUICK = {"seconds": 0.9}
+"""``--quick``: the same figures in ~15 s, for ``vcosim bench all --quick`` and its guard test."""
+
+RATIOS = {
+    "contracts_vs_coupling": RatioDoc(
+        "lock-step contract updates/s as a share of the tight coupling's lock-step exchanges/s",
+        "a 20-field contract every 1 ms, answered every 1 ms, client here and server in its "
+        "own process, against the simulator in lock-step with a busy-polling peer process; "
+        "both spin, then sleep; in turns, best 0.1 s window of each",
+    ),
+}
+"""The same-run ratios this bench reports (``ratios()``), by their stable keys."""
 
 
 # -- the server process ------------------------------------------------------------------------
@@ -124,7 +139,7 @@ def _config(port: int, *, answer: bool) -> dict[str, Any]:
 # -- the measurements ------------------------------------------------------------------------
 @dataclass
 class Updates(Report):
-    """Contract updates per second after the warm-up, and the updates lost on the way."""
+    """Contract updates per second (best window), and the updates lost on the way."""
 
     per_s: float
     gaps: int
@@ -150,28 +165,25 @@ class Delays(Report):
         )
 
 
-def lockstep_updates(seconds: float, blocking: bool = False) -> Updates:
-    """Updates/s of the client locked to a lock-step server, each update answered.
+def lockstep_updates(seconds: float, blocking: bool = False) -> tuple[Marks, int]:
+    """The client locked to a lock-step server, each update answered, for ``seconds``.
 
     The server waits as in any lock-step run (spin, then sleep) and the client spins like the
-    tight coupling's bench peer; ``blocking``: both sleep at once instead.
+    tight coupling's bench peer; ``blocking``: both sleep at once instead. Returns (time,
+    updates received) marks, one a client step from the first connected one, and the gaps.
     """
     from vcosim.contracts.client import ConnectionStatus, ContractClient
 
     spin = 0.0 if blocking else None
     with ChildProcess(_serve, "lockstep", spin, name="contract server") as server:
-        marks: list[tuple[float, int]] = []
+        marks: Marks = []
         client: ContractClient
 
         def step(ports: Any) -> None:
             if ports.status is not ConnectionStatus.connected:
                 return
-            now = time.perf_counter()
-            elapsed = now - marks[0][0] if marks else 0.0
-            if not marks or (len(marks) == 1 and elapsed >= WARM_UP):
-                marks.append((now, client.received))
-            elif elapsed >= WARM_UP + seconds:
-                marks.append((now, client.received))
+            marks.append((time.perf_counter(), client.received))
+            if marks[-1][0] - marks[0][0] >= seconds:
                 client.stop()
 
         client = ContractClient(
@@ -181,8 +193,32 @@ def lockstep_updates(seconds: float, blocking: bool = False) -> Updates:
             spin=0.0 if blocking else CLIENT_SPIN,
         )
         report = client.run(None)
-    (t0, n0), (t1, n1) = marks[1], marks[2]
-    return Updates((n1 - n0) / (t1 - t0), report.gaps)
+    return marks, report.gaps
+
+
+def in_turns(
+    seconds: float, blocking: bool, tick: Callable[[], None] = lambda: None
+) -> tuple[Updates, Exchanges, float | None]:
+    """Contract updates/s and the tight coupling's exchanges/s in lock-step, in turns.
+
+    Each gets ``TURNS`` turns of ``seconds / TURNS``, alternating, and its best window over
+    them; both sides of both spin and then sleep, or (``blocking``) sleep at once. Also
+    returns the cores other processes used meanwhile (``Quiet``).
+    """
+    turn = seconds / TURNS
+    updates, exchanges, gaps, timeouts = 0.0, 0.0, 0, 0
+    with peer_process(not blocking) as peer:
+        port = int(peer.ready())
+        quiet = Quiet()
+        for _ in range(TURNS):
+            marks, lost = lockstep_updates(turn, blocking)
+            updates, gaps = max(updates, best_window(marks)), gaps + lost
+            tick()
+            marks, late = lockstep_run(port, turn, 0.0 if blocking else None)
+            exchanges, timeouts = max(exchanges, best_window(marks)), timeouts + late
+            tick()
+        others = quiet.others()
+    return Updates(updates, gaps), Exchanges(exchanges, timeouts), others
 
 
 def latency(seconds: float) -> Delays:
@@ -268,6 +304,7 @@ class ContractsBench(Report):
     latency: Delays
     raw_udp_stream_per_s: float
     raw_udp_latency: Delays
+    cores_used_by_others: dict[str, float | None] = field(default_factory=dict)  # by wait
 
     @property
     def ratio(self) -> float:
@@ -279,6 +316,14 @@ class ContractsBench(Report):
         """The same with blocking waits on both sides."""
         tight = self.coupling_blocking.per_s
         return self.lockstep_blocking.per_s / tight if tight else 0.0
+
+    def ratios(self) -> dict[str, float]:
+        """The same-run ratios of ``RATIOS``: higher is faster."""
+        return {"contracts_vs_coupling": self.ratio}
+
+    def unjudged(self) -> dict[str, str]:
+        """The ratios measured while other processes took the cores, and why (``Quiet``)."""
+        return unjudged_if_busy(self.cores_used_by_others.get("spin"), ["contracts_vs_coupling"])
 
     def to_dict(self) -> dict[str, Any]:
         """In the layout ``vcosim bench contracts --json`` prints."""
@@ -300,31 +345,37 @@ class ContractsBench(Report):
             "latency_ms": self.latency.to_dict(),
             "raw_udp_stream_per_s": self.raw_udp_stream_per_s,
             "raw_udp_latency_ms": self.raw_udp_latency.to_dict(),
+            "ratios": self.ratios(),
+            "cores_used_by_others": self.cores_used_by_others,
+            "unjudged": self.unjudged(),
         }
 
 
 def measure_contracts_bench(seconds: float = 2.0, progress: bool = True) -> ContractsBench:
-    """Every figure of the contract bench (see the module's docstring)."""
-    steps: list[tuple[str, Callable[[], Any]]] = [
-        (
-            f"contract updates/s in lock-step ({FIELDS} fields, 1 ms)",
-            lambda: lockstep_updates(seconds),
-        ),
-        (
-            "tight coupling exchanges/s in lock-step",
-            lambda: lockstep_exchanges(seconds, None, True),
-        ),
-        ("contract updates/s, blocking waits", lambda: lockstep_updates(seconds, blocking=True)),
-        ("tight coupling, blocking waits", lambda: lockstep_exchanges(seconds, 0.0, False)),
-        ("latency, server step to client port", lambda: latency(seconds)),
-        (f"raw UDP stream of {DATAGRAM}-byte datagrams", lambda: raw_stream_per_second(seconds)),
-        ("raw UDP one-way latency at 1/ms", lambda: Delays.of(raw_udp(seconds, True)[1] * 1e3)),
-    ]
-    figures = []
+    """Every figure of the contract bench (see the module's docstring).
+
+    ``seconds`` is each figure's share of wall time (for the lock-step ones, the sum of
+    their turns).
+    """
     with bench_progress(progress) as bar:
-        task = bar.add_task("contracts bench", total=len(steps))
-        for name, measure in steps:
-            bar.update(task, description=name)
-            figures.append(measure())
+        task = bar.add_task("contract and coupling lock-step", total=4 * TURNS + 3)
+
+        def tick() -> None:
             bar.advance(task)
-    return ContractsBench(*figures)
+
+        lockstep, coupling, others_spin = in_turns(seconds, blocking=False, tick=tick)
+        bar.update(task, description="the same, blocking waits")
+        lockstep_blocking, coupling_blocking, others_blocking = in_turns(seconds, True, tick)
+        bar.update(task, description="latency, server step to client port")
+        delays = latency(seconds)
+        tick()
+        bar.update(task, description=f"raw UDP stream, {DATAGRAM}-byte datagrams")
+        stream = raw_stream_per_second(seconds)
+        tick()
+        bar.update(task, description="raw UDP one-way latency at 1/ms")
+        raw_delays = Delays.of(raw_udp(seconds, True)[1] * 1e3)
+        tick()
+    others = {"spin": others_spin, "blocking": others_blocking}
+    return ContractsBench(
+        lockstep, coupling, lockstep_blocking, coupling_blocking, delays, stream, raw_delays, others
+    )

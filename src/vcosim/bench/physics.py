@@ -1,9 +1,9 @@
 """Physics steps per second: the vehicle kernel against CommonRoad's multi-body model.
 
 Absolute rates depend on the machine, so the baseline is timed in the same process, on the
-same machine, minutes apart: the ratios carry across machines far better than the rates do.
-Every figure is the best of ``REPEATS`` runs, because a busy machine only ever makes a run
-slower, never faster.
+same machine, in turns: the ratios carry across machines far better than the rates do.
+Every figure is the best of ``REPEATS`` runs, the figures taking turns run by run, because a
+busy machine only ever makes a run slower, never faster (``vcosim.bench.rates``).
 """
 
 from __future__ import annotations
@@ -13,14 +13,16 @@ import math
 import os
 import platform
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any, TypeVar
 
 import numba
 import numpy as np
 
 from vcosim.bench.progress import bench_progress
+from vcosim.bench.rates import RatioDoc, best_in_turns, rate_of
 from vcosim.errors import VcosimError
 from vcosim.reports import Report
 from vcosim.vehicle import Vehicle, VehicleBatch
@@ -31,23 +33,54 @@ KERNEL_CHUNK = 20_000  # steps per compiled call: call overhead is negligible at
 PYTHON_CHUNK = 1_000  # Python-level steps between clock reads (step() calls, CommonRoad)
 BATCH_SIZES = (64, 1024)
 DRIVE = {"throttle": 0.3, "steering": 0.05}
+ONE_THREAD_BATCH = 64  # the batch also timed on one thread, for ``batch_vs_kernel``
 TARGETS = {"kernel_vs_commonroad": 10, "stepwise_vs_commonroad": 5}
+QUICK = {"seconds": 0.2}
+"""``--quick``: the same figures in ~8 s, for ``vcosim bench all --quick`` and its guard test."""
+
+RATIOS = {
+    "kernel_vs_commonroad": RatioDoc(
+        "the vehicle kernel's physics steps/s over CommonRoad's multi-body model's",
+        f"`Vehicle.run({KERNEL_CHUNK})` calls against CommonRoad's model stepped by explicit "
+        "Euler from Python, both at dt 0.5 ms, in turns",
+    ),
+    "stepwise_vs_commonroad": RatioDoc(
+        "stepping one vehicle from Python, as a coupling does, over CommonRoad's model",
+        "one `Vehicle.step(throttle=, steering=)` per physics step, inputs changing every "
+        "call, against CommonRoad's model, in turns",
+    ),
+    "batch_vs_kernel": RatioDoc(
+        "what stepping many cars in one call buys per car",
+        f"vehicle-steps/s of a batch of {ONE_THREAD_BATCH} on one thread over the lone "
+        "kernel's steps/s, in turns; one thread, because numba's threads cannot be judged "
+        "on a loaded machine (the threaded batches are reported, not guarded), and 64 cars, "
+        "whose state stays in the core's own cache (1024 share the last level with the rest "
+        "of the machine, and halve beside a busy neighbour)",
+    ),
+}
+"""The same-run ratios this bench reports (``ratios()``), by their stable keys."""
 
 
-def _rate(fn: Callable[[], int], budget: float, tick: Callable[[], None] = lambda: None) -> float:
-    """Units per second of ``fn``, which does a chunk of work and returns how many units.
+def _rates(
+    fns: list[Callable[[], int]], budget: float, tick: Callable[[], None] = lambda: None
+) -> list[float]:
+    """Units per second of each of ``fns``, the best of ``REPEATS`` runs of ``budget`` s.
 
-    Each repetition calls ``fn`` until ``budget`` seconds have passed; the clock is read only
-    between chunks, so its cost stays out of the figure. Returns the best repetition.
+    Each of ``fns`` does a chunk of work and returns how many units; the figures take turns
+    run by run.
     """
-    best = 0.0
-    for _ in range(REPEATS):
-        done, start = 0, time.perf_counter()
-        while (elapsed := time.perf_counter() - start) < budget:
-            done += fn()
-        best = max(best, done / elapsed)
-        tick()
-    return best
+    return best_in_turns([partial(rate_of, fn, budget) for fn in fns], REPEATS, tick)
+
+
+@contextlib.contextmanager
+def one_thread() -> Iterator[None]:
+    """Numba's parallel loops on the calling thread alone, meanwhile."""
+    threads = numba.get_num_threads()
+    numba.set_num_threads(1)
+    try:
+        yield
+    finally:
+        numba.set_num_threads(threads)
 
 
 V = TypeVar("V", Vehicle, VehicleBatch)
@@ -123,22 +156,33 @@ def _commonroad_chunk() -> Callable[[], int]:
     return chunk
 
 
-def _batch_chunk(batch: VehicleBatch, budget: float) -> Callable[[], int]:
+def _batch_chunk(batch: VehicleBatch, budget: float, threads: bool = True) -> Callable[[], int]:
     """One ``run(n)`` of the whole batch, n sized to a quarter of the budget from a probe.
 
     A quarter keeps the overshoot past the budget small while thread start-up stays
-    negligible. Returns vehicle-steps.
+    negligible. ``threads`` False: on one thread. Returns vehicle-steps.
     """
     probe = 200
-    start = time.perf_counter()
-    batch.run(probe)
-    n = max(1, round(probe * budget / 4 / (time.perf_counter() - start)))
+    with contextlib.nullcontext() if threads else one_thread():
+        start = time.perf_counter()
+        batch.run(probe)
+        n = max(1, round(probe * budget / 4 / (time.perf_counter() - start)))
 
     def chunk() -> int:
         batch.run(n)
         return n * len(batch)
 
-    return chunk
+    return chunk if threads else on_one_thread(chunk)
+
+
+def on_one_thread(chunk: Callable[[], int]) -> Callable[[], int]:
+    """``chunk`` with numba's parallel loops on the calling thread alone."""
+
+    def alone() -> int:
+        with one_thread():
+            return chunk()
+
+    return alone
 
 
 def _cpu_model() -> str:
@@ -170,15 +214,18 @@ class PhysicsBench(Report):
     stepwise_steps_per_s: float
     commonroad_mb_steps_per_s: float
     batch_vehicle_steps_per_s: dict[str, float]  # by batch size
+    batch_one_thread_vehicle_steps_per_s: dict[str, float]  # by batch size
     seconds: float
     machine: dict[str, Any] = field(default_factory=machine_info)
 
     def ratios(self) -> dict[str, float]:
-        """The kernel's and the per-step calls' rates over CommonRoad's."""
+        """The same-run ratios of ``RATIOS``: higher is faster."""
         cr = self.commonroad_mb_steps_per_s
+        batch = self.batch_one_thread_vehicle_steps_per_s[str(ONE_THREAD_BATCH)]
         return {
             "kernel_vs_commonroad": round(self.kernel_steps_per_s / cr, 3),
             "stepwise_vs_commonroad": round(self.stepwise_steps_per_s / cr, 3),
+            "batch_vs_kernel": round(batch / self.kernel_steps_per_s, 3),
         }
 
     def to_dict(self) -> dict[str, Any]:
@@ -189,9 +236,14 @@ class PhysicsBench(Report):
             "stepwise_steps_per_s": round(self.stepwise_steps_per_s, 1),
             "realtime_factor": round(self.kernel_steps_per_s / STEPS_PER_S, 1),
             "commonroad_mb_steps_per_s": round(self.commonroad_mb_steps_per_s, 1),
-            **ratios,
+            "kernel_vs_commonroad": ratios["kernel_vs_commonroad"],
+            "stepwise_vs_commonroad": ratios["stepwise_vs_commonroad"],
             "batch_vehicle_steps_per_s": {
                 size: round(rate) for size, rate in self.batch_vehicle_steps_per_s.items()
+            },
+            "batch_one_thread_vehicle_steps_per_s": {
+                size: round(rate)
+                for size, rate in self.batch_one_thread_vehicle_steps_per_s.items()
             },
             "dt": Vehicle.dt,
             "seconds": self.seconds,
@@ -199,6 +251,7 @@ class PhysicsBench(Report):
             **self.machine,
             "targets": dict(TARGETS),
             "meets_targets": {name: ratios[name] >= TARGETS[name] for name in TARGETS},
+            "ratios": ratios,
         }
 
 
@@ -206,26 +259,39 @@ def measure_physics_bench(seconds: float = 2.0, progress: bool = True) -> Physic
     """Time the kernel, per-step Python calls, CommonRoad's model and batches in one run.
 
     ``seconds`` is the wall-clock budget of each repetition of each figure; the whole bench
-    takes about 15 times that plus start-up. The progress bar goes to stderr so that stdout
+    takes about 18 times that plus start-up. The progress bar goes to stderr so that stdout
     stays pure JSON.
     """
     if not seconds > 0:
         raise ValueError(f"seconds must be positive, got {seconds}")
-    bar = bench_progress(progress)
-    with bar:
-        task = bar.add_task("starting the engine", total=REPEATS * (3 + len(BATCH_SIZES)))
-
-        def measure(label: str, fn: Callable[[], int]) -> float:
-            bar.update(task, description=label)
-            return _rate(fn, seconds, lambda: bar.advance(task))
-
+    with bench_progress(progress) as bar:
+        task = bar.add_task("starting the engines", total=REPEATS * (4 + len(BATCH_SIZES)))
         vehicle = _start(Vehicle())
-        kernel = measure(f"kernel: run({KERNEL_CHUNK})", _kernel_chunk(vehicle))
-        stepwise = measure("stepwise: step() per step", _stepwise_chunk(vehicle))
-        commonroad = measure("CommonRoad multi-body", _commonroad_chunk())
-        batches = {}
-        for count in BATCH_SIZES:
-            bar.update(task, description=f"starting {count} vehicles")
-            batch = _start(VehicleBatch(count))
-            batches[str(count)] = measure(f"batch of {count}", _batch_chunk(batch, seconds))
-    return PhysicsBench(kernel, stepwise, commonroad, batches, seconds)
+        figures = {
+            f"kernel: run({KERNEL_CHUNK})": _kernel_chunk(vehicle),
+            "stepwise: step() per step": _stepwise_chunk(vehicle),
+            "CommonRoad multi-body": _commonroad_chunk(),
+        }
+        batches = {str(count): _start(VehicleBatch(count)) for count in BATCH_SIZES}
+        for size, batch in batches.items():
+            figures[f"batch of {size}"] = _batch_chunk(batch, seconds)
+        alone = str(ONE_THREAD_BATCH)  # one of BATCH_SIZES
+        figures[f"batch of {alone}, one thread"] = _batch_chunk(
+            batches[alone], seconds, threads=False
+        )
+        labels = iter(list(figures) * REPEATS)
+        bar.update(task, description=next(labels))
+
+        def tick() -> None:
+            bar.update(task, advance=1, description=next(labels, "done"))
+
+        rates = dict(zip(figures, _rates(list(figures.values()), seconds, tick), strict=True))
+    kernel, stepwise, commonroad, *batch_rates, one_thread_rate = rates.values()
+    return PhysicsBench(
+        kernel,
+        stepwise,
+        commonroad,
+        dict(zip(batches, batch_rates, strict=True)),
+        {alone: one_thread_rate},
+        seconds,
+    )

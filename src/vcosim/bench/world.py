@@ -10,7 +10,8 @@ batch kernel (numba's threads) is the ceiling of any world of that size on this 
 (``kernel_ceiling``): a target above it cannot be met by the world's code, only by a faster
 kernel or more cores. Then 1, 2 and 4 externally coupled vehicles, each with its
 own endpoint and controller process, in lock-step (``world_coupled``). Every figure is the
-best of ``REPEATS`` (a busy machine only slows).
+best of ``REPEATS``, the world, its kernel and the batch taking turns (a busy machine only
+slows, and a burst of load then slows all three).
 """
 
 from __future__ import annotations
@@ -21,8 +22,18 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from vcosim.bench.physics import REPEATS, STEPS_PER_S, _batch_chunk, _rate, _start, machine_info
+from vcosim.bench.physics import (
+    REPEATS,
+    STEPS_PER_S,
+    _batch_chunk,
+    _rates,
+    _start,
+    machine_info,
+    on_one_thread,
+    one_thread,
+)
 from vcosim.bench.progress import bench_progress
+from vcosim.bench.rates import RatioDoc
 from vcosim.bench.world_coupled import COUPLED_COUNTS, CoupledRow, controller_peers, measure_coupled
 from vcosim.reports import Report
 from vcosim.sim import Pacer, Simulation
@@ -34,6 +45,21 @@ COUNTS = (1, 10, 100, 1000)
 SPACING = 25.0  # m between cars on the ring
 TARGETS = {"realtime_factor_100": 20.0, "realtime_factor_1000": 2.0, "cost_vs_batch_max": 2.0}
 RATE_TARGETS = {"realtime_factor_100": "100", "realtime_factor_1000": "1000"}  # key: size
+RATIO_SIZE = "100"  # the world whose cost against the batch kernel is the bench's ratio
+QUICK: dict[str, Any] = {"seconds": 0.2, "counts": (1, 10, 100), "coupled": (1,)}
+"""``--quick``: up to 100 cars and one coupled car, 0.2 s a figure (~10 s)."""
+
+RATIOS = {
+    "world_vs_batch": RatioDoc(
+        "a world's speed per car against the bare batch kernel: the price of its drivers, "
+        "sensors and collision checks",
+        f"vehicle-steps/s of a ring of {RATIO_SIZE} IDM cars run by the host in fast pacing "
+        "over the batch kernel stepping the same cars' arrays in long calls, both on one "
+        "thread, in turns (numba's threads cannot be judged on a loaded machine: the "
+        "threaded world and batch and their `cost_vs_batch` are reported, not guarded)",
+    ),
+}
+"""The same-run ratios this bench reports (``ratios()``), by their stable keys."""
 
 
 def ring_world(count: int) -> WorldFile:
@@ -103,6 +129,7 @@ class WorldBench(Report):
     seconds: float
     serial_vehicle_steps_per_s: dict[str, float]  # the world's kernel, one thread, long calls
     coupled: dict[str, CoupledRow] = field(default_factory=dict)  # by coupled vehicle count
+    world_one_thread_vehicle_steps_per_s: dict[str, float] = field(default_factory=dict)
     machine: dict[str, Any] = field(default_factory=machine_info)
 
     def table(self) -> dict[str, dict[str, float]]:
@@ -147,6 +174,13 @@ class WorldBench(Report):
                 out[key] = said + ": the kernel allows it; the world's overhead is the gap"
         return out
 
+    def ratios(self) -> dict[str, float]:
+        """The same-run ratios of ``RATIOS`` (none without a world of ``RATIO_SIZE`` cars)."""
+        if RATIO_SIZE not in self.world_one_thread_vehicle_steps_per_s:
+            return {}
+        world = self.world_one_thread_vehicle_steps_per_s[RATIO_SIZE]
+        return {"world_vs_batch": round(world / self.serial_vehicle_steps_per_s[RATIO_SIZE], 3)}
+
     def to_dict(self) -> dict[str, Any]:
         """In the layout ``vcosim bench world --json`` prints."""
         table = self.table()
@@ -157,6 +191,10 @@ class WorldBench(Report):
         }
         return {
             "sizes": table,
+            "world_one_thread_vehicle_steps_per_s": {
+                size: round(rate)
+                for size, rate in self.world_one_thread_vehicle_steps_per_s.items()
+            },
             "coupled": {size: row.to_dict() for size, row in self.coupled.items()},
             "collisions": self.collisions,
             "dt": 1.0 / STEPS_PER_S,
@@ -177,6 +215,7 @@ class WorldBench(Report):
                 >= TARGETS["realtime_factor_1000"],
                 "cost_vs_batch_max": checks["cost_vs_batch_max"] <= TARGETS["cost_vs_batch_max"],
             },
+            "ratios": self.ratios(),
         }
 
 
@@ -198,21 +237,31 @@ def measure_world_bench(
     batches: dict[str, float] = {}
     collisions: dict[str, int] = {}
     serials: dict[str, float] = {}
+    alone: dict[str, float] = {}  # the world on one thread, at RATIO_SIZE
+    turns = 3 * len(counts) + (RATIO_SIZE in map(str, counts)) + len(coupled)
     with bar:
-        task = bar.add_task("starting", total=REPEATS * (3 * len(counts) + len(coupled)))
+        task = bar.add_task("starting", total=REPEATS * turns)
         for count in counts:
             size = str(count)
             bar.update(task, description=f"building {count} cars")
             world = World(ring_world(count))
             sim = Simulation(world, Pacer("fast"))
-            bar.update(task, description=f"world of {count}")
-            worlds[size] = _rate(_world_chunk(sim, seconds), seconds, lambda: bar.advance(task))
+            chunks = [
+                _world_chunk(sim, seconds),
+                _serial_chunk(world, seconds),
+                _batch_chunk(_start(VehicleBatch(count)), seconds),
+            ]
+            if size == RATIO_SIZE:  # a world of its own, whose stepper never tries threads
+                with one_thread():
+                    alone_sim = Simulation(World(ring_world(count)), Pacer("fast"))
+                    chunks.append(on_one_thread(_world_chunk(alone_sim, seconds)))
+            bar.update(task, description=f"{count} cars: world, kernel, batch")
+            worlds[size], serials[size], batches[size], *rest = _rates(
+                chunks, seconds, lambda: bar.advance(task)
+            )
+            if rest:
+                alone[size] = rest[0]
             collisions[size] = len(world.collisions)
-            bar.update(task, description=f"kernel of {count}, one thread")
-            serials[size] = _rate(_serial_chunk(world, seconds), seconds, lambda: bar.advance(task))
-            bar.update(task, description=f"batch of {count}")
-            batch = _start(VehicleBatch(count))
-            batches[size] = _rate(_batch_chunk(batch, seconds), seconds, lambda: bar.advance(task))
         rows = {}
         if coupled:
             bar.update(task, description=f"starting {sum(coupled)} controller processes")
@@ -221,4 +270,4 @@ def measure_world_bench(
                     bar.update(task, description=f"{count} coupled, lock-step")
                     mine, ports = ports[:count], ports[count:]
                     rows[str(count)] = measure_coupled(mine, seconds, lambda: bar.advance(task))
-    return WorldBench(worlds, batches, collisions, seconds, serials, rows)
+    return WorldBench(worlds, batches, collisions, seconds, serials, rows, alone)

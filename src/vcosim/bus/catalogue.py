@@ -363,7 +363,9 @@ class WorldVehicle(Message):
 class WorldPose(Message):
     """The pose of a world's vehicle ``row``: position (m), roll/pitch/yaw (rad), speed (m/s).
 
-    Queued by default: a receiver must not let one vehicle's pose replace another's.
+    Then its engine speed (rpm) and engaged gear (-1 R, 0 N, 1...), so a viewer shows any
+    vehicle's dials, a built-in driver's too (it has no vehicle module of its own). Queued by
+    default: a receiver must not let one vehicle's pose replace another's.
     """
 
     row: int = param(0, MAX_MODULE_ID)
@@ -374,3 +376,5 @@ class WorldPose(Message):
     pitch: float = param(unit="rad")
     yaw: float = param(unit="rad")
     speed: float = param(unit="m/s")
+    rpm: float = param(unit="1/min")
+    gear: int = param(-1)

@@ -7,12 +7,12 @@ of ``sim.vehicles`` (a lone car too, as row 0):
 - WorldVehicle (row, name, box length and width, ego 0/1, box offset) for each vehicle at the
   start and again every ``announce_period`` simulated seconds, so a viewer or logger that
   joins late learns the names within a second;
-- WorldPose (row, x, y, z, roll, pitch, yaw, speed) for each vehicle every ``1 / rate``
-  simulated seconds (20 Hz).
+- WorldPose (row, x, y, z, roll, pitch, yaw, speed, rpm, gear) for each vehicle every
+  ``1 / rate`` simulated seconds (20 Hz).
 
 Both go to the visualisation (18) and, like every message, as copies to monitors (the
 logger). One datagram per vehicle: a message is at most 256 bytes and a pose takes up to
-~190 (floats cross the wire exactly), so batching vehicles would need a second framing of the
+~230 (floats cross the wire exactly), so batching vehicles would need a second framing of the
 codec for no gain: 100 vehicles at 20 Hz are 2,000 datagrams/s, a twentieth of what the router
 routes.
 
@@ -26,6 +26,7 @@ the bus's liveness rules: a Shutdown ends the run, a router silent for 10 s ends
 from __future__ import annotations
 
 import logging
+import math
 from collections import Counter
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -40,7 +41,7 @@ from vcosim.bus.catalogue import (
 )
 from vcosim.bus.client import DEFAULT_PORT, BusClient
 from vcosim.bus.codec import Codec
-from vcosim.bus.vehicle_module import POSE, BusVehicle
+from vcosim.bus.vehicle_module import GEAR, POSE, RPM, BusVehicle
 from vcosim.errors import ProtocolError
 
 if TYPE_CHECKING:
@@ -231,9 +232,14 @@ class BusWorld:
     def publish(self) -> None:
         """A WorldPose for every vehicle, from its outputs now."""
         for e in self.entries:
-            y = e.vehicle.outputs
+            out = e.vehicle.outputs
+            x, y, z, roll, pitch, yaw, speed = (float(out[i]) for i in POSE)
+            rpm, gear = float(out[RPM]), float(out[GEAR])  # the gear: a whole number
             try:
-                self.client.send(WorldPose(e.row, *(float(y[i]) for i in POSE), to=self.to))
+                if not math.isfinite(gear):
+                    raise ProtocolError(f"WorldPose.gear: {gear} is not a whole number")
+                pose = (x, y, z, roll, pitch, yaw, speed, rpm, round(gear))
+                self.client.send(WorldPose(e.row, *pose, to=self.to))
             except ProtocolError as exc:  # a non-finite state: said once, counted
                 self._send_error(exc)
         self.poses += 1

@@ -17,6 +17,7 @@ import numpy as np
 
 from vcosim.datasheet.manoeuvres import SAMPLE, SPEED_KI, SPEED_KP, Trace
 from vcosim.errors import VcosimError
+from vcosim.extras import install_command
 from vcosim.vehicle import SIGNAL_NAMES, Vehicle, VehicleParams
 
 Profile = Callable[[np.ndarray], np.ndarray]  # road-wheel angle (rad) over time (s)
@@ -132,7 +133,7 @@ def _commonroad() -> tuple[Any, Any, Any]:
     except ImportError as exc:
         raise VcosimError(
             "the datasheet's reference needs CommonRoad's vehicle models: "
-            "pip install 'vcosim[datasheet]'"
+            f"{install_command('datasheet')}"
         ) from exc
     return init_mb, parameters_vehicle2, vehicle_dynamics_mb
 

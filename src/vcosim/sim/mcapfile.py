@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any, cast
 
 from vcosim.errors import ConfigError
+from vcosim.extras import install_command
 from vcosim.reports import Report
 
 if TYPE_CHECKING:
@@ -118,7 +119,7 @@ def open_writer(path: str | Path, **options: Any) -> tuple[Writer, CrashSafeFile
         from mcap.writer import Writer
     except ImportError:
         raise ConfigError(
-            ["MCAP needs the `logging` extra: pip install 'vcosim[logging]'"], str(path)
+            [f"MCAP needs the `logging` extra: {install_command('logging')}"], str(path)
         ) from None
     file = CrashSafeFile(path)
     writer = Writer(file.as_stream(), **options)

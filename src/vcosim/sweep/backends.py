@@ -29,6 +29,7 @@ from concurrent.futures.process import BrokenProcessPool
 from typing import Any, TypeVar
 
 from vcosim.errors import ConfigError
+from vcosim.extras import install_command
 from vcosim.sweep.config import BackendSection, Scalar, Scenario
 from vcosim.sweep.runner import RunResult, SignalSpec, safe_run, warm_up
 
@@ -254,7 +255,7 @@ class RayBackend(Backend):
         try:
             import ray
         except ImportError:
-            raise ConfigError(["--ray needs Ray: pip install 'vcosim[ray]'"], "sweep") from None
+            raise ConfigError([f"--ray needs Ray: {install_command('ray')}"], "sweep") from None
         if not ray.is_initialized():
             options = {"include_dashboard": False, "logging_level": "WARNING", **self.init_options}
             if self.address:

@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 
 from vcosim.errors import ConfigError
+from vcosim.extras import install_command
 from vcosim.sweep.metrics import METRICS, RESULT_COLUMNS
 from vcosim.sweep.outcome import SweepOutcome
 
@@ -33,7 +34,7 @@ def pyarrow() -> Any:
         import pyarrow as pa
         import pyarrow.parquet as pq
     except ImportError:
-        raise ConfigError(["results need pyarrow: pip install 'vcosim[sweep]'"], "sweep") from None
+        raise ConfigError([f"results need pyarrow: {install_command('sweep')}"], "sweep") from None
     return pa, pq
 
 

@@ -24,6 +24,7 @@ from pydantic.dataclasses import dataclass
 
 from vcosim.config import read_toml, validation_problems
 from vcosim.errors import ConfigError
+from vcosim.extras import install_command
 from vcosim.modules.input.mapping import Mapping
 
 log = logging.getLogger("vcosim.input")
@@ -299,7 +300,7 @@ def open_backend(mapping: Mapping, keyboard: bool, script: Path | None) -> Backe
             return PygameBackend(mapping.device)
         except ImportError:
             log.warning(
-                "input: pygame-ce is not installed (pip install 'vcosim[input]'); "
+                f"input: pygame-ce is not installed ({install_command('input')}); "
                 "using the keyboard"
             )
         except ConfigError as exc:

@@ -9,6 +9,7 @@ from typing import Protocol
 
 import numpy as np
 
+from vcosim.extras import install_command
 from vcosim.modules.sound.voices import Array, SoundSettings
 
 log = logging.getLogger("vcosim.sound")
@@ -105,7 +106,7 @@ def open_sink(wav: Path | None, null: bool, settings: SoundSettings) -> Sink:
     try:
         return CardSink(settings.sample_rate, settings.block)
     except ImportError:
-        reason = "sounddevice is not installed (pip install 'vcosim[sound]')"
+        reason = f"sounddevice is not installed ({install_command('sound')})"
     except Exception as exc:  # PortAudio missing or no device: sounddevice's own errors
         reason = f"no sound card: {exc}"
     log.warning(

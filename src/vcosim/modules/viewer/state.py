@@ -127,11 +127,11 @@ class WorldCar:
     width: float | None = None
     offset: float = 0.0
     ego: bool = False
-    pose: tuple[float, ...] | None = None  # x, y, z, roll, pitch, yaw, speed
+    pose: tuple[float, ...] | None = None  # x, y, z, roll, pitch, yaw, speed, rpm, gear
 
     def as_dict(self, row: int) -> dict[str, Any]:
         """The vehicle in a world frame (unknown name: ``#row``; unknown box: null)."""
-        x, y, z, roll, pitch, yaw, speed = self.pose or (0.0,) * 7
+        x, y, z, roll, pitch, yaw, speed, rpm, gear = self.pose or (0.0,) * 9
         return {
             "row": row,
             "name": self.name if self.name is not None else f"#{row}",
@@ -147,6 +147,8 @@ class WorldCar:
             "pitch": round(pitch, 4),
             "yaw": round(yaw, 4),
             "speed": round(speed, 3),
+            "rpm": round(rpm),
+            "gear": int(gear),
         }
 
 

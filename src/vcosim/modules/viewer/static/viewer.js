@@ -2,6 +2,7 @@
 // World frame as the vehicle's (ISO 8855): x forward at start, y left, z up. three.js runs
 // z-up here, so positions from the bus are used as they are.
 import * as THREE from './vendor/three.module.js';
+import { gearLabel as labelOf, hudFigures } from './hud.js';
 
 THREE.Object3D.DEFAULT_UP.set(0, 0, 1);
 
@@ -426,7 +427,8 @@ function updateCameras() {
 
 function drawGauge() {
   const c = document.getElementById('gauge'), g = c.getContext('2d');
-  const kmh = vc.state.speed * 3.6, max = 240, r = 80, cx = 90, cy = 90;
+  const hud = vc.hud();
+  const kmh = hud.speed * 3.6, max = 240, r = 80, cx = 90, cy = 90;
   g.clearRect(0, 0, c.width, c.height);
   g.fillStyle = 'rgba(0,0,0,0.55)'; g.beginPath(); g.arc(cx, cy, r + 8, 0, 2 * Math.PI); g.fill();
   const angle = (v) => Math.PI * 0.75 + (v / max) * Math.PI * 1.5;
@@ -442,17 +444,13 @@ function drawGauge() {
   g.beginPath(); g.moveTo(cx, cy); g.lineTo(cx + Math.cos(a) * (r - 10), cy + Math.sin(a) * (r - 10)); g.stroke();
   g.lineWidth = 1;
   document.getElementById('speed').textContent = Math.abs(kmh).toFixed(0);
-  document.getElementById('rpm').textContent = vc.state.rpm.toFixed(0);
-  document.getElementById('gear').textContent = gearLabel();
+  document.getElementById('rpm').textContent = hud.rpm.toFixed(0);
+  document.getElementById('gear').textContent = labelOf(hud.gear, vc.gear);
 }
 
-// The vehicle's real gear from its EngineStatus (R, N, 1-5); the page's selector until known.
-function gearLabel() {
-  const g = vc.state.gear;
-  if (g === null || g === undefined) return vc.gear;
-  return g < 0 ? 'R' : g === 0 ? 'N' : String(g);
-}
-vc.gearLabel = gearLabel;
+// The followed vehicle's speed, rpm and gear (hud.js); its gear as R, N, 1-5.
+vc.hud = () => hudFigures(vc.state, vc.world.vehicles, vc.target);
+vc.gearLabel = () => labelOf(vc.hud().gear, vc.gear);
 
 function drawDashboard() {
   const c = document.getElementById('dashboard'), g = c.getContext('2d');
