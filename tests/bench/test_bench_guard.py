@@ -1,15 +1,18 @@
 """The bench guard: its logic on made-up ratios, then the quick benches against the baseline.
 
-The last tests run ``vcosim bench all --quick --json`` itself (~1-2 min) and fail when a
+The later tests run ``vcosim bench all --quick --json`` itself (~1-2 min) and fail when a
 ratio fell below half its value in ``benchmarks/baseline.json``: a 2x slowdown of anything
 a bench measures. Same-run ratios taken in turns hold beside busy processes; a ratio of
 ping-pongs between processes that ran while other processes took the cores is reported
-(here as a warning) and not judged, as ``vcosim bench all`` does.
+(here as a warning) and not judged, as ``vcosim bench all`` does. The same run's reports
+are checked bench by bench (keys, finite figures, ratios as the quotients of their rates):
+one run of every bench for the whole suite.
 """
 
 from __future__ import annotations
 
 import json
+import math
 import re
 import warnings
 from dataclasses import dataclass
@@ -31,6 +34,7 @@ from vcosim.bench.guard import (
     markdown_table,
     measure_all,
     not_guarded,
+    quick_options,
     ratio_docs,
     write_markdown,
 )
@@ -194,3 +198,122 @@ def test_docs_performance_shows_the_committed_baseline() -> None:
     assert shown == {key: f"{value:.3g}" for key, value in accepted.ratios.items()}, (
         "regenerate: vcosim bench all --quick --markdown docs/performance.md"
     )
+
+
+# -- each bench's report, from the same run ---------------------------------------------------
+def positive(value: object) -> bool:
+    return isinstance(value, (int, float)) and math.isfinite(value) and value > 0
+
+
+@pytest.fixture(scope="module")
+def reports(guard_run: tuple[int, dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    """Each bench's JSON as its own ``--json`` prints it."""
+    reports: dict[str, dict[str, Any]] = guard_run[1]["benches"]
+    return reports
+
+
+def test_physics_report(reports: dict[str, dict[str, Any]]) -> None:
+    result = reports["physics"]
+    for key in ("kernel_steps_per_s", "stepwise_steps_per_s", "commonroad_mb_steps_per_s"):
+        assert positive(result[key]), key
+    assert set(result["batch_vehicle_steps_per_s"]) == {"64", "1024"}
+    assert all(positive(v) for v in result["batch_vehicle_steps_per_s"].values())
+    cr = result["commonroad_mb_steps_per_s"]
+    assert result["ratios"]["kernel_vs_commonroad"] == pytest.approx(
+        result["kernel_steps_per_s"] / cr, rel=1e-3, abs=1e-3
+    )
+    assert result["ratios"]["batch_vs_kernel"] == pytest.approx(
+        result["batch_one_thread_vehicle_steps_per_s"]["64"] / result["kernel_steps_per_s"],
+        rel=1e-3,
+        abs=1e-3,
+    )
+    assert result["dt"] == 0.0005 and result["seconds"] == quick_options("physics")["seconds"]
+    for name, target in result["targets"].items():
+        assert result["meets_targets"][name] is (result[name] >= target)
+
+
+def test_coupling_report(reports: dict[str, dict[str, Any]]) -> None:
+    result = reports["coupling"]
+    for key in (
+        "raw_pingpong_blocking_per_s",
+        "raw_pingpong_per_s",
+        "exchanges_per_s",
+        "exchanges_per_s_blocking",
+    ):
+        assert positive(result[key]), key
+    assert math.isfinite(result["realtime_drift_ms_per_10s"])
+    assert result["ratios"] == {
+        "lockstep_vs_raw": result["exchanges_per_s"] / result["raw_pingpong_per_s"],
+        "blocking_vs_raw_blocking": result["exchanges_per_s_blocking"]
+        / result["raw_pingpong_blocking_per_s"],
+    }
+    assert result["timeouts"] == 0 and result["realtime_seconds"] > 0
+    assert set(result["cores_used_by_others"]) == {"busy", "blocking"}
+    assert set(result["unjudged"]) <= set(result["ratios"])
+
+
+def test_contracts_report(reports: dict[str, dict[str, Any]]) -> None:
+    result = reports["contracts"]
+    assert result["fields"] == 20 and result["period_ms"] == 1.0
+    for key in ("updates_per_s", "coupling_exchanges_per_s", "updates_per_s_blocking"):
+        assert positive(result[key]), key
+    assert result["ratio"] == result["updates_per_s"] / result["coupling_exchanges_per_s"]
+    assert result["ratios"] == {"contracts_vs_coupling": result["ratio"]}
+    assert result["meets_target"] == (result["ratio"] >= result["target_ratio"] == 0.8)
+    assert result["latency_ms"]["samples"] > 0 and result["latency_ms"]["median"] > 0
+    assert result["gaps"] == 0 and positive(result["raw_udp_stream_per_s"])
+
+
+def test_bus_report(reports: dict[str, dict[str, Any]]) -> None:
+    result = reports["bus"]
+    assert result["message"].startswith("IMFM, ") and result["lost"] == 0
+    assert result["router_rtt_us_p99"] >= result["router_rtt_us_median"] > 0
+    assert result["added_latency_us"] == pytest.approx(
+        (result["router_rtt_us_median"] - result["direct_rtt_us_median"]) / 2
+    )
+    assert result["ratios"] == {"router_vs_direct": result["throughput_ratio"]}
+    assert result["throughput_ratio"] == pytest.approx(
+        result["router_messages_per_s"] / result["direct_messages_per_s"]
+    )
+    assert result["router"]["routed"] > 0 and result["router"]["malformed"] == 0
+
+
+def test_sweep_report(reports: dict[str, dict[str, Any]]) -> None:
+    result = reports["sweep"]
+    runs = quick_options("sweep")["runs"]
+    assert set(result["workers"]) == {"1", "2"}
+    assert all(w["runs"] == runs and w["runs_per_s"] > 0 for w in result["workers"].values())
+    workers = result["workers"]
+    assert result["scaling_1_to_2"] == workers["2"]["runs_per_s"] / workers["1"]["runs_per_s"]
+    assert result["ratios"] == {
+        "one_worker_vs_in_process": workers["1"]["runs_per_s"] / result["in_process_runs_per_s"]
+    }
+    assert result["single_run"]["realtime_factor"] > 0
+
+
+def test_world_report(reports: dict[str, dict[str, Any]]) -> None:
+    result = reports["world"]
+    sizes = [str(n) for n in quick_options("world")["counts"]]
+    assert list(result["sizes"]) == sizes and result["collisions"] == dict.fromkeys(sizes, 0)
+    for size, row in result["sizes"].items():
+        assert all(positive(value) for value in row.values()), (size, row)
+        assert row["cost_vs_batch"] == pytest.approx(
+            row["world_us_per_vehicle_step"] / row["batch_us_per_vehicle_step"], rel=0.02, abs=0.01
+        )
+    assert list(result["coupled"]) == ["1"]
+    row = result["coupled"]["1"]
+    assert row["vehicles"] == 1 and row["timeouts"] == 0
+    # a reply every send_skips + 1 steps: exchanges follow from the real-time factor, to
+    # within the replies of part of a frame (the windows begin and end on frames)
+    assert row["exchanges_per_s_per_vehicle"] == pytest.approx(
+        row["realtime_factor"] * 2000 / (row["send_skips"] + 1), rel=0.25
+    )
+    assert list(result["kernel_ceiling"]) == ["realtime_factor_100"]
+    assert positive(result["world_one_thread_vehicle_steps_per_s"]["100"])
+
+
+def test_fmi_report(reports: dict[str, dict[str, Any]]) -> None:
+    result = reports["fmi"]
+    assert result["cost_ratio"] == result["in_process_steps_per_s"] / result["fmu_steps_per_s"]
+    assert result["ratios"] == {"fmu_vs_in_process": 1 / result["cost_ratio"]}
+    assert positive(result["fmu_with_io_steps_per_s"])

@@ -1,82 +1,13 @@
-"""`measure_world_bench`: the shape and consistency of its result, never the speed it measures.
+"""`WorldBench`: how its targets and ratio are judged, on made-up results.
 
-A small run (worlds of 1 and 10 cars, 1 and 2 coupled cars with their controller processes,
-0.05 s per figure) checks every key and that the figures are finite; a made-up result checks
-how the targets are judged against the kernel's ceiling.
+The real run (the quick bench's worlds of 1, 10 and 100 cars and one coupled car) is
+checked in test_bench_guard.py, which runs every bench once.
 """
 
 from __future__ import annotations
 
-import json
-import math
-
-import pytest
-
-from vcosim.bench.world import TARGETS, WorldBench, measure_world_bench
+from vcosim.bench.world import WorldBench
 from vcosim.bench.world_coupled import CoupledRow
-
-ROW_KEYS = {
-    "realtime_factor",
-    "kernel_ceiling",
-    "world_us_per_vehicle_step",
-    "batch_us_per_vehicle_step",
-    "serial_us_per_vehicle_step",
-    "cost_vs_batch",
-}
-COUPLED_KEYS = {
-    "vehicles",
-    "realtime_factor",
-    "exchanges_per_s_per_vehicle",
-    "timeouts",
-    "send_skips",
-    "window",
-}
-
-
-@pytest.fixture(scope="module")
-def result() -> dict:
-    bench = measure_world_bench(seconds=0.05, counts=(1, 10), coupled=(1, 2), progress=False)
-    return bench.to_dict()
-
-
-def positive(value: object) -> bool:
-    return isinstance(value, (int, float)) and math.isfinite(value) and value > 0
-
-
-def test_every_size_has_finite_positive_figures(result: dict) -> None:
-    assert set(result["sizes"]) == {"1", "10"}
-    for size, row in result["sizes"].items():
-        assert set(row) == ROW_KEYS, size
-        assert all(positive(value) for value in row.values()), (size, row)
-        assert row["cost_vs_batch"] == pytest.approx(
-            row["world_us_per_vehicle_step"] / row["batch_us_per_vehicle_step"], rel=0.02, abs=0.01
-        )
-    assert result["collisions"] == {"1": 0, "10": 0}
-
-
-def test_coupled_rows_ran_lockstep_against_their_controllers(result: dict) -> None:
-    assert set(result["coupled"]) == {"1", "2"}
-    for size, row in result["coupled"].items():
-        assert set(row) == COUPLED_KEYS, size
-        assert row["vehicles"] == int(size)
-        assert positive(row["realtime_factor"]) and positive(row["exchanges_per_s_per_vehicle"])
-        assert row["timeouts"] == 0
-        # a reply every send_skips + 1 steps: exchanges follow from the real-time factor, to
-        # within the replies of part of a frame (the windows begin and end on frames)
-        per_sim_second = 2000 / (row["send_skips"] + 1)
-        assert row["exchanges_per_s_per_vehicle"] == pytest.approx(
-            row["realtime_factor"] * per_sim_second, rel=0.25
-        )
-
-
-def test_targets_and_json(result: dict) -> None:
-    assert result["dt"] == 0.0005
-    assert result["targets"] == TARGETS
-    assert set(result["meets_targets"]) == set(TARGETS)
-    assert result["kernel_ceiling"] == {} and result["verdicts"] == {}  # no 100 or 1000 here
-    assert result["ratios"] == {}  # its ratio is the world of 100 cars'
-    assert positive(result["cpu_count"])
-    json.dumps(result)  # the CLI prints it as JSON
 
 
 def made_up(world_100: float, batch_100: float, serial_100: float = 0.9e6) -> dict:
