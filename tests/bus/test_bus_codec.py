@@ -24,7 +24,15 @@ from vcosim.bus.catalogue import (
     message_type,
     param,
 )
-from vcosim.bus.codec import Codec, Malformed, parse_answer, parse_bye, parse_copy, parse_hello
+from vcosim.bus.codec import (
+    Codec,
+    Malformed,
+    parse_answer,
+    parse_bye,
+    parse_copy,
+    parse_hello,
+    plain_pattern,
+)
 from vcosim.errors import ConfigError, ProtocolError, UnknownNameError
 
 codec = Codec()
@@ -383,3 +391,119 @@ def test_an_exception_inside_the_decoder_is_malformed():
     with pytest.raises(Malformed) as info:
         codec.decode(Exploding(b"\xa74\xa716\xa70+1\xa72\xa73\xa70\xb6"))
     assert info.value.reason == "decoder" and "UnicodeDecodeError" in str(info.value)
+
+
+# -- plain messages: what the router passes on without building them -----------------------------
+def destination(data: bytes, with_codec: Codec = codec) -> bytes | None:
+    """The destination a plain message names (as its text spells it); None if not plain."""
+    match = plain_pattern(with_codec).fullmatch(data)
+    return None if match is None else match[match.lastindex or 0]
+
+
+ORDINARY = [
+    *(m for m in SAMPLES if not isinstance(m, (FMVM, WorldPose))),  # (theirs have 1e-300)
+    FMVM(1.5, -2.25e-05, 0.1, 0, 0, 3.14, 9, to=18),
+    WorldPose(7, 1e16, -1234.5678901234567, 0.5, -3.14, 3.14, 0.0, 42.0, to=18),
+]
+
+
+@pytest.mark.parametrize("message", ORDINARY)
+def test_what_the_encoder_writes_for_ordinary_values_is_plain(message: Message):
+    assert destination(codec.encode(message)) == b"%d" % message.to
+
+
+@pytest.mark.parametrize(
+    ("text", "plain"),
+    [
+        ("§1§0§1+¶", True),
+        ("§4§16§0+255§0§128§1¶", True),
+        ("§4§16§0+256§0§128§1¶", False),  # out of range
+        ("§4§16§0+0§0§128§-1¶", True),
+        ("§4§16§0+0§0§128§-2¶", False),
+        ("§4§65535§0+0§0§128§0¶", True),
+        ("§4§65536§0+0§0§128§0¶", False),  # no such module id
+        ("§4§016§0+1§0§128§0¶", False),  # valid, but not as ``encode`` writes it
+        ("§4§16§0+-0§0§128§0¶", False),
+        ("§04§16§0+1§0§128§0¶", False),
+        ("§9§19§1+a.wav§100§0¶", True),
+        ("§9§19§1+a.wav§99§0¶", False),
+        ("§9§19§1+a.wav§705600§255¶", True),
+        ("§9§19§1+a.wav§705601§255¶", False),
+        ("§8§19§1+§255¶", False),  # an empty text
+        ("§2§17§0+1.0§1e+99¶", True),
+        ("§2§17§0+-.5§0¶", True),
+        ("§2§17§0+1.0001§0¶", False),  # force over 1
+        ("§2§17§0+1e-05§0¶", False),  # in range, but the unit pattern has no exponent
+        ("§2§17§0+0.5§-1¶", False),  # a negative duration
+        ("§6§18§0+1e99§2§3§4§5§6§7¶", True),
+        ("§6§18§0+1e308§2§3§4§5§6§7¶", False),  # three exponent digits: the decoder decides
+        ("§6§18§0+1§2§3§4§5§6¶", False),  # one value short
+        ("§6§18§2+1§2§3§4§5§6§7¶", False),  # enqueue 2
+    ],
+)
+def test_plain_spellings_and_their_edges(text: str, plain: bool):
+    data = latin1(text)
+    assert (destination(data) is not None) == plain
+    if plain:
+        codec.decode(data)
+
+
+def test_a_plain_message_is_no_longer_than_the_codec_allows():
+    head = len(codec.encode(SoundOnce("x", 255, to=19))) - 1
+    assert destination(codec.encode(SoundOnce("x" * (256 - head), 255, to=19))) == b"19"
+    too_long = Codec(max_length=300).encode(SoundOnce("x" * (257 - head), 255, to=19))
+    assert destination(too_long) is None
+    assert destination(too_long, Codec(max_length=300)) == b"19"
+
+
+def test_a_type_with_checks_of_its_own_is_never_plain():
+    try:
+
+        @message_type(98)
+        class Odd(Message):
+            n: int = param(0, 9)
+
+            def __post_init__(self) -> None:
+                super().__post_init__()
+                if self.n % 2 == 0:
+                    raise ProtocolError("Odd.n: even")
+
+        with pytest.raises(Malformed):
+            codec.decode(latin1("§98§19§0+2¶"))
+        assert destination(latin1("§98§19§0+3¶")) is None
+    finally:
+        C.CATALOGUE.pop(98, None)
+        C.BY_NAME.pop("Odd", None)
+
+
+number = st.one_of(
+    st.integers(-(10**19), 10**19).map(str),
+    st.integers(-300, 800_000).map(str),
+    finite.map(repr),
+    st.from_regex(r"\A-?0*[0-9]{0,3}(\.[0-9]{0,3})?([eE][-+]?[0-9]{1,3})?\Z"),
+)
+LONG = Codec.from_symbols("#|:;", max_length=65000)
+
+
+@st.composite
+def spelled(draw: st.DrawFn, with_codec: Codec) -> bytes:
+    """A message of any type with every value spelt by a draw: in range or out, plain or not."""
+    cls = draw(st.sampled_from(list(CATALOGUE.values())))
+    values = [
+        draw(st.text(st.characters(min_codepoint=32, max_codepoint=255), max_size=6))
+        if p.kind is str
+        else draw(number)
+        for p in cls.params
+    ]
+    to = draw(st.integers(-1, 70000).map(str) | st.from_regex(r"\A0[0-9]{1,3}\Z"))
+    c = with_codec
+    head = c.separator.join([str(cls.type_id), to, draw(st.sampled_from("012"))])
+    return latin1(f"{c.start}{head}{c.common_end}{c.separator.join(values)}{c.end}")
+
+
+@given(st.one_of(spelled(codec), mutated()), spelled(LONG))
+def test_a_plain_message_is_one_the_decoder_accepts_for_the_same_module(a: bytes, b: bytes):
+    for data, with_codec in ((a, codec), (b, LONG)):
+        to = destination(data, with_codec)
+        if to is not None:  # (a Malformed here fails the test)
+            assert b"%d" % with_codec.decode(data).to == to

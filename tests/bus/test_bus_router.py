@@ -115,6 +115,28 @@ def test_at_least_ten_modules(connect, routed):
         assert module.next_message() == IMFM((i - 1) % 12, 0, 128, 0, to=module.module_id)
 
 
+def test_valid_messages_pass_byte_for_byte_however_they_are_spelt(router: Router, connect, routed):
+    driver = connect(17)
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as vehicle:  # a module by hand
+        vehicle.bind(("127.0.0.1", 0))
+        vehicle.settimeout(2.0)
+        vehicle.sendto(b"ID 16,END", router.address)
+        assert vehicle.recv(100) == b"ID 0,END"
+        sent = [
+            "§4§16§0+100§150§156§0¶",  # as ``encode`` writes it: the router's quick path
+            "§4§016§0+007§150§156§0¶",  # valid all the same: the decoder's path
+            "§6§16§0+1e-300§2§3§4§5§6§7¶",
+        ]
+        for text in sent:
+            driver.send_raw(text.encode("latin-1"))
+        driver.send_raw("§4§16§0+256§0§128§0¶".encode("latin-1"))  # plain-looking, out of range
+        routed(3)
+        assert [vehicle.recv(300).decode("latin-1") for _ in sent] == sent
+        assert router.wait_until(lambda: router.stats.malformed == 1, 2.0)
+        assert router.stats.malformed_by_reason == {"parameters": 1}
+        assert router.modules[16].sent == 3 and router.modules[17].received == 4
+
+
 def test_malformed_messages_are_counted_and_reported_with_the_senders_address(
     router: Router, connect, routed
 ):

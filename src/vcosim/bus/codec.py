@@ -26,11 +26,12 @@ that is not their frame.
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass
 from typing import Any
 
-from vcosim.bus.catalogue import CATALOGUE, MAX_MODULE_ID, Message
+from vcosim.bus.catalogue import CATALOGUE, MAX_MODULE_ID, Message, Param
 from vcosim.errors import ConfigError, ProtocolError
 
 DEFAULT_MAX_LENGTH = 256
@@ -211,6 +212,98 @@ class Codec:
 
 def _clip(text: str, n: int = 60) -> str:
     return repr(text if len(text) <= n else text[:n] + "…")
+
+
+# --- plain messages: valid at a glance --------------------------------------------------------
+# A router must refuse whatever ``decode`` refuses, but need not build a message to know that a
+# message is fine: most are spelt the way ``encode`` spells them. ``plain_pattern`` matches
+# only such spellings whose every value is already known to be in range, so one regex match
+# replaces the decoder for them; anything else (leading zeros, an exponent of three digits, a
+# type whose ranges no pattern can express) is simply not plain and goes to ``decode``.
+
+_FINITE = r"(?:\d{1,200}(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d{1,2})?"  # below 1e299: never inf
+_UNIT = r"(?:0*1(?:\.0*)?|0+(?:\.\d*)?|0*\.\d+)"  # 0..1, written without an exponent
+_FLOATS = (  # each pattern with the values it can spell, widest first
+    (f"-?{_FINITE}", -math.inf, math.inf),
+    (_FINITE, 0.0, math.inf),
+    (f"-?{_UNIT}", -1.0, 1.0),
+    (_UNIT, 0.0, 1.0),
+)
+_INT_LIMIT = 10**MAX_INT_DIGITS - 1
+
+
+def plain_pattern(codec: Codec) -> re.Pattern[bytes]:
+    """A pattern whose every full match ``codec.decode`` accepts, for the catalogue as it is now.
+
+    Its length is checked too. Each message type is one branch that captures one group, the
+    destination id, so ``match[match.lastindex]`` is it, spelt as ``str(id)`` (no leading
+    zeros). A type with checks of its own (its own ``__post_init__``) has no branch: only the
+    decoder knows them.
+    """
+    start, sep, common_end, end = (
+        re.escape(symbol.encode("latin-1"))
+        for symbol in (codec.start, codec.separator, codec.common_end, codec.end)
+    )
+    text = b"[^" + sep + end + b"]+"
+    destination = b"(" + _spellings(0, MAX_MODULE_ID) + b")"
+    branches = []
+    for type_id, cls in CATALOGUE.items():
+        values = [text if p.kind is str else _value_pattern(p) for p in cls.params]
+        if None in values or cls.__post_init__ is not Message.__post_init__:
+            continue
+        head = b"%d%s%s%s[01]%s" % (type_id, sep, destination, sep, common_end)
+        branches.append(head + sep.join(v for v in values if v is not None) + end)
+    longest = b"(?=(?s:.){0,%d}\\Z)" % codec.max_length
+    return re.compile(longest + start + b"(?:" + b"|".join(branches) + b")")
+
+
+def _value_pattern(p: Param) -> bytes | None:
+    """Spellings of a number that are surely in the parameter's range; None if none fit."""
+    low = -math.inf if p.low is None else p.low
+    high = math.inf if p.high is None else p.high
+    if p.kind is int:
+        low, high = max(math.ceil(low), -_INT_LIMIT), min(math.floor(high), _INT_LIMIT)
+        return _spellings(low, high) if low <= high else None
+    for pattern, smallest, largest in _FLOATS:
+        if low <= smallest and largest <= high:
+            return pattern.encode("ascii")
+    return None
+
+
+def _spellings(low: int, high: int) -> bytes:
+    """A regex of the integers ``low..high`` as ``str`` writes them (no ``-0``, ``+1``, ``07``)."""
+    parts = []
+    if low < 0:
+        parts.append(b"-" + _naturals(max(1, -high), -low))
+    if high >= 0:
+        parts.append(_naturals(max(0, low), high))
+    return b"(?:" + b"|".join(parts) + b")"
+
+
+def _naturals(low: int, high: int) -> bytes:
+    """The integers ``low..high`` (0 <= low <= high) without leading zeros, length by length."""
+    parts = []
+    for digits in range(len(str(low)), len(str(high)) + 1):
+        first = max(low, 10 ** (digits - 1) if digits > 1 else 0)
+        last = min(high, 10**digits - 1)
+        parts.append(_digit_range(str(first), str(last)))
+    return b"(?:" + b"|".join(parts) + b")"
+
+
+def _digit_range(low: str, high: str) -> bytes:
+    """A regex of the digit strings ``low..high``, both of the same length."""
+    rest = len(low) - 1
+    if low == high:
+        return low.encode("ascii")
+    if rest == 0 or (low[1:] == "0" * rest and high[1:] == "9" * rest):
+        return b"[%s-%s]\\d{%d}" % (low[0].encode(), high[0].encode(), rest)
+    if low[0] == high[0]:
+        return low[0].encode("ascii") + _digit_range(low[1:], high[1:])
+    parts = [low[0].encode("ascii") + _digit_range(low[1:], "9" * rest)]
+    if int(high[0]) - int(low[0]) > 1:
+        parts.append(b"[%d-%d]\\d{%d}" % (int(low[0]) + 1, int(high[0]) - 1, rest))
+    parts.append(high[0].encode("ascii") + _digit_range("0" * rest, high[1:]))
+    return b"(?:" + b"|".join(parts) + b")"
 
 
 # --- control frames --------------------------------------------------------------------------

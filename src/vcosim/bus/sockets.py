@@ -66,31 +66,6 @@ class ModuleSocket:
             sock.close()
             raise
         self.sock = sock
-        self._error: OSError | None = None
-
-    def receive(self) -> bytes | None:
-        """The next datagram from the module, or None (nothing waits, or an error: kept)."""
-        try:
-            return self.sock.recv(MAX_DATAGRAM)
-        except BlockingIOError:
-            return None
-        except OSError as exc:
-            self._error = exc.with_traceback(None)
-            return None
-
-    def send(self, data: bytes) -> bool:
-        """Send to the module; False (the error kept) if it failed."""
-        try:
-            self.sock.send(data)
-            return True
-        except OSError as exc:
-            self._error = exc.with_traceback(None)
-            return False
-
-    def take_error(self) -> OSError | None:
-        """The latest error of a receive or send, once."""
-        error, self._error = self._error, None
-        return error
 
     def close(self) -> None:
         """Close the socket (safe twice)."""
