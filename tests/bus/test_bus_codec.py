@@ -403,7 +403,7 @@ def destination(data: bytes, with_codec: Codec = codec) -> bytes | None:
 ORDINARY = [
     *(m for m in SAMPLES if not isinstance(m, (FMVM, WorldPose))),  # (theirs have 1e-300)
     FMVM(1.5, -2.25e-05, 0.1, 0, 0, 3.14, 9, to=18),
-    WorldPose(7, 1e16, -1234.5678901234567, 0.5, -3.14, 3.14, 0.0, 42.0, to=18),
+    WorldPose(7, 1e16, -1234.5678901234567, 0.5, -3.14, 3.14, 0.0, 42.0, 2500.0, 3, to=18),
 ]
 
 

@@ -262,8 +262,9 @@ def _value_pattern(p: Param) -> bytes | None:
     low = -math.inf if p.low is None else p.low
     high = math.inf if p.high is None else p.high
     if p.kind is int:
-        low, high = max(math.ceil(low), -_INT_LIMIT), min(math.floor(high), _INT_LIMIT)
-        return _spellings(low, high) if low <= high else None
+        first = -_INT_LIMIT if p.low is None else max(math.ceil(p.low), -_INT_LIMIT)
+        last = _INT_LIMIT if p.high is None else min(math.floor(p.high), _INT_LIMIT)
+        return _spellings(first, last) if first <= last else None
     for pattern, smallest, largest in _FLOATS:
         if low <= smallest and largest <= high:
             return pattern.encode("ascii")
