@@ -7,7 +7,7 @@ import math
 import numpy as np
 import pytest
 
-from vcosim.errors import VcosimError
+from vcosim.errors import UnknownNameError, VcosimError
 from vcosim.vehicle import Terrain, Vehicle, VehicleBatch
 from vcosim.vehicle import layout as L
 from vcosim.vehicle.vehicle import GROUND_REACH, InputError
@@ -121,3 +121,99 @@ def test_places_so_far_away_that_rounding_eats_the_motion_are_refused():
     v.teleport(1e6, -1e6)  # a thousand kilometres is fine
     v.run(2000, drive_mode="torques", propulsion_torque=[0, 0, 300, 300])
     assert v.signal("posX") > 1e6 + 0.1
+
+
+# -- the fast path: scalar inputs given as plain numbers (one dict lookup and check each) ------
+@pytest.mark.parametrize(
+    "inputs,named",
+    [
+        ({"throttle": math.nan}, "throttle"),
+        ({"throttle": 0.2, "steering": -math.inf}, "steering"),
+        ({"brake": np.float64(math.nan)}, "brake"),
+        ({"clutch": np.float32(math.inf)}, "clutch"),
+        ({"gear": 10**400}, "gear"),  # beyond a float's range
+        ({"throttle": np.longdouble("1e400")}, "throttle"),  # finite, but not as a float
+    ],
+)
+def test_a_plain_number_that_is_not_finite_is_refused_by_name_and_changes_nothing(inputs, named):
+    v = Vehicle()
+    v.run(100, throttle=0.2)
+    before = v.snapshot()
+    for call in (v.step, v.set_inputs, lambda **i: v.run(10, **i)):
+        with pytest.raises(InputError, match=f"vehicle input {named} = .*finite numbers"):
+            call(**inputs)
+        np.testing.assert_array_equal(v.state, before.state)
+        np.testing.assert_array_equal(v.input_array, before.inputs)
+
+
+@pytest.mark.parametrize("text", ["0.5", np.str_("0.5"), b"1", "first"])
+def test_text_is_not_a_number_even_when_it_reads_as_one(text):
+    v = Vehicle()
+    before = v.input_array.copy()
+    for inputs in ({"throttle": text}, {"steering": 0.1, "throttle": text}):
+        with pytest.raises(InputError, match="vehicle input throttle = .* is not a number"):
+            v.step(**inputs)
+    with pytest.raises(InputError, match="propulsion_torque = .* is not a number"):
+        v.step(propulsion_torque=[text] * 4)
+    np.testing.assert_array_equal(v.input_array, before)
+
+
+def test_the_first_bad_input_is_the_one_reported():
+    """The fast path hands over to the general one at the first input it cannot take."""
+    v = Vehicle()
+    before = v.input_array.copy()
+    with pytest.raises(InputError, match="vehicle input throttle"):
+        v.step(throttle=math.nan, throttel=0.3)
+    with pytest.raises(UnknownNameError, match="did you mean 'throttle'"):
+        v.step(throttel=0.3, throttle=math.nan)
+    with pytest.raises(UnknownNameError):
+        v.step(steering=0.1, throttel=0.3)
+    np.testing.assert_array_equal(v.input_array, before)
+
+
+def test_bools_ints_and_numpy_scalars_are_written_as_the_general_path_writes_them():
+    plain = {
+        "throttle": np.float32(0.1),
+        "brake": 0.25,
+        "gear": np.int8(2),
+        "highbeam": True,
+        "signal_L": np.bool_(True),
+        "ignition": np.uint64(2),
+        "automatic": 1,
+        "steering": np.float16(-0.5),
+    }
+    fast, general = Vehicle(), Vehicle()
+    fast.step(**plain)
+    general.step(**{name: np.asarray(value) for name, value in plain.items()})  # 0-d arrays
+    np.testing.assert_array_equal(fast.input_array, general.input_array)
+    np.testing.assert_array_equal(fast.state, general.state)
+    assert fast.inputs["throttle"] == float(np.float32(0.1)) and fast.inputs["gear"] == 2.0
+    assert fast.inputs["highbeam"] == fast.inputs["signal_L"] == 1.0
+
+
+def test_scalars_reach_every_vehicle_of_a_batch_and_a_nan_still_changes_none():
+    batch = VehicleBatch(2)
+    batch.set_inputs(throttle=0.4, gear=np.int64(1))
+    assert np.all(batch.input_rows[:, L.U_THROTTLE] == 0.4)
+    assert np.all(batch.input_rows[:, L.U_GEAR] == 1.0)
+    rows = batch.input_rows.copy()
+    with pytest.raises(InputError, match="steering"):
+        batch.set_inputs(throttle=0.1, steering=math.nan)
+    np.testing.assert_array_equal(batch.input_rows, rows)
+
+
+def test_a_clone_and_a_bound_vehicle_step_their_own_arrays():
+    """One step runs on arguments gathered once: they must follow the vehicle's arrays."""
+    original = Vehicle(engine_running=True)
+    twin = original.clone()
+    before = original.snapshot()
+    twin.step(throttle=1.0)
+    np.testing.assert_array_equal(original.state, before.state)
+    np.testing.assert_array_equal(original.input_array, before.inputs)
+    assert twin.step_index == original.step_index + 1
+    rows = np.tile(original.state, (2, 1)), np.tile(original.input_array, (2, 1))
+    outputs = np.tile(original.outputs, (2, 1))
+    original.bind(rows[0][1], rows[1][1], outputs[1])
+    original.step(throttle=0.5)
+    assert rows[1][1, L.U_THROTTLE] == 0.5 and rows[0][1, L.X_STEP] == before.state[L.X_STEP] + 1
+    assert rows[0][0, L.X_STEP] == before.state[L.X_STEP]  # the other row untouched

@@ -279,24 +279,26 @@ class DatagramLink:
         """Call ``take`` until it returns True or ``timeout`` s pass: spin first, then sleep.
 
         ``take`` usually receives and decodes (``receive`` and the face's checks), so a
-        datagram the face rejects does not end the wait. While spinning, ``take`` is called
-        only when ``ready`` says something waits: the loop turns three times as fast, and
-        an arriving datagram is taken that much sooner.
+        datagram the face rejects does not end the wait. One readiness check per turn, the
+        first included: ``take`` is called only when ``ready`` says something waits, so a
+        turn costs a third of a receive that finds nothing and an arriving datagram is taken
+        that much sooner. With no spin and no time left it still looks once.
         """
-        if take():
-            return True
-        now = time.perf_counter()
+        clock = time.perf_counter
+        now = clock()
         deadline = now + timeout
         spin_end = now + min(spin, timeout)
         ready, poll = self.ready, self._poll
-        while now < spin_end and not self._closed:
+        while True:
             if ready() and take():
                 return True
-            now = time.perf_counter()
+            now = clock()
+            if now >= spin_end or self._closed:
+                break
         while now < deadline and not self._closed:
             if poll(max((deadline - now) * 1000.0, 0.0)) and take():
                 return True
-            now = time.perf_counter()
+            now = clock()
         return False
 
     # -- problems ---------------------------------------------------------------------------

@@ -169,10 +169,10 @@ class UdpLink:
     def wait(self, timeout: float) -> bool:
         """Wait up to ``timeout`` s for a valid datagram: spin first, then sleep in poll(2).
 
-        In lock-step the reply has often arrived while the vehicle stepped: it is taken at
-        once, before any waiting is set up.
+        A reply that arrived while the vehicle stepped is taken on the first look; one that
+        has not costs a readiness check, not a receive that raises inside.
         """
-        return self.poll() or self.net.wait_for(self.poll, timeout, self.spin)
+        return self.net.wait_for(self.poll, timeout, self.spin)
 
     def close(self) -> None:
         """Close the socket (safe twice)."""
