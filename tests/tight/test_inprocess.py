@@ -106,3 +106,21 @@ def test_the_five_cases_schedule_without_wall_clock_timing(tmp_path, case):
     sim.run(0.5)
     checks = [c for c in evaluate(case, load_run(tmp_path).metrics) if c.name != "real-time factor"]
     assert len(checks) == 2 and all(c.passed for c in checks), checks
+
+
+def test_applying_a_reply_after_the_message_it_lets_go_changes_nothing(tmp_path):
+    """Without debug logs or a bank H hook the lock-step endpoint sends first, then applies."""
+    runs = []
+    for debug_log in (tmp_path / "in-order", None):  # debug logs keep apply-then-send
+        sim = driving_sim()
+        endpoint = couple_in_process(
+            sim, example("cruise", speed=12.0), CouplingConfig(ext_time=0.0005, debug_log=debug_log)
+        )
+        sim.run(2.0)
+        assert endpoint._apply_first is (debug_log is not None)
+        assert 0.0 <= sim.live["coupling_latency_ms"] < 1e3
+        runs.append((sim.vehicle.state.copy(), endpoint.report()))
+    (first, first_report), (later, later_report) = runs
+    np.testing.assert_array_equal(first, later)
+    assert first_report.applied == later_report.applied > 3000
+    assert later_report.clamped == first_report.clamped

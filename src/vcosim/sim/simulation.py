@@ -8,7 +8,7 @@ Live figures are shared through the host instead: ``sim.live`` is a small dict w
 publish figures as they run (name → float) and other faces read them. The host writes
 ``realtime_factor`` (simulated time / wall time since the run started, each frame); the
 tight-coupling endpoint writes ``coupling_connected`` (0/1) and ``coupling_latency_ms`` (wall
-time from sending a message to applying its reply, for the last reply applied). A reader must
+time from sending a message to taking its reply, for the last reply applied). A reader must
 treat a missing key as "not known" (e.g. no coupling attached).
 
 A host runs one vehicle or a ``World`` of many. ``sim.vehicle`` is always one ``Vehicle``

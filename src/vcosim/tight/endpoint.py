@@ -119,6 +119,7 @@ class SimulatorEndpoint:
             if np.array_equal(self._sources, np.arange(first, first + len(self._sources)))
             else None
         )
+        self._source_values: np.ndarray | None = None  # that slice, a view fixed by start()
         self._slots, self._limits = face.inputs.slots, face.inputs.limits
         self._extended = np.zeros(L.N_OUTPUTS + len(DERIVED_NAMES)) if face.needs_derived else None
         self._clamps = np.zeros(len(face.inputs.names), dtype=np.int64)
@@ -130,8 +131,11 @@ class SimulatorEndpoint:
         self._since_send = 0
         self._lockstep = False
         self._t0 = 0.0
-        self._sent_at = np.zeros(_SENT_RING)  # wall time of each send, by id modulo the ring
-        self.last_latency: float | None = None  # s, send to applied reply, of the last reply
+        self._sent_at = [0.0] * _SENT_RING  # wall time of each send, by id modulo the ring
+        self.last_latency: float | None = None  # s, send to taken reply, of the last applied
+        self._apply_first = True  # apply a reply before the message it lets go (see start())
+        self._held = -1  # a reply taken but not applied yet: the id of the message it answers
+        self._taken_at = 0.0  # when the last reply was taken
         self.link: CouplingLink = link if link is not None else self._udp_link()
         cfg = self.config
         if cfg.debug_log is not None:
@@ -175,6 +179,16 @@ class SimulatorEndpoint:
         if self.interface.torque_mode:
             self._inputs[L.U_DRIVE_MODE] = 1.0
         self._frozen[:] = self._inputs[self.interface.inputs.target]
+        source = self._extended if self._extended is not None else self._outputs
+        if self._source_run is not None:
+            self._source_values = source[self._source_run]
+        # A reply's inputs act on the coming step and the message carries the last step's
+        # outputs: the message can go first, and the peer has it sooner. Not when a hook
+        # fills bank H (it may read the inputs or what ``on_custom`` kept) or debug logs
+        # record the order of things.
+        self._apply_first = self.debug is not None or (
+            self.fill_custom is not None and self.interface.custom
+        )
         self._t0 = sim.wall_start or time.perf_counter()
         sim.live["coupling_connected"] = 0.0
 
@@ -196,6 +210,9 @@ class SimulatorEndpoint:
             self._send(sim)
         elif self._wait_reply(sim, schedule.timeout):
             self._send(sim)
+            if self._held >= 0:  # the reply that let the message go, applied now it is out
+                self._apply(sim, self.link.message, self._held)
+                self._held = -1
         else:
             self.stats.timeouts += 1
             self._event(Event.TIMEOUT, self._next_id - 1, False)
@@ -211,8 +228,8 @@ class SimulatorEndpoint:
             source = self._extended
             source[: L.N_OUTPUTS] = self._outputs
             derive_sources(self._state, source)
-        if self._source_run is not None:
-            self._values_out[:] = source[self._source_run]
+        if self._source_values is not None:
+            self._values_out[...] = self._source_values  # views fixed by start(): one copy
         else:
             np.take(source, self._sources, out=self._values_out)
         if self.fill_custom is not None and self.interface.custom:
@@ -263,45 +280,52 @@ class SimulatorEndpoint:
                     self._answered()
                 self._drop(reply_id, best, False)
         if best > self._largest:
-            self._apply(sim, self._reply)
+            self._apply(sim, self._reply, self._take(best))
 
     def _wait_reply(self, sim: Simulation, timeout: float) -> bool:
         """Block for a reply that lets the next message go.
 
-        That is one newer than any applied (it is applied), or, while nothing has been applied
-        yet, any reply (BeamNG's rule).
+        That is one newer than any applied (it is applied, or held for ``before_step`` to
+        apply once the message is out), or, while nothing has been applied yet, any reply
+        (BeamNG's rule).
         """
         link = self.link
         start = time.perf_counter()
-        deadline = start + timeout
+        deadline, remaining = start + timeout, timeout
         try:
-            while True:
-                remaining = deadline - time.perf_counter()
-                if remaining <= 0.0 or not link.wait(remaining):
-                    return False
+            while remaining > 0.0 and link.wait(remaining):
                 reply_id = self._reply_id(link.message)
-                if reply_id is None:
-                    continue
-                if reply_id > self._largest:
-                    self._answered()
-                    self._apply(sim, link.message)
-                    return True
-                self._drop(reply_id, self._largest, True)
-                if self._largest == 0.0:
-                    self._answered()
-                    return True
+                if reply_id is not None:
+                    if reply_id > self._largest:
+                        self._answered()
+                        if self._apply_first:
+                            self._apply(sim, link.message, self._take(reply_id))
+                        else:
+                            self._held = self._take(reply_id)
+                        return True
+                    self._drop(reply_id, self._largest, True)
+                    if self._largest == 0.0:
+                        self._answered()
+                        return True
+                remaining = deadline - time.perf_counter()
+            return False
         finally:
             self.stats.blocked_time += time.perf_counter() - start
 
     def _answered(self) -> None:
         self._answers = min(self._answers + 1, self._sent)
 
-    def _apply(self, sim: Simulation, message: np.ndarray) -> None:
+    def _take(self, reply_id: float) -> int:
+        """Make ``reply_id`` the largest applied; the id of the message it answers."""
+        self._largest = reply_id
+        self._taken_at = time.perf_counter()
+        return min(int(reply_id), self._next_id - 1)
+
+    def _apply(self, sim: Simulation, message: np.ndarray, answered: int) -> None:
+        """Apply a reply taken (``_take``) in answer to message ``answered``."""
         apply_inputs(message, self._inputs, self._frozen, self._clamps, self._slots, self._limits)
-        self._largest = float(message[0])
         self.stats.applied += 1
-        answered = min(int(self._largest), self._next_id - 1)
-        self.last_latency = time.perf_counter() - self._sent_at[answered % _SENT_RING]
+        self.last_latency = self._taken_at - self._sent_at[answered % _SENT_RING]
         live = sim.live
         live["coupling_connected"] = 1.0
         live["coupling_latency_ms"] = 1000.0 * self.last_latency

@@ -169,10 +169,10 @@ class UdpLink:
     def wait(self, timeout: float) -> bool:
         """Wait up to ``timeout`` s for a valid datagram: spin first, then sleep in poll(2).
 
-        In lock-step the reply has often arrived while the vehicle stepped: it is taken at
-        once, before any waiting is set up.
+        The net link's wait takes a datagram that has already arrived (a reply that came
+        while the vehicle stepped) before it sets up the spin: one receive, not two.
         """
-        return self.poll() or self.net.wait_for(self.poll, timeout, self.spin)
+        return self.net.wait_for(self.poll, timeout, self.spin)
 
     def close(self) -> None:
         """Close the socket (safe twice)."""
