@@ -169,8 +169,8 @@ class UdpLink:
     def wait(self, timeout: float) -> bool:
         """Wait up to ``timeout`` s for a valid datagram: spin first, then sleep in poll(2).
 
-        A reply that arrived while the vehicle stepped is taken on the first look; one that
-        has not costs a readiness check, not a receive that raises inside.
+        The net link's wait takes a datagram that has already arrived (a reply that came
+        while the vehicle stepped) before it sets up the spin: one receive, not two.
         """
         return self.net.wait_for(self.poll, timeout, self.spin)
 
