@@ -1,7 +1,7 @@
 from __future__ import annotations
 
 import pytest
-from hypothesis import given
+from hypothesis import example, given
 from hypothesis import strategies as st
 
 from vcosim.bus import catalogue as C
@@ -351,6 +351,7 @@ def test_random_bytes_never_raise_past_the_decoder(data: bytes):
 
 
 @given(mutated())
+@example(data=b"\xa78\xa719\xa71+\xb6horn.wav\xa7255\xb6")  # a text holding the end symbol
 def test_mutated_messages_never_raise_past_the_decoder(data: bytes):
     long = Codec(max_length=65000)
     message = decode_or_malformed(data, long)

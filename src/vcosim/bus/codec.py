@@ -205,6 +205,10 @@ class Codec:
                         "number", f"{cls.__name__}.{p.name}: {_clip(raw)} is not a number"
                     )
                 values.append(float(raw))
+            elif self.end in raw:  # the encoder could not write it back
+                raise Malformed(
+                    "parameters", f"{cls.__name__}.{p.name}: {_clip(raw)} contains {self.end!r}"
+                )
             else:
                 values.append(raw)
         return cls(*values, to=int(head[1]), enqueue=head[2] == "1")
