@@ -195,21 +195,24 @@ class DatagramLink:
             except BlockingIOError:
                 return None
             except OSError as exc:
-                if self._receive_failed(exc):
+                if self.receive_failed(exc):
                     continue
                 return None
             sender = got[1]  # (the allowlist's test inline: this is the lock-step hot path)
             if allow is None or sender[0] in allow.hosts or sender in allow.peers:
                 return got
-            self._reject(sender, allow)
+            self.reject(sender)
 
     def receive_bytes(self) -> tuple[bytes, Address] | None:
         """Non-blocking: the next accepted datagram as bytes of its own, and its sender."""
         got = self.receive()
         return None if got is None else (bytes(self._view[: got[0]]), got[1])
 
-    def _receive_failed(self, exc: OSError) -> bool:
-        """Count a receive error; True if the next datagram may still be read."""
+    def receive_failed(self, exc: OSError) -> bool:
+        """Count a receive error; True if the next datagram may still be read.
+
+        For a face that reads the socket itself (the coupling's fixed-size messages).
+        """
         if self._closed:  # closed under us (another thread): nothing more to read
             return False
         self._error = exc.with_traceback(None)
@@ -219,12 +222,13 @@ class DatagramLink:
         self.receive_errors += 1
         return False
 
-    def _reject(self, sender: Address, allow: Allowlist) -> None:
+    def reject(self, sender: Address) -> None:
+        """Count (and report once) a datagram from a sender the allowlist does not admit."""
         self.rejected += 1
         self.report(
             "rejected",
             sender,
-            f"datagram from {sender[0]}:{sender[1]} dropped: not an allowed peer ({allow})",
+            f"datagram from {sender[0]}:{sender[1]} dropped: not an allowed peer ({self.allow})",
         )
 
     # -- sending ----------------------------------------------------------------------------
@@ -244,9 +248,13 @@ class DatagramLink:
                 self.sock.sendto(data, self.peer)
             return True
         except OSError as exc:
-            self.send_errors += 1
-            self._error = exc.with_traceback(None)
+            self.send_failed(exc)
             return False
+
+    def send_failed(self, exc: OSError) -> None:
+        """Count a failed send and keep its error for ``take_error``."""
+        self.send_errors += 1
+        self._error = exc.with_traceback(None)
 
     def take_error(self) -> OSError | None:
         """The latest socket error of a receive or send, once (None if there was none since)."""
