@@ -265,8 +265,9 @@ class DatagramLink:
     def ready(self) -> bool:
         """Without blocking: True if a datagram (or a socket error) waits, or once closed.
 
-        A third of the cost of a ``receive`` that finds nothing (which raises inside), so a
-        loop that spins asks this first. True once closed, so a receive then reports the end.
+        A third of the cost of a ``receive`` that finds nothing (which raises inside), for a
+        loop that has other work between its looks. True once closed, so a receive then
+        reports the end.
         """
         return self._closed or bool(self._poll(0))
 
@@ -287,24 +288,27 @@ class DatagramLink:
         """Call ``take`` until it returns True or ``timeout`` s pass: spin first, then sleep.
 
         ``take`` usually receives and decodes (``receive`` and the face's checks), so a
-        datagram the face rejects does not end the wait. While spinning, ``take`` is called
-        only when ``ready`` says something waits: the loop turns three times as fast, and
-        an arriving datagram is taken that much sooner.
+        datagram the face rejects does not end the wait. While spinning every turn is one
+        ``take``: a receive that finds nothing costs three ``ready`` checks, but a datagram
+        that arrives is taken by the next receive with no poll(2) before it, and that is
+        the time a lock-step pair waits on. A datagram already there is taken before any
+        waiting is set up.
         """
         if take():
             return True
-        now = time.perf_counter()
+        clock = time.perf_counter
+        now = clock()
         deadline = now + timeout
         spin_end = now + min(spin, timeout)
-        ready, poll = self.ready, self._poll
         while now < spin_end and not self._closed:
-            if ready() and take():
+            if take():
                 return True
-            now = time.perf_counter()
+            now = clock()
+        poll = self._poll
         while now < deadline and not self._closed:
             if poll(max((deadline - now) * 1000.0, 0.0)) and take():
                 return True
-            now = time.perf_counter()
+            now = clock()
         return False
 
     # -- problems ---------------------------------------------------------------------------

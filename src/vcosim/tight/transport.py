@@ -192,8 +192,8 @@ class UdpLink:
     def wait(self, timeout: float) -> bool:
         """Wait up to ``timeout`` s for a valid datagram: spin first, then sleep in poll(2).
 
-        The first look is a receive (a reply that came while the vehicle stepped is taken at
-        once); after that, one readiness check per turn, and a receive only when one waits.
+        Every look is one receive: a reply that came while the vehicle stepped is taken at
+        once, one that arrives while spinning by the next receive.
         """
         return self.net.wait_for(self.poll, timeout, self.spin)
 
