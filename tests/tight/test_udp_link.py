@@ -87,3 +87,19 @@ def test_wait_gives_up_after_the_timeout_and_poll_never_waits(link: UdpLink):
 def test_a_taken_port_is_an_os_error_naming_it(link: UdpLink, peer: socket.socket):
     with pytest.raises(OSError, match=f"cannot bind 127.0.0.1:{link.address[1]}: Address"):
         UdpLink(link.address, peer.getsockname(), 4)
+
+
+def test_strangers_are_dropped_and_counted_and_a_closed_link_takes_nothing(
+    link: UdpLink, peer: socket.socket
+):
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as stranger:
+        stranger.bind(("127.0.0.2", 0))
+        for _ in range(3):
+            stranger.sendto(np.ones(4).tobytes(), link.address)
+        peer.sendto(np.full(4, 2.0).tobytes(), link.address)
+        assert link.wait(2.0)
+    np.testing.assert_array_equal(link.message, np.full(4, 2.0))
+    assert link.rejected == 3 and link.malformed == 0 and link.sender == peer.getsockname()
+    peer.sendto(np.full(4, 3.0).tobytes(), link.address)
+    link.close()
+    assert link.poll() is False and link.wait(0.5) is False

@@ -158,6 +158,15 @@ def test_text_is_not_a_number_even_when_it_reads_as_one(text):
     np.testing.assert_array_equal(v.input_array, before)
 
 
+@pytest.mark.parametrize("value", [1j, np.complex128(0.5), np.datetime64("2020-01-01")])
+def test_complex_numbers_and_dates_are_not_inputs(value):
+    v = Vehicle()
+    before = v.input_array.copy()
+    with pytest.raises(InputError, match="vehicle input steering = .* is not a number"):
+        v.step(steering=value)
+    np.testing.assert_array_equal(v.input_array, before)
+
+
 def test_the_first_bad_input_is_the_one_reported():
     """The fast path hands over to the general one at the first input it cannot take."""
     v = Vehicle()

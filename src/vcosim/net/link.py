@@ -195,21 +195,24 @@ class DatagramLink:
             except BlockingIOError:
                 return None
             except OSError as exc:
-                if self._receive_failed(exc):
+                if self.receive_failed(exc):
                     continue
                 return None
             sender = got[1]  # (the allowlist's test inline: this is the lock-step hot path)
             if allow is None or sender[0] in allow.hosts or sender in allow.peers:
                 return got
-            self._reject(sender, allow)
+            self.reject(sender)
 
     def receive_bytes(self) -> tuple[bytes, Address] | None:
         """Non-blocking: the next accepted datagram as bytes of its own, and its sender."""
         got = self.receive()
         return None if got is None else (bytes(self._view[: got[0]]), got[1])
 
-    def _receive_failed(self, exc: OSError) -> bool:
-        """Count a receive error; True if the next datagram may still be read."""
+    def receive_failed(self, exc: OSError) -> bool:
+        """Count a receive error; True if the next datagram may still be read.
+
+        For a face that reads the socket itself (the coupling's fixed-size messages).
+        """
         if self._closed:  # closed under us (another thread): nothing more to read
             return False
         self._error = exc.with_traceback(None)
@@ -219,12 +222,13 @@ class DatagramLink:
         self.receive_errors += 1
         return False
 
-    def _reject(self, sender: Address, allow: Allowlist) -> None:
+    def reject(self, sender: Address) -> None:
+        """Count (and report once) a datagram from a sender the allowlist does not admit."""
         self.rejected += 1
         self.report(
             "rejected",
             sender,
-            f"datagram from {sender[0]}:{sender[1]} dropped: not an allowed peer ({allow})",
+            f"datagram from {sender[0]}:{sender[1]} dropped: not an allowed peer ({self.allow})",
         )
 
     # -- sending ----------------------------------------------------------------------------
@@ -244,9 +248,13 @@ class DatagramLink:
                 self.sock.sendto(data, self.peer)
             return True
         except OSError as exc:
-            self.send_errors += 1
-            self._error = exc.with_traceback(None)
+            self.send_failed(exc)
             return False
+
+    def send_failed(self, exc: OSError) -> None:
+        """Count a failed send and keep its error for ``take_error``."""
+        self.send_errors += 1
+        self._error = exc.with_traceback(None)
 
     def take_error(self) -> OSError | None:
         """The latest socket error of a receive or send, once (None if there was none since)."""
@@ -257,8 +265,9 @@ class DatagramLink:
     def ready(self) -> bool:
         """Without blocking: True if a datagram (or a socket error) waits, or once closed.
 
-        A third of the cost of a ``receive`` that finds nothing (which raises inside), so a
-        loop that spins asks this first. True once closed, so a receive then reports the end.
+        A third of the cost of a ``receive`` that finds nothing (which raises inside), for a
+        loop that has other work between its looks. True once closed, so a receive then
+        reports the end.
         """
         return self._closed or bool(self._poll(0))
 
@@ -279,22 +288,23 @@ class DatagramLink:
         """Call ``take`` until it returns True or ``timeout`` s pass: spin first, then sleep.
 
         ``take`` usually receives and decodes (``receive`` and the face's checks), so a
-        datagram the face rejects does not end the wait. One readiness check per turn, the
-        first included: ``take`` is called only when ``ready`` says something waits, so a
-        turn costs a third of a receive that finds nothing and an arriving datagram is taken
-        that much sooner. With no spin and no time left it still looks once.
+        datagram the face rejects does not end the wait. While spinning every turn is one
+        ``take``: a receive that finds nothing costs three ``ready`` checks, but a datagram
+        that arrives is taken by the next receive with no poll(2) before it, and that is
+        the time a lock-step pair waits on. A datagram already there is taken before any
+        waiting is set up.
         """
+        if take():
+            return True
         clock = time.perf_counter
         now = clock()
         deadline = now + timeout
         spin_end = now + min(spin, timeout)
-        ready, poll = self.ready, self._poll
-        while True:
-            if ready() and take():
+        while now < spin_end and not self._closed:
+            if take():
                 return True
             now = clock()
-            if now >= spin_end or self._closed:
-                break
+        poll = self._poll
         while now < deadline and not self._closed:
             if poll(max((deadline - now) * 1000.0, 0.0)) and take():
                 return True

@@ -102,7 +102,12 @@ class UdpLink:
         )
         self.message = np.frombuffer(self.net.buffer, dtype=WIRE_DTYPE, count=expected_values)
         self.sender: Address | None = None
-        self._receive, self._send = self.net.receive, self.net.send  # bound once: hot path
+        # The lock-step hot path reads and writes the socket itself, bound once: one call
+        # per message. What a failure, a stranger or a wrong size means stays the net link's.
+        sock, allow = self.net.sock, self.net.allow
+        assert allow is not None
+        self._recvfrom_into, self._sendto = sock.recvfrom_into, sock.sendto
+        self._hosts, self._peers = allow.hosts, allow.peers
 
     @property
     def address(self) -> Address:
@@ -149,28 +154,46 @@ class UdpLink:
         A failed send is counted and logged once: the message is lost, as on the wire, and
         the coupling's timeout copes with it.
         """
-        # numpy arrays are buffers (the stubs for Python 3.10 do not say so); no copy, no view
-        if not self._send(values, to):  # type: ignore[arg-type]
-            to = to or self.peer
+        to = to or self.net.peer
+        assert to is not None, "a UdpLink always has its peer"
+        try:
+            self._sendto(values, to)  # type: ignore[call-overload]  # numpy is a buffer
+        except OSError as exc:
+            self.net.send_failed(exc)
             self.net.report(
                 "send", to, f"sending to {to[0]}:{to[1]} failed: {self.net.take_error()}"
             )
 
     def poll(self) -> bool:
-        """Non-blocking: take the next valid datagram into ``message``; False if none waits."""
-        receive, expected = self._receive, self.expected_bytes
-        while (got := receive()) is not None:
-            if got[0] == expected:
-                self.sender = got[1]
+        """Non-blocking: take the next valid datagram into ``message``; False if none waits.
+
+        Datagrams from others than the allowed hosts, and of another size, are dropped and
+        counted (never raised); so are socket errors, as the net link's ``receive`` does.
+        """
+        net, expected = self.net, self.expected_bytes
+        buffer = net.buffer
+        while True:
+            try:
+                size, sender = self._recvfrom_into(buffer)
+            except BlockingIOError:
+                return False
+            except OSError as exc:
+                if net.receive_failed(exc):
+                    continue
+                return False
+            if sender[0] not in self._hosts and sender not in self._peers:
+                net.reject(sender)
+            elif size != expected:
+                net.count_malformed("size", sender, f"{size} bytes, expected {expected}")
+            else:
+                self.sender = sender
                 return True
-            self.net.count_malformed("size", got[1], f"{got[0]} bytes, expected {expected}")
-        return False
 
     def wait(self, timeout: float) -> bool:
         """Wait up to ``timeout`` s for a valid datagram: spin first, then sleep in poll(2).
 
-        The net link's wait takes a datagram that has already arrived (a reply that came
-        while the vehicle stepped) before it sets up the spin: one receive, not two.
+        Every look is one receive: a reply that came while the vehicle stepped is taken at
+        once, one that arrives while spinning by the next receive.
         """
         return self.net.wait_for(self.poll, timeout, self.spin)
 

@@ -70,10 +70,13 @@ def _as_numbers(name: str, value: object, shape: tuple[int, ...]) -> np.ndarray:
     """
     try:
         values = np.asarray(value)
-        if values.dtype.kind in "SU":
+        if values.dtype.kind not in "biufO":  # text, complex, dates: not a vehicle input
             raise TypeError
-        values = values.astype(float, copy=False)
-    except (TypeError, ValueError, OverflowError):
+        with np.errstate(over="ignore"):  # a value beyond a float's range is refused below
+            values = values.astype(float, copy=False)
+    except OverflowError:  # an int beyond a float's range
+        raise _not_finite(name, value) from None
+    except (TypeError, ValueError):
         raise _not_a_number(name, value) from None
     if values.shape[values.ndim - len(shape) :] != shape:
         raise ConfigError([f"{name}: needs 4 values (FL, FR, RL, RR)"], "vehicle inputs")
@@ -109,23 +112,23 @@ _SCALAR_INDEX = L.INPUT_INDEX
 
 
 def _set_scalars(u: np.ndarray, inputs: Mapping[str, object]) -> bool:
-    """Write the inputs into one vehicle's ``u`` if all are scalar inputs given as plain numbers.
+    """Write the inputs into one vehicle's ``u`` if all are scalar inputs, finite plain numbers.
 
     The fast path of a step from Python: a dict lookup and a finiteness check per input
-    instead of an array per input. ``False`` (nothing written) sends the inputs down the
-    general path (vectors, arrays, the drive mode, unknown names), which reports the first
-    bad input as this one does.
+    instead of an array per input. It only accepts: ``False`` (nothing written) sends the
+    inputs down the general path, which takes vectors, arrays and the drive mode and
+    refuses what is bad by name, so a refusal reads the same whichever way it came.
     """
-    for name, value in inputs.items():
-        if type(value) not in _PLAIN_NUMBERS or name not in _SCALAR_INDEX:
-            return False
-        try:
-            finite = isfinite(value)  # type: ignore[arg-type]
-        except OverflowError:  # an int beyond a float's range
-            finite = False
-        if not finite:
-            raise _not_finite(name, value)
-    for name, value in inputs.items():
+    items = inputs.items()
+    try:
+        for name, value in items:
+            if type(value) not in _PLAIN_NUMBERS or name not in _SCALAR_INDEX:
+                return False
+            if not isfinite(value):  # type: ignore[arg-type]
+                return False
+    except OverflowError:  # an int beyond a float's range
+        return False
+    for name, value in items:
         u[_SCALAR_INDEX[name]] = value
     return True
 
