@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import os
 import re
-import subprocess
 import sys
 from collections.abc import Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -39,26 +38,6 @@ DOCS = doc_files(ROOT)
 Readings = dict[Path, "Future[list[tuple[str, float]]]"]
 
 
-WARM_UP = """
-from vcosim.sim import Pacer, Simulation
-from vcosim.vehicle import Vehicle
-from vcosim.world import World
-
-Vehicle(engine_running=True).run(2, throttle=0.1)
-Simulation(World("examples/worlds/follow.toml"), Pacer("fast")).run(0.01)
-"""
-
-
-def warm_physics_cache() -> None:
-    """Compile the physics kernels once before the documents run.
-
-    On a fresh checkout the first program to step a vehicle or a world compiles its kernels
-    (half a minute of CPU); several documents starting at once would each compile them, on a
-    loaded machine slower than a snippet's timeout allows.
-    """
-    subprocess.run([sys.executable, "-c", WARM_UP], cwd=ROOT, check=True, timeout=900)
-
-
 def doc_id(doc: Path) -> str:
     """``README``, ``docs-bus``, ``examples-contracts-README``: names ``-k`` can select."""
     return str(doc.relative_to(ROOT).with_suffix("")).replace("/", "-")
@@ -80,8 +59,6 @@ def readings(
         if item.originalname == test_every_block_runs_as_written.__name__
     ]
     selected.sort(key=commands, reverse=True)  # the longest first
-    if selected:
-        warm_physics_cache()
     networks = {doc: Network.private() for doc in selected}
     private = all(networks.values())
     readers = [

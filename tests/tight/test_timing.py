@@ -72,7 +72,10 @@ def test_the_five_cases_of_seed_001(peers, tmp_path, case, separate_cpus):
             return
         failures.append([c for c in checks if not c.passed])
         loads.append(load.cpus)
-    if all(cpus is not None and cpus > BUSY for cpus in loads):
+        busy = all(cpus is not None and cpus > BUSY for cpus in loads)
+        if busy and len(loads) >= 2:
+            break  # the machine stays busy: a third attempt would not be judged either
+    if busy:
         # Real time cannot be judged while other processes hold the CPUs the case needs;
         # the scheduling itself is checked without wall-clock timing in test_inprocess.py.
         pytest.skip(
@@ -81,7 +84,7 @@ def test_the_five_cases_of_seed_001(peers, tmp_path, case, separate_cpus):
             "cases need an idle machine (run `vcosim cases` on one)"
         )
     pytest.fail(
-        f"case {case.number} failed {ATTEMPTS} times: {failures} (other processes "
+        f"case {case.number} failed {len(loads)} times: {failures} (other processes "
         f"used {loads} CPUs)"
     )
 

@@ -1,0 +1,32 @@
+"""Compile the physics kernels once, before anything else in a test session needs them.
+
+numba's cache holds a compiled kernel against its source file's time stamp, so a fresh
+checkout compiles every kernel (about 20 s of CPU). Without this, the first tests of each
+worker and every simulator they start compile the same kernels side by side, on a loaded
+2-core machine for minutes; afterwards every process loads them from the cache.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+
+WARM_UP = """
+from vcosim.sim import Pacer, Simulation
+from vcosim.vehicle import Vehicle, VehicleBatch
+from vcosim.world import World
+
+car = Vehicle(engine_running=True)
+car.run(2, throttle=0.1)
+car.step(throttle=0.2)
+VehicleBatch(2).run(2, throttle=0.1)
+Simulation(World("examples/worlds/follow.toml"), Pacer("fast")).run(0.01)
+"""
+
+
+def compile_kernels() -> None:
+    """Step a vehicle, a batch and a world once in a child process (its cache outlives it)."""
+    subprocess.run([sys.executable, "-c", WARM_UP], cwd=ROOT, check=True, timeout=900)
