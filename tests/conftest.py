@@ -8,6 +8,8 @@ import pytest
 
 from helpers.kernels import compile_kernels
 
+COMPILED = "VCOSIM_TESTS_KERNELS_COMPILED"  # inherited: a pytest run inside the suite skips it
+
 
 def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
     """One worker more than there are cores (``-n auto``; ``--maxprocesses`` caps it).
@@ -19,5 +21,7 @@ def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
 
 
 def pytest_sessionstart(session: pytest.Session) -> None:
-    if not hasattr(session.config, "workerinput"):  # the session's own process, not a worker
-        compile_kernels()
+    if hasattr(session.config, "workerinput") or os.environ.get(COMPILED):
+        return  # a worker, or a pytest the suite started: the kernels are compiled already
+    compile_kernels()
+    os.environ[COMPILED] = "1"

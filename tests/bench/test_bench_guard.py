@@ -255,13 +255,14 @@ def test_coupling_report(reports: dict[str, dict[str, Any]]) -> None:
 def test_contracts_report(reports: dict[str, dict[str, Any]]) -> None:
     result = reports["contracts"]
     assert result["fields"] == 20 and result["period_ms"] == 1.0
-    for key in ("updates_per_s", "coupling_exchanges_per_s", "updates_per_s_blocking"):
+    for key in ("updates_per_s", "coupling_exchanges_per_s"):
         assert positive(result[key]), key
     assert result["ratio"] == result["updates_per_s"] / result["coupling_exchanges_per_s"]
     assert result["ratios"] == {"contracts_vs_coupling": result["ratio"]}
     assert result["meets_target"] == (result["ratio"] >= result["target_ratio"] == 0.8)
-    assert result["latency_ms"]["samples"] > 0 and result["latency_ms"]["median"] > 0
-    assert result["gaps"] == 0 and positive(result["raw_udp_stream_per_s"])
+    assert result["gaps"] == 0 and set(result["cores_used_by_others"]) == {"spin"}
+    left_out = ("updates_per_s_blocking", "ratio_blocking", "latency_ms", "raw_udp_latency_ms")
+    assert [result[key] for key in left_out] == [None] * 4  # --quick: the guarded ratio only
 
 
 def test_bus_report(reports: dict[str, dict[str, Any]]) -> None:

@@ -28,8 +28,9 @@ Quick = Annotated[
     bool,
     typer.Option(
         "--quick",
-        help="The same figures measured briefly (a check, not the figures to quote), as "
-        "`bench all --quick` and its guard test take them; options given still apply.",
+        help="Measure briefly (a check, not the figures to quote), as `bench all --quick` and "
+        "its guard test do; `bench contracts` then measures only its guarded ratio. Options "
+        "given still apply.",
     ),
 ]
 
