@@ -9,6 +9,14 @@ import pytest
 from helpers.kernels import compile_kernels
 
 COMPILED = "VCOSIM_TESTS_KERNELS_COMPILED"  # inherited: a pytest run inside the suite skips it
+LONGEST_FIRST = (  # files of a minute or more on a loaded machine, longest first
+    "tests/bench/test_bench_guard.py",
+    "tests/docs/test_docs_run.py",
+    "tests/sweep/test_backends.py",
+    "tests/test_demo.py",
+    "tests/tight/test_timing.py",
+    "tests/fmi/test_fmus_apart.py",
+)
 
 
 def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
@@ -18,6 +26,13 @@ def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
     cores keeps them busy meanwhile.
     """
     return (os.cpu_count() or 1) + 1
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """The longest files first: the workers take files in this order, so none starts late."""
+    rank = {name: i for i, name in enumerate(LONGEST_FIRST)}
+    root = config.rootpath
+    items.sort(key=lambda item: rank.get(item.path.relative_to(root).as_posix(), len(rank)))
 
 
 def pytest_sessionstart(session: pytest.Session) -> None:
