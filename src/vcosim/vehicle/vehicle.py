@@ -213,7 +213,16 @@ class Vehicle:
         self._x, self._u, self._y = state, inputs, outputs
         self._s = np.zeros(N_SCRATCH)
         self._one_step = (state, inputs, self._p, outputs, self._s, *self._terrain, 1)
+        self._advance_one: Callable[..., None] = self._first_step
+
+    def _first_step(self, *one_step: object) -> None:
+        """Find the kernel's entry point for these arrays, then step with it as every step will.
+
+        Left to the first ``step()``: typing the arrays costs milliseconds, which a world of
+        many vehicles (stepped by its own kernel, never by ``step``) would pay for nothing.
+        """
         self._advance_one = _compiled(advance, self._one_step)
+        self._advance_one(*one_step)
 
     def teleport(self, x: float, y: float, heading: float = 0.0, speed: float = 0.0) -> None:
         """Move the vehicle to (x, y), heading ``heading`` degrees (anticlockwise from +x).
