@@ -10,7 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Annotated, Any
 
-from pydantic import AfterValidator, ConfigDict, Field, model_validator
+from pydantic import AfterValidator, ConfigDict, Field, ValidationInfo, field_validator
 
 from vcosim.config import Options
 from vcosim.constants import (
@@ -152,14 +152,15 @@ class ControllerConfig(Options):
     interface: str | Path | None = None
     idle_exit: Seconds | None = 3.0
 
-    @model_validator(mode="after")
-    def _exact_needs_a_port(self) -> ControllerConfig:
-        if self.exact_peer and self.sim_port == 0:
+    @field_validator("exact_peer")
+    @classmethod
+    def _exact_needs_a_port(cls, exact: bool, info: ValidationInfo) -> bool:
+        if exact and info.data.get("sim_port") == 0:
             raise ValueError(
-                "exact_peer needs the simulator's port: port 0 answers whoever sent, "
-                "from any port of its host"
+                "needs the simulator's port (sim_port 0 answers whoever sent, from any port "
+                "of its host)"
             )
-        return self
+        return exact
 
     @classmethod
     def for_interface(cls, interface: str | Path, **explicit: Any) -> ControllerConfig:
