@@ -85,7 +85,7 @@ class UdpLink:
 
     Args:
         listen: Local (host, port); port 0 picks a free one.
-        peer: Where messages go; its port 0 admits any port of its host (with ``send(to=)``).
+        peer: Where messages go; with port 0, the caller gives each send its address.
         expected_values: The size of a valid message (float64 values, the id included).
         allow: Who else may send until a peer is pinned (``vcosim.net.parse_allow``).
         exact: Before a pin, admit the peer's own address, not every port of its host.
