@@ -1,7 +1,10 @@
 """Controllers that behave on the wire like BeamNG's real ones, for the parity tests.
 
 Each is a raw UDP socket in a thread running a PI cruise controller, wired the way BeamNG's
-own components behave (facts from their public sources):
+own components behave (facts from their public sources). Like both S-functions (``beamng.c``'s
+``socketOut``, ``beamng_sfunction.c``'s egress socket) each sends its replies from a second,
+unbound socket, so from a port the system picks, not from the port it listens on. (Which port
+BeamNG's FMUs send from their public sources do not say; they take the same, harder case.)
 
 - ``first_sfunction``: the first Simulink S-function (fixed 111/64 layout). It blocks on
   receive and accepts an id greater than the largest it has seen, or equal to it once; its
@@ -91,6 +94,7 @@ class BeamngLikePeer:
         self.sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
         self.sock.bind(("127.0.0.1", 0))
         self.sock.settimeout(0.05)
+        self.egress = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)  # bound by its first send
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._loop, daemon=True)
         self._garbage = np.random.default_rng(7)
@@ -109,6 +113,7 @@ class BeamngLikePeer:
         self._stop.set()
         self._thread.join(timeout=5)
         self.sock.close()
+        self.egress.close()
 
     def _accepts(self, message_id: float, largest: float, unique: bool) -> bool:
         return not self.id_filter or message_id > largest or (message_id == largest and unique)
@@ -147,7 +152,7 @@ class BeamngLikePeer:
                 reply_id = float(counter)
             else:
                 reply_id = message_id
-            self.sock.sendto(self._reply(reply_id, controls), self.simulator)
+            self.egress.sendto(self._reply(reply_id, controls), self.simulator)
             self.stats.replies += 1
 
     def _reply(self, reply_id: float, controls: tuple[float, float]) -> bytes:

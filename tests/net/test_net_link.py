@@ -11,7 +11,15 @@ from collections.abc import Callable, Iterator
 import pytest
 
 from vcosim.contracts.transport import Endpoint
-from vcosim.net import Address, Allowlist, BindError, DatagramLink, Link, Reports
+from vcosim.net import (
+    Address,
+    Allowlist,
+    BindError,
+    DatagramLink,
+    Link,
+    Reports,
+    parse_allow,
+)
 
 
 @pytest.fixture
@@ -108,6 +116,18 @@ def test_hosts_and_pairs_together_admit_either():
     assert not allow.admits(("127.0.0.1", 4001)) and not allow.admits(("10.0.0.2", 4000))
     assert str(allow) == "10.0.0.1, 127.0.0.1:4000"
     assert str(Allowlist()) == "nobody"
+
+
+def test_allow_takes_hosts_and_exact_sockets_the_same_way_everywhere():
+    allow, problems = parse_allow(["10.0.0.1,localhost:4000", " 127.0.0.2 "])
+    assert allow == Allowlist.of(["10.0.0.1", "127.0.0.2"], [("127.0.0.1", 4000)])
+    assert problems == []
+    _, problems = parse_allow(["127.0.0.1:0", "127.0.0.1:x", "no.such.host.invalid"], "--peer")
+    assert problems[:2] == [
+        "--peer '127.0.0.1:0': port '0' is not 1..65535",
+        "--peer '127.0.0.1:x': port 'x' is not 1..65535",
+    ]
+    assert problems[2].startswith("--peer 'no.such.host.invalid': host")
 
 
 def test_without_an_allowlist_anyone_may_send(links, sockets):

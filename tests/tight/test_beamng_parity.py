@@ -1,7 +1,9 @@
 """BeamNG parity: controllers wired like BeamNG's real ones drive a vcosim vehicle unchanged.
 
 Each peer (tests/helpers/beamng_peers.py) runs a PI cruise to 20 m/s for 8000 steps of 5 ms
-(40 s simulated) over real UDP on loopback, in lock-step, at window 1 and window 2.
+(40 s simulated) over real UDP on loopback, in lock-step, at window 1 and window 2. Each
+answers from another port than the one it listens on, as BeamNG's S-functions do: the
+simulator's default (any port of the controller's host until one is heard) must take it.
 """
 
 from __future__ import annotations
@@ -69,6 +71,8 @@ def run_coupled(
                 "startup_unapplied",
                 "timeouts",
                 "malformed",
+                "rejected_peers",
+                "implausible_id",
             )
         },
     }
@@ -92,7 +96,7 @@ def test_peer_holds_the_cruise_speed_without_timeouts(name, window):
     assert figures["applied"] >= STEPS - window - 3, figures
     assert abs(figures["speed"] - 20.0) < 0.5, figures
     assert sim.vehicle.inputs["gear"] == 1.0  # slot 4 (0 from these peers) is ignored
-    assert figures["malformed"] == 0
+    assert figures["malformed"] == figures["rejected_peers"] == figures["implausible_id"] == 0
     if options.get("ids") == "previous":
         assert figures["startup_unapplied"] == 2  # the first two replies both carry id 0
     else:
@@ -104,6 +108,7 @@ def test_a_peer_that_stalls_3_s_recovers_within_one_timeout(window):
     peer = BeamngLikePeer(ids="previous", memory=True, stall_at=3000, stall=3.0)
     _, figures = run_coupled(peer, window, "first S-function, stalls 3 s")
     assert figures["timeouts"] == 1, figures
+    assert figures["rejected_peers"] == figures["implausible_id"] == 0, figures
     assert figures["applied"] >= STEPS - 10, figures
     assert abs(figures["speed"] - 20.0) < 0.5, figures
 

@@ -10,6 +10,7 @@ from collections.abc import Iterator
 import numpy as np
 import pytest
 
+from vcosim.net import Allowlist
 from vcosim.tight.transport import UdpLink
 
 
@@ -103,3 +104,42 @@ def test_strangers_are_dropped_and_counted_and_a_closed_link_takes_nothing(
     peer.sendto(np.full(4, 3.0).tobytes(), link.address)
     link.close()
     assert link.poll() is False and link.wait(0.5) is False
+
+
+def test_a_pinned_link_hears_only_its_peer_until_unpinned(link: UdpLink, peer: socket.socket):
+    """Before a pin any port of the peer's host may send (BeamNG's components send from a
+    second socket); after it only the pinned sender; ``unpin`` (a reset) opens it again."""
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as other:
+        other.bind(("127.0.0.1", 0))
+        other.sendto(np.full(4, 1.0).tobytes(), link.address)
+        assert link.wait(2.0) and link.sender == other.getsockname()
+        link.pin()
+        peer.sendto(np.full(4, 2.0).tobytes(), link.address)  # the configured address too
+        other.sendto(np.full(4, 3.0).tobytes(), link.address)
+        assert link.wait(2.0) and link.message[0] == 3.0
+        assert link.rejected == 1
+        link.unpin()
+        peer.sendto(np.full(4, 5.0).tobytes(), link.address)
+        assert link.wait(2.0) and link.message[0] == 5.0 and link.sender == peer.getsockname()
+
+
+def test_an_exact_link_hears_only_the_peers_address_and_the_allowed(peer: socket.socket):
+    with (
+        socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as allowed,
+        socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as other,
+    ):
+        allowed.bind(("127.0.0.1", 0))
+        exact = UdpLink(
+            ("127.0.0.1", 0),
+            peer.getsockname(),
+            4,
+            allow=Allowlist.of(peers=[allowed.getsockname()]),
+            exact=True,
+        )
+        other.sendto(np.full(4, 1.0).tobytes(), exact.address)  # same host, another port
+        allowed.sendto(np.full(4, 2.0).tobytes(), exact.address)
+        peer.sendto(np.full(4, 3.0).tobytes(), exact.address)
+        assert exact.wait(2.0) and exact.message[0] == 2.0
+        assert exact.wait(2.0) and exact.message[0] == 3.0
+        assert exact.rejected == 1
+        exact.close()

@@ -105,7 +105,7 @@ def test_ports_are_allocated_in_order_unless_the_file_gives_them(tmp_path: Path)
             }
         )
     )
-    configs = vehicle_couplings(world, CouplingConfig(debug_log=tmp_path, allowed_hosts=("h",)))
+    configs = vehicle_couplings(world, CouplingConfig(debug_log=tmp_path, allow=("10.0.0.7",)))
     assert list(configs) == ["a", "b", "c"]  # d has a driver of its own
     ports = {n: (c.listen_host, c.listen_port, c.controller_port) for n, c in configs.items()}
     assert ports == {
@@ -114,7 +114,7 @@ def test_ports_are_allocated_in_order_unless_the_file_gives_them(tmp_path: Path)
         "c": ("127.0.0.2", 7000, 64894),
     }
     assert configs["b"].debug_log == tmp_path / "b"
-    assert configs["b"].allowed_hosts == ("127.0.0.1", "h")
+    assert configs["b"].allow == ("10.0.0.7",)
 
 
 def test_coupling_ports_are_checked_with_the_world_file() -> None:

@@ -20,7 +20,9 @@ from vcosim.app.console import (
 )
 from vcosim.app.options import (
     DEFAULT_TIMEOUT,
+    Allow,
     Duration,
+    ExactPeer,
     ExtTime,
     InterfaceCsv,
     JsonOut,
@@ -91,6 +93,8 @@ def controller(
             show_default=f"{LOOPBACK}:{SIMULATOR_PORT}",
         ),
     ] = None,
+    allow: Allow = None,
+    exact_peer: ExactPeer = False,
     timeout: Timeout = DEFAULT_TIMEOUT,
     idle_exit: Annotated[
         float,
@@ -128,6 +132,8 @@ def controller(
         timeout=timeout,
         spin=spin,
         idle_exit=idle_exit or None,
+        allow=tuple(allow or ()),
+        exact_peer=exact_peer,
     )
     config = (
         ControllerConfig.for_interface(interface, **options)
@@ -200,7 +206,16 @@ def report_table(report: BlockReport, state: dict[str, float] | None = None) -> 
     from rich.table import Table
 
     table = Table(show_header=False, title="vcosim controller: summary")
-    for key in ("status", "received", "answered", "stale", "malformed", "rejected_peers", "resets"):
+    for key in (
+        "status",
+        "received",
+        "answered",
+        "stale",
+        "implausible_id",
+        "malformed",
+        "rejected_peers",
+        "resets",
+    ):
         table.add_row(key.replace("_", " "), str(report[key]))
     compute, rtt = report.compute_ms, report.round_trip_ms
     if compute["median"] is not None:

@@ -188,7 +188,19 @@ Listen = Annotated[
 ]
 Allow = Annotated[
     list[str] | None,
-    typer.Option(help="Also accept datagrams from this host (repeatable)."),
+    typer.Option(
+        metavar="HOST[:PORT]",
+        help="Also accept datagrams from this host (any port), or exactly from HOST:PORT "
+        "(repeatable, or comma-separated), until a peer is heard.",
+    ),
+]
+ExactPeer = Annotated[
+    bool,
+    typer.Option(
+        help="Hear only the peer's own HOST:PORT (and --allow), not every port of its host. "
+        "vcosim's simulator and controller send from the port they listen on; BeamNG's "
+        "coupling controller, S-functions and FMUs send from another.",
+    ),
 ]
 InterfaceCsv = Annotated[
     Path | None,

@@ -30,6 +30,7 @@ from vcosim.app.options import (
     DEFAULT_TIMEOUT,
     Allow,
     Duration,
+    ExactPeer,
     ExtTime,
     FrameRate,
     InterfaceCsv,
@@ -138,6 +139,7 @@ def sim(
     ] = None,
     listen: Listen = None,
     allow: Allow = None,
+    exact_peer: ExactPeer = False,
     spin: Spin = None,
     debug_log: Annotated[
         Path | None, typer.Option(help="Folder for BeamNG's three coupling debug CSVs.")
@@ -218,8 +220,15 @@ def sim(
             address = parse_address(listen, option="--listen", default_port=SIMULATOR_PORT)
             given.update(listen_host=address.host, listen_port=address.port)
         given = {k: v for k, v in given.items() if v is not None}
-        options = dict(given, send_offset=send_offset, timeout=timeout, gear_slot=gear_slot)
-        config = coupling_config(interface, options, allow or ())
+        options = dict(
+            given,
+            send_offset=send_offset,
+            timeout=timeout,
+            gear_slot=gear_slot,
+            allow=tuple(allow or ()),
+            exact_peer=exact_peer,
+        )
+        config = coupling_config(interface, options)
     faces = []
     if contracts:
         address = parse_address(
@@ -318,18 +327,13 @@ def load_terrain(path: Path | None) -> Any:
     return load(path)
 
 
-def coupling_config(interface: Path | None, options: dict[str, Any], allow: Any) -> Any:
+def coupling_config(interface: Path | None, options: dict[str, Any]) -> Any:
     """The coupling's config from the options given (an interface CSV fills the rest)."""
     from vcosim.tight.config import CouplingConfig
 
-    config = (
-        CouplingConfig.for_interface(interface, **options)
-        if interface is not None
-        else CouplingConfig(**options)
-    )
-    if allow:
-        config.allowed_hosts = (config.controller_host, *allow)
-    return config
+    if interface is not None:
+        return CouplingConfig.for_interface(interface, **options)
+    return CouplingConfig(**options)
 
 
 SHOWN_VEHICLES = 10
@@ -392,6 +396,7 @@ def _coupling_rows(table: Table, vehicle: str, coupling: Mapping[str, Any]) -> N
         "stale",
         "duplicate",
         "startup_unapplied",
+        "implausible_id",
         "malformed",
         "rejected_peers",
         "clamped_total",

@@ -10,7 +10,7 @@ from collections.abc import Iterable
 
 from vcosim.bus.client import RECEIVE_BUFFER
 from vcosim.errors import ConfigError
-from vcosim.net import Allowlist
+from vcosim.net import Allowlist, parse_allow
 
 MAX_DATAGRAM = 65536
 """Receive size: a too-long message is still read whole, so its real length is reported."""
@@ -22,28 +22,16 @@ LOOPBACK_HOSTS = ("127.0.0.1",)
 def allowlist(items: Iterable[str], listen_host: str) -> Allowlist:
     """The peers a router takes handshakes from: loopback, its own host, and ``items``.
 
-    Each item is ``HOST`` (any port) or ``HOST:PORT`` (exactly that socket); items may also be
-    comma-separated. Names are resolved to IPv4 addresses; every bad item is listed at once.
+    Each item is ``HOST`` (any port) or ``HOST:PORT`` (exactly that socket), as ``--allow``
+    takes them everywhere (``vcosim.net.parse_allow``); every bad item is listed at once.
     """
-    hosts, peers, problems = set(LOOPBACK_HOSTS), set(), []
+    hosts = set(LOOPBACK_HOSTS)
     if listen_host not in ("0.0.0.0", ""):
         hosts.add(listen_host)
-    for item in (i.strip() for text in items for i in text.split(",")):
-        host, colon, port = item.rpartition(":") if ":" in item else (item, "", "")
-        try:
-            address = socket.gethostbyname(host)
-        except (OSError, UnicodeError) as exc:
-            problems.append(f"--allow {item!r}: host {host!r} does not resolve ({exc})")
-            continue
-        if not colon:
-            hosts.add(address)
-        elif port.isdigit() and 0 < int(port) < 65536:
-            peers.add((address, int(port)))
-        else:
-            problems.append(f"--allow {item!r}: port {port!r} is not 1..65535")
+    allowed, problems = parse_allow(items)
     if problems:
         raise ConfigError(problems, "bus router")
-    return Allowlist.of(hosts, peers)
+    return Allowlist.of(hosts) | allowed
 
 
 class ModuleSocket:

@@ -8,7 +8,7 @@ modules ``constants`` and ``errors``.
 """
 
 from vcosim.net.link import MAX_DATAGRAM, BindError, DatagramLink, Link
-from vcosim.net.peers import Address, Allowlist, Reports
+from vcosim.net.peers import Address, Allowlist, Reports, parse_allow, resolve
 
 __all__ = [
     "MAX_DATAGRAM",
@@ -18,4 +18,6 @@ __all__ = [
     "DatagramLink",
     "Link",
     "Reports",
+    "parse_allow",
+    "resolve",
 ]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import socket
 from collections.abc import Hashable, Iterable
 from dataclasses import dataclass
 
@@ -30,9 +31,42 @@ class Allowlist:
         """True if ``sender`` may send: its host is allowed, or the exact pair is."""
         return sender[0] in self.hosts or sender in self.peers
 
+    def __or__(self, other: Allowlist) -> Allowlist:
+        return Allowlist(self.hosts | other.hosts, self.peers | other.peers)
+
     def __str__(self) -> str:
         pairs = sorted(f"{host}:{port}" for host, port in self.peers)
         return ", ".join([*sorted(self.hosts), *pairs]) or "nobody"
+
+
+def parse_allow(items: Iterable[str], option: str = "--allow") -> tuple[Allowlist, list[str]]:
+    """What ``--allow`` takes, in every command: ``HOST`` (any port) or ``HOST:PORT`` (exactly).
+
+    Items may also be comma-separated. Names are resolved to IPv4 addresses, since a sender
+    is known by its address. Returns the allowlist and one problem line per bad item (the
+    caller raises them together, with its own context).
+    """
+    hosts, peers, problems = set(), set(), []
+    for item in (i.strip() for text in items for i in text.split(",")):
+        host, colon, port = item.rpartition(":") if ":" in item else (item, "", "")
+        address = resolve(host)
+        if address is None:
+            problems.append(f"{option} {item!r}: host {host!r} does not resolve")
+        elif not colon:
+            hosts.add(address)
+        elif port.isdigit() and 0 < int(port) < 65536:
+            peers.add((address, int(port)))
+        else:
+            problems.append(f"{option} {item!r}: port {port!r} is not 1..65535")
+    return Allowlist.of(hosts, peers), problems
+
+
+def resolve(host: str) -> str | None:
+    """``host``'s IPv4 address (an address stays as it is); None if it does not resolve."""
+    try:
+        return socket.gethostbyname(host) if host else None
+    except (OSError, UnicodeError):
+        return None
 
 
 class Reports:

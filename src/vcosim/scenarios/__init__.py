@@ -125,9 +125,6 @@ def vehicle_couplings(world: World, coupling: CouplingConfig) -> dict[str | None
                 "listen_port": listen[1],
                 "controller_host": controller[0],
                 "controller_port": controller[1],
-                "allowed_hosts": None
-                if coupling.allowed_hosts is None
-                else (controller[0], *coupling.allowed_hosts),
                 "debug_log": None if log is None else log / name,
             }
         )

@@ -10,7 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Annotated, Any
 
-from pydantic import ConfigDict, Field
+from pydantic import AfterValidator, ConfigDict, Field, ValidationInfo, field_validator
 
 from vcosim.config import Options
 from vcosim.constants import (
@@ -20,10 +20,22 @@ from vcosim.constants import (
     PHYSICS_DT,
     SIMULATOR_PORT,
 )
+from vcosim.net import parse_allow
 from vcosim.tight.interface import Interface
 from vcosim.tight.protocol import Schedule, send_skips_for
 
+
+def _allowed(items: tuple[str, ...]) -> tuple[str, ...]:
+    """``--allow`` items as given, once each one parses and resolves (every problem listed)."""
+    _, problems = parse_allow(items)
+    if problems:
+        raise ValueError("; ".join(problems))
+    return items
+
+
 Port = Annotated[int, Field(ge=0, le=65535)]
+Allow = Annotated[tuple[str, ...], AfterValidator(_allowed)]
+"""Who else may send: ``HOST`` (any port of it) or ``HOST:PORT`` (exactly that socket)."""
 Seconds = Annotated[float, Field(gt=0, allow_inf_nan=False)]
 SpinTime = Annotated[float, Field(ge=0, le=1, allow_inf_nan=False)]
 
@@ -64,6 +76,9 @@ class CouplingConfig(CouplingTiming):
             BeamNG ignores the slot, and an unconnected Simulink input would send 0 = neutral).
         spin: Busy-poll this long (s) before sleeping in a receive; None: 0.05 s in lock-step
             pacing, 0 otherwise.
+        allow: Who else may answer (``HOST`` or ``HOST:PORT``) until a controller is heard.
+        exact_peer: Hear only the controller's own address, not every port of its host
+            (BeamNG's S-functions answer from another port than they listen on).
     """
 
     model_config = ConfigDict(title="coupling options")
@@ -72,7 +87,8 @@ class CouplingConfig(CouplingTiming):
     controller_port: Port = CONTROLLER_PORT
     listen_host: str = LOOPBACK
     listen_port: Port = SIMULATOR_PORT
-    allowed_hosts: tuple[str, ...] | None = None
+    allow: Allow = ()
+    exact_peer: bool = False
     spin: SpinTime | None = None
     debug_log: Path | None = None
     interface: str | Path | None = None
@@ -109,6 +125,9 @@ class ControllerConfig(Options):
     Attributes:
         step: The controller's sample time (s); give the simulator ``--ext-time`` equal to it.
         sim_port: The simulator's port; 0 answers each message to the port it came from.
+        allow: Who else may send (``HOST`` or ``HOST:PORT``) until a simulator is heard.
+        exact_peer: Hear only the simulator's own address, not every port of its host
+            (BeamNG's coupling controller sends from another port than it listens on).
         memory: Answer with the previous step's outputs (Simulink's memory block).
         timeout: No message for this long (s): the block resets, as BeamNG's S-function does.
         interface: A BeamNG interface CSV both sides use (None: the fixed 111/64 layout).
@@ -128,9 +147,20 @@ class ControllerConfig(Options):
     memory: bool = False
     timeout: Seconds = BLOCKING_TIMEOUT
     spin: SpinTime = 0.002
-    allowed_hosts: tuple[str, ...] | None = None
+    allow: Allow = ()
+    exact_peer: bool = False
     interface: str | Path | None = None
     idle_exit: Seconds | None = 3.0
+
+    @field_validator("exact_peer")
+    @classmethod
+    def _exact_needs_a_port(cls, exact: bool, info: ValidationInfo) -> bool:
+        if exact and info.data.get("sim_port") == 0:
+            raise ValueError(
+                "needs the simulator's port (sim_port 0 answers whoever sent, from any port "
+                "of its host)"
+            )
+        return exact
 
     @classmethod
     def for_interface(cls, interface: str | Path, **explicit: Any) -> ControllerConfig:

@@ -7,6 +7,11 @@ message's id. It works against ``vcosim sim`` and against BeamNG.tech alike (sam
 The messages carry no time. The controller's sample time is the simulator's
 ``(send_skips + 1) * dt`` and must be configured here as ``step`` (default 5 ms, BeamNG's
 default ``T_ext``), as a Simulink model's fixed step must be.
+
+The block hears one simulator at a time: the first message it takes pins the sender's
+address until the block resets (``timeout`` without an acceptable message). A message is
+taken if its id is above the largest taken (or equal to it once after a reset) and not
+implausibly far above it (``ID_JUMP``, ``ID_LIMIT``); others are counted, never answered.
 """
 
 from __future__ import annotations
@@ -20,6 +25,7 @@ from typing import Any
 import numpy as np
 
 from vcosim.constants import PHYSICS_DT
+from vcosim.net import parse_allow
 from vcosim.reports import Report
 from vcosim.tight.config import ControllerConfig
 from vcosim.tight.interface import CsvAdapter, Interface
@@ -35,6 +41,13 @@ from vcosim.tight.views import Controls, SimulatorMessage, as_controls
 
 StepFunction = Callable[[SimulatorMessage], Controls | Mapping[str, Any] | None]
 STOP_CHECK = 0.1  # s: a waiting block notices ``stop()`` at least this often
+ID_LIMIT = 2.0**53
+"""No simulator's first id is above this: past it, consecutive ids are the same double."""
+ID_JUMP = 2.0**20
+"""Ids a message may be ahead of the last one taken. A simulator sends one per send step,
+and only BeamNG's coupling controller keeps sending to a controller that does not answer
+(2000 a second at most in real time): 2^20 is minutes of them. The block resets after
+``timeout`` without an acceptable message, so a longer gap costs one reset, as a stall does."""
 
 
 class ControllerStatus(str, Enum):
@@ -68,6 +81,8 @@ class BlockReport(Report):
     """What a controller block did: status, counters, timing (ms) and the recommendation.
 
     ``simulator_ended`` says the run ended because the simulator fell silent (--idle-exit).
+    ``implausible_id`` counts messages refused for an id far ahead of the last one taken (or,
+    with none taken, beyond any simulator's count): a stray datagram, not a simulator.
     """
 
     status: str
@@ -76,6 +91,7 @@ class BlockReport(Report):
     received: int
     answered: int
     stale: int
+    implausible_id: int
     malformed: int
     rejected_peers: int
     resets: int
@@ -91,6 +107,7 @@ class ControllerStats:
     received: int = 0
     answered: int = 0
     stale: int = 0
+    implausible: int = 0
     resets: int = 0
     compute: list[float] = field(default_factory=list)
     round_trip: list[float] = field(default_factory=list)
@@ -152,7 +169,8 @@ class ControllerBlock:
             (cfg.listen_host, cfg.listen_port),
             (cfg.sim_host, cfg.sim_port),
             self.interface.sim_to_controller,
-            allowed_hosts=set(cfg.allowed_hosts) if cfg.allowed_hosts else {cfg.sim_host},
+            allow=parse_allow(cfg.allow)[0],
+            exact=cfg.exact_peer,
             spin=cfg.spin,
             name="controller block",
         )
@@ -181,6 +199,7 @@ class ControllerBlock:
         cfg, link, stats, responder = self.config, self.link, self.stats, self.responder
         limit = None if duration is None else round(duration / cfg.step)
         largest, fresh = 0.0, True  # fresh: an id equal to the largest is accepted once
+        ceiling = ID_LIMIT  # a larger id is implausible
         sent_at = 0.0
         reply_to_sender = cfg.sim_port == 0
         heard = 0.0  # when the last accepted message arrived (0: never)
@@ -200,10 +219,12 @@ class ControllerBlock:
                         continue
                     stats.received += 1
                     message_id = link.message[0]
-                    if message_id > largest or (fresh and message_id == largest):
-                        accepted = True
-                    else:
+                    if not (message_id > largest or (fresh and message_id == largest)):
                         stats.stale += 1
+                    elif message_id > ceiling:
+                        stats.implausible += 1
+                    else:
+                        accepted = True
                 if self._stopping:
                     break
                 if not accepted:  # nothing acceptable within the timeout: reset, keep waiting
@@ -214,12 +235,15 @@ class ControllerBlock:
                     if self.status is not ControllerStatus.waiting:  # a peer was lost
                         self._set_status(ControllerStatus.no_peer)
                         stats.resets += 1
-                    largest, fresh = 0.0, True
+                    largest, fresh, ceiling = 0.0, True, ID_LIMIT
+                    link.unpin()  # the simulator may come back from another port
                     continue
                 arrived = heard = time.perf_counter()
                 if sent_at:
                     stats.round_trip.append(arrived - sent_at)
-                largest, fresh = message_id, False
+                largest, fresh, ceiling = message_id, False, message_id + ID_JUMP
+                if link.pinned is None:  # the first since the start or a reset
+                    link.pin()
                 link.send(responder.respond(link.message), link.sender if reply_to_sender else None)
                 sent_at = time.perf_counter()
                 stats.answered += 1
@@ -274,6 +298,7 @@ class ControllerBlock:
             received=stats.received,
             answered=stats.answered,
             stale=stats.stale,
+            implausible_id=stats.implausible,
             malformed=link.malformed,
             rejected_peers=link.rejected,
             resets=stats.resets,

@@ -4,8 +4,11 @@ It follows BeamNG.tech's coupling controller (``tech/vehicleSystemsCoupling`` an
 ``tech/cosimulationCoupling``; docs/tight-coupling.md, "Compatibility with BeamNG.tech"):
 
 - a reply is applied if and only if its id is greater than the largest id applied so far,
-  which starts at 0, whatever its relation to the ids sent (so a reply with id 0 is never
-  applied, and peers that number replies one behind or one ahead both couple);
+  which starts at 0 (so a reply with id 0 is never applied, and peers that number replies
+  one behind or one ahead both couple), and at most one ahead of the last message sent: an
+  id further ahead answers nothing that was sent, and is refused (``implausible_id``);
+- the controller's address is pinned by the first reply applied and released by a timeout:
+  datagrams from any other address meanwhile are dropped (``rejected_peers``);
 - before each physics step: fewer than ``send_skips`` steps since the last send: poll;
   otherwise a send step: poll and send if fewer than ``window`` messages are unanswered,
   else block (up to ``timeout``) for a reply and send; while nothing has been applied yet,
@@ -21,12 +24,14 @@ debug logs on, written to the events log.
 
 from __future__ import annotations
 
+import logging
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
 
+from vcosim.net import parse_allow
 from vcosim.reports import Report
 from vcosim.sim.simulation import Simulation
 from vcosim.tight.config import CouplingConfig
@@ -41,6 +46,7 @@ from vcosim.tight.protocol import (
 from vcosim.tight.transport import CouplingLink, UdpLink
 from vcosim.vehicle import layout as L
 
+log = logging.getLogger("vcosim.tight")
 _SENT_RING = 4096  # send times kept for the latency figure (far more than any window)
 
 CustomFill = Callable[[Simulation, np.ndarray], None]
@@ -55,6 +61,8 @@ class CouplingReport(Report):
         startup_unapplied: replies that arrived before anything was applied and were not
             applied (BeamNG's start-up rule), as opposed to ``stale`` (an id not above the
             largest applied) and ``duplicate`` (the same id again).
+        implausible_id: replies refused for an id more than one ahead of the last message
+            sent (no controller numbers its replies so; a stray datagram may).
         clamped: per input, how many values were outside their range and clamped.
         blocked_time: wall seconds spent in blocking receives.
     """
@@ -68,6 +76,7 @@ class CouplingReport(Report):
     stale: int
     duplicate: int
     startup_unapplied: int
+    implausible_id: int
     malformed: int
     rejected_peers: int
     clamped: dict[str, int]
@@ -85,6 +94,7 @@ class CouplingStats:
     stale: int = 0
     duplicate: int = 0
     startup: int = 0
+    implausible: int = 0
     bad_id: int = 0
     timeouts: int = 0
     blocked_time: float = 0.0
@@ -136,6 +146,7 @@ class SimulatorEndpoint:
         self._apply_first = True  # apply a reply before the message it lets go (see start())
         self._held = -1  # a reply taken but not applied yet: the id of the message it answers
         self._taken_at = 0.0  # when the last reply was taken
+        self._pin = True  # the next reply applied pins the controller's address
         self.link: CouplingLink = link if link is not None else self._udp_link()
         cfg = self.config
         if cfg.debug_log is not None:
@@ -144,14 +155,14 @@ class SimulatorEndpoint:
             )
 
     def _udp_link(self) -> UdpLink:
-        """The UDP socket to the controller, accepting only its host (and ``allowed_hosts``)."""
+        """The UDP socket to the controller: its host (or address) and ``allow`` may answer."""
         cfg, face = self.config, self.interface
-        allowed = set(cfg.allowed_hosts) if cfg.allowed_hosts else {cfg.controller_host}
         return UdpLink(
             (cfg.listen_host, cfg.listen_port),
             (cfg.controller_host, cfg.controller_port),
             face.controller_to_sim,
-            allowed_hosts=allowed,
+            allow=parse_allow(cfg.allow)[0],
+            exact=cfg.exact_peer,
             spin=0.0,
             name="simulator endpoint",
         )
@@ -218,6 +229,8 @@ class SimulatorEndpoint:
             self._event(Event.TIMEOUT, self._next_id - 1, False)
             self._sent = self._answers = 0
             self._largest = 0.0
+            self.link.unpin()  # the controller may come back from another port
+            self._pin = True
             sim.live["coupling_connected"] = 0.0
 
     def _send(self, sim: Simulation) -> None:
@@ -266,15 +279,20 @@ class SimulatorEndpoint:
 
     def _poll_newest(self, sim: Simulation) -> None:
         """Drain what has arrived and apply only the newest new reply (no queue grows)."""
-        link, best = self.link, self._largest
+        link, best, ceiling = self.link, self._largest, self._next_id
         while link.poll():
             reply_id = self._reply_id(link.message)
             if reply_id is None:
                 continue
             if reply_id > best:
+                if reply_id > ceiling:
+                    self._refuse(reply_id)
+                    continue
                 best = reply_id
                 self._reply[:] = link.message
                 self._answered()
+                if self._pin:
+                    self._pin_controller()
             else:
                 if best == 0.0:  # a start-up reply answers a message all the same
                     self._answered()
@@ -295,14 +313,20 @@ class SimulatorEndpoint:
         try:
             while remaining > 0.0 and link.wait(remaining):
                 reply_id = self._reply_id(link.message)
-                if reply_id is not None:
-                    if reply_id > self._largest:
-                        self._answered()
-                        if self._apply_first:
-                            self._apply(sim, link.message, self._take(reply_id))
-                        else:
-                            self._held = self._take(reply_id)
-                        return True
+                if reply_id is None:
+                    pass
+                elif reply_id > self._next_id:
+                    self._refuse(reply_id)
+                elif reply_id > self._largest:
+                    self._answered()
+                    if self._pin:
+                        self._pin_controller()
+                    if self._apply_first:
+                        self._apply(sim, link.message, self._take(reply_id))
+                    else:
+                        self._held = self._take(reply_id)
+                    return True
+                else:
                     self._drop(reply_id, self._largest, True)
                     if self._largest == 0.0:
                         self._answered()
@@ -315,11 +339,27 @@ class SimulatorEndpoint:
     def _answered(self) -> None:
         self._answers = min(self._answers + 1, self._sent)
 
+    def _refuse(self, reply_id: float) -> None:
+        """Count a reply whose id is ahead of every message sent; log the first."""
+        self.stats.implausible += 1
+        if self.stats.implausible == 1:
+            log.warning(
+                "coupling: a reply with id %.17g refused: no message beyond id %d has been "
+                "sent (further ones are only counted as implausible_id)",
+                reply_id,
+                self._next_id - 1,
+            )
+
     def _take(self, reply_id: float) -> int:
         """Make ``reply_id`` the largest applied; the id of the message it answers."""
         self._largest = reply_id
         self._taken_at = time.perf_counter()
         return min(int(reply_id), self._next_id - 1)
+
+    def _pin_controller(self) -> None:
+        """From the first reply taken since the start or a reset: hear only its sender."""
+        self.link.pin()
+        self._pin = False
 
     def _apply(self, sim: Simulation, message: np.ndarray, answered: int) -> None:
         """Apply a reply taken (``_take``) in answer to message ``answered``."""
@@ -361,6 +401,7 @@ class SimulatorEndpoint:
             stale=s.stale,
             duplicate=s.duplicate,
             startup_unapplied=s.startup,
+            implausible_id=s.implausible,
             malformed=link.malformed + s.bad_id,
             rejected_peers=link.rejected,
             clamped=clamped,

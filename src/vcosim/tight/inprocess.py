@@ -62,6 +62,12 @@ class InProcessLink:
             return True
         return False
 
+    def pin(self) -> None:
+        """Nothing to do: no one else can reach an in-process link."""
+
+    def unpin(self) -> None:
+        """Nothing to do (see ``pin``)."""
+
     def close(self) -> None:
         """Nothing to release."""
 

@@ -1,10 +1,11 @@
 """The tight coupling's link: fixed-size float64 messages over a ``vcosim.net`` datagram link.
 
 Both ends of the coupling use ``UdpLink``; what is the coupling's own is the message format
-(a datagram is valid only at its exact size, and is read in place as float64 values) and the
-waiting strategy: a blocking receive busy-polls for ``spin`` seconds before it sleeps, which a
-lock-step pair needs to exchange faster than a sleeping process wakes up. Binding, the
-allowlist, counters and the waiting itself are the net link's.
+(a datagram is valid only at its exact size, and is read in place as float64 values), the
+one peer it hears at a time (``pin``), and the waiting strategy: a blocking receive
+busy-polls for ``spin`` seconds before it sleeps, which a lock-step pair needs to exchange
+faster than a sleeping process wakes up. Binding, counters and the waiting itself are the
+net link's.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from typing import Protocol
 
 import numpy as np
 
-from vcosim.net import Address, Allowlist, DatagramLink
+from vcosim.net import Address, Allowlist, DatagramLink, resolve
 from vcosim.tight.protocol import WIRE_DTYPE
 
 log = logging.getLogger("vcosim.tight")
@@ -46,6 +47,14 @@ class CouplingLink(Protocol):
         """Datagrams dropped for their sender."""
         ...
 
+    def pin(self) -> None:
+        """Hear only the sender of the message just taken, until ``unpin``."""
+        ...
+
+    def unpin(self) -> None:
+        """Hear every admitted sender again (the coupling reset)."""
+        ...
+
     def send(self, values: np.ndarray, to: Address | None = None) -> None:
         """Send a message to the peer (or to ``to``)."""
         ...
@@ -64,13 +73,22 @@ class CouplingLink(Protocol):
 
 
 class UdpLink:
-    """Receives fixed-size float64 datagrams from allowed addresses; sends to one peer.
+    """Receives fixed-size float64 datagrams from its peer; sends to it.
+
+    Who may send: until ``pin``, any port of the peer's host (or, with ``exact``, only the
+    peer's own address) and the ``allow`` addresses; after ``pin``, only the sender of the
+    message taken last, until ``unpin``. The ends pin their peer when they take its first
+    message and unpin when the coupling resets, so a coupled pair hears nobody else, while a
+    peer that sends from another port than it listens on still couples: BeamNG's coupling
+    controller and its Simulink S-functions send from a second socket, on a port the system
+    picks.
 
     Args:
         listen: Local (host, port); port 0 picks a free one.
-        peer: Where messages go.
+        peer: Where messages go; with port 0, the caller gives each send its address.
         expected_values: The size of a valid message (float64 values, the id included).
-        allowed_hosts: Hosts that may send (default: the peer's).
+        allow: Who else may send until a peer is pinned (``vcosim.net.parse_allow``).
+        exact: Before a pin, admit the peer's own address, not every port of its host.
         spin: Busy-polling time of a blocking receive before it sleeps (s).
         name: How log lines name this end.
 
@@ -84,17 +102,20 @@ class UdpLink:
         peer: Address,
         expected_values: int,
         *,
-        allowed_hosts: set[str] | None = None,
+        allow: Allowlist | None = None,
+        exact: bool = False,
         spin: float = 0.0,
         name: str = "link",
     ) -> None:
         self.expected_bytes = expected_values * 8
         self.spin = spin
         self.name = name
+        host = resolve(peer[0]) or peer[0]  # senders are known by address, not by name
+        own = Allowlist.of(peers=[(host, peer[1])]) if exact else Allowlist.of([host])
         self.net = DatagramLink(
             listen,
             peer=peer,
-            allow=Allowlist.of(allowed_hosts if allowed_hosts is not None else {peer[0]}),
+            allow=own | allow if allow is not None else own,
             size=self.expected_bytes + 8,  # one spare double reveals long datagrams
             receive_buffer=1 << 20,
             name=name,
@@ -102,12 +123,13 @@ class UdpLink:
         )
         self.message = np.frombuffer(self.net.buffer, dtype=WIRE_DTYPE, count=expected_values)
         self.sender: Address | None = None
+        self.pinned: Address | None = None
         # The lock-step hot path reads and writes the socket itself, bound once: one call
         # per message. What a failure, a stranger or a wrong size means stays the net link's.
         sock, allow = self.net.sock, self.net.allow
         assert allow is not None
         self._recvfrom_into, self._sendto = sock.recvfrom_into, sock.sendto
-        self._hosts, self._peers = allow.hosts, allow.peers
+        self._admits = allow.admits
 
     @property
     def address(self) -> Address:
@@ -129,9 +151,10 @@ class UdpLink:
         return self.net.sock
 
     @property
-    def allowed_hosts(self) -> frozenset[str]:
-        """Hosts that may send."""
-        return self.net.allow.hosts if self.net.allow is not None else frozenset()
+    def allow(self) -> Allowlist:
+        """Who may send until a peer is pinned."""
+        assert self.net.allow is not None, "a UdpLink always has its allowlist"
+        return self.net.allow
 
     @property
     def malformed(self) -> int:
@@ -164,13 +187,22 @@ class UdpLink:
                 "send", to, f"sending to {to[0]}:{to[1]} failed: {self.net.take_error()}"
             )
 
+    def pin(self) -> None:
+        """Hear only the sender of the message just taken, until ``unpin``."""
+        self.pinned = self.sender
+
+    def unpin(self) -> None:
+        """Hear every admitted sender again (the coupling reset)."""
+        self.pinned = None
+
     def poll(self) -> bool:
         """Non-blocking: take the next valid datagram into ``message``; False if none waits.
 
-        Datagrams from others than the allowed hosts, and of another size, are dropped and
-        counted (never raised); so are socket errors, as the net link's ``receive`` does.
+        Datagrams from others than the pinned peer (or, before a pin, the admitted senders),
+        and of another size, are dropped and counted (never raised); so are socket errors,
+        as the net link's ``receive`` does.
         """
-        net, expected = self.net, self.expected_bytes
+        net, expected, pinned = self.net, self.expected_bytes, self.pinned
         buffer = net.buffer
         while True:
             try:
@@ -181,13 +213,27 @@ class UdpLink:
                 if net.receive_failed(exc):
                     continue
                 return False
-            if sender[0] not in self._hosts and sender not in self._peers:
-                net.reject(sender)
+            if sender != pinned and (pinned is not None or not self._admits(sender)):
+                self._stranger(sender)
             elif size != expected:
                 net.count_malformed("size", sender, f"{size} bytes, expected {expected}")
             else:
                 self.sender = sender
                 return True
+
+    def _stranger(self, sender: Address) -> None:
+        """Count (and report once) a datagram from someone this end does not hear now."""
+        pinned = self.pinned
+        if pinned is None:
+            self.net.reject(sender)
+            return
+        self.net.rejected += 1
+        self.net.report(
+            "not the peer",
+            sender,
+            f"datagram from {sender[0]}:{sender[1]} dropped: this end is coupled to "
+            f"{pinned[0]}:{pinned[1]} until the coupling resets",
+        )
 
     def wait(self, timeout: float) -> bool:
         """Wait up to ``timeout`` s for a valid datagram: spin first, then sleep in poll(2).
