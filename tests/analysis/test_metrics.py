@@ -165,14 +165,15 @@ def test_controller_slower_than_ext_time():
     )
 
 
-def test_no_controller_only_sends_and_timeouts():
-    # send, block 2 s, time out, next step sends id 0 again: each send its own segment
+def test_no_controller_is_all_start_up_not_timeouts_or_lost_messages():
+    # older vcosim: send, block 2 s, time out, next step sends id 0 again (ids restart)
     steps = np.concatenate([k * 2.001 + np.array([0.0, DT]) for k in range(4)])
     send_time = steps[::2] + 0.0001
     m, _ = analyse(steps, send_time, np.zeros(4), np.zeros(0), np.zeros(0))
-    assert m.applied == 0 and m.resets == 3 and len(m.timeouts) == 3
-    assert m.lost and [e.id for e in m.lost] == [0, 0, 0]  # the last is excluded
-    assert m.verdict == "no controller answered: only sends and 3 × 2 s timeouts"
+    assert m.applied == 0 and m.resets == 0 and m.startup_resends == 3
+    assert m.timeouts == [] and len(m.startup_waits) == 3 and m.startup_time is None
+    assert m.lost == [] and m.superseded == 0  # nobody was there to lose them
+    assert m.verdict == "no controller answered: only sends (4), 6.0 s waiting for one"
 
 
 def test_realtime_factor_windows_count_step_intervals_starting_in_each():

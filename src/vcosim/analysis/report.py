@@ -102,11 +102,32 @@ def _logged_timeouts(m: Metrics) -> str:
     )
 
 
+def _startup(m: Metrics) -> str:
+    parts = [
+        "no reply"
+        if m.startup_time is None
+        else f"first reply {m.startup_time:.3f} s after the first step"
+    ]
+    if m.startup_resends:
+        parts.append(f"a message sent again {m.startup_resends} × while waiting")
+    if m.startup_waits:
+        waited = sum(t.length for t in m.startup_waits)
+        n = len(m.startup_waits)
+        parts.append(f"{n} wait{'s' if n > 1 else ''} over 1 s ({waited:.3f} s), no timeout")
+    return "; ".join(parts)
+
+
 def summary_rows(m: Metrics) -> list[tuple[str, str]]:
     """The metrics as (label, value) rows of text."""
     rows = [
-        ("physics steps / sent / applied", f"{m.steps} / {m.sends} / {m.applied}"),
+        (
+            "physics steps / sent / applied",
+            f"{m.steps} / {m.sends}"
+            + (f" ({m.startup_resends} sent again)" if m.startup_resends else "")
+            + f" / {m.applied}",
+        ),
         ("wall time of the run", f"{m.duration:.3f} s"),
+        ("start-up (waiting for the controller)", _startup(m)),
         (
             "observed skips",
             f"{m.skips if m.skips is not None else '–'} (mode); skips: send "
@@ -137,7 +158,7 @@ def summary_rows(m: Metrics) -> list[tuple[str, str]]:
             f"longest {m.longest_block * 1e3:.3f} ms)",
         ),
         (
-            "timeouts (> 1 s between steps)",
+            "timeouts (> 1 s between steps, after the first reply)",
             _listed(m.timeouts, lambda t: f"at {t.start:.3f} s for {t.length:.3f} s"),
         ),
         (

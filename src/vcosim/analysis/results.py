@@ -75,7 +75,10 @@ class Metrics:
     window: int | None = None  # observed, largest over the run
     window_per_segment: list[int] = field(default_factory=list)
     segments: int = 0
-    resets: int = 0  # timeouts that reset the coupling: segments − 1
+    resets: int = 0  # timeouts that reset the coupling: segments begun after the first reply
+    startup_time: float | None = None  # s from the first step to the first reply (None: none)
+    startup_waits: list[Interval] = field(default_factory=list)  # > 1 s, before the first reply
+    startup_resends: int = 0  # sends repeating the send before them in its step
     latency_steps: Distribution = field(default_factory=Distribution)
     latency_steps_counts: dict[int, int] = field(default_factory=dict)
     latency_ms: Distribution = field(default_factory=Distribution)
@@ -84,7 +87,7 @@ class Metrics:
     blocked_time: float = 0.0  # s, total
     blocking_share: float = 0.0  # of the run's wall time
     longest_block: float = 0.0  # s
-    timeouts: list[Interval] = field(default_factory=list)
+    timeouts: list[Interval] = field(default_factory=list)  # from the first reply on
     timeout_time: float = 0.0  # s, total
     duplicates: list[IdEvent] = field(default_factory=list)
     stale: list[IdEvent] = field(default_factory=list)
@@ -108,7 +111,7 @@ class Metrics:
     startup_unapplied: int | None = None  # id ≤ 0 while nothing was applied yet
     startup_leading: int | None = None  # of those, before the run's first applied reply
     dropped_in_blocking: int | None = None  # stale + duplicate taken by blocking receives
-    timeouts_logged: int | None = None  # timeouts the simulator recorded
+    timeouts_logged: int | None = None  # timeouts the simulator recorded after the first reply
     timeouts_after_dropped: int | None = None  # after stale/duplicate replies to their message
     timeouts_after_stale: int | None = None  # of those, after a stale one
     verdict: str = ""

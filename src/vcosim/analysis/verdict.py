@@ -53,13 +53,14 @@ def _kind(stale: int, duplicate: int) -> str:
 
 
 def _rtf_between_timeouts(m: Metrics) -> float:
-    """The whole run's real-time factor with timeouts left out.
+    """The whole run's real-time factor with timeouts and the start-up's waits left out.
 
     For runs without a "while connected" factor (replies in one step only): their overall
-    factor counts seconds of timeouts and would blame the controller's speed for them.
+    factor counts seconds of waiting and would blame the controller's speed for them.
     """
-    intervals = m.steps - 1 - len(m.timeouts)
-    wall = m.duration - m.timeout_time
+    waits = [*m.timeouts, *m.startup_waits]
+    intervals = m.steps - 1 - len(waits)
+    wall = m.duration - sum(t.length for t in waits)
     if intervals <= 0 or wall <= 0:
         return m.rtf or 0.0
     return intervals * m.dt / wall
@@ -96,10 +97,10 @@ def _no_reply_applied(m: Metrics) -> str:
         if m.timeouts:
             text += f"; {_count(len(m.timeouts), 'timeout')}"
         return f"{text} — feed the received id straight to the reply"
-    if not m.timeouts:
+    waited = sum(t.length for t in m.startup_waits)
+    if not waited:
         return f"no controller answered: only sends ({m.sends})"
-    longest = max(t.length for t in m.timeouts)
-    return f"no controller answered: only sends and {len(m.timeouts)} × {longest:.0f} s timeouts"
+    return f"no controller answered: only sends ({m.sends}), {waited:.1f} s waiting for one"
 
 
 def _timing_clause(m: Metrics) -> tuple[str, bool]:
