@@ -73,7 +73,19 @@ as implemented:
   the windows is the overall factor. Overall: (N − 1)·dt / (t_last − t_first). While
   connected: over the steps from the first to the last applied reply, leaving out
   timeouts: (intervals × dt) / (their total length).
-- **Suggested T_ext**: the p90 reply latency in ms rounded up to the next 0.5 ms.
+- **Causes of the latency**: a reply's latency is the wire, the controller's computation and
+  the simulator's own pacing together. ``simulator_ms``: per applied reply, its latency less
+  its blocked time, the time from the send until the simulator looked for the reply (its own
+  steps, a frame's pause, a lock-step run's next send step): the simulator's part.
+  ``fastest_reply``: the shortest latency. The controller's computation cannot take longer
+  than its fastest reply (constant work per step, as a step function does), so a fast reply
+  proves a fast controller: longer replies then waited on the wire or the machine.
+- **Waiting share**: blocked time / the wall time from the first to the last applied reply,
+  timeouts left out (the stretch of the real-time factor while connected).
+- **Controller shown slow**: the simulator waited for replies at least 25 % of that time
+  and even the fastest reply took longer than window × (skips + 1) × dt.
+- **Suggested T_ext**: only for a controller shown slow: the p90 reply latency rounded up to
+  the next 0.5 ms (None otherwise: no cause for it shows).
 - **Verdict**: one plain-language sentence built from the above (``vcosim.analysis.verdict``).
 """
 
@@ -99,6 +111,7 @@ from vcosim.analysis.replies import (
 )
 from vcosim.analysis.results import (
     DT,
+    SLOW_SHARE,
     Distribution,
     IdEvent,
     Interval,
@@ -230,14 +243,19 @@ def realtime_factor_series(
     return edges[:-1], intervals * dt / np.diff(edges)
 
 
+def connected_intervals(
+    step_time: np.ndarray, first: int, last: int, timeout_gap: float = TIMEOUT_GAP
+) -> np.ndarray:
+    """The step intervals from step ``first`` to step ``last``, timeouts left out."""
+    gaps = np.diff(step_time[first : max(last, first) + 1])
+    return gaps[gaps <= timeout_gap]
+
+
 def connected_realtime_factor(
     step_time: np.ndarray, first: int, last: int, dt: float = DT, timeout_gap: float = TIMEOUT_GAP
 ) -> float | None:
     """Real-time factor over steps ``first``..``last``, timeouts left out."""
-    if last <= first:
-        return None
-    gaps = np.diff(step_time[first : last + 1])
-    kept = gaps[gaps <= timeout_gap]
+    kept = connected_intervals(step_time, first, last, timeout_gap)
     if kept.size == 0 or kept.sum() <= 0:
         return None
     return float(kept.size * dt / kept.sum())
@@ -490,10 +508,20 @@ def analyse(
         m.rtf_connected = connected_realtime_factor(
             step_time, first_step, last_step, dt, timeout_gap
         )
+        wall = float(connected_intervals(step_time, first_step, last_step, timeout_gap).sum())
+        m.waiting_share = min(m.blocked_time / wall, 1.0) if wall > 0 else m.blocking_share
 
     m.controller_step = (skips + 1) * dt if m.skips is not None else None
+    m.fastest_reply = float(latency[ok].min()) if ok.any() else None
+    m.simulator_ms = summary((latency[ok] - blocked[ok]) * 1e3)
+    m.controller_slow = (
+        m.waiting_share >= SLOW_SHARE
+        and m.fastest_reply is not None
+        and m.fastest_reply > window * (skips + 1) * dt
+    )
     p90 = m.latency_ms.p90
-    m.suggested_ext_time = suggested_ext_time(p90 / 1e3 if p90 is not None else None)
+    if m.controller_slow and p90 is not None:
+        m.suggested_ext_time = suggested_ext_time(p90 / 1e3)
     m.verdict = verdict(m)
     reply_offset = np.where(has_prev, offsets, np.nan)
     timeline = Timeline(
@@ -523,6 +551,7 @@ __all__ = [
     "EXT_TIME_STEP",
     "GAP_FACTOR",
     "RTF_WINDOW",
+    "SLOW_SHARE",
     "TIMEOUT_GAP",
     "Distribution",
     "Events",
@@ -532,6 +561,7 @@ __all__ = [
     "ReplyGap",
     "Timeline",
     "analyse",
+    "connected_intervals",
     "connected_realtime_factor",
     "event_segments",
     "event_steps",

@@ -154,8 +154,9 @@ def summary_rows(m: Metrics) -> list[tuple[str, str]]:
         ("replies in blocking receives", f"{m.replies_in_blocking} of {m.applied}"),
         (
             "time blocking",
-            f"{m.blocked_time:.4f} s ({m.blocking_share * 100:.1f} % of the run; "
-            f"longest {m.longest_block * 1e3:.3f} ms)",
+            f"{m.blocked_time:.4f} s ({m.blocking_share * 100:.1f} % of the run, "
+            f"{m.waiting_share * 100:.1f} % while connected; longest "
+            f"{m.longest_block * 1e3:.3f} ms)",
         ),
         (
             "timeouts (> 1 s between steps, after the first reply)",
@@ -193,11 +194,28 @@ def summary_rows(m: Metrics) -> list[tuple[str, str]]:
             _fmt(m.controller_step and m.controller_step * 1e3, 3, " ms"),
         ),
         (
-            "suggested --ext-time (p90 latency, next 0.5 ms)",
-            _fmt(m.suggested_ext_time and m.suggested_ext_time * 1e3, 1, " ms"),
+            "reply latency, the simulator's part (send to looking for the reply)",
+            _dist(m.simulator_ms, 3, " ms"),
         ),
+        (
+            "fastest reply (the controller computes in at most this)",
+            _fmt(m.fastest_reply and m.fastest_reply * 1e3, 3, " ms"),
+        ),
+        ("suggested --ext-time", _suggestion(m)),
     ]
     return rows
+
+
+def _suggestion(m: Metrics) -> str:
+    if m.suggested_ext_time is not None:
+        return (
+            f"{m.suggested_ext_time * 1e3:.1f} ms (p90 latency, next 0.5 ms): the simulator "
+            f"waited {m.waiting_share * 100:.0f} % of the time and no reply came in under "
+            f"{_fmt(m.fastest_reply and m.fastest_reply * 1e3, 3, ' ms')}"
+        )
+    if m.fastest_reply is None:
+        return "– (no reply)"
+    return "none: the controller is not shown slower than its step"
 
 
 def html_table(

@@ -15,6 +15,7 @@ import numpy as np
 from vcosim.constants import PHYSICS_DT
 
 DT = PHYSICS_DT  # s, the physics step
+SLOW_SHARE = 0.25  # waiting for replies this share of a run makes the controller suspect
 
 
 @dataclass
@@ -86,6 +87,7 @@ class Metrics:
     replies_in_blocking: int = 0  # applied replies that were blocking receives
     blocked_time: float = 0.0  # s, total
     blocking_share: float = 0.0  # of the run's wall time
+    waiting_share: float = 0.0  # of the wall time while connected, timeouts left out
     longest_block: float = 0.0  # s
     timeouts: list[Interval] = field(default_factory=list)  # from the first reply on
     timeout_time: float = 0.0  # s, total
@@ -99,7 +101,11 @@ class Metrics:
     rtf_times: list[float] = field(default_factory=list)  # window starts (s, log clock)
     rtf_values: list[float] = field(default_factory=list)
     controller_step: float | None = None  # (skips + 1) dt: the T_ext the schedule implies
-    suggested_ext_time: float | None = None  # s
+    # What the latency is made of (see the module doc of ``metrics``).
+    fastest_reply: float | None = None  # s: bounds the controller's own computation
+    simulator_ms: Distribution = field(default_factory=Distribution)  # the simulator's part
+    controller_slow: bool = False  # shown slower than its step
+    suggested_ext_time: float | None = None  # s, only for a controller shown slow
     # The controller's id convention, from the applied replies.
     id_offsets: dict[int, int] = field(default_factory=dict)  # reply id − last id sent → count
     id_offset: int | None = None  # the most frequent offset
