@@ -80,12 +80,17 @@ def test_timeout_run_every_metric(tmp_path, timeout_logs, write_logs):
     assert m.rtf_times == approx([0.0, 0.5, 1.0, 1.5, 2.0, 2.5])
     assert m.rtf_values == approx([0.401, 0.0, 0.0, 0.0, 0.6, 1399 * DT / 0.6997], abs=1e-12)
     assert m.rtf_connected == approx(1.0, abs=1e-9)
-    assert m.suggested_ext_time == approx(0.005)
+    # while connected: steps 3 (the first reply) to 2391 (the last), the timeout left out
+    assert m.waiting_share == approx(199 * 0.00005 / (2387 * DT), abs=1e-9)
+    # causes: the first segment's replies (1.6 ms) show the controller can answer in 1.6 ms,
+    # so the second's 4.95 ms are the simulator's own steps (4.9 ms) and 50 µs of waiting
+    assert m.fastest_reply == approx(0.0016, abs=1e-12)
+    assert (m.simulator_ms.min, m.simulator_ms.median) == (approx(1.6), approx(4.9))
+    assert not m.controller_slow and m.suggested_ext_time is None
     assert m.verdict == (
-        "replies land in the next send step's blocking receive; real time held (1.00×), "
-        "little margin: the controller needs 99 % of T_ext; 1 timeout (up to 2.0 s each: the "
-        "simulator waited for a reply that never came); 1 lost message (id 39); "
-        "1 duplicate reply (id 100)"
+        "replies land in the next send step's blocking receive; real time held (1.00×); "
+        "1 timeout (up to 2.0 s each: the simulator waited for a reply that never came); "
+        "1 lost message (id 39); 1 duplicate reply (id 100)"
     )
     # per-event timeline, aligned with the logs' rows
     tl = run.timeline
@@ -160,19 +165,20 @@ def test_controller_slower_than_ext_time():
     assert m.rtf == approx(0.5)
     assert m.latency_ms.p90 == approx(0.95)
     assert m.verdict == (
-        "controller slower than T_ext: simulation at 0.50× real time — raise "
-        "--ext-time to 1 ms (--ext-time 0.001) or speed up the controller"
+        "controller slower than T_ext: simulation at 0.50× real time, no reply in under "
+        "0.95 ms — raise --ext-time to 1 ms (--ext-time 0.001) or speed up the controller"
     )
 
 
-def test_no_controller_only_sends_and_timeouts():
-    # send, block 2 s, time out, next step sends id 0 again: each send its own segment
+def test_no_controller_is_all_start_up_not_timeouts_or_lost_messages():
+    # older vcosim: send, block 2 s, time out, next step sends id 0 again (ids restart)
     steps = np.concatenate([k * 2.001 + np.array([0.0, DT]) for k in range(4)])
     send_time = steps[::2] + 0.0001
     m, _ = analyse(steps, send_time, np.zeros(4), np.zeros(0), np.zeros(0))
-    assert m.applied == 0 and m.resets == 3 and len(m.timeouts) == 3
-    assert m.lost and [e.id for e in m.lost] == [0, 0, 0]  # the last is excluded
-    assert m.verdict == "no controller answered: only sends and 3 × 2 s timeouts"
+    assert m.applied == 0 and m.resets == 0 and m.startup_resends == 3
+    assert m.timeouts == [] and len(m.startup_waits) == 3 and m.startup_time is None
+    assert m.lost == [] and m.superseded == 0  # nobody was there to lose them
+    assert m.verdict == "no controller answered: only sends (4), 6.0 s waiting for one"
 
 
 def test_realtime_factor_windows_count_step_intervals_starting_in_each():

@@ -87,7 +87,8 @@ def test_stale_replies_in_blocking_receives_are_named_not_the_controllers_speed(
     # the same logs without the events log: what the analysis could say before
     old = load_run(write_run(tmp_path / "old", run, events=False)).metrics
     assert old.verdict.startswith(
-        "controller slower than T_ext: simulation at 0.79× real time — raise --ext-time to 1.5 ms"
+        "controller slower than T_ext: simulation at 0.79× real time, no reply in under 1.2 ms "
+        "— raise --ext-time to 1.5 ms"
     )
 
 

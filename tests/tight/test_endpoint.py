@@ -171,15 +171,31 @@ def test_a_second_reply_with_a_fractional_id_is_malformed_not_applied(peers):
     assert sim.vehicle.inputs["throttle"] == 0.2
 
 
-def test_blocking_timeout_resets_and_recovers(peers):
-    peer = peers(lambda m: nan_reply(m) if len(peer.received) > 2 else None)  # late starter
+def test_a_controller_started_late_is_waited_for_without_a_timeout(peers):
+    """The first two copies of message 0 find nobody; the third is answered."""
+    peer = peers(lambda m: nan_reply(m) if len(peer.received) > 2 else None)
     sim, endpoint = coupled(peer, "fast", send_skips=0, timeout=0.2)
     sim.run(0.3)
     report = endpoint.report()
-    assert report["timeouts"] == 2
+    assert report["timeouts"] == 0 and report["startup_resends"] == 2
+    assert report["startup_wait"] >= 0.4  # two waits of 0.2 s expired
+    ids = [int(m[0]) for m in peer.received]
+    assert ids[:4] == [0, 0, 0, 1] and ids[3:] == list(range(1, len(ids) - 2))
+    assert peer.raw[0] == peer.raw[1] == peer.raw[2]  # the same message, sent again
+    # as if the controller had started first: 600 sends, replies 1..598 applied
+    assert report["sent"] == 600 and report["applied"] == 598
+
+
+def test_a_timeout_once_connected_resets_and_recovers(peers):
+    peer = peers(lambda m: None if m[0] in (3, 4) else nan_reply(m))  # silent twice
+    sim, endpoint = coupled(peer, "fast", send_skips=0, timeout=0.2)
+    sim.run(0.3)
+    report = endpoint.report()
+    assert report["timeouts"] == 2 and report["startup_resends"] == 0
     ids = [int(m[0]) for m in peer.received]
     assert ids == list(range(len(ids)))  # ids keep counting across resets, as in BeamNG
-    assert report["applied"] == 600 - 5  # it recovered by itself (steps 5..599)
+    # steps 4 and 6 time out and send nothing; replies 1, 2 and 5..596 apply
+    assert report["sent"] == 598 and report["applied"] == 594
     assert report["blocked_time"] >= 0.4
 
 

@@ -150,10 +150,11 @@ def test_a_boolean_input_is_zero_or_one(tmp_path, peers):
 
 
 def test_the_full_interface_carries_state_derived_values(peers):
-    peer = peers(lambda m: None)
+    back = Interface.from_csv(EXAMPLES / "full.csv").controller_to_sim
+    peer = peers(lambda m: np.concatenate(([m[0]], np.full(back - 1, np.nan))))  # leave all
     car = Vehicle(engine_running=True)
     sim, endpoint = coupled(
-        peer, "fast", vehicle=car, send_skips=0, interface=EXAMPLES / "full.csv", timeout=0.05
+        peer, "fast", vehicle=car, send_skips=0, interface=EXAMPLES / "full.csv"
     )
     sim.run(0.002)
     assert peer.wait_for(1)

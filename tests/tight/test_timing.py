@@ -11,6 +11,7 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 
 import numpy as np
 import pytest
@@ -129,14 +130,24 @@ def test_two_lockstep_runs_give_identical_send_logs(peers, tmp_path):
     assert logs[0][-1, 17] > 3.0  # the car moved (groundspeed), so the runs mean something
 
 
-def test_run_without_a_peer_keeps_stepping(tmp_path):
+def test_without_a_controller_the_run_holds_and_sends_message_0_again(tmp_path):
     peer = RawPeer()
     peer.answering.clear()
     sim, endpoint = coupled(peer, "fast", send_skips=0, timeout=0.05)
-    report = sim.run(0.01)
+
+    def stop_after_three_resends() -> None:
+        peer.wait_for(4, timeout=60)
+        sim.stop()  # a hold gives up when its run is asked to stop
+
+    stopper = threading.Thread(target=stop_after_three_resends)
+    stopper.start()
+    sim.run(0.002)
+    stopper.join()
     peer.stop()
-    assert report.steps == 20
-    assert endpoint.report()["timeouts"] == 10  # send, time out and reset, send, ...
+    report = endpoint.report()
+    assert report["timeouts"] == 0 and report["applied"] == 0
+    assert report["sent"] == 1 and report["startup_resends"] >= 3  # message 0, again and again
+    assert {int(m[0]) for m in peer.received} == {0}
 
 
 def test_custom_hooks_from_the_command_line(peers, tmp_path):

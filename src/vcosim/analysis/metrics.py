@@ -12,16 +12,26 @@ as implemented:
 
 - **Step of an event** (send or receive): the index of the last physics step whose start
   time is ≤ the event's time (−1 for an event before the first step).
+- **Re-sends**: a send before the first reply (see start-up) of the same id as the send
+  before it: current vcosim, holding at start-up, sends its last message again (older vcosim
+  sent id 0 again after each timeout while nobody answered). Re-sends are left out of the
+  skips and start no segment by their id; a reply's latency runs from the last copy.
+- **Start-up**: everything before the first reply (the first applied one, or a start-up
+  reply of the events log): the simulator waited for a controller. A step interval longer
+  than 1 s that began before the first reply and ended with it (the reply came after it, or
+  in its second half) is a start-up wait, not a timeout, and a reply in its step is not
+  counted as blocked; messages sent before the first reply and unanswered are neither lost
+  nor superseded, timeouts logged before it are not counted, a segment begun before it is
+  not a reset.
 - **Observed skips**: (difference between consecutive send steps) − 1, over all consecutive
   sends; the mode and the distribution (skips → count) are reported.
 - **Segments and resets**: a timeout resets the simulator's coupling; each reset starts a
-  new segment, ``resets`` = segments − 1. A new segment starts at a send whose id is not
-  greater than the previous send's (older vcosim restarted its ids at a timeout; an id
-  *equal* to the previous one counts too: a simulator that keeps timing out re-sent id 0);
-  with an events log, also at the first send after a timeout event; without one, if ids
-  never restart (BeamNG, current vcosim), at the first send after a step interval longer
-  than 1 s. A reply belongs to the segment in force when it was applied: the segment of the
-  last send before it, a reply logged at the same time as a send counting as before it.
+  new segment. A new segment starts at a send whose id is not above the previous send's
+  (older vcosim restarted its ids at a timeout), re-sends excepted; with an events log, also
+  at the first send after a timeout event; without one and if ids never go down, at the
+  first send after a timeout (see below). A reply belongs to the segment in force when it
+  was applied: the segment of the last send before it, a reply logged at the same time as a
+  send counting as before it. ``resets`` counts the segments begun after the first reply.
 - **Id pattern**: offset of an applied reply = its id − the id of the last message sent
   before it (same tie rule); distribution, mode and the controller's convention ("direct",
   "previous id", "own counter"): see ``vcosim.analysis.replies``. The *answered id* of a
@@ -41,7 +51,8 @@ as implemented:
   time = receive time − start time of its step; blocking share = total blocked time /
   (last step time − first step time).
 - **Timeouts**: intervals between consecutive steps longer than 1 s (the simulator waited for
-  a reply that never came); each with its start (the step that waited) and length.
+  a reply that never came), from the first reply on; each with its start (the step that
+  waited) and length. Before it they are ``startup_waits``.
 - **Duplicates**: applied replies whose id was already applied in the segment. **Stale**:
   applied replies with an id lower than one applied before in the segment (not duplicates).
   (Current vcosim and BeamNG never apply those: see the dropped replies below.)
@@ -62,7 +73,19 @@ as implemented:
   the windows is the overall factor. Overall: (N − 1)·dt / (t_last − t_first). While
   connected: over the steps from the first to the last applied reply, leaving out
   timeouts: (intervals × dt) / (their total length).
-- **Suggested T_ext**: the p90 reply latency in ms rounded up to the next 0.5 ms.
+- **Causes of the latency**: a reply's latency is the wire, the controller's computation and
+  the simulator's own pacing together. ``simulator_ms``: per applied reply, its latency less
+  its blocked time, the time from the send until the simulator looked for the reply (its own
+  steps, a frame's pause, a lock-step run's next send step): the simulator's part.
+  ``fastest_reply``: the shortest latency. The controller's computation cannot take longer
+  than its fastest reply (constant work per step, as a step function does), so a fast reply
+  proves a fast controller: longer replies then waited on the wire or the machine.
+- **Waiting share**: blocked time / the wall time from the first to the last applied reply,
+  timeouts left out (the stretch of the real-time factor while connected).
+- **Controller shown slow**: the simulator waited for replies at least 25 % of that time
+  and even the fastest reply took longer than window × (skips + 1) × dt.
+- **Suggested T_ext**: only for a controller shown slow: the p90 reply latency rounded up to
+  the next 0.5 ms (None otherwise: no cause for it shows).
 - **Verdict**: one plain-language sentence built from the above (``vcosim.analysis.verdict``).
 """
 
@@ -88,6 +111,7 @@ from vcosim.analysis.replies import (
 )
 from vcosim.analysis.results import (
     DT,
+    SLOW_SHARE,
     Distribution,
     IdEvent,
     Interval,
@@ -120,6 +144,13 @@ def observed_skips(send_step: np.ndarray) -> tuple[int | None, dict[int, int]]:
     return mode, {int(v): int(c) for v, c in zip(values, counts, strict=True)}
 
 
+def resends(send_id: np.ndarray) -> np.ndarray:
+    """Per send: True if it repeats the id of the send before it."""
+    repeat = np.zeros(send_id.shape, dtype=bool)
+    repeat[1:] = np.diff(send_id) == 0
+    return repeat
+
+
 def send_segments(
     send_id: np.ndarray,
     send_time: np.ndarray | None = None,
@@ -127,17 +158,21 @@ def send_segments(
     timeout_time: np.ndarray | None = None,
     step_time: np.ndarray | None = None,
     timeout_gap: float = TIMEOUT_GAP,
+    resent: np.ndarray | None = None,
 ) -> np.ndarray:
     """Segment index of each send: a new one starts after each reset of the coupling.
 
-    Ids not increasing always mark a reset (older vcosim restarted them). Given the send
-    times, so does a timeout between two sends: from ``timeout_time`` (the events log) or,
-    without it and if ids never restart, a step interval longer than ``timeout_gap``.
+    Ids not increasing always mark a reset (older vcosim restarted them), but for ``resent``
+    sends (``resends``). Given the send times, so does a timeout between two sends: at
+    ``timeout_time`` (the events log's, or the ends of the step intervals counted as timeouts)
+    or, without it and if ids never restart, after a step interval longer than ``timeout_gap``.
     """
     send_id = np.asarray(send_id)
     if send_id.size == 0:
         return np.zeros(0, dtype=np.int64)
     new = np.diff(send_id) <= 0
+    if resent is not None:
+        new &= ~resent[1:]
     if send_time is not None:
         if timeout_time is not None:
             new |= timeout_boundaries(send_time, timeout_time)
@@ -208,17 +243,32 @@ def realtime_factor_series(
     return edges[:-1], intervals * dt / np.diff(edges)
 
 
+def connected_intervals(
+    step_time: np.ndarray, first: int, last: int, timeout_gap: float = TIMEOUT_GAP
+) -> np.ndarray:
+    """The step intervals from step ``first`` to step ``last``, timeouts left out."""
+    gaps = np.diff(step_time[first : max(last, first) + 1])
+    return gaps[gaps <= timeout_gap]
+
+
 def connected_realtime_factor(
     step_time: np.ndarray, first: int, last: int, dt: float = DT, timeout_gap: float = TIMEOUT_GAP
 ) -> float | None:
     """Real-time factor over steps ``first``..``last``, timeouts left out."""
-    if last <= first:
-        return None
-    gaps = np.diff(step_time[first : last + 1])
-    kept = gaps[gaps <= timeout_gap]
+    kept = connected_intervals(step_time, first, last, timeout_gap)
     if kept.size == 0 or kept.sum() <= 0:
         return None
     return float(kept.size * dt / kept.sum())
+
+
+def startup_wait(start: float, length: float, first_answer: float) -> bool:
+    """True if a long step interval waited for the first reply, not for a later one.
+
+    It began before the first reply and the first reply ended it: it came after the interval
+    (BeamNG's start-up timeouts) or in its second half (vcosim holds until it comes). A reply
+    early in a long interval did not end that wait: the wait that followed it timed out.
+    """
+    return start < first_answer and 2.0 * first_answer >= 2.0 * start + length
 
 
 def suggested_ext_time(latency_p90: float | None, step: float = EXT_TIME_STEP) -> float | None:
@@ -282,19 +332,44 @@ def analyse(
 
     send_step = event_steps(step_time, send_time)
     receive_step = event_steps(step_time, receive_time)
-    m.skips, m.skips_counts = observed_skips(send_step)
+    # Start-up: until the first reply, applied (receive log) or not (events log); the
+    # messages sent again meanwhile; the long waits, of the start-up or timeouts.
+    replies = [receive_time[:1], ev.time[ev.of(STARTUP)] if ev is not None else np.zeros(0)]
+    first_answer = min((float(t.min()) for t in replies if t.size), default=math.inf)
+    startup = send_time < first_answer
+    resent = resends(send_id) & startup
+    m.startup_resends = int(resent.sum())
+    m.skips, m.skips_counts = observed_skips(send_step[~resent])
     skips = m.skips if m.skips is not None else 0
+    if n_steps and first_answer < math.inf:
+        m.startup_time = first_answer - float(step_time[0])
+    held_steps, timeout_ends = [], []  # steps whose wait was the start-up's; timeouts' ends
+    for step, start, length in intervals_longer_than(step_time, timeout_gap):
+        if startup_wait(start, length, first_answer):
+            m.startup_waits.append(Interval(start, length))
+            held_steps.append(step)
+        else:
+            m.timeouts.append(Interval(start, length))
+            timeout_ends.append(step_time[step + 1])
+    m.timeout_time = float(sum(t.length for t in m.timeouts))
 
-    # Segments.
+    # Segments: at timeouts, logged or seen; older vcosim's show as ids restarting.
+    restarts = bool((np.diff(send_id) < 0).any())
     send_seg = send_segments(
         send_id,
         send_time,
-        step_time=step_time,
-        timeout_gap=timeout_gap,
-        timeout_time=None if ev is None else ev.time[ev.of(TIMEOUT)],
+        timeout_time=(
+            ev.time[ev.of(TIMEOUT)]
+            if ev is not None
+            else None
+            if restarts
+            else np.array(timeout_ends)
+        ),
+        resent=resent,
     )
     m.segments = int(send_seg[-1]) + 1 if n_sends else 0
-    m.resets = max(m.segments - 1, 0)
+    if n_sends:
+        m.resets = int(np.count_nonzero((np.diff(send_seg) > 0) & ~startup[1:]))
     recv_seg = event_segments(send_time, send_seg, receive_time)
     first_id = send_id[np.searchsorted(send_seg, np.arange(m.segments))]
 
@@ -308,7 +383,7 @@ def analyse(
     zeros = leading_zero_startups(ev, send_time, send_seg) if ev is not None else 0
     m.id_pattern = classify(m.id_offset, zeros)
     answered_id = receive_id + ANSWER_SHIFT.get(m.id_pattern or "", 0)
-    send_key = send_seg * KEY + send_id  # strictly increasing
+    send_key = send_seg * KEY + send_id  # increasing; a re-send repeats its key
     recv_key = recv_seg * KEY + answered_id
     running = np.maximum.accumulate(recv_key) if n_recv else recv_key
     startup_time, startup_key = (
@@ -325,10 +400,10 @@ def analyse(
         m.window_per_segment = [int(outstanding[send_seg == g].max()) for g in range(m.segments)]
     window = max(m.window or 1, 1)
 
-    # Reply latency, against the message answered.
+    # Reply latency, against the message answered (its last copy).
     matched = np.full(n_recv, -1, dtype=np.int64)
     if n_sends and n_recv:
-        pos = np.minimum(np.searchsorted(send_key, recv_key), n_sends - 1)
+        pos = np.maximum(np.searchsorted(send_key, recv_key, side="right") - 1, 0)
         ok = (send_key[pos] == recv_key) & (recv_seg >= 0)
         matched[ok] = pos[ok]
     ok = matched >= 0
@@ -360,17 +435,11 @@ def analyse(
     blocking &= receive_step >= 0
     blocked = np.zeros(n_recv)
     blocked[blocking] = receive_time[blocking] - step_time[receive_step[blocking]]
+    blocked[np.isin(receive_step, held_steps)] = 0.0  # the start-up's wait, not a reply's
     m.replies_in_blocking = int(blocking.sum())
     m.blocked_time = float(blocked.sum())
     m.longest_block = float(blocked.max()) if n_recv else 0.0
     m.blocking_share = m.blocked_time / m.duration if m.duration > 0 else 0.0
-
-    # Timeouts.
-    m.timeouts = [
-        Interval(start, length)
-        for _, start, length in intervals_longer_than(step_time, timeout_gap)
-    ]
-    m.timeout_time = float(sum(t.length for t in m.timeouts))
 
     # Duplicates, stale, lost, superseded.
     if n_recv:
@@ -395,7 +464,7 @@ def analyse(
         for keys in (recv_key[(recv_seg >= 0) & (answered_id >= 0)], startup_key):
             np.maximum.at(largest, keys // KEY, keys % KEY)
         answered = np.isin(send_key, recv_key) | np.isin(send_key, startup_key)
-        tail = np.arange(n_sends) >= n_sends - window
+        tail = (np.arange(n_sends) >= n_sends - window) | startup
         lost = (send_id > largest[send_seg]) & ~tail
         m.lost = [
             IdEvent(int(send_seg[i]), int(send_id[i]), float(send_time[i]))
@@ -412,7 +481,7 @@ def analyse(
         first_applied = receive_time[0] if n_recv else np.inf
         m.startup_leading = int((ev.of(STARTUP) & (ev.time < first_applied)).sum())
         m.dropped_in_blocking = ev.count(STALE, DUPLICATE, blocking=True)
-        m.timeouts_logged = ev.count(TIMEOUT)
+        m.timeouts_logged = int((ev.of(TIMEOUT) & (ev.time >= first_answer)).sum())
         m.timeouts_after_dropped, m.timeouts_after_stale = timeouts_after_dropped(ev, send_time)
 
     # Gaps between consecutive applied replies (simulated time).
@@ -439,10 +508,20 @@ def analyse(
         m.rtf_connected = connected_realtime_factor(
             step_time, first_step, last_step, dt, timeout_gap
         )
+        wall = float(connected_intervals(step_time, first_step, last_step, timeout_gap).sum())
+        m.waiting_share = min(m.blocked_time / wall, 1.0) if wall > 0 else m.blocking_share
 
     m.controller_step = (skips + 1) * dt if m.skips is not None else None
+    m.fastest_reply = float(latency[ok].min()) if ok.any() else None
+    m.simulator_ms = summary((latency[ok] - blocked[ok]) * 1e3)
+    m.controller_slow = (
+        m.waiting_share >= SLOW_SHARE
+        and m.fastest_reply is not None
+        and m.fastest_reply > window * (skips + 1) * dt
+    )
     p90 = m.latency_ms.p90
-    m.suggested_ext_time = suggested_ext_time(p90 / 1e3 if p90 is not None else None)
+    if m.controller_slow and p90 is not None:
+        m.suggested_ext_time = suggested_ext_time(p90 / 1e3)
     m.verdict = verdict(m)
     reply_offset = np.where(has_prev, offsets, np.nan)
     timeline = Timeline(
@@ -472,6 +551,7 @@ __all__ = [
     "EXT_TIME_STEP",
     "GAP_FACTOR",
     "RTF_WINDOW",
+    "SLOW_SHARE",
     "TIMEOUT_GAP",
     "Distribution",
     "Events",
@@ -481,6 +561,7 @@ __all__ = [
     "ReplyGap",
     "Timeline",
     "analyse",
+    "connected_intervals",
     "connected_realtime_factor",
     "event_segments",
     "event_steps",
@@ -489,7 +570,9 @@ __all__ = [
     "observed_skips",
     "realtime_factor",
     "realtime_factor_series",
+    "resends",
     "send_segments",
+    "startup_wait",
     "suggested_ext_time",
     "summary",
     "verdict",

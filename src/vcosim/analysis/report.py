@@ -102,11 +102,32 @@ def _logged_timeouts(m: Metrics) -> str:
     )
 
 
+def _startup(m: Metrics) -> str:
+    parts = [
+        "no reply"
+        if m.startup_time is None
+        else f"first reply {m.startup_time:.3f} s after the first step"
+    ]
+    if m.startup_resends:
+        parts.append(f"a message sent again {m.startup_resends} × while waiting")
+    if m.startup_waits:
+        waited = sum(t.length for t in m.startup_waits)
+        n = len(m.startup_waits)
+        parts.append(f"{n} wait{'s' if n > 1 else ''} over 1 s ({waited:.3f} s), no timeout")
+    return "; ".join(parts)
+
+
 def summary_rows(m: Metrics) -> list[tuple[str, str]]:
     """The metrics as (label, value) rows of text."""
     rows = [
-        ("physics steps / sent / applied", f"{m.steps} / {m.sends} / {m.applied}"),
+        (
+            "physics steps / sent / applied",
+            f"{m.steps} / {m.sends}"
+            + (f" ({m.startup_resends} sent again)" if m.startup_resends else "")
+            + f" / {m.applied}",
+        ),
         ("wall time of the run", f"{m.duration:.3f} s"),
+        ("start-up (waiting for the controller)", _startup(m)),
         (
             "observed skips",
             f"{m.skips if m.skips is not None else '–'} (mode); skips: send "
@@ -133,11 +154,12 @@ def summary_rows(m: Metrics) -> list[tuple[str, str]]:
         ("replies in blocking receives", f"{m.replies_in_blocking} of {m.applied}"),
         (
             "time blocking",
-            f"{m.blocked_time:.4f} s ({m.blocking_share * 100:.1f} % of the run; "
-            f"longest {m.longest_block * 1e3:.3f} ms)",
+            f"{m.blocked_time:.4f} s ({m.blocking_share * 100:.1f} % of the run, "
+            f"{m.waiting_share * 100:.1f} % while connected; longest "
+            f"{m.longest_block * 1e3:.3f} ms)",
         ),
         (
-            "timeouts (> 1 s between steps)",
+            "timeouts (> 1 s between steps, after the first reply)",
             _listed(m.timeouts, lambda t: f"at {t.start:.3f} s for {t.length:.3f} s"),
         ),
         (
@@ -172,11 +194,28 @@ def summary_rows(m: Metrics) -> list[tuple[str, str]]:
             _fmt(m.controller_step and m.controller_step * 1e3, 3, " ms"),
         ),
         (
-            "suggested --ext-time (p90 latency, next 0.5 ms)",
-            _fmt(m.suggested_ext_time and m.suggested_ext_time * 1e3, 1, " ms"),
+            "reply latency, the simulator's part (send to looking for the reply)",
+            _dist(m.simulator_ms, 3, " ms"),
         ),
+        (
+            "fastest reply (the controller computes in at most this)",
+            _fmt(m.fastest_reply and m.fastest_reply * 1e3, 3, " ms"),
+        ),
+        ("suggested --ext-time", _suggestion(m)),
     ]
     return rows
+
+
+def _suggestion(m: Metrics) -> str:
+    if m.suggested_ext_time is not None:
+        return (
+            f"{m.suggested_ext_time * 1e3:.1f} ms (p90 latency, next 0.5 ms): the simulator "
+            f"waited {m.waiting_share * 100:.0f} % of the time and no reply came in under "
+            f"{_fmt(m.fastest_reply and m.fastest_reply * 1e3, 3, ' ms')}"
+        )
+    if m.fastest_reply is None:
+        return "– (no reply)"
+    return "none: the controller is not shown slower than its step"
 
 
 def html_table(

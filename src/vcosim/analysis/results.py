@@ -15,6 +15,7 @@ import numpy as np
 from vcosim.constants import PHYSICS_DT
 
 DT = PHYSICS_DT  # s, the physics step
+SLOW_SHARE = 0.25  # waiting for replies this share of a run makes the controller suspect
 
 
 @dataclass
@@ -75,7 +76,10 @@ class Metrics:
     window: int | None = None  # observed, largest over the run
     window_per_segment: list[int] = field(default_factory=list)
     segments: int = 0
-    resets: int = 0  # timeouts that reset the coupling: segments − 1
+    resets: int = 0  # timeouts that reset the coupling: segments begun after the first reply
+    startup_time: float | None = None  # s from the first step to the first reply (None: none)
+    startup_waits: list[Interval] = field(default_factory=list)  # > 1 s, before the first reply
+    startup_resends: int = 0  # sends repeating the send before them in its step
     latency_steps: Distribution = field(default_factory=Distribution)
     latency_steps_counts: dict[int, int] = field(default_factory=dict)
     latency_ms: Distribution = field(default_factory=Distribution)
@@ -83,8 +87,9 @@ class Metrics:
     replies_in_blocking: int = 0  # applied replies that were blocking receives
     blocked_time: float = 0.0  # s, total
     blocking_share: float = 0.0  # of the run's wall time
+    waiting_share: float = 0.0  # of the wall time while connected, timeouts left out
     longest_block: float = 0.0  # s
-    timeouts: list[Interval] = field(default_factory=list)
+    timeouts: list[Interval] = field(default_factory=list)  # from the first reply on
     timeout_time: float = 0.0  # s, total
     duplicates: list[IdEvent] = field(default_factory=list)
     stale: list[IdEvent] = field(default_factory=list)
@@ -96,7 +101,11 @@ class Metrics:
     rtf_times: list[float] = field(default_factory=list)  # window starts (s, log clock)
     rtf_values: list[float] = field(default_factory=list)
     controller_step: float | None = None  # (skips + 1) dt: the T_ext the schedule implies
-    suggested_ext_time: float | None = None  # s
+    # What the latency is made of (see the module doc of ``metrics``).
+    fastest_reply: float | None = None  # s: bounds the controller's own computation
+    simulator_ms: Distribution = field(default_factory=Distribution)  # the simulator's part
+    controller_slow: bool = False  # shown slower than its step
+    suggested_ext_time: float | None = None  # s, only for a controller shown slow
     # The controller's id convention, from the applied replies.
     id_offsets: dict[int, int] = field(default_factory=dict)  # reply id − last id sent → count
     id_offset: int | None = None  # the most frequent offset
@@ -108,7 +117,7 @@ class Metrics:
     startup_unapplied: int | None = None  # id ≤ 0 while nothing was applied yet
     startup_leading: int | None = None  # of those, before the run's first applied reply
     dropped_in_blocking: int | None = None  # stale + duplicate taken by blocking receives
-    timeouts_logged: int | None = None  # timeouts the simulator recorded
+    timeouts_logged: int | None = None  # timeouts the simulator recorded after the first reply
     timeouts_after_dropped: int | None = None  # after stale/duplicate replies to their message
     timeouts_after_stale: int | None = None  # of those, after a stale one
     verdict: str = ""

@@ -6,8 +6,10 @@ Built from ``Metrics`` alone, clause by clause (joined with "; "):
    message's id (…)", "the controller numbers its replies with its own counter (…)";
 2. where replies land and how fast the simulation ran — or, below 0.85× real time, why:
    stale or duplicate replies dropped in blocking receives (checked first: the simulator
-   waited for a newer id, so the controller's speed is not the question), a controller
-   slower than T_ext (suggest an ``--ext-time``), or a simulator that cannot keep up;
+   waited for a newer id, so the controller's speed is not the question), a controller shown
+   slower than T_ext (even its fastest reply: suggest an ``--ext-time``), waits on the wire
+   or the machine (the controller answered fast at times: no ``--ext-time`` would help), or
+   a simulator that cannot keep up. Advice is given only for a cause the logs show;
 3. timeouts, those after stale or duplicate replies named as such, with the remedy for the
    controller's id convention (never "raise --ext-time": a faster controller sending the
    same ids would not have helped);
@@ -18,11 +20,11 @@ Built from ``Metrics`` alone, clause by clause (joined with "; "):
 from __future__ import annotations
 
 from vcosim.analysis.replies import OTHER, OWN_COUNTER, PREVIOUS_ID
-from vcosim.analysis.results import Metrics
+from vcosim.analysis.results import SLOW_SHARE, Metrics
 
 HELD = 0.85  # a real-time factor above this is "real time held" (the cases' threshold)
 FASTER = 1.1  # above this, "faster than real time"
-LITTLE_MARGIN = 0.8  # a controller needing this share of T_ext has little margin
+LITTLE_MARGIN = 0.8  # a controller whose fastest reply takes this share of T_ext
 
 PATTERN_TEXT = {
     PREVIOUS_ID: "replies carry the previous message's id (a Memory block on the id, as in "
@@ -53,13 +55,14 @@ def _kind(stale: int, duplicate: int) -> str:
 
 
 def _rtf_between_timeouts(m: Metrics) -> float:
-    """The whole run's real-time factor with timeouts left out.
+    """The whole run's real-time factor with timeouts and the start-up's waits left out.
 
     For runs without a "while connected" factor (replies in one step only): their overall
-    factor counts seconds of timeouts and would blame the controller's speed for them.
+    factor counts seconds of waiting and would blame the controller's speed for them.
     """
-    intervals = m.steps - 1 - len(m.timeouts)
-    wall = m.duration - m.timeout_time
+    waits = [*m.timeouts, *m.startup_waits]
+    intervals = m.steps - 1 - len(waits)
+    wall = m.duration - sum(t.length for t in waits)
     if intervals <= 0 or wall <= 0:
         return m.rtf or 0.0
     return intervals * m.dt / wall
@@ -96,10 +99,10 @@ def _no_reply_applied(m: Metrics) -> str:
         if m.timeouts:
             text += f"; {_count(len(m.timeouts), 'timeout')}"
         return f"{text} — feed the received id straight to the reply"
-    if not m.timeouts:
+    waited = sum(t.length for t in m.startup_waits)
+    if not waited:
         return f"no controller answered: only sends ({m.sends})"
-    longest = max(t.length for t in m.timeouts)
-    return f"no controller answered: only sends and {len(m.timeouts)} × {longest:.0f} s timeouts"
+    return f"no controller answered: only sends ({m.sends}), {waited:.1f} s waiting for one"
 
 
 def _timing_clause(m: Metrics) -> tuple[str, bool]:
@@ -108,7 +111,7 @@ def _timing_clause(m: Metrics) -> tuple[str, bool]:
     period = (skips + 1) * m.dt
     rtf = m.rtf_connected if m.rtf_connected is not None else _rtf_between_timeouts(m)
     landing = m.latency_steps.median
-    need = (m.latency_ms.median or 0.0) / 1e3 / period
+    need = (m.fastest_reply or 0.0) / period  # what the controller is shown to need at least
     if rtf <= HELD:
         if m.dropped_in_blocking:  # they waited for a newer id: speed is not the question
             kind = _kind(m.dropped_stale or 0, m.dropped_duplicate or 0)
@@ -117,8 +120,11 @@ def _timing_clause(m: Metrics) -> tuple[str, bool]:
                 f"simulation at {rtf:.2f}× real time; blocking receives dropped {n} {kind} "
                 f"{'reply' if n == 1 else 'replies'} (ids already applied)"
             ), True
-        if need > 1.0 or m.blocking_share >= 0.25:
-            text = f"controller slower than T_ext: simulation at {rtf:.2f}× real time — "
+        if m.controller_slow:
+            text = (
+                f"controller slower than T_ext: simulation at {rtf:.2f}× real time, no reply "
+                f"in under {_ms(m.fastest_reply or 0.0)} — "
+            )
             ext = m.suggested_ext_time
             if ext is not None and ext > period + 1e-12:
                 text += (
@@ -128,9 +134,16 @@ def _timing_clause(m: Metrics) -> tuple[str, bool]:
             else:
                 text += "speed up the controller"
             return text, False
+        if m.waiting_share >= SLOW_SHARE:
+            return (
+                f"simulation at {rtf:.2f}× real time, waiting for replies "
+                f"{m.waiting_share * 100:.0f} % of the time, but the controller answered in "
+                f"as little as {_ms(m.fastest_reply or 0.0)}: the waits are the wire's or the "
+                "machine's (other processes), not its computation's"
+            ), False
         return (
             f"simulation at {rtf:.2f}× real time although the controller answers in time "
-            f"(blocking {m.blocking_share * 100:.0f} % of the time): the simulator cannot "
+            f"(waiting {m.waiting_share * 100:.0f} % of the time): the simulator cannot "
             "keep up on this machine"
         ), False
     if landing is None:
@@ -153,7 +166,7 @@ def _timing_clause(m: Metrics) -> tuple[str, bool]:
     )
     text = f"{where}; {speed}"
     if landing is not None and landing == skips + 1 and skips > 0 and need >= LITTLE_MARGIN:
-        text += f", little margin: the controller needs {need * 100:.0f} % of T_ext"
+        text += f", little margin: even its fastest reply took {need * 100:.0f} % of T_ext"
     return text, False
 
 

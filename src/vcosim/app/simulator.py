@@ -406,6 +406,10 @@ def _coupling_rows(table: Table, vehicle: str, coupling: Mapping[str, Any]) -> N
     if coupling["clamped"]:
         table.add_row(f"{prefix}clamped by slot", json.dumps(coupling["clamped"]))
     table.add_row(f"{prefix}time blocking", f"{coupling['blocked_time']:.3f} s")
+    table.add_row(
+        f"{prefix}waited for the controller",
+        f"{coupling['startup_wait']:.3f} s ({coupling['startup_resends']} re-sends)",
+    )
 
 
 def couplings(sim: Simulation) -> dict[str, Any]:
@@ -540,13 +544,14 @@ class _Status:
         if waited < self.WAIT_HINT_AFTER:
             return
         for vehicle, endpoint in couplings(self.sim).items():
-            if endpoint.connected:
+            if endpoint.heard:
                 continue
             self.hinted = True
             cfg = endpoint.config
             note(
                 f"waiting: no controller{' of ' + vehicle if vehicle else ''} has answered on "
-                f"{cfg.controller_host}:{cfg.controller_port} for {waited:.0f} s; each send "
-                f"waits up to {cfg.timeout:g} s. Start one (vcosim controller cruise, or your "
+                f"{cfg.controller_host}:{cfg.controller_port} for {waited:.0f} s; the run "
+                f"holds until one does (its message sent again every {cfg.timeout:g} s). "
+                "Start one (vcosim controller cruise, or your "
                 "Simulink model), or run with --no-coupling"
             )

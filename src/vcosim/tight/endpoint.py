@@ -14,7 +14,11 @@ It follows BeamNG.tech's coupling controller (``tech/vehicleSystemsCoupling`` an
   else block (up to ``timeout``) for a reply and send; while nothing has been applied yet,
   any reply lets the next message go out;
 - a timeout resets the send counter and the largest applied id, nothing else: message ids
-  keep counting, so a peer that rejects ids it has seen accepts the next message.
+  keep counting, so a peer that rejects ids it has seen accepts the next message;
+- at start-up, before any controller has answered, a wait that expires is not a timeout: the
+  run holds and the last message is sent again every ``timeout`` until a reply comes (the
+  start-up rule lets any reply release the next message), so a controller started after
+  the simulator sees what it would have seen started first.
 
 In lock-step pacing the simulator never polls: replies are taken only by the blocking
 receive of a send step, so the step at which a reply applies is fixed and a run is
@@ -63,8 +67,11 @@ class CouplingReport(Report):
             largest applied) and ``duplicate`` (the same id again).
         implausible_id: replies refused for an id more than one ahead of the last message
             sent (no controller numbers its replies so; a stray datagram may).
+        startup_wait: wall seconds the run held at start-up until a controller answered.
+        startup_resends: how often the last message was sent again while holding.
         clamped: per input, how many values were outside their range and clamped.
-        blocked_time: wall seconds spent in blocking receives.
+        timeouts: blocking receives that expired once a controller had answered.
+        blocked_time: wall seconds spent in blocking receives, the start-up wait left out.
     """
 
     interface: str
@@ -83,6 +90,8 @@ class CouplingReport(Report):
     clamped_total: int
     timeouts: int
     blocked_time: float
+    startup_wait: float
+    startup_resends: int
 
 
 @dataclass
@@ -97,7 +106,9 @@ class CouplingStats:
     implausible: int = 0
     bad_id: int = 0
     timeouts: int = 0
-    blocked_time: float = 0.0
+    blocked_time: float = 0.0  # the start-up wait included (``report`` leaves it out)
+    startup_wait: float = 0.0
+    resent: int = 0
 
 
 class SimulatorEndpoint:
@@ -177,6 +188,14 @@ class SimulatorEndpoint:
         """True once the controller answered since the last reset."""
         return self._answers > 0
 
+    @property
+    def heard(self) -> bool:
+        """True once any controller answered; until then the run holds at its first wait.
+
+        Every reply before the first applied one is applied or counted as start-up.
+        """
+        return self.stats.applied + self.stats.startup > 0
+
     def start(self, sim: Simulation) -> None:
         """Fix the schedule for the run (logged by the caller) and the waiting strategy."""
         self.schedule = self.config.schedule(sim.dt)
@@ -219,12 +238,12 @@ class SimulatorEndpoint:
             if not self._lockstep:
                 self._poll_newest(sim)
             self._send(sim)
-        elif self._wait_reply(sim, schedule.timeout):
+        elif self._wait_reply(sim, schedule.timeout) or self._await_controller(sim):
             self._send(sim)
             if self._held >= 0:  # the reply that let the message go, applied now it is out
                 self._apply(sim, self.link.message, self._held)
                 self._held = -1
-        else:
+        elif self.heard:  # BeamNG's timeout: reset the counters, go on stepping
             self.stats.timeouts += 1
             self._event(Event.TIMEOUT, self._next_id - 1, False)
             self._sent = self._answers = 0
@@ -232,6 +251,39 @@ class SimulatorEndpoint:
             self.link.unpin()  # the controller may come back from another port
             self._pin = True
             sim.live["coupling_connected"] = 0.0
+
+    def _await_controller(self, sim: Simulation) -> bool:
+        """At start-up, after a wait expired: hold the run until a controller answers.
+
+        Until a reply has come, BeamNG's start-up rule lets whatever reply arrives release
+        the next message, and a timeout would reset nothing (the send counter and the largest
+        applied id are at their start values): so the simulator sends its last message
+        again every ``timeout`` and waits on, without a timeout, instead of stepping on
+        uncontrolled. False once a controller was heard (a real timeout), or when the run
+        is asked to stop.
+        """
+        if self.heard:
+            return False
+        assert self.schedule is not None
+        timeout = self.schedule.timeout
+        began = time.perf_counter() - timeout  # the wait that just expired
+        try:
+            while not sim.stopping:
+                self._resend()
+                if self._wait_reply(sim, timeout):
+                    return True
+            return False
+        finally:
+            self.stats.startup_wait += time.perf_counter() - began
+
+    def _resend(self) -> None:
+        """Send the last message again, unchanged, and time its reply from now."""
+        out, now = self._out, time.perf_counter()
+        self.link.send(out)
+        self._sent_at[(self._next_id - 1) % _SENT_RING] = now
+        if self.debug is not None:
+            self.debug.send.add(now - self._t0, out)
+        self.stats.resent += 1
 
     def _send(self, sim: Simulation) -> None:
         out = self._out
@@ -407,7 +459,9 @@ class SimulatorEndpoint:
             clamped=clamped,
             clamped_total=sum(clamped.values()),
             timeouts=s.timeouts,
-            blocked_time=s.blocked_time,
+            blocked_time=max(s.blocked_time - s.startup_wait, 0.0),  # µs apart at most
+            startup_wait=s.startup_wait,
+            startup_resends=s.resent,
         )
 
     def close(self) -> None:
