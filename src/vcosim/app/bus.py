@@ -80,7 +80,7 @@ def bus(
             metavar="FILE",
             help="Keep the table of ids and addresses here, so that a router restarted on the "
             "same address gives every module its id back.",
-            show_default="bus-HOST-PORT.json in $XDG_RUNTIME_DIR/vcosim (none for port 0)",
+            show_default="$XDG_RUNTIME_DIR/vcosim/bus-HOST-PORT.json; none for port 0",
         ),
     ] = None,
     symbols: BusSymbols = BUS_SYMBOLS,
