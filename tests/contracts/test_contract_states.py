@@ -16,6 +16,8 @@ from dataclasses import dataclass
 
 import pytest
 from contract_helpers import Background, document, fields, served, wait_until
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from helpers.contract_peer import RawClient
 from vcosim.contracts import ConnectionStatus, ContractClient, ContractServer
@@ -500,3 +502,27 @@ def test_a_silent_session_ends_after_the_session_timeout():
         peer.close()
         sim.stop()
         run.result()
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(code=st.text(max_size=80), message=st.none() | st.text(max_size=300))
+def test_no_error_a_server_sends_leaves_the_client_in_a_state_it_never_leaves(code, message):
+    fake = FakeServer()
+    client, address = client_in(K, fake, {**LONG, "retry_period": 0.001})
+    session = client.session
+    try:
+        body = P.ErrorBody(code=code, message=message)
+        fake.send(P.encode(K_.ERROR, session.session_id, body), address)
+        take(client)
+        assert client.status in (K, C, E)
+        assert wait_until(lambda: (session.service(), client.status is not E)[1])
+        if client.status is C:  # asking again: a WELCOME connects it
+            kind, asked_in = fake.next()
+            while kind != K_.HELLO:
+                kind, asked_in = fake.next()
+            fake.send(welcome(asked_in), address)
+            take(client)
+        assert client.status is K
+    finally:
+        client.close()
+        fake.sock.close()
