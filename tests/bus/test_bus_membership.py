@@ -169,6 +169,17 @@ def test_a_dropped_module_rejoins_with_its_next_ping(brisk):
             vehicle.close()
 
 
+def test_a_module_in_one_long_wait_keeps_its_id():
+    router = Router("127.0.0.1", 0, timeout=1.0).start()
+    with router, BusClient(19, port=router.address[1], liveness=BRISK) as sound:
+        assert router.wait_until(lambda: confirmed(router, 19), 5.0)
+        deadline = time.monotonic() + 2.0  # twice the router's timeout: the replayer's pause
+        while (left := deadline - time.monotonic()) > 0:
+            sound.wait(left)  # (back early only with the answers to its own pings)
+        assert sound.stats.received == 0 and sound.stats.pings > 2
+        assert router.modules[19].address == sound.address and router.stats.expired == 0
+
+
 def test_what_a_closed_module_sent_before_the_refusal_is_still_routed(router: Router, connect):
     vehicle = connect(16)
     with raw_socket() as module:

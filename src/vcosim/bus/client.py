@@ -279,12 +279,20 @@ class BusClient:
         return count
 
     def wait(self, timeout: float) -> bool:
-        """Block up to ``timeout`` s for datagrams, then take all that arrived; True if any."""
+        """Block up to ``timeout`` s for datagrams, then take all that arrived; True if any.
+
+        A long wait polls at least every ``liveness.ping_after``, so the module keeps its id.
+        """
         if not self.connected:
             return False
-        if timeout > 0:
-            self.link.wait(timeout)
-        return self.poll() > 0
+        deadline = time.monotonic() + timeout
+        while True:
+            if (left := deadline - time.monotonic()) > 0:
+                self.link.wait(min(left, self.liveness.ping_after))
+            if self.poll() > 0:
+                return True
+            if left <= self.liveness.ping_after or not self.connected:
+                return False
 
     # -- a silent router ------------------------------------------------------------------
     def _ping(self, now: float) -> None:
