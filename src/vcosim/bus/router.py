@@ -423,7 +423,8 @@ class Router:
             log.info("bus: %s joined%s", module.label, how)
         return module
 
-    def _remove(self, module: Module, why: str) -> None:
+    def _remove(self, module: Module, why: str, *, quiet: bool = False) -> None:
+        """Drop a module from the table and close its socket; ``quiet``: no log line."""
         if self.modules.get(module.id) is not module:
             return
         del self.modules[module.id]
@@ -433,7 +434,8 @@ class Router:
             self._monitors.remove(module)
         self._selector.unregister(module.link.sock)
         module.link.close()
-        log.info("bus: %s %s; its id is free again", module.label, why)
+        if not quiet:
+            log.info("bus: %s %s; its id is free again", module.label, why)
         self._save()
 
     # -- membership ---------------------------------------------------------------------------
@@ -467,7 +469,7 @@ class Router:
             module.address[0],
             f"{module.label} gave way, unheard since its handshake ({why})",
         )
-        self._remove(module, "gave way, unheard since its handshake")
+        self._remove(module, "gave way", quiet=True)  # (a flood of ghosts: one line a host)
 
     def _restore(self, members: list[Member]) -> None:
         """Take back the modules of the state file; each hears the router's answer at once.
