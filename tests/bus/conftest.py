@@ -8,11 +8,16 @@ import pytest
 from vcosim.bus.client import BusClient, Copy
 from vcosim.bus.router import Router
 
+IDLE_TIMEOUT = 60.0
+"""The fixture router's timeout: its test modules are not polled between their steps, so they
+send no keep-alive; a loaded machine must not make the router drop them (the membership tests
+make their own routers, with short timeouts)."""
+
 
 @pytest.fixture
 def router() -> Iterator[Router]:
     """A router on an ephemeral loopback port, serving in a thread."""
-    r = Router("127.0.0.1", 0).start()
+    r = Router("127.0.0.1", 0, timeout=IDLE_TIMEOUT).start()
     yield r
     r.stop()
 

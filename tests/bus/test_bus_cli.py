@@ -128,3 +128,15 @@ def test_vcosim_bus_allow_lets_another_loopback_host_join():
         output, _ = router.communicate(timeout=20)
     assert "joining from 127.0.0.1, 127.0.0.2" in output
     assert "not an allowed peer" in output and "not allowed" in output
+
+
+def test_vcosim_bus_membership_options_are_checked_before_anything_starts(tmp_path: Path):
+    result = CliRunner().invoke(app, ["bus", "--listen", "127.0.0.1:0", "--timeout", "0"])
+    assert result.exit_code == 2, result.output
+    assert "--timeout': must be greater than 0, not 0" in result.output
+    (tmp_path / "file").write_text("")
+    state = tmp_path / "file" / "bus.json"  # a folder that cannot be made
+    router = vcosim("bus", "--listen", "127.0.0.1:0", "--state", str(state))
+    output, _ = router.communicate(timeout=30)
+    assert router.returncode == 2, output
+    assert f"--state {state}: cannot make its folder" in output and "bus router (id" not in output

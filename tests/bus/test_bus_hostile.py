@@ -76,7 +76,13 @@ def test_the_router_survives_fuzz_at_both_of_its_doors(router: Router, connect, 
     stats = router.stats
 
     def handled() -> int:
-        return stats.malformed + stats.routed + stats.unknown_destination + stats.pings
+        return (
+            stats.malformed
+            + stats.routed
+            + stats.unknown_destination
+            + stats.pings
+            + stats.not_joined
+        )
 
     @settings(max_examples=80, deadline=None)
     @given(hostile(), st.booleans())

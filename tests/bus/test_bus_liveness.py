@@ -23,10 +23,11 @@ QUICK = Liveness(ping_after=0.2, lost_after=3.0, give_up_after=30.0)
 class RouterProcess:
     """``vcosim bus`` on a given loopback port, in a process of its own."""
 
-    def __init__(self, port: int) -> None:
+    def __init__(self, port: int, state: Path) -> None:
         self.port = port
+        listen = f"127.0.0.1:{port}"
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "vcosim", "bus", "--listen", f"127.0.0.1:{port}"],
+            [sys.executable, "-m", "vcosim", "bus", "--listen", listen, "--state", str(state)],
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
         )
@@ -45,11 +46,11 @@ class RouterProcess:
 
 
 @pytest.fixture
-def routers() -> Iterator[Callable[[int], RouterProcess]]:
+def routers(tmp_path: Path) -> Iterator[Callable[[int], RouterProcess]]:
     started: list[RouterProcess] = []
 
     def start(port: int) -> RouterProcess:
-        started.append(RouterProcess(port))
+        started.append(RouterProcess(port, tmp_path / f"bus-{port}.json"))
         return started[-1]
 
     yield start

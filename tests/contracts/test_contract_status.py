@@ -85,7 +85,7 @@ def test_a_server_that_vanishes_and_comes_back():
 
 
 def test_status_4_when_the_server_refuses_the_handshake_and_0_clears_it():
-    # A server that refuses the handshake itself answers ERROR: the client stops trying.
+    # A server that refuses the handshake itself answers ERROR: status 4 for a back-off.
     import socket
 
     from vcosim.contracts import protocol as P

@@ -110,7 +110,8 @@ class Process:
         self.lines: list[str] = []
         self.ended_at: float | None = None
         self._changed = threading.Condition()
-        env = dict(os.environ, COLUMNS=WIDE, PYTHONUNBUFFERED="1")
+        # (a runtime folder of the document's own: `vcosim bus` keeps its table there)
+        env = dict(os.environ, COLUMNS=WIDE, PYTHONUNBUFFERED="1", XDG_RUNTIME_DIR=str(cwd))
         self.started_at = time.monotonic()
         self.popen = subprocess.Popen(
             [*network.prefix, program(words[0]), *words[1:]],

@@ -28,8 +28,10 @@ from vcosim.app.options import (
     bus_codec,
     non_negative,
     parse_address,
+    positive,
 )
 from vcosim.bus.catalogue import ModuleId
+from vcosim.bus.membership import MAX_UNCONFIRMED, MODULE_TIMEOUT
 from vcosim.constants import BUS_PORT
 from vcosim.extras import require
 
@@ -56,6 +58,31 @@ def bus(
             "or comma-separated); by default only loopback and the --listen host.",
         ),
     ] = None,
+    timeout: Annotated[
+        float,
+        typer.Option(
+            callback=positive,
+            help="A silent module is waited for this long (s); then it is dropped and its id "
+            "is free (modules ping every second while they have nothing to send).",
+        ),
+    ] = MODULE_TIMEOUT,
+    max_unconfirmed: Annotated[
+        int,
+        typer.Option(
+            min=1,
+            help="Modules one host may have that have said nothing since their handshake "
+            "(ghosts, so far); its next handshake makes the oldest give way.",
+        ),
+    ] = MAX_UNCONFIRMED,
+    state: Annotated[
+        Path | None,
+        typer.Option(
+            metavar="FILE",
+            help="Keep the table of ids and addresses here, so that a router restarted on the "
+            "same address gives every module its id back.",
+            show_default="$XDG_RUNTIME_DIR/vcosim/bus-HOST-PORT.json; none for port 0",
+        ),
+    ] = None,
     symbols: BusSymbols = BUS_SYMBOLS,
     max_length: BusMaxLength = BUS_MAX_LENGTH,
     json_out: JsonOut = None,
@@ -64,13 +91,17 @@ def bus(
 
     Runs until Ctrl-C, SIGTERM or a Shutdown message to the router's id (which every module
     receives). Malformed messages, unknown destinations and handshakes from peers not allowed
-    are counted and reported. A module pings a silent router with its handshake, says when the
-    router is gone, rejoins a router restarted on the same address, and ends (exit code 1)
+    are counted and reported. A module silent for --timeout is dropped. A module pings a
+    silent router with its handshake, says when the router is gone, rejoins a router restarted
+    on the same address (which gives it its id back, from --state), and ends (exit code 1)
     after 10 s of silence.
     """
     address = parse_address(listen, option="--listen", default_port=BUS_PORT)
+    from vcosim.bus.membership import default_state_path
     from vcosim.bus.sockets import allowlist
 
+    if state is None and address.port != 0:
+        state = default_state_path(address.host, address.port)
     report = run_router(
         address.host,
         address.port,
@@ -79,6 +110,9 @@ def bus(
         codec=bus_codec(symbols, max_length),
         json_out=json_out,
         allow=allowlist(allow or (), address.host),
+        timeout=timeout,
+        max_unconfirmed=max_unconfirmed,
+        state=state,
     )
     if report["interrupted"]:
         raise typer.Exit(130)
@@ -193,6 +227,8 @@ def router_summary(report: Mapping[str, Any]) -> dict[str, Any]:
                 )
         elif isinstance(value, Mapping):
             out[key] = ", ".join(f"{k}: {v}" for k, v in value.items()) or "none"
+        elif isinstance(value, list):
+            out[key] = "; ".join(str(v) for v in value) or "none"
         else:
             out[key] = value
     return out
@@ -208,6 +244,9 @@ def run_router(
     codec: Codec,
     json_out: Path | None = None,
     allow: Allowlist | None = None,
+    timeout: float = MODULE_TIMEOUT,
+    max_unconfirmed: int = MAX_UNCONFIRMED,
+    state: Path | None = None,
 ) -> dict[str, Any]:
     """Serve until Ctrl-C, SIGTERM or a Shutdown to the router; print the summary."""
     from vcosim.bus.router import Router
@@ -215,12 +254,22 @@ def run_router(
 
     setup_logging()
     router = Router(
-        host, port, router_id=router_id, max_modules=max_modules, codec=codec, allow=allow
+        host,
+        port,
+        router_id=router_id,
+        max_modules=max_modules,
+        codec=codec,
+        allow=allow,
+        timeout=timeout,
+        max_unconfirmed=max_unconfirmed,
+        state=state,
     )
     h, p = router.address
+    back = f"; {router.stats.restored} module(s) back from {state}" if router.stats.restored else ""
     note(
         f"bus router (id {router_id}) on {h}:{p}, up to {max_modules} modules, joining from "
-        f"{router.allow}; Ctrl-C, SIGTERM or a Shutdown to id {router_id} ends it"
+        f"{router.allow}, dropped after {timeout:g} s of silence{back}; Ctrl-C, SIGTERM or a "
+        f"Shutdown to id {router_id} ends it"
     )
     interrupted = False
     with sigterm_as_interrupt():

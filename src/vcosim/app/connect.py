@@ -93,6 +93,7 @@ def connect(
 
 def report_table(report: ClientReport, state: dict[str, float] | None = None) -> Table:
     """The end-of-run report as a rich table, ending with the vehicle's last known state."""
+    from rich.markup import escape
     from rich.table import Table
 
     table = Table(show_header=False, title="vcosim connect: summary")
@@ -107,13 +108,16 @@ def report_table(report: ClientReport, state: dict[str, float] | None = None) ->
     table.add_row("time blocked", f"{report.blocked_time:.3f} s")
     if report.malformed:
         table.add_row("malformed", ", ".join(f"{k}: {v}" for k, v in report.malformed.items()))
+    if report.errors:  # (the server's words: shown as text, never read as markup)
+        errors = ", ".join(f"{k}: {v}" for k, v in report.errors.items())
+        table.add_row("server errors", escape(errors))
     trips = report.round_trip_ms
     if trips.min is not None and trips.median is not None:
         table.add_row("ping round trip", f"min {trips.min:.3f} ms, median {trips.median:.3f} ms")
     for refusal in report.refused:
-        table.add_row("[yellow]refused", refusal)
+        table.add_row("[yellow]refused", escape(refusal))
     if report.error:
-        table.add_row("[red]error", report.error)
+        table.add_row("[red]error", escape(report.error))
     if state is not None:
         table.add_row("vehicle in the last update", describe_state(state))
     return table

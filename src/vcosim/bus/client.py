@@ -14,10 +14,17 @@ router's host, is dropped and counted (``rejected``). Once answered, the socket 
 to that address: the kernel then drops anything else before the module sees it, and a router
 whose port has closed is reported at once (the ICMP refusal of a datagram sent to it).
 
+Keeping its id. The router drops a module it has heard nothing from for a few seconds
+(``vcosim.bus.membership``), so a module that has sent nothing for ``Liveness.ping_after``
+seconds repeats its handshake (a ping: the router answers it again; nothing new on the wire),
+and pings once as soon as it is answered, so the router knows at once that it is no ghost.
+Both are noticed in ``poll`` (a module polls every cycle), by the send counter, so ``send``
+costs nothing more. A module that was dropped all the same (it stopped polling for longer
+than the router's timeout) rejoins with its next ping, if its id is still free.
+
 A dead router. A module that has heard nothing from the router for ``Liveness.ping_after``
-seconds repeats its handshake (the router answers it again: a ping that needs nothing new on
-the wire); after ``lost_after`` seconds of silence it says in one line that the router is gone
-and keeps repeating the handshake, so a router restarted on the same address takes it back;
+seconds pings it too; after ``lost_after`` seconds of silence it says in one line that the
+router is gone and keeps pinging, so a router restarted on the same address takes it back;
 after ``give_up_after`` seconds ``poll`` raises :class:`RouterLost` (the commands then exit
 with code 1). Defaults: 1 s, 3 s and 10 s. A refusal (the router's port closed) declares it
 gone at once.
@@ -94,7 +101,7 @@ class ClientStats:
     replaced: int = 0
     copies: int = 0
     malformed: int = 0
-    pings: int = 0  # handshakes repeated because the router was silent
+    pings: int = 0  # handshakes repeated: the router was silent, or this module was
     losses: int = 0  # times the router was declared gone
 
 
@@ -151,6 +158,7 @@ class BusClient:
         self._start = self.codec.start.encode("latin-1")
         self._closed = False
         self._heard = self._pinged = time.monotonic()
+        self._sent_then = 0  # ``stats.sent`` when the router last heard from us, as far as known
         self._hello = frames.hello(self.module_id, monitor)
         self.link = DatagramLink(
             (bind_host or local_address_towards(self.router_address), 0),
@@ -209,7 +217,8 @@ class BusClient:
                         link.connect(self.router_address)  # from now on the kernel filters
                         link.take_error()  # (a problem before the answer is no longer one)
                         self.router_id = result
-                        self._heard = self._pinged = time.monotonic()
+                        self._ping(time.monotonic())  # (confirms: no ghost; see the docstring)
+                        self._heard = self._pinged
                         return self
                     if isinstance(result, str):
                         raise ProtocolError(
@@ -254,27 +263,48 @@ class BusClient:
         while (got := link.receive_bytes()) is not None:
             self._handle(got[0])
             count += 1
-        self._socket_error("receive", link.take_error())
+        now = time.monotonic()
         if count:
-            self._heard = time.monotonic()
+            self._heard = now
             if self.router_lost:
                 self._back()
         else:
-            self._check_router()
+            self._check_router(now)
+        self._socket_error("receive", link.take_error())  # (after: what came came before it)
+        if now - self._pinged >= self.liveness.ping_after:  # a keep-alive, if nothing was sent
+            if self.stats.sent == self._sent_then:
+                self._ping(now)
+            else:
+                self._pinged, self._sent_then = now, self.stats.sent
         return count
 
     def wait(self, timeout: float) -> bool:
-        """Block up to ``timeout`` s for datagrams, then take all that arrived; True if any."""
+        """Block up to ``timeout`` s for datagrams, then take all that arrived; True if any.
+
+        A long wait polls at least every ``liveness.ping_after``, so the module keeps its id.
+        """
         if not self.connected:
             return False
-        if timeout > 0:
-            self.link.wait(timeout)
-        return self.poll() > 0
+        deadline = time.monotonic() + timeout
+        while True:
+            if (left := deadline - time.monotonic()) > 0:
+                self.link.wait(min(left, self.liveness.ping_after))
+            if self.poll() > 0:
+                return True
+            if left <= self.liveness.ping_after or not self.connected:
+                return False
 
     # -- a silent router ------------------------------------------------------------------
-    def _check_router(self) -> None:
+    def _ping(self, now: float) -> None:
+        """Repeat the handshake on the module's socket: a live router answers, a new one joins."""
+        self._pinged, self._sent_then = now, self.stats.sent
+        self.stats.pings += 1
+        self.link.send(self._hello)
+        self.link.take_error()
+
+    def _check_router(self, now: float) -> None:
         """Nothing arrived: ping a router silent for long, say it is gone, give up at last."""
-        live, now = self.liveness, time.monotonic()
+        live = self.liveness
         silent = now - self._heard
         if silent < live.ping_after:
             return
@@ -285,10 +315,7 @@ class BusClient:
                 f"for {silent:.0f} s; giving up"
             )
         if now - self._pinged >= live.ping_after:
-            self._pinged = now
-            self.stats.pings += 1
-            self.link.send(self._hello)  # answered again by a live router, a join by a new one
-            self.link.take_error()
+            self._ping(now)
         if silent >= live.lost_after:
             self._lost(f"has been silent for {silent:.0f} s and does not answer pings")
 

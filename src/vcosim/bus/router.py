@@ -12,9 +12,17 @@ Who may join. Handshakes are taken only from allowed peers (``allow``: hosts, or
 host:port pairs; by default loopback and the router's own listening address); datagrams from
 anyone else are dropped, counted (``not_allowed``) and reported once per host, never answered.
 
-Pings. A module that has heard nothing for a while repeats its handshake on its own socket;
-the router answers it again. That is the whole liveness protocol, and it is the seed's own
-handshake frame.
+Pings. A module repeats its handshake on its own socket when it has heard nothing for a
+while, and when it has sent nothing else for a while (a keep-alive); the router answers it
+again. That is the whole liveness protocol, and it is the seed's own handshake frame.
+
+Membership (``vcosim.bus.membership``). A module silent for ``timeout`` seconds is dropped
+and its id freed; a module not heard from since its handshake (a ghost, so far) gives way to
+a handshake for its id from another address, and to its host's next handshake once that host
+has ``max_unconfirmed`` of them. Silence is measured without touching the routing path: a
+sweep, ``SWEEPS`` times per timeout (from a metronome thread, through the wake-up socket),
+compares each module's ``received`` counter with the one it saw last. With ``state``, the
+table is kept in a file and taken back when a router starts on the same address again.
 
 Routing. A valid message goes to the module whose id is its destination, unchanged. Monitors
 (handshake ``ID <n>,MONITOR,END``, e.g. the logger) first get a ``COPY <sender>,<message>`` of
@@ -32,8 +40,8 @@ bytes, without a message object or a copy. Everything else (control frames, othe
 unknown ids, failed sends) takes the careful path through the decoder, so what is passed on,
 counted and reported is the same either way; only the cost differs.
 
-One module of some 520 lines on purpose: handshakes, routing and the module table share
-one selector loop and its state. The handshake socket is a ``vcosim.net`` link; each
+One module of some 720 lines on purpose: handshakes, membership, routing and the module
+table share one selector loop and its state. The handshake socket is a ``vcosim.net`` link; each
 module's is a :class:`~vcosim.bus.sockets.ModuleSocket`.
 """
 
@@ -41,20 +49,24 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import math
 import select
 import selectors
 import socket
 import threading
+import time
 from collections import Counter, deque
 from collections.abc import Callable, Hashable
 from dataclasses import dataclass, field
 from functools import partial
+from pathlib import Path
 from typing import Any
 
 from vcosim.bus import codec as frames
 from vcosim.bus.catalogue import Message, ModuleId, Shutdown
 from vcosim.bus.client import DEFAULT_PORT, RECEIVE_BUFFER
 from vcosim.bus.codec import Codec, Malformed
+from vcosim.bus.membership import MAX_UNCONFIRMED, MODULE_TIMEOUT, Member, StateFile
 from vcosim.bus.sockets import MAX_DATAGRAM, ModuleSocket, allowlist
 from vcosim.errors import ConfigError
 from vcosim.net import Allowlist, DatagramLink, Reports
@@ -71,6 +83,9 @@ _DEFAULT_IDS = frozenset(int(m) for m in ModuleId)  # vehicle, input, sound, ...
 BURST = 64
 """Datagrams a module's socket may hand the router in a row before the others get a turn."""
 
+SWEEPS = 4
+"""Silence sweeps per ``timeout``: a silent module is dropped within 1.25 timeouts."""
+
 
 @dataclass(eq=False)
 class Module:
@@ -80,13 +95,26 @@ class Module:
     address: tuple[str, int]
     link: ModuleSocket
     monitor: bool = False
-    received: int = 0  # messages from the module
+    received: int = 0  # datagrams from the module (messages, pings, ...)
     sent: int = 0  # messages and copies to the module
+    joined: float = 0.0  # when the router accepted it (monotonic s)
+    heard: float = 0.0  # the sweep that last saw ``received`` grow (or ``joined``)
+    seen: int = 0  # ``received`` at that sweep
+    restored: bool = False  # taken back from the state file after a restart
 
     @property
     def label(self) -> str:
         """How reports name the module: id and address."""
         return f"module {self.id} at {_where(self.address)}"
+
+    @property
+    def confirmed(self) -> bool:
+        """Heard from since its handshake (a ghost never is), or a member before a restart."""
+        return self.received > 0 or self.restored
+
+    def silent_for(self, now: float) -> float:
+        """Seconds without a datagram from it, as far as the sweeps know (never too many)."""
+        return 0.0 if self.received != self.seen else now - self.heard
 
 
 @dataclass
@@ -101,7 +129,12 @@ class RouterStats:
     malformed: int = 0
     unknown_destination: int = 0
     gone: int = 0
+    expired: int = 0  # silent for the timeout
+    unheard: int = 0  # gave way, unheard since their handshake
+    restored: int = 0  # taken back from the state file
+    not_joined: int = 0  # messages at the handshake port from addresses not on the bus
     send_failures: int = 0
+    expired_modules: deque[str] = field(default_factory=lambda: deque(maxlen=100))
     malformed_by_sender: Counter[str] = field(default_factory=Counter)
     malformed_by_reason: Counter[str] = field(default_factory=Counter)
     unknown_by_id: Counter[int] = field(default_factory=Counter)
@@ -118,6 +151,9 @@ class Router:
         codec: message symbols and maximum length; every module must use the same.
         stop_on_shutdown: end the router after passing a Shutdown to every module.
         allow: who may join (see :func:`allowlist`); default loopback and ``host`` itself.
+        timeout: seconds of silence after which a module is dropped (``math.inf``: never).
+        max_unconfirmed: modules per host kept while unheard since their handshake.
+        state: a file to keep the table in, taken back by a router restarted with it.
     """
 
     def __init__(
@@ -130,9 +166,22 @@ class Router:
         codec: Codec | None = None,
         stop_on_shutdown: bool = True,
         allow: Allowlist | None = None,
+        timeout: float = MODULE_TIMEOUT,
+        max_unconfirmed: int = MAX_UNCONFIRMED,
+        state: Path | None = None,
     ) -> None:
+        problems = []
+        if not timeout > 0:
+            problems.append(f"timeout must be positive (seconds), not {timeout}")
+        if max_unconfirmed < 1:
+            problems.append(f"max_unconfirmed must be 1 or more, not {max_unconfirmed}")
+        if problems:
+            raise ConfigError(problems, "bus router")
         self.router_id = int(router_id)
         self.max_modules = max_modules
+        self.timeout = timeout
+        self.max_unconfirmed = max_unconfirmed
+        self.state = StateFile(state) if state is not None else None
         self.codec = codec if codec is not None else Codec()
         self.stop_on_shutdown = stop_on_shutdown
         self.modules: dict[int, Module] = {}
@@ -174,6 +223,8 @@ class Router:
         self._wake_in.setblocking(False)
         self._selector.register(self.listen.sock, selectors.EVENT_READ, self._on_handshake)
         self._selector.register(self._wake_in, selectors.EVENT_READ, self._on_wake)
+        if self.state is not None:
+            self._restore(self.state.load())
 
     @property
     def address(self) -> tuple[str, int]:
@@ -184,6 +235,8 @@ class Router:
     def serve_forever(self) -> None:
         """Route until ``stop()`` or a Shutdown to the router; then close every socket."""
         self._serving = True
+        if math.isfinite(self.timeout):
+            threading.Thread(target=self._metronome, name="bus-router-sweeps", daemon=True).start()
         try:
             while not self._stopping:
                 ready = self._selector.select()
@@ -252,17 +305,24 @@ class Router:
         data, address = got
         hello = frames.parse_hello(data)
         if hello is None:
-            self._malformed(
-                _where(address),
-                "handshake",
-                f"not a handshake (expected 'ID <n>,END'): {data[:40]!r}",
-            )
-            return
-        module_id, monitor = hello
+            self._not_a_handshake(data, address)
+        else:
+            self._handshake(*hello, address)
+
+    def _handshake(self, module_id: int, monitor: bool, address: tuple[str, int]) -> None:
+        """Accept, answer again, or refuse (with the reason) a handshake from ``address``."""
+        now = time.monotonic()
         existing = self.modules.get(module_id)
         if existing is not None and existing.address == address:  # queued before its socket
             self._send(existing, frames.answer(self.router_id), control=True)
             return
+        if existing is not None and module_id != self.router_id:
+            if not existing.confirmed:
+                self._drop_unheard(existing, f"its id was asked for from {_where(address)}")
+                existing = None
+            elif existing.silent_for(now) >= self.timeout:
+                self._expire(existing, now)
+                existing = None
         other = self._by_address.get(address)
         if module_id == self.router_id:
             reason = f"id {module_id} is the router's own"
@@ -270,10 +330,10 @@ class Router:
             reason = f"id {module_id} is already taken by the module at {_where(existing.address)}"
         elif other is not None:
             reason = f"this address is already module {other.id} (one socket, one module)"
-        elif len(self.modules) >= self.max_modules:
+        elif not self._make_room(address[0], now):
             reason = f"the router is full ({self.max_modules} modules)"
         else:
-            self._accept(module_id, address, monitor)
+            self._accept(module_id, address, monitor, now)
             return
         self.stats.refused += 1
         self._report(
@@ -283,7 +343,59 @@ class Router:
         )
         self.listen.send(frames.refused(module_id, reason), address)
 
-    def _accept(self, module_id: int, address: tuple[str, int], monitor: bool) -> None:
+    def _not_a_handshake(self, data: bytes, address: tuple[str, int]) -> None:
+        """A datagram at the handshake port that is not a handshake.
+
+        From a module's address it was queued before the module's socket existed: routed as
+        the module's. A message from an address not on the bus (a module dropped for its
+        silence, or joined to this router's predecessor) is counted apart: such a module
+        rejoins by itself with its next ping.
+        """
+        module = self._by_address.get(address)
+        if module is not None:
+            module.received += 1
+            self._route(module, data)
+        elif data[:4] == b"BYE " and frames.parse_bye(data) is not None:
+            self.stats.not_joined += 1  # (the goodbye of a module dropped before it left)
+        elif data.startswith(self.codec.start.encode("latin-1")):
+            self.stats.not_joined += 1
+            self._report(
+                "not joined",
+                address,
+                f"a message from {_where(address)}, which is not on the bus (dropped for "
+                "its silence, or joined before a restart): not passed on; it must handshake",
+            )
+        else:
+            self._malformed(
+                _where(address),
+                "handshake",
+                f"not a handshake (expected 'ID <n>,END'): {data[:40]!r}",
+            )
+
+    def _make_room(self, host: str, now: float) -> bool:
+        """Room for one more module from ``host``: True if there is (or now is).
+
+        The host's oldest unheard module gives way once the host has ``max_unconfirmed``;
+        a full router first drops the modules silent for the timeout.
+        """
+        unheard = [m for m in self.modules.values() if m.address[0] == host and not m.confirmed]
+        if len(unheard) >= self.max_unconfirmed:
+            oldest = min(unheard, key=lambda m: m.joined)
+            self._drop_unheard(oldest, f"{host} has {len(unheard)} modules unheard since joining")
+        if len(self.modules) >= self.max_modules:
+            for module in list(self.modules.values()):
+                if module.silent_for(now) >= self.timeout:
+                    self._expire(module, now)
+        return len(self.modules) < self.max_modules
+
+    def _accept(
+        self,
+        module_id: int,
+        address: tuple[str, int],
+        monitor: bool,
+        now: float,
+        restored: bool = False,
+    ) -> Module | None:
         try:
             link = ModuleSocket(self._address, address)
         except OSError as exc:
@@ -292,18 +404,27 @@ class Router:
                 address,
                 f"cannot open a socket for module {module_id} at {_where(address)}: {exc}",
             )
-            return
-        module = Module(module_id, address, link, monitor)
+            return None
+        module = Module(module_id, address, link, monitor, joined=now, heard=now, restored=restored)
         self.modules[module_id] = module
         self._by_address[address] = module
         self._routes[b"%d" % module_id] = module
         if monitor:
             self._monitors.append(module)
         self._selector.register(link.sock, selectors.EVENT_READ, partial(self._on_module, module))
+        self._save()  # (before the answer: a router killed the moment after still knows it)
         self._send(module, frames.answer(self.router_id), control=True)
-        log.info("bus: %s joined%s", module.label, " as a monitor" if monitor else "")
+        how = " as a monitor" if monitor else ""
+        if restored:
+            log.info(
+                "bus: %s is back%s (on the bus before the router restarted)", module.label, how
+            )
+        else:
+            log.info("bus: %s joined%s", module.label, how)
+        return module
 
-    def _remove(self, module: Module, why: str) -> None:
+    def _remove(self, module: Module, why: str, *, quiet: bool = False) -> None:
+        """Drop a module from the table and close its socket; ``quiet``: no log line."""
         if self.modules.get(module.id) is not module:
             return
         del self.modules[module.id]
@@ -313,7 +434,61 @@ class Router:
             self._monitors.remove(module)
         self._selector.unregister(module.link.sock)
         module.link.close()
-        log.info("bus: %s %s; its id is free again", module.label, why)
+        if not quiet:
+            log.info("bus: %s %s; its id is free again", module.label, why)
+        self._save()
+
+    # -- membership ---------------------------------------------------------------------------
+    def _metronome(self) -> None:
+        """Ask the router's own thread for a sweep ``SWEEPS`` times per timeout, until it ends."""
+        while not self.stopped.wait(self.timeout / SWEEPS):
+            self._requests.append(self._sweep)
+            self._wake()
+
+    def _sweep(self) -> None:
+        """Note who was heard since the last sweep; drop those silent for the timeout."""
+        now = time.monotonic()
+        for module in list(self.modules.values()):
+            if module.received != module.seen:
+                module.seen, module.heard = module.received, now
+            elif now - module.heard >= self.timeout:
+                self._expire(module, now)
+
+    def _expire(self, module: Module, now: float) -> None:
+        silent = now - module.heard
+        self.stats.expired += 1
+        self.stats.expired_modules.append(f"{module.label}: silent for {silent:.1f} s")
+        self._remove(module, f"was silent for {silent:.1f} s: dropped")
+
+    def _drop_unheard(self, module: Module, why: str) -> None:
+        """Drop a module not heard from since its handshake, to make way for a newer one."""
+        self.stats.unheard += 1
+        self.stats.expired_modules.append(f"{module.label}: unheard since joining")
+        self._report(
+            "unheard",
+            module.address[0],
+            f"{module.label} gave way, unheard since its handshake ({why})",
+        )
+        self._remove(module, "gave way", quiet=True)  # (a flood of ghosts: one line a host)
+
+    def _restore(self, members: list[Member]) -> None:
+        """Take back the modules of the state file; each hears the router's answer at once.
+
+        A module whose port has closed refuses that answer and is dropped as gone; one that
+        is silent is dropped after the timeout, like any other.
+        """
+        now = time.monotonic()
+        for m in members:
+            if m.id == self.router_id or m.id in self.modules or m.address in self._by_address:
+                continue
+            if len(self.modules) >= self.max_modules or not self.allow.admits(m.address):
+                continue
+            if self._accept(m.id, m.address, m.monitor, now, restored=True) is not None:
+                self.stats.restored += 1
+
+    def _save(self) -> None:
+        if self.state is not None and not self._closed:
+            self.state.save([Member(m.id, m.address, m.monitor) for m in self.modules.values()])
 
     # -- routing ----------------------------------------------------------------------------
     def _on_module(self, module: Module) -> None:
@@ -322,19 +497,23 @@ class Router:
         The common case stays in this loop: a plain message (``codec.plain_pattern``) to a
         joined module and no monitor is read into the shared buffer, matched and sent on from
         there, the same bytes, with no message built. Everything else goes to ``_route``.
+
+        A refusal (the module's port has closed) is told before what the module sent while
+        it was there, which is still queued: that is routed first (its goodbye, often).
         """
         receive = module.link.sock.recv_into
         buffer, view, plain, routes = self._buffer, self._view, self._plain, self._routes
+        refusal: OSError | None = None
         for _ in range(BURST):
             if self.modules.get(module.id) is not module or self._stopping:
                 return
             try:
                 size = receive(buffer)
             except BlockingIOError:
-                return
-            except OSError as exc:  # a refusal: the module's port has closed
-                self._gone(module, exc)
-                return
+                break
+            except OSError as exc:
+                refusal = exc
+                continue
             module.received += 1
             match = plain(buffer, 0, size)
             # (each type's branch captures one group, the destination: the last one matched)
@@ -351,6 +530,8 @@ class Router:
                 else:
                     target.sent += 1
                 self.stats.routed += 1
+        if refusal is not None:
+            self._gone(module, refusal)
 
     def _route(self, sender: Module, data: bytes) -> None:
         """The careful path: control frames, and messages checked by the decoder."""
@@ -361,6 +542,11 @@ class Router:
             if hello[0] == sender.id:  # a ping: the module has not heard from us for a while
                 self.stats.pings += 1
                 self._send(sender, frames.answer(self.router_id), control=True)
+            elif sender.restored and sender.received == 1:  # its first word: not the module
+                self._remove(
+                    sender, f"is not there: a new module at its address asks for id {hello[0]}"
+                )
+                self._handshake(*hello, sender.address)  # (the file's was gone, its port reused)
             else:
                 self._malformed(sender.label, "handshake", f"a handshake for id {hello[0]}")
             return
@@ -422,6 +608,8 @@ class Router:
         log.info("bus: Shutdown from %s passed to %d module(s)", origin, len(self.modules))
         if self.stop_on_shutdown:
             self._stopping = True
+            if self.state is not None:  # every module was told to end: none will be back
+                self.state.remove()
 
     def _send(self, module: Module, data: bytes, control: bool = False) -> None:
         """Send to a module; a full send buffer is waited out, never a reason to drop.
@@ -500,6 +688,12 @@ class Router:
             "unknown_destination": s.unknown_destination,
             "unknown_by_id": dict(s.unknown_by_id),
             "gone": s.gone,
+            "timeout": self.timeout,
+            "expired": s.expired,
+            "unheard": s.unheard,
+            "expired_modules": list(s.expired_modules),
+            "restored": s.restored,
+            "not_joined": s.not_joined,
             "send_failures": s.send_failures,
             "problems": list(s.problems),
         }

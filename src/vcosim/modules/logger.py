@@ -250,8 +250,8 @@ class Replayer(BusModule[ReplayReport]):
                 first = record.time_ns if first is None else first
                 if self.speed > 0:
                     due = start + (record.time_ns - first) / 1e9 / self.speed
-                    if (delay := due - time.perf_counter()) > 0:
-                        time.sleep(delay)  # pacing, not synchronisation
+                    while (delay := due - time.perf_counter()) > 0:  # pacing, polling on:
+                        self.client.wait(delay)  # (a long pause must not cost the id)
                 self.send(message)
                 if isinstance(message, Shutdown) and message.to == self.client.router_id:
                     self.shutdown = True  # everyone, the replayer too, is shutting down

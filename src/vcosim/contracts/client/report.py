@@ -35,6 +35,7 @@ class ClientReport(Report):
     stale: int
     stale_session: int
     malformed: dict[str, int]  # dropped datagrams, by reason
+    errors: dict[str, int]  # the server's ERRORs, by code
     refused: list[str]
     blocks: int
     blocked_time: float
@@ -56,6 +57,7 @@ class ClientReport(Report):
             stale=sum(c.stale for c in session.incoming),
             stale_session=session.stale_session,
             malformed=dict(session.endpoint.malformed),
+            errors=dict(session.errors),
             refused=[str(r) for r in session.refused],
             round_trip_ms=RoundTrips(
                 float(trips.min()) if trips.size else None,

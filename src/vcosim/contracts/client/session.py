@@ -1,9 +1,12 @@
 """The client's side of the contract protocol: connection status, handshake, data, link upkeep.
 
 ``ClientSession`` is the state machine of docs/contracts.md ("Connection directive and
-status"): HELLO every retry period until WELCOME, pings while connected, BYE when the
-directive goes to 0, reconnection when the link drops (BYE, ``unknown_session``, silence),
-status 4 on a refused handshake. It takes the server's data into the block's flat output
+status", and its table of every status and message): HELLO every retry period until
+WELCOME, pings while connected, BYE when the directive goes to 0, reconnection when the link
+drops (BYE, ``unknown_session``, silence), status 4 for a while when the server refuses the
+session (``bad_hello``, or an ERROR code this client does not know), then HELLO again, each
+time after twice as long (up to ``MAX_BACKOFF``): no message leaves it in a state it never
+leaves. It takes the server's data into the block's flat output
 array (with the meta values) and sends the input contracts from the flat input array when
 due; it knows, for the block's clock, whether an incoming contract forbids a step.
 """
@@ -12,6 +15,7 @@ from __future__ import annotations
 
 import logging
 import time
+from collections import Counter
 from collections.abc import Callable
 
 import numpy as np
@@ -27,6 +31,11 @@ from vcosim.contracts.transport import Endpoint
 log = logging.getLogger("vcosim.contracts")
 EPS = 1e-9
 DEFAULT_PING_PERIOD = 0.25  # s: keep-alive when no commData group asks for more
+MAX_BACKOFF = 30.0  # s: the longest status-4 wait after a refusal before the next HELLO
+KNOWN_ERRORS = ("unknown_session", "busy", "bad_hello")  # the codes a server of v1 sends
+MAX_ERROR_CODES = 16  # codes counted by name; any further one counts as OTHER_CODE
+OTHER_CODE = "(other)"
+CODE_CHARS, MESSAGE_CHARS = 40, 200  # a server's code and message as far as they are shown
 S = ConnectionStatus
 
 
@@ -84,6 +93,10 @@ class ClientSession:
         self.malformed_total = 0
         self.stale_session = 0
         self.error_text = ""
+        self.errors: Counter[str] = Counter()  # the server's ERRORs to this client, by code
+        self.refusals = 0  # refused sessions in a row (the back-off's exponent)
+        self.backoff = 0.0  # s: the latest refusal's wait before the next HELLO
+        self._retry_at = 0.0
         self._session = 0
         self._heard = 0.0
         self._next_hello = 0.0
@@ -96,6 +109,11 @@ class ClientSession:
     def received(self) -> int:
         """Data updates taken from the server, over every incoming contract."""
         return sum(c.received for c in self.incoming)
+
+    @property
+    def session_id(self) -> int:
+        """The id of the current (or latest) connection attempt; 0 before the first."""
+        return self._session
 
     # -- the directive and the timers -------------------------------------------------------
     def service(self) -> None:
@@ -127,6 +145,9 @@ class ClientSession:
         elif status == S.connecting:
             if now >= self._next_hello:
                 self._send_hello(now)
+        elif status == S.error:
+            if now >= self._retry_at:  # the back-off is over: ask again, in a new session
+                self._connect(now)
         elif status == S.connected:
             if now - self._heard > self.link_timeout:
                 self._lose(f"no message from the server for {self.link_timeout:g} s")
@@ -164,15 +185,43 @@ class ClientSession:
         self.reconnects += 1
         self._connect(time.perf_counter())
 
-    def _fail(self, why: str) -> None:
-        """Status 4: not connected, not trying again until the directive goes to 0."""
-        if self.status != S.error:
+    def _refused(self, code: str, message: str | None) -> None:
+        """Status 4, not trying, for a back-off; then HELLO again (``service``).
+
+        The wait doubles with each refusal in a row, from twice the retry period up to
+        ``MAX_BACKOFF``: a server that refuses for good is asked seldom, one that was
+        reconfigured or replaced is found again. A WELCOME resets it.
+        """
+        self.refusals += 1
+        self.backoff = wait = min(self.retry_period * 2.0**self.refusals, MAX_BACKOFF)
+        self._retry_at = time.perf_counter() + wait
+        why = f"{code}: {_short(message or 'no reason given', MESSAGE_CHARS)}"
+        if why != self.error_text:  # (the same refusal again is only counted)
             log.error(
-                "contract client: %s; not trying again (set the directive to 0 and back)", why
+                "contract client: the server at %s refused the session (%s); asking again in "
+                "%.3g s, then each time after twice as long (at most %g s)",
+                self.server,
+                why,
+                wait,
+                MAX_BACKOFF,
             )
-            self.error_text = why
-            self.invalidate()
-            self.set_status(S.error)
+        self.error_text = why
+        self.invalidate()
+        self.set_status(S.error)
+
+    def _count_error(self, code: str) -> str:
+        """Count an ERROR by its code (shortened); say once that a code is unknown."""
+        code = _short(code, CODE_CHARS)
+        key = code if code in self.errors or len(self.errors) < MAX_ERROR_CODES else OTHER_CODE
+        if key not in self.errors and code not in KNOWN_ERRORS:
+            log.warning(
+                "contract client: the server at %s answered ERROR %r, a code this client does "
+                "not know; taken as a refusal of the session (further ones are only counted)",
+                self.server,
+                key,
+            )
+        self.errors[key] += 1
+        return code
 
     # -- receiving --------------------------------------------------------------------------
     def drain(self) -> int:
@@ -227,16 +276,18 @@ class ClientSession:
                 self.set_status(S.unconnected)
         elif kind == P.Kind.ERROR:
             error = P.decode(buffer, size, P.ErrorBody)
-            if error.code == "unknown_session":
+            code = self._count_error(error.code)
+            if code == "unknown_session":
                 if status == S.connected:
                     self._lose("the server does not know this session (it restarted?)")
-            elif error.code == "busy":  # full for now: keep asking (HELLO every retry period)
-                text = f"the server is busy: {error.message or 'no reason given'}"
+            elif code == "busy":  # full for now: keep asking (HELLO every retry period)
+                message = _short(error.message or "no reason given", MESSAGE_CHARS)
+                text = f"the server is busy: {message}"
                 if status == S.connecting and self.error_text != text:
                     log.warning("contract client: %s; asking again", text)
                     self.error_text = text
-            elif status in (S.connected, S.connecting):
-                self._fail(f"{error.code}: {error.message or 'no reason given'}")
+            elif status in (S.connected, S.connecting):  # bad_hello, or a code not known
+                self._refused(code, error.message)
         else:
             raise P.Malformed("unexpected_kind", f"{P.Kind(kind).name} sent to the client")
 
@@ -281,6 +332,7 @@ class ClientSession:
             out.message.serial = 0  # serial numbers count from 1 in every connection
         self._next_ping = time.perf_counter()
         self.error_text = ""  # (a busy server or another version, while connecting)
+        self.refusals = 0
         self.set_status(S.connected)
 
     def _update(self, contract: int, serial: int, sent_at: float, values: np.ndarray) -> None:
@@ -394,3 +446,8 @@ class ClientSession:
         body = P.Hello(client="vcosim", contracts=contracts)
         P.encode(P.Kind.HELLO, 0, body)  # too large for a datagram: say so before connecting
         return body
+
+
+def _short(text: str, limit: int) -> str:
+    """``text`` cut to ``limit`` characters (what a server says is shown, not all of it)."""
+    return text if len(text) <= limit else text[: limit - 3] + "..."

@@ -163,7 +163,7 @@ class ContractServer:
                 self._handle(sim, kind, session_id, size, sender)
             except P.Malformed as exc:
                 endpoint.count_malformed(exc.reason, sender, str(exc))
-                if exc.reason == "version":
+                if exc.reason == "version" and buffer[3] == P.Kind.HELLO:  # (not to answers)
                     message = f"this server speaks contract protocol version {P.VERSION}"
                     self.doorman.error(sender, 0, "version", message, size)
             except Exception as exc:  # a bug must not let one datagram end the run
@@ -179,13 +179,16 @@ class ContractServer:
             return
         session = self.sessions.get(sender)
         if session is None or session.id != session_id:
-            if kind not in (P.Kind.BYE, P.Kind.BYE_ACK):
+            if kind in (P.Kind.DATA, P.Kind.PING):  # a client that lost its session
                 self.stats.unknown_session += 1
                 self.doorman.error(
                     sender, session_id, "unknown_session", "no session: send HELLO", size
                 )
             elif kind == P.Kind.BYE:
                 self.endpoint.send(P.header(P.Kind.BYE_ACK, session_id), sender)
+            elif kind != P.Kind.BYE_ACK:  # a server's kind of message: never answered (no
+                # two servers answer each other's answers for ever)
+                raise P.Malformed("unexpected_kind", f"{P.Kind(kind).name} sent to the server")
             return
         session.heard = time.perf_counter()
         if kind == P.Kind.DATA:
