@@ -32,7 +32,7 @@ SLIP_LOCK = 1.0  # rad/s: a slipping clutch closer than this to synchronous spee
 STICTION = 1.25  # static over sliding friction of brakes and bearings on a wheel at rest
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def gear_ratio(gear: float, p) -> float:
     """Overall ratio engine/wheel for the engaged gear (0 in neutral, negative in reverse)."""
     g = int(round(gear))
@@ -188,7 +188,7 @@ LOCKUP_APPLY_TIME = 0.5  # s: the lock-up clutch closes over this
 LOCKUP_RELEASE_TIME = 0.05  # s: and opens over this
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def converter_torques(omega_p: float, omega_t: float, p) -> tuple[float, float]:
     """Torque on the pump (engine) and on the turbine (N m) of the torque converter.
 
@@ -213,7 +213,7 @@ def converter_torques(omega_p: float, omega_t: float, p) -> tuple[float, float]:
     return 0.0, 0.0
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def friction_clamp(omega_free: float, capacity_step: float) -> float:
     """Apply a friction torque (as a speed change per step) that can stop but not reverse."""
     if omega_free > capacity_step:
@@ -223,7 +223,7 @@ def friction_clamp(omega_free: float, capacity_step: float) -> float:
     return 0.0
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _sign(v: float, eps: float = 1e-6) -> float:
     return 1.0 if v > eps else (-1.0 if v < -eps else 0.0)
 

@@ -32,7 +32,7 @@ LAMBDA_MAX = 5.0
 IDLE_LOOKAHEAD = 0.15  # s: how far ahead the idle controller extrapolates a falling engine
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def effective_throttle(
     pedal: float, omega_e: float, running: float, p, omega_rate: float = 0.0
 ) -> float:
@@ -51,7 +51,7 @@ def effective_throttle(
     return min(max(pedal, 0.0), 1.0)
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def rev_limiter(omega_e: float, p) -> float:
     """Share of the fuel the rev limiter lets through: a P controller above the limit.
 

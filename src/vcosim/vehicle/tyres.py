@@ -15,14 +15,14 @@ import numpy as np
 from numba import njit
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def magic_formula(slip: float, b: float, c: float, e: float) -> float:
     """Normalised magic formula (D = 1): sin(C atan(B s - E (B s - atan(B s))))."""
     bs = b * slip
     return math.sin(c * math.atan(bs - e * (bs - math.atan(bs))))
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def tyre_forces(
     kappa: float, tan_alpha: float, load: float, mu: float, p, lateral_scale: float = 1.0
 ) -> tuple[float, float]:
@@ -51,7 +51,7 @@ def tyre_forces(
     return fx, fy
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def low_speed_damping(v_long: float, p) -> float:
     """Damping factor (s/m, times the load) that fades out above ``p.v_low`` (speed ``v_long``).
 
@@ -62,7 +62,7 @@ def low_speed_damping(v_long: float, p) -> float:
     return p.d_low * fade if fade > 0.0 else 0.0
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def relax_slips(
     kappa: float,
     tan_alpha: float,
@@ -95,7 +95,7 @@ def relax_slips(
 TAN_ALPHA_MAX = 10.0  # 84 degrees: beyond, a sliding tyre's force no longer changes
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def aligning_moment(tan_alpha: float, load: float, mu: float, p) -> float:
     """Self-aligning moment (N m, about the ground normal) that drives force feedback."""
     return -p.al_scale * mu * load * magic_formula(math.atan(tan_alpha), p.B_al, p.C_al, p.E_al)
