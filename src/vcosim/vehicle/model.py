@@ -343,7 +343,8 @@ def physics_step(x, u, p, y, s, height, friction, grid, write_outputs: bool) -> 
         if p.noise_std > 0.0:
             mu = max(mu + p.noise_std * friction_noise(x[X_STEP], k, p.noise_seed), 0.0)
         lateral_scale = 1.0 if front else p.lat_scale_rear
-        f_long, f_lat = tyre_forces(x[X_KAPPA + k], x[X_ALPHA + k], load, mu, p, lateral_scale)
+        slip_angle = math.atan(x[X_ALPHA + k])
+        f_long, f_lat = tyre_forces(x[X_KAPPA + k], slip_angle, load, mu, p, lateral_scale)
         surface = x[X_OMEGA + k] * p.r
         rolling = max(abs(v_long), abs(surface))  # a spinning wheel is not at standstill
         f_long += low_speed_damping(rolling, p) * load * (surface - v_long)
@@ -354,7 +355,7 @@ def physics_step(x, u, p, y, s, height, friction, grid, write_outputs: bool) -> 
             f_long *= scale
             f_lat *= scale
         if front:
-            aligning += aligning_moment(x[X_ALPHA + k], load, mu, p)
+            aligning += aligning_moment(slip_angle, load, mu, p)
 
         fwx = f_long * lx + f_lat * tx + load * nx
         fwy = f_long * ly + f_lat * ty + load * ny

@@ -24,9 +24,12 @@ def magic_formula(slip: float, b: float, c: float, e: float) -> float:
 
 @njit(cache=True, inline="always")
 def tyre_forces(
-    kappa: float, tan_alpha: float, load: float, mu: float, p, lateral_scale: float = 1.0
+    kappa: float, slip_angle: float, load: float, mu: float, p, lateral_scale: float = 1.0
 ) -> tuple[float, float]:
     """Longitudinal and lateral force (N) in the wheel frame from the transient slips.
+
+    ``slip_angle`` is atan of the lateral slip state (rad), which the aligning moment takes
+    as well: the step computes it once per wheel.
 
     With combined slip on, both slips are normalised by their peak values and the magic
     formula is evaluated at the combined normalised slip, so the resultant stays inside the
@@ -36,7 +39,7 @@ def tyre_forces(
     ``lateral_scale`` times the front's (the rear tyres' own B).
     """
     d = mu * load
-    alpha = math.atan(tan_alpha) * lateral_scale
+    alpha = slip_angle * lateral_scale
     if p.combined < 0.5:
         fx = d * magic_formula(kappa, p.B_long, p.C_long, p.E_long)
         fy = d * magic_formula(alpha, p.B_lat, p.C_lat, p.E_lat)
@@ -96,9 +99,9 @@ TAN_ALPHA_MAX = 10.0  # 84 degrees: beyond, a sliding tyre's force no longer cha
 
 
 @njit(cache=True, inline="always")
-def aligning_moment(tan_alpha: float, load: float, mu: float, p) -> float:
+def aligning_moment(slip_angle: float, load: float, mu: float, p) -> float:
     """Self-aligning moment (N m, about the ground normal) that drives force feedback."""
-    return -p.al_scale * mu * load * magic_formula(math.atan(tan_alpha), p.B_al, p.C_al, p.E_al)
+    return -p.al_scale * mu * load * magic_formula(slip_angle, p.B_al, p.C_al, p.E_al)
 
 
 @njit(cache=True)
