@@ -35,7 +35,7 @@ ROAD_THRESHOLD = 128
 ImageSource = str | Path | None
 
 
-@njit(cache=True, fastmath=False)
+@njit(cache=True, error_model="numpy", fastmath=False, inline="always")
 def _axis(coord: float, origin: float, cell: float, n: int) -> tuple[int, int, float, bool]:
     """Locate ``coord`` between two samples along one axis.
 
@@ -55,7 +55,7 @@ def _axis(coord: float, origin: float, cell: float, n: int) -> tuple[int, int, f
     return i0, i0 + 1, f - i0, True
 
 
-@njit(cache=True, fastmath=False)
+@njit(cache=True, error_model="numpy", fastmath=False, inline="always")
 def sample_terrain(
     height: np.ndarray, friction: np.ndarray, grid: np.ndarray, x: float, y: float
 ) -> tuple[float, float, float, float]:

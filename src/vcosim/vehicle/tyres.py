@@ -15,18 +15,21 @@ import numpy as np
 from numba import njit
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy", inline="always")
 def magic_formula(slip: float, b: float, c: float, e: float) -> float:
     """Normalised magic formula (D = 1): sin(C atan(B s - E (B s - atan(B s))))."""
     bs = b * slip
     return math.sin(c * math.atan(bs - e * (bs - math.atan(bs))))
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy", inline="always")
 def tyre_forces(
-    kappa: float, tan_alpha: float, load: float, mu: float, p, lateral_scale: float = 1.0
+    kappa: float, slip_angle: float, load: float, mu: float, p, lateral_scale: float = 1.0
 ) -> tuple[float, float]:
     """Longitudinal and lateral force (N) in the wheel frame from the transient slips.
+
+    ``slip_angle`` is atan of the lateral slip state (rad), which the aligning moment takes
+    as well: the step computes it once per wheel.
 
     With combined slip on, both slips are normalised by their peak values and the magic
     formula is evaluated at the combined normalised slip, so the resultant stays inside the
@@ -36,7 +39,7 @@ def tyre_forces(
     ``lateral_scale`` times the front's (the rear tyres' own B).
     """
     d = mu * load
-    alpha = math.atan(tan_alpha) * lateral_scale
+    alpha = slip_angle * lateral_scale
     if p.combined < 0.5:
         fx = d * magic_formula(kappa, p.B_long, p.C_long, p.E_long)
         fy = d * magic_formula(alpha, p.B_lat, p.C_lat, p.E_lat)
@@ -51,7 +54,7 @@ def tyre_forces(
     return fx, fy
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy", inline="always")
 def low_speed_damping(v_long: float, p) -> float:
     """Damping factor (s/m, times the load) that fades out above ``p.v_low`` (speed ``v_long``).
 
@@ -62,7 +65,7 @@ def low_speed_damping(v_long: float, p) -> float:
     return p.d_low * fade if fade > 0.0 else 0.0
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy", inline="always")
 def relax_slips(
     kappa: float,
     tan_alpha: float,
@@ -95,13 +98,13 @@ def relax_slips(
 TAN_ALPHA_MAX = 10.0  # 84 degrees: beyond, a sliding tyre's force no longer changes
 
 
-@njit(cache=True)
-def aligning_moment(tan_alpha: float, load: float, mu: float, p) -> float:
+@njit(cache=True, error_model="numpy", inline="always")
+def aligning_moment(slip_angle: float, load: float, mu: float, p) -> float:
     """Self-aligning moment (N m, about the ground normal) that drives force feedback."""
-    return -p.al_scale * mu * load * magic_formula(math.atan(tan_alpha), p.B_al, p.C_al, p.E_al)
+    return -p.al_scale * mu * load * magic_formula(slip_angle, p.B_al, p.C_al, p.E_al)
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def friction_noise(step: float, wheel: int, seed: float) -> float:
     """Reproducible standard-normal noise from (step, wheel, seed): a counter-based hash.
 
@@ -119,13 +122,13 @@ _M1 = np.uint64(0xBF58476D1CE4E5B9)
 _M2 = np.uint64(0x94D049BB133111EB)
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def _mix(z: np.uint64) -> np.uint64:
     z = (z ^ (z >> np.uint64(30))) * _M1
     z = (z ^ (z >> np.uint64(27))) * _M2
     return z ^ (z >> np.uint64(31))
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def _unit(z: np.uint64) -> float:
     return (float(z >> np.uint64(11)) + 0.5) / 9007199254740992.0
