@@ -15,6 +15,9 @@ import numpy as np
 from vcosim.errors import ConfigError
 from vcosim.roads.model import Road
 
+END_TOLERANCE = 1e-3
+"""m: a point this close beyond a road's end is on it (files join roads to a few microns)."""
+
 PROJECTION_STEPS = 6
 """Newton steps from the nearest sample to the foot point on a reference line."""
 
@@ -153,7 +156,7 @@ class RoadNetwork:
             nearest = np.argmin(np.hypot(x[:, None] - sx, y[:, None] - sy), axis=1)
             s, t, along = self.project(road, x, y, samples[nearest])
             low, high = road.t_range(s)
-            on = (np.abs(along) < 1e-3) & (t >= low) & (t <= high) & (np.abs(t) < best)
+            on = (np.abs(along) < END_TOLERANCE) & (t >= low) & (t <= high) & (np.abs(t) < best)
             if not on.any():
                 continue
             best[on] = np.abs(t[on])
