@@ -128,3 +128,12 @@ DANGLING = b"""<OpenDRIVE><header revMajor="1" revMinor="8"/>
     </laneSection></lanes>
   </road>
 </OpenDRIVE>"""
+
+
+def test_road_marks_run_along_their_lanes_outer_borders(crossing):
+    lines = crossing.road(1).mark_lines(step=5.0)
+    assert sorted(lane for lane, _, _ in lines) == [-1, 0, 1]
+    for lane, mark, points in lines:
+        assert mark.type in ("solid", "broken")
+        assert points[0, 0] == 0.0 and points[-1, 0] == 50.0
+        assert np.all(points[:, 1] == pytest.approx(3.0 * np.sign(lane)))

@@ -207,6 +207,27 @@ class Road:
         s = np.concatenate([np.linspace(0.0, self.length, n + 1), *knots])
         return np.unique(s[(s >= 0.0) & (s <= self.length)])
 
+    def mark_lines(self, step: float = 1.0) -> list[tuple[int, RoadMark, np.ndarray]]:
+        """Every painted road mark: (lane id, the mark, (x, y, z) rows along the lane's border).
+
+        A mark runs along its lane's outer border (the centre lane's: the lane offset line)
+        from its ``s_offset`` to the next mark of the lane or the section's end. Marks of
+        type ``none`` are left out.
+        """
+        lines = []
+        s_all = self.samples(step)
+        for section in self.sections:
+            for lane in section.lanes.values():
+                starts = [section.s + m.s_offset for m in lane.marks]
+                for mark, a, b in zip(lane.marks, starts, [*starts[1:], section.end], strict=True):
+                    if mark.type == "none" or b <= a:
+                        continue
+                    s = np.unique(np.concatenate([[a, b], s_all[(s_all > a) & (s_all < b)]]))
+                    inside = np.minimum(s, np.nextafter(b, a))
+                    x, y, z, _ = self.point(s, self.lane_t(inside, lane.id, fraction=1.0))
+                    lines.append((lane.id, mark, np.column_stack((x, y, z))))
+        return lines
+
     def lane_centre(
         self, lane_id: int, section: int = 0, step: float = 1.0
     ) -> tuple[np.ndarray, np.ndarray]:

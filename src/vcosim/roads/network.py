@@ -8,6 +8,7 @@ that road; consecutive entries must be linked (road links, lane links, junction 
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -57,7 +58,7 @@ class RoadPositions:
 class RoadNetwork:
     """The roads and junctions of an OpenDRIVE file, with the queries drivers and wheels need."""
 
-    def __init__(self, roads: list[Road], junctions: list[Junction] = ()) -> None:  # type: ignore[assignment]
+    def __init__(self, roads: Sequence[Road], junctions: Sequence[Junction] = ()) -> None:
         self.roads = {road.id: road for road in roads}
         self.junctions = {junction.id: junction for junction in junctions}
         problems = [
