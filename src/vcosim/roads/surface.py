@@ -20,6 +20,9 @@ from vcosim.errors import ConfigError
 from vcosim.roads.model import Road
 from vcosim.roads.network import END_TOLERANCE, RoadNetwork
 
+MAX_STRIP = 10.0
+"""m: the longest strip a road is cut into when it is rasterised."""
+
 MAX_CELLS = 8_000_000
 """Grid points a road raster may have (about 140 MB with its friction and road mask)."""
 
@@ -100,12 +103,18 @@ def _cover(
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """The grid points on a road or its apron: flat index, s, t and whether on a lane.
 
-    The road is cut into strips a cell or two long; the grid points in each strip's bounding
-    box are candidates, with the s of their foot point on the strip's chord as first guess.
+    The road is cut into strips about as long as it is wide (fewest candidates per metre),
+    short enough to turn at most half a radian; the grid points in each strip's bounding box
+    are candidates, with the s of their foot point on the strip's chord as first guess.
     """
     ox, oy, cell = grid
     ny, nx = shape
-    s = road.samples(max(cell, 0.25))
+    probe = road.samples(1.0)
+    low, high = road.t_range(probe)
+    bend = float(np.abs(road.plan.curvature(probe)).max())
+    step = min(max(float((high - low).max()), 1.0), MAX_STRIP, 0.5 / max(bend, 1e-9))
+    step = max(step, cell)
+    s = road.samples(step)
     low, high = road.t_range(s)
     low, high = low - apron, high + apron
     x, y, _, heading = road.point(s)
@@ -120,7 +129,7 @@ def _cover(
     ]
     cx = np.stack([c[0] for c in corners])
     cy = np.stack([c[1] for c in corners])
-    bulge = cell
+    bulge = cell + 0.15 * step  # the outer edge's arc beyond the corners' box
     i0 = np.clip(np.floor((cx.min(axis=0) - bulge - ox) / cell), 0, nx - 1).astype(np.int64)
     i1 = np.clip(np.ceil((cx.max(axis=0) + bulge - ox) / cell), 0, nx - 1).astype(np.int64)
     j0 = np.clip(np.floor((cy.min(axis=0) - bulge - oy) / cell), 0, ny - 1).astype(np.int64)
