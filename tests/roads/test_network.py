@@ -137,3 +137,11 @@ def test_road_marks_run_along_their_lanes_outer_borders(crossing):
         assert mark.type in ("solid", "broken")
         assert points[0, 0] == 0.0 and points[-1, 0] == 50.0
         assert np.all(points[:, 1] == pytest.approx(3.0 * np.sign(lane)))
+
+
+def test_a_road_with_lanes_on_one_side_only():
+    one_sided = read_xodr(DANGLING.replace(b'<successor elementType="road" elementId="9"', b"<x"))
+    road = one_sided.road(1)
+    assert [float(v[0]) for v in road.t_range(2.0)] == [-3.0, 0.0]
+    assert one_sided.bounds() == pytest.approx((0.0, -3.0, 5.0, 0.0))
+    assert list(road.lane_at([2.0, 2.0], [-1.0, 1.0])) == [-1, 0]

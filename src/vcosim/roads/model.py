@@ -70,10 +70,13 @@ class LaneSection:
 
         Measured from the centre lane (the lane offset is not included), one column per ``s``.
         """
-        ds = np.asarray(s, dtype=float) - self.s
-        left = np.cumsum([lane.width.value(ds) for lane in self.left], axis=0)
-        right = -np.cumsum([lane.width.value(ds) for lane in self.right], axis=0)
-        return left.reshape(len(self.left), -1), right.reshape(len(self.right), -1)
+        ds = np.atleast_1d(np.asarray(s, dtype=float)) - self.s
+
+        def outwards(lanes: tuple[Lane, ...]) -> np.ndarray:
+            widths = [lane.width.value(ds) for lane in lanes]
+            return np.cumsum(widths, axis=0) if widths else np.zeros((0, ds.size))
+
+        return outwards(self.left), -outwards(self.right)
 
 
 @dataclass(frozen=True)
