@@ -16,6 +16,9 @@ import numpy as np
 from vcosim.roads.geometry import PlanView
 from vcosim.roads.profiles import Cubic
 
+PROJECTION_STEPS = 6
+"""Newton steps from a first guess (within a metre or so) to the foot point on a road."""
+
 NO_LANE = 0
 """What :meth:`Road.lane_at` answers off the road's lanes (lane 0 has no width)."""
 
@@ -134,6 +137,29 @@ class Road:
         across = t * np.cos(roll)
         z = self.elevation.value(s) + t * np.sin(roll)
         return x - across * np.sin(heading), y + across * np.cos(heading), z, heading
+
+    def project(
+        self, x: np.ndarray, y: np.ndarray, s: np.ndarray
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(s, t, along) of points (x, y) on this road, from a first guess of s each.
+
+        Newton steps to the foot point on the reference line; ``along`` is what is left of the
+        distance along the line there (0 unless the foot point lies beyond an end of the road).
+        """
+        for _ in range(PROJECTION_STEPS):
+            rx, ry, heading = self.plan.pose(s)
+            c, n = np.cos(heading), np.sin(heading)
+            ex, ey = x - rx, y - ry
+            along = ex * c + ey * n
+            across = -ex * n + ey * c
+            bend = 1.0 - self.plan.curvature(s) * across
+            s = np.clip(s + along / np.where(bend > 0.1, bend, 0.1), 0.0, self.length)
+        rx, ry, heading = self.plan.pose(s)
+        c, n = np.cos(heading), np.sin(heading)
+        ex, ey = x - rx, y - ry
+        across = -ex * n + ey * c
+        t = across / np.cos(self.superelevation.value(s))
+        return s, t, ex * c + ey * n
 
     def lane_t(self, s: np.ndarray | float, lane_id: int, fraction: float = 0.5) -> np.ndarray:
         """The t of a point ``fraction`` of the way from a lane's inner border to its outer one.

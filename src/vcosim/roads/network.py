@@ -13,14 +13,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from vcosim.errors import ConfigError
+from vcosim.errors import ConfigError, UnknownNameError
 from vcosim.roads.model import Road
 
 END_TOLERANCE = 1e-3
 """m: a point this close beyond a road's end is on it (files join roads to a few microns)."""
-
-PROJECTION_STEPS = 6
-"""Newton steps from the nearest sample to the foot point on a reference line."""
 
 LaneRef = tuple[str, int]
 
@@ -84,8 +81,6 @@ class RoadNetwork:
         try:
             return self.roads[str(road_id)]
         except KeyError:
-            from vcosim.errors import UnknownNameError
-
             raise UnknownNameError("road", str(road_id), sorted(self.roads)) from None
 
     def bounds(self, step: float = 1.0) -> tuple[float, float, float, float]:
@@ -104,36 +99,13 @@ class RoadNetwork:
     def position(
         self, road_id: str | int, s: np.ndarray | float, lane: int = 0, offset: float = 0.0
     ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-        """(x, y, z, heading) on a lane's centre line (lane 0: the reference line) at ``s``.
+        """(x, y, z, heading) on a lane's centre line at ``s`` (lane 0: the lane offset line).
 
         ``offset`` moves the point to the left of the lane centre (along t). The heading is the
         reference line's (a lane running against s drives the opposite way).
         """
         road = self.road(road_id)
         return road.point(s, road.lane_t(s, lane) + offset)
-
-    def project(
-        self, road: Road, x: np.ndarray, y: np.ndarray, s: np.ndarray
-    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """(s, t, along) of points (x, y) on ``road``, from a first guess of s.
-
-        Newton steps to the foot point on the reference line; ``along`` is what is left of the
-        distance along the line there (0 unless the foot point lies beyond an end of the road).
-        """
-        for _ in range(PROJECTION_STEPS):
-            rx, ry, heading = road.plan.pose(s)
-            c, n = np.cos(heading), np.sin(heading)
-            ex, ey = x - rx, y - ry
-            along = ex * c + ey * n
-            across = -ex * n + ey * c
-            bend = 1.0 - road.plan.curvature(s) * across
-            s = np.clip(s + along / np.where(bend > 0.1, bend, 0.1), 0.0, road.length)
-        rx, ry, heading = road.plan.pose(s)
-        c, n = np.cos(heading), np.sin(heading)
-        ex, ey = x - rx, y - ry
-        across = -ex * n + ey * c
-        t = across / np.cos(road.superelevation.value(s))
-        return s, t, ex * c + ey * n
 
     def locate(self, x: np.ndarray | float, y: np.ndarray | float) -> RoadPositions:
         """Road, s, t, lane and surface height under world points (x, y).
@@ -155,7 +127,7 @@ class RoadNetwork:
             samples = road.samples(2.0)
             sx, sy, _, _ = road.point(samples)
             nearest = np.argmin(np.hypot(x[:, None] - sx, y[:, None] - sy), axis=1)
-            s, t, along = self.project(road, x, y, samples[nearest])
+            s, t, along = road.project(x, y, samples[nearest])
             low, high = road.t_range(s)
             on = (np.abs(along) < END_TOLERANCE) & (t >= low) & (t <= high) & (np.abs(t) < best)
             if not on.any():

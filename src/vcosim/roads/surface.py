@@ -87,7 +87,7 @@ def rasterise(
     road_mask = np.zeros(shape, dtype=bool)
     nearest = np.full(shape, np.inf)
     for road in network.roads.values():
-        flat, s, t, on_lane = _cover(network, road, grid, shape, apron)
+        flat, s, t, on_lane = _cover(road, grid, shape, apron)
         rank = np.abs(t) + np.where(on_lane, 0.0, APRON_RANK)
         closer = rank < nearest.flat[flat]
         flat, s, t, on_lane = flat[closer], s[closer], t[closer], on_lane[closer]
@@ -99,7 +99,7 @@ def rasterise(
 
 
 def _cover(
-    network: RoadNetwork, road: Road, grid: np.ndarray, shape: tuple[int, int], apron: float
+    road: Road, grid: np.ndarray, shape: tuple[int, int], apron: float
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """The grid points on a road or its apron: flat index, s, t and whether on a lane.
 
@@ -152,7 +152,7 @@ def _cover(
     best = order[unique]
     guess = s[strip[best]] + np.clip(along[best], 0.0, length[best])
     px, py = px[best], py[best]
-    foot, t, rest = network.project(road, px, py, guess)
+    foot, t, rest = road.project(px, py, guess)
     lo, hi = road.t_range(foot)
     inside = (np.abs(rest) <= apron) & (t >= lo - apron) & (t <= hi + apron)
     on_lane = (np.abs(rest) < END_TOLERANCE) & (t >= lo) & (t <= hi)
