@@ -259,7 +259,7 @@ def test_every_stage_is_checked_when_the_file_has_problems():
         "coupling.timing: Input should be 'lockstep' or 'realtime'",
         "sweep.parameters.'terrain.frictoin': unknown terrain parameter 'frictoin'; did you "
         "mean 'friction'? (valid: friction, height_map, road_map, friction_map, hill_height, "
-        "size, road_friction, offroad_friction)",
+        "size, road_friction, offroad_friction, road, road_cell)",
     ]
     assert found[4] == "sweep.samples: only for mode = 'random' (mode is 'grid')"
     assert found[5].startswith(  # every run, though the file had problems

@@ -86,8 +86,9 @@ TerrainOption = Annotated[
     typer.Option(
         exists=True,
         dir_okay=False,
-        help="The terrain: a height-map picture, or a TOML of height_map, road_map, "
-        "friction_map, hill_height, size, friction (docs/viewer.md); flat without one.",
+        help="The terrain: a height-map picture, an OpenDRIVE road (.xodr, docs/roads.md), "
+        "or a TOML of height_map, road_map, friction_map, hill_height, size, friction, road "
+        "(docs/viewer.md); flat without one.",
     ),
 ]
 WorldOption = Annotated[

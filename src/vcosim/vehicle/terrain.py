@@ -87,6 +87,17 @@ def sample_terrain(
     return h, dhdx, dhdy, mu
 
 
+@njit(cache=True, error_model="numpy")
+def _sample_grid(
+    height: np.ndarray, friction: np.ndarray, grid: np.ndarray, xs: np.ndarray, ys: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """(height, mu) at many points, as the kernel samples them."""
+    h, mu = np.empty(xs.size), np.empty(xs.size)
+    for k in range(xs.size):
+        h[k], _, _, mu[k] = sample_terrain(height, friction, grid, xs[k], ys[k])
+    return h, mu
+
+
 def _read_blue(path: str | Path) -> np.ndarray:
     """Blue channel (grey value for grey images) as float64, rows flipped so row 0 is south."""
     with Image.open(path) as img:
@@ -239,6 +250,54 @@ class Terrain:
         h, _, _, mu = sample_terrain(self.height, self.friction, self.grid, float(x), float(y))
         return float(h), float(mu)
 
+    @property
+    def extent(self) -> tuple[float, float, float, float] | None:
+        """(x0, y0, x1, y1) the samples cover; None for one sample (flat everywhere)."""
+        ny, nx = self.height.shape
+        if nx * ny == 1:
+            return None
+        x0, y0, cell = self.grid
+        return float(x0), float(y0), float(x0 + (nx - 1) * cell), float(y0 + (ny - 1) * cell)
+
+    def with_road(
+        self, path: str | Path, cell: float = 0.5, friction: float | None = None
+    ) -> Terrain:
+        """The terrain with an OpenDRIVE road laid on it, on a grid of ``cell`` metres.
+
+        On the road the height is the road surface's (elevation, superelevation, lane
+        offsets) and the friction that of its lanes' ``<material>``, else ``friction`` (else
+        this terrain's); off the road both are this terrain's. The grid covers the road and
+        this terrain's pictures; its road mask is the road's lanes.
+        """
+        from vcosim.roads import read_xodr
+        from vcosim.roads.surface import grid_over, rasterise
+
+        network = read_xodr(path)
+        apron = 2.0 * cell
+        x0, y0, x1, y1 = network.bounds()
+        extent = (x0 - apron, y0 - apron, x1 + apron, y1 + apron)
+        if (mine := self.extent) is not None:
+            extent = (
+                min(extent[0], mine[0]),
+                min(extent[1], mine[1]),
+                max(extent[2], mine[2]),
+                max(extent[3], mine[3]),
+            )
+        grid, shape = grid_over(extent, cell)
+        ny, nx = shape
+        xs = np.repeat((grid[0] + cell * np.arange(nx))[None, :], ny, axis=0)
+        ys = np.repeat((grid[1] + cell * np.arange(ny))[:, None], nx, axis=1)
+        height, mu = _sample_grid(self.height, self.friction, self.grid, xs.ravel(), ys.ravel())
+        height, mu = height.reshape(shape), mu.reshape(shape)
+        raster = rasterise(network, cell, extent=extent, friction=math.nan, apron=apron)
+        paved = np.isfinite(raster.height)
+        height[paved] = raster.height[paved]
+        given = raster.road & np.isfinite(raster.friction)
+        mu[given] = raster.friction[given]
+        if friction is not None:
+            mu[raster.road & ~given] = friction
+        return Terrain(height=height, friction=mu, road=raster.road, grid=grid)
+
 
 NonNegative = Annotated[float, Field(ge=0, allow_inf_nan=False)]
 Positive = Annotated[float, Field(gt=0, allow_inf_nan=False)]
@@ -249,7 +308,9 @@ class TerrainSpec(BaseModel):
 
     The one description the simulator drives on and the viewer draws (``--terrain FILE``),
     and a sweep file's ``[terrain]`` table. Picture paths are relative to the file that names
-    them. ``friction`` scales whatever friction the pictures give.
+    them. ``friction`` scales whatever friction the pictures give. ``road`` lays an OpenDRIVE
+    road on the ground (docs/roads.md), sampled every ``road_cell`` metres; its lanes have
+    ``road_friction`` unless their material says otherwise.
     """
 
     model_config = ConfigDict(extra="forbid", frozen=True, title="terrain")
@@ -262,11 +323,14 @@ class TerrainSpec(BaseModel):
     size: Positive = 1000.0
     road_friction: NonNegative = 1.0
     offroad_friction: NonNegative = 0.6
+    road: str | None = None
+    road_cell: Annotated[float, Field(ge=0.05, le=10.0)] = 0.5
 
     @property
     def flat(self) -> bool:
-        """True without pictures: level ground with ``friction`` everywhere."""
-        return self.height_map is None and self.road_map is None and self.friction_map is None
+        """True without pictures or a road: level ground with ``friction`` everywhere."""
+        pictures = (self.height_map, self.road_map, self.friction_map)
+        return self.road is None and all(p is None for p in pictures)
 
     def build(self, base: Path | None = None) -> Terrain:
         """The terrain; picture paths are taken relative to ``base`` (a folder)."""
@@ -285,21 +349,26 @@ class TerrainSpec(BaseModel):
             road_friction=self.road_friction,
             offroad_friction=self.offroad_friction,
         )
+        if self.road is not None:
+            terrain = terrain.with_road(str(where(self.road)), self.road_cell, self.road_friction)
         if self.friction == 1.0:
             return terrain
         return Terrain(terrain.height, terrain.friction * self.friction, terrain.road, terrain.grid)
 
     @classmethod
     def load(cls, path: str | Path) -> TerrainSpec:
-        """A terrain file: a TOML of these keys, or a picture (its height-map, defaults else).
+        """A terrain file: a TOML of these keys, a road (``.xodr``) or a picture (a height-map).
 
-        Picture paths in the TOML become relative to its folder. Every problem is one
-        ``ConfigError`` naming the file.
+        A road lies on flat ground, a picture's other keys are the defaults. Picture and road
+        paths in the TOML become relative to its folder. Every problem is one ``ConfigError``
+        naming the file.
         """
         path = Path(path)
         if path.suffix.lower() != ".toml":
             if not path.is_file():
                 raise ConfigError(["no such file"], f"terrain {path}")
+            if path.suffix.lower() == ".xodr":
+                return cls(road=str(path))
             return cls(height_map=str(path))
         from vcosim.config import read_toml, validation_problems
 
@@ -312,12 +381,12 @@ class TerrainSpec(BaseModel):
         return spec.model_copy(
             update={
                 k: str(folder / v)
-                for k in ("height_map", "road_map", "friction_map")
+                for k in ("height_map", "road_map", "friction_map", "road")
                 if (v := getattr(spec, k)) is not None
             }
         )
 
 
 def load_terrain(path: str | Path | None) -> Terrain:
-    """The terrain of ``--terrain FILE`` (a TOML or a height-map picture); None: flat."""
+    """The terrain of ``--terrain FILE`` (a TOML, a road or a height-map picture); None: flat."""
     return Terrain.flat() if path is None else TerrainSpec.load(path).build()

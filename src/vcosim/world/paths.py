@@ -11,6 +11,8 @@ import math
 
 import numpy as np
 
+from vcosim.errors import ConfigError, UnknownNameError
+from vcosim.roads import RoadNetwork
 from vcosim.vehicle._jit_cache import kernel
 from vcosim.world.spec import PathSpec
 
@@ -20,9 +22,18 @@ WINDOW = 40  # segments searched around the last projection (a driver moves < 1 
 class Paths:
     """The world's paths by name, packed for the compiled steering."""
 
-    def __init__(self, specs: dict[str, PathSpec]) -> None:
+    def __init__(self, specs: dict[str, PathSpec], network: RoadNetwork | None = None) -> None:
         self.index = {name: q for q, name in enumerate(specs)}
-        polylines = [np.asarray(spec.polyline(), dtype=float) for spec in specs.values()]
+        polylines: list[np.ndarray] = []
+        problems: list[str] = []
+        for name, spec in specs.items():
+            try:
+                polylines.append(np.asarray(spec.polyline(network), dtype=float))
+            except (ConfigError, UnknownNameError) as exc:
+                found = exc.problems if isinstance(exc, ConfigError) else [str(exc)]
+                problems.extend(f"paths.{name}.lanes: {problem}" for problem in found)
+        if problems:
+            raise ConfigError(problems, "world")
         lengths = [len(p) for p in polylines]
         self.starts = np.cumsum([0, *lengths[:-1]]).astype(np.int64)
         self.ends = self.starts + np.asarray(lengths, dtype=np.int64)

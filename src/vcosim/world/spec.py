@@ -9,7 +9,7 @@ from __future__ import annotations
 import math
 from enum import Enum
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from pydantic import AfterValidator, Field, PrivateAttr, ValidationError, model_validator
 
@@ -17,6 +17,9 @@ from vcosim.config import Options, read_toml, validation_problems
 from vcosim.constants import LOOPBACK, PHYSICS_DT
 from vcosim.errors import ConfigError
 from vcosim.vehicle.terrain import TerrainSpec
+
+if TYPE_CHECKING:
+    from vcosim.roads import RoadNetwork
 
 Finite = Annotated[float, Field(allow_inf_nan=False)]
 Positive = Annotated[float, Field(gt=0, allow_inf_nan=False)]
@@ -32,16 +35,23 @@ class Gearbox(str, Enum):
 
 
 class PathSpec(Options):
-    """A lane centre line: a polyline through ``points``, or a ``circle`` (centre, radius)."""
+    """A lane centre line: a polyline through ``points``, a ``circle`` or a route of ``lanes``.
+
+    A ``circle`` is (centre x, centre y, radius); ``lanes`` are ``[[road, lane], ...]`` of the
+    world's OpenDRIVE road (``terrain.road``), linked through its junctions.
+    """
 
     points: list[Point] | None = Field(default=None, min_length=2)
     closed: bool = False
     circle: tuple[Finite, Finite, Positive] | None = None
+    lanes: list[tuple[str | int, int]] | None = Field(default=None, min_length=1)
 
     @model_validator(mode="after")
     def _one_shape(self) -> PathSpec:
-        if (self.points is None) == (self.circle is None):
-            raise ValueError("give either points or circle = [x, y, radius]")
+        if sum(shape is not None for shape in (self.points, self.circle, self.lanes)) != 1:
+            raise ValueError(
+                "give one of points, circle = [x, y, radius] or lanes = [[road, lane], ...]"
+            )
         if self.points is not None and any(
             a == b for a, b in zip(self.points, self.points[1:], strict=False)
         ):
@@ -53,8 +63,17 @@ class PathSpec(Options):
         """True for a circle or a closed polyline: driving on, one comes round again."""
         return self.closed or self.circle is not None
 
-    def polyline(self) -> list[tuple[float, float]]:
-        """The points, closed loops ending where they start (circles as 1 m chords or finer)."""
+    def polyline(self, network: RoadNetwork | None = None) -> list[tuple[float, float]]:
+        """The points, closed loops ending where they start (circles as 1 m chords or finer).
+
+        A route of ``lanes`` is their centre line on ``network`` (the terrain's road).
+        """
+        if self.lanes is not None:
+            if network is None:
+                raise ValueError("a path of lanes needs the world's road (terrain.road)")
+            path = network.route_path([(str(road), lane) for road, lane in self.lanes])
+            route = [(float(x), float(y)) for x, y in path[:, :2]]
+            return [*route, route[0]] if self.closed and route[0] != route[-1] else route
         if self.circle is not None:
             x, y, r = self.circle
             n = max(64, math.ceil(2 * math.pi * r))
@@ -260,6 +279,12 @@ class WorldFile(Options):
             for entry in entries
         ]
         problems.extend(reference_problems(references, set(self.paths), self.ego))
+        if self.terrain.road is None:
+            problems.extend(
+                f"paths.{name}.lanes: a path of lanes needs a road: give terrain.road = FILE.xodr"
+                for name, path in self.paths.items()
+                if path.lanes is not None
+            )
         steps = self.driver_period / PHYSICS_DT
         if abs(steps - round(steps)) > 1e-6:
             problems.append(f"driver_period: must be a whole number of {PHYSICS_DT} s steps")

@@ -25,6 +25,7 @@ import numpy as np
 from vcosim.constants import PHYSICS_DT
 from vcosim.errors import UnknownNameError
 from vcosim.reports import Report
+from vcosim.roads import RoadNetwork, read_xodr
 from vcosim.vehicle import Terrain, Vehicle, VehicleParams
 from vcosim.vehicle import layout as L
 from vcosim.world.drivers import Drivers
@@ -124,7 +125,7 @@ class World:
         self._terrain = (self.terrain.height, self.terrain.friction, self.terrain.grid)
         self._stepper = Stepper(self._arrays())
         self.geometry = _geometry([t.params for t in firsts], self.params)
-        self.paths = Paths(self.spec.paths)
+        self.paths = Paths(self.spec.paths, _road_network(self.spec))
         self.vehicles: dict[str, Vehicle] = {}
         for row, (entry, template) in enumerate(zip(entries, firsts, strict=True)):
             car = world_vehicle(template, self, row)
@@ -335,6 +336,15 @@ class World:
             collided=[n for n, hit in zip(self.names, self.collided.tolist(), strict=True) if hit],
             stopped_at_collision=self.stop_requested,
         )
+
+
+def _road_network(spec: WorldFile) -> RoadNetwork | None:
+    """The terrain's road, when a path follows its lanes."""
+    road = spec.terrain.road
+    if road is None or all(path.lanes is None for path in spec.paths.values()):
+        return None
+    base = spec.base
+    return read_xodr(base / road if base is not None else road)
 
 
 def _where(vehicle: str, base: Path | None) -> str:

@@ -44,6 +44,7 @@ PATH_KEYS = (
     "terrain.height_map",
     "terrain.road_map",
     "terrain.friction_map",
+    "terrain.road",
     "world.file",
 )
 """Keys holding file paths: relative ones are relative to the sweep file's folder."""

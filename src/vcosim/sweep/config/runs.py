@@ -106,7 +106,7 @@ def scenario_problems(run: Scenario) -> list[str]:
         valid = (*L.SIGNAL_NAMES, *DERIVED_SIGNALS)
         problems.append(f"metrics.signal: {UnknownNameError('signal', signal, valid)}")
     if not run.terrain.flat:
-        for key in ("height_map", "road_map", "friction_map"):
+        for key in ("height_map", "road_map", "friction_map", "road"):
             value = getattr(run.terrain, key)
             if value is not None and not Path(value).exists():
                 problems.append(f"terrain.{key}: no such file: {value}")
