@@ -97,8 +97,7 @@ class Objects:
             centre=cog + np.einsum("nij,nj->ni", rotations, offsets),
             orientation=attitude.copy(),
             velocity=outputs[:, _VELOCITY].copy(),
-            acceleration=np.einsum("nij,nj->ni", rotations, outputs[:, _SPECIFIC_FORCE])
-            - gravity,
+            acceleration=np.einsum("nij,nj->ni", rotations, outputs[:, _SPECIFIC_FORCE]) - gravity,
             orientation_rate=euler_rates(attitude, rates),
             signals=outputs,
         )

@@ -116,7 +116,9 @@ class GroundTruthEncoder:
             )
             attributes = moving.vehicle_attributes
             rear = attributes.bbcenter_to_rear
-            rear.x, rear.y, rear.z = (a - c for a, c in zip(shape.rear_axle, shape.centre_offset))
+            rear.x, rear.y, rear.z = (
+                a - c for a, c in zip(shape.rear_axle, shape.centre_offset, strict=True)
+            )
             attributes.radius_wheel = shape.wheel_radius
             attributes.number_wheels = 4
             moving.vehicle_classification.type = MovingObject.VehicleClassification.TYPE_CAR
@@ -514,8 +516,10 @@ def parse_udp_url(text: str) -> tuple[str, int]:
         port = -1
     if not 0 < port < 65536 or not host or any(c.isspace() for c in host):
         raise ConfigError(
-            [f"--osi {text!r} is not an address; give udp://HOST:PORT, e.g. udp://{LOOPBACK}:"
-             f"{OSI_PORT}"],
+            [
+                f"--osi {text!r} is not an address; give udp://HOST:PORT, e.g. udp://{LOOPBACK}:"
+                f"{OSI_PORT}"
+            ],
             "osi",
         )
     return host, port
@@ -576,4 +580,3 @@ def summarize_trace(path: str | Path) -> TraceSummary:
             vehicles.setdefault(moving.id.value, names[0] if names else "")
     rate = (frames - 1) / (end - start) if frames > 1 and end > start else 0.0
     return TraceSummary(str(path), frames, start, end, rate, vehicles, host)
-

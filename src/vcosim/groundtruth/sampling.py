@@ -1,6 +1,8 @@
-"""Sampling a run at a fixed rate of simulated time: the first sample at the start, then one
-every ``every`` physics steps, counted in the step hook so that the rate holds in every pacing
-(lock-step included) and does not depend on frames or the wall clock.
+"""Sampling a run at a fixed rate of simulated time.
+
+The first sample at the start, then one every ``every`` physics steps, counted in the step hook
+so that the rate holds in every pacing (lock-step included), whatever the frames or the wall
+clock do.
 """
 
 from __future__ import annotations
