@@ -95,7 +95,9 @@ class GroundTruthOutputs:
                 FoxgloveRecording(self.record_every, recording_writer, str(file)),
             )
             every_ms = self.record_every * PHYSICS_DT * 1e3
-            lines.append(f"recording: the Foxglove scene (/scene, /tf) every {every_ms:g} ms too")
+            lines.append(
+                f"recording: the Foxglove scene (/scene, /tf) every {every_ms:g} ms in {file}"
+            )
         return lines
 
 
