@@ -150,6 +150,9 @@ def test_a_binary_osi_trace_is_length_prefixed_sensor_views(lone_run: Path) -> N
     assert [m.id.value for m in views[-1].global_ground_truth.moving_object] == [1]
     read_back = list(read_trace(lone_run))  # the package's reader: osi3trace underneath
     assert [v.SerializeToString() for v in read_back] == [v.SerializeToString() for v in views]
+    shown = CliRunner().invoke(app, ["analyze", str(lone_run)])
+    assert shown.exit_code == 0, shown.output
+    assert "SensorView frames" in shown.output and "1 (ego)" in shown.output
     summary = summarize_trace(lone_run)
     assert summary.frames == len(views)
     assert summary.rate_hz == pytest.approx(RATE)

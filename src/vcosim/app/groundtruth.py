@@ -100,3 +100,28 @@ def ground_truth_outputs(
     )
     outputs.check()
     return outputs
+
+
+def show_trace(path: Path) -> None:
+    """``vcosim analyze FILE.osi|FILE.mcap``: an OSI trace's frames, span, rate and vehicles."""
+    from rich.table import Table
+
+    from vcosim.app.console import results
+    from vcosim.extras import require
+
+    require("osi", "vcosim analyze FILE.osi")
+    from vcosim.groundtruth.osi import summarize_trace
+
+    summary = summarize_trace(path)
+    table = Table(title=f"vcosim analyze: OSI trace {path}", show_header=False)
+    table.add_column(style="bold")
+    table.add_column()
+    table.add_row("SensorView frames", str(summary.frames))
+    table.add_row("simulated time", f"{summary.start:.3f} to {summary.end:.3f} s")
+    table.add_row("rate", f"{summary.rate_hz:g} Hz")
+    names = list(summary.vehicles.values())
+    shown = ", ".join(names[:10]) + (f" and {len(names) - 10} more" if len(names) > 10 else "")
+    table.add_row("vehicles", f"{len(names)}: {shown}")
+    host = summary.vehicles.get(summary.host_vehicle_id or 0, "?")
+    table.add_row("host vehicle", f"{summary.host_vehicle_id} ({host})")
+    results.print(table)

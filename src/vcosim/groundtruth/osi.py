@@ -546,8 +546,12 @@ def read_trace(path: str | Path, message: str = "SensorView") -> Iterator[Any]:
         trace = OSITrace(str(source), type_name=message)
     except (ValueError, KeyError) as error:
         raise ConfigError([f"{source}: not an OSI trace of {message} ({error})"], "osi") from None
+    from google.protobuf.message import DecodeError
+
     try:
         yield from trace
+    except DecodeError as error:
+        raise ConfigError([f"{source}: not an OSI trace of {message} ({error})"], "osi") from None
     finally:
         trace.close()
 
@@ -578,5 +582,7 @@ def summarize_trace(path: str | Path) -> TraceSummary:
         for moving in view.global_ground_truth.moving_object:
             names = [r.identifier[0] for r in moving.source_reference if r.identifier]
             vehicles.setdefault(moving.id.value, names[0] if names else "")
+    if frames == 0:
+        raise ConfigError([f"{path}: no OSI SensorView in it"], "osi")
     rate = (frames - 1) / (end - start) if frames > 1 and end > start else 0.0
     return TraceSummary(str(path), frames, start, end, rate, vehicles, host)
