@@ -20,12 +20,8 @@ from websockets.exceptions import InvalidStatus  # noqa: E402
 from websockets.sync.client import connect  # noqa: E402
 
 from vcosim.app import app  # noqa: E402
-from vcosim.groundtruth.foxglove import (  # noqa: E402
-    SUBPROTOCOL,
-    FoxgloveLive,
-    layout,
-    layout_topics,
-)
+from vcosim.groundtruth.foxglove import SUBPROTOCOL, FoxgloveLive  # noqa: E402
+from vcosim.groundtruth.layout import layout, layout_topics  # noqa: E402
 from vcosim.groundtruth.objects import Shape  # noqa: E402
 from vcosim.scenarios import build_simulation  # noqa: E402
 from vcosim.vehicle import Vehicle  # noqa: E402

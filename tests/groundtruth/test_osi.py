@@ -20,7 +20,8 @@ from osi3trace.osi_trace import OSITrace  # noqa: E402
 
 from vcosim.app import app  # noqa: E402
 from vcosim.groundtruth.objects import Shape, rotation_matrices  # noqa: E402
-from vcosim.groundtruth.osi import parse_udp_url, read_trace, summarize_trace  # noqa: E402
+from vcosim.groundtruth.osi import parse_udp_url  # noqa: E402
+from vcosim.groundtruth.osi_io import read_trace, summarize_trace  # noqa: E402
 from vcosim.vehicle import Vehicle  # noqa: E402
 
 ROOT = Path(__file__).parents[2]

@@ -11,13 +11,11 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from vcosim.app.options import parse_address, positive
-from vcosim.constants import LOOPBACK
+from vcosim.constants import FOXGLOVE_PORT, LOOPBACK, OSI_PORT
 
 if TYPE_CHECKING:
     from vcosim.groundtruth.outputs import GroundTruthOutputs
 
-OSI_PORT = 48198  # vcosim.groundtruth.osi.OSI_PORT (not imported: --help stays fast)
-FOXGLOVE_PORT = 8765  # vcosim.groundtruth.foxglove.FOXGLOVE_PORT
 
 Osi = Annotated[
     str | None,
@@ -110,7 +108,7 @@ def show_trace(path: Path) -> None:
     from vcosim.extras import require
 
     require("osi", "vcosim analyze FILE.osi")
-    from vcosim.groundtruth.osi import summarize_trace
+    from vcosim.groundtruth.osi_io import summarize_trace
 
     summary = summarize_trace(path)
     table = Table(title=f"vcosim analyze: OSI trace {path}", show_header=False)

@@ -15,28 +15,23 @@ Both carry the same topics, so one layout (``examples/foxglove/vcosim.json``) sh
 Messages carry simulated time (ns from 0), live and recorded, and the live server advertises
 it (the ``time`` capability), so the app's clock is the run's in every pacing.
 
-``FoxgloveLive`` serves the run through ``foxglove-sdk``'s server. That server checks no
-``Origin`` (0.30: any web page the user opens could read the stream), so it binds an ephemeral
-loopback port and ``OriginGate`` listens on the address the user gives: it answers a
-handshake only if its ``Host`` names this server and its ``Origin`` is none (a program),
-this server's own, Foxglove's web app, or one the user allows, as the viewer's gate does
-(``vcosim.modules.viewer.gate``); every other handshake gets HTTP 403 before anything is
-forwarded. The server offers no capability that takes data from a client.
+``FoxgloveLive`` serves the run through ``foxglove-sdk``'s server, which checks no ``Origin``:
+it binds a private loopback port and ``gate.OriginGate`` listens on the address the user
+gives, admitting a handshake only if its ``Host`` names this server and its ``Origin`` is none
+(a program), this server's own, Foxglove's web app, or one the user allows. The server offers
+no capability that takes data from a client. ``layout.layout`` makes the layout that shows it.
 """
 
 from __future__ import annotations
 
-import asyncio
-import json
 import logging
-import threading
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from http import HTTPStatus
 from typing import TYPE_CHECKING, Any
 
-from vcosim.constants import LOOPBACK
-from vcosim.errors import ConfigError
+from vcosim.constants import FOXGLOVE_PORT, LOOPBACK
+from vcosim.groundtruth.gate import SUBPROTOCOL as SUBPROTOCOL  # where clients look for it
+from vcosim.groundtruth.gate import OriginGate
 from vcosim.groundtruth.objects import Objects, quaternion, shapes_of
 from vcosim.groundtruth.sampling import Sampler
 from vcosim.reports import Report
@@ -46,13 +41,7 @@ if TYPE_CHECKING:
     from vcosim.sim.simulation import Simulation
 
 log = logging.getLogger("vcosim.foxglove")
-_QUIET = logging.getLogger("vcosim.foxglove.gate")
-_QUIET.setLevel(logging.WARNING)  # its opening and closing are not news
 
-FOXGLOVE_PORT = 8765
-"""Foxglove's usual websocket port."""
-SUBPROTOCOL = "foxglove.sdk.v1"
-"""The websocket subprotocol ``foxglove-sdk`` 0.30 speaks (it refuses foxglove.websocket.v1)."""
 FOXGLOVE_APP = "https://app.foxglove.dev"
 """Foxglove's web app: a page from there may open the stream."""
 WORLD_FRAME = "world"
@@ -340,143 +329,6 @@ class FoxgloveLive(Sampler):
         )
 
 
-class OriginGate:
-    """A websocket listener that forwards admitted handshakes to a private upstream server.
-
-    ``bind`` starts it on its own thread and event loop and returns the bound port; each
-    admitted client gets its own connection to the upstream, bytes passed both ways as they
-    come. ``gate`` (a ``vcosim.modules.viewer.gate.Gate``) decides; it is set once the port is
-    known (a port of 0 binds a free one, and the gate names the bound port).
-    """
-
-    def __init__(self, host: str, port: int, upstream_port: int, allow: Iterable[str] = ()) -> None:
-        self.host, self.port = host, port
-        self.upstream = f"ws://{LOOPBACK}:{upstream_port}"
-        self.allow = tuple(allow)
-        self.gate: Any = None
-        self.clients = 0
-        self.refused: dict[str, int] = {}
-        self._loop: asyncio.AbstractEventLoop | None = None
-        self._thread: threading.Thread | None = None
-        self._stop: asyncio.Event | None = None
-
-    def bind(self) -> int:
-        """Listen (on a thread of its own); the bound port.
-
-        Raises:
-            ConfigError: the address cannot be bound (in use, not this machine's).
-        """
-        ready = threading.Event()
-        failure: list[BaseException] = []
-        self._thread = threading.Thread(
-            target=self._run, args=(ready, failure), name="foxglove-gate", daemon=True
-        )
-        self._thread.start()
-        ready.wait()
-        if failure:
-            self._thread.join()
-            self._thread = None
-            raise ConfigError(
-                [f"--foxglove {self.host}:{self.port}: cannot listen there ({failure[0]})"],
-                "foxglove",
-            )
-        return self.port
-
-    def _run(self, ready: threading.Event, failure: list[BaseException]) -> None:
-        loop = self._loop = asyncio.new_event_loop()
-        try:
-            loop.run_until_complete(self._serve(ready))
-        except OSError as error:
-            failure.append(error)
-            ready.set()
-        finally:
-            loop.close()
-
-    async def _serve(self, ready: threading.Event) -> None:
-        from websockets.asyncio.server import serve
-        from websockets.typing import Subprotocol
-
-        self._stop = asyncio.Event()
-        async with serve(
-            self._forward,
-            self.host,
-            self.port,
-            process_request=self._admit,
-            subprotocols=[Subprotocol(SUBPROTOCOL)],
-            compression=None,
-            max_size=None,
-            logger=_QUIET,
-        ) as server:
-            self.port = next(iter(server.sockets)).getsockname()[1]
-            ready.set()
-            await self._stop.wait()
-
-    def _admit(self, connection: Any, request: Any) -> Any:
-        """None to go on with the handshake; a refusal (400, 403) otherwise."""
-        host, origin = request.headers.get("Host"), request.headers.get("Origin")
-        client = connection.remote_address[0] if connection.remote_address else "?"
-        if self.gate is None or not self.gate.admits_host(host):
-            return self._refuse(connection, "host", client, host, HTTPStatus.BAD_REQUEST)
-        if not self.gate.admits_origin(origin):
-            return self._refuse(connection, "origin", client, origin, HTTPStatus.FORBIDDEN)
-        return None
-
-    def _refuse(
-        self, connection: Any, kind: str, client: str, value: str | None, status: HTTPStatus
-    ) -> Any:
-        if not self.refused.get(kind):
-            log.warning(
-                "foxglove: refused a connection from %s with %s %r (allow it with "
-                "--foxglove-allow)",
-                client,
-                kind.capitalize(),
-                value,
-            )
-        self.refused[kind] = self.refused.get(kind, 0) + 1
-        return connection.respond(status, f"this server does not answer that {kind}\n")
-
-    async def _forward(self, client: Any) -> None:
-        from websockets.asyncio.client import connect
-        from websockets.exceptions import ConnectionClosed
-        from websockets.typing import Subprotocol
-
-        if client.subprotocol != SUBPROTOCOL:
-            await client.close(1002, f"speak {SUBPROTOCOL}")
-            return
-        self.clients += 1
-        async with connect(
-            self.upstream,
-            subprotocols=[Subprotocol(SUBPROTOCOL)],
-            compression=None,
-            max_size=None,
-        ) as upstream:
-
-            async def pump(source: Any, sink: Any) -> None:
-                try:
-                    async for message in source:
-                        await sink.send(message)
-                except ConnectionClosed:
-                    pass
-
-            tasks = [
-                asyncio.ensure_future(pump(client, upstream)),
-                asyncio.ensure_future(pump(upstream, client)),
-            ]
-            await asyncio.wait(tasks, return_when=asyncio.FIRST_COMPLETED)
-            for task in tasks:
-                task.cancel()
-
-    def close(self) -> None:
-        """Stop listening and end every forwarded connection (safe twice)."""
-        loop, stop, thread = self._loop, self._stop, self._thread
-        if thread is None or loop is None or stop is None:
-            return
-        self._thread = None
-        if not loop.is_closed():
-            loop.call_soon_threadsafe(stop.set)
-        thread.join(timeout=5.0)
-
-
 # -- recorded ------------------------------------------------------------------------------
 
 
@@ -539,63 +391,3 @@ class FoxgloveRecording(Sampler):
     def report(self) -> FoxgloveRecordingReport:
         """How many scenes went into which file."""
         return FoxgloveRecordingReport(self.samples, self.every, self.file)
-
-
-def layout_topics() -> list[str]:
-    """The topics the shipped layout names (its 3-D panel takes ``/tf`` by itself)."""
-    return [SCENE_TOPIC, SIGNALS_TOPIC]
-
-
-PLOTS = (
-    ("speed (m/s)", ("speed", "groundspeed")),
-    ("engine (rpm)", ("rpm",)),
-    ("driver", ("throttle", "brake", "steering")),
-    ("acceleration (m/s2)", ("accX", "accY")),
-)
-"""The layout's plots: a title and the signals it plots (of ``SIGNALS_TOPIC``)."""
-
-
-def layout(follow: str = "ego") -> str:
-    """The Foxglove layout for a vcosim run, as JSON (``examples/foxglove/vcosim.json``).
-
-    A 3-D panel following ``follow``'s frame beside plots of the ego's main signals and its
-    raw signals message; the same for a live run and a recording (the same topics).
-    """
-    import foxglove.layouts as fl
-
-    plots = [
-        fl.SplitItem(
-            content=fl.PlotPanel(
-                title=title,
-                config=fl.PlotConfig(
-                    paths=[
-                        fl.PlotSeries(value=f"{SIGNALS_TOPIC}.{name}", label=name) for name in names
-                    ],
-                    show_legend=True,
-                ),
-            )
-        )
-        for title, names in PLOTS
-    ]
-    scene = fl.ThreeDeePanel(
-        title="vehicles",
-        config=fl.ThreeDeeConfig(
-            follow_tf=follow,
-            fixed_frame=WORLD_FRAME,
-            topics={SCENE_TOPIC: fl.BaseRendererSceneUpdateTopicSettings(visible=True)},
-        ),
-    )
-    raw = fl.RawMessagesPanel(config=fl.RawMessagesConfig(topic_path=SIGNALS_TOPIC))
-    content = fl.SplitContainer(
-        direction="row",
-        items=[
-            fl.SplitItem(proportion=3, content=scene),
-            fl.SplitItem(
-                proportion=2,
-                content=fl.SplitContainer(
-                    direction="column", items=[*plots, fl.SplitItem(content=raw)]
-                ),
-            ),
-        ],
-    )
-    return json.dumps(json.loads(fl.Layout(content=content).to_json()), indent=2) + "\n"
