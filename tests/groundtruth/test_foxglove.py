@@ -5,6 +5,7 @@ lists the Foxglove schemas and reads with the mcap package's default reader."""
 from __future__ import annotations
 
 import json
+import socket
 import struct
 import threading
 from collections.abc import Iterator
@@ -95,6 +96,20 @@ def test_a_page_from_a_foreign_origin_is_refused(live) -> None:
             f"ws://{host}:{port}", subprotocols=[SUBPROTOCOL], origin=origin, open_timeout=30
         ) as ws:
             assert json.loads(ws.recv(timeout=30))["op"] == "serverInfo"
+
+
+def test_a_port_in_use_is_one_line_exit_2() -> None:
+    taken = socket.socket()
+    taken.bind(("127.0.0.1", 0))
+    taken.listen()
+    port = taken.getsockname()[1]
+    result = CliRunner().invoke(
+        app, ["sim", "--no-coupling", "--duration", "0.1", "--foxglove", f"127.0.0.1:{port}"]
+    )
+    taken.close()
+    assert result.exit_code == 2, result.output
+    assert f"--foxglove 127.0.0.1:{port}: cannot listen there" in result.output
+    assert "Traceback" not in result.output
 
 
 @pytest.fixture(scope="module")

@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from vcosim.constants import FOXGLOVE_PORT, LOOPBACK
+from vcosim.errors import ConfigError
 from vcosim.groundtruth.gate import SUBPROTOCOL as SUBPROTOCOL  # where clients look for it
 from vcosim.groundtruth.gate import OriginGate
 from vcosim.groundtruth.objects import Objects, quaternion, shapes_of
@@ -266,8 +267,13 @@ class FoxgloveLive(Sampler):
             context=self._context,
         )
         gate = OriginGate(self.host, self.port, self._server.port)
+        try:
+            gate.gate = Gate.serving(self.host, (self.host, gate.bind()), self.allow)
+        except ConfigError:
+            self.close()  # the server, started first, goes too
+            gate.close()
+            raise
         self._gate = gate
-        gate.gate = Gate.serving(self.host, (self.host, gate.bind()), self.allow)
         return self.address
 
     def open(self, sim: Simulation | Any) -> None:

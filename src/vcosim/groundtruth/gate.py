@@ -71,7 +71,7 @@ class OriginGate:
         loop = self._loop = asyncio.new_event_loop()
         try:
             loop.run_until_complete(self._serve(ready))
-        except OSError as error:
+        except Exception as error:  # binding failed (or anything before): bind() says so
             failure.append(error)
             ready.set()
         finally:

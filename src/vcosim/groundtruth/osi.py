@@ -18,7 +18,6 @@ lights' states), so the OSI face does not need to know where roads come from.
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -44,10 +43,6 @@ if TYPE_CHECKING:
 
     from vcosim.sim.simulation import Simulation
 
-log = logging.getLogger("vcosim.osi")
-
-MAX_DATAGRAM = 65507
-"""The largest UDP payload over IPv4: a larger message cannot go in one datagram."""
 VEHICLE_REFERENCE = "net.vcosim.vehicle"
 """``ExternalReference.type`` of a moving object's vcosim name."""
 
