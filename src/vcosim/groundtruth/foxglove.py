@@ -303,17 +303,18 @@ class FoxgloveLive(Sampler):
             return
         stamp = round(sim.time * 1e9)
         self._server.broadcast_time(stamp)
-        scene = channels[SCENE_TOPIC]
-        if not (scene.has_sinks() or channels[SIGNALS_TOPIC].has_sinks()):
+        wanted = {topic for topic, channel in channels.items() if channel.has_sinks()}
+        if not wanted:
             return
         objects = Objects.of(sim, encoder.shapes)
-        scene.log(encoder.scene(objects), log_time=stamp)
-        channels[TF_TOPIC].log(encoder.transforms(objects), log_time=stamp)
+        if SCENE_TOPIC in wanted:
+            channels[SCENE_TOPIC].log(encoder.scene(objects), log_time=stamp)
+        if TF_TOPIC in wanted:
+            channels[TF_TOPIC].log(encoder.transforms(objects), log_time=stamp)
         for row, name in enumerate(objects.names):
             topic = SIGNALS_TOPIC if name == encoder.ego else vehicle_topic(name)
-            channel = channels[topic]
-            if channel.has_sinks():
-                channel.log(signals_json(objects.signals[row]), log_time=stamp)
+            if topic in wanted:
+                channels[topic].log(signals_json(objects.signals[row]), log_time=stamp)
 
     def close(self) -> None:
         """Stop the gate and the server (safe twice)."""
