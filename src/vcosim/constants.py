@@ -15,3 +15,5 @@ BLOCKING_TIMEOUT = 2.0  # s: a blocking receive gives up after this long (BeamNG
 CONTRACTS_PORT = 4367  # contract server (VS Connect's)
 BUS_PORT = 64900  # NightRider bus router, handshake
 VIEWER_PORT = 8765  # the web viewer's page
+OSI_PORT = 48198  # ASAM OSI over UDP (sim --osi udp://HOST): where a receiver listens
+FOXGLOVE_PORT = 8765  # Foxglove's usual websocket port (sim --foxglove)

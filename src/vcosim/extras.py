@@ -25,6 +25,8 @@ EXTRAS: dict[str, tuple[str, ...]] = {
     "ray": ("pyarrow", "ray"),
     "input": ("pygame",),
     "sound": ("sounddevice",),
+    "osi": ("osi3", "osi3trace"),
+    "foxglove": ("foxglove",),
 }
 """Extra name -> the top-level modules it installs (a distribution's import name)."""
 

@@ -330,6 +330,8 @@ def _read_mcap(path: Path) -> Recording:
     with open(path, "rb") as stream:
         try:
             for _, channel, message in NonSeekingReader(stream).iter_messages(log_time_order=False):
+                if channel.message_encoding != "json":  # a Foxglove scene (protobuf): not signals
+                    continue
                 data = json.loads(message.data)
                 if channel.topic == McapRows.TOPIC:
                     vehicle_rows.append(data)

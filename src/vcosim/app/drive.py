@@ -31,6 +31,7 @@ import typer
 
 from vcosim.app.bus import router_summary
 from vcosim.app.console import StatusLine, console, describe_state, note, setup_logging, table
+from vcosim.app.groundtruth import Foxglove, ground_truth_outputs
 from vcosim.app.options import (
     BUS_DEFAULT,
     Bus,
@@ -116,6 +117,7 @@ def drive(
             "needs `logging`, the viewer `viewer`); without it a missing extra is an error.",
         ),
     ] = False,
+    foxglove: Foxglove = None,
 ) -> None:
     """Start the driving simulator on this machine: router, vehicle, logger, input, sound, view.
 
@@ -135,6 +137,11 @@ def drive(
             param_hint="'--world'",
         )
     router = bus_address(bus)
+    if foxglove is not None:  # the vehicle process serves it: checked here, before anything
+        ground_truth_outputs(
+            osi=None, osi_trace=None, osi_rate=100.0, foxglove=foxglove,
+            foxglove_allow=None, foxglove_rate=50.0,
+        )  # fmt: skip
     without = absent_modules(skip_missing)
     report = run_drive(
         out,
@@ -146,6 +153,7 @@ def drive(
         terrain=terrain,
         world=world,
         without=without,
+        foxglove=foxglove,
     )
     if report["interrupted"]:
         raise typer.Exit(130)
@@ -223,6 +231,7 @@ def run_drive(
     world: Path | None = None,
     start_timeout: float = 60.0,
     without: Mapping[str, str] | None = None,
+    foxglove: str | None = None,
 ) -> dict[str, Any]:
     """Router here; logger, vehicle, sound, viewer and input as processes.
 
@@ -274,10 +283,13 @@ def run_drive(
             launch(
                 "vehicle",
                 ["sim", *where, "--no-coupling", "--frame-rate", f"{frame_rate:g}", *simulated]
-                + ["--json-out", str(summary_file)],
+                + ["--json-out", str(summary_file)]
+                + ([] if foxglove is None else ["--foxglove", foxglove]),
                 ModuleId.VEHICLE if world is None else ModuleId.WORLD,
             )
             vehicle_child = children[-1]
+            if foxglove is not None:
+                note(f"foxglove: the vehicle serves the run on {foxglove} (docs/foxglove.md)")
             for name, command, module_id in DRIVER_MODULES:
                 if name not in skipped:
                     launch(

@@ -42,9 +42,9 @@ def analyze(
         Path,
         typer.Argument(
             exists=True,
-            file_okay=False,
             help="Folder with the three debug logs: BeamNG's or vcosim's CSVs, or the .npy "
-            "files vcosim writes while running (kept after an interrupted long run or a kill).",
+            "files vcosim writes while running (kept after an interrupted long run or a kill); "
+            "or an ASAM OSI trace (.osi, .mcap) to summarise.",
         ),
     ],
     report: Annotated[
@@ -66,6 +66,12 @@ def analyze(
 ) -> None:
     """Analyse a coupled run's timing from its debug logs: figures, metrics and a verdict."""
     from rich.table import Table
+
+    if run_dir.is_file():  # an OSI trace (sim --osi-trace)
+        from vcosim.app.groundtruth import show_trace
+
+        show_trace(run_dir)
+        return
 
     from vcosim.analysis import load_run
     from vcosim.analysis.logs import vehicle_folders

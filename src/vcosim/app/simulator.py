@@ -26,6 +26,15 @@ from vcosim.app.console import (
     setup_logging,
     warn,
 )
+from vcosim.app.groundtruth import (
+    Foxglove,
+    FoxgloveAllow,
+    FoxgloveRate,
+    Osi,
+    OsiRate,
+    OsiTrace,
+    ground_truth_outputs,
+)
 from vcosim.app.options import (
     DEFAULT_TIMEOUT,
     Allow,
@@ -53,6 +62,7 @@ from vcosim.sim.pacing import PacingMode
 if TYPE_CHECKING:
     from rich.table import Table
 
+    from vcosim.groundtruth.outputs import GroundTruthOutputs
     from vcosim.sim.simulation import RunReport, Simulation
 
 
@@ -104,6 +114,12 @@ def sim(
     record_rate: Annotated[
         float, typer.Option(callback=positive, help="Rows per simulated second for --record.")
     ] = 100.0,
+    osi: Osi = None,
+    osi_trace: OsiTrace = None,
+    osi_rate: OsiRate = 100.0,
+    foxglove: Foxglove = None,
+    foxglove_allow: FoxgloveAllow = None,
+    foxglove_rate: FoxgloveRate = 50.0,
     gearbox: Annotated[
         Gearbox, typer.Option(help="automatic: the controller needs only pedals and steering.")
     ] = Gearbox.automatic,
@@ -199,6 +215,17 @@ def sim(
         )
     if record is not None and record.suffix.lower() == ".mcap":
         require("logging", "--record FILE.mcap")
+    record_every = max(1, round(1.0 / (record_rate * PHYSICS_DT)))
+    ground_truth = ground_truth_outputs(
+        osi=osi,
+        osi_trace=osi_trace,
+        osi_rate=osi_rate,
+        foxglove=foxglove,
+        foxglove_allow=foxglove_allow,
+        foxglove_rate=foxglove_rate,
+        record=record,
+        record_every=record_every,
+    )
     if debug_log is not None and not coupling:
         raise typer.BadParameter(
             "there is no coupling to log with --no-coupling", param_hint="'--debug-log'"
@@ -292,8 +319,9 @@ def sim(
         faces=faces,
         json_out=json_out,
         record=record,
-        record_every=max(1, round(1.0 / (record_rate * PHYSICS_DT))),
+        record_every=record_every,
         world_bus=None if router is None or world is None else (router.host, router.port),
+        ground_truth=ground_truth,
     )
     if report.interrupted:
         raise typer.Exit(130)
@@ -428,6 +456,7 @@ def run_simulator(
     record: Path | None = None,
     record_every: int = 20,
     world_bus: tuple[str, int] | None = None,
+    ground_truth: GroundTruthOutputs | None = None,
     **options: Any,
 ) -> RunReport:
     """Run ``vcosim sim`` to the end or an interrupt; print and optionally save the summary.
@@ -441,7 +470,7 @@ def run_simulator(
     with sigterm_as_interrupt():
         sim: Simulation | None = None
         try:
-            sim = _start(record, record_every, options, world_bus)
+            sim = _start(record, record_every, options, world_bus, ground_truth)
             status = _Status(sim)
         except KeyboardInterrupt:
             if sim is not None:
@@ -461,6 +490,7 @@ def _start(
     record_every: int,
     options: dict[str, Any],
     world_bus: tuple[str, int] | None = None,
+    ground_truth: GroundTruthOutputs | None = None,
 ) -> Simulation:
     """Build the simulation with its faces and say what it listens on and records."""
     from vcosim.scenarios import build_simulation
@@ -484,6 +514,8 @@ def _start(
                 f"recording every signal of each of the {len(sim.vehicles)} vehicles {every}, "
                 f"a file per vehicle: {vehicle_path(record, '{NAME}')}"
             )
+    for line in ground_truth.attach(sim) if ground_truth is not None else ():
+        note(line)
     endpoints = couplings(sim)
     coupled = options.get("coupling") is not None
     if sim.world is not None and coupled and not endpoints and "coupling" not in sim.faces:

@@ -188,6 +188,11 @@ class McapRows:
             )
             self._sequence += 1
 
+    @property
+    def writer(self) -> Any:
+        """The open ``mcap`` writer: other faces may add channels to the same file."""
+        return self._writer
+
     def flush(self) -> None:
         """Close the chunk and put it on disk."""
         self._writer.flush()
@@ -233,6 +238,11 @@ class SignalLog(SignalRecorder):
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._writer = self._kind(self.path)
         self._flush_at = time.monotonic() + self.FLUSH_SECONDS
+
+    @property
+    def mcap_writer(self) -> Any:
+        """The open file's ``mcap`` writer (None: CSV, or not open) for more channels."""
+        return self._writer.writer if isinstance(self._writer, McapRows) else None
 
     def record(self, outputs: np.ndarray) -> None:
         """Append one row; a full block, or a second's worth, goes to the file."""

@@ -1,0 +1,314 @@
+"""ASAM OSI out of a run: ``osi3.GroundTruth`` and the ego's ``osi3.SensorView``.
+
+``OsiOutput`` is a face (``sim.attach("osi", OsiOutput(...))``) that samples every vehicle at
+a rate of simulated time and hands each ``SensorView`` (its ``global_ground_truth`` carrying
+every vehicle) to its sinks (``osi_io``): a UDP receiver, a ``.osi`` or an MCAP trace.
+
+What a vehicle is in OSI (``MovingObject``): id = its row in the host + 1 (the ego's is the
+``host_vehicle_id``), its name in ``source_reference`` (type ``net.vcosim.vehicle``); base =
+the box (``objects.Shape``: dimension, centre, orientation) with world velocity, acceleration
+and orientation rate; ``vehicle_attributes`` with ``bbcenter_to_rear`` (the rear axle's middle
+from the box centre), wheel radius and count; ``vehicle_classification`` type ``TYPE_CAR`` with
+the light state (indicators, head light, high beam, brake and reversing lights).
+
+Roads and traffic lights come from elsewhere: ``parts`` are callables that add to each
+``GroundTruth`` before it is sent (lanes and lane boundaries of an OpenDRIVE road, traffic
+lights' states), so the OSI face does not need to know where roads come from.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from vcosim.constants import LOOPBACK, OSI_PORT
+from vcosim.errors import ConfigError
+from vcosim.groundtruth.objects import Objects, shapes_of
+from vcosim.groundtruth.osi_io import (
+    OsiBinaryTrace,
+    OsiMcapTrace,
+    OsiSink,
+    OsiUdp,
+    UdpCounts,
+    interface_version,
+)
+from vcosim.groundtruth.sampling import Sampler
+from vcosim.reports import Report
+
+if TYPE_CHECKING:
+    from osi3.osi_groundtruth_pb2 import GroundTruth
+    from osi3.osi_sensorview_pb2 import SensorView
+
+    from vcosim.sim.simulation import Simulation
+
+VEHICLE_REFERENCE = "net.vcosim.vehicle"
+"""``ExternalReference.type`` of a moving object's vcosim name."""
+
+GroundTruthPart = Callable[["GroundTruth", "Simulation | Any"], None]
+"""Adds what the vehicles are not (lanes, traffic lights) to a frame's ground truth."""
+
+
+class GroundTruthEncoder:
+    """Builds the OSI messages of a host's vehicles, one frame at a time."""
+
+    def __init__(self, sim: Simulation | Any, parts: Sequence[GroundTruthPart] = ()) -> None:
+        from osi3.osi_groundtruth_pb2 import GroundTruth
+
+        self.shapes = shapes_of(sim)
+        self.names = list(sim.vehicles)
+        self.ids = {name: row + 1 for row, name in enumerate(self.names)}
+        self.ego = getattr(sim, "vehicle_name", None) or _ego_name(sim)
+        self.parts = tuple(parts)
+        self._version = interface_version()
+        self._template = GroundTruth()  # what does not change: ids, sizes, attributes
+        self._fill_static(self._template)
+
+    def _fill_static(self, truth: GroundTruth) -> None:
+        from osi3.osi_object_pb2 import MovingObject
+
+        _version(truth.version, self._version)
+        truth.host_vehicle_id.value = self.ids[self.ego]
+        for name in self.names:
+            shape = self.shapes[name]
+            moving = truth.moving_object.add()
+            moving.id.value = self.ids[name]
+            moving.type = MovingObject.TYPE_VEHICLE
+            reference = moving.source_reference.add()
+            reference.type = VEHICLE_REFERENCE
+            reference.identifier.append(name)
+            dimension = moving.base.dimension
+            dimension.length, dimension.width, dimension.height = (
+                shape.length,
+                shape.width,
+                shape.height,
+            )
+            attributes = moving.vehicle_attributes
+            rear = attributes.bbcenter_to_rear
+            rear.x, rear.y, rear.z = (
+                a - c for a, c in zip(shape.rear_axle, shape.centre_offset, strict=True)
+            )
+            attributes.radius_wheel = shape.wheel_radius
+            attributes.number_wheels = 4
+            moving.vehicle_classification.type = MovingObject.VehicleClassification.TYPE_CAR
+
+    def ground_truth(self, sim: Simulation | Any, objects: Objects) -> GroundTruth:
+        """The frame's ``GroundTruth``: every vehicle, then what the ``parts`` add."""
+        from osi3.osi_groundtruth_pb2 import GroundTruth
+
+        truth = GroundTruth()
+        truth.CopyFrom(self._template)
+        _timestamp(truth.timestamp, objects.time)
+        lights = _light_states(objects)
+        for row, moving in enumerate(truth.moving_object):
+            base = moving.base
+            _vector(base.position, objects.centre[row])
+            _orientation(base.orientation, objects.orientation[row])
+            _vector(base.velocity, objects.velocity[row])
+            _vector(base.acceleration, objects.acceleration[row])
+            _orientation(base.orientation_rate, objects.orientation_rate[row])
+            state = moving.vehicle_classification.light_state
+            state.indicator_state, state.head_light, state.high_beam = lights[row][:3]
+            state.brake_light_state, state.reversing_light = lights[row][3:]
+        for part in self.parts:
+            part(truth, sim)
+        return truth
+
+    def sensor_view(self, truth: GroundTruth) -> SensorView:
+        """The ego's ``SensorView`` of ``truth``: its sensor on the front bumper's middle."""
+        from osi3.osi_sensorview_pb2 import SensorView
+
+        view = SensorView()
+        _version(view.version, self._version)
+        view.timestamp.CopyFrom(truth.timestamp)
+        view.sensor_id.value = 0
+        view.host_vehicle_id.CopyFrom(truth.host_vehicle_id)
+        mounting = self.mounting_position()
+        view.mounting_position.position.x = mounting[0]
+        view.mounting_position.position.y = mounting[1]
+        view.mounting_position.position.z = mounting[2]
+        view.global_ground_truth.CopyFrom(truth)
+        return view
+
+    def mounting_position(self) -> tuple[float, float, float]:
+        """The ego's range sensor from its rear axle's middle (OSI's vehicle frame), in m."""
+        shape = self.shapes[self.ego]
+        front = shape.centre_offset[0] + shape.length / 2
+        return (front - shape.rear_axle[0], 0.0, shape.centre_offset[2] - shape.rear_axle[2])
+
+
+def _ego_name(sim: Simulation | Any) -> str:
+    """The ego: the world's, else the lone car's name in the host."""
+    world = getattr(sim, "world", None)
+    return world.ego if world is not None else next(iter(sim.vehicles))
+
+
+def _version(message: Any, version: tuple[int, int, int]) -> None:
+    message.version_major, message.version_minor, message.version_patch = version
+
+
+def _timestamp(message: Any, time: float) -> None:
+    nanos = round(time * 1e9)
+    message.seconds, message.nanos = divmod(nanos, 1_000_000_000)
+
+
+def _vector(message: Any, values: Any) -> None:
+    message.x, message.y, message.z = float(values[0]), float(values[1]), float(values[2])
+
+
+def _orientation(message: Any, values: Any) -> None:
+    message.roll, message.pitch, message.yaw = (
+        float(values[0]),
+        float(values[1]),
+        float(values[2]),
+    )
+
+
+def _light_states(objects: Objects) -> list[tuple[int, int, int, int, int]]:
+    """Each vehicle's (indicator, head light, high beam, brake light, reversing light)."""
+    from osi3.osi_object_pb2 import MovingObject
+
+    states = MovingObject.VehicleClassification.LightState
+    left, right = objects.signal("signal_L") > 0.5, objects.signal("signal_R") > 0.5
+    low, high = objects.signal("lowbeam") > 0.5, objects.signal("highbeam") > 0.5
+    braking = objects.signal("brake") > 0.0
+    reversing = (objects.signal("reverse") > 0.5) | (objects.signal("gear") < -0.5)
+    on, off = states.GENERIC_LIGHT_STATE_ON, states.GENERIC_LIGHT_STATE_OFF
+    out = []
+    for row in range(len(objects.names)):
+        if left[row] and right[row]:
+            indicator = states.INDICATOR_STATE_WARNING
+        elif left[row] or right[row]:
+            indicator = states.INDICATOR_STATE_LEFT if left[row] else states.INDICATOR_STATE_RIGHT
+        else:
+            indicator = states.INDICATOR_STATE_OFF
+        out.append(
+            (
+                indicator,
+                on if low[row] or high[row] else off,
+                on if high[row] else off,
+                states.BRAKE_LIGHT_STATE_NORMAL if braking[row] else states.BRAKE_LIGHT_STATE_OFF,
+                on if reversing[row] else off,
+            )
+        )
+    return out
+
+
+# -- the face ------------------------------------------------------------------------------
+
+
+@dataclass
+class OsiReport(Report):
+    """What the OSI face put out: frames, every how many steps, the UDP counts, the trace."""
+
+    frames: int
+    every_steps: int
+    udp: UdpCounts | None = None
+    trace: str | None = None
+    destinations: list[str] = field(default_factory=list)
+
+
+class OsiOutput(Sampler):
+    """A face: the ego's ``SensorView`` (with every vehicle's ground truth) to OSI sinks.
+
+    Args:
+        every: Physics steps between frames (``sampling.steps_per_sample``).
+        udp: ``(host, port)`` of a receiver, or None.
+        trace: A ``.osi`` or ``.mcap`` file, or None.
+        parts: What else each ``GroundTruth`` carries (see the module docstring).
+    """
+
+    def __init__(
+        self,
+        every: int,
+        *,
+        udp: tuple[str, int] | None = None,
+        trace: str | Path | None = None,
+        parts: Sequence[GroundTruthPart] = (),
+    ) -> None:
+        super().__init__(every)
+        if trace is not None and Path(trace).suffix.lower() not in (".osi", ".mcap"):
+            raise ConfigError(
+                [f"--osi-trace: a .osi or .mcap file, not {Path(trace).name!r}"], "osi"
+            )
+        self.udp_address = udp
+        self.trace_path = None if trace is None else Path(trace)
+        self.parts = parts
+        self._sinks: list[OsiSink] = []
+        self._udp: OsiUdp | None = None
+        self._encoder: GroundTruthEncoder | None = None
+
+    def open(self, sim: Simulation | Any) -> None:
+        """Read the vehicles' shapes and open the socket and the trace."""
+        self._encoder = encoder = GroundTruthEncoder(sim, self.parts)
+        if self.udp_address is not None:
+            self._udp = OsiUdp(*self.udp_address)
+            self._sinks.append(self._udp)
+        if self.trace_path is not None:
+            if self.trace_path.suffix.lower() == ".mcap":
+                self._sinks.append(OsiMcapTrace(self.trace_path, encoder.ego))
+            else:
+                self._sinks.append(OsiBinaryTrace(self.trace_path))
+
+    def sample(self, sim: Simulation | Any) -> None:
+        """Encode the frame once and give it to every sink."""
+        encoder = self._encoder
+        if encoder is None:
+            return
+        truth = encoder.ground_truth(sim, Objects.of(sim, encoder.shapes))
+        view = encoder.sensor_view(truth)
+        data = view.SerializeToString()
+        for sink in self._sinks:
+            sink.put(view, data)
+
+    def close(self) -> None:
+        """Close every sink (safe twice)."""
+        for sink in self._sinks:
+            sink.close()
+
+    def report(self) -> OsiReport:
+        """Frames, the UDP counts and the trace file."""
+        destinations = []
+        if self.udp_address is not None:
+            destinations.append(f"udp://{self.udp_address[0]}:{self.udp_address[1]}")
+        if self.trace_path is not None:
+            destinations.append(str(self.trace_path))
+        return OsiReport(
+            frames=self.samples,
+            every_steps=self.every,
+            udp=None if self._udp is None else self._udp.counts,
+            trace=None if self.trace_path is None else str(self.trace_path),
+            destinations=destinations,
+        )
+
+
+def parse_udp_url(text: str) -> tuple[str, int]:
+    """``udp://HOST:PORT`` (also ``HOST:PORT``, ``:PORT``): host defaults to loopback.
+
+    Raises:
+        ConfigError: not such an address.
+    """
+    rest = text.strip()
+    scheme, sep, tail = rest.partition("://")
+    if sep:
+        if scheme.lower() != "udp":
+            raise ConfigError([f"--osi {text!r}: OSI goes over udp://HOST:PORT"], "osi")
+        rest = tail
+    host, colon, port_text = rest.rpartition(":")
+    if not colon:
+        host, port_text = rest, ""
+    host = host.strip("[]") or LOOPBACK
+    try:
+        port = int(port_text) if port_text else OSI_PORT
+    except ValueError:
+        port = -1
+    if not 0 < port < 65536 or not host or any(c.isspace() for c in host):
+        raise ConfigError(
+            [
+                f"--osi {text!r} is not an address; give udp://HOST:PORT, e.g. udp://{LOOPBACK}:"
+                f"{OSI_PORT}"
+            ],
+            "osi",
+        )
+    return host, port

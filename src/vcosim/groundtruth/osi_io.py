@@ -1,0 +1,291 @@
+"""OSI's transports: UDP datagrams and trace files, written and read back.
+
+- ``OsiUdp``: one serialized ``SensorView`` per datagram to a receiver; a message too large
+  for one datagram (65,507 bytes) is counted and not sent.
+- ``OsiBinaryTrace`` (``FILE.osi``): the single-channel trace of the OSI specification, each
+  serialized ``SensorView`` after its length as a 4-byte little-endian unsigned integer.
+- ``OsiMcapTrace`` (``FILE.mcap``): the multi-channel trace, an indexed MCAP file with the
+  ``net.asam.osi.trace`` metadata record, a ``protobuf`` schema per message type (its name
+  ``osi3.GroundTruth``, its data the FileDescriptorSet with every import) and a channel per
+  stream (``GroundTruth``, ``SensorView``) with the channel metadata the specification asks for.
+- ``read_trace`` and ``summarize_trace``: a trace read back with ASAM's ``osi3trace``.
+"""
+
+from __future__ import annotations
+
+import logging
+import socket
+import struct
+from collections.abc import Iterator
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import IO, TYPE_CHECKING, Any, Protocol
+
+from vcosim.errors import ConfigError
+from vcosim.reports import Report
+
+if TYPE_CHECKING:
+    from osi3.osi_sensorview_pb2 import SensorView
+
+log = logging.getLogger("vcosim.osi")
+
+MAX_DATAGRAM = 65507
+"""The largest UDP payload over IPv4: a larger message cannot go in one datagram."""
+
+
+class OsiSink(Protocol):
+    """Where serialized OSI messages go."""
+
+    def put(self, sensor_view: SensorView, data: bytes) -> None:
+        """Take one frame: the ``SensorView`` and its serialized bytes."""
+
+    def close(self) -> None:
+        """Finish (safe twice)."""
+
+
+def interface_version() -> tuple[int, int, int]:
+    """The OSI version of the installed ``osi3`` bindings (major, minor, patch)."""
+    from osi3 import osi_version_pb2
+
+    options = osi_version_pb2.DESCRIPTOR.GetOptions()
+    version = options.Extensions[osi_version_pb2.current_interface_version]
+    return version.version_major, version.version_minor, version.version_patch
+
+
+@dataclass
+class UdpCounts(Report):
+    """What went to the OSI receiver."""
+
+    sent: int = 0
+    too_large: int = 0
+    send_errors: int = 0
+    largest_bytes: int = 0
+
+
+class OsiUdp:
+    """One serialized ``SensorView`` per datagram to ``(host, port)``.
+
+    The socket is not connected: a receiver that is not (yet) listening costs nothing but the
+    datagram, and one that starts later gets the frames from then on.
+    """
+
+    def __init__(self, host: str, port: int) -> None:
+        self.address = (host, port)
+        family = socket.AF_INET6 if ":" in host else socket.AF_INET
+        self._socket: socket.socket | None = socket.socket(family, socket.SOCK_DGRAM)
+        self.counts = UdpCounts()
+
+    def put(self, sensor_view: SensorView, data: bytes) -> None:
+        """Send ``data``; a message over ``MAX_DATAGRAM`` bytes is counted, not sent."""
+        counts = self.counts
+        counts.largest_bytes = max(counts.largest_bytes, len(data))
+        if len(data) > MAX_DATAGRAM:
+            if not counts.too_large:
+                log.warning(
+                    "OSI: a SensorView of %d bytes does not fit in a datagram (%d at most): "
+                    "not sent; fewer vehicles, or a trace (--osi-trace), carry it",
+                    len(data),
+                    MAX_DATAGRAM,
+                )
+            counts.too_large += 1
+            return
+        if self._socket is None:
+            return
+        try:
+            self._socket.sendto(data, self.address)
+            counts.sent += 1
+        except OSError:
+            counts.send_errors += 1
+
+    def close(self) -> None:
+        """Close the socket (safe twice)."""
+        if self._socket is not None:
+            self._socket.close()
+            self._socket = None
+
+
+class OsiBinaryTrace:
+    """A ``.osi`` trace: each ``SensorView`` after its length (4 bytes, little-endian)."""
+
+    def __init__(self, path: str | Path) -> None:
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._file: IO[bytes] | None = self.path.open("wb")
+
+    def put(self, sensor_view: SensorView, data: bytes) -> None:
+        """Append one length-prefixed message."""
+        if self._file is not None:
+            self._file.write(struct.pack("<I", len(data)) + data)
+
+    def close(self) -> None:
+        """Close the file (safe twice)."""
+        if self._file is not None:
+            self._file.close()
+            self._file = None
+
+
+def file_descriptor_set(message: Any) -> bytes:
+    """The serialized FileDescriptorSet of ``message``'s type with every file it imports."""
+    from google.protobuf.descriptor_pb2 import FileDescriptorProto, FileDescriptorSet
+
+    files: dict[str, Any] = {}
+
+    def visit(descriptor: Any) -> None:
+        if descriptor.name in files:
+            return
+        for dependency in descriptor.dependencies:
+            visit(dependency)
+        files[descriptor.name] = descriptor
+
+    visit(message.DESCRIPTOR.file)
+    out = FileDescriptorSet()
+    for descriptor in files.values():
+        proto = FileDescriptorProto()
+        descriptor.CopyToProto(proto)
+        out.file.append(proto)
+    return out.SerializeToString()
+
+
+class OsiMcapTrace:
+    """An OSI multi-channel trace: ``GroundTruth`` and ``SensorView`` channels in MCAP.
+
+    Written through ``vcosim.sim.mcapfile`` (chunked, indexed, readable up to its last flush
+    if the run dies); flushed once a second of wall time, like the signal recording.
+    """
+
+    FLUSH_FRAMES = 100
+
+    def __init__(self, path: str | Path, ego: str, description: str = "") -> None:
+        import google.protobuf
+        from osi3.osi_groundtruth_pb2 import GroundTruth
+        from osi3.osi_sensorview_pb2 import SensorView
+
+        from vcosim.sim.mcapfile import open_writer
+
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._writer: Any
+        self._writer, self._file = open_writer(self.path)
+        osi = ".".join(map(str, interface_version()))
+        protobuf = google.protobuf.__version__
+        self._writer.add_metadata(
+            "net.asam.osi.trace",
+            {
+                "version": osi,
+                "min_osi_version": osi,
+                "max_osi_version": osi,
+                "min_protobuf_version": protobuf,
+                "max_protobuf_version": protobuf,
+                "creation_time": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+                "description": description or "vcosim run: every vehicle's ground truth",
+                "data_sources": "vcosim",
+            },
+        )
+        self._channels = {}
+        for message, topic, text in (
+            (GroundTruth, "GroundTruth", "every vehicle of the run"),
+            (SensorView, "SensorView", f"the view of vehicle {ego!r} (the host vehicle)"),
+        ):
+            name = f"osi3.{message.DESCRIPTOR.name}"
+            schema = self._writer.register_schema(name, "protobuf", file_descriptor_set(message))
+            self._channels[topic] = self._writer.register_channel(
+                topic,
+                "protobuf",
+                schema,
+                {
+                    "net.asam.osi.trace.channel.osi_version": osi,
+                    "net.asam.osi.trace.channel.protobuf_version": protobuf,
+                    "net.asam.osi.trace.channel.description": text,
+                },
+            )
+        self._writer.flush()
+        self._frames = 0
+
+    def put(self, sensor_view: SensorView, data: bytes) -> None:
+        """Append the frame's ``GroundTruth`` and ``SensorView``, at their timestamp."""
+        if self._writer is None:
+            return
+        stamp = sensor_view.timestamp.seconds * 1_000_000_000 + sensor_view.timestamp.nanos
+        truth = sensor_view.global_ground_truth.SerializeToString()
+        for topic, payload in (("GroundTruth", truth), ("SensorView", data)):
+            self._writer.add_message(
+                self._channels[topic],
+                log_time=stamp,
+                data=payload,
+                publish_time=stamp,
+                sequence=self._frames,
+            )
+        self._frames += 1
+        if self._frames % self.FLUSH_FRAMES == 0:
+            self._writer.flush()
+
+    def close(self) -> None:
+        """Write the summary and index, then close the file (safe twice)."""
+        if self._writer is None:
+            return
+        try:
+            self._writer.finish()
+        finally:
+            self._file.close()
+            self._writer = None
+
+
+def read_trace(path: str | Path, message: str = "SensorView") -> Iterator[Any]:
+    """The ``message`` frames of an OSI trace (``.osi`` or ``.mcap``), in order.
+
+    Read with ``osi3trace`` (ASAM's reader, in the ``osi`` extra): what vcosim writes is
+    read by the same code as any other tool's traces.
+
+    Raises:
+        ConfigError: no such file, or not an OSI trace.
+    """
+    from osi3trace.osi_trace import OSITrace
+
+    source = Path(path)
+    if not source.is_file():
+        raise ConfigError([f"{source}: no such file"], "osi")
+    try:
+        trace = OSITrace(str(source), type_name=message)
+    except (ValueError, KeyError) as error:
+        raise ConfigError([f"{source}: not an OSI trace of {message} ({error})"], "osi") from None
+    from google.protobuf.message import DecodeError
+
+    try:
+        yield from trace
+    except DecodeError as error:
+        raise ConfigError([f"{source}: not an OSI trace of {message} ({error})"], "osi") from None
+    finally:
+        trace.close()
+
+
+@dataclass
+class TraceSummary(Report):
+    """An OSI trace at a glance: frames, time span, rate, vehicles."""
+
+    path: str
+    frames: int
+    start: float
+    end: float
+    rate_hz: float
+    vehicles: dict[int, str]
+    host_vehicle_id: int | None
+
+
+def summarize_trace(path: str | Path) -> TraceSummary:
+    """Frames, time span and vehicles of an OSI trace (its ``SensorView`` stream)."""
+    frames, start, end, host = 0, 0.0, 0.0, None
+    vehicles: dict[int, str] = {}
+    for view in read_trace(path):
+        time = view.timestamp.seconds + view.timestamp.nanos * 1e-9
+        start = time if frames == 0 else start
+        end = time
+        frames += 1
+        host = view.host_vehicle_id.value
+        for moving in view.global_ground_truth.moving_object:
+            names = [r.identifier[0] for r in moving.source_reference if r.identifier]
+            vehicles.setdefault(moving.id.value, names[0] if names else "")
+    if frames == 0:
+        raise ConfigError([f"{path}: no OSI SensorView in it"], "osi")
+    rate = (frames - 1) / (end - start) if frames > 1 and end > start else 0.0
+    return TraceSummary(str(path), frames, start, end, rate, vehicles, host)
