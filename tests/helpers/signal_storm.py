@@ -5,9 +5,9 @@ of each starts when its process can have a policy at all: when the kernel shows 
 SIGTERM (``/proc/PID/status``; before that the interpreter itself is still starting, and the
 operating system's default applies). At its instant, the signal goes to that process alone.
 
-What every run must show: exit code 130, a line saying it was interrupted, no traceback, and no process
-left behind (its own modules included: every process whose command line names the run's
-unique port is looked for).
+What every run must show: exit code 130, a line saying it was interrupted, no traceback, and
+no process left behind (its own modules included: every process whose command line names the
+run's unique port is looked for).
 
 The suite runs a few instants per command (``tests/app/test_signal_storm.py``); the issue's
 20 per command run on demand (minutes of CPU):
