@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import sys
 from collections.abc import Mapping
 from pathlib import Path
@@ -17,26 +18,85 @@ else:  # pragma: no cover
     import tomli as tomllib
 
 
-def read_config_text(path: str | Path, source: str | None = None) -> str:
-    """The text of a configuration file; an unreadable one is a ConfigError naming it."""
+MAX_CONFIG_BYTES = 1 << 20
+"""The largest configuration file read (1 MiB): a hand-written file is a few kB; a bigger one
+is a mistake or an attack, and parsing it costs memory and time before anything is said."""
+MAX_NESTING = 16
+"""The deepest nesting of tables and lists in a configuration file (vcosim's go 4 deep)."""
+LARGEST_NUMBER = 1e12
+"""No quantity vcosim reads, in SI units, is beyond this (a world 10^9 km across, a mass of
+10^12 kg); a number beyond it is a typo, and the products of it overflow."""
+SMALLEST_NUMBER = 1e-12
+"""Nor is any non-zero quantity below this; smaller ones divide to infinity."""
+
+
+def read_config_text(
+    path: str | Path, source: str | None = None, *, encoding: str = "utf-8"
+) -> str:
+    """The text of a configuration file; unreadable, too big or not UTF-8 is a ConfigError."""
     where = str(path) if source is None else source
     try:
-        return Path(path).read_text(encoding="utf-8")
+        with open(path, "rb") as handle:
+            raw = handle.read(MAX_CONFIG_BYTES + 1)
     except OSError as exc:
         raise ConfigError([f"cannot read: {exc.strerror or exc}"], where) from None
+    if len(raw) > MAX_CONFIG_BYTES:
+        size = Path(path).stat().st_size
+        raise ConfigError(
+            [f"{size} bytes: a configuration file may have at most {MAX_CONFIG_BYTES} bytes"],
+            where,
+        )
+    try:
+        return raw.decode(encoding)
     except UnicodeDecodeError as exc:
         bad = exc.object[exc.start]
         raise ConfigError([f"not UTF-8 text: byte {exc.start} is {bad:#04x}"], where) from None
 
 
 def parse_toml(text: str, source: str) -> dict[str, Any]:
-    """TOML text as a dict; text that is not TOML (or nests beyond the parser) is a ConfigError."""
+    """TOML text as a dict; not TOML, nested too deep or a number out of range: ConfigError."""
     try:
-        return tomllib.loads(text)
+        data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError([f"not valid TOML: {exc}"], source) from None
     except RecursionError:
         raise ConfigError(["not valid TOML: nested too deep"], source) from None
+    check_numbers(data, source)
+    return data
+
+
+def number_problems(data: Any) -> list[str]:
+    """Every number out of range or not finite, and every nesting too deep, by key path.
+
+    Iterative, so a document nested thousands deep is measured without recursion.
+    """
+    problems: list[str] = []
+    stack: list[tuple[tuple[str, ...], Any]] = [((), data)]
+    while stack:
+        path, value = stack.pop()
+        where = ".".join(path) or "(top level)"
+        if isinstance(value, (dict, list)):
+            if len(path) > MAX_NESTING:
+                problems.append(f"{where}: nested deeper than {MAX_NESTING} tables and lists")
+                continue
+            items = value.items() if isinstance(value, dict) else enumerate(value)
+            stack.extend(((*path, str(k)), v) for k, v in reversed(list(items)))
+        elif isinstance(value, float) and not math.isfinite(value):
+            problems.append(f"{where}: {value} is not a finite number")
+        elif isinstance(value, (int, float)) and not isinstance(value, bool):
+            size = abs(value)
+            if size > LARGEST_NUMBER and (isinstance(value, float) or size >= 2**63):
+                problems.append(f"{where}: {value:g} is beyond any quantity (|x| <= 1e12)")
+            elif 0 < size < SMALLEST_NUMBER:
+                problems.append(f"{where}: {value:g} is below any quantity (0 or |x| >= 1e-12)")
+    return problems
+
+
+def check_numbers(data: Any, source: str) -> None:
+    """Raise a ConfigError listing every problem of :func:`number_problems`."""
+    problems = number_problems(data)
+    if problems:
+        raise ConfigError(problems, source)
 
 
 def read_toml(path: str | Path, source: str | None = None) -> dict[str, Any]:
