@@ -190,6 +190,9 @@ def main() -> None:
     parser.add_argument("--parallel", type=int, default=6, help="runs at once")
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args()
+    # Started in the background, this script ignores Ctrl-C, and so would every command it
+    # starts (an ignored signal stays ignored across exec); a handler of its own is not kept.
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     runs = plan(tuple(args.commands.split(",")), args.instants, args.span, args.seed)
     bad = 0
     with tempfile.TemporaryDirectory(prefix="vcosim-storm-") as folder:  # noqa: SIM117
