@@ -33,20 +33,3 @@ class Report(Mapping[str, Any]):
 
     def __len__(self) -> int:
         return len(fields(self))
-
-
-PRINTED_CHARS = 120
-"""The most characters of a peer's text (an error code, a name) that a log line prints."""
-
-
-def printable(text: object, limit: int = PRINTED_CHARS) -> str:
-    """A peer's ``text`` as one short printable line, so no peer can flood a log.
-
-    Control characters are escaped; past ``limit`` characters it is cut, its length said.
-    """
-    line = str(text)
-    if not line.isprintable():
-        line = line.encode("unicode_escape").decode("ascii")
-    if len(line) <= limit:
-        return line
-    return f"{line[:limit]}... ({len(line)} characters)"

@@ -53,8 +53,7 @@ from vcosim.modules.viewer.state import (
     terrain_json,
     vehicle_geometry,
 )
-from vcosim.net.peers import Reports
-from vcosim.reports import printable
+from vcosim.net.peers import Reports, printable
 from vcosim.vehicle.terrain import Terrain
 
 log = logging.getLogger("vcosim.viewer")
