@@ -141,6 +141,15 @@ def storm(runs: list[Run], folder: Path, timeout: float = 60.0) -> list[Run]:
             env=env,
             cwd=folder,
         )
+    try:
+        return _signal_and_collect(runs, timeout)
+    finally:  # this storm interrupted itself: no command of it outlives it
+        for run in runs:
+            if run.process is not None and run.process.poll() is None:
+                run.process.kill()
+
+
+def _signal_and_collect(runs: list[Run], timeout: float) -> list[Run]:
     waiting = list(runs)
     give_up = time.monotonic() + timeout
     while waiting and time.monotonic() < give_up:
