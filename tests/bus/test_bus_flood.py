@@ -7,6 +7,7 @@ malformed-by-sender table keeps its first senders and counts the others together
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import socket
 
@@ -30,10 +31,10 @@ def test_a_peers_words_are_printed_short_and_escaped():
 
 
 def test_junk_from_300_ports_is_counted_in_bounded_tables(router: Router, caplog):
-    with caplog.at_level(logging.WARNING):
-        for _ in range(300):
-            with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as sock:
-                sock.sendto(b"ID x" + b"9" * 3000 + b",END", router.address)
+    with caplog.at_level(logging.WARNING), contextlib.ExitStack() as ports:
+        for _ in range(300):  # 300 ports at once: none reused
+            sock = ports.enter_context(socket.socket(socket.AF_INET, socket.SOCK_DGRAM))
+            sock.sendto(b"ID x" + b"9" * 3000 + b",END", router.address)
         assert router.wait_until(lambda: router.stats.malformed == 300, 30.0), router.report()
     by_sender = router.stats.malformed_by_sender
     assert len(by_sender) == MAX_LISTED_SENDERS + 1 and sum(by_sender.values()) == 300
