@@ -4,13 +4,15 @@ from __future__ import annotations
 
 import math
 import sys
-from collections.abc import Mapping
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from vcosim.errors import ConfigError
+
+T = TypeVar("T")
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -53,35 +55,52 @@ def read_config_text(
         raise ConfigError([f"not UTF-8 text: byte {exc.start} is {bad:#04x}"], where) from None
 
 
-def parse_toml(text: str, source: str) -> dict[str, Any]:
-    """TOML text as a dict; not TOML, nested too deep or a number out of range: ConfigError."""
+def parse_toml(text: str, source: str, *, numbers: bool = True) -> dict[str, Any]:
+    """TOML text as a dict; not TOML, nested too deep or a number out of range: ConfigError.
+
+    ``numbers=False`` leaves the numbers to the caller, who lists their problems with the
+    rest (:func:`with_number_problems`).
+    """
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError([f"not valid TOML: {exc}"], source) from None
     except RecursionError:
         raise ConfigError(["not valid TOML: nested too deep"], source) from None
-    check_numbers(data, source)
+    deep = nesting_problems(data)
+    if deep:
+        raise ConfigError(deep, source)
+    if numbers:
+        check_numbers(data, source)
     return data
 
 
-def number_problems(data: Any) -> list[str]:
-    """Every number out of range or not finite, and every nesting too deep, by key path.
-
-    Iterative, so a document nested thousands deep is measured without recursion.
-    """
-    problems: list[str] = []
+def _walk(data: Any) -> Iterator[tuple[tuple[str, ...], Any]]:
+    """Every (key path, value) of nested dicts and lists, iteratively, no deeper than allowed."""
     stack: list[tuple[tuple[str, ...], Any]] = [((), data)]
     while stack:
         path, value = stack.pop()
-        where = ".".join(path) or "(top level)"
-        if isinstance(value, (dict, list)):
-            if len(path) > MAX_NESTING:
-                problems.append(f"{where}: nested deeper than {MAX_NESTING} tables and lists")
-                continue
+        yield path, value
+        if isinstance(value, (dict, list)) and len(path) <= MAX_NESTING:
             items = value.items() if isinstance(value, dict) else enumerate(value)
             stack.extend(((*path, str(k)), v) for k, v in reversed(list(items)))
-        elif isinstance(value, float) and not math.isfinite(value):
+
+
+def nesting_problems(data: Any) -> list[str]:
+    """The tables and lists nested deeper than ``MAX_NESTING``, by key path (without recursion)."""
+    return [
+        f"{'.'.join(path)}: nested deeper than {MAX_NESTING} tables and lists"
+        for path, value in _walk(data)
+        if isinstance(value, (dict, list)) and len(path) > MAX_NESTING
+    ]
+
+
+def number_problems(data: Any) -> list[str]:
+    """Every number out of range or not finite, by key path."""
+    problems: list[str] = []
+    for path, value in _walk(data):
+        where = ".".join(path) or "(top level)"
+        if isinstance(value, float) and not math.isfinite(value):
             problems.append(f"{where}: {value} is not a finite number")
         elif isinstance(value, (int, float)) and not isinstance(value, bool):
             size = abs(value)
@@ -99,10 +118,34 @@ def check_numbers(data: Any, source: str) -> None:
         raise ConfigError(problems, source)
 
 
-def read_toml(path: str | Path, source: str | None = None) -> dict[str, Any]:
+def with_number_problems(data: Any, source: str, build: Callable[[Any], T]) -> T:
+    """``build(data)``, its problems and those of the numbers in ``data`` listed together.
+
+    The numbers' problems come first (each names its key). A number out of range can make
+    ``build`` fail in a way of its own (an overflow in a derived quantity): with such
+    problems known, that failure adds nothing and is not raised.
+    """
+    problems = number_problems(data)
+    try:
+        result = build(data)
+    except ConfigError as exc:
+        more = [p for p in exc.problems if p not in problems]
+        raise ConfigError(problems + more, source) from None
+    except (ArithmeticError, ValueError, RecursionError):
+        if not problems:
+            raise
+        raise ConfigError(problems, source) from None
+    if problems:
+        raise ConfigError(problems, source)
+    return result
+
+
+def read_toml(
+    path: str | Path, source: str | None = None, *, numbers: bool = True
+) -> dict[str, Any]:
     """A TOML configuration file as a dict; every way it can be unreadable is a ConfigError."""
     where = str(path) if source is None else source
-    return parse_toml(read_config_text(path, where), where)
+    return parse_toml(read_config_text(path, where), where, numbers=numbers)
 
 
 def deep_merge(base: Mapping[str, Any], over: Mapping[str, Any]) -> dict[str, Any]:

@@ -72,3 +72,32 @@ def test_the_commands_end_2_naming_the_file_without_a_traceback(
         or isinstance(result.exception, SystemExit)
     )
     assert case.key.lower() in result.output.lower()
+
+
+def test_bad_numbers_and_other_problems_of_every_section_are_listed_in_one_pass(
+    tmp_path: Path,
+) -> None:
+    from vcosim.sweep.config.load import load_sweep
+    from vcosim.world.spec import WorldFile
+
+    sweep = tmp_path / "sweep.toml"
+    sweep.write_text(
+        '[scenario]\nname = "x"\nduration = 1e308\ninitial_speed = -3.0\n'
+        '[vehicle]\nbase = "nightrider"\n[controller]\nname = "cruise"\nspeed = nan\n'
+        "[sweep]\nbogus = 1\n"
+    )
+    with pytest.raises(ConfigError) as error:
+        load_sweep(sweep)
+    listed = "\n".join(error.value.problems)
+    for key in ("scenario.duration", "controller.speed", "initial_speed", "bogus"):
+        assert key in listed, listed
+    world = tmp_path / "world.toml"
+    world.write_text(
+        '[[vehicles]]\nname = "a"\nstart = { x = 1e308, y = 0 }\ndriver = { kind = "nobody" }\n'
+        '[[vehicles]]\nname = "b"\nstart = { x = 0, y = inf }\n'
+    )
+    with pytest.raises(ConfigError) as error:
+        WorldFile.load(world)
+    listed = "\n".join(error.value.problems)
+    for key in ("vehicles.0.start.x", "vehicles.1.start.y", "kind"):
+        assert key in listed, listed

@@ -16,7 +16,7 @@ import math
 import warnings
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import numpy as np
 from numba import njit
@@ -334,13 +334,17 @@ class TerrainSpec(BaseModel):
             if not path.is_file():
                 raise ConfigError(["no such file"], f"terrain {path}")
             return cls(height_map=str(path))
-        from vcosim.config import read_toml, validation_problems
+        from vcosim.config import read_toml, validation_problems, with_number_problems
 
-        data = read_toml(path, f"terrain {path}")
-        try:
-            spec = cls(**data)
-        except ValidationError as exc:
-            raise ConfigError(validation_problems(exc), f"terrain {path}") from None
+        source = f"terrain {path}"
+
+        def build(data: dict[str, Any]) -> TerrainSpec:
+            try:
+                return cls(**data)
+            except ValidationError as exc:
+                raise ConfigError(validation_problems(exc), source) from None
+
+        spec = with_number_problems(read_toml(path, source, numbers=False), source, build)
         folder = path.parent
         return spec.model_copy(
             update={
