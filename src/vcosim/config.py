@@ -126,10 +126,11 @@ def with_number_problems(data: Any, source: str, build: Callable[[Any], T]) -> T
     problems known, that failure adds nothing and is not raised.
     """
     problems = number_problems(data)
+    keys = {p.split(":", 1)[0] for p in problems}
     try:
         result = build(data)
-    except ConfigError as exc:
-        more = [p for p in exc.problems if p not in problems]
+    except ConfigError as exc:  # what it says of a bad number's key is said already
+        more = [p for p in exc.problems if p.split(":", 1)[0] not in keys]
         raise ConfigError(problems + more, source) from None
     except (ArithmeticError, ValueError, RecursionError):
         if not problems:
