@@ -133,29 +133,32 @@ def toml_bytes(data: dict[str, Any]) -> bytes:
 def structured_cases(
     kind: str, data: dict[str, Any], dump: Callable[[Any], bytes], rng: random.Random, n: int
 ) -> list[Case]:
-    """``n`` one-value mutations of ``data``: bad numbers in numeric keys, unknown keys."""
+    """Unknown keys in the first tables, then ``n`` bad numbers in numeric keys."""
     suffix = ".json" if kind == "contract" else ".toml"
-    numbers = [p for p, _ in leaves(data) if any(isinstance(k, str) for k in p)]
-    out: list[Case] = []
-    for path in tables(data):
-        if isinstance(path[-1:], tuple) and path and isinstance(path[-1], int):
-            continue
-        spoilt = replaced(data, (*path, "zz_unknown"), 1.0) if path else {**data, "zz_unknown": 1}
-        out.append(
-            Case(kind, f"unknown-{'.'.join(map(str, path))}", dump(spoilt), "zz_unknown", suffix)
+    unknown = [
+        Case(
+            kind,
+            f"unknown-{'.'.join(map(str, path)) or 'top'}",
+            dump(replaced(data, (*path, "zz_unknown"), 1.0)),
+            "zz_unknown",
+            suffix,
         )
+        for path in list(tables(data))[:3]
+    ]
+    numbers = [p for p, _ in leaves(data) if any(isinstance(k, str) for k in p)]
+    spoilt = []
     for i in range(n):
         path = rng.choice(numbers)
         bad = BAD_NUMBERS[i % len(BAD_NUMBERS)]
         if kind == "contract" and isinstance(bad, float) and not math.isfinite(bad):
             bad = "NaN"  # (JSON has no NaN: a string where a number belongs)
         name = f"{'.'.join(map(str, path))}={bad!r}"
-        out.append(Case(kind, name, dump(replaced(data, path, bad)), named_key(path), suffix))
-    return out[: n + 3]
+        spoilt.append(Case(kind, name, dump(replaced(data, path, bad)), named_key(path), suffix))
+    return unknown + spoilt
 
 
 def whole_file_cases(kind: str, good: bytes, suffix: str) -> list[Case]:
-    """Not UTF-8, too big, nested too deep: the file as a whole (named by ``file``)."""
+    """Not UTF-8, too big, nested too deep: the file as a whole (its problem says which)."""
     cases = [
         Case(kind, "not-utf8", good[:20] + b"\xff\xfe" + good[20:], "UTF-8", suffix),
         Case(kind, "huge", good + b"\n" + b"#" * (3 << 20) + b"\n", "bytes", suffix),
