@@ -18,9 +18,6 @@ import asyncio
 from collections.abc import Callable
 from typing import Any
 
-import h11
-from uvicorn.protocols.http.h11_impl import H11Protocol
-
 HEADER_DEADLINE_S = 10.0
 MAX_IDLE_CONNECTIONS = 64
 MAX_HEADER_BYTES = 16 * 1024
@@ -34,6 +31,8 @@ def guarded_http(
     closed: Callable[[str], None] = lambda reason: None,
 ) -> type[asyncio.Protocol]:
     """The h11 protocol of uvicorn with the deadline and the cap; ``closed(reason)`` counts."""
+    import h11  # the viewer extra: imported when a viewer serves
+    from uvicorn.protocols.http.h11_impl import H11Protocol
 
     class GuardedH11(H11Protocol):
         """One connection; waiting for headers, it may be closed by the deadline or a newer one."""
