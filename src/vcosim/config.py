@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+import math
 import sys
-from collections.abc import Mapping
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from vcosim.errors import ConfigError
+
+T = TypeVar("T")
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -17,32 +20,133 @@ else:  # pragma: no cover
     import tomli as tomllib
 
 
-def read_config_text(path: str | Path, source: str | None = None) -> str:
-    """The text of a configuration file; an unreadable one is a ConfigError naming it."""
+MAX_CONFIG_BYTES = 1 << 20
+"""The largest configuration file read (1 MiB): a hand-written file is a few kB; a bigger one
+is a mistake or an attack, and parsing it costs memory and time before anything is said."""
+MAX_NESTING = 16
+"""The deepest nesting of tables and lists in a configuration file (vcosim's go 4 deep)."""
+LARGEST_NUMBER = 1e12
+"""No quantity vcosim reads, in SI units, is beyond this (a world 10^9 km across, a mass of
+10^12 kg); a number beyond it is a typo, and the products of it overflow."""
+SMALLEST_NUMBER = 1e-12
+"""Nor is any non-zero quantity below this; smaller ones divide to infinity."""
+
+
+def read_config_text(
+    path: str | Path, source: str | None = None, *, encoding: str = "utf-8"
+) -> str:
+    """The text of a configuration file; unreadable, too big or not UTF-8 is a ConfigError."""
     where = str(path) if source is None else source
     try:
-        return Path(path).read_text(encoding="utf-8")
+        with open(path, "rb") as handle:
+            raw = handle.read(MAX_CONFIG_BYTES + 1)
     except OSError as exc:
         raise ConfigError([f"cannot read: {exc.strerror or exc}"], where) from None
+    if len(raw) > MAX_CONFIG_BYTES:
+        size = Path(path).stat().st_size
+        raise ConfigError(
+            [f"{size} bytes: a configuration file may have at most {MAX_CONFIG_BYTES} bytes"],
+            where,
+        )
+    try:
+        return raw.decode(encoding)
     except UnicodeDecodeError as exc:
         bad = exc.object[exc.start]
         raise ConfigError([f"not UTF-8 text: byte {exc.start} is {bad:#04x}"], where) from None
 
 
-def parse_toml(text: str, source: str) -> dict[str, Any]:
-    """TOML text as a dict; text that is not TOML (or nests beyond the parser) is a ConfigError."""
+def parse_toml(text: str, source: str, *, numbers: bool = True) -> dict[str, Any]:
+    """TOML text as a dict; not TOML, nested too deep or a number out of range: ConfigError.
+
+    ``numbers=False`` leaves the numbers to the caller, who lists their problems with the
+    rest (:func:`with_number_problems`).
+    """
     try:
-        return tomllib.loads(text)
+        data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError([f"not valid TOML: {exc}"], source) from None
     except RecursionError:
         raise ConfigError(["not valid TOML: nested too deep"], source) from None
+    deep = nesting_problems(data)
+    if deep:
+        raise ConfigError(deep, source)
+    if numbers:
+        check_numbers(data, source)
+    return data
 
 
-def read_toml(path: str | Path, source: str | None = None) -> dict[str, Any]:
+def _walk(data: Any) -> Iterator[tuple[tuple[str, ...], Any]]:
+    """Every (key path, value) of nested dicts and lists, iteratively, no deeper than allowed."""
+    stack: list[tuple[tuple[str, ...], Any]] = [((), data)]
+    while stack:
+        path, value = stack.pop()
+        yield path, value
+        if isinstance(value, (dict, list)) and len(path) <= MAX_NESTING:
+            items = value.items() if isinstance(value, dict) else enumerate(value)
+            stack.extend(((*path, str(k)), v) for k, v in reversed(list(items)))
+
+
+def nesting_problems(data: Any) -> list[str]:
+    """The tables and lists nested deeper than ``MAX_NESTING``, by key path (without recursion)."""
+    return [
+        f"{'.'.join(path)}: nested deeper than {MAX_NESTING} tables and lists"
+        for path, value in _walk(data)
+        if isinstance(value, (dict, list)) and len(path) > MAX_NESTING
+    ]
+
+
+def number_problems(data: Any) -> list[str]:
+    """Every number out of range or not finite, by key path."""
+    problems: list[str] = []
+    for path, value in _walk(data):
+        where = ".".join(path) or "(top level)"
+        if isinstance(value, float) and not math.isfinite(value):
+            problems.append(f"{where}: {value} is not a finite number")
+        elif isinstance(value, (int, float)) and not isinstance(value, bool):
+            size = abs(value)
+            if size > LARGEST_NUMBER and (isinstance(value, float) or size >= 2**63):
+                problems.append(f"{where}: {value:g} is beyond any quantity (|x| <= 1e12)")
+            elif 0 < size < SMALLEST_NUMBER:
+                problems.append(f"{where}: {value:g} is below any quantity (0 or |x| >= 1e-12)")
+    return problems
+
+
+def check_numbers(data: Any, source: str) -> None:
+    """Raise a ConfigError listing every problem of :func:`number_problems`."""
+    problems = number_problems(data)
+    if problems:
+        raise ConfigError(problems, source)
+
+
+def with_number_problems(data: Any, source: str, build: Callable[[Any], T]) -> T:
+    """``build(data)``, its problems and those of the numbers in ``data`` listed together.
+
+    The numbers' problems come first (each names its key). A number out of range can make
+    ``build`` fail in a way of its own (an overflow in a derived quantity): with such
+    problems known, that failure adds nothing and is not raised.
+    """
+    problems = number_problems(data)
+    keys = {p.split(":", 1)[0] for p in problems}
+    try:
+        result = build(data)
+    except ConfigError as exc:  # what it says of a bad number's key is said already
+        more = [p for p in exc.problems if p.split(":", 1)[0] not in keys]
+        raise ConfigError(problems + more, source) from None
+    except (ArithmeticError, ValueError, RecursionError):
+        if not problems:
+            raise
+        raise ConfigError(problems, source) from None
+    if problems:
+        raise ConfigError(problems, source)
+    return result
+
+
+def read_toml(
+    path: str | Path, source: str | None = None, *, numbers: bool = True
+) -> dict[str, Any]:
     """A TOML configuration file as a dict; every way it can be unreadable is a ConfigError."""
     where = str(path) if source is None else source
-    return parse_toml(read_config_text(path, where), where)
+    return parse_toml(read_config_text(path, where), where, numbers=numbers)
 
 
 def deep_merge(base: Mapping[str, Any], over: Mapping[str, Any]) -> dict[str, Any]:

@@ -43,3 +43,22 @@ def test_an_interrupt_while_importing_is_said_and_exits_130() -> None:
     )
     assert result.returncode == 130
     assert result.stderr.strip() == "interrupted while starting: nothing was recorded"
+
+
+@pytest.mark.parametrize("signum", ["SIGTERM", "SIGINT"])
+def test_a_signal_before_the_run_ends_the_program_at_once_even_inside_an_eval(signum: str) -> None:
+    # Typer evaluates annotations with eval(); a KeyboardInterrupt through one made CPython
+    # 3.11 die by SIGINT (a traceback, exit -2) whatever the program did after.
+    code = (
+        "import os, signal\n"
+        "from vcosim.interrupts import install_sigterm_as_interrupt\n"
+        "install_sigterm_as_interrupt()\n"
+        "print('started', flush=True)\n"
+        f"eval('os.kill(os.getpid(), signal.{signum}) or [0 for _ in range(10**7)]')\n"
+        "print('still running')\n"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=60
+    )
+    assert (result.returncode, result.stdout) == (130, "started\n")
+    assert result.stderr.strip() == "interrupted while starting: nothing was recorded"

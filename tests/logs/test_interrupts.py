@@ -62,3 +62,19 @@ def test_a_second_ctrl_c_still_interrupts():
         except KeyboardInterrupt:
             os.kill(os.getpid(), signal.SIGINT)  # a user who insists
             _wait_for_the_signal()
+
+
+def test_an_interrupt_swallowed_by_a_ctypes_callback_still_ends_the_block():
+    # numba loads its cache through ctypes callbacks; a KeyboardInterrupt raised in one is
+    # printed as "Exception ignored" and dropped by ctypes. The block must still end.
+    import ctypes
+
+    @ctypes.CFUNCTYPE(None)
+    def callback() -> None:
+        os.kill(os.getpid(), signal.SIGTERM)
+        for _ in range(1000):  # the handler runs in here, and ctypes drops what it raises
+            pass
+
+    with sigterm_as_interrupt(), pytest.raises(KeyboardInterrupt):
+        callback()
+        _wait_for_the_signal()

@@ -375,6 +375,9 @@ def test_run_serves_for_its_duration_and_reports(router: Router):
         "world_vehicles",
         "world_poses",
         "world_frames",
+        "evicted_pages",
+        "http_errors",
+        "closed_connections",
     ]
     assert report.url == viewer.url and report.pages == 0
     with pytest.raises(OSError):  # the page's port is free again

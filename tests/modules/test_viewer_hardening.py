@@ -66,14 +66,15 @@ def refused_status(opening: Callable[[], Any]) -> int:
 def test_pages_over_the_limit_are_refused_and_a_closed_one_frees_its_place(viewer: Viewer):
     from vcosim.modules.viewer.server import MAX_PAGES
 
+    origin = f"http://127.0.0.1:{viewer.address[1]}"
     with contextlib.ExitStack() as pages:
         for _ in range(MAX_PAGES):
-            ws = pages.enter_context(open_ws(viewer))
+            ws = pages.enter_context(open_ws(viewer, origin=origin))
             recv_until(ws, lambda f: f["type"] == "hello")
-        assert refused_status(lambda: open_ws(viewer)) == 403
+        assert refused_status(lambda: open_ws(viewer, origin=origin)) == 403
         assert viewer.stats.refused_pages == 1
     wait_for(lambda: viewer.open_pages == 0)  # the server has seen them go
-    with open_ws(viewer) as ws:  # there is room again
+    with open_ws(viewer, origin=origin) as ws:  # there is room again
         assert recv_until(ws, lambda f: f["type"] == "hello")["module"] == 18
     assert viewer.report().refused_pages == 1 and viewer.stats.pages == MAX_PAGES + 1
 

@@ -1,8 +1,8 @@
 """The ``vcosim`` command: every sub-command, and the kit they share (options, console).
 
 Nothing in vcosim imports this package: it sits on top, and reaches into any other.
-``main`` routes SIGTERM to an interrupt before anything heavy is imported, so a program
-stopped while it is still starting says so instead of vanishing.
+``main`` installs the signal policy (:mod:`vcosim.interrupts`) before anything slow is
+imported, so a program stopped while it is still starting says so instead of vanishing.
 """
 
 from __future__ import annotations
@@ -15,9 +15,9 @@ __all__ = ["app", "main"]
 
 def main() -> None:
     """Entry point of ``vcosim``."""
-    from vcosim.interrupts import install_sigterm_as_interrupt
+    from vcosim.interrupts import install_signal_policy
 
-    install_sigterm_as_interrupt()
+    install_signal_policy()
     try:
         from vcosim.app.cli import main as run
     except KeyboardInterrupt:

@@ -13,7 +13,14 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from vcosim.app.console import console, note, save_json, setup_logging, table
+from vcosim.app.console import (
+    ENDED_BY_INTERRUPT,
+    console,
+    note,
+    save_json,
+    setup_logging,
+    table,
+)
 from vcosim.app.options import (
     BUS_DEFAULT,
     BUS_MAX_LENGTH,
@@ -280,7 +287,8 @@ def run_router(
         finally:
             router.stop()
     report = router.report()
-    console.print(table("vcosim bus: summary", router_summary(report)))
+    ended = ENDED_BY_INTERRUPT if interrupted else {}
+    console.print(table("vcosim bus: summary", {**router_summary(report), **ended}))
     save_json(report, json_out)
     return {**report, "interrupted": interrupted}
 

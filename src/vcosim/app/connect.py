@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from vcosim.app.console import (
+    ENDED_BY_INTERRUPT,
     StatusLine,
     console,
     describe_state,
@@ -118,6 +119,8 @@ def report_table(report: ClientReport, state: dict[str, float] | None = None) ->
         table.add_row("[yellow]refused", escape(refusal))
     if report.error:
         table.add_row("[red]error", escape(report.error))
+    if report.interrupted:
+        table.add_row(*next(iter(ENDED_BY_INTERRUPT.items())))
     if state is not None:
         table.add_row("vehicle in the last update", describe_state(state))
     return table

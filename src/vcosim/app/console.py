@@ -164,6 +164,10 @@ class StatusLine:
             self._live = None
 
 
+ENDED_BY_INTERRUPT = {"ended by": "interrupt (Ctrl-C / SIGTERM)"}
+"""The summary row of a run that a signal ended."""
+
+
 def table(title: str, rows: dict[str, Any]) -> Table:
     """A two-column summary table: floats rounded, other values that are not text as JSON.
 

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from vcosim.app.console import (
+    ENDED_BY_INTERRUPT,
     FINAL_STATE,
     StatusLine,
     console,
@@ -239,6 +240,8 @@ def report_table(report: BlockReport, state: dict[str, float] | None = None) -> 
             "[red]warning",
             "[red]computation p99 exceeds the step: the simulator will run slower than real time",
         )
+    if report.interrupted:
+        table.add_row(*next(iter(ENDED_BY_INTERRUPT.items())))
     if state is not None:
         table.add_row("vehicle in the last message", describe_state(state))
     return table

@@ -254,6 +254,7 @@ def run_drive(
     ground = [] if terrain is None else ["--terrain", str(terrain)]  # vehicle and viewer alike
     drawn = ground if world is None else ["--world", str(world)]  # what the viewer draws
     children: list[_Child] = []
+    joined: set[str] = set()
     interrupted = False
     note(f"bus router on {h}:{p}; module output goes to {run_dir}/<module>.log")
 
@@ -267,6 +268,7 @@ def run_drive(
             or not child.alive
         ):
             raise CouplingTimeout(f"the {name} module did not join the bus (see {child.log_path})")
+        joined.add(name)
         note(f"{name}: module {module_id} joined")
 
     skipped = dict(without or {})
@@ -315,6 +317,9 @@ def run_drive(
                     router.stopped.wait(left)
         except KeyboardInterrupt:
             interrupted = True
+            for child in children:  # still starting: no Shutdown can reach it
+                if child.name not in joined and child.alive:
+                    child.process.terminate()
         finally:
             if not router.stopped.is_set():
                 router.shutdown_all()  # every module ends cleanly; the router then stops
@@ -338,7 +343,8 @@ def run_drive(
         rows["at the end" if lone else f"{name} at the end"] = describe_state(state)
     console.print(table("bus router", report["router"]))
     console.print(table("vcosim drive: summary", rows))  # last: it ends with the vehicle
-    ok = (0, None, 130) if interrupted else (0, None)  # None: it would not end, killed
+    # None: it would not end, killed; -SIGTERM: stopped before it could catch the signal
+    ok = (0, None, 130, -signal.SIGTERM) if interrupted else (0, None)
     failed = [n for n, c in codes.items() if c not in ok]
     if failed:
         raise VcosimError(

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from vcosim.app.console import console, note, setup_logging, table
+from vcosim.app.console import ENDED_BY_INTERRUPT, console, note, setup_logging, table
 from vcosim.app.options import (
     BUS_DEFAULT,
     BUS_MAX_LENGTH,
@@ -198,7 +198,8 @@ def view(
         codec=bus_codec(symbols, max_length),
     )
     report = viewer.run()
-    console.print(table("vcosim view: summary", report.to_dict()))
+    ended = ENDED_BY_INTERRUPT if viewer.interrupted else {}
+    console.print(table("vcosim view: summary", {**report.to_dict(), **ended}))
     if viewer.interrupted:
         raise typer.Exit(130)
 

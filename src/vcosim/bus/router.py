@@ -80,6 +80,8 @@ def _where(address: tuple[str, int]) -> str:
 
 _DEFAULT_IDS = frozenset(int(m) for m in ModuleId)  # vehicle, input, sound, ...: expected
 
+MAX_LISTED_SENDERS = 64
+"""Senders of malformed datagrams counted by name; the rest as "others" (a flood of ports)."""
 BURST = 64
 """Datagrams a module's socket may hand the router in a row before the others get a turn."""
 
@@ -652,7 +654,9 @@ class Router:
     def _malformed(self, sender: str, reason: str, text: str) -> None:
         """Count a datagram that is not a message, by sender and reason; report each once."""
         self.stats.malformed += 1
-        self.stats.malformed_by_sender[sender] += 1
+        by_sender = self.stats.malformed_by_sender  # bounded: senders may be any port
+        listed = sender in by_sender or len(by_sender) < MAX_LISTED_SENDERS
+        by_sender[sender if listed else "others"] += 1
         self.stats.malformed_by_reason[reason] += 1
         self._report(f"malformed {reason}", sender, f"malformed message from {sender}: {text}")
 

@@ -23,7 +23,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from vcosim.config import read_config_text
+from vcosim.config import read_config_text, with_number_problems
 from vcosim.constants import CONTRACTS_PORT
 from vcosim.contracts.limits import (
     MAX_CONTRACT_WIDTH,
@@ -184,7 +184,7 @@ def load_config(source: str | Path) -> ContractConfig:
         ) from None
     except ValueError as exc:  # nested too deep, a number too long...
         raise ConfigError([f"not a contract file: {exc}"], str(path)) from None
-    return parse_config(data, str(path))
+    return with_number_problems(data, str(path), lambda d: parse_config(d, str(path)))
 
 
 def parse_config(data: Any, source: str = "contract configuration") -> ContractConfig:

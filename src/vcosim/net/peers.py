@@ -9,6 +9,8 @@ from dataclasses import dataclass
 
 Address = tuple[str, int]
 """An IPv4 (host, port)."""
+PRINTED_LINE = 300
+"""The longest problem line printed (it quotes what a peer sent)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,16 +71,37 @@ def resolve(host: str) -> str | None:
         return None
 
 
+PRINTED_CHARS = 120
+"""The most characters of a peer's text (an error code, a name) that a log line prints."""
+
+
+def printable(text: object, limit: int = PRINTED_CHARS) -> str:
+    """A peer's ``text`` as one short printable line, so no peer can flood a log.
+
+    Control characters are escaped; past ``limit`` characters it is cut, its length said.
+    """
+    line = str(text)
+    if not line.isprintable():
+        line = line.encode("unicode_escape").decode("ascii")
+    if len(line) <= limit:
+        return line
+    return f"{line[:limit]}... ({len(line)} characters)"
+
+
 class Reports:
     """Logs a problem the first time it happens for a (kind, peer); callers count the rest.
 
     A flood of bad datagrams from one peer then costs one log line, not one per datagram,
-    while a new kind of problem or a new peer is still seen at once.
+    while a new kind of problem or a new peer is still seen at once. Peers are many when a
+    flood comes from ever new ports: after ``limit`` lines only one more says so, and the rest
+    are counted in ``suppressed``. A peer's words are printed cut short (``printable``).
     """
 
-    def __init__(self, log: logging.Logger, name: str) -> None:
+    def __init__(self, log: logging.Logger, name: str, limit: int = 50) -> None:
         self.log = log
         self.name = name
+        self.limit = limit
+        self.suppressed = 0
         self._seen: set[tuple[Hashable, Hashable]] = set()
 
     def __call__(self, kind: Hashable, peer: Hashable, text: str) -> bool:
@@ -86,6 +109,17 @@ class Reports:
         key = (kind, peer)
         if key in self._seen:
             return False
+        if len(self._seen) >= self.limit:
+            self.suppressed += 1
+            if self.suppressed == 1:
+                self.log.warning(
+                    "%s: %d problems told; new ones of other kinds or peers are only counted",
+                    self.name,
+                    self.limit,
+                )
+            return False
         self._seen.add(key)
-        self.log.warning("%s: %s (further ones are only counted)", self.name, text)
+        self.log.warning(
+            "%s: %s (further ones are only counted)", self.name, printable(text, PRINTED_LINE)
+        )
         return True

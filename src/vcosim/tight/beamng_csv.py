@@ -21,8 +21,12 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from vcosim.config import LARGEST_NUMBER, SMALLEST_NUMBER, read_config_text
 from vcosim.errors import ConfigError
 from vcosim.vehicle import layout as L
+
+MAX_FIELD_CHARS = 1000
+"""The longest field read: names, numbers and descriptions are tens of characters."""
 
 # -- simulator -> controller: BeamNG name -> vcosim source name (see interface.SOURCE_NAMES) ----
 KINEMATICS = {
@@ -270,6 +274,9 @@ def _number(text: str, where: str, problems: list[str], *, positive: bool = Fals
     if value != value or (positive and value <= 0.0):
         problems.append(f"{where}: {text!r} must be a positive number")
         return None
+    if not SMALLEST_NUMBER <= abs(value) <= LARGEST_NUMBER and value != 0.0:
+        problems.append(f"{where}: {text!r} is out of range (|x| in 1e-12..1e12)")
+        return None
     return value
 
 
@@ -311,18 +318,38 @@ def _connection_row(
         problems.append(f"{where}: unknown connection parameter")
 
 
+def _rows(text: str, problems: list[str]) -> list[list[str]]:
+    """The CSV's rows, a field over ``MAX_FIELD_CHARS`` cut off with a problem naming it."""
+    rows: list[list[str]] = []
+    reader = csv.reader(text.splitlines())
+    while True:
+        try:
+            row = next(reader)
+        except StopIteration:
+            return rows
+        except csv.Error as error:  # a field beyond the csv module's own limit
+            problems.append(
+                f"line {reader.line_num}: a field of more than {MAX_FIELD_CHARS} characters "
+                f"({error})"
+            )
+            continue
+        for i, value in enumerate(row):
+            if len(value) > MAX_FIELD_CHARS:
+                problems.append(
+                    f"line {reader.line_num}: field {i + 1} has {len(value)} characters "
+                    f"(at most {MAX_FIELD_CHARS})"
+                )
+                row[i] = ""
+        rows.append(row)
+
+
 def read_interface_csv(path: str | Path) -> InterfaceFile:
     """Read and check a BeamNG interface CSV; raise ``ConfigError`` listing every problem."""
     path = Path(path)
-    try:
-        text = path.read_text(encoding="utf-8-sig")
-    except OSError as error:
-        raise ConfigError(
-            [f"cannot read {path}: {error.strerror or error}"], "interface CSV"
-        ) from None
+    text = read_config_text(path, f"interface CSV {path}", encoding="utf-8-sig")
     parsed = InterfaceFile(path)
     problems: list[str] = []
-    for line, row in enumerate(csv.reader(text.splitlines()), start=1):
+    for line, row in enumerate(_rows(text, problems), start=1):
         fields = [f.strip() for f in row] + [""] * 5
         section, sub, name, value, kind = fields[:5]
         if not any(fields) or (line == 1 and section.lower() == "section"):
@@ -348,6 +375,14 @@ def read_interface_csv(path: str | Path) -> InterfaceFile:
                 f"line {line}: unknown section {section!r} (signalTo, signalFrom, "
                 "connection, vehicle)"
             )
+    first: dict[str, int] = {}
+    for signal in parsed.signals_to:
+        if signal.name in first:
+            problems.append(
+                f"line {signal.line}: signalTo {signal.name!r} already given on line "
+                f"{first[signal.name]}"
+            )
+        first.setdefault(signal.name, signal.line)
     seen: dict[tuple[str, str], int] = {}
     for channel in parsed.signals_from:
         key = (channel.name, channel.channel)

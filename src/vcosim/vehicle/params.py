@@ -17,7 +17,7 @@ from typing import Annotated, Any
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from vcosim.config import deep_merge, read_toml, validation_problems
+from vcosim.config import deep_merge, read_toml, validation_problems, with_number_problems
 from vcosim.constants import PHYSICS_DT
 from vcosim.errors import ConfigError, UnknownNameError
 
@@ -287,12 +287,16 @@ class VehicleParams(_Section):
     def from_toml(cls, path: str | Path) -> VehicleParams:
         """Load a TOML parameter file; missing keys keep the built-in defaults."""
         path = Path(path)
-        data = read_toml(path)
-        base = data.pop("preset", None)
-        if base is not None:
-            merged = deep_merge(cls.preset(str(base)).model_dump(), data)
-            return cls.from_dict(merged, str(path))
-        return cls.from_dict(data, str(path))
+
+        def build(data: dict[str, Any]) -> VehicleParams:
+            data = dict(data)
+            base = data.pop("preset", None)
+            if base is not None:
+                merged = deep_merge(cls.preset(str(base)).model_dump(), data)
+                return cls.from_dict(merged, str(path))
+            return cls.from_dict(data, str(path))
+
+        return with_number_problems(read_toml(path, numbers=False), str(path), build)
 
     @classmethod
     def preset(cls, name: str) -> VehicleParams:

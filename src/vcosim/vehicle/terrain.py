@@ -13,9 +13,10 @@ arrays and offers :meth:`Terrain.sample` for Python callers.
 from __future__ import annotations
 
 import math
+import warnings
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import numpy as np
 from numba import njit
@@ -98,13 +99,45 @@ def _sample_grid(
     return h, mu
 
 
+MAX_PICTURE_PIXELS = 4096 * 4096
+"""The most pixels of a terrain picture: 4096 x 4096 samples cost 134 MB as a height grid
+(a 0.25 m grid over a kilometre); a bigger picture would cost gigabytes before a step."""
+MAX_PICTURE_BYTES = 64 << 20
+"""The largest terrain picture file read (64 MiB)."""
+
+
 def _read_blue(path: str | Path) -> np.ndarray:
-    """Blue channel (grey value for grey images) as float64, rows flipped so row 0 is south."""
-    with Image.open(path) as img:
-        if img.mode in ("L", "LA", "1"):
-            pixels = np.asarray(img.convert("L"), dtype=np.float64)
-        else:
-            pixels = np.asarray(img.convert("RGB"), dtype=np.float64)[:, :, 2]
+    """Blue channel (grey value for grey images) as float64, rows flipped so row 0 is south.
+
+    Raises:
+        ConfigError: not a picture, or over the pixel or byte limit (its size and the limit).
+    """
+    where = f"terrain picture {path}"
+    try:
+        size = Path(path).stat().st_size
+        if size > MAX_PICTURE_BYTES:
+            raise ConfigError([f"{size} bytes: at most {MAX_PICTURE_BYTES} bytes"], where)
+        with warnings.catch_warnings():  # the limit is ours, below
+            warnings.simplefilter("ignore", Image.DecompressionBombWarning)
+            img = Image.open(path)
+        with img:
+            pixels_in = img.width * img.height
+            if pixels_in > MAX_PICTURE_PIXELS:
+                raise ConfigError(
+                    [
+                        f"{img.width} x {img.height} pixels: at most {MAX_PICTURE_PIXELS} "
+                        "pixels (4096 x 4096)"
+                    ],
+                    where,
+                )
+            if img.mode in ("L", "LA", "1"):
+                pixels = np.asarray(img.convert("L"), dtype=np.float64)
+            else:
+                pixels = np.asarray(img.convert("RGB"), dtype=np.float64)[:, :, 2]
+    except ConfigError:
+        raise
+    except (OSError, ValueError, Image.DecompressionBombError) as exc:  # not a picture
+        raise ConfigError([f"not a picture vcosim reads: {exc}"], where) from None
     return np.ascontiguousarray(pixels[::-1, :])
 
 
@@ -370,13 +403,17 @@ class TerrainSpec(BaseModel):
             if path.suffix.lower() == ".xodr":
                 return cls(road=str(path))
             return cls(height_map=str(path))
-        from vcosim.config import read_toml, validation_problems
+        from vcosim.config import read_toml, validation_problems, with_number_problems
 
-        data = read_toml(path, f"terrain {path}")
-        try:
-            spec = cls(**data)
-        except ValidationError as exc:
-            raise ConfigError(validation_problems(exc), f"terrain {path}") from None
+        source = f"terrain {path}"
+
+        def build(data: dict[str, Any]) -> TerrainSpec:
+            try:
+                return cls(**data)
+            except ValidationError as exc:
+                raise ConfigError(validation_problems(exc), source) from None
+
+        spec = with_number_problems(read_toml(path, source, numbers=False), source, build)
         folder = path.parent
         return spec.model_copy(
             update={

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from pydantic import AfterValidator, Field, PrivateAttr, ValidationError, model_validator
 
-from vcosim.config import Options, read_toml, validation_problems
+from vcosim.config import Options, read_toml, validation_problems, with_number_problems
 from vcosim.constants import LOOPBACK, PHYSICS_DT
 from vcosim.errors import ConfigError
 from vcosim.vehicle.terrain import TerrainSpec
@@ -304,7 +304,10 @@ class WorldFile(Options):
         """
         path = Path(path)
         source = f"world {path}"
-        return cls.from_dict(read_toml(path, source), source, base=path.parent)
+        data = read_toml(path, source, numbers=False)
+        return with_number_problems(
+            data, source, lambda d: cls.from_dict(d, source, base=path.parent)
+        )
 
     @classmethod
     def from_dict(

@@ -20,6 +20,9 @@ class ViewerStats:
     refused_hosts: int = 0
     refused_origins: int = 0
     refused_pages: int = 0
+    evicted: int = 0  # Origin-less websockets closed to make room for a page
+    http_errors: Counter[str] = field(default_factory=Counter)  # uvicorn's complaints, by kind
+    closed_connections: Counter[str] = field(default_factory=Counter)  # by deadline or cap
     releases: int = 0
     world_frames: int = 0
 
@@ -44,3 +47,6 @@ class ViewerReport(Report):
     world_vehicles: int = 0  # a world's vehicles seen (WorldVehicle, WorldPose)
     world_poses: int = 0
     world_frames: int = 0
+    evicted_pages: int = 0
+    http_errors: dict[str, int] = field(default_factory=dict)
+    closed_connections: dict[str, int] = field(default_factory=dict)

@@ -42,6 +42,7 @@ from vcosim.constants import BUS_PORT, LOOPBACK, VIEWER_PORT
 from vcosim.errors import ConfigError
 from vcosim.modules.base import BusModule, RouterLost
 from vcosim.modules.viewer.commands import MAX_COMMAND_BYTES, CommandError, decode_command
+from vcosim.modules.viewer.connections import HEADER_DEADLINE_S, MAX_HEADER_BYTES, guarded_http
 from vcosim.modules.viewer.deadman import DEADMAN_S, DeadMan
 from vcosim.modules.viewer.gate import Gate, GateMiddleware
 from vcosim.modules.viewer.report import ViewerReport, ViewerStats
@@ -52,7 +53,7 @@ from vcosim.modules.viewer.state import (
     terrain_json,
     vehicle_geometry,
 )
-from vcosim.net.peers import Reports
+from vcosim.net.peers import Reports, printable
 from vcosim.vehicle.terrain import Terrain
 
 log = logging.getLogger("vcosim.viewer")
@@ -64,6 +65,13 @@ TOO_BIG = 1009
 MAX_PAGES = 16
 """Pages served at once: enough for every screen of a driving rig; more are refused (403)
 rather than let one misbehaving page open sockets until every frame waits on them."""
+MAX_ORIGINLESS = MAX_PAGES // 2
+"""Websockets without an Origin (programs, not browsers) held at once. A page of the viewer's
+own (an admitted Origin) evicts the oldest of them when every place is taken, so no program
+can lock the page out."""
+EVICTED = 1013
+"""The close code of an Origin-less websocket evicted for a page ("try again later")."""
+HTTP_LOGGER = "uvicorn.error"
 
 
 class Viewer(BusModule[ViewerReport]):
@@ -82,6 +90,7 @@ class Viewer(BusModule[ViewerReport]):
             ``HOST[:PORT]``), besides its own address and the loopback names at its port.
         deadman: seconds without an input from a driving page before its throttle is
             released and the brake applied.
+        header_deadline: seconds an HTTP connection has to send a request's headers.
     """
 
     name = "viewer"
@@ -101,6 +110,7 @@ class Viewer(BusModule[ViewerReport]):
         codec: Codec | None = None,
         allow_origins: Sequence[str] = (),
         deadman: float = DEADMAN_S,
+        header_deadline: float = HEADER_DEADLINE_S,
     ) -> None:
         problems = [] if 0 < rate <= 240 else [f"rate must be in (0, 240] frames/s, got {rate}"]
         if not 0 < deadman <= 10:
@@ -111,6 +121,7 @@ class Viewer(BusModule[ViewerReport]):
         self.terrain = terrain if terrain is not None else Terrain.flat()
         self.rate = rate
         self.deadman = deadman
+        self.header_deadline = header_deadline
         self.send_ground = send_ground
         self.state = VehicleState()
         self.world = WorldState()
@@ -119,7 +130,7 @@ class Viewer(BusModule[ViewerReport]):
         self.lost: RouterLost | None = None  # the router fell silent for good
         self._terrain_body = json.dumps(terrain_json(self.terrain)).encode()
         self._geometry = vehicle_geometry()
-        self._pages: set[Any] = set()
+        self._pages: dict[Any, str | None] = {}  # open websocket -> its Origin, oldest first
         self._drivers = DeadMan(deadman)
         self._reports = Reports(log, "vcosim viewer")
         self._events: list[dict[str, Any]] = []
@@ -201,17 +212,34 @@ class Viewer(BusModule[ViewerReport]):
             "module": self.client.module_id,
         }
 
+    def _place_for(self, origin: str | None) -> Any:
+        """Room for a websocket from ``origin``: None (there is), a socket to evict, or False."""
+        programs = [ws for ws, o in self._pages.items() if o is None]
+        if origin is None and len(programs) >= MAX_ORIGINLESS:
+            return False
+        if len(self._pages) < MAX_PAGES:
+            return None
+        return programs[0] if origin is not None and programs else False
+
     async def _websocket(self, ws: Any) -> None:
-        if len(self._pages) >= MAX_PAGES:  # closed before it is accepted: HTTP 403
-            client = ws.client.host if ws.client else "?"
+        client = ws.client.host if ws.client else "?"
+        origin = ws.headers.get("origin")  # the gate admitted it: the own page or an allowed one
+        place = self._place_for(origin)
+        if place is False:  # closed before it is accepted: HTTP 403
             self.stats.refused_pages += 1
-            self._reports("pages", client, f"refused a page from {client}: {MAX_PAGES} are open")
+            held = "Origin-less sockets" if origin is None else "pages"
+            self._reports("pages", client, f"refused a page from {client}: {held} fill it")
             await ws.close()
             return
+        if place is not None:
+            self._pages.pop(place, None)
+            self.stats.evicted += 1
+            self._reports("evicted", client, "closed a websocket without Origin for a page")
+            with contextlib.suppress(Exception):
+                await place.close(EVICTED)
         await ws.accept()
-        self._pages.add(ws)
+        self._pages[ws] = origin
         self.stats.pages += 1
-        client = ws.client.host if ws.client else "?"
         try:
             await ws.send_json(self._hello())
             await ws.send_json(self.state.frame())
@@ -233,8 +261,32 @@ class Viewer(BusModule[ViewerReport]):
         except Exception as exc:  # a page that went away mid-send
             log.debug("page %s ended: %r", client, exc)
         finally:
-            self._pages.discard(ws)
+            self._pages.pop(ws, None)
             self._release(self._drivers.leave(ws))
+
+    def _http_problem(self, record: logging.LogRecord) -> bool:
+        """A complaint of uvicorn about a request: one counted line per kind, no traceback.
+
+        A fuzzer's requests would otherwise cost a log line each, and an h11 protocol error
+        inside a response a traceback.
+        """
+        if record.levelno < logging.WARNING:
+            return True
+        text = record.getMessage().strip().splitlines()[0].rstrip(".")
+        if record.exc_info and record.exc_info[1] is not None:
+            error = record.exc_info[1]
+            text = f"{text}: {type(error).__name__}"
+            detail = f"{text} ({printable(str(error))})"
+        else:
+            detail = text
+        kind = printable(text, 80)
+        self.stats.http_errors[kind] += 1
+        self._reports(("http", kind), "http", f"HTTP: {detail}")
+        return False
+
+    def _closed_connection(self, reason: str) -> None:
+        """An HTTP connection closed for waiting too long or for a newer one: counted."""
+        self.stats.closed_connections[reason] += 1
 
     def _malformed(self, reason: str, client: str, detail: str) -> None:
         """A message no command: counted by reason, told once per reason and client."""
@@ -351,10 +403,13 @@ class Viewer(BusModule[ViewerReport]):
             self.connect()
         config = uvicorn.Config(
             self.app(),
+            http=guarded_http(deadline=self.header_deadline, closed=self._closed_connection),
             log_level="warning",
             lifespan="off",
             ws="websockets-sansio",
             ws_max_size=MAX_COMMAND_BYTES,
+            timeout_keep_alive=5,
+            h11_max_incomplete_event_size=MAX_HEADER_BYTES,
         )
         self._server = uvicorn.Server(config)
         self._server.install_signal_handlers = lambda: None
@@ -364,9 +419,12 @@ class Viewer(BusModule[ViewerReport]):
         if duration is not None:
             loop.call_later(duration, self.stopped.set)
         tasks = [asyncio.create_task(self._push()), asyncio.create_task(self._watch_drivers())]
+        http_log = logging.getLogger(HTTP_LOGGER)
+        http_log.addFilter(self._http_problem)
         try:
             await self._server.serve(sockets=[self._sock])
         finally:
+            http_log.removeFilter(self._http_problem)
             self.stopped.set()
             for message in self._drivers.everyone():  # no page drives once the viewer ends
                 self._release(message)
@@ -461,6 +519,9 @@ class Viewer(BusModule[ViewerReport]):
             refused_hosts=s.refused_hosts,
             refused_origins=s.refused_origins,
             refused_pages=s.refused_pages,
+            evicted_pages=s.evicted,
+            http_errors=dict(s.http_errors),
+            closed_connections=dict(s.closed_connections),
             releases=s.releases,
             received=dict(self.received),
             poses=self.state.poses,

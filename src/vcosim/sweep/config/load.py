@@ -17,7 +17,12 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from vcosim.config import parse_toml, read_config_text, validation_problems
+from vcosim.config import (
+    parse_toml,
+    read_config_text,
+    validation_problems,
+    with_number_problems,
+)
 from vcosim.errors import ConfigError, UnknownNameError
 from vcosim.sweep.config.parameters import (
     Axis,
@@ -180,5 +185,6 @@ def load_sweep(path: str | Path) -> Sweep:
     """Read and validate a sweep file; relative paths in it are relative to its folder."""
     path = Path(path)
     text = read_config_text(path)
-    data = parse_toml(text, str(path))
-    return parse(data, str(path), str(path.resolve().parent), text)
+    data = parse_toml(text, str(path), numbers=False)
+    folder = str(path.resolve().parent)
+    return with_number_problems(data, str(path), lambda d: parse(d, str(path), folder, text))

@@ -9,6 +9,7 @@ share listed once with the runs it concerns.
 from __future__ import annotations
 
 import copy
+import dataclasses
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from functools import lru_cache
@@ -150,7 +151,10 @@ def _controller(run: Scenario, problems: list[str]) -> Callable[..., Any] | None
         problems.append(f"controller.name: {exc}")
         return None
     accepted = factory_parameters(factory) if factory is not None else []
-    for key in run.controller.params:
+    numeric = _numeric_fields(factory)
+    for key, value in run.controller.params.items():
+        if key in numeric and (isinstance(value, bool) or not isinstance(value, (int, float))):
+            problems.append(f"controller.{key}: {value!r} is not a number")
         if accepted is None or key in accepted:
             continue
         if factory is None:
@@ -159,6 +163,13 @@ def _controller(run: Scenario, problems: list[str]) -> Callable[..., Any] | None
             why = UnknownNameError("controller parameter", key, accepted)
             problems.append(f"controller.{key}: {why}")
     return factory
+
+
+def _numeric_fields(factory: Any) -> set[str]:
+    """The fields of an example controller (a dataclass) that hold numbers."""
+    if not dataclasses.is_dataclass(factory):
+        return set()
+    return {f.name for f in dataclasses.fields(factory) if f.type in ("float", "int", float, int)}
 
 
 def _tracking(
