@@ -26,6 +26,7 @@ import numpy as np
 
 from vcosim.errors import ConfigError
 from vcosim.reports import Report
+from vcosim.sim.face import Face
 from vcosim.sim.mcapfile import open_writer
 from vcosim.vehicle import SIGNAL_NAMES
 
@@ -49,7 +50,7 @@ def write_csv(path: str | Path, rows: np.ndarray) -> None:
     )
 
 
-class SignalRecorder:
+class SignalRecorder(Face):
     """Every vehicle signal, one row per ``every`` physics steps (a Simulation face)."""
 
     def __init__(self, every: int = 20) -> None:
@@ -275,7 +276,7 @@ class WorldRecordingReport(Report):
     files: dict[str, str]
 
 
-class WorldSignalLog:
+class WorldSignalLog(Face):
     """Every signal of every vehicle of a world, one file per vehicle (``vehicle_path``).
 
     A file per vehicle keeps each one what ``SignalLog`` writes for a lone car (the same
