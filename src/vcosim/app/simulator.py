@@ -46,14 +46,24 @@ from vcosim.app.options import (
     parse_address,
     positive,
 )
-from vcosim.constants import CONTRACTS_PORT, CONTROLLER_PORT, LOOPBACK, PHYSICS_DT, SIMULATOR_PORT
+from vcosim.constants import CONTRACTS_PORT, CONTROLLER_PORT, LOOPBACK, SIMULATOR_PORT
 from vcosim.extras import require
 from vcosim.sim.pacing import PacingMode
 
 if TYPE_CHECKING:
     from rich.table import Table
 
+    from vcosim.scenarios.spec import RunSpec
     from vcosim.sim.simulation import RunReport, Simulation
+    from vcosim.tight.config import CouplingConfig
+    from vcosim.tight.endpoint import CouplingReport
+
+
+class StartHow(str, Enum):
+    """How the vehicle reaches its start speed."""
+
+    teleport = "teleport"
+    drive_up = "drive_up"
 
 
 class Gearbox(str, Enum):
@@ -64,6 +74,7 @@ class Gearbox(str, Enum):
 
 
 def sim(
+    ctx: typer.Context,
     duration: Duration = None,
     pacing: Annotated[
         PacingMode,
@@ -93,6 +104,13 @@ def sim(
             callback=non_negative, help="Start rolling straight ahead at this speed (m/s)."
         ),
     ] = 0.0,
+    start: Annotated[
+        StartHow,
+        typer.Option(
+            help="teleport: placed rolling at --start-speed; drive_up: a PI on the pedals "
+            "drives from rest until the speed holds for a second (up to 120 s)."
+        ),
+    ] = StartHow.teleport,
     record: Annotated[
         Path | None,
         typer.Option(
@@ -183,6 +201,16 @@ def sim(
         str | None,
         typer.Option(metavar="HOST:PORT", help="Join a NightRider bus router at this address."),
     ] = None,
+    spec: Annotated[
+        Path | None,
+        typer.Option(
+            exists=True,
+            dir_okay=False,
+            metavar="FILE.toml",
+            help="Run what a RunSpec file describes (docs/cli.md: a run as a file); every "
+            "recorded run leaves one beside its recording, FILE.spec.toml.",
+        ),
+    ] = None,
     json_out: JsonOut = None,
 ) -> None:
     """Run the simulator; external controllers couple to it exactly as to BeamNG.tech.
@@ -191,112 +219,155 @@ def sim(
     the file, else --listen/--controller plus 2 per vehicle; debug logs in a sub-folder per
     vehicle), contracts serve every vehicle, and on the bus module 22 publishes every vehicle's
     pose while each external one joins (the ego as 16, the others as 64 + row).
+
+    With --spec, the run is the one a RunSpec file describes (a recorded run's FILE.spec.toml
+    repeats it); --duration, --record and --json-out may still be given.
     """
-    if wait_for_clients and not contracts:
-        raise typer.BadParameter(
-            "there are no contract clients to wait for without --contracts",
-            param_hint="'--wait-for-clients'",
-        )
-    if record is not None and record.suffix.lower() == ".mcap":
-        require("logging", "--record FILE.mcap")
-    if debug_log is not None and not coupling:
-        raise typer.BadParameter(
-            "there is no coupling to log with --no-coupling", param_hint="'--debug-log'"
-        )
-    config = None
-    if coupling:
-        given: dict[str, Any] = {
-            "ext_time": ext_time,
-            "ping_time": ping_time,
-            "window": window,
-            "send_skips": send_skips,
-            "spin": spin,
-            "debug_log": debug_log,
-        }
-        if controller is not None:
-            address = parse_address(controller, option="--controller", default_port=CONTROLLER_PORT)
-            given.update(controller_host=address.host, controller_port=address.port)
-        if listen is not None:
-            address = parse_address(listen, option="--listen", default_port=SIMULATOR_PORT)
-            given.update(listen_host=address.host, listen_port=address.port)
-        given = {k: v for k, v in given.items() if v is not None}
-        options = dict(
-            given,
-            send_offset=send_offset,
-            timeout=timeout,
-            gear_slot=gear_slot,
-            allow=tuple(allow or ()),
-            exact_peer=exact_peer,
-        )
-        config = coupling_config(interface, options)
-    faces = []
-    if contracts:
-        address = parse_address(
-            contracts_listen, option="--contracts-listen", default_port=CONTRACTS_PORT
-        )
-        faces.append(
-            (
-                "contracts",
-                "vcosim.contracts.server:ContractServer",
-                {
-                    "host": address.host,
-                    "port": address.port,
-                    "allowed_hosts": contracts_allow,
-                    "vehicle_name": vehicle_name,
-                    "wait_for_clients": wait_for_clients,
-                },
-            )
-        )
-    router = None if bus is None else bus_address(bus)
-    if router is not None and world is None:
-        faces.append(
-            (
-                "bus",
-                "vcosim.bus.vehicle_module:BusVehicle",
-                {"host": router.host, "port": router.port},
-            )
-        )
-    if world is not None:
-        clashing = [
-            name
-            for name, value, default in (
-                ("--vehicle", vehicle, "nightrider"),
-                ("--terrain", terrain, None),
-                ("--start-pose", start_pose, None),
-                ("--start-speed", start_speed, 0.0),
-                ("--gearbox", gearbox, Gearbox.automatic),
-                ("--no-engine", engine, True),
-                ("--vehicle-name", vehicle_name, "Vehicle_A"),
-            )
-            if value != default
-        ]
-        if clashing:
+    given = _given(ctx)
+    if spec is not None:
+        run = spec_from_file(spec, given, duration=duration, record=record, record_rate=record_rate)
+    else:
+        if wait_for_clients and not contracts:
             raise typer.BadParameter(
-                f"{', '.join(clashing)}: the world file says it for each vehicle",
+                "there are no contract clients to wait for without --contracts",
+                param_hint="'--wait-for-clients'",
+            )
+        if debug_log is not None and not coupling:
+            raise typer.BadParameter(
+                "there is no coupling to log with --no-coupling", param_hint="'--debug-log'"
+            )
+        clashing = sorted(given & WORLD_SAYS.keys(), key=list(WORLD_SAYS).index)
+        if world is not None and clashing:
+            raise typer.BadParameter(
+                f"{', '.join(WORLD_SAYS[name] for name in clashing)}: the world file says it "
+                "for each vehicle",
                 param_hint="'--world'",
             )
-    report = run_simulator(
-        world=world,
-        duration=duration,
-        pacing=pacing,
-        time_dilation=time_dilation,
-        frame_rate=frame_rate,
-        vehicle=vehicle,
-        terrain=load_terrain(terrain),
-        start_pose=None if start_pose is None else parse_pose(start_pose),
-        start_speed=start_speed,
-        automatic=gearbox is Gearbox.automatic,
-        engine_running=engine,
-        coupling=config,
-        custom_hooks=custom_hooks,
-        faces=faces,
-        json_out=json_out,
-        record=record,
-        record_every=max(1, round(1.0 / (record_rate * PHYSICS_DT))),
-        world_bus=None if router is None or world is None else (router.host, router.port),
-    )
+        from vcosim.scenarios.spec import (
+            BusFaceSpec,
+            ContractsFaceSpec,
+            CouplingFaceSpec,
+            PacingSpec,
+            RecordingSpec,
+            RunSpec,
+            StartSpec,
+        )
+
+        faces: list[CouplingFaceSpec | ContractsFaceSpec | BusFaceSpec] = []
+        if coupling:
+            timing = {
+                "ext_time": ext_time,
+                "ping_time": ping_time,
+                "window": window,
+                "send_skips": send_skips,
+                "spin": spin,
+                "debug_log": debug_log,
+            }
+            address: dict[str, str | int] = {}
+            if controller is not None:
+                at = parse_address(controller, option="--controller", default_port=CONTROLLER_PORT)
+                address.update(controller_host=at.host, controller_port=at.port)
+            if listen is not None:
+                at = parse_address(listen, option="--listen", default_port=SIMULATOR_PORT)
+                address.update(listen_host=at.host, listen_port=at.port)
+            options = {
+                **{k: v for k, v in timing.items() if v is not None},
+                **address,
+                "send_offset": send_offset,
+                "timeout": timeout,
+                "gear_slot": gear_slot,
+                "allow": tuple(allow or ()),
+                "exact_peer": exact_peer,
+            }
+            config = coupling_config(interface, options)
+            faces.append(CouplingFaceSpec(**config.model_dump(), custom_hooks=custom_hooks))
+        if contracts:
+            at = parse_address(
+                contracts_listen, option="--contracts-listen", default_port=CONTRACTS_PORT
+            )
+            faces.append(
+                ContractsFaceSpec(
+                    host=at.host,
+                    port=at.port,
+                    allowed_hosts=None if contracts_allow is None else tuple(contracts_allow),
+                    vehicle_name=vehicle_name,
+                    wait_for_clients=wait_for_clients,
+                )
+            )
+        if bus is not None:
+            router = bus_address(bus)
+            faces.append(BusFaceSpec(host=router.host, port=router.port))
+        said: dict[str, object] = {
+            "world": world,
+            "duration": duration,
+            "pacing": PacingSpec(mode=pacing, time_dilation=time_dilation, frame_rate=frame_rate),
+            "recording": None if record is None else RecordingSpec(path=record, rate=record_rate),
+            "faces": faces,
+        }
+        if world is None:
+            said.update(
+                vehicle=vehicle,
+                terrain=terrain,
+                start=StartSpec(
+                    pose=None if start_pose is None else parse_pose(start_pose),
+                    speed=start_speed,
+                    how="drive_up" if start is StartHow.drive_up else "teleport",
+                ),
+                gearbox="manual" if gearbox is Gearbox.manual else "automatic",
+                engine=engine,
+            )
+        run = RunSpec.model_validate({k: v for k, v in said.items() if v is not None})
+    if run.recording is not None and run.recording.path.suffix.lower() == ".mcap":
+        require("logging", "--record FILE.mcap")
+    report = run_simulator(run, json_out=json_out)
     if report.interrupted:
         raise typer.Exit(130)
+
+
+WORLD_SAYS = {
+    "vehicle": "--vehicle",
+    "terrain": "--terrain",
+    "start_pose": "--start-pose",
+    "start_speed": "--start-speed",
+    "start": "--start",
+    "gearbox": "--gearbox",
+    "engine": "--no-engine",
+    "vehicle_name": "--vehicle-name",
+}
+"""Options a world file gives for each of its vehicles (refused beside --world)."""
+
+BESIDE_SPEC = {"spec", "duration", "record", "record_rate", "json_out"}
+"""Options that may be given beside --spec (they change where the run goes, not what it is)."""
+
+
+def _given(ctx: typer.Context) -> set[str]:
+    """The options given on the command line (or the environment), by parameter name."""
+    return {
+        name
+        for name in ctx.params
+        if getattr(ctx.get_parameter_source(name), "name", None) in ("COMMANDLINE", "ENVIRONMENT")
+    }
+
+
+def spec_from_file(
+    path: Path, given: set[str], *, duration: float | None, record: Path | None, record_rate: float
+) -> RunSpec:
+    """The RunSpec of ``--spec``, with the --duration and --record given beside it."""
+    from vcosim.scenarios.spec import RecordingSpec, RunSpec
+
+    clashing = sorted(given - BESIDE_SPEC)
+    if clashing:
+        names = ", ".join("--" + name.replace("_", "-") for name in clashing)
+        raise typer.BadParameter(f"{names}: the spec file says it", param_hint="'--spec'")
+    run = RunSpec.from_toml(path)
+    update: dict[str, object] = {}
+    if duration is not None:
+        update["duration"] = duration
+    if record is not None:
+        update["recording"] = RecordingSpec(path=record, rate=record_rate)
+    elif "record_rate" in given and run.recording is not None:
+        update["recording"] = RecordingSpec(path=run.recording.path, rate=record_rate)
+    return run.model_copy(update=update) if update else run
 
 
 def parse_pose(text: str) -> tuple[float, float, float]:
@@ -320,14 +391,7 @@ def parse_pose(text: str) -> tuple[float, float, float]:
     return x, y, heading[0] if heading else 0.0
 
 
-def load_terrain(path: Path | None) -> Any:
-    """The terrain of ``--terrain`` (flat without one)."""
-    from vcosim.vehicle.terrain import load_terrain as load
-
-    return load(path)
-
-
-def coupling_config(interface: Path | None, options: dict[str, Any]) -> Any:
+def coupling_config(interface: Path | None, options: dict[str, Any]) -> CouplingConfig:
     """The coupling's config from the options given (an interface CSV fills the rest)."""
     from vcosim.tight.config import CouplingConfig
 
@@ -353,11 +417,13 @@ def summary_table(report: RunReport, states: Mapping[str, Mapping[str, float]]) 
         "frame jitter / p99 lateness",
         f"{report.frames['frame_jitter_ms']:.3f} / {report.frames['frame_lateness_p99_ms']:.3f} ms",
     )
-    for name, coupling in report.faces.items():
-        if name == "coupling" or name.startswith("coupling:"):
-            _coupling_rows(table, name.partition(":")[2], coupling)
+    from vcosim.tight.endpoint import CouplingReport
+
+    for name, face in report.faces.items():
+        if isinstance(face, CouplingReport):  # a world's: "coupling:NAME"
+            _coupling_rows(table, name.partition(":")[2], face)
     for name, face in report.faces.items():  # the other faces (contracts, bus): their counters
-        if not name.startswith("coupling") and isinstance(face, Mapping):
+        if not isinstance(face, CouplingReport):
             for key, value in face.items():
                 if isinstance(value, (int, float, str)):
                     table.add_row(f"{name}: {key.replace('_', ' ')}", str(value))
@@ -382,7 +448,7 @@ def summary_table(report: RunReport, states: Mapping[str, Mapping[str, float]]) 
     return table
 
 
-def _coupling_rows(table: Table, vehicle: str, coupling: Mapping[str, Any]) -> None:
+def _coupling_rows(table: Table, vehicle: str, coupling: CouplingReport) -> None:
     """One coupling's counters; a world's carry their vehicle's name ("ego: applied")."""
     prefix = f"{vehicle}: " if vehicle else ""
     table.add_row(
@@ -412,28 +478,11 @@ def _coupling_rows(table: Table, vehicle: str, coupling: Mapping[str, Any]) -> N
     )
 
 
-def couplings(sim: Simulation) -> dict[str, Any]:
-    """The coupling endpoints by the vehicle they serve ("" for a lone car's)."""
-    return {
-        name.partition(":")[2]: face
-        for name, face in sim.faces.items()
-        if name == "coupling" or name.startswith("coupling:")
-    }
+def run_simulator(spec: RunSpec, json_out: Path | None = None) -> RunReport:
+    """Run ``spec`` to the end or an interrupt; print and optionally save the summary.
 
-
-def run_simulator(
-    *,
-    duration: float | None,
-    json_out: Path | None = None,
-    record: Path | None = None,
-    record_every: int = 20,
-    world_bus: tuple[str, int] | None = None,
-    **options: Any,
-) -> RunReport:
-    """Run ``vcosim sim`` to the end or an interrupt; print and optionally save the summary.
-
-    ``world_bus`` (host, port): a world's router, where its vehicles join the bus
-    (:func:`vcosim.bus.world_module.attach_world_bus`).
+    A recorded run leaves its spec beside the recording (``FILE.spec.toml``), so
+    ``vcosim sim --spec FILE.spec.toml`` repeats it.
     """
     from vcosim.interrupts import sigterm_as_interrupt
 
@@ -441,7 +490,7 @@ def run_simulator(
     with sigterm_as_interrupt():
         sim: Simulation | None = None
         try:
-            sim = _start(record, record_every, options, world_bus)
+            sim = _start(spec)
             status = _Status(sim)
         except KeyboardInterrupt:
             if sim is not None:
@@ -449,48 +498,42 @@ def run_simulator(
             warn("interrupted while starting: nothing was recorded")
             raise typer.Exit(130) from None
         with StatusLine(status.render, status.explain_waiting):
-            report = sim.run(duration)
+            report = sim.run(spec.duration)
     states = {name: final_state(vehicle.signals()) for name, vehicle in sim.vehicles.items()}
     console.print(summary_table(report, states))
     save_json({**report.to_dict(), "final_state": states}, json_out)
     return report
 
 
-def _start(
-    record: Path | None,
-    record_every: int,
-    options: dict[str, Any],
-    world_bus: tuple[str, int] | None = None,
-) -> Simulation:
+def spec_path(recording: Path) -> Path:
+    """Where a recorded run's spec goes: ``run.csv`` → ``run.spec.toml`` beside it."""
+    return recording.with_name(f"{recording.stem}.spec.toml")
+
+
+def _start(spec: RunSpec) -> Simulation:
     """Build the simulation with its faces and say what it listens on and records."""
-    from vcosim.scenarios import build_simulation
+    from vcosim.scenarios.build import build_simulation, endpoints
 
-    sim = build_simulation(**options)
-    if world_bus is not None:
-        from vcosim.bus.world_module import attach_world_bus
+    sim = build_simulation(spec, note=note)
+    if spec.recording is not None:
+        from vcosim.sim.recorder import vehicle_path
 
-        for line in attach_world_bus(sim, *world_bus):
-            note(line)
-    if record is not None:
-        from vcosim.sim.recorder import SignalLog, WorldSignalLog, vehicle_path
-
-        every = f"every {record_every * sim.dt * 1e3:g} ms"
+        record, every = spec.recording.path, spec.recording.every
+        each = f"every {every * sim.dt * 1e3:g} ms"
         if sim.world is None:
-            sim.attach("recording", SignalLog(record, every=record_every))
-            note(f"recording every vehicle signal {every} to {record}")
+            note(f"recording every vehicle signal {each} to {record}")
         else:
-            sim.attach("recording", WorldSignalLog(record, list(sim.vehicles), record_every))
             note(
-                f"recording every signal of each of the {len(sim.vehicles)} vehicles {every}, "
+                f"recording every signal of each of the {len(sim.vehicles)} vehicles {each}, "
                 f"a file per vehicle: {vehicle_path(record, '{NAME}')}"
             )
-    endpoints = couplings(sim)
-    coupled = options.get("coupling") is not None
-    if sim.world is not None and coupled and not endpoints and "coupling" not in sim.faces:
+        note(f"the run's spec: {spec.save(spec_path(record))} (vcosim sim --spec repeats it)")
+    coupled = endpoints(sim)
+    if sim.world is not None and spec.face("coupling") is not None and not coupled:
         note("coupling: no vehicle of the world is driven from outside: nothing to couple")
-    for vehicle, endpoint in endpoints.items():
-        schedule = endpoint.config.schedule(sim.dt)
-        cfg, face = endpoint.config, endpoint.interface
+    for vehicle, endpoint in coupled.items():
+        cfg = endpoint.config
+        schedule = cfg.schedule(sim.dt)
         who = f"coupling {vehicle}" if vehicle else "coupling"
         note(
             f"{who}: listening on {cfg.listen_host}:{endpoint.address[1]}, controller "
@@ -500,7 +543,7 @@ def _start(
             f"{schedule.controller_step(sim.dt) * 1e3:g} ms"
             + (f"; debug logs in {cfg.debug_log}" if vehicle and cfg.debug_log else "")
         )
-    for endpoint in list(endpoints.values())[:1]:  # the layout and options are the same for all
+    for endpoint in list(coupled.values())[:1]:  # the layout and options are the same for all
         cfg, face = endpoint.config, endpoint.interface
         note(
             f"coupling: layout {face.name}: {face.sim_to_controller} values to the "
@@ -522,7 +565,10 @@ class _Status:
     WAIT_HINT_AFTER = 1.0  # s without a controller before saying what the run waits for
 
     def __init__(self, sim: Simulation) -> None:
+        from vcosim.scenarios.build import endpoints
+
         self.sim = sim
+        self.endpoints = endpoints(sim)
         self.hinted = False
 
     def render(self) -> str:
@@ -530,7 +576,7 @@ class _Status:
         wall = max(time.perf_counter() - sim.wall_start, 1e-9) if sim.wall_start else 0.0
         rtf = sim.time / wall if wall else 0.0
         text = f"t = {sim.time:8.2f} s   real-time factor {rtf:6.2f}"
-        for vehicle, endpoint in couplings(sim).items():
+        for vehicle, endpoint in self.endpoints.items():
             state = "connected" if endpoint.connected else "waiting for the controller"
             who = f"   {vehicle}" if vehicle else ""
             text += f"{who}   {state}: sent {endpoint.stats.sent}, applied {endpoint.stats.applied}"
@@ -543,7 +589,7 @@ class _Status:
         waited = time.perf_counter() - self.sim.wall_start
         if waited < self.WAIT_HINT_AFTER:
             return
-        for vehicle, endpoint in couplings(self.sim).items():
+        for vehicle, endpoint in self.endpoints.items():
             if endpoint.heard:
                 continue
             self.hinted = True

@@ -37,6 +37,7 @@ from vcosim.bench.progress import bench_progress
 from vcosim.bench.rates import Marks, Quiet, RatioDoc, best_window, unjudged_if_busy
 from vcosim.reports import Report
 from vcosim.scenarios.harness import ChildLink, ChildProcess
+from vcosim.sim.face import Face
 
 FIELDS = 20
 PERIOD = 0.001
@@ -86,17 +87,19 @@ RATIOS = {
 def _serve(link: ChildLink, pacing: str, spin: float | None = None) -> None:
     """A simulation serving contracts until its one client leaves; hands back step times."""
     from vcosim.contracts.server import ContractServer
-    from vcosim.scenarios import build_simulation
+    from vcosim.scenarios.build import build_simulation
+    from vcosim.scenarios.spec import PacingSpec, RunSpec
+    from vcosim.sim.pacing import PacingMode
     from vcosim.sim.simulation import Simulation
 
-    sim = build_simulation(pacing=pacing, frame_rate=1000.0)
+    sim = build_simulation(RunSpec(pacing=PacingSpec(mode=PacingMode(pacing), frame_rate=1000.0)))
     steps: list[tuple[float, float]] = []
 
-    class StepClock:  # attached before the server: it reads the clock before the send
+    class StepClock(Face):  # attached before the server: it reads the clock before the send
         def after_step(self, s: Simulation) -> None:
             steps.append((s.time, time.perf_counter()))
 
-    class LeaveWithClient:
+    class LeaveWithClient(Face):
         def on_frame(self, s: Simulation) -> None:
             if server.stats.sessions and not server.sessions:
                 s.stop()

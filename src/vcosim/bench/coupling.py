@@ -146,12 +146,14 @@ def lockstep_run(port: int, seconds: float, spin: float | None) -> tuple[Marks, 
     ``spin`` is the simulator's busy-poll time before it blocks (None: the default for
     lock-step). Returns (time, replies applied) marks, one a frame, and the timeouts.
     """
-    from vcosim.scenarios import build_simulation
-    from vcosim.tight.endpoint import CouplingConfig
+    from vcosim.scenarios.build import build_simulation, endpoints
+    from vcosim.scenarios.spec import CouplingFaceSpec, PacingSpec, RunSpec
 
-    config = CouplingConfig(listen_port=0, controller_port=port, send_skips=0, window=1, spin=spin)
-    sim = build_simulation(pacing="lockstep", coupling=config)
-    endpoint = sim.faces["coupling"]
+    coupling = CouplingFaceSpec(
+        listen_port=0, controller_port=port, send_skips=0, window=1, spin=spin
+    )
+    sim = build_simulation(RunSpec(pacing=PacingSpec(mode="lockstep"), faces=[coupling]))
+    endpoint = endpoints(sim)[None]
     marks: Marks = []
 
     def progress(_: float) -> None:
@@ -212,9 +214,11 @@ class Drift(Report):
 
 def realtime_drift(seconds: float) -> Drift:
     """Drift of simulation time against the wall clock in real-time pacing, and frame lateness."""
-    from vcosim.scenarios import build_simulation
+    from vcosim.scenarios.build import build_simulation
+    from vcosim.scenarios.spec import PacingSpec, RunSpec
 
-    report = build_simulation(pacing="realtime", automatic=False).run(seconds)
+    spec = RunSpec(gearbox="manual", pacing=PacingSpec(mode="realtime"))
+    report = build_simulation(spec).run(seconds)
     drift = report.sim_time - report.wall_time
     frames = report.frames
     return Drift(

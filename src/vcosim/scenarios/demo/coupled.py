@@ -22,11 +22,12 @@ import numpy as np
 from vcosim.controllers.cruise import Cruise
 from vcosim.interrupts import sigterm_as_interrupt
 from vcosim.reports import Report
-from vcosim.scenarios import build_simulation
+from vcosim.scenarios.build import build_simulation
 from vcosim.scenarios.harness import ControllerProcess
 from vcosim.scenarios.manoeuvres import RECORD_EVERY, OnProgress, Progress
 from vcosim.scenarios.metrics import CouplingTiming, column, percentile, rounded, settling_time
 from vcosim.scenarios.plots import plot_coupled
+from vcosim.scenarios.spec import PacingSpec, RunSpec
 from vcosim.sim.recorder import SignalRecorder
 from vcosim.sim.simulation import RunReport, Simulation
 from vcosim.tight.views import Controls, SimulatorMessage
@@ -189,7 +190,8 @@ class CoupledDemo:
 
     def prepare(self) -> None:
         """Build the simulation (selector in D, still at time 0); wait for the controller."""
-        self.sim = build_simulation(pacing="lockstep", vehicle=self.vehicle, automatic=False)
+        spec = RunSpec(vehicle=self.vehicle, gearbox="manual", pacing=PacingSpec(mode="lockstep"))
+        self.sim = build_simulation(spec)
         self.sim.vehicle.set_inputs(automatic=1, gear=1)
         self._port = self.controller.port()
         self.setup_time = time.perf_counter() - self._begin
