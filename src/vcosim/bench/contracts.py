@@ -191,7 +191,7 @@ def lockstep_updates(seconds: float, blocking: bool = False) -> tuple[Marks, int
                 client.stop()
 
         client = ContractClient(
-            _config(int(server.ready()), answer=True),
+            _config(server.port(), answer=True),
             step,
             step=PERIOD,
             spin=0.0 if blocking else CLIENT_SPIN,
@@ -212,7 +212,7 @@ def in_turns(
     turn = seconds / TURNS
     updates, exchanges, gaps, timeouts = 0.0, 0.0, 0, 0
     with peer_process(not blocking) as peer:
-        port = int(peer.ready())
+        port = peer.port()
         quiet = Quiet()
         for _ in range(TURNS):
             marks, lost = lockstep_updates(turn, blocking)
@@ -239,9 +239,10 @@ def latency(seconds: float) -> Delays:
                 last[0] = serial
                 seen[round(ports["time"], 6)] = time.perf_counter()
 
-        client = ContractClient(_config(int(server.ready()), answer=False), step, step=PERIOD)
+        client = ContractClient(_config(server.port(), answer=False), step, step=PERIOD)
         client.run(seconds)
-        steps = server.result(timeout=60) or []
+        got = server.result(timeout=60)
+        steps = got if isinstance(got, list) else []
     sent = {round(t, 6): wall for t, wall in steps}
     return Delays.of(np.array([wall - sent[t] for t, wall in seen.items() if t in sent]) * 1e3)
 

@@ -171,7 +171,7 @@ def lockstep_exchanges(seconds: float, spin: float | None, peer_busy: bool) -> E
     The peer busy-polls or blocks like the raw ping-pong the simulator is compared with.
     """
     with peer_process(peer_busy) as peer:
-        marks, timeouts = lockstep_run(int(peer.ready()), seconds, spin)
+        marks, timeouts = lockstep_run(peer.port(), seconds, spin)
     return Exchanges(best_window(marks), timeouts)
 
 
@@ -187,7 +187,7 @@ def in_turns(
     turn, spin = seconds / TURNS, (None if busy else 0.0)
     raw, lockstep, timeouts = 0.0, 0.0, 0
     with peer_process(busy) as peer:
-        port = int(peer.ready())
+        port = peer.port()
         quiet = Quiet()
         for _ in range(TURNS):
             raw = max(raw, best_window(raw_pingpong(port, turn, busy)))

@@ -89,7 +89,7 @@ def controller_peers(count: int) -> Iterator[list[int]]:
             stack.enter_context(ChildProcess(_cruise_peer, SPEED, step, name="cruise controller"))
             for _ in range(count)
         ]
-        yield [int(peer.ready()) for peer in peers]
+        yield [peer.port() for peer in peers]
 
 
 def measure_coupled(ports: list[int], seconds: float, tick: Callable[[], None]) -> CoupledRow:

@@ -20,10 +20,11 @@ import json
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, TYPE_CHECKING, Any, Protocol
+from typing import IO, TYPE_CHECKING, Protocol
 
 import numpy as np
 
+from vcosim.arrays import FloatArray
 from vcosim.errors import ConfigError
 from vcosim.reports import Report
 from vcosim.sim.face import Face
@@ -41,7 +42,7 @@ def csv_header() -> list[str]:
     return ["time", *(n for n in SIGNAL_NAMES if n != "time")]
 
 
-def write_csv(path: str | Path, rows: np.ndarray) -> None:
+def write_csv(path: str | Path, rows: FloatArray) -> None:
     """Recorded rows (columns in ``SIGNAL_NAMES`` order) as a CSV with ``csv_header()``."""
     header = csv_header()
     order = [SIGNAL_NAMES.index(n) for n in header]
@@ -73,7 +74,7 @@ class SignalRecorder(Face):
             self._countdown = self.every
             self.record(sim.vehicle.outputs)
 
-    def record(self, outputs: np.ndarray) -> None:
+    def record(self, outputs: FloatArray) -> None:
         """Append one row (a copy of ``outputs``, ordered as ``SIGNAL_NAMES``)."""
         if self._n == len(self._buffer):
             grown = np.empty((len(self._buffer) + BLOCK_ROWS, self._buffer.shape[1]))
@@ -83,11 +84,11 @@ class SignalRecorder(Face):
         self._n += 1
 
     @property
-    def rows(self) -> np.ndarray:
+    def rows(self) -> FloatArray:
         """The rows recorded so far, one per sample, columns as ``SIGNAL_NAMES`` (a view)."""
         return self._buffer[: self._n]
 
-    def column(self, name: str) -> np.ndarray:
+    def column(self, name: str) -> FloatArray:
         """One signal of the recorded rows."""
         return self.rows[:, SIGNAL_NAMES.index(name)]
 
@@ -112,7 +113,7 @@ class RecordingReport(Report):
 class RowWriter(Protocol):
     """Where a ``SignalLog`` puts its blocks of rows (columns in ``SIGNAL_NAMES`` order)."""
 
-    def write(self, rows: np.ndarray) -> None:
+    def write(self, rows: FloatArray) -> None:
         """Append rows."""
 
     def flush(self) -> None:
@@ -134,7 +135,7 @@ class CsvRows:
         self._order = [SIGNAL_NAMES.index(n) for n in header]
         self._file.write((",".join(header) + "\n").encode())
 
-    def write(self, rows: np.ndarray) -> None:
+    def write(self, rows: FloatArray) -> None:
         """Append rows."""
         text = io.StringIO()
         np.savetxt(text, rows[:, self._order], delimiter=",", fmt="%.9g")
@@ -175,7 +176,7 @@ class McapRows:
         self._time = SIGNAL_NAMES.index("time")
         self._sequence = 0
 
-    def write(self, rows: np.ndarray) -> None:
+    def write(self, rows: FloatArray) -> None:
         """Append one message per row (on disk at the next flush)."""
         for row in rows:
             stamp = round(float(row[self._time]) * 1e9)
@@ -221,7 +222,7 @@ class SignalLog(SignalRecorder):
             )
         self._writer: RowWriter | None = None
         self._written = 0
-        self._kind: Any = CsvRows if suffix == ".csv" else McapRows
+        self._kind: type[CsvRows] | type[McapRows] = CsvRows if suffix == ".csv" else McapRows
         self._flush_at = 0.0
 
     def start(self, sim: Simulation) -> None:
@@ -235,7 +236,7 @@ class SignalLog(SignalRecorder):
         self._writer = self._kind(self.path)
         self._flush_at = time.monotonic() + self.FLUSH_SECONDS
 
-    def record(self, outputs: np.ndarray) -> None:
+    def record(self, outputs: FloatArray) -> None:
         """Append one row; a full block, or a second's worth, goes to the file."""
         super().record(outputs)
         if self._n >= self.FLUSH_ROWS or time.monotonic() >= self._flush_at:

@@ -187,7 +187,7 @@ def _metrics(
         wall_clock=TIMING_COLUMNS + (MEASURED_COMPUTE_COLUMNS if measuring else ()),
     )
     if cfg.metric_signal is not None:
-        t = np.arange(recorder.steps + 1) * dt
+        t = np.arange(recorder.steps + 1, dtype=np.float64) * dt
         y = recorder.metric
         if cfg.metric_signal == "yaw_deg":
             y = np.degrees(np.unwrap(y))
