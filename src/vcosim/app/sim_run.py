@@ -116,7 +116,8 @@ def run_simulator(spec: RunSpec, json_out: Path | None = None) -> RunReport:
     """Run ``spec`` to the end or an interrupt; print and optionally save the summary.
 
     A recorded run leaves its spec beside the recording (``FILE.spec.toml``), so
-    ``vcosim sim --spec FILE.spec.toml`` repeats it.
+    ``vcosim sim --spec FILE.spec.toml`` repeats it; without a recording, a run with debug logs
+    leaves it in their folder (``spec.toml``).
     """
     from vcosim.interrupts import sigterm_as_interrupt
 
@@ -147,6 +148,7 @@ def spec_path(recording: Path) -> Path:
 def _start(spec: RunSpec) -> Simulation:
     """Build the simulation with its faces and say what it listens on and records."""
     from vcosim.scenarios.build import build_simulation, endpoints
+    from vcosim.scenarios.spec import CouplingFaceSpec
 
     sim = build_simulation(spec, note=note)
     if spec.recording is not None:
@@ -162,6 +164,10 @@ def _start(spec: RunSpec) -> Simulation:
                 f"a file per vehicle: {vehicle_path(record, '{NAME}')}"
             )
         note(f"the run's spec: {spec.save(spec_path(record))} (vcosim sim --spec repeats it)")
+    else:  # a run folder of debug logs holds the spec too
+        coupling = spec.face("coupling")
+        if isinstance(coupling, CouplingFaceSpec) and coupling.debug_log is not None:
+            spec.save(coupling.debug_log / "spec.toml")
     coupled = endpoints(sim)
     if sim.world is not None and spec.face("coupling") is not None and not coupled:
         _about_coupling("no vehicle of the world is driven from outside: nothing to couple")

@@ -34,7 +34,16 @@ from vcosim.app.options import (
     positive,
 )
 from vcosim.app.sim_run import run_simulator
-from vcosim.constants import CONTRACTS_PORT, CONTROLLER_PORT, LOOPBACK, SIMULATOR_PORT
+from vcosim.constants import (
+    CONTRACTS_PORT,
+    CONTROLLER_PORT,
+    FRAME_RATE,
+    LOOPBACK,
+    PING_TIME,
+    RECORD_RATE,
+    SIMULATOR_PORT,
+    VEHICLE_NAME,
+)
 from vcosim.extras import require
 from vcosim.sim.pacing import PacingMode
 
@@ -70,7 +79,7 @@ def sim(
     time_dilation: Annotated[
         float, typer.Option(help="Simulated seconds per wall second in realtime pacing.")
     ] = 1.0,
-    frame_rate: FrameRate = 60.0,
+    frame_rate: FrameRate = FRAME_RATE,
     vehicle: VehicleOption = "nightrider",
     terrain: TerrainOption = None,
     start_pose: Annotated[
@@ -105,7 +114,7 @@ def sim(
     ] = None,
     record_rate: Annotated[
         float, typer.Option(callback=positive, help="Rows per simulated second for --record.")
-    ] = 100.0,
+    ] = RECORD_RATE,
     gearbox: Annotated[
         Gearbox, typer.Option(help="automatic: the controller needs only pedals and steering.")
     ] = Gearbox.automatic,
@@ -123,7 +132,8 @@ def sim(
     ] = False,
     ext_time: ExtTime = None,
     ping_time: Annotated[
-        float | None, typer.Option(help="T_ping: UDP round-trip time (s).", show_default="0.00001")
+        float | None,
+        typer.Option(help="T_ping: UDP round-trip time (s).", show_default=f"{PING_TIME:g}"),
     ] = None,
     window: Annotated[int | None, typer.Option(help="Window width (overrides T_ping).")] = None,
     send_skips: Annotated[
@@ -171,7 +181,7 @@ def sim(
         typer.Option(
             help="The vehicle's object name for contracts (a world's vehicles go by their names)."
         ),
-    ] = "Vehicle_A",
+    ] = VEHICLE_NAME,
     wait_for_clients: Annotated[
         int,
         typer.Option(

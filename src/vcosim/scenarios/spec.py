@@ -30,7 +30,7 @@ import tomli_w
 from pydantic import Field, JsonValue, ValidationError, field_validator
 
 from vcosim.config import Options, read_toml, validation_problems
-from vcosim.constants import PHYSICS_DT
+from vcosim.constants import BUS_PORT, FRAME_RATE, LOOPBACK, PHYSICS_DT, RECORD_RATE
 from vcosim.contracts.options import ServerOptions
 from vcosim.errors import ConfigError
 from vcosim.sim.pacing import PacingMode
@@ -73,14 +73,14 @@ class PacingSpec(Options):
 
     mode: PacingMode = PacingMode.realtime
     time_dilation: Positive = 1.0
-    frame_rate: Positive = 60.0
+    frame_rate: Positive = FRAME_RATE
 
 
 class RecordingSpec(Options):
     """Every vehicle signal to a ``.csv`` or ``.mcap`` file, ``rate`` rows per simulated second."""
 
     path: Path
-    rate: Positive = 100.0
+    rate: Positive = RECORD_RATE
 
     @field_validator("path")
     @classmethod
@@ -127,8 +127,8 @@ class BusFaceSpec(Options):
     """Join a NightRider bus router: the vehicle as module 16 (a world: every vehicle)."""
 
     kind: Literal["bus"] = "bus"
-    host: str = "127.0.0.1"
-    port: Annotated[int, Field(ge=1, le=65535)] = 4000
+    host: str = LOOPBACK
+    port: Annotated[int, Field(ge=1, le=65535)] = BUS_PORT
 
 
 class UserFaceSpec(Options):

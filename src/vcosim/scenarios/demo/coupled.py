@@ -27,7 +27,7 @@ from vcosim.scenarios.harness import ControllerProcess
 from vcosim.scenarios.manoeuvres import RECORD_EVERY, OnProgress, Progress
 from vcosim.scenarios.metrics import CouplingTiming, column, percentile, rounded, settling_time
 from vcosim.scenarios.plots import plot_coupled
-from vcosim.scenarios.spec import PacingSpec, RunSpec
+from vcosim.scenarios.spec import CouplingFaceSpec, PacingSpec, RunSpec
 from vcosim.sim.face import COUPLING
 from vcosim.sim.recorder import SignalRecorder
 from vcosim.sim.simulation import RunReport, Simulation
@@ -166,6 +166,7 @@ class CoupledDemo:
         self.profile = profile or SpeedProfile()
         self.controller = ControllerProcess(ProfileCruise(self.profile), EXT_TIME, duration)
         self.sim: Simulation | None = None
+        self.spec = RunSpec()
         self.report: RunReport | None = None
         self.controller_report: dict[str, object] | None = None
         self.setup_time = self.total_wall_time = 0.0
@@ -187,8 +188,10 @@ class CoupledDemo:
 
     def prepare(self) -> None:
         """Build the simulation (selector in D, still at time 0); wait for the controller."""
-        spec = RunSpec(vehicle=self.vehicle, gearbox="manual", pacing=PacingSpec(mode="lockstep"))
-        self.sim = build_simulation(spec)
+        self.spec = RunSpec(
+            vehicle=self.vehicle, gearbox="manual", pacing=PacingSpec(mode="lockstep")
+        )
+        self.sim = build_simulation(self.spec)
         self.sim.vehicle.set_inputs(automatic=1, gear=1)
         self._port = self.controller.port()
         self.setup_time = time.perf_counter() - self._begin
@@ -205,6 +208,10 @@ class CoupledDemo:
             listen_port=0, controller_port=self._port, ext_time=EXT_TIME, debug_log=folder
         )
         sim.attach("coupling", SimulatorEndpoint(config))
+        coupled = [CouplingFaceSpec(**config.model_dump())]  # the run as it was made, kept
+        self.spec.model_copy(update={"duration": self.duration, "faces": coupled}).save(
+            folder / "spec.toml"
+        )
         sim.attach("signals", self._recorder)
         start = self._start_time = sim.time
         label, shown = "cruise, lock-step", 0.0
