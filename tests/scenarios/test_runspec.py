@@ -209,3 +209,12 @@ def test_only_a_face_attaches_and_only_its_own_hooks_run() -> None:
 def test_every_old_spelling_says_when_it_goes(capsys: pytest.CaptureFixture[str]) -> None:
     assert modernise(["sim", "--listen-port", "5"]) == ["sim", "--listen", ":5"]
     assert f"goes in vcosim {REMOVED_IN}" in capsys.readouterr().err
+
+
+def test_an_interface_csv_fills_what_the_coupling_face_does_not_say(tmp_path: Path) -> None:
+    example = Path(__file__).parents[2] / "examples" / "beamng" / "throttle.csv"
+    csv_file = tmp_path / "throttle.csv"
+    csv_file.write_text(example.read_text().replace("port,64890", "port,7000"))
+    assert CouplingFaceSpec(interface=csv_file).config().controller_port == 7000
+    said = CouplingFaceSpec(interface=csv_file, controller_port=5).config()
+    assert said.controller_port == 5 and said.interface == csv_file

@@ -8,13 +8,17 @@ A controller, a peer, a server or a router runs beside the simulator in a proces
   ``link.stopping`` / ``link.wait()`` / ``link.on_stop()`` to learn that it should end,
   ``link.result(value)`` to hand back what it measured. It ignores Ctrl-C: the parent handles
   it and stops the child, so the child is never cut off half-way through its report.
-- ``CommandProcess``: a command line (``vcosim sim ...``), its output captured. Ctrl-C reaches
-  it as it reaches the parent; vcosim's commands end cleanly on it.
+- ``CommandProcess``: a command line (``vcosim sim ...``), its output captured (or written to a
+  log file as it comes). Ctrl-C reaches it as it reaches the parent, unless it runs in a
+  session of its own (``vcosim drive``'s modules); vcosim's commands end cleanly on it.
 
 Stopping escalates the same way for both: ask (the stop event, or SIGINT for a command, which
 vcosim's commands treat as Ctrl-C so their logs are complete), then SIGTERM, then SIGKILL, each
 after a grace period. Both are context managers whose exit stops the child; stopping twice is
 safe.
+
+(Just past 400 lines: the two kinds share one escalation and one module docstring; the
+controller process, the one child every scenario starts, stays beside them.)
 """
 
 from __future__ import annotations

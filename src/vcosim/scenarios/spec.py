@@ -109,6 +109,7 @@ class CouplingFaceSpec(CouplingConfig):
         """The endpoint's config; an interface CSV fills what the spec does not say."""
         given = self.model_dump(include=self.model_fields_set - {"kind", "custom_hooks"})
         if self.interface is not None:
+            given.pop("interface", None)
             return CouplingConfig.for_interface(self.interface, **given)
         return CouplingConfig(**given)
 
