@@ -92,6 +92,7 @@ def test_costs_well_under_a_minute_of_cpu(demo_run):
 
 def test_run_folder_holds_logs_signals_plot_and_summary(folder, summary):
     names = {*DEBUG_LOGS, "vcosimCouplingEvents.csv", "signals.csv", "demo.png", "summary.json"}
+    names.add("spec.toml")  # the run's RunSpec (its controller ran apart)
     assert {p.name for p in folder.iterdir()} == names
     assert set(summary["files"]) == names
 

@@ -8,17 +8,17 @@ import sys
 import pytest
 from typer.testing import CliRunner
 
-import vcosim.scenarios
+import vcosim.scenarios.build
 from vcosim.app import app
 
 
 def test_an_interrupt_while_the_simulator_builds_is_said_and_exits_130(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    def interrupted(**_: object) -> None:
+    def interrupted(*_: object, **__: object) -> None:
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(vcosim.scenarios, "build_simulation", interrupted)
+    monkeypatch.setattr(vcosim.scenarios.build, "build_simulation", interrupted)
     result = CliRunner().invoke(app, ["sim", "--no-coupling", "--duration", "1"])
     assert result.exit_code == 130
     assert "interrupted while starting: nothing was recorded" in result.output

@@ -18,6 +18,7 @@ from vcosim.bus.vehicle_module import (
     wheel_from_steering,
 )
 from vcosim.modules.logger import Logger, read_recording
+from vcosim.sim.face import Face
 from vcosim.sim.pacing import Pacer
 from vcosim.sim.simulation import Simulation
 from vcosim.vehicle import Vehicle
@@ -41,7 +42,7 @@ def test_sound_follows_rpm_load_and_slip():
     assert off.engine_volume == 0 and off.engine_frequency == 100 and off.skid_volume == 0
 
 
-class Script:
+class Script(Face):
     """A scripted input module: sends IMFM at set simulated times, each delivered before going on.
 
     Waiting for the router to have passed a message on (a condition, not a sleep) makes the run
@@ -69,7 +70,7 @@ class Script:
         self.client.close()
 
 
-class Trace:
+class Trace(Face):
     """The simulator's own pose and force feedback each time the bus face publishes."""
 
     def __init__(self, every: int) -> None:

@@ -11,6 +11,7 @@ from vcosim.bus.catalogue import IMFM, Shutdown, WorldPose, WorldVehicle
 from vcosim.bus.router import Router
 from vcosim.bus.vehicle_module import POSE
 from vcosim.bus.world_module import BusWorld, attach_world_bus, vehicle_module_id
+from vcosim.sim.face import Face
 from vcosim.sim.pacing import Pacer
 from vcosim.sim.simulation import Simulation
 from vcosim.vehicle import Vehicle
@@ -79,7 +80,7 @@ def test_a_shutdown_ends_the_run(router: Router, connect):
     sim = Simulation(World(FOLLOW), Pacer("fast", frame_rate=20))
     face = sim.attach("bus_world", BusWorld(port=router.address[1]))
 
-    class Stopper:  # sends Shutdown to 22 once, at 0.5 s, and waits until it is routed
+    class Stopper(Face):  # sends Shutdown to 22 once, at 0.5 s, and waits until it is routed
         def on_frame(self, sim: Simulation) -> None:
             if sim.time >= 0.5 and not boss.stats.sent:
                 routed = router.stats.routed
@@ -130,7 +131,7 @@ def test_external_vehicles_join_the_ego_as_16_the_others_as_64_plus_row(
     lines = attach_world_bus(sim, "127.0.0.1", router.address[1])
     assert lines[1:] == ["bus: ego is module 16 (the ego)", "bus: side is module 66"]
 
-    class Brake:  # the side car's driver brakes hard once it has joined (row 2: id 66)
+    class Brake(Face):  # the side car's driver brakes hard once it has joined (row 2: id 66)
         def on_frame(self, sim: Simulation) -> None:
             if not driver.stats.sent and 66 in router.modules:
                 routed = router.stats.routed
@@ -182,7 +183,7 @@ def test_a_router_gone_for_good_ends_the_run_with_router_lost():
     face = sim.attach("bus_world", BusWorld(port=router.address[1]))
     face.client.liveness = Liveness(ping_after=0.1, lost_after=0.3, give_up_after=0.6)
 
-    class Killer:  # the router dies once the world is on the bus
+    class Killer(Face):  # the router dies once the world is on the bus
         def on_frame(self, sim: Simulation) -> None:
             if not router.stopped.is_set():
                 router.stop()

@@ -8,6 +8,7 @@ import numpy as np
 from contract_helpers import Background, document, fields, served, wait_until
 
 from vcosim.contracts import ConnectionStatus, ContractClient
+from vcosim.sim.face import Face
 from vcosim.sim.recorder import SignalRecorder
 from vcosim.vehicle import SIGNAL_NAMES
 from vcosim.vehicle import layout as L
@@ -46,7 +47,7 @@ def driver(port: int, name: str, law):
     return client, trace
 
 
-class InputRecorder:
+class InputRecorder(Face):
     """The vehicle's inputs each step ran with, by the simulation time after the step."""
 
     def __init__(self) -> None:

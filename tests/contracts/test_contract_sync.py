@@ -9,6 +9,7 @@ from contract_helpers import Background, document, fields, served, wait_until
 
 from vcosim.contracts import ConnectionStatus, ContractClient
 from vcosim.contracts import protocol as P
+from vcosim.sim.face import Face
 
 
 def test_incoming_time_sync_holds_the_client_at_the_servers_latest_data():
@@ -68,7 +69,7 @@ def test_outgoing_time_sync_holds_the_server_at_the_clients_data():
     ahead: list[tuple[float, float]] = []
     steps = [0]
 
-    class Watch:
+    class Watch(Face):
         def after_step(self, s):
             if server.sessions:  # while the client is connected and the master
                 steps[0] += 1
@@ -138,7 +139,7 @@ def test_overdue_server_data_blocks_the_client_until_it_returns():
     sim, server = served("realtime", frame_rate=500, wait_for_clients=1)
     freeze, thaw = threading.Event(), threading.Event()
 
-    class Freezer:
+    class Freezer(Face):
         def before_step(self, s):
             if s.time >= 0.1 and not thaw.is_set():
                 freeze.set()

@@ -12,7 +12,7 @@ import pytest
 from doc_blocks import fenced_blocks, parse
 from doc_runs import ROOT
 
-from vcosim.scenarios import build_simulation
+from vcosim.scenarios import PacingSpec, RunSpec, build_simulation
 from vcosim.scenarios.metrics import StepResponse, step_response
 from vcosim.sim.recorder import SignalRecorder
 from vcosim.tight.inprocess import couple_in_process
@@ -27,7 +27,7 @@ def readme_controller() -> types.ModuleType:
 
 
 def step_of(controller: object, target: float, duration: float) -> StepResponse:
-    sim = build_simulation(pacing="lockstep")  # as `vcosim sim --pacing lockstep`
+    sim = build_simulation(RunSpec(pacing=PacingSpec(mode="lockstep")))  # as `vcosim sim`
     couple_in_process(sim, controller)
     signals = sim.attach("signals", SignalRecorder())
     sim.run(duration)

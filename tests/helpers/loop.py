@@ -11,6 +11,7 @@ from typing import Any
 
 import numpy as np
 
+from vcosim.sim.face import Face
 from vcosim.sim.pacing import Pacer
 from vcosim.sim.simulation import Simulation
 from vcosim.tight import ControllerBlock
@@ -70,7 +71,7 @@ def closed_loop(
     )
     rows: list[list[float]] = []
 
-    class Trace:
+    class Trace(Face):
         def on_frame(self, s: Simulation) -> None:
             if on_frame is not None:
                 on_frame(s)

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from vcosim.scenarios.demo import SpeedProfile, TargetStep
-from vcosim.scenarios.demo.coupled import as_dict, target_steps
+from vcosim.scenarios.demo.coupled import target_steps
 from vcosim.vehicle import SIGNAL_NAMES
 
 
@@ -39,11 +39,3 @@ def test_a_step_not_settled_and_a_step_after_the_end():
         rows_of(t, np.full_like(t, 15.0)), SpeedProfile(((0, 15), (15, 25), (25, 5)))
     )
     assert [s.settling_time_s for s in steps] == [0.0, None]  # 25 m/s never reached; 25 s never
-
-
-def test_reports_as_dicts_typed_or_not():
-    class Typed:
-        def to_dict(self) -> dict:
-            return {"sent": 1}
-
-    assert as_dict(Typed()) == {"sent": 1} and as_dict({"sent": 2}) == {"sent": 2}

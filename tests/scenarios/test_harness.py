@@ -158,12 +158,12 @@ def test_stopping_a_child_that_just_ended_by_itself():
 
 
 def test_controller_process_answers_a_lockstep_simulation():
-    from vcosim.scenarios import build_simulation
-    from vcosim.tight.endpoint import CouplingConfig
+    from vcosim.scenarios import CouplingFaceSpec, PacingSpec, RunSpec, build_simulation
 
     with ControllerProcess(step_nan, step=0.005, duration=0.25) as peer:
-        config = CouplingConfig(listen_port=0, controller_port=peer.port(), ext_time=0.005)
-        report = build_simulation(pacing="lockstep", coupling=config).run(0.25)
+        coupling = CouplingFaceSpec(listen_port=0, controller_port=peer.port(), ext_time=0.005)
+        spec = RunSpec(pacing=PacingSpec(mode="lockstep"), faces=[coupling])
+        report = build_simulation(spec).run(0.25)
         block = peer.result()  # it ends by itself after the 50th message
     assert report.faces["coupling"]["sent"] == 50 and report.faces["coupling"]["timeouts"] == 0
     assert block is not None and block["answered"] == 50 and block["resets"] == 0

@@ -2,12 +2,13 @@ from __future__ import annotations
 
 import pytest
 
+from vcosim.sim.face import Face
 from vcosim.sim.pacing import Pacer
 from vcosim.sim.simulation import Simulation
 from vcosim.vehicle import Vehicle
 
 
-class Recorder:
+class Recorder(Face):
     """A face that records the hook calls it gets."""
 
     def __init__(self) -> None:
@@ -64,7 +65,9 @@ def test_stop_from_a_hook_ends_the_run_after_the_frame():
     sim = Simulation(Vehicle(), Pacer("fast"))
     sim.attach(
         "stopper",
-        type("Stopper", (), {"on_frame": lambda self, s: s.stop() if s.time > 0.1 else None})(),
+        type(
+            "Stopper", (Face,), {"on_frame": lambda self, s: s.stop() if s.time > 0.1 else None}
+        )(),
     )
     report = sim.run(None)
     assert 0.1 < report.sim_time < 0.2

@@ -6,13 +6,14 @@ import pytest
 
 from vcosim.errors import UnknownNameError
 from vcosim.sim import Pacer, Simulation
+from vcosim.sim.face import Face
 from vcosim.vehicle import Vehicle
 from vcosim.world import World, WorldFile
 
 PLATOON = "examples/worlds/platoon.toml"
 
 
-class Seen:
+class Seen(Face):
     """A face recording which vehicle it is handed and at which step."""
 
     def __init__(self) -> None:

@@ -14,6 +14,7 @@ from helpers.loop import closed_loop, free_port, wait_until_bound
 from helpers.peers import coupled
 from vcosim.controllers import example
 from vcosim.errors import ConfigError
+from vcosim.sim.face import Face
 from vcosim.sim.pacing import Pacer
 from vcosim.sim.simulation import Simulation
 from vcosim.tight.controller import ControllerConfig
@@ -117,7 +118,7 @@ def test_channels_multiply_add_and_freeze(tmp_path, peers):
         value = 0.5 if n < 50 else 0.9
         return np.array([n, value, 0.5, 0.1, freeze, 0.2 if n < 20 else 0.0])
 
-    class Inputs:
+    class Inputs(Face):
         rows: list[tuple[float, float]] = []
 
         def after_step(self, sim):

@@ -15,6 +15,7 @@ import numpy as np
 import pytest
 
 from helpers.peers import RawPeer, coupled
+from vcosim.sim.face import Face
 from vcosim.sim.pacing import Pacer
 from vcosim.sim.simulation import Simulation
 from vcosim.tight import ControllerBlock, Controls
@@ -56,7 +57,7 @@ def test_a_stray_reply_with_id_1e15_does_not_steer_the_car(when):
     sim, endpoint = coupled(peer, "lockstep", send_skips=0, spin=0.0)
     steered = []
 
-    class Watch:  # the steering input each step ran with
+    class Watch(Face):  # the steering input each step ran with
         def after_step(self, s: Simulation) -> None:
             steered.append(s.vehicle.inputs["steering"])
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from vcosim.controllers.acc import Acc
 from vcosim.sim import Pacer, Simulation
+from vcosim.sim.face import Face
 from vcosim.tight.config import CouplingConfig
 from vcosim.tight.controller import Responder
 from vcosim.tight.endpoint import SimulatorEndpoint
@@ -12,7 +13,7 @@ from vcosim.world import World, WorldFile
 from vcosim.world.bank_h import fill_range_slots
 
 
-class GapProbe:
+class GapProbe(Face):
     """Records the ego's bumper gap and speed every frame."""
 
     def __init__(self, world: World) -> None:

@@ -16,7 +16,8 @@ import pytest
 from vcosim.analysis.logs import read_logs
 from vcosim.controllers.cruise import Cruise
 from vcosim.errors import ConfigError
-from vcosim.scenarios import build_simulation
+from vcosim.scenarios import CouplingFaceSpec, PacingSpec, RunSpec, build_simulation
+from vcosim.scenarios.build import endpoints
 from vcosim.scenarios.harness import ControllerProcess
 from vcosim.sim.simulation import RunReport
 from vcosim.tight.config import CouplingConfig
@@ -43,10 +44,13 @@ def run_two(tmp: Path, logs: Path, slow: int, fast: int) -> tuple[RunReport, Wor
     """The two-lane world coupled to the cruise controllers on ports ``slow`` and ``fast``."""
     world_file = tmp / "two.toml"
     world_file.write_text(TWO_LANES.format(slow=slow, fast=fast))
-    config = CouplingConfig(ext_time=0.01, timeout=5.0, spin=0.0, debug_log=logs)
-    sim = build_simulation(pacing="lockstep", world=world_file, coupling=config)
+    coupling = CouplingFaceSpec(ext_time=0.01, timeout=5.0, spin=0.0, debug_log=logs)
+    spec = RunSpec(world=world_file, pacing=PacingSpec(mode="lockstep"), faces=[coupling])
+    sim = build_simulation(spec)
     assert set(sim.faces) == {"coupling:slow", "coupling:fast"}
-    assert sim.faces["coupling:slow"].address != sim.faces["coupling:fast"].address
+    coupled = endpoints(sim)
+    assert set(coupled) == set(sim.couplings()) == {"slow", "fast"}
+    assert coupled["slow"].address != coupled["fast"].address
     report = sim.run(5.0)
     assert sim.world is not None
     return report, sim.world

@@ -23,8 +23,6 @@ from vcosim.app.console import (
 )
 from vcosim.app.options import (
     BUS_DEFAULT,
-    BUS_MAX_LENGTH,
-    BUS_SYMBOLS,
     Bus,
     BusMaxLength,
     BusModuleId,
@@ -39,7 +37,7 @@ from vcosim.app.options import (
 )
 from vcosim.bus.catalogue import ModuleId
 from vcosim.bus.membership import MAX_UNCONFIRMED, MODULE_TIMEOUT
-from vcosim.constants import BUS_PORT
+from vcosim.constants import BUS_MAX_LENGTH, BUS_PORT, BUS_SYMBOLS
 from vcosim.extras import require
 
 if TYPE_CHECKING:

@@ -20,7 +20,6 @@ from typing import Annotated, Any
 
 import typer
 from rich.markup import escape
-from typer._click.exceptions import NoArgsIsHelpError
 from typer.core import TyperGroup
 
 from vcosim.app import (
@@ -65,18 +64,8 @@ class VcosimGroup(TyperGroup):
         try:
             result = super().main(argv, prog_name, complete_var, standalone_mode=False, **extra)
             code = result if isinstance(result, int) else 0
-        except NoArgsIsHelpError:  # the help is already printed
-            code = 0
-        except typer.TyperException as exc:
-            ctx = getattr(exc, "ctx", None)
-            command = ctx.command_path if ctx is not None else "vcosim"
-            message = flag_value_hint(ctx, argv) or exc.format_message()
-            console.print(
-                f"[red]error:[/] {escape(message)} (see {command} --help)",
-                highlight=False,
-                soft_wrap=True,
-            )
-            code = exc.exit_code
+        except typer.TyperException as exc:  # the help printed by a group, or a usage error
+            code = 0 if _help_was_shown(exc) else _usage_error(exc, argv)
         except (typer.Abort, KeyboardInterrupt):
             code = 130
         except BrokenPipeError:
@@ -183,8 +172,11 @@ app.add_typer(bench.bench_app, name="bench")
 app.add_typer(fmu.fmu_app, name="fmu")
 app.add_typer(vehicle.vehicle_app, name="vehicle")
 
-# Old spellings, still understood: each is rewritten to its new form with a one-line warning.
+# Old spellings, still understood until REMOVED_IN: each is rewritten to its new form with a
+# one-line warning that says when it goes.
 # (command, old option) -> (new option, the part it gives: "host", "port" or None for all)
+REMOVED_IN = "0.2.0"
+"""The release that drops every old spelling below (they came before 0.1.0 was numbered)."""
 DEPRECATED: dict[tuple[str, str], tuple[str, str | None]] = {
     **{
         ("sim", f"--{who}-{part}"): (f"--{new}", part)
@@ -243,7 +235,10 @@ def modernise(argv: list[str]) -> list[str]:
         value = inline if eq else (rest[j + 1] if j + 1 < len(rest) else "")
         j += 1 if eq else 2
         option, part = new
-        console.print(f"[yellow]warning: {name} is deprecated; use {option}", highlight=False)
+        console.print(
+            f"[yellow]warning: {name} is deprecated and goes in vcosim {REMOVED_IN}; use {option}",
+            highlight=False,
+        )
         if part is None:
             out += [option, value]
         else:
@@ -251,6 +246,25 @@ def modernise(argv: list[str]) -> list[str]:
     for option, given in parts.items():
         out += [option, f"{given.get('host', '')}:{given.get('port', '')}".rstrip(":")]
     return out
+
+
+def _usage_error(exc: typer.TyperException, argv: list[str]) -> int:
+    """Say what was wrong with the command line in one line; its exit code (2)."""
+    ctx = getattr(exc, "ctx", None)
+    command = ctx.command_path if ctx is not None else "vcosim"
+    message = flag_value_hint(ctx, argv) or exc.format_message()
+    console.print(
+        f"[red]error:[/] {escape(message)} (see {command} --help)", highlight=False, soft_wrap=True
+    )
+    return int(getattr(exc, "exit_code", 2))
+
+
+def _help_was_shown(exc: Exception) -> bool:
+    """True for the error a group raises after printing its help (``vcosim`` alone).
+
+    Typer keeps its click private (``typer._click``), so the class is known by its name.
+    """
+    return type(exc).__name__ == "NoArgsIsHelpError"
 
 
 def _explain(exc: Exception) -> tuple[int, str]:

@@ -18,14 +18,13 @@ import ctypes
 import json
 import os
 import signal
-import subprocess
 import sys
 import time
 from collections.abc import Mapping
 from datetime import datetime
 from pathlib import Path
 from types import FrameType
-from typing import IO, Annotated, Any
+from typing import Annotated, Any
 
 import typer
 
@@ -46,6 +45,7 @@ from vcosim.bus.catalogue import ModuleId
 from vcosim.constants import VIEWER_PORT
 from vcosim.errors import CouplingTimeout, MissingExtra, VcosimError
 from vcosim.extras import install_command, missing
+from vcosim.scenarios.harness import CommandProcess
 
 DRIVER_MODULES = (
     # (name, the vcosim sub-command, its bus id), started after the vehicle; the driver's input
@@ -63,6 +63,7 @@ PARENT_PID = "VCOSIM_DRIVE_PID"
 """Environment variable: drive's pid, for a module started by drive to end with it."""
 
 CHILD = "from vcosim.app.drive import child_main; child_main()"
+MODULE_GRACE = 10.0  # s a module gets to end after the Shutdown, and after each harsher request
 """How drive starts a module: ``python -c CHILD <vcosim command and options>``."""
 
 
@@ -176,38 +177,28 @@ def absent_modules(skip_missing: bool) -> dict[str, str]:
     return absent
 
 
-class _Child:
-    """A module as a ``vcosim`` process of its own, its output in a log file."""
+def module_process(name: str, args: list[str], log_dir: Path) -> CommandProcess:
+    """A module as a ``vcosim`` process of its own, its output in ``log_dir/NAME.log``.
 
-    def __init__(self, name: str, args: list[str], log_dir: Path) -> None:
-        self.name = name
-        self.log_path = log_dir / f"{name}.log"
-        self._log: IO[bytes] = open(self.log_path, "wb")  # noqa: SIM115 (closed in wait())
-        self.process = subprocess.Popen(
-            [sys.executable, "-c", CHILD, *args],
-            stdout=self._log,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,  # Ctrl-C reaches drive alone, which ends them in order
-            env={**os.environ, PARENT_PID: str(os.getpid())},  # ...and they end if drive dies
-        )
+    In a session of its own, so Ctrl-C reaches drive alone, which ends them in order; and
+    told drive's pid, so it ends if drive dies (:func:`child_main`).
+    """
+    return CommandProcess(
+        [sys.executable, "-c", CHILD, *args],
+        name=name,
+        log=log_dir / f"{name}.log",
+        new_session=True,
+        env={**os.environ, PARENT_PID: str(os.getpid())},
+    ).start()
 
-    @property
-    def alive(self) -> bool:
-        return self.process.poll() is None
 
-    def wait(self, timeout: float) -> int | None:
-        """Wait for the process to end; SIGTERM, then SIGKILL, if it will not."""
-        try:
-            for action in (None, self.process.terminate, self.process.kill):
-                if action is not None and self.alive:
-                    action()
-                try:
-                    return self.process.wait(timeout)
-                except subprocess.TimeoutExpired:
-                    continue
-            return None
-        finally:
-            self._log.close()
+def end_module(module: CommandProcess, grace: float = MODULE_GRACE) -> int | None:
+    """Its exit code once it ended (after the Shutdown; else Ctrl-C, SIGTERM, SIGKILL).
+
+    None: it would not end even so.
+    """
+    finished = module.wait(grace) or module.stop(grace)
+    return None if finished is None else finished.returncode
 
 
 def _final_states(summary_file: Path) -> dict[str, dict[str, float]]:
@@ -253,21 +244,21 @@ def run_drive(
     where = ["--bus", f"{h}:{p}"]
     ground = [] if terrain is None else ["--terrain", str(terrain)]  # vehicle and viewer alike
     drawn = ground if world is None else ["--world", str(world)]  # what the viewer draws
-    children: list[_Child] = []
+    children: list[CommandProcess] = []
     joined: set[str] = set()
     interrupted = False
     note(f"bus router on {h}:{p}; module output goes to {run_dir}/<module>.log")
 
     def launch(name: str, args: list[str], module_id: int) -> None:
-        child = _Child(name, args, run_dir)
+        child = module_process(name, args, run_dir)
         children.append(child)
         if (
             not router.wait_until(
-                lambda: module_id in router.modules or not child.alive, start_timeout
+                lambda: module_id in router.modules or not child.running, start_timeout
             )
-            or not child.alive
+            or not child.running
         ):
-            raise CouplingTimeout(f"the {name} module did not join the bus (see {child.log_path})")
+            raise CouplingTimeout(f"the {name} module did not join the bus (see {child.log})")
         joined.add(name)
         note(f"{name}: module {module_id} joined")
 
@@ -303,14 +294,14 @@ def run_drive(
             end = None if duration is None else begun + duration
 
             def status() -> str:
-                joined = ", ".join(str(i) for i in sorted(router.modules))
+                ids = ", ".join(str(i) for i in sorted(router.modules))
                 return (
-                    f"driving for {time.monotonic() - begun:7.1f} s   modules {joined}   "
+                    f"driving for {time.monotonic() - begun:7.1f} s   modules {ids}   "
                     f"messages routed {router.stats.routed}   Ctrl-C ends"
                 )
 
             with StatusLine(status):
-                while not router.stopped.is_set() and vehicle_child.alive:
+                while not router.stopped.is_set() and vehicle_child.running:
                     left = 0.5 if end is None else min(0.5, end - time.monotonic())
                     if left <= 0:
                         break
@@ -318,13 +309,13 @@ def run_drive(
         except KeyboardInterrupt:
             interrupted = True
             for child in children:  # still starting: no Shutdown can reach it
-                if child.name not in joined and child.alive:
-                    child.process.terminate()
+                if child.name not in joined and child.running and child.popen is not None:
+                    child.popen.terminate()
         finally:
             if not router.stopped.is_set():
                 router.shutdown_all()  # every module ends cleanly; the router then stops
                 router.stopped.wait(5.0)
-            codes = {c.name: c.wait(10.0) for c in children}
+            codes = {c.name: end_module(c) for c in children}
             router.stop()
     recording = run_dir / "bus.mcap"
     not_started = ", ".join(f"{name} (no `{extra}` extra)" for name, extra in skipped.items())

@@ -14,8 +14,6 @@ import typer
 from vcosim.app.console import ENDED_BY_INTERRUPT, console, note, setup_logging, table
 from vcosim.app.options import (
     BUS_DEFAULT,
-    BUS_MAX_LENGTH,
-    BUS_SYMBOLS,
     Bus,
     BusMaxLength,
     BusModuleId,
@@ -29,7 +27,7 @@ from vcosim.app.options import (
     positive,
 )
 from vcosim.bus.catalogue import ModuleId
-from vcosim.constants import LOOPBACK, VIEWER_PORT
+from vcosim.constants import BUS_MAX_LENGTH, BUS_SYMBOLS, LOOPBACK, VIEWER_PORT
 from vcosim.errors import ConfigError
 from vcosim.extras import install_command, missing, require
 

@@ -15,7 +15,7 @@ from typing import Annotated, NamedTuple
 
 import typer
 
-from vcosim.constants import BLOCKING_TIMEOUT, BUS_PORT, LOOPBACK
+from vcosim.constants import BLOCKING_TIMEOUT, BUS_PORT, EXT_TIME, LOOPBACK
 
 
 class Address(NamedTuple):
@@ -161,7 +161,7 @@ ExtTime = Annotated[
         callback=positive,
         help="T_ext: the controller's sample time and computation budget per message (s), "
         "as in BeamNG's coupling.",
-        show_default="0.005",
+        show_default=f"{EXT_TIME:g}",
     ),
 ]
 Timeout = Annotated[
@@ -229,8 +229,6 @@ BusSymbols = Annotated[
 BusMaxLength = Annotated[
     int, typer.Option(help="Longest message in bytes (every module must agree).")
 ]
-BUS_SYMBOLS = "§§+¶"
-BUS_MAX_LENGTH = 256
 
 
 def bus_codec(symbols: str, max_length: int):  # -> vcosim.bus.codec.Codec

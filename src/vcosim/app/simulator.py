@@ -1,31 +1,18 @@
-"""``vcosim sim``: run the simulation built from options, with a live status and a summary.
+"""``vcosim sim``: its options, turned into a ``RunSpec`` (or read from ``--spec FILE``).
 
-(Just past 400 lines: ``sim`` has the most options of any command; the glue that turns them
-into a run stays beside them.)
+What the run then does (build, notes, status line, summary) is ``sim_run``'s; what a run is,
+``vcosim.scenarios.spec``'s.
 """
 
 from __future__ import annotations
 
-import json
 import math
-import time
-from collections.abc import Mapping
 from enum import Enum
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from vcosim.app.console import (
-    StatusLine,
-    console,
-    describe_state,
-    final_state,
-    note,
-    save_json,
-    setup_logging,
-    warn,
-)
 from vcosim.app.groundtruth import (
     Foxglove,
     FoxgloveAllow,
@@ -55,15 +42,30 @@ from vcosim.app.options import (
     parse_address,
     positive,
 )
-from vcosim.constants import CONTRACTS_PORT, CONTROLLER_PORT, LOOPBACK, PHYSICS_DT, SIMULATOR_PORT
+from vcosim.app.sim_run import run_simulator
+from vcosim.constants import (
+    CONTRACTS_PORT,
+    CONTROLLER_PORT,
+    FRAME_RATE,
+    LOOPBACK,
+    PING_TIME,
+    RECORD_RATE,
+    SIMULATOR_PORT,
+    VEHICLE_NAME,
+)
 from vcosim.extras import require
 from vcosim.sim.pacing import PacingMode
 
 if TYPE_CHECKING:
-    from rich.table import Table
+    from vcosim.scenarios.spec import RunSpec
+    from vcosim.tight.config import CouplingConfig
 
-    from vcosim.groundtruth.outputs import GroundTruthOutputs
-    from vcosim.sim.simulation import RunReport, Simulation
+
+class StartHow(str, Enum):
+    """How the vehicle reaches its start speed."""
+
+    teleport = "teleport"
+    drive_up = "drive_up"
 
 
 class Gearbox(str, Enum):
@@ -74,6 +76,7 @@ class Gearbox(str, Enum):
 
 
 def sim(
+    ctx: typer.Context,
     duration: Duration = None,
     pacing: Annotated[
         PacingMode,
@@ -85,7 +88,7 @@ def sim(
     time_dilation: Annotated[
         float, typer.Option(help="Simulated seconds per wall second in realtime pacing.")
     ] = 1.0,
-    frame_rate: FrameRate = 60.0,
+    frame_rate: FrameRate = FRAME_RATE,
     vehicle: VehicleOption = "nightrider",
     terrain: TerrainOption = None,
     start_pose: Annotated[
@@ -103,6 +106,13 @@ def sim(
             callback=non_negative, help="Start rolling straight ahead at this speed (m/s)."
         ),
     ] = 0.0,
+    start: Annotated[
+        StartHow,
+        typer.Option(
+            help="teleport: placed rolling at --start-speed; drive_up: a PI on the pedals "
+            "drives from rest until the speed holds for a second (up to 120 s)."
+        ),
+    ] = StartHow.teleport,
     record: Annotated[
         Path | None,
         typer.Option(
@@ -113,7 +123,7 @@ def sim(
     ] = None,
     record_rate: Annotated[
         float, typer.Option(callback=positive, help="Rows per simulated second for --record.")
-    ] = 100.0,
+    ] = RECORD_RATE,
     osi: Osi = None,
     osi_trace: OsiTrace = None,
     osi_rate: OsiRate = 100.0,
@@ -137,7 +147,8 @@ def sim(
     ] = False,
     ext_time: ExtTime = None,
     ping_time: Annotated[
-        float | None, typer.Option(help="T_ping: UDP round-trip time (s).", show_default="0.00001")
+        float | None,
+        typer.Option(help="T_ping: UDP round-trip time (s).", show_default=f"{PING_TIME:g}"),
     ] = None,
     window: Annotated[int | None, typer.Option(help="Window width (overrides T_ping).")] = None,
     send_skips: Annotated[
@@ -185,7 +196,7 @@ def sim(
         typer.Option(
             help="The vehicle's object name for contracts (a world's vehicles go by their names)."
         ),
-    ] = "Vehicle_A",
+    ] = VEHICLE_NAME,
     wait_for_clients: Annotated[
         int,
         typer.Option(
@@ -199,6 +210,16 @@ def sim(
         str | None,
         typer.Option(metavar="HOST:PORT", help="Join a NightRider bus router at this address."),
     ] = None,
+    spec: Annotated[
+        Path | None,
+        typer.Option(
+            exists=True,
+            dir_okay=False,
+            metavar="FILE.toml",
+            help="Run what a RunSpec file describes (docs/cli.md: a run as a file); every "
+            "recorded run leaves one beside its recording, FILE.spec.toml.",
+        ),
+    ] = None,
     json_out: JsonOut = None,
 ) -> None:
     """Run the simulator; external controllers couple to it exactly as to BeamNG.tech.
@@ -207,15 +228,106 @@ def sim(
     the file, else --listen/--controller plus 2 per vehicle; debug logs in a sub-folder per
     vehicle), contracts serve every vehicle, and on the bus module 22 publishes every vehicle's
     pose while each external one joins (the ego as 16, the others as 64 + row).
+
+    With --spec, the run is the one a RunSpec file describes (a recorded run's FILE.spec.toml
+    repeats it); --duration, --record and --json-out may still be given.
     """
-    if wait_for_clients and not contracts:
-        raise typer.BadParameter(
-            "there are no contract clients to wait for without --contracts",
-            param_hint="'--wait-for-clients'",
+    given = _given(ctx)
+    if spec is not None:
+        run = spec_from_file(spec, given, duration=duration, record=record, record_rate=record_rate)
+    else:
+        if wait_for_clients and not contracts:
+            raise typer.BadParameter(
+                "there are no contract clients to wait for without --contracts",
+                param_hint="'--wait-for-clients'",
+            )
+        if debug_log is not None and not coupling:
+            raise typer.BadParameter(
+                "there is no coupling to log with --no-coupling", param_hint="'--debug-log'"
+            )
+        clashing = sorted(given & WORLD_SAYS.keys(), key=list(WORLD_SAYS).index)
+        if world is not None and clashing:
+            raise typer.BadParameter(
+                f"{', '.join(WORLD_SAYS[name] for name in clashing)}: the world file says it "
+                "for each vehicle",
+                param_hint="'--world'",
+            )
+        from vcosim.scenarios.spec import (
+            BusFaceSpec,
+            ContractsFaceSpec,
+            CouplingFaceSpec,
+            PacingSpec,
+            RecordingSpec,
+            RunSpec,
+            StartSpec,
         )
-    if record is not None and record.suffix.lower() == ".mcap":
+
+        faces: list[CouplingFaceSpec | ContractsFaceSpec | BusFaceSpec] = []
+        if coupling:
+            timing = {
+                "ext_time": ext_time,
+                "ping_time": ping_time,
+                "window": window,
+                "send_skips": send_skips,
+                "spin": spin,
+                "debug_log": debug_log,
+            }
+            address: dict[str, str | int] = {}
+            if controller is not None:
+                at = parse_address(controller, option="--controller", default_port=CONTROLLER_PORT)
+                address.update(controller_host=at.host, controller_port=at.port)
+            if listen is not None:
+                at = parse_address(listen, option="--listen", default_port=SIMULATOR_PORT)
+                address.update(listen_host=at.host, listen_port=at.port)
+            options = {
+                **{k: v for k, v in timing.items() if v is not None},
+                **address,
+                "send_offset": send_offset,
+                "timeout": timeout,
+                "gear_slot": gear_slot,
+                "allow": tuple(allow or ()),
+                "exact_peer": exact_peer,
+            }
+            config = coupling_config(interface, options)
+            faces.append(CouplingFaceSpec(**config.model_dump(), custom_hooks=custom_hooks))
+        if contracts:
+            at = parse_address(
+                contracts_listen, option="--contracts-listen", default_port=CONTRACTS_PORT
+            )
+            faces.append(
+                ContractsFaceSpec(
+                    host=at.host,
+                    port=at.port,
+                    allowed_hosts=None if contracts_allow is None else tuple(contracts_allow),
+                    vehicle_name=vehicle_name,
+                    wait_for_clients=wait_for_clients,
+                )
+            )
+        if bus is not None:
+            router = bus_address(bus)
+            faces.append(BusFaceSpec(host=router.host, port=router.port))
+        said: dict[str, object] = {
+            "world": world,
+            "duration": duration,
+            "pacing": PacingSpec(mode=pacing, time_dilation=time_dilation, frame_rate=frame_rate),
+            "recording": None if record is None else RecordingSpec(path=record, rate=record_rate),
+            "faces": faces,
+        }
+        if world is None:
+            said.update(
+                vehicle=vehicle,
+                terrain=terrain,
+                start=StartSpec(
+                    pose=None if start_pose is None else parse_pose(start_pose),
+                    speed=start_speed,
+                    how="drive_up" if start is StartHow.drive_up else "teleport",
+                ),
+                gearbox="manual" if gearbox is Gearbox.manual else "automatic",
+                engine=engine,
+            )
+        run = RunSpec.model_validate({k: v for k, v in said.items() if v is not None})
+    if run.recording is not None and run.recording.path.suffix.lower() == ".mcap":
         require("logging", "--record FILE.mcap")
-    record_every = max(1, round(1.0 / (record_rate * PHYSICS_DT)))
     ground_truth = ground_truth_outputs(
         osi=osi,
         osi_trace=osi_trace,
@@ -223,108 +335,70 @@ def sim(
         foxglove=foxglove,
         foxglove_allow=foxglove_allow,
         foxglove_rate=foxglove_rate,
-        record=record,
-        record_every=record_every,
+        record=None if run.recording is None else run.recording.path,
+        record_every=20 if run.recording is None else run.recording.every,
     )
-    if debug_log is not None and not coupling:
-        raise typer.BadParameter(
-            "there is no coupling to log with --no-coupling", param_hint="'--debug-log'"
-        )
-    config = None
-    if coupling:
-        given: dict[str, Any] = {
-            "ext_time": ext_time,
-            "ping_time": ping_time,
-            "window": window,
-            "send_skips": send_skips,
-            "spin": spin,
-            "debug_log": debug_log,
-        }
-        if controller is not None:
-            address = parse_address(controller, option="--controller", default_port=CONTROLLER_PORT)
-            given.update(controller_host=address.host, controller_port=address.port)
-        if listen is not None:
-            address = parse_address(listen, option="--listen", default_port=SIMULATOR_PORT)
-            given.update(listen_host=address.host, listen_port=address.port)
-        given = {k: v for k, v in given.items() if v is not None}
-        options = dict(
-            given,
-            send_offset=send_offset,
-            timeout=timeout,
-            gear_slot=gear_slot,
-            allow=tuple(allow or ()),
-            exact_peer=exact_peer,
-        )
-        config = coupling_config(interface, options)
-    faces = []
-    if contracts:
-        address = parse_address(
-            contracts_listen, option="--contracts-listen", default_port=CONTRACTS_PORT
-        )
-        faces.append(
-            (
-                "contracts",
-                "vcosim.contracts.server:ContractServer",
-                {
-                    "host": address.host,
-                    "port": address.port,
-                    "allowed_hosts": contracts_allow,
-                    "vehicle_name": vehicle_name,
-                    "wait_for_clients": wait_for_clients,
-                },
-            )
-        )
-    router = None if bus is None else bus_address(bus)
-    if router is not None and world is None:
-        faces.append(
-            (
-                "bus",
-                "vcosim.bus.vehicle_module:BusVehicle",
-                {"host": router.host, "port": router.port},
-            )
-        )
-    if world is not None:
-        clashing = [
-            name
-            for name, value, default in (
-                ("--vehicle", vehicle, "nightrider"),
-                ("--terrain", terrain, None),
-                ("--start-pose", start_pose, None),
-                ("--start-speed", start_speed, 0.0),
-                ("--gearbox", gearbox, Gearbox.automatic),
-                ("--no-engine", engine, True),
-                ("--vehicle-name", vehicle_name, "Vehicle_A"),
-            )
-            if value != default
-        ]
-        if clashing:
-            raise typer.BadParameter(
-                f"{', '.join(clashing)}: the world file says it for each vehicle",
-                param_hint="'--world'",
-            )
-    report = run_simulator(
-        world=world,
-        duration=duration,
-        pacing=pacing,
-        time_dilation=time_dilation,
-        frame_rate=frame_rate,
-        vehicle=vehicle,
-        terrain=load_terrain(terrain),
-        start_pose=None if start_pose is None else parse_pose(start_pose),
-        start_speed=start_speed,
-        automatic=gearbox is Gearbox.automatic,
-        engine_running=engine,
-        coupling=config,
-        custom_hooks=custom_hooks,
-        faces=faces,
-        json_out=json_out,
-        record=record,
-        record_every=record_every,
-        world_bus=None if router is None or world is None else (router.host, router.port),
-        ground_truth=ground_truth,
-    )
+    report = run_simulator(run, json_out=json_out, ground_truth=ground_truth)
     if report.interrupted:
         raise typer.Exit(130)
+
+
+WORLD_SAYS = {
+    "vehicle": "--vehicle",
+    "terrain": "--terrain",
+    "start_pose": "--start-pose",
+    "start_speed": "--start-speed",
+    "start": "--start",
+    "gearbox": "--gearbox",
+    "engine": "--no-engine",
+    "vehicle_name": "--vehicle-name",
+}
+"""Options a world file gives for each of its vehicles (refused beside --world)."""
+
+BESIDE_SPEC = {
+    "spec",
+    "duration",
+    "record",
+    "record_rate",
+    "json_out",
+    "osi",
+    "osi_trace",
+    "osi_rate",
+    "foxglove",
+    "foxglove_allow",
+    "foxglove_rate",
+}
+"""Options that may be given beside --spec (they change where the run goes, not what it is)."""
+
+
+def _given(ctx: typer.Context) -> set[str]:
+    """The options given on the command line (or the environment), by parameter name."""
+    return {
+        name
+        for name in ctx.params
+        if getattr(ctx.get_parameter_source(name), "name", None) in ("COMMANDLINE", "ENVIRONMENT")
+    }
+
+
+def spec_from_file(
+    path: Path, given: set[str], *, duration: float | None, record: Path | None, record_rate: float
+) -> RunSpec:
+    """The RunSpec of ``--spec``, with the --duration and --record given beside it."""
+    from vcosim.scenarios.spec import RecordingSpec, RunSpec
+
+    clashing = sorted(given - BESIDE_SPEC)
+    if clashing:
+        names = ", ".join("--" + name.replace("_", "-") for name in clashing)
+        raise typer.BadParameter(f"{names}: the spec file says it", param_hint="'--spec'")
+    run = RunSpec.from_toml(path)
+    update: dict[str, object] = {}
+    if duration is not None:
+        update["duration"] = duration
+    if record is not None:
+        update["recording"] = RecordingSpec(path=record, rate=record_rate)
+    elif "record_rate" in given and run.recording is not None:
+        update["recording"] = RecordingSpec(path=run.recording.path, rate=record_rate)
+    return run.model_copy(update=update) if update else run
 
 
 def parse_pose(text: str) -> tuple[float, float, float]:
@@ -348,242 +422,10 @@ def parse_pose(text: str) -> tuple[float, float, float]:
     return x, y, heading[0] if heading else 0.0
 
 
-def load_terrain(path: Path | None) -> Any:
-    """The terrain of ``--terrain`` (flat without one)."""
-    from vcosim.vehicle.terrain import load_terrain as load
-
-    return load(path)
-
-
-def coupling_config(interface: Path | None, options: dict[str, Any]) -> Any:
+def coupling_config(interface: Path | None, options: dict[str, Any]) -> CouplingConfig:
     """The coupling's config from the options given (an interface CSV fills the rest)."""
     from vcosim.tight.config import CouplingConfig
 
     if interface is not None:
         return CouplingConfig.for_interface(interface, **options)
     return CouplingConfig(**options)
-
-
-SHOWN_VEHICLES = 10
-"""A world's summary ends with the state of this many vehicles at most (the JSON has all)."""
-
-
-def summary_table(report: RunReport, states: Mapping[str, Mapping[str, float]]) -> Table:
-    """The end-of-run summary as a rich table, ending with each vehicle's final state."""
-    from rich.table import Table
-
-    table = Table(show_header=False, title="vcosim sim: summary")
-    table.add_row("simulated time", f"{report.sim_time:.3f} s")
-    table.add_row("wall time", f"{report.wall_time:.3f} s")
-    table.add_row("real-time factor", f"{report.realtime_factor:.3f}")
-    table.add_row("frames (late)", f"{report.frames['frames']} ({report.frames['late_frames']})")
-    table.add_row(
-        "frame jitter / p99 lateness",
-        f"{report.frames['frame_jitter_ms']:.3f} / {report.frames['frame_lateness_p99_ms']:.3f} ms",
-    )
-    for name, coupling in report.faces.items():
-        if name == "coupling" or name.startswith("coupling:"):
-            _coupling_rows(table, name.partition(":")[2], coupling)
-    for name, face in report.faces.items():  # the other faces (contracts, bus): their counters
-        if not name.startswith("coupling") and isinstance(face, Mapping):
-            for key, value in face.items():
-                if isinstance(value, (int, float, str)):
-                    table.add_row(f"{name}: {key.replace('_', ' ')}", str(value))
-    if report.world is not None:
-        world = report.world
-        table.add_row("world", f"{world.vehicles} vehicles, {len(world.collisions)} collision(s)")
-        for hit in world.collisions[:10]:
-            table.add_row(
-                "collision",
-                f"t = {hit.time:.4f} s: {hit.vehicles[0]} and {hit.vehicles[1]}, "
-                f"{hit.relative_speed:.2f} m/s, overlap {hit.overlap:.3f} m",
-            )
-        if world.stopped_at_collision:
-            table.add_row("ended by", "the first collision (stop_at_collision)")
-    if report.interrupted:
-        table.add_row("ended by", "interrupt (Ctrl-C / SIGTERM)")
-    lone = report.world is None
-    for name, state in list(states.items())[:SHOWN_VEHICLES]:
-        table.add_row("at the end" if lone else f"{name} at the end", describe_state(state))
-    if len(states) > SHOWN_VEHICLES:
-        table.add_row("", f"and {len(states) - SHOWN_VEHICLES} more vehicles (--json-out)")
-    return table
-
-
-def _coupling_rows(table: Table, vehicle: str, coupling: Mapping[str, Any]) -> None:
-    """One coupling's counters; a world's carry their vehicle's name ("ego: applied")."""
-    prefix = f"{vehicle}: " if vehicle else ""
-    table.add_row(
-        f"{prefix}schedule",
-        f"send_skips {coupling['send_skips']}, window "
-        f"{coupling['window']}, send_offset {coupling['send_offset']}",
-    )
-    for key in (
-        "sent",
-        "applied",
-        "stale",
-        "duplicate",
-        "startup_unapplied",
-        "implausible_id",
-        "malformed",
-        "rejected_peers",
-        "clamped_total",
-        "timeouts",
-    ):
-        table.add_row(prefix + key.replace("_", " "), str(coupling[key]))
-    if coupling["clamped"]:
-        table.add_row(f"{prefix}clamped by slot", json.dumps(coupling["clamped"]))
-    table.add_row(f"{prefix}time blocking", f"{coupling['blocked_time']:.3f} s")
-    table.add_row(
-        f"{prefix}waited for the controller",
-        f"{coupling['startup_wait']:.3f} s ({coupling['startup_resends']} re-sends)",
-    )
-
-
-def couplings(sim: Simulation) -> dict[str, Any]:
-    """The coupling endpoints by the vehicle they serve ("" for a lone car's)."""
-    return {
-        name.partition(":")[2]: face
-        for name, face in sim.faces.items()
-        if name == "coupling" or name.startswith("coupling:")
-    }
-
-
-def run_simulator(
-    *,
-    duration: float | None,
-    json_out: Path | None = None,
-    record: Path | None = None,
-    record_every: int = 20,
-    world_bus: tuple[str, int] | None = None,
-    ground_truth: GroundTruthOutputs | None = None,
-    **options: Any,
-) -> RunReport:
-    """Run ``vcosim sim`` to the end or an interrupt; print and optionally save the summary.
-
-    ``world_bus`` (host, port): a world's router, where its vehicles join the bus
-    (:func:`vcosim.bus.world_module.attach_world_bus`).
-    """
-    from vcosim.interrupts import sigterm_as_interrupt
-
-    setup_logging()
-    with sigterm_as_interrupt():
-        sim: Simulation | None = None
-        try:
-            sim = _start(record, record_every, options, world_bus, ground_truth)
-            status = _Status(sim)
-        except KeyboardInterrupt:
-            if sim is not None:
-                sim.close()
-            warn("interrupted while starting: nothing was recorded")
-            raise typer.Exit(130) from None
-        with StatusLine(status.render, status.explain_waiting):
-            report = sim.run(duration)
-    states = {name: final_state(vehicle.signals()) for name, vehicle in sim.vehicles.items()}
-    console.print(summary_table(report, states))
-    save_json({**report.to_dict(), "final_state": states}, json_out)
-    return report
-
-
-def _start(
-    record: Path | None,
-    record_every: int,
-    options: dict[str, Any],
-    world_bus: tuple[str, int] | None = None,
-    ground_truth: GroundTruthOutputs | None = None,
-) -> Simulation:
-    """Build the simulation with its faces and say what it listens on and records."""
-    from vcosim.scenarios import build_simulation
-
-    sim = build_simulation(**options)
-    if world_bus is not None:
-        from vcosim.bus.world_module import attach_world_bus
-
-        for line in attach_world_bus(sim, *world_bus):
-            note(line)
-    if record is not None:
-        from vcosim.sim.recorder import SignalLog, WorldSignalLog, vehicle_path
-
-        every = f"every {record_every * sim.dt * 1e3:g} ms"
-        if sim.world is None:
-            sim.attach("recording", SignalLog(record, every=record_every))
-            note(f"recording every vehicle signal {every} to {record}")
-        else:
-            sim.attach("recording", WorldSignalLog(record, list(sim.vehicles), record_every))
-            note(
-                f"recording every signal of each of the {len(sim.vehicles)} vehicles {every}, "
-                f"a file per vehicle: {vehicle_path(record, '{NAME}')}"
-            )
-    for line in ground_truth.attach(sim) if ground_truth is not None else ():
-        note(line)
-    endpoints = couplings(sim)
-    coupled = options.get("coupling") is not None
-    if sim.world is not None and coupled and not endpoints and "coupling" not in sim.faces:
-        note("coupling: no vehicle of the world is driven from outside: nothing to couple")
-    for vehicle, endpoint in endpoints.items():
-        schedule = endpoint.config.schedule(sim.dt)
-        cfg, face = endpoint.config, endpoint.interface
-        who = f"coupling {vehicle}" if vehicle else "coupling"
-        note(
-            f"{who}: listening on {cfg.listen_host}:{endpoint.address[1]}, controller "
-            f"{cfg.controller_host}:{cfg.controller_port}; send_skips {schedule.send_skips}, "
-            f"window {schedule.window}, send_offset {schedule.send_offset}, "
-            f"timeout {schedule.timeout:g} s; the controller's step is "
-            f"{schedule.controller_step(sim.dt) * 1e3:g} ms"
-            + (f"; debug logs in {cfg.debug_log}" if vehicle and cfg.debug_log else "")
-        )
-    for endpoint in list(endpoints.values())[:1]:  # the layout and options are the same for all
-        cfg, face = endpoint.config, endpoint.interface
-        note(
-            f"coupling: layout {face.name}: {face.sim_to_controller} values to the "
-            f"controller, {face.controller_to_sim} back (ids included)"
-            + ("; slot 4 is read as a requested gear" if cfg.gear_slot else "")
-        )
-        missing = face.missing_wheel_torques()
-        if missing:
-            warn(
-                f"coupling: the interface drives on wheel torques but gives "
-                f"none for {', '.join(missing)}: those get zero"
-            )
-    return sim
-
-
-class _Status:
-    """What the live line shows, and the one-time hint when no controller answers."""
-
-    WAIT_HINT_AFTER = 1.0  # s without a controller before saying what the run waits for
-
-    def __init__(self, sim: Simulation) -> None:
-        self.sim = sim
-        self.hinted = False
-
-    def render(self) -> str:
-        sim = self.sim
-        wall = max(time.perf_counter() - sim.wall_start, 1e-9) if sim.wall_start else 0.0
-        rtf = sim.time / wall if wall else 0.0
-        text = f"t = {sim.time:8.2f} s   real-time factor {rtf:6.2f}"
-        for vehicle, endpoint in couplings(sim).items():
-            state = "connected" if endpoint.connected else "waiting for the controller"
-            who = f"   {vehicle}" if vehicle else ""
-            text += f"{who}   {state}: sent {endpoint.stats.sent}, applied {endpoint.stats.applied}"
-        return text
-
-    def explain_waiting(self) -> None:
-        """Once, a few seconds into a run a controller does not answer: say what it waits for."""
-        if self.hinted or not self.sim.wall_start:
-            return
-        waited = time.perf_counter() - self.sim.wall_start
-        if waited < self.WAIT_HINT_AFTER:
-            return
-        for vehicle, endpoint in couplings(self.sim).items():
-            if endpoint.heard:
-                continue
-            self.hinted = True
-            cfg = endpoint.config
-            note(
-                f"waiting: no controller{' of ' + vehicle if vehicle else ''} has answered on "
-                f"{cfg.controller_host}:{cfg.controller_port} for {waited:.0f} s; the run "
-                f"holds until one does (its message sent again every {cfg.timeout:g} s). "
-                "Start one (vcosim controller cruise, or your "
-                "Simulink model), or run with --no-coupling"
-            )

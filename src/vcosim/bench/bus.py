@@ -236,11 +236,11 @@ def measure_bus_bench(seconds: float = 2.0, progress: bool = True) -> BusBench:
 
         direct_echo = stack.enter_context(ChildProcess(_direct_echo, name="UDP echo"))
         router = stack.enter_context(ChildProcess(_router, name="router"))
-        router_port = int(router.ready())
+        router_port = router.port()
         bus_echo = stack.enter_context(ChildProcess(_bus_echo, router_port, name="echo module"))
         direct = stack.enter_context(socket.socket(socket.AF_INET, socket.SOCK_DGRAM))
         direct.bind(("127.0.0.1", 0))
-        direct.connect(("127.0.0.1", int(direct_echo.ready())))
+        direct.connect(("127.0.0.1", direct_echo.port()))
         bus_echo.ready()
         routed = BusClient(MAIN_ID, port=router_port).connect()
         routed.wait(2.0)  # (the answer to its first ping: not one of the measured messages)
@@ -261,7 +261,8 @@ def measure_bus_bench(seconds: float = 2.0, progress: bool = True) -> BusBench:
         others = quiet.others()
         routed.close()
         bus_echo.stop()
-        counters = router.stop() or {}
+        stopped = router.stop()
+        counters = stopped if isinstance(stopped, dict) else {}
         tick()
     return BusBench(
         f"IMFM, {len(to_echo)} bytes",

@@ -37,6 +37,7 @@ from vcosim.bench.progress import bench_progress
 from vcosim.bench.rates import Marks, Quiet, RatioDoc, best_window, unjudged_if_busy
 from vcosim.reports import Report
 from vcosim.scenarios.harness import ChildLink, ChildProcess
+from vcosim.sim.face import Face
 
 FIELDS = 20
 PERIOD = 0.001
@@ -86,17 +87,19 @@ RATIOS = {
 def _serve(link: ChildLink, pacing: str, spin: float | None = None) -> None:
     """A simulation serving contracts until its one client leaves; hands back step times."""
     from vcosim.contracts.server import ContractServer
-    from vcosim.scenarios import build_simulation
+    from vcosim.scenarios.build import build_simulation
+    from vcosim.scenarios.spec import PacingSpec, RunSpec
+    from vcosim.sim.pacing import PacingMode
     from vcosim.sim.simulation import Simulation
 
-    sim = build_simulation(pacing=pacing, frame_rate=1000.0)
+    sim = build_simulation(RunSpec(pacing=PacingSpec(mode=PacingMode(pacing), frame_rate=1000.0)))
     steps: list[tuple[float, float]] = []
 
-    class StepClock:  # attached before the server: it reads the clock before the send
+    class StepClock(Face):  # attached before the server: it reads the clock before the send
         def after_step(self, s: Simulation) -> None:
             steps.append((s.time, time.perf_counter()))
 
-    class LeaveWithClient:
+    class LeaveWithClient(Face):
         def on_frame(self, s: Simulation) -> None:
             if server.stats.sessions and not server.sessions:
                 s.stop()
@@ -188,7 +191,7 @@ def lockstep_updates(seconds: float, blocking: bool = False) -> tuple[Marks, int
                 client.stop()
 
         client = ContractClient(
-            _config(int(server.ready()), answer=True),
+            _config(server.port(), answer=True),
             step,
             step=PERIOD,
             spin=0.0 if blocking else CLIENT_SPIN,
@@ -209,7 +212,7 @@ def in_turns(
     turn = seconds / TURNS
     updates, exchanges, gaps, timeouts = 0.0, 0.0, 0, 0
     with peer_process(not blocking) as peer:
-        port = int(peer.ready())
+        port = peer.port()
         quiet = Quiet()
         for _ in range(TURNS):
             marks, lost = lockstep_updates(turn, blocking)
@@ -236,9 +239,10 @@ def latency(seconds: float) -> Delays:
                 last[0] = serial
                 seen[round(ports["time"], 6)] = time.perf_counter()
 
-        client = ContractClient(_config(int(server.ready()), answer=False), step, step=PERIOD)
+        client = ContractClient(_config(server.port(), answer=False), step, step=PERIOD)
         client.run(seconds)
-        steps = server.result(timeout=60) or []
+        got = server.result(timeout=60)
+        steps = got if isinstance(got, list) else []
     sent = {round(t, 6): wall for t, wall in steps}
     return Delays.of(np.array([wall - sent[t] for t, wall in seen.items() if t in sent]) * 1e3)
 

@@ -146,12 +146,14 @@ def lockstep_run(port: int, seconds: float, spin: float | None) -> tuple[Marks, 
     ``spin`` is the simulator's busy-poll time before it blocks (None: the default for
     lock-step). Returns (time, replies applied) marks, one a frame, and the timeouts.
     """
-    from vcosim.scenarios import build_simulation
-    from vcosim.tight.endpoint import CouplingConfig
+    from vcosim.scenarios.build import build_simulation, endpoints
+    from vcosim.scenarios.spec import CouplingFaceSpec, PacingSpec, RunSpec
 
-    config = CouplingConfig(listen_port=0, controller_port=port, send_skips=0, window=1, spin=spin)
-    sim = build_simulation(pacing="lockstep", coupling=config)
-    endpoint = sim.faces["coupling"]
+    coupling = CouplingFaceSpec(
+        listen_port=0, controller_port=port, send_skips=0, window=1, spin=spin
+    )
+    sim = build_simulation(RunSpec(pacing=PacingSpec(mode="lockstep"), faces=[coupling]))
+    endpoint = endpoints(sim)[None]
     marks: Marks = []
 
     def progress(_: float) -> None:
@@ -169,7 +171,7 @@ def lockstep_exchanges(seconds: float, spin: float | None, peer_busy: bool) -> E
     The peer busy-polls or blocks like the raw ping-pong the simulator is compared with.
     """
     with peer_process(peer_busy) as peer:
-        marks, timeouts = lockstep_run(int(peer.ready()), seconds, spin)
+        marks, timeouts = lockstep_run(peer.port(), seconds, spin)
     return Exchanges(best_window(marks), timeouts)
 
 
@@ -185,7 +187,7 @@ def in_turns(
     turn, spin = seconds / TURNS, (None if busy else 0.0)
     raw, lockstep, timeouts = 0.0, 0.0, 0
     with peer_process(busy) as peer:
-        port = int(peer.ready())
+        port = peer.port()
         quiet = Quiet()
         for _ in range(TURNS):
             raw = max(raw, best_window(raw_pingpong(port, turn, busy)))
@@ -212,9 +214,11 @@ class Drift(Report):
 
 def realtime_drift(seconds: float) -> Drift:
     """Drift of simulation time against the wall clock in real-time pacing, and frame lateness."""
-    from vcosim.scenarios import build_simulation
+    from vcosim.scenarios.build import build_simulation
+    from vcosim.scenarios.spec import PacingSpec, RunSpec
 
-    report = build_simulation(pacing="realtime", automatic=False).run(seconds)
+    spec = RunSpec(gearbox="manual", pacing=PacingSpec(mode="realtime"))
+    report = build_simulation(spec).run(seconds)
     drift = report.sim_time - report.wall_time
     frames = report.frames
     return Drift(

@@ -89,7 +89,7 @@ def controller_peers(count: int) -> Iterator[list[int]]:
             stack.enter_context(ChildProcess(_cruise_peer, SPEED, step, name="cruise controller"))
             for _ in range(count)
         ]
-        yield [int(peer.ready()) for peer in peers]
+        yield [peer.port() for peer in peers]
 
 
 def measure_coupled(ports: list[int], seconds: float, tick: Callable[[], None]) -> CoupledRow:
@@ -99,19 +99,22 @@ def measure_coupled(ports: list[int], seconds: float, tick: Callable[[], None]) 
     the best window's (a busy machine only slows). A run closes its endpoints at its end, so
     the windows are cut from one run, not ``REPEATS`` runs.
     """
-    from vcosim.scenarios import build_simulation
+    from vcosim.scenarios.build import build_simulation, endpoints
+    from vcosim.scenarios.spec import CouplingFaceSpec, PacingSpec, RunSpec
 
     config = coupling_config()
     with tempfile.TemporaryDirectory() as folder:  # a file, as ``vcosim sim --world`` reads
         path = Path(folder) / "coupled.toml"
         path.write_text(tomli_w.dumps(coupled_world(ports)))
-        sim = build_simulation(pacing="lockstep", world=path, coupling=config)
-    endpoints = [face for name, face in sim.faces.items() if name.startswith("coupling:")]
+        coupling = CouplingFaceSpec(**config.model_dump())
+        spec = RunSpec(world=path, pacing=PacingSpec(mode="lockstep"), faces=[coupling])
+        sim = build_simulation(spec)
+    coupled = list(endpoints(sim).values())
     marks: list[tuple[float, float, int]] = []  # wall, sim time, replies applied
     ticks = [WARM_UP + seconds * (k + 1) for k in range(REPEATS)]  # ends of the windows
 
     def progress(sim_time: float) -> None:
-        applied = sum(endpoint.stats.applied for endpoint in endpoints)
+        applied = sum(endpoint.stats.applied for endpoint in coupled)
         marks.append((time.perf_counter(), sim_time, applied))
         while ticks and marks[-1][0] - marks[0][0] >= ticks[0]:
             ticks.pop(0)
@@ -128,7 +131,7 @@ def measure_coupled(ports: list[int], seconds: float, tick: Callable[[], None]) 
         vehicles=len(ports),
         realtime_factor=rtf,
         exchanges_per_s_per_vehicle=exchanges,
-        timeouts=sum(endpoint.stats.timeouts for endpoint in endpoints),
+        timeouts=sum(endpoint.stats.timeouts for endpoint in coupled),
         send_skips=schedule.send_skips,
         window=schedule.window,
     )

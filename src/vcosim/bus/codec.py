@@ -32,9 +32,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from vcosim.bus.catalogue import CATALOGUE, MAX_MODULE_ID, Message, Param
+from vcosim.constants import BUS_MAX_LENGTH, BUS_SYMBOLS
 from vcosim.errors import ConfigError, ProtocolError
 
-DEFAULT_MAX_LENGTH = 256
+DEFAULT_MAX_LENGTH = BUS_MAX_LENGTH
 """Bytes in one message at most, symbols included (the seed's limit)."""
 
 MAX_INT_DIGITS = 18
@@ -63,10 +64,10 @@ class Malformed(ProtocolError):
 class Codec:
     """Turns messages into bytes and back, with configurable symbols and maximum length."""
 
-    start: str = "§"
-    separator: str = "§"
-    common_end: str = "+"
-    end: str = "¶"
+    start: str = BUS_SYMBOLS[0]
+    separator: str = BUS_SYMBOLS[1]
+    common_end: str = BUS_SYMBOLS[2]
+    end: str = BUS_SYMBOLS[3]
     max_length: int = DEFAULT_MAX_LENGTH
 
     def __post_init__(self) -> None:

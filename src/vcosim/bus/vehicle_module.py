@@ -37,8 +37,7 @@ from __future__ import annotations
 
 import logging
 import math
-from collections import Counter
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any
 
 from vcosim.bus.catalogue import (
@@ -50,12 +49,12 @@ from vcosim.bus.catalogue import (
     ForceFeedback,
     Message,
     ModuleId,
-    Shutdown,
     SoundOnce,
     SoundStop,
 )
-from vcosim.bus.client import DEFAULT_PORT, BusClient
+from vcosim.bus.client import DEFAULT_PORT
 from vcosim.bus.codec import Codec
+from vcosim.bus.face import BusFace, BusReport
 from vcosim.errors import ProtocolError
 from vcosim.vehicle import InputError
 from vcosim.vehicle import layout as L
@@ -140,7 +139,19 @@ class SoundModel:
         )
 
 
-class BusVehicle:
+@dataclass
+class BusVehicleReport(BusReport):
+    """A vehicle module's counters: what it published, and what the driver did."""
+
+    published: int
+    statuses: int
+    shifts: int
+    sound_events: int
+    ground_from_viewer: str
+    inputs_refused: int
+
+
+class BusVehicle(BusFace):
     """The simulated vehicle as module ``module_id`` on a NightRider bus (a Simulation face).
 
     Args:
@@ -174,7 +185,7 @@ class BusVehicle:
     ) -> None:
         if publish_rate <= 0:
             raise ProtocolError(f"publish_rate must be positive, got {publish_rate}")
-        self.client = BusClient(module_id, host, port, codec=codec)
+        super().__init__(module_id, host, port, codec, connect_timeout)
         self.input_id, self.visualisation_id, self.sound_id = input_id, visualisation_id, sound_id
         self.publish_rate = publish_rate
         self.status_rate = status_rate
@@ -184,31 +195,21 @@ class BusVehicle:
         self.ground_from_viewer = ground_from_viewer
         self.ground_hook = set(GROUND_INPUTS) <= set(L.INPUT_NAMES)
         self.sounds = sounds if sounds is not None else SoundModel()
-        self.connect_timeout = connect_timeout
-        self.every = 1
-        self.received: Counter[str] = Counter()
         self.published = 0
         self.shifts = 0
         self.sound_events = 0
         self.ground_applied = 0
         self.inputs_refused = 0
-        self.publish_errors = 0
-        self.shutdown = False
         self.router_lost = False
         self.last_inputs: dict[str, float] = {}
         self.last_ground: VMFM | None = None
         self._running = False
         self._gear = 0
-        self._closed = False
 
     # -- hooks ------------------------------------------------------------------------------
     def start(self, sim: Simulation) -> None:
         """Join the bus; note the engine and gear so that changes make sounds."""
-        try:
-            self.client.connect(self.connect_timeout)
-        except BaseException:
-            self.client.close()
-            raise
+        self.join()
         self.every = max(1, round(1.0 / (self.publish_rate * sim.dt)))
         if self.status_rate > 0 and self.visualisation_id is not None:  # whole publish periods
             self.status_every = self.every * max(1, round(self.publish_rate / self.status_rate))
@@ -239,8 +240,8 @@ class BusVehicle:
         if client.router_lost != self.router_lost:
             self._router_changed(sim.vehicle, client.router_lost)
         while (message := client.next_message()) is not None:
-            self.received[type(message).__name__] += 1
-            self._consume(sim, message)
+            if not self.received_shutdown(sim, message):
+                self._consume(sim, message)
         if not self.shutdown:
             self._publish(sim.vehicle)
             if self.status_every and sim.vehicle.step_index % self.status_every == 0:
@@ -257,9 +258,6 @@ class BusVehicle:
     def _consume(self, sim: Simulation, message: Message) -> None:
         if isinstance(message, IMFM):
             self._drive(sim.vehicle, message)
-        elif isinstance(message, Shutdown):
-            self.shutdown = True
-            sim.stop()
         elif isinstance(message, VMFM):
             self.last_ground = message
             if self.ground_from_viewer and self.ground_hook:
@@ -366,39 +364,26 @@ class BusVehicle:
         self.client.send(message)
 
     # -- end --------------------------------------------------------------------------------
-    def report(self) -> dict[str, Any]:
+    def report(self) -> BusVehicleReport:
         """What the module received and sent."""
-        stats = self.client.stats
         if not self.ground_from_viewer:
             ground = "off"
         elif self.ground_hook:
             ground = f"applied {self.ground_applied}"
         else:
             ground = "unavailable: the vehicle has no per-wheel ground inputs"
-        return {
-            "module_id": self.client.module_id,
-            "published": self.published,
-            "statuses": self.statuses,
-            "publish_every_steps": self.every,
-            "received": dict(self.received),
-            "shifts": self.shifts,
-            "sound_events": self.sound_events,
-            "ground_from_viewer": ground,
-            "shutdown_received": self.shutdown,
-            "sent": stats.sent,
-            "send_failures": stats.send_failures,
-            "malformed": stats.malformed,
-            "publish_errors": self.publish_errors,
-            "inputs_refused": self.inputs_refused,
-            "router_losses": stats.losses,
-        }
+        return BusVehicleReport(
+            **asdict(self.counters()),
+            published=self.published,
+            statuses=self.statuses,
+            shifts=self.shifts,
+            sound_events=self.sound_events,
+            ground_from_viewer=ground,
+            inputs_refused=self.inputs_refused,
+        )
 
-    def close(self) -> None:
-        """Stop the continuous sounds (unless all is shutting down), leave the bus; safe twice."""
-        if self._closed:
-            return
-        self._closed = True
+    def leave(self) -> None:
+        """Stop the continuous sounds (unless all is shutting down) before leaving the bus."""
         if self.client.connected and not self.shutdown and self.sound_id is not None:
             for file in (self.sounds.engine_file, self.sounds.skid_file):
                 self._send(SoundStop(file, to=self.sound_id))
-        self.client.close()

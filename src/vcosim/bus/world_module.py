@@ -27,20 +27,18 @@ from __future__ import annotations
 
 import logging
 import math
-from collections import Counter
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any
 
 from vcosim.bus.catalogue import (
     WORLD_VEHICLE_BASE,
-    Message,
     ModuleId,
-    Shutdown,
     WorldPose,
     WorldVehicle,
 )
-from vcosim.bus.client import DEFAULT_PORT, BusClient
+from vcosim.bus.client import DEFAULT_PORT
 from vcosim.bus.codec import Codec
+from vcosim.bus.face import BusFace, BusReport
 from vcosim.bus.vehicle_module import GEAR, POSE, RPM, BusVehicle
 from vcosim.errors import ProtocolError
 
@@ -124,7 +122,16 @@ def entries(sim: Simulation) -> list[Entry]:
     return result
 
 
-class BusWorld:
+@dataclass
+class BusWorldReport(BusReport):
+    """The world module's counters: the vehicles it speaks for, what it published."""
+
+    vehicles: int
+    poses: int
+    announcements: int
+
+
+class BusWorld(BusFace):
     """Every vehicle of a simulation announced and its pose published on a bus (a face).
 
     Args:
@@ -153,31 +160,21 @@ class BusWorld:
             raise ProtocolError(
                 f"rate and announce_period must be positive, got {rate} and {announce_period}"
             )
-        self.client = BusClient(module_id, host, port, codec=codec)
+        super().__init__(module_id, host, port, codec, connect_timeout)
         self.to = int(to)
         self.rate = rate
         self.announce_period = announce_period
-        self.connect_timeout = connect_timeout
         self.entries: list[Entry] = []
-        self.every = 1
         self.announce_every = 1
         self._next_pose = 0
         self._next_announce = 0
         self.poses = 0  # publications (a WorldPose for each vehicle)
         self.announcements = 0
-        self.received: Counter[str] = Counter()
-        self.publish_errors = 0
-        self.shutdown = False
-        self._closed = False
 
     # -- hooks ------------------------------------------------------------------------------
     def start(self, sim: Simulation) -> None:
         """Join the bus, learn the vehicles, announce them and publish their first poses."""
-        try:
-            self.client.connect(self.connect_timeout)
-        except BaseException:
-            self.client.close()
-            raise
+        self.join()
         self.entries = entries(sim)
         self.every = max(1, round(1.0 / (self.rate * sim.dt)))
         self.announce_every = max(self.every, round(self.announce_period / sim.dt))
@@ -196,7 +193,7 @@ class BusWorld:
         client = self.client
         client.poll()
         while (message := client.next_message()) is not None:
-            self._consume(sim, message)
+            self.received_shutdown(sim, message)
         if self.shutdown:
             return
         step = sim.body.step_index
@@ -206,12 +203,6 @@ class BusWorld:
         if step >= self._next_pose:
             self._next_pose = _next(step, self.every)
             self.publish()
-
-    def _consume(self, sim: Simulation, message: Message) -> None:
-        self.received[type(message).__name__] += 1
-        if isinstance(message, Shutdown):
-            self.shutdown = True
-            sim.stop()
 
     # -- publishing -------------------------------------------------------------------------
     def announce(self) -> None:
@@ -250,30 +241,14 @@ class BusWorld:
             log.warning("bus world: cannot publish (further ones are only counted): %s", exc)
 
     # -- end --------------------------------------------------------------------------------
-    def report(self) -> dict[str, Any]:
+    def report(self) -> BusWorldReport:
         """What the module published and received."""
-        stats = self.client.stats
-        return {
-            "module_id": self.client.module_id,
-            "vehicles": len(self.entries),
-            "poses": self.poses,
-            "announcements": self.announcements,
-            "publish_every_steps": self.every,
-            "received": dict(self.received),
-            "shutdown_received": self.shutdown,
-            "sent": stats.sent,
-            "send_failures": stats.send_failures,
-            "malformed": stats.malformed,
-            "publish_errors": self.publish_errors,
-            "router_losses": stats.losses,
-        }
-
-    def close(self) -> None:
-        """Leave the bus; safe twice."""
-        if self._closed:
-            return
-        self._closed = True
-        self.client.close()
+        return BusWorldReport(
+            **asdict(self.counters()),
+            vehicles=len(self.entries),
+            poses=self.poses,
+            announcements=self.announcements,
+        )
 
 
 def _next(step: int, every: int) -> int:

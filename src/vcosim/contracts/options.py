@@ -14,7 +14,7 @@ from typing import Annotated
 from pydantic import ConfigDict, Field
 
 from vcosim.config import Options
-from vcosim.constants import BLOCKING_TIMEOUT, CONTRACTS_PORT, LOOPBACK
+from vcosim.constants import BLOCKING_TIMEOUT, CONTRACTS_PORT, LOOPBACK, VEHICLE_NAME
 from vcosim.contracts.limits import Coordinate
 
 Port = Annotated[int, Field(ge=0, le=65535)]
@@ -86,7 +86,7 @@ class ServerOptions(Options):
 
     host: str = LOOPBACK
     port: Port = CONTRACTS_PORT
-    vehicle_name: Annotated[str, Field(min_length=1)] = "Vehicle_A"
+    vehicle_name: Annotated[str, Field(min_length=1)] = VEHICLE_NAME
     points: Mapping[str, Point] | None = None
     allowed_hosts: tuple[str, ...] | None = None
     sync_timeout: Seconds = BLOCKING_TIMEOUT

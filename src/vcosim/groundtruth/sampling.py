@@ -7,10 +7,11 @@ clock do.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from vcosim.constants import PHYSICS_DT
 from vcosim.errors import ConfigError
+from vcosim.sim.face import Face
 
 if TYPE_CHECKING:
     from vcosim.sim.simulation import Simulation
@@ -30,8 +31,10 @@ def steps_per_sample(rate: float, option: str, dt: float = PHYSICS_DT) -> int:
     return round(steps)
 
 
-class Sampler:
+class Sampler(Face):
     """A face that calls ``sample(sim)`` at the start and every ``every`` physics steps."""
+
+    kind: ClassVar[str] = "groundtruth"
 
     def __init__(self, every: int) -> None:
         if every < 1:

@@ -34,10 +34,10 @@ from vcosim.analysis.cases import (
     set_affinity,
 )
 from vcosim.analysis.report import atomic_write
+from vcosim.constants import PING_TIME
 from vcosim.errors import VcosimError
 from vcosim.scenarios.harness import CommandProcess
 
-PING_TIME = 0.00001
 SIM_TIMEOUT = 60.0  # s of wall time for one simulator process
 
 

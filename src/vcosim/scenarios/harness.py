@@ -8,13 +8,17 @@ A controller, a peer, a server or a router runs beside the simulator in a proces
   ``link.stopping`` / ``link.wait()`` / ``link.on_stop()`` to learn that it should end,
   ``link.result(value)`` to hand back what it measured. It ignores Ctrl-C: the parent handles
   it and stops the child, so the child is never cut off half-way through its report.
-- ``CommandProcess``: a command line (``vcosim sim ...``), its output captured. Ctrl-C reaches
-  it as it reaches the parent; vcosim's commands end cleanly on it.
+- ``CommandProcess``: a command line (``vcosim sim ...``), its output captured (or written to a
+  log file as it comes). Ctrl-C reaches it as it reaches the parent, unless it runs in a
+  session of its own (``vcosim drive``'s modules); vcosim's commands end cleanly on it.
 
 Stopping escalates the same way for both: ask (the stop event, or SIGINT for a command, which
 vcosim's commands treat as Ctrl-C so their logs are complete), then SIGTERM, then SIGKILL, each
 after a grace period. Both are context managers whose exit stops the child; stopping twice is
 safe.
+
+(Just past 400 lines: the two kinds share one escalation and one module docstring; the
+controller process, the one child every scenario starts, stays beside them.)
 """
 
 from __future__ import annotations
@@ -26,14 +30,29 @@ import os
 import queue
 import signal
 import subprocess
+import sys
 import threading
 import time
 import traceback
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from multiprocessing.connection import Connection
+from multiprocessing.queues import Queue
+from pathlib import Path
+from typing import IO, TYPE_CHECKING
+
+if sys.version_info >= (3, 11):
+    from typing import TypeVarTuple, Unpack
+else:  # pragma: no cover
+    from typing_extensions import TypeVarTuple, Unpack  # (pydantic's dependency)
 
 from vcosim.errors import VcosimError
+
+if TYPE_CHECKING:
+    from vcosim.tight.controller import BlockReport, StepFunction
+
+Ts = TypeVarTuple("Ts")
+"""The arguments a child's function takes after its link."""
 
 READY_TIMEOUT = 60.0  # s for a child to become ready (a spawned interpreter imports numba)
 GRACE = 5.0  # s a child gets after each request to stop before the next, harsher one
@@ -82,18 +101,18 @@ class _Failure:
 class ChildLink:
     """The child's side of a ``ChildProcess``: readiness, the stop request, the result."""
 
-    _ready: Any  # multiprocessing queues, picklable while the child is spawned
-    _results: Any
-    _stop: Any  # the reading end of a pipe the parent closes to ask the child to stop
+    _ready: Queue[object]  # multiprocessing queues, picklable while the child is spawned
+    _results: Queue[object]
+    _stop: Connection[object, object]  # the reading end of a pipe: closed, the child stops
     parent: int
     _was_ready: bool = False
 
-    def ready(self, value: Any = None) -> None:
+    def ready(self, value: object = None) -> None:
         """Tell the parent the child can be reached (``value``: e.g. its port)."""
         self._was_ready = True
         self._ready.put(value)
 
-    def result(self, value: Any) -> None:
+    def result(self, value: object) -> None:
         """Hand the parent what the child produced."""
         self._results.put(value)
 
@@ -132,7 +151,9 @@ class ChildLink:
         (self._results if self._was_ready else self._ready).put(_Failure(message))
 
 
-def _child_main(target: Callable[..., Any], link: ChildLink, args: tuple[Any, ...]) -> None:
+def _child_main(
+    target: Callable[[ChildLink, Unpack[Ts]], object], link: ChildLink, args: tuple[Unpack[Ts]]
+) -> None:
     """The spawned process: Ctrl-C is the parent's; an error goes back to it, not to a trace.
 
     vcosim's own errors are for the user and travel as one line; anything else is a bug and
@@ -149,13 +170,15 @@ def _child_main(target: Callable[..., Any], link: ChildLink, args: tuple[Any, ..
         raise
 
 
-_MISSING: Any = object()
+_MISSING = object()
 
 
 class ChildProcess:
     """``target(link, *args)`` in a spawned process, as a context manager (see the module)."""
 
-    def __init__(self, target: Callable[..., Any], *args: Any, name: str) -> None:
+    def __init__(
+        self, target: Callable[[ChildLink, Unpack[Ts]], object], *args: Unpack[Ts], name: str
+    ) -> None:
         ctx = mp.get_context("spawn")
         self.name = name
         # Stop by closing a pipe, not by setting an Event: an Event's set() waits for its
@@ -165,7 +188,7 @@ class ChildProcess:
         self._process = ctx.Process(
             target=_child_main, name=name, daemon=True, args=(target, self.link, args)
         )
-        self._result: Any = _MISSING
+        self._result: object = _MISSING
         self.error: str | None = None
         """The error the child's function raised, as one line (None: it raised none)."""
 
@@ -192,7 +215,7 @@ class ChildProcess:
         """None while it runs; negative: ended by that signal."""
         return self._process.exitcode
 
-    def ready(self, timeout: float = READY_TIMEOUT) -> Any:
+    def ready(self, timeout: float = READY_TIMEOUT) -> object:
         """The value the child reported when it became ready; raises if it ended first."""
         value = self._get(self.link._ready, timeout)
         if value is _MISSING:
@@ -203,7 +226,7 @@ class ChildProcess:
             )
         return value
 
-    def result(self, timeout: float = GRACE) -> Any:
+    def result(self, timeout: float = GRACE) -> object:
         """What the child handed back (waiting up to ``timeout``); None if nothing came."""
         if self._result is _MISSING:
             value = self._get(self.link._results, timeout)
@@ -211,7 +234,14 @@ class ChildProcess:
                 self._result = value
         return None if self._result is _MISSING else self._result
 
-    def stop(self, grace: float = GRACE) -> Any:
+    def port(self, timeout: float = READY_TIMEOUT) -> int:
+        """The port the child reported when it became ready (a child that serves on one)."""
+        value = self.ready(timeout)
+        if not isinstance(value, int):
+            raise VcosimError(f"the {self.name} reported {value!r} when ready, not a port")
+        return value
+
+    def stop(self, grace: float = GRACE) -> object:
         """Ask the child to end, keep its result, escalate if it will not; returns the result.
 
         Safe twice, and before the child started. The result is waited for (``grace``)
@@ -233,7 +263,7 @@ class ChildProcess:
         escalate((self._stop.close, process.terminate, process.kill), ended, grace)
         return None if self._result is _MISSING else self._result
 
-    def _get(self, channel: Any, timeout: float) -> Any:
+    def _get(self, channel: Queue[object], timeout: float) -> object:
         """The next value on ``channel`` within ``timeout``; ``_MISSING`` if none can come.
 
         A value sent just before the child ended is still taken; a ``_Failure`` raises.
@@ -258,7 +288,9 @@ class ChildProcess:
         return value
 
 
-def _controller_main(link: ChildLink, step_fn: Any, step: float, duration: float | None) -> None:
+def _controller_main(
+    link: ChildLink, step_fn: StepFunction, step: float, duration: float | None
+) -> None:
     """A ControllerBlock answering the simulator from loopback until done or stopped.
 
     It answers each message to the address it came from (the simulator endpoint's bound
@@ -282,18 +314,25 @@ class ControllerProcess(ChildProcess):
     message, which may still be on its way when the simulator ends.
     """
 
-    def __init__(self, step_fn: Any, step: float, duration: float | None = None) -> None:
+    def __init__(self, step_fn: StepFunction, step: float, duration: float | None = None) -> None:
         super().__init__(_controller_main, step_fn, step, duration, name="controller process")
-        self.report: dict[str, Any] | None = None
+        self.report: BlockReport | None = None
 
-    def port(self, timeout: float = READY_TIMEOUT) -> int:
-        """The controller's UDP port, once its block is listening."""
-        return int(self.ready(timeout))
+    def result(self, timeout: float = GRACE) -> BlockReport | None:
+        """The block's report once it ended by itself (None if none came in ``timeout``)."""
+        return _block_report(super().result(timeout))
 
-    def stop(self, grace: float = GRACE) -> dict[str, Any] | None:
+    def stop(self, grace: float = GRACE) -> BlockReport | None:
         """Stop the block, keep its report, join the process (safe twice)."""
-        self.report = super().stop(grace)
+        self.report = _block_report(super().stop(grace))
         return self.report
+
+
+def _block_report(value: object) -> BlockReport | None:
+    """What a controller process handed back: its block's report, or nothing."""
+    from vcosim.tight.controller import BlockReport
+
+    return value if isinstance(value, BlockReport) else None
 
 
 @dataclass
@@ -311,20 +350,50 @@ class Finished:
 
 
 class CommandProcess:
-    """A command line in a process of its own, its output captured, as a context manager."""
+    """A command line in a process of its own, its output captured, as a context manager.
 
-    def __init__(self, args: Sequence[str], *, name: str) -> None:
+    With ``log`` its output (both streams) goes to that file instead, as it comes;
+    ``new_session`` keeps a Ctrl-C at the terminal from reaching it (its parent ends it in
+    order); ``env`` replaces its environment.
+    """
+
+    def __init__(
+        self,
+        args: Sequence[str],
+        *,
+        name: str,
+        log: Path | None = None,
+        new_session: bool = False,
+        env: Mapping[str, str] | None = None,
+    ) -> None:
         self.args = list(args)
         self.name = name
+        self.log = log
+        self.new_session = new_session
+        self.env = None if env is None else dict(env)
         self.popen: subprocess.Popen[str] | None = None
         self.finished: Finished | None = None
+        self._log: IO[str] | None = None
 
     def start(self) -> CommandProcess:
-        """Start the command (its output is read when it ends)."""
+        """Start the command (its output is read when it ends, or written to its log)."""
+        out: IO[str] | int = subprocess.PIPE
+        if self.log is not None:
+            out = self._log = open(self.log, "w")  # noqa: SIM115 (closed when it ends)
         self.popen = subprocess.Popen(
-            self.args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+            self.args,
+            stdout=out,
+            stderr=subprocess.STDOUT if self.log is not None else subprocess.PIPE,
+            text=True,
+            start_new_session=self.new_session,
+            env=self.env,
         )
         return self
+
+    @property
+    def running(self) -> bool:
+        """True from the start until the command ended."""
+        return self.popen is not None and self.popen.poll() is None
 
     def __enter__(self) -> CommandProcess:
         return self.start()
@@ -344,7 +413,9 @@ class CommandProcess:
                 stdout, stderr = self.popen.communicate(timeout=timeout)
             except subprocess.TimeoutExpired:
                 return None
-            self.finished = Finished(self.popen.returncode, stdout, stderr)
+            if self._log is not None:
+                self._log.close()
+            self.finished = Finished(self.popen.returncode, stdout or "", stderr or "")
         return self.finished
 
     def stop(self, grace: float = GRACE) -> Finished | None:

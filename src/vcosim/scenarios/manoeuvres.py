@@ -15,8 +15,7 @@ import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
-import numpy as np
-
+from vcosim.arrays import FloatArray
 from vcosim.scenarios.metrics import KMH
 from vcosim.sim.recorder import SignalRecorder
 from vcosim.vehicle import Vehicle
@@ -148,7 +147,7 @@ OnProgress = Callable[[Progress], None]
 class Run:
     """What a manoeuvre produced: every recorded row and where each phase started (s)."""
 
-    rows: np.ndarray
+    rows: FloatArray
     phase_starts: list[tuple[str, float]]
     wall_time: float
     unfinished: list[str]  # phases whose condition did not hold in time

@@ -13,18 +13,19 @@ from pathlib import Path
 
 import numpy as np
 
+from vcosim.arrays import BoolArray, FloatArray
 from vcosim.reports import Report
 from vcosim.vehicle import SIGNAL_NAMES
 
 KMH = 1 / 3.6  # m/s in one km/h
 
 
-def column(rows: np.ndarray, name: str) -> np.ndarray:
+def column(rows: FloatArray, name: str) -> FloatArray:
     """One signal of recorded rows (columns in ``SIGNAL_NAMES`` order)."""
     return rows[:, SIGNAL_NAMES.index(name)]
 
 
-def percentile(values: np.ndarray, q: float) -> float | None:
+def percentile(values: FloatArray, q: float) -> float | None:
     """The ``q``-th percentile (0-100) of ``values``; None when there are none."""
     return float(np.percentile(values, q)) if values.size else None
 
@@ -35,7 +36,7 @@ def rounded(value: float | None, digits: int) -> float | None:
 
 
 def settling_time(
-    t: np.ndarray, y: np.ndarray, target: float, band: float, *, since: float | None = None
+    t: FloatArray, y: FloatArray, target: float, band: float, *, since: float | None = None
 ) -> float | None:
     """Time after ``since`` (default: the first sample) from which ``y`` stays within ``band``.
 
@@ -71,8 +72,8 @@ class StepResponse(Report):
 
 
 def step_response(
-    t: np.ndarray,
-    y: np.ndarray,
+    t: FloatArray,
+    y: FloatArray,
     target: float,
     *,
     band: float = 0.02,
@@ -107,7 +108,7 @@ def step_response(
     )
 
 
-def time_to_speed(t: np.ndarray, v: np.ndarray, pressed: np.ndarray, speed: float) -> float | None:
+def time_to_speed(t: FloatArray, v: FloatArray, pressed: BoolArray, speed: float) -> float | None:
     """Seconds from the first sample where ``pressed`` holds until ``v`` first reaches ``speed``.
 
     The crossing is interpolated between the two samples around it (0-100 km/h times are
@@ -122,7 +123,7 @@ def time_to_speed(t: np.ndarray, v: np.ndarray, pressed: np.ndarray, speed: floa
     return float(crossing - t[down[0]])
 
 
-def distance(t: np.ndarray, v: np.ndarray) -> float:
+def distance(t: FloatArray, v: FloatArray) -> float:
     """Distance travelled (m): the speed integrated over time (trapezoids)."""
     return float(np.sum(0.5 * (v[1:] + v[:-1]) * np.diff(t)))
 
@@ -131,8 +132,8 @@ def distance(t: np.ndarray, v: np.ndarray) -> float:
 class CouplingTiming:
     """A coupled run's timing, read back from its three debug logs."""
 
-    message_time: np.ndarray  # simulated time each answered message was sent (s)
-    latency: np.ndarray  # wall time from its send to its reply being applied (s)
+    message_time: FloatArray  # simulated time each answered message was sent (s)
+    latency: FloatArray  # wall time from its send to its reply being applied (s)
 
     @classmethod
     def from_logs(cls, folder: Path, start_time: float, dt: float) -> CouplingTiming:

@@ -8,15 +8,26 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Any
+from types import ModuleType
+from typing import TYPE_CHECKING, Literal
 
 import numpy as np
+import numpy.typing as npt
 
+from vcosim.arrays import FloatArray
 from vcosim.scenarios.manoeuvres import Run
 from vcosim.scenarios.metrics import KMH, CouplingTiming, column
 
+if TYPE_CHECKING:
+    from matplotlib.axes import Axes
+    from matplotlib.figure import Figure
 
-def _pyplot() -> Any:
+Location = Literal["upper right", "upper left", "lower left", "lower right", "best"]
+AxesGrid = npt.NDArray[np.object_]
+"""A figure's grid of ``Axes`` as ``subplots`` gives it."""
+
+
+def _pyplot() -> ModuleType:
     """Pyplot, on the headless Agg backend."""
     import matplotlib
 
@@ -26,14 +37,14 @@ def _pyplot() -> Any:
     return plt
 
 
-def figure(title: str) -> tuple[Any, Any]:
+def figure(title: str) -> tuple[Figure, AxesGrid]:
     """A 2x2 figure with a title; returns the figure and the 2x2 axes."""
     fig, axes = _pyplot().subplots(2, 2, figsize=(13, 8.5), constrained_layout=True)
     fig.suptitle(title)
     return fig, axes
 
 
-def save(fig: Any, axes: Any, path: Path) -> None:
+def save(fig: Figure, axes: AxesGrid, path: Path) -> None:
     """Grid the main axes (not their twins), save, close."""
     for ax in np.ravel(axes):
         ax.grid(alpha=0.3)
@@ -41,13 +52,18 @@ def save(fig: Any, axes: Any, path: Path) -> None:
     _pyplot().close(fig)
 
 
-def legend(ax: Any, *others: Any, loc: str = "upper right") -> None:
+def legend(ax: Axes, *others: Axes, loc: Location = "upper right") -> None:
     """One legend for the lines of ``ax`` and its twin axes."""
-    lines = [ln for a in (ax, *others) for ln in a.get_lines() if ln.get_label()[:1] != "_"]
-    ax.legend(lines, [ln.get_label() for ln in lines], loc=loc)
+    lines = [ln for a in (ax, *others) for ln in a.get_lines() if not _hidden(ln.get_label())]
+    ax.legend(lines, [str(ln.get_label()) for ln in lines], loc=loc)
 
 
-def plot_gear(ax: Any, rows: np.ndarray) -> Any:
+def _hidden(label: object) -> bool:
+    """Matplotlib's rule: a line whose label starts with an underscore is left out."""
+    return str(label).startswith("_")
+
+
+def plot_gear(ax: Axes, rows: FloatArray) -> Axes:
     """Gear as steps on a twin axis of ``ax``; returns the twin."""
     twin = ax.twinx()
     twin.step(
@@ -57,7 +73,7 @@ def plot_gear(ax: Any, rows: np.ndarray) -> Any:
     return twin
 
 
-def plot_pedals(ax: Any, rows: np.ndarray, names: Iterable[str], title: str) -> None:
+def plot_pedals(ax: Axes, rows: FloatArray, names: Iterable[str], title: str) -> None:
     """Pedals (0-1) over time; ``<pedal>_input`` (what was asked) dashed in the pedal's colour."""
     t = column(rows, "time")
     colors = {"throttle": "tab:green", "brake": "tab:red", "clutch": "tab:purple"}
@@ -76,7 +92,7 @@ def plot_pedals(ax: Any, rows: np.ndarray, names: Iterable[str], title: str) -> 
     ax.legend(loc="upper right")
 
 
-def plot_rpm(ax: Any, rows: np.ndarray, title: str) -> None:
+def plot_rpm(ax: Axes, rows: FloatArray, title: str) -> None:
     """Engine speed over time."""
     ax.plot(column(rows, "time"), column(rows, "rpm"), color="tab:red", label="engine speed")
     ax.set(title=title, xlabel="time (s)", ylabel="engine speed (rpm)")
@@ -84,8 +100,8 @@ def plot_rpm(ax: Any, rows: np.ndarray, title: str) -> None:
 
 def plot_coupled(
     path: Path,
-    rows: np.ndarray,
-    target: np.ndarray,
+    rows: FloatArray,
+    target: FloatArray,
     timing: CouplingTiming,
     rtf: float,
     title: str,

@@ -7,7 +7,7 @@ Names are imported when first used, so the command line can read ``PacingMode`` 
 from __future__ import annotations
 
 from importlib import import_module
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from vcosim.sim.pacing import Pacer, PacingMode
@@ -22,7 +22,7 @@ _HOMES = {
 }
 
 
-def __getattr__(name: str) -> Any:
+def __getattr__(name: str) -> object:
     if name in _HOMES:
         return getattr(import_module(f"vcosim.sim.{_HOMES[name]}"), name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

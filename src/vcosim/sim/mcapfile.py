@@ -23,14 +23,14 @@ import os
 import struct
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, TYPE_CHECKING, Any, cast
+from typing import IO, TYPE_CHECKING, cast
 
 from vcosim.errors import ConfigError
 from vcosim.extras import install_command
 from vcosim.reports import Report
 
 if TYPE_CHECKING:
-    from mcap.writer import Writer
+    from mcap.writer import CompressionType, Writer
 
 MAGIC = b"\x89MCAP0\r\n"
 FOOTER_OPCODE = 0x02
@@ -104,12 +104,14 @@ class CrashSafeFile:
             os.close(self._fd)
             self._fd = None
 
-    def as_stream(self) -> IO[Any]:
+    def as_stream(self) -> IO[bytes]:
         """The file, typed as the stream ``mcap.writer.Writer`` takes."""
-        return cast(IO[Any], self)
+        return cast(IO[bytes], self)
 
 
-def open_writer(path: str | Path, **options: Any) -> tuple[Writer, CrashSafeFile]:
+def open_writer(
+    path: str | Path, compression: CompressionType | None = None
+) -> tuple[Writer, CrashSafeFile]:
     """An ``mcap.writer.Writer`` on a ``CrashSafeFile``, started and flushed (a valid file).
 
     Raises:
@@ -122,7 +124,8 @@ def open_writer(path: str | Path, **options: Any) -> tuple[Writer, CrashSafeFile
             [f"MCAP needs the `logging` extra: {install_command('logging')}"], str(path)
         ) from None
     file = CrashSafeFile(path)
-    writer = Writer(file.as_stream(), **options)
+    stream = file.as_stream()
+    writer = Writer(stream) if compression is None else Writer(stream, compression=compression)
     writer.start(profile="", library="vcosim")
     file.flush()
     return writer, file

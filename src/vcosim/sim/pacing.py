@@ -15,7 +15,7 @@ from enum import Enum
 
 import numpy as np
 
-from vcosim.constants import PHYSICS_DT
+from vcosim.constants import FRAME_RATE, PHYSICS_DT
 
 
 class PacingMode(str, Enum):
@@ -52,7 +52,7 @@ class Pacer:
         self,
         mode: PacingMode | str = PacingMode.fast,
         *,
-        frame_rate: float = 60.0,
+        frame_rate: float = FRAME_RATE,
         time_dilation: float = 1.0,
         dt: float = PHYSICS_DT,
         max_lag: float = 0.05,

@@ -20,16 +20,20 @@ import json
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, TYPE_CHECKING, Any, Protocol
+from typing import IO, TYPE_CHECKING, Protocol
 
 import numpy as np
 
+from vcosim.arrays import FloatArray
 from vcosim.errors import ConfigError
 from vcosim.reports import Report
+from vcosim.sim.face import Face
 from vcosim.sim.mcapfile import open_writer
 from vcosim.vehicle import SIGNAL_NAMES
 
 if TYPE_CHECKING:
+    from mcap.writer import Writer
+
     from vcosim.sim.simulation import Simulation
 
 BLOCK_ROWS = 4096
@@ -40,7 +44,7 @@ def csv_header() -> list[str]:
     return ["time", *(n for n in SIGNAL_NAMES if n != "time")]
 
 
-def write_csv(path: str | Path, rows: np.ndarray) -> None:
+def write_csv(path: str | Path, rows: FloatArray) -> None:
     """Recorded rows (columns in ``SIGNAL_NAMES`` order) as a CSV with ``csv_header()``."""
     header = csv_header()
     order = [SIGNAL_NAMES.index(n) for n in header]
@@ -49,7 +53,7 @@ def write_csv(path: str | Path, rows: np.ndarray) -> None:
     )
 
 
-class SignalRecorder:
+class SignalRecorder(Face):
     """Every vehicle signal, one row per ``every`` physics steps (a Simulation face)."""
 
     def __init__(self, every: int = 20) -> None:
@@ -72,7 +76,7 @@ class SignalRecorder:
             self._countdown = self.every
             self.record(sim.vehicle.outputs)
 
-    def record(self, outputs: np.ndarray) -> None:
+    def record(self, outputs: FloatArray) -> None:
         """Append one row (a copy of ``outputs``, ordered as ``SIGNAL_NAMES``)."""
         if self._n == len(self._buffer):
             grown = np.empty((len(self._buffer) + BLOCK_ROWS, self._buffer.shape[1]))
@@ -82,11 +86,11 @@ class SignalRecorder:
         self._n += 1
 
     @property
-    def rows(self) -> np.ndarray:
+    def rows(self) -> FloatArray:
         """The rows recorded so far, one per sample, columns as ``SIGNAL_NAMES`` (a view)."""
         return self._buffer[: self._n]
 
-    def column(self, name: str) -> np.ndarray:
+    def column(self, name: str) -> FloatArray:
         """One signal of the recorded rows."""
         return self.rows[:, SIGNAL_NAMES.index(name)]
 
@@ -111,7 +115,7 @@ class RecordingReport(Report):
 class RowWriter(Protocol):
     """Where a ``SignalLog`` puts its blocks of rows (columns in ``SIGNAL_NAMES`` order)."""
 
-    def write(self, rows: np.ndarray) -> None:
+    def write(self, rows: FloatArray) -> None:
         """Append rows."""
 
     def flush(self) -> None:
@@ -133,7 +137,7 @@ class CsvRows:
         self._order = [SIGNAL_NAMES.index(n) for n in header]
         self._file.write((",".join(header) + "\n").encode())
 
-    def write(self, rows: np.ndarray) -> None:
+    def write(self, rows: FloatArray) -> None:
         """Append rows."""
         text = io.StringIO()
         np.savetxt(text, rows[:, self._order], delimiter=",", fmt="%.9g")
@@ -174,7 +178,7 @@ class McapRows:
         self._time = SIGNAL_NAMES.index("time")
         self._sequence = 0
 
-    def write(self, rows: np.ndarray) -> None:
+    def write(self, rows: FloatArray) -> None:
         """Append one message per row (on disk at the next flush)."""
         for row in rows:
             stamp = round(float(row[self._time]) * 1e9)
@@ -189,7 +193,7 @@ class McapRows:
             self._sequence += 1
 
     @property
-    def writer(self) -> Any:
+    def writer(self) -> Writer:
         """The open ``mcap`` writer: other faces may add channels to the same file."""
         return self._writer
 
@@ -225,7 +229,7 @@ class SignalLog(SignalRecorder):
             )
         self._writer: RowWriter | None = None
         self._written = 0
-        self._kind: Any = CsvRows if suffix == ".csv" else McapRows
+        self._kind: type[CsvRows] | type[McapRows] = CsvRows if suffix == ".csv" else McapRows
         self._flush_at = 0.0
 
     def start(self, sim: Simulation) -> None:
@@ -240,11 +244,11 @@ class SignalLog(SignalRecorder):
         self._flush_at = time.monotonic() + self.FLUSH_SECONDS
 
     @property
-    def mcap_writer(self) -> Any:
+    def mcap_writer(self) -> Writer | None:
         """The open file's ``mcap`` writer (None: CSV, or not open) for more channels."""
         return self._writer.writer if isinstance(self._writer, McapRows) else None
 
-    def record(self, outputs: np.ndarray) -> None:
+    def record(self, outputs: FloatArray) -> None:
         """Append one row; a full block, or a second's worth, goes to the file."""
         super().record(outputs)
         if self._n >= self.FLUSH_ROWS or time.monotonic() >= self._flush_at:
@@ -285,7 +289,7 @@ class WorldRecordingReport(Report):
     files: dict[str, str]
 
 
-class WorldSignalLog:
+class WorldSignalLog(Face):
     """Every signal of every vehicle of a world, one file per vehicle (``vehicle_path``).
 
     A file per vehicle keeps each one what ``SignalLog`` writes for a lone car (the same

@@ -1,8 +1,9 @@
 """The simulation host: a vehicle (or a world of them), a pacer, and faces attached through hooks.
 
-Every interface (tight coupling, contracts, bus, recorders) is a *face*: an object with any of
-``start(sim)``, ``before_step(sim)``, ``after_step(sim)``, ``on_frame(sim)``, ``close()`` and
-``report()``. The host calls them; faces never reach into each other.
+Every interface (tight coupling, contracts, bus, recorders) is a *face*: a ``Face``
+(``vcosim.sim.face``) overriding the hooks it needs of ``start(sim)``, ``before_step(sim)``,
+``after_step(sim)``, ``on_frame(sim)``, ``close()`` and ``report()``. The host calls them;
+faces never reach into each other. ``sim.couplings()`` finds the coupling endpoints by kind.
 
 Live figures are shared through the host instead: ``sim.live`` is a small dict where faces
 publish figures as they run (name → float) and other faces read them. The host writes
@@ -21,39 +22,44 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, TypeVar, cast
 
 from vcosim.errors import UnknownNameError
 from vcosim.reports import Report
+from vcosim.sim.face import COUPLING, HOOKS, Face, overrides
 from vcosim.sim.pacing import Pacer, PacingMode
 from vcosim.vehicle import Vehicle
 from vcosim.world.world import World
 
+if TYPE_CHECKING:
+    from vcosim.world.world import WorldReport
+
 Hook = Callable[["Simulation"], None]
+F = TypeVar("F", bound=Face)
 
 
 @dataclass
 class RunReport(Report):
     """What a run achieved: simulated and wall time, real-time factor, frames, face reports.
 
-    ``faces`` holds each face's own report (a ``Report``, or a dict from faces that still
-    return one) under the face's name.
+    ``faces`` holds each face's own report under the face's name (faces with nothing to
+    report are left out).
     """
 
     sim_time: float
     wall_time: float
     steps: int
     frames: dict[str, float]
-    faces: dict[str, Any] = field(default_factory=dict)
+    faces: dict[str, Report] = field(default_factory=dict)
     interrupted: bool = False
-    world: Any = None  # a WorldReport when the host ran a world
+    world: WorldReport | None = None  # when the host ran a world
 
     @property
     def realtime_factor(self) -> float:
         """Simulated seconds per wall-clock second."""
         return self.sim_time / self.wall_time if self.wall_time > 0 else float("inf")
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, object]:
         """A JSON-friendly summary: the run's figures, the frames', and each face's report."""
         return {
             "sim_time": self.sim_time,
@@ -62,10 +68,7 @@ class RunReport(Report):
             "realtime_factor": self.realtime_factor,
             "interrupted": self.interrupted,
             **self.frames,
-            **{
-                name: face.to_dict() if hasattr(face, "to_dict") else face
-                for name, face in self.faces.items()
-            },
+            **{name: face.to_dict() for name, face in self.faces.items()},
             **({} if self.world is None else {"world": self.world.to_dict()}),
         }
 
@@ -87,8 +90,9 @@ class Simulation:
             self.body = self.vehicle = vehicle if vehicle is not None else Vehicle()
             self.world, self.vehicles = None, {"ego": self.vehicle}
         self.pacer = pacer if pacer is not None else Pacer(PacingMode.fast)
-        self.faces: dict[str, Any] = {}
-        self._scopes: dict[str, VehicleScope] = {}
+        self.faces: dict[str, Face] = {}
+        self._scopes: dict[str, Simulation] = {}
+        self._serves: dict[str, str | None] = {}
         self._before: list[Hook] = []
         self._after: list[Hook] = []
         self._frame: list[Hook] = []
@@ -107,27 +111,36 @@ class Simulation:
         """Simulation time (s)."""
         return self.body.time
 
-    def attach(self, name: str, face: Any, *, vehicle: str | None = None) -> Any:
+    def attach(self, name: str, face: F, *, vehicle: str | None = None) -> F:
         """Attach a face; its hooks run from the next step on. Returns the face.
 
         With ``vehicle`` the face serves that vehicle of the world: its hooks get a
         ``VehicleScope``, the host as it is but with ``.vehicle`` that vehicle.
         """
-        view: Any = self
+        if not isinstance(face, Face):
+            raise TypeError(
+                f"face {name!r}: a {type(face).__name__} is not a vcosim.sim.face.Face "
+                "(subclass it and override the hooks you need)"
+            )
+        view = self
         if vehicle is not None:
             if vehicle not in self.vehicles:
                 raise UnknownNameError("vehicle", vehicle, tuple(self.vehicles))
-            view = self._scopes[name] = VehicleScope(self, vehicle)
+            # a scope reads as the host in every other attribute: a face sees no difference
+            view = self._scopes[name] = cast("Simulation", VehicleScope(self, vehicle))
         self.faces[name] = face
-        for attr, hooks in (
-            ("before_step", self._before),
-            ("after_step", self._after),
-            ("on_frame", self._frame),
-        ):
-            hook = getattr(face, attr, None)
-            if hook is not None:
+        self._serves[name] = vehicle
+        for hook_name, hooks in zip(HOOKS, (self._before, self._after, self._frame), strict=True):
+            if overrides(face, hook_name):
+                hook: Hook = getattr(face, hook_name)
                 hooks.append(hook if view is self else _scoped(hook, view))
         return face
+
+    def couplings(self) -> dict[str | None, Face]:
+        """The coupling endpoints by the vehicle they serve (None: the lone car, or the host's)."""
+        return {
+            self._serves[name]: face for name, face in self.faces.items() if face.kind == COUPLING
+        }
 
     def run(
         self, duration: float | None = None, on_progress: Callable[[float], None] | None = None
@@ -146,8 +159,7 @@ class Simulation:
         live, start_time = self.live, body.time
         try:
             for name, face in self.faces.items():  # inside try: a face that fails to start
-                if hasattr(face, "start"):  # still gets every face closed
-                    face.start(self._scopes.get(name, self))
+                face.start(self._scopes.get(name, self))  # still gets every face closed
             self.wall_start = time.perf_counter()
             self.pacer.start(body.time)
             while (end_step is None or body.step_index < end_step) and not self._stopping:
@@ -186,7 +198,9 @@ class Simulation:
             steps=body.step_index - start_step,
             frames=self.pacer.stats.summary(),
             faces={
-                name: face.report() for name, face in self.faces.items() if hasattr(face, "report")
+                name: report
+                for name, face in self.faces.items()
+                if (report := face.report()) is not None
             },
             interrupted=interrupted,
             world=None if world is None else world.report(),
@@ -204,8 +218,7 @@ class Simulation:
     def close(self) -> None:
         """Close every face (safe to call twice)."""
         for face in self.faces.values():
-            if hasattr(face, "close"):
-                face.close()
+            face.close()
 
 
 class VehicleScope:
@@ -220,11 +233,11 @@ class VehicleScope:
         self.vehicle_name = name
         self.vehicle = sim.vehicles[name]
 
-    def __getattr__(self, attr: str) -> Any:
+    def __getattr__(self, attr: str) -> object:
         return getattr(self.host, attr)
 
 
-def _scoped(hook: Hook, view: Any) -> Hook:
+def _scoped(hook: Hook, view: Simulation) -> Hook:
     """``hook`` called with ``view`` instead of the host."""
 
     def call(_: Simulation) -> None:

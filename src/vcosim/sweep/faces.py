@@ -16,6 +16,7 @@ from typing import Any
 
 import numpy as np
 
+from vcosim.sim.face import Face
 from vcosim.sim.simulation import Simulation
 from vcosim.sweep.config import DERIVED_SIGNALS, CouplingSection
 from vcosim.tight.controller import Responder
@@ -35,7 +36,7 @@ class SignalSpec:
     every: int = 20
 
 
-class Recorder:
+class Recorder(Face):
     """Records the metric signal and accY at every step, and chosen signals every N steps."""
 
     def __init__(self, steps: int, metric_index: int | None, spec: SignalSpec | None) -> None:
@@ -96,7 +97,7 @@ class Recorder:
         return out
 
 
-class ManoeuvrePlayer:
+class ManoeuvrePlayer(Face):
     """Changes held vehicle inputs at given times of the run (before the step at that time)."""
 
     def __init__(self, events: list[tuple[float, dict[str, Any]]], dt: float) -> None:

@@ -14,15 +14,16 @@ import math
 import traceback
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from functools import lru_cache
 from typing import Any
 
 import numpy as np
 
-from vcosim.errors import VcosimError
 from vcosim.reports import Report
+from vcosim.scenarios.build import StartError, build_simulation, endpoints
 from vcosim.scenarios.metrics import step_response
-from vcosim.sim.pacing import Pacer
+from vcosim.scenarios.spec import PacingSpec, RunSpec, StartSpec
+from vcosim.sim.face import COUPLING
+from vcosim.sim.pacing import PacingMode
 from vcosim.sim.simulation import RunReport, Simulation
 from vcosim.sweep.config import RunConfig, Scalar, Scenario, resolve
 from vcosim.sweep.faces import (
@@ -42,24 +43,22 @@ from vcosim.sweep.metrics import (
 )
 from vcosim.sweep.world import WorldProbe
 from vcosim.tight.controller import Responder
-from vcosim.tight.endpoint import SimulatorEndpoint
+from vcosim.tight.endpoint import CouplingReport, SimulatorEndpoint
 from vcosim.tight.inprocess import InProcessLink, couple_in_process
-from vcosim.vehicle import Vehicle
 from vcosim.vehicle import layout as L
-from vcosim.vehicle.terrain import Terrain, TerrainSpec
-from vcosim.world import World
 from vcosim.world.bank_h import fill_range_slots
 
-__all__ = ["RunError", "RunResult", "SignalSpec", "execute", "run_scenario", "safe_run"]
+__all__ = [
+    "RunError",
+    "RunResult",
+    "SignalSpec",
+    "execute",
+    "run_scenario",
+    "run_spec",
+    "safe_run",
+]
 
-SPEED_TOLERANCE = 0.05  # m/s: the initial speed is reached when within this for HOLD_STEPS
-HOLD_STEPS = 2000  # 1 s
-MAX_PREROLL_STEPS = 240_000  # 120 s
-PREROLL_CHUNK = 10  # steps between two updates of the pre-roll speed controller
-
-
-class RunError(VcosimError):
-    """A run could not be carried out as its scenario says."""
+RunError = StartError  # a run that cannot start as its scenario says (kept for importers)
 
 
 @dataclass
@@ -90,43 +89,23 @@ class RunResult(Report):
         }
 
 
-@lru_cache(maxsize=8)
-def build_terrain_spec(spec: TerrainSpec) -> Terrain:
-    """The terrain of a spec, built once per distinct spec (runs of a sweep share it)."""
-    return spec.build()
+def run_spec(cfg: RunConfig) -> RunSpec:
+    """The ``RunSpec`` of one run: the vehicle, start and pacing ``vcosim sim`` would build.
 
-
-def build_terrain(run: Scenario) -> Terrain:
-    """Flat ground of ``terrain.friction``, or the pictures' terrain scaled by it."""
-    return build_terrain_spec(run.terrain)
-
-
-def reach_speed(car: Vehicle, speed: float) -> None:
-    """Drive (PI on the pedals) until the speed holds within 0.05 m/s for 1 s.
-
-    The run starts from there: the vehicle keeps the throttle that holds the speed.
+    The controller, the manoeuvre and the recorder are the sweep's own faces (``execute``).
     """
-    index = L.SIGNAL_INDEX["groundspeed"]
-    y = car.outputs
-    integral, held = 0.0, 0
-    chunk_time = PREROLL_CHUNK * car.dt
-    for _ in range(MAX_PREROLL_STEPS // PREROLL_CHUNK):
-        error = speed - y[index]
-        effort = 0.3 * error + 0.1 * integral
-        if -1.0 < effort < 1.0 or effort * error < 0:
-            integral += error * chunk_time
-        car.run(
-            PREROLL_CHUNK,
-            throttle=min(max(effort, 0.0), 1.0),
-            brake=min(max(-0.5 * effort, 0.0), 1.0),
-        )
-        held = held + PREROLL_CHUNK if abs(speed - y[index]) < SPEED_TOLERANCE else 0
-        if held >= HOLD_STEPS:
-            car.step(brake=0.0)
-            return
-    raise RunError(
-        f"scenario.initial_speed: {speed:g} m/s not reached in "
-        f"{MAX_PREROLL_STEPS * car.dt:g} s (speed {y[index]:.2f} m/s)"
+    sc, cp = cfg.scenario.scenario, cfg.scenario.coupling
+    pacing = PacingSpec(mode=PacingMode.lockstep if cp.timing == "lockstep" else PacingMode.fast)
+    if cfg.world is not None:  # the world's vehicles as its file says; the controller: its ego
+        return RunSpec(world=cfg.world, pacing=pacing, duration=sc.duration)
+    return RunSpec(
+        vehicle=cfg.vehicle,
+        terrain=cfg.scenario.terrain,
+        start=StartSpec(speed=sc.initial_speed, how=sc.start),
+        gearbox=sc.gearbox,
+        engine=True,
+        pacing=pacing,
+        duration=sc.duration,
     )
 
 
@@ -165,22 +144,11 @@ def execute(
     cfg: RunConfig, signals: SignalSpec | None = None
 ) -> tuple[RunMetrics, dict[str, np.ndarray] | None]:
     """Run a resolved configuration."""
-    sc, cp = cfg.scenario.scenario, cfg.scenario.coupling
-    pacer = Pacer("lockstep" if cp.timing == "lockstep" else "fast")
-    probe = None
-    if cfg.world is not None:  # the world's vehicles as its file says; the controller: its ego
-        world = World(cfg.world)
-        sim = Simulation(world, pacer)
-        probe = sim.attach("world", WorldProbe(world))
-    else:
-        car = Vehicle(cfg.vehicle, build_terrain(cfg.scenario), engine_running=True)
-        if sc.gearbox == "automatic":
-            car.step(automatic=1, gear=1)  # selector in D: pedals and steering are enough
-        if sc.initial_speed > 0:
-            reach_speed(car, sc.initial_speed)
-        sim = Simulation(car, pacer)
+    sc = cfg.scenario.scenario
+    sim = build_simulation(run_spec(cfg))
+    probe = None if sim.world is None else sim.attach("world", WorldProbe(sim.world))
     compute, udp = _couple(cfg, sim)
-    endpoint = sim.faces.get("coupling")
+    endpoint = endpoints(sim).get(None)
     if probe is not None and endpoint is not None:
         endpoint.fill_custom = fill_range_slots  # the ego's range sensor in bank H
     metric_index = None
@@ -219,7 +187,7 @@ def _metrics(
         wall_clock=TIMING_COLUMNS + (MEASURED_COMPUTE_COLUMNS if measuring else ()),
     )
     if cfg.metric_signal is not None:
-        t = np.arange(recorder.steps + 1) * dt
+        t = np.arange(recorder.steps + 1, dtype=np.float64) * dt
         y = recorder.metric
         if cfg.metric_signal == "yaw_deg":
             y = np.degrees(np.unwrap(y))
@@ -238,8 +206,8 @@ def _metrics(
             )
         else:
             m.final_value = float(y[-1])
-    coupling = report.faces.get("coupling")
-    if coupling is not None:
+    coupling = report.faces.get(COUPLING)
+    if isinstance(coupling, CouplingReport):
         schedule = cp.schedule(dt)
         step = schedule.controller_step(dt)
         used = p99 if measuring else cp.simulated_compute_time
@@ -247,8 +215,8 @@ def _metrics(
         m.send_skips = float(schedule.send_skips)
         m.window = float(schedule.window)
         m.compute_time = used
-        m.sent = float(coupling["sent"])
-        m.applied = float(coupling["applied"])
+        m.sent = float(coupling.sent)
+        m.applied = float(coupling.applied)
         if not math.isnan(used):
             m.min_realtime_factor = min_realtime_factor(step, schedule.window, used, cp.ping_time)
     if measured.size:

@@ -15,6 +15,7 @@ from dataclasses import replace
 
 import numpy as np
 
+from vcosim.sim.face import Face
 from vcosim.sim.simulation import RunReport, Simulation
 from vcosim.sweep.metrics import RunMetrics
 from vcosim.vehicle import layout as L
@@ -24,7 +25,7 @@ from vcosim.world.geometry import box_overlap
 MIN_SPEED = 0.5  # m/s: below this a time gap means nothing (a queue at a stop)
 
 
-class WorldProbe:
+class WorldProbe(Face):
     """The ego's gap, time gap and longitudinal acceleration, once per driver period."""
 
     def __init__(self, world: World) -> None:
@@ -71,7 +72,8 @@ class WorldProbe:
         """``metrics`` with the world's columns filled in."""
         dt = self.every * self.world.dt
         jerk = np.abs(np.diff(self.acceleration)) / dt
-        collided = any(self.world.ego in hit.vehicles for hit in report.world.collisions)
+        hits = [] if report.world is None else report.world.collisions
+        collided = any(self.world.ego in hit.vehicles for hit in hits)
         return replace(
             metrics,
             min_time_gap=float(min(self.time_gaps)),

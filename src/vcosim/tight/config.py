@@ -16,8 +16,10 @@ from vcosim.config import Options
 from vcosim.constants import (
     BLOCKING_TIMEOUT,
     CONTROLLER_PORT,
+    EXT_TIME,
     LOOPBACK,
     PHYSICS_DT,
+    PING_TIME,
     SIMULATOR_PORT,
 )
 from vcosim.net import parse_allow
@@ -46,8 +48,8 @@ class CouplingTiming(Options):
     ``window`` and ``send_skips`` override what ``ext_time`` and ``ping_time`` derive.
     """
 
-    ext_time: Seconds = 0.005
-    ping_time: Annotated[float, Field(ge=0, allow_inf_nan=False)] = 0.00001
+    ext_time: Seconds = EXT_TIME
+    ping_time: Annotated[float, Field(ge=0, allow_inf_nan=False)] = PING_TIME
     window: Annotated[int, Field(ge=1)] | None = None
     send_skips: Annotated[int, Field(ge=0)] | None = None
     send_offset: Annotated[int, Field(ge=0)] = 0
@@ -139,7 +141,7 @@ class ControllerConfig(Options):
 
     model_config = ConfigDict(title="controller options")
 
-    step: Seconds = 0.005
+    step: Seconds = EXT_TIME
     listen_host: str = LOOPBACK
     listen_port: Port = CONTROLLER_PORT
     sim_host: str = LOOPBACK

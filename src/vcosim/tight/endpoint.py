@@ -32,11 +32,13 @@ import logging
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import ClassVar
 
 import numpy as np
 
 from vcosim.net import parse_allow
 from vcosim.reports import Report
+from vcosim.sim.face import COUPLING, Face
 from vcosim.sim.simulation import Simulation
 from vcosim.tight.config import CouplingConfig
 from vcosim.tight.debuglog import DebugLog, Event
@@ -111,8 +113,10 @@ class CouplingStats:
     resent: int = 0
 
 
-class SimulatorEndpoint:
+class SimulatorEndpoint(Face):
     """BeamNG-compatible coupling endpoint; attach with ``sim.attach("coupling", endpoint)``."""
+
+    kind: ClassVar[str] = COUPLING
 
     def __init__(
         self,

@@ -26,7 +26,7 @@ import logging
 import math
 import os
 import time
-from typing import Any
+from typing import Any, ClassVar
 
 from vcosim.contracts import protocol as P
 from vcosim.contracts.objects import Catalogue
@@ -36,6 +36,7 @@ from vcosim.contracts.server.report import ServerReport, ServerStats
 from vcosim.contracts.server.sessions import ServerSession, ToServer, open_session
 from vcosim.contracts.transport import Address, Endpoint
 from vcosim.errors import ProtocolError
+from vcosim.sim.face import Face
 from vcosim.sim.simulation import Simulation
 
 log = logging.getLogger("vcosim.contracts")
@@ -44,13 +45,15 @@ WELCOME_GAIN = 3  # a WELCOME is at most this many times its HELLO (reasons left
 HOLD_POLL = 0.05  # s: a hold re-checks timeouts at least this often
 
 
-class ContractServer:
+class ContractServer(Face):
     """VS Connect-style contract server; a face (``sim.attach("contracts", server)``).
 
     Takes ``ServerOptions`` (``options=``) or its fields as keywords: host, port,
     vehicle_name, points, allowed_hosts, sync_timeout, session_timeout, wait_for_clients,
     wait_timeout, goodbye, spin.
     """
+
+    kind: ClassVar[str] = "contracts"
 
     def __init__(self, options: ServerOptions | None = None, **given: Any) -> None:
         opts = ServerOptions(**{**(options.model_dump() if options else {}), **given})

@@ -15,30 +15,28 @@ import json
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 
+from vcosim.arrays import FloatArray
 from vcosim.controllers.cruise import Cruise
 from vcosim.interrupts import sigterm_as_interrupt
 from vcosim.reports import Report
-from vcosim.scenarios import build_simulation
+from vcosim.scenarios.build import build_simulation
 from vcosim.scenarios.harness import ControllerProcess
 from vcosim.scenarios.manoeuvres import RECORD_EVERY, OnProgress, Progress
 from vcosim.scenarios.metrics import CouplingTiming, column, percentile, rounded, settling_time
 from vcosim.scenarios.plots import plot_coupled
+from vcosim.scenarios.spec import CouplingFaceSpec, PacingSpec, RunSpec
+from vcosim.sim.face import COUPLING
 from vcosim.sim.recorder import SignalRecorder
 from vcosim.sim.simulation import RunReport, Simulation
+from vcosim.tight.endpoint import CouplingReport
 from vcosim.tight.views import Controls, SimulatorMessage
 
 DURATION = 30.0  # simulated seconds of the coupled run
 EXT_TIME = 0.005  # the controller's step (s): a message every 10 physics steps
 SETTLE_BAND = 0.5  # m/s: settled once the speed stays this close to the target
-
-
-def as_dict(report: Any) -> dict[str, Any]:
-    """A face's or block's report as a dict, whether typed (``to_dict()``) or a dict already."""
-    return report.to_dict() if hasattr(report, "to_dict") else dict(report)
 
 
 @dataclass(frozen=True)
@@ -55,7 +53,7 @@ class SpeedProfile:
                 target = value
         return target
 
-    def at(self, t: np.ndarray) -> np.ndarray:
+    def at(self, t: FloatArray) -> FloatArray:
         """The target at each of the times ``t``."""
         starts = np.array([s for s, _ in self.steps])
         speeds = np.array([v for _, v in self.steps])
@@ -113,9 +111,9 @@ class CoupledSummary(Report):
     setup_time_s: float
     total_wall_time_s: float
     controller_step_s: float
-    coupling: dict[str, Any]  # the coupling endpoint's report
+    coupling: CouplingReport  # the coupling endpoint's report
     reply_latency_ms: Latency
-    controller_report: dict[str, Any] | None  # the controller block's; None if it sent none
+    controller_report: dict[str, object] | None  # the controller block's; None: it sent none
     target_profile: list[TargetStep]
     final_speed_m_s: float
     final_target_m_s: float
@@ -128,7 +126,7 @@ class CoupledSummary(Report):
         (folder / "summary.json").write_text(json.dumps(self.to_dict(), indent=2) + "\n")
 
 
-def target_steps(rows: np.ndarray, profile: SpeedProfile) -> list[TargetStep]:
+def target_steps(rows: FloatArray, profile: SpeedProfile) -> list[TargetStep]:
     """Per step of the profile reached in the run: the speed at its end and its settling."""
     t, v = column(rows, "time"), column(rows, "groundspeed")
     ends = [*(start for start, _ in profile.steps[1:]), float(t[-1])]
@@ -168,8 +166,9 @@ class CoupledDemo:
         self.profile = profile or SpeedProfile()
         self.controller = ControllerProcess(ProfileCruise(self.profile), EXT_TIME, duration)
         self.sim: Simulation | None = None
+        self.spec = RunSpec()
         self.report: RunReport | None = None
-        self.controller_report: dict[str, Any] | None = None
+        self.controller_report: dict[str, object] | None = None
         self.setup_time = self.total_wall_time = 0.0
         self._stack = contextlib.ExitStack()
         self._begin = 0.0
@@ -189,7 +188,10 @@ class CoupledDemo:
 
     def prepare(self) -> None:
         """Build the simulation (selector in D, still at time 0); wait for the controller."""
-        self.sim = build_simulation(pacing="lockstep", vehicle=self.vehicle, automatic=False)
+        self.spec = RunSpec(
+            vehicle=self.vehicle, gearbox="manual", pacing=PacingSpec(mode="lockstep")
+        )
+        self.sim = build_simulation(self.spec)
         self.sim.vehicle.set_inputs(automatic=1, gear=1)
         self._port = self.controller.port()
         self.setup_time = time.perf_counter() - self._begin
@@ -206,6 +208,10 @@ class CoupledDemo:
             listen_port=0, controller_port=self._port, ext_time=EXT_TIME, debug_log=folder
         )
         sim.attach("coupling", SimulatorEndpoint(config))
+        coupled = [CouplingFaceSpec(**config.model_dump())]  # the run as it was made, kept
+        self.spec.model_copy(update={"duration": self.duration, "faces": coupled}).save(
+            folder / "spec.toml"
+        )
         sim.attach("signals", self._recorder)
         start = self._start_time = sim.time
         label, shown = "cruise, lock-step", 0.0
@@ -226,7 +232,7 @@ class CoupledDemo:
         if not report.interrupted:  # the block ends by itself after the last message
             self.controller.result()
         block = self.controller.stop()
-        self.controller_report = None if block is None else as_dict(block)
+        self.controller_report = None if block is None else block.to_dict()
 
     def write(self) -> CoupledSummary:
         """``signals.csv``, ``demo.png`` and ``summary.json`` into the run folder."""
@@ -248,6 +254,9 @@ class CoupledDemo:
         )
         self.total_wall_time = time.perf_counter() - self._begin
         latency_ms = timing.latency * 1e3
+        endpoint_report = report.faces[COUPLING]
+        if not isinstance(endpoint_report, CouplingReport):
+            raise TypeError(f"the coupling reported a {type(endpoint_report).__name__}")
         summary = CoupledSummary(
             vehicle=vehicle,
             controller="cruise (PI on speed through throttle and brake), own process",
@@ -259,7 +268,7 @@ class CoupledDemo:
             setup_time_s=round(self.setup_time, 3),
             total_wall_time_s=round(self.total_wall_time, 3),
             controller_step_s=EXT_TIME,
-            coupling=as_dict(report.faces["coupling"]),
+            coupling=endpoint_report,
             reply_latency_ms=Latency(
                 *(rounded(percentile(latency_ms, q), 4) for q in (50, 99, 100))
             ),

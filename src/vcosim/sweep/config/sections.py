@@ -51,6 +51,7 @@ class ScenarioSection(_Strict):
     name: str = "sweep"
     duration: Positive = 10.0
     initial_speed: NonNegative = 0.0
+    start: Literal["teleport", "drive_up"] = "teleport"
     gearbox: Literal["automatic", "manual"] = "automatic"
     manoeuvre: list[Manoeuvre] = Field(default_factory=list)
 

@@ -1,0 +1,232 @@
+"""``build_simulation(spec)``: the one place a run is put together from its ``RunSpec``.
+
+``vcosim sim``, the demo, the sweeps, the benches and the Python API all build here, so the
+same spec starts the same way everywhere: the vehicle (or world) on its terrain, in D with
+the automatic gearbox, at its start pose and speed (``teleport``: placed rolling;
+``drive_up``: a PI on the pedals drives it there, ``reach_speed``), under its pacer, with its
+faces attached in the spec's order and the recording last.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from functools import lru_cache
+from pathlib import Path
+
+from vcosim.entrypoints import load_object, load_user_code
+from vcosim.errors import VcosimError
+from vcosim.scenarios.spec import (
+    BusFaceSpec,
+    ContractsFaceSpec,
+    CouplingFaceSpec,
+    FaceSpec,
+    RunSpec,
+)
+from vcosim.sim.face import coupling_name
+from vcosim.sim.pacing import Pacer
+from vcosim.sim.simulation import Simulation
+from vcosim.tight.config import CouplingConfig
+from vcosim.tight.endpoint import SimulatorEndpoint
+from vcosim.vehicle import Vehicle
+from vcosim.vehicle import layout as L
+from vcosim.vehicle.terrain import Terrain, TerrainSpec, load_terrain
+from vcosim.world import World
+
+__all__ = ["StartError", "build_simulation", "endpoints", "reach_speed", "vehicle_couplings"]
+
+SPEED_TOLERANCE = 0.05  # m/s: a driven-up speed is reached when within this for HOLD_STEPS
+HOLD_STEPS = 2000  # 1 s
+MAX_PREROLL_STEPS = 240_000  # 120 s
+PREROLL_CHUNK = 10  # steps between two updates of the drive-up speed controller
+
+Note = Callable[[str], None]
+
+
+class StartError(VcosimError):
+    """The vehicle could not be started as its spec says (a speed it cannot drive up to)."""
+
+
+def build_simulation(spec: RunSpec, *, note: Note | None = None) -> Simulation:
+    """The simulation ``spec`` describes, its faces attached and ready to ``run``.
+
+    ``note`` receives a line for each thing worth telling the user that only building
+    reveals (which bus module each vehicle of a world joins as).
+    """
+    pacing = spec.pacing
+    pacer = Pacer(pacing.mode, frame_rate=pacing.frame_rate, time_dilation=pacing.time_dilation)
+    if spec.world is not None:  # the vehicles, their starts and the terrain come from the file
+        sim = Simulation(World(spec.world), pacer)
+    else:
+        sim = Simulation(start_vehicle(spec), pacer)
+    for face in spec.faces:
+        attach_face(sim, face, note)
+    if spec.recording is not None:
+        from vcosim.sim.recorder import SignalLog, WorldSignalLog
+
+        every, path = spec.recording.every, spec.recording.path
+        if sim.world is None:
+            sim.attach("recording", SignalLog(path, every=every))
+        else:
+            sim.attach("recording", WorldSignalLog(path, list(sim.vehicles), every))
+    return sim
+
+
+def start_vehicle(spec: RunSpec) -> Vehicle:
+    """The lone car of ``spec`` on its terrain, started as ``spec.start`` says."""
+    car = Vehicle(spec.vehicle, terrain(spec.terrain), engine_running=spec.engine)
+    automatic, start = spec.gearbox == "automatic", spec.start
+    if automatic:
+        car.set_inputs(automatic=1, gear=1)  # selector in D: pedals and steering are enough
+    teleport = start.how == "teleport" and start.speed > 0
+    if start.pose is not None or teleport:  # in D: rolling in the gear it would hold
+        car.teleport(*(start.pose or (0.0, 0.0, 0.0)), speed=start.speed if teleport else 0.0)
+    if automatic:
+        car.step()
+    if start.how == "drive_up" and start.speed > 0:
+        reach_speed(car, start.speed)
+    return car
+
+
+def terrain(spec: Path | TerrainSpec | None) -> Terrain | None:
+    """The terrain of a spec: a file, a table (built once per distinct table), or None."""
+    if spec is None:
+        return None
+    if isinstance(spec, TerrainSpec):
+        return _built(spec)
+    return load_terrain(spec)
+
+
+@lru_cache(maxsize=8)
+def _built(spec: TerrainSpec) -> Terrain:
+    """A terrain table's terrain, built once (the runs of a sweep share it)."""
+    return spec.build()
+
+
+def reach_speed(car: Vehicle, speed: float) -> None:
+    """Drive (PI on the pedals) until the speed holds within 0.05 m/s for 1 s.
+
+    The run starts from there: the vehicle keeps the throttle that holds the speed.
+    """
+    index = L.SIGNAL_INDEX["groundspeed"]
+    y = car.outputs
+    integral, held = 0.0, 0
+    chunk_time = PREROLL_CHUNK * car.dt
+    for _ in range(MAX_PREROLL_STEPS // PREROLL_CHUNK):
+        error = speed - y[index]
+        effort = 0.3 * error + 0.1 * integral
+        if -1.0 < effort < 1.0 or effort * error < 0:
+            integral += error * chunk_time
+        car.run(
+            PREROLL_CHUNK,
+            throttle=min(max(effort, 0.0), 1.0),
+            brake=min(max(-0.5 * effort, 0.0), 1.0),
+        )
+        held = held + PREROLL_CHUNK if abs(speed - y[index]) < SPEED_TOLERANCE else 0
+        if held >= HOLD_STEPS:
+            car.step(brake=0.0)
+            return
+    raise StartError(
+        f"start.speed: {speed:g} m/s not reached in "
+        f"{MAX_PREROLL_STEPS * car.dt:g} s (speed {y[index]:.2f} m/s)"
+    )
+
+
+def attach_face(sim: Simulation, face: FaceSpec, note: Note | None = None) -> None:
+    """Attach what one face spec describes (a world's coupling and bus: one per vehicle)."""
+    if isinstance(face, CouplingFaceSpec):
+        attach_couplings(sim, face.config(), face.custom_hooks)
+    elif isinstance(face, ContractsFaceSpec):
+        from vcosim.contracts.server import ContractServer
+
+        sim.attach(face.kind, ContractServer(face.options()))
+    elif isinstance(face, BusFaceSpec):
+        if sim.world is None:
+            from vcosim.bus.vehicle_module import BusVehicle
+
+            sim.attach(face.kind, BusVehicle(face.host, face.port))
+        else:
+            from vcosim.bus.world_module import attach_world_bus
+
+            for line in attach_world_bus(sim, face.host, face.port):
+                if note is not None:
+                    note(line)
+    else:
+        made = load_object(face.entry_point)(**face.options)
+        sim.attach(face.name, made)
+
+
+def attach_couplings(
+    sim: Simulation, config: CouplingConfig, custom_hooks: str | None = None
+) -> dict[str | None, SimulatorEndpoint]:
+    """The coupling endpoint of a lone car, or one per externally driven vehicle of a world.
+
+    ``custom_hooks`` ("module:object", a file, or a module) names the object whose
+    ``fill_custom(sim, bank_h)`` fills the 50 custom values sent to the controller and whose
+    ``on_custom(sim, values)`` receives the controller's 50; either may be missing. A world's
+    ego sends its range sensor in bank H unless the hooks say otherwise.
+    """
+    hooks = None
+    if custom_hooks:
+        hooks = load_user_code(custom_hooks, option="--custom-hooks", module_ok=True)
+    fill_range = None
+    configs: dict[str | None, CouplingConfig] = {None: config}
+    if sim.world is not None:
+        from vcosim.world.bank_h import fill_range_slots
+
+        fill_range = fill_range_slots
+        configs = vehicle_couplings(sim.world, config)
+    attached = {}
+    for name, each in configs.items():
+        attached[name] = sim.attach(
+            coupling_name(name),
+            SimulatorEndpoint(
+                each,
+                fill_custom=getattr(hooks, "fill_custom", None) or fill_range,
+                on_custom=getattr(hooks, "on_custom", None),
+            ),
+            vehicle=name,
+        )
+    return attached
+
+
+def vehicle_couplings(world: World, coupling: CouplingConfig) -> dict[str | None, CouplingConfig]:
+    """Each external vehicle's coupling config: ``coupling`` with its own ports and log folder.
+
+    Ports the world file gives for a vehicle (``[vehicles.coupling] listen``, ``controller``)
+    are its own; the others are allocated in order, the n-th external vehicle (from 0)
+    getting ``coupling``'s ports plus 2 n (a port 0, "any free one", stays 0). Debug logs go
+    to a sub-folder per vehicle of ``coupling.debug_log``.
+    """
+    from vcosim.world.spec import split_address
+
+    def port(base: int, n: int) -> int:
+        return base + 2 * n if base else 0
+
+    configs: dict[str | None, CouplingConfig] = {}
+    for n, (name, ports) in enumerate(world.external.items()):
+        listen = (coupling.listen_host, port(coupling.listen_port, n))
+        controller = (coupling.controller_host, port(coupling.controller_port, n))
+        if ports is not None and ports.listen is not None:
+            listen = split_address(ports.listen)
+        if ports is not None and ports.controller is not None:
+            controller = split_address(ports.controller)
+        log = coupling.debug_log
+        configs[name] = coupling.model_copy(
+            update={
+                "listen_host": listen[0],
+                "listen_port": listen[1],
+                "controller_host": controller[0],
+                "controller_port": controller[1],
+                "debug_log": None if log is None else log / name,
+            }
+        )
+    return configs
+
+
+def endpoints(sim: Simulation) -> dict[str | None, SimulatorEndpoint]:
+    """The simulation's tight-coupling endpoints by the vehicle they serve (None: a lone car)."""
+    return {
+        vehicle: face
+        for vehicle, face in sim.couplings().items()
+        if isinstance(face, SimulatorEndpoint)
+    }

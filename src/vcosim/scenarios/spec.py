@@ -1,0 +1,245 @@
+"""``RunSpec``: one typed description of a run, from which ``build_simulation`` makes it.
+
+What ``vcosim sim`` takes as options, a sweep as a scenario and the Python API as keywords is
+the same thing: the vehicle (or a world of them), how it starts, the terrain, the pacing, the
+faces attached (tight coupling, contracts, the bus, a user's own) and the recording. A spec
+is validated once, every problem listed with its key path (``faces.0.ext_time: ...``), and
+reads from and writes to TOML, so any run can be saved and repeated: ``vcosim sim --spec
+run.toml``, and every ``vcosim sim`` run with a recording leaves its spec beside it.
+
+The faces are a list of tables told apart by ``kind``::
+
+    [[faces]]
+    kind = "coupling"        # every CouplingConfig field: ext_time, window, listen_port, ...
+    ext_time = 0.01
+
+    [[faces]]
+    kind = "contracts"       # every ServerOptions field: port, wait_for_clients, ...
+    wait_for_clients = 1
+
+A field reference is in docs/cli.md ("A run as a file").
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+from typing import Annotated, Literal
+
+import tomli_w
+from pydantic import Field, JsonValue, ValidationError, field_validator
+
+from vcosim.config import Options, read_toml, validation_problems
+from vcosim.constants import BUS_PORT, FRAME_RATE, LOOPBACK, PHYSICS_DT, RECORD_RATE
+from vcosim.contracts.options import ServerOptions
+from vcosim.errors import ConfigError
+from vcosim.sim.pacing import PacingMode
+from vcosim.tight.config import CouplingConfig
+from vcosim.vehicle.params import VehicleParams
+from vcosim.vehicle.terrain import WORLD_LIMIT, TerrainSpec
+from vcosim.world.spec import WorldFile
+
+Positive = Annotated[float, Field(gt=0, allow_inf_nan=False)]
+NonNegative = Annotated[float, Field(ge=0, allow_inf_nan=False)]
+
+StartHow = Literal["teleport", "drive_up"]
+"""``teleport``: placed rolling at the speed (in the gear it would hold); ``drive_up``: a PI
+on the pedals drives from rest until the speed holds for a second (up to 120 s)."""
+
+
+class StartSpec(Options):
+    """Where and how the vehicle starts: pose (x, y m; heading deg from east), speed (m/s)."""
+
+    pose: tuple[float, float, float] | None = None
+    speed: NonNegative = 0.0
+    how: StartHow = "teleport"
+
+    @field_validator("pose")
+    @classmethod
+    def _on_the_map(
+        cls, pose: tuple[float, float, float] | None
+    ) -> tuple[float, float, float] | None:
+        if pose is None:
+            return pose
+        if not all(math.isfinite(v) for v in pose):
+            raise ValueError(f"{pose} is not finite")
+        if max(abs(pose[0]), abs(pose[1])) > WORLD_LIMIT:
+            raise ValueError(f"more than {WORLD_LIMIT / 1e3:,.0f} km from the origin")
+        return pose
+
+
+class PacingSpec(Options):
+    """How simulated time follows the wall clock (``vcosim.sim.pacing``)."""
+
+    mode: PacingMode = PacingMode.realtime
+    time_dilation: Positive = 1.0
+    frame_rate: Positive = FRAME_RATE
+
+
+class RecordingSpec(Options):
+    """Every vehicle signal to a ``.csv`` or ``.mcap`` file, ``rate`` rows per simulated second."""
+
+    path: Path
+    rate: Positive = RECORD_RATE
+
+    @field_validator("path")
+    @classmethod
+    def _csv_or_mcap(cls, path: Path) -> Path:
+        if path.suffix.lower() not in (".csv", ".mcap"):
+            raise ValueError(f"a .csv or .mcap file, not {path.name!r}")
+        return path
+
+    @property
+    def every(self) -> int:
+        """Physics steps between two rows."""
+        return max(1, round(1.0 / (self.rate * PHYSICS_DT)))
+
+
+class CouplingFaceSpec(CouplingConfig):
+    """The BeamNG-compatible tight-coupling endpoint (one per external vehicle of a world).
+
+    Every ``CouplingConfig`` field, and ``custom_hooks``: ``FILE.py:NAME`` or
+    ``module:NAME`` with ``fill_custom(sim, bank_h)`` and/or ``on_custom(sim, values)``.
+    """
+
+    kind: Literal["coupling"] = "coupling"
+    custom_hooks: str | None = None
+
+    def config(self) -> CouplingConfig:
+        """The endpoint's config; an interface CSV fills what the spec does not say."""
+        given = self.model_dump(include=self.model_fields_set - {"kind", "custom_hooks"})
+        if self.interface is not None:
+            given.pop("interface", None)
+            return CouplingConfig.for_interface(self.interface, **given)
+        return CouplingConfig(**given)
+
+
+class ContractsFaceSpec(ServerOptions):
+    """The VS Connect-style contract server: every ``ServerOptions`` field."""
+
+    kind: Literal["contracts"] = "contracts"
+
+    def options(self) -> ServerOptions:
+        """The server's options."""
+        return ServerOptions(**self.model_dump(exclude={"kind"}, exclude_unset=True))
+
+
+class BusFaceSpec(Options):
+    """Join a NightRider bus router: the vehicle as module 16 (a world: every vehicle)."""
+
+    kind: Literal["bus"] = "bus"
+    host: str = LOOPBACK
+    port: Annotated[int, Field(ge=1, le=65535)] = BUS_PORT
+
+
+class UserFaceSpec(Options):
+    """A face of your own: ``entry_point`` (``module:Class``) called with ``options``."""
+
+    kind: Literal["user"] = "user"
+    name: Annotated[str, Field(min_length=1)]
+    entry_point: Annotated[str, Field(pattern=r"^[\w.]+:[\w.]+$")]
+    options: dict[str, JsonValue] = Field(default_factory=dict)
+
+
+FaceSpec = Annotated[
+    CouplingFaceSpec | ContractsFaceSpec | BusFaceSpec | UserFaceSpec, Field(discriminator="kind")
+]
+
+WORLD_SAYS = ("vehicle", "terrain", "start", "gearbox", "engine")
+"""What a world file gives for each of its vehicles: a spec with a world may not say it."""
+
+
+class RunSpec(Options):
+    """One run: the vehicle or the world, its start, terrain, pacing, faces and recording.
+
+    Attributes:
+        vehicle: A preset name, a parameter TOML, or the parameters themselves.
+        world: A world file (or its contents): many vehicles, each with its start and
+            terrain; ``vehicle``, ``terrain``, ``start``, ``gearbox`` and ``engine`` then
+            stay unsaid.
+        terrain: A terrain file, or a terrain table; None: flat ground.
+        start: Pose, speed and how the speed is reached.
+        gearbox: ``automatic`` (selector in D: pedals and steering drive) or ``manual``.
+        engine: Start with the engine idling.
+        duration: Simulated seconds (None: until interrupted or a face ends the run).
+        pacing: Real time, fast or lock-step, and the frame rate.
+        recording: Every vehicle signal to a file (None: no recording).
+        faces: What the run talks to, each a table with its ``kind``.
+    """
+
+    vehicle: str | VehicleParams = "nightrider"
+    world: Path | WorldFile | None = None
+    terrain: Path | TerrainSpec | None = None
+    start: StartSpec = Field(default_factory=StartSpec)
+    gearbox: Literal["automatic", "manual"] = "automatic"
+    engine: bool = True
+    duration: Positive | None = None
+    pacing: PacingSpec = Field(default_factory=PacingSpec)
+    recording: RecordingSpec | None = None
+    faces: list[FaceSpec] = Field(default_factory=list)
+
+    @classmethod
+    def checked(cls, data: dict[str, JsonValue], source: str = "run spec") -> RunSpec:
+        """A spec from plain data; every problem (types and rules across keys) at once.
+
+        Raises ``ConfigError`` listing each problem with its key path.
+        """
+        try:
+            spec = cls.model_validate(data)
+        except ValidationError as exc:
+            raise ConfigError(validation_problems(exc), source) from None
+        problems = spec.problems()
+        if problems:
+            raise ConfigError(problems, source)
+        return spec
+
+    def problems(self) -> list[str]:
+        """Rules across keys the fields' types cannot say, one line each with its key path."""
+        out = []
+        if self.world is not None:
+            out += [
+                f"{key}: a world's file says it for each of its vehicles"
+                for key in WORLD_SAYS
+                if key in self.model_fields_set
+            ]
+        if self.start.how == "drive_up" and self.start.speed > 0 and self.gearbox != "automatic":
+            out.append("start.how: driving up to a speed needs gearbox = 'automatic'")
+        if self.start.how == "drive_up" and self.start.pose is not None:
+            out.append("start.pose: a vehicle driving up starts where it stands (no pose)")
+        seen: dict[str, int] = {}
+        for i, face in enumerate(self.faces):
+            name = face.name if isinstance(face, UserFaceSpec) else face.kind
+            if name in seen:
+                out.append(f"faces.{i}: a second {name!r} face (the first is faces.{seen[name]})")
+            seen.setdefault(name, i)
+        return out
+
+    def face(self, kind: str) -> FaceSpec | None:
+        """The face of this kind, if the spec has one (user faces: the first)."""
+        return next((face for face in self.faces if face.kind == kind), None)
+
+    @classmethod
+    def from_toml(cls, path: str | Path) -> RunSpec:
+        """A spec from a TOML file (``ConfigError`` listing every problem)."""
+        return cls.checked(read_toml(path), str(path))
+
+    def to_toml(self) -> str:
+        """The spec as TOML text; ``from_toml`` of it gives the same spec.
+
+        Only what was said is written (a world's spec stays without a vehicle), but every
+        face keeps its ``kind``.
+        """
+        data = self.model_dump(mode="json", exclude_none=True, exclude_unset=True)
+        if self.faces:
+            data["faces"] = [
+                {"kind": face.kind, **said}
+                for face, said in zip(self.faces, data.get("faces", []), strict=True)
+            ]
+        return tomli_w.dumps(data)
+
+    def save(self, path: str | Path) -> Path:
+        """Write the spec to ``path`` (its folder made) and return the path."""
+        path = Path(path)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(self.to_toml(), encoding="utf-8")
+        return path

@@ -1,0 +1,66 @@
+"""The face contract: what the simulation host calls on everything attached to it.
+
+A face (the tight-coupling endpoint, the contract server, a bus module, a recorder, a
+sweep's probe) subclasses ``Face`` and overrides the hooks it needs; the others do nothing.
+The host calls, in this order: ``start`` once before the first step, ``before_step`` and
+``after_step`` around every physics step, ``on_frame`` after every frame, then ``close``
+(safe twice) and ``report``. A face whose hooks around the step are the base's costs the hot
+loop nothing: the host calls only the hooks a face overrides.
+
+Faces never reach into each other; figures they share go through ``sim.live``.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, ClassVar
+
+from vcosim.reports import Report
+
+if TYPE_CHECKING:
+    from vcosim.sim.simulation import Simulation
+
+COUPLING = "coupling"
+"""The name of a lone car's coupling endpoint; a world's are ``coupling:VEHICLE``."""
+
+
+def coupling_name(vehicle: str | None = None) -> str:
+    """The face name of the coupling endpoint serving ``vehicle`` (None: the lone car)."""
+    return COUPLING if vehicle is None else f"{COUPLING}:{vehicle}"
+
+
+class Face:
+    """The base of every face: no-op hooks, overridden where a face has work to do.
+
+    ``kind`` names what the face is (``"coupling"``, ``"contracts"``, ``"bus"``, ...), so the
+    host finds its couplings by kind, not by parsing names.
+    """
+
+    kind: ClassVar[str] = "face"
+
+    def start(self, sim: Simulation) -> None:
+        """Called once before the first step (open sockets, files; take first samples)."""
+
+    def before_step(self, sim: Simulation) -> None:
+        """Called before every physics step (apply inputs that are due)."""
+
+    def after_step(self, sim: Simulation) -> None:
+        """Called after every physics step (sample, send)."""
+
+    def on_frame(self, sim: Simulation) -> None:
+        """Called after every frame (a pacer's batch of steps)."""
+
+    def report(self) -> Report | None:
+        """What the face did, once the run is over (None: nothing to say)."""
+        return None
+
+    def close(self) -> None:
+        """Release what the face holds; safe to call twice."""
+
+
+HOOKS = ("before_step", "after_step", "on_frame")
+"""The hooks the host calls in its loop, so only those a face overrides (``overrides``)."""
+
+
+def overrides(face: Face, hook: str) -> bool:
+    """True when ``face``'s class defines ``hook`` itself (not the base's no-op)."""
+    return getattr(type(face), hook) is not getattr(Face, hook)
