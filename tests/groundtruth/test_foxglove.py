@@ -25,6 +25,8 @@ from vcosim.groundtruth.foxglove import SUBPROTOCOL, FoxgloveLive  # noqa: E402
 from vcosim.groundtruth.layout import layout, layout_topics  # noqa: E402
 from vcosim.groundtruth.objects import Shape  # noqa: E402
 from vcosim.scenarios import build_simulation  # noqa: E402
+from vcosim.scenarios.spec import PacingSpec, RunSpec  # noqa: E402
+from vcosim.sim.pacing import PacingMode  # noqa: E402
 from vcosim.vehicle import Vehicle  # noqa: E402
 
 ROOT = Path(__file__).parents[2]
@@ -38,7 +40,7 @@ WANTED = 5  # messages per topic
 @pytest.fixture(scope="module")
 def live() -> Iterator[tuple[FoxgloveLive, tuple[str, int]]]:
     """Two cars in real time with the live face on a free port, until the tests are done."""
-    sim = build_simulation(pacing="realtime", coupling=None, world=str(TWO_CARS))
+    sim = build_simulation(RunSpec(world=TWO_CARS, pacing=PacingSpec(mode=PacingMode.realtime)))
     face = sim.attach("foxglove", FoxgloveLive(EVERY, port=0))
     address = face.listen()
     runner = threading.Thread(target=sim.run, daemon=True)
