@@ -59,6 +59,7 @@ from vcosim.bus.codec import Codec
 from vcosim.errors import ProtocolError
 from vcosim.vehicle import InputError
 from vcosim.vehicle import layout as L
+from vcosim.vehicle.inputs import INPUT_NAMES
 
 if TYPE_CHECKING:
     from vcosim.sim.simulation import Simulation
@@ -182,7 +183,7 @@ class BusVehicle:
         self.statuses = 0
         self.last_status: EngineStatus | None = None
         self.ground_from_viewer = ground_from_viewer
-        self.ground_hook = set(GROUND_INPUTS) <= set(L.INPUT_NAMES)
+        self.ground_hook = set(GROUND_INPUTS) <= set(INPUT_NAMES)
         self.sounds = sounds if sounds is not None else SoundModel()
         self.connect_timeout = connect_timeout
         self.every = 1

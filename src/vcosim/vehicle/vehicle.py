@@ -17,6 +17,7 @@ import numpy as np
 
 from vcosim.errors import ConfigError, UnknownNameError, VcosimError
 from vcosim.vehicle import layout as L
+from vcosim.vehicle.inputs import INITIAL, INPUT_INDEX, INPUT_NAMES, INPUTS, VECTOR_INPUTS
 from vcosim.vehicle.model import N_SCRATCH, advance, advance_batch, initial_state
 from vcosim.vehicle.params import DT, VehicleParams
 from vcosim.vehicle.terrain import WORLD_LIMIT, Terrain
@@ -87,19 +88,17 @@ def _as_numbers(name: str, value: object, shape: tuple[int, ...]) -> np.ndarray:
 
 def _parse(name: str, value: object) -> tuple[slice, np.ndarray]:
     """Where a named input goes in the input array and its checked value."""
-    index = L.INPUT_INDEX.get(name)
-    if index is not None:
-        return slice(index, index + 1), _as_numbers(name, value, ())[..., None]
-    if name in L.VECTOR_INPUTS:
-        start = L.VECTOR_INPUTS[name]
-        return slice(start, start + 4), _as_numbers(name, value, (4,))
-    if name == "drive_mode":
-        if isinstance(value, str):
-            if value not in L.DRIVE_MODES:
-                raise UnknownNameError("drive mode", value, tuple(L.DRIVE_MODES))
-            value = L.DRIVE_MODES[value]
-        return slice(L.U_DRIVE_MODE, L.U_DRIVE_MODE + 1), _as_numbers(name, value, ())[..., None]
-    raise UnknownNameError("vehicle input", name, L.INPUT_NAMES)
+    entry = INPUTS.get(name)
+    if entry is None:
+        raise UnknownNameError("vehicle input", name, INPUT_NAMES)
+    where = slice(entry.index, entry.index + entry.width)
+    if entry.width > 1:
+        return where, _as_numbers(name, value, (entry.width,))
+    if entry.choices and isinstance(value, str):
+        if value not in entry.choices:
+            raise UnknownNameError(name.replace("_", " "), value, tuple(entry.choices))
+        value = entry.choices[value]
+    return where, _as_numbers(name, value, ())[..., None]
 
 
 # What a caller stepping a vehicle from Python passes: bool, int, float and NumPy's real
@@ -108,7 +107,7 @@ _PLAIN_NUMBERS = frozenset(
     {bool, int, float, np.bool_}
     | {np.dtype(code).type for code in np.typecodes["AllInteger"] + np.typecodes["Float"]}
 )
-_SCALAR_INDEX = L.INPUT_INDEX
+_SCALAR_INDEX = INPUT_INDEX
 
 
 def _set_scalars(u: np.ndarray, inputs: Mapping[str, object]) -> bool:
@@ -199,9 +198,7 @@ class Vehicle:
 
     def reset(self, *, engine_running: bool = False) -> None:
         """Start again: at rest at the origin, heading +x, time 0, inputs released."""
-        inputs = np.zeros(L.N_INPUTS)
-        inputs[L.U_GROUND_FRICTION : L.U_GROUND_FRICTION + 4] = 1.0
-        self._live_in(initial_state(self._p), inputs, np.zeros(L.N_OUTPUTS))
+        self._live_in(initial_state(self._p), INITIAL.copy(), np.zeros(L.N_OUTPUTS))
         self._settle(engine_running)
 
     def _live_in(self, state: np.ndarray, inputs: np.ndarray, outputs: np.ndarray) -> None:
@@ -416,9 +413,9 @@ class Vehicle:
     def inputs(self) -> dict[str, object]:
         """The inputs currently held."""
         u = self._u
-        out: dict[str, object] = {n: float(u[i]) for n, i in L.INPUT_INDEX.items()}
+        out: dict[str, object] = {n: float(u[i]) for n, i in INPUT_INDEX.items()}
         out["drive_mode"] = "torques" if u[L.U_DRIVE_MODE] >= 0.5 else "pedals"
-        for name, start in L.VECTOR_INPUTS.items():
+        for name, start in VECTOR_INPUTS.items():
             out[name] = tuple(float(v) for v in u[start : start + 4])
         return out
 
