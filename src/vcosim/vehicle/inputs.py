@@ -82,9 +82,9 @@ class Input:
 
     @property
     def range(self) -> str:
-        """The range as the docs write it: ``[0, 1]``, ``−1…5`` for an integer, or ""."""
+        """The range as the docs write it: ``[0, 1]``, ``−1…5`` for an integer, or ``any``."""
         if self.low == -inf and self.high == inf:
-            return ""
+            return "any"
         low, high = _shown(self.low), _shown(self.high)
         return f"{low}…{high}" if self.kind == "integer" else f"[{low}, {high}]"
 
