@@ -63,7 +63,7 @@ from vcosim.vehicle.inputs import INPUT_NAMES
 
 if TYPE_CHECKING:
     from vcosim.sim.simulation import Simulation
-    from vcosim.vehicle import Vehicle
+    from vcosim.vehicle import VehicleView
 
 log = logging.getLogger("vcosim.bus")
 
@@ -247,7 +247,7 @@ class BusVehicle:
             if self.status_every and sim.vehicle.step_index % self.status_every == 0:
                 self._status(sim)
 
-    def _router_changed(self, vehicle: Vehicle, lost: bool) -> None:
+    def _router_changed(self, vehicle: VehicleView, lost: bool) -> None:
         """No router, no driver: release the throttle and brake (a dead-man rule)."""
         self.router_lost = lost
         if lost:
@@ -282,7 +282,7 @@ class BusVehicle:
                 )
                 self.ground_applied += applied
 
-    def _drive(self, vehicle: Vehicle, message: IMFM) -> None:
+    def _drive(self, vehicle: VehicleView, message: IMFM) -> None:
         inputs: dict[str, float] = {
             "throttle": message.throttle / 255.0,
             "brake": message.brake / 255.0,
@@ -297,7 +297,7 @@ class BusVehicle:
         if self._apply(vehicle, **inputs):
             self.last_inputs = inputs
 
-    def _apply(self, vehicle: Vehicle, **inputs: Any) -> bool:
+    def _apply(self, vehicle: VehicleView, **inputs: Any) -> bool:
         """Set inputs; those the vehicle refuses (ground out of reach) are counted, once said."""
         try:
             vehicle.set_inputs(**inputs)
@@ -309,7 +309,7 @@ class BusVehicle:
         return True
 
     # -- publishing -------------------------------------------------------------------------
-    def _publish(self, vehicle: Vehicle) -> None:
+    def _publish(self, vehicle: VehicleView) -> None:
         if self.visualisation_id is None and self.sound_id is None and self.input_id is None:
             return  # a world's other vehicle: it only listens to its driver
         y = vehicle.outputs

@@ -46,7 +46,7 @@ from vcosim.errors import ProtocolError
 
 if TYPE_CHECKING:
     from vcosim.sim.simulation import Simulation
-    from vcosim.vehicle import Vehicle
+    from vcosim.vehicle import VehicleView
 
 log = logging.getLogger("vcosim.bus")
 
@@ -90,7 +90,7 @@ class Entry:
 
     row: int
     name: str
-    vehicle: Vehicle
+    vehicle: VehicleView
     length: float
     width: float
     offset: float

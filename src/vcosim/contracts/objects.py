@@ -31,7 +31,7 @@ from typing import Protocol
 import numpy as np
 
 from vcosim.contracts.limits import MAX_COORDINATE, coordinates, point_problem
-from vcosim.vehicle import Vehicle
+from vcosim.vehicle import VehicleView
 from vcosim.vehicle import layout as L
 from vcosim.vehicle.inputs import CATALOGUE, Kind
 
@@ -152,7 +152,7 @@ class Catalogue:
 
     def __init__(
         self,
-        vehicle: Vehicle,
+        vehicle: VehicleView,
         vehicle_name: str = "Vehicle_A",
         points: Mapping[str, tuple[float, ...]] | None = None,
         *,

@@ -7,7 +7,7 @@ with physics_cache():
     from vcosim.vehicle.layout import BANK_NAMES, SIGNAL_NAMES
     from vcosim.vehicle.params import VehicleParams
     from vcosim.vehicle.terrain import Terrain
-    from vcosim.vehicle.vehicle import InputError, Snapshot, Vehicle, VehicleBatch
+    from vcosim.vehicle.vehicle import InputError, Snapshot, Vehicle, VehicleBatch, VehicleView
 
 __all__ = [
     "BANK_NAMES",
@@ -19,4 +19,5 @@ __all__ = [
     "Vehicle",
     "VehicleBatch",
     "VehicleParams",
+    "VehicleView",
 ]

@@ -1,7 +1,8 @@
 """The Python face of the vehicle model: named inputs and outputs over the compiled kernel.
 
-(Past 400 lines: ``Vehicle`` with its placing, settling and array sharing, and its batch twin
-``VehicleBatch``, read best together.)
+(Past 400 lines: ``VehicleView`` (a vehicle's arrays by name), the ``Vehicle`` that steps its
+own with its placing, settling and array sharing, and its batch twin ``VehicleBatch``, read
+best together.)
 """
 
 from __future__ import annotations
@@ -173,53 +174,61 @@ def _compiled(kernel: Any, args: tuple[object, ...]) -> Callable[..., None]:
         return kernel
 
 
-class Vehicle:
-    """One vehicle stepping at a fixed 0.5 ms.
+def _released(packed: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """A vehicle's arrays before settling: at rest, unsettled, inputs released."""
+    return initial_state(packed), INITIAL.copy(), np.zeros(L.N_OUTPUTS)
 
-    Inputs are held: ``step(throttle=0.3)`` keeps the throttle at 0.3 until changed. The
-    vehicle starts at rest with the engine off, in neutral, at the origin, heading along +x,
-    its suspension already settled.
+
+def _check_shapes(what: str, state: np.ndarray, inputs: np.ndarray, outputs: np.ndarray) -> None:
+    shapes = {"state": L.N_STATES, "inputs": L.N_INPUTS, "outputs": L.N_OUTPUTS}
+    given = {"state": state, "inputs": inputs, "outputs": outputs}
+    wrong = [k for k, n in shapes.items() if given[k].shape != (n,)]
+    if wrong:
+        raise ValueError(f"{what}: {', '.join(wrong)} of the wrong shape")
+
+
+class VehicleView:
+    """A vehicle's arrays by name: inputs set, signals read, placed, snapshotted; not stepped.
+
+    What every face needs of a vehicle. Whoever owns the arrays steps them: a ``Vehicle``
+    (a view that steps its own) or a world's batch kernel, whose rows its vehicles view
+    (``view``). A view has no stepping method to call by mistake.
     """
 
     dt: float = DT
 
     def __init__(
         self,
-        params: VehicleParams | str | Path | None = None,
-        terrain: Terrain | None = None,
+        params: VehicleParams,
+        terrain: Terrain,
+        state: np.ndarray,
+        inputs: np.ndarray,
+        outputs: np.ndarray,
         *,
-        engine_running: bool = False,
+        packed: np.ndarray | None = None,
     ) -> None:
-        self.params = resolve_params(params)
-        self.terrain = terrain if terrain is not None else Terrain.flat()
-        self._p = self.params.pack()
-        self._terrain = (self.terrain.height, self.terrain.friction, self.terrain.grid)
-        self.reset(engine_running=engine_running)
+        """View these arrays as a vehicle of ``params`` on ``terrain``.
 
-    def reset(self, *, engine_running: bool = False) -> None:
-        """Start again: at rest at the origin, heading +x, time 0, inputs released."""
-        self._live_in(initial_state(self._p), INITIAL.copy(), np.zeros(L.N_OUTPUTS))
-        self._settle(engine_running)
+        ``packed``: the parameters as the kernel takes them, when the caller has them.
+        """
+        self.params = params
+        self.terrain = terrain
+        self._p = packed if packed is not None else params.pack()
+        self._terrain = (terrain.height, terrain.friction, terrain.grid)
+        self._live_in(state, inputs, outputs)
+
+    def view(self, state: np.ndarray, inputs: np.ndarray, outputs: np.ndarray) -> VehicleView:
+        """A view of a vehicle like this one (parameters, terrain) over other arrays.
+
+        E.g. rows of a world's arrays, which must already hold what the vehicle is.
+        """
+        _check_shapes("view", state, inputs, outputs)
+        return VehicleView(self.params, self.terrain, state, inputs, outputs, packed=self._p)
 
     def _live_in(self, state: np.ndarray, inputs: np.ndarray, outputs: np.ndarray) -> None:
-        """Step these arrays from now on, with a scratch array of their own.
-
-        ``_one_step`` holds the kernel's arguments for one step, gathered once here: gathering
-        them on every ``step()`` costs a tenth of the time Python adds to a step.
-        """
+        """Act on these arrays from now on, with a scratch array of their own."""
         self._x, self._u, self._y = state, inputs, outputs
         self._s = np.zeros(N_SCRATCH)
-        self._one_step = (state, inputs, self._p, outputs, self._s, *self._terrain, 1)
-        self._advance_one: Callable[..., None] = self._first_step
-
-    def _first_step(self, *one_step: object) -> None:
-        """Find the kernel's entry point for these arrays, then step with it as every step will.
-
-        Left to the first ``step()``: typing the arrays costs milliseconds, which a world of
-        many vehicles (stepped by its own kernel, never by ``step``) would pay for nothing.
-        """
-        self._advance_one = _compiled(advance, self._one_step)
-        self._advance_one(*one_step)
 
     def teleport(self, x: float, y: float, heading: float = 0.0, speed: float = 0.0) -> None:
         """Move the vehicle to (x, y), heading ``heading`` degrees (anticlockwise from +x).
@@ -303,12 +312,6 @@ class Vehicle:
         )
         return float(ground), quat
 
-    def _place_on_terrain(self) -> None:
-        """Start on the terrain's plane under the four wheels, so settling starts gently."""
-        ground, quat = self._pose_on_terrain(0.0, 0.0, 0.0)
-        self._x[L.X_POS + 2] += ground
-        self._x[L.X_QUAT : L.X_QUAT + 4] = quat
-
     def _refresh_outputs(self) -> None:
         """Outputs for the state as it is: one step on a copy, labelled with the current time."""
         time = self._x[L.X_STEP] * self.dt
@@ -316,43 +319,7 @@ class Vehicle:
         advance(probe, self._u, self._p, self._y, self._s.copy(), *self._terrain, 1)
         self._y[L.Y_TIME] = time
 
-    def _settle(self, engine_running: bool) -> None:
-        """Let the suspension come to rest (brakes on), then put the car at the origin at time 0.
-
-        With ``engine_running`` the engine is cranked and left idling meanwhile (key at 2).
-        """
-        self._place_on_terrain()
-        x = self._x
-        held = self._u.copy()
-        held[L.U_BRAKE] = held[L.U_PARKINGBRAKE] = 1.0
-        if engine_running:
-            held[L.U_IGNITION] = 3.0
-            advance(x, held, self._p, self._y, self._s, *self._terrain, SETTLE_STEPS // 2)
-            held[L.U_IGNITION] = self._u[L.U_IGNITION] = 2.0
-        advance(x, held, self._p, self._y, self._s, *self._terrain, SETTLE_STEPS)
-        loads = self._y[L.Y_WHEEL + 5 : L.Y_WHEEL + 4 * L.WHEEL_BLOCK : L.WHEEL_BLOCK]
-        if not (np.all(np.isfinite(x)) and np.any(loads > 0.0)):
-            raise ConfigError(
-                [
-                    "the vehicle does not stand on its wheels after settling for 2 s: its "
-                    "springs, dampers or tyres are too stiff for its masses at the 0.5 ms "
-                    "step, or there is no ground under it"
-                ],
-                f"vehicle {self.params.name}",
-            )
-        ground_here = self.terrain.sample(x[L.X_POS], x[L.X_POS + 1])[0]
-        x[L.X_POS + 2] += self.terrain.sample(0.0, 0.0)[0] - ground_here
-        x[L.X_POS : L.X_POS + 2] = 0.0
-        x[L.X_STEP] = 0.0
-        self._refresh_outputs()
-
-    # -- stepping ---------------------------------------------------------------------------
-    def step(self, **inputs: object) -> None:
-        """Advance one physics step; named inputs change first (unnamed ones are held)."""
-        if inputs and not _set_scalars(self._u, inputs):
-            set_inputs(self._u, inputs, self._x[L.X_POS + 2])
-        self._advance_one(*self._one_step)
-
+    # -- inputs -----------------------------------------------------------------------------
     def set_inputs(self, **inputs: object) -> None:
         """Change held inputs without advancing time (e.g. from a hook inside a step).
 
@@ -360,28 +327,6 @@ class Vehicle:
         changes nothing; finite values beyond an input's range are clamped by the model.
         """
         set_inputs(self._u, inputs, self._x[L.X_POS + 2])
-
-    def run(self, n_steps: int, **inputs: object) -> None:
-        """Advance ``n_steps`` physics steps in one compiled call with the inputs held."""
-        if inputs:
-            self.set_inputs(**inputs)
-        if n_steps > 0:
-            advance(self._x, self._u, self._p, self._y, self._s, *self._terrain, int(n_steps))
-
-    def run_for(self, seconds: float, **inputs: object) -> None:
-        """Advance by a duration (rounded to whole steps)."""
-        self.run(round(seconds / self.dt), **inputs)
-
-    def trace(self, seconds: float, every: int = 20, **inputs: object) -> dict[str, np.ndarray]:
-        """Advance by a duration and return every signal sampled each ``every`` steps."""
-        if inputs:
-            self.set_inputs(**inputs)
-        rows = max(round(seconds / self.dt) // every, 1)
-        out = np.empty((rows, L.N_OUTPUTS))
-        for i in range(rows):
-            advance(self._x, self._u, self._p, self._y, self._s, *self._terrain, every)
-            out[i] = self._y
-        return {name: out[:, i] for i, name in enumerate(L.SIGNAL_NAMES)}
 
     # -- reading ----------------------------------------------------------------------------
     @property
@@ -430,6 +375,128 @@ class Vehicle:
             raise UnknownNameError("signal", name, L.SIGNAL_NAMES)
         return float(self._y[index])
 
+    # -- replay -----------------------------------------------------------------------------
+    def snapshot(self) -> Snapshot:
+        """Capture the state; ``restore`` of it replays the same future exactly."""
+        return Snapshot(self._x.copy(), self._u.copy(), self._y.copy())
+
+    def restore(self, snapshot: Snapshot) -> None:
+        """Return to a captured state (inputs included)."""
+        self._x[:] = snapshot.state
+        self._u[:] = snapshot.inputs
+        self._y[:] = snapshot.outputs
+
+
+class Vehicle(VehicleView):
+    """One vehicle stepping at a fixed 0.5 ms.
+
+    Inputs are held: ``step(throttle=0.3)`` keeps the throttle at 0.3 until changed. The
+    vehicle starts at rest with the engine off, in neutral, at the origin, heading along +x,
+    its suspension already settled.
+    """
+
+    def __init__(
+        self,
+        params: VehicleParams | str | Path | None = None,
+        terrain: Terrain | None = None,
+        *,
+        engine_running: bool = False,
+    ) -> None:
+        params = resolve_params(params)
+        packed = params.pack()
+        terrain = terrain if terrain is not None else Terrain.flat()
+        super().__init__(params, terrain, *_released(packed), packed=packed)
+        self._settle(engine_running)
+
+    def reset(self, *, engine_running: bool = False) -> None:
+        """Start again: at rest at the origin, heading +x, time 0, inputs released."""
+        self._live_in(*_released(self._p))
+        self._settle(engine_running)
+
+    def _live_in(self, state: np.ndarray, inputs: np.ndarray, outputs: np.ndarray) -> None:
+        """Step these arrays from now on, with a scratch array of their own.
+
+        ``_one_step`` holds the kernel's arguments for one step, gathered once here: gathering
+        them on every ``step()`` costs a tenth of the time Python adds to a step.
+        """
+        super()._live_in(state, inputs, outputs)
+        self._one_step = (state, inputs, self._p, outputs, self._s, *self._terrain, 1)
+        self._advance_one: Callable[..., None] = self._first_step
+
+    def _first_step(self, *one_step: object) -> None:
+        """Find the kernel's entry point for these arrays, then step with it as every step will.
+
+        Left to the first ``step()``: typing the arrays costs milliseconds, which a world of
+        many vehicles (stepped by its own kernel, never by ``step``) would pay for nothing.
+        """
+        self._advance_one = _compiled(advance, self._one_step)
+        self._advance_one(*one_step)
+
+    def _place_on_terrain(self) -> None:
+        """Start on the terrain's plane under the four wheels, so settling starts gently."""
+        ground, quat = self._pose_on_terrain(0.0, 0.0, 0.0)
+        self._x[L.X_POS + 2] += ground
+        self._x[L.X_QUAT : L.X_QUAT + 4] = quat
+
+    def _settle(self, engine_running: bool) -> None:
+        """Let the suspension come to rest (brakes on), then put the car at the origin at time 0.
+
+        With ``engine_running`` the engine is cranked and left idling meanwhile (key at 2).
+        """
+        self._place_on_terrain()
+        x = self._x
+        held = self._u.copy()
+        held[L.U_BRAKE] = held[L.U_PARKINGBRAKE] = 1.0
+        if engine_running:
+            held[L.U_IGNITION] = 3.0
+            advance(x, held, self._p, self._y, self._s, *self._terrain, SETTLE_STEPS // 2)
+            held[L.U_IGNITION] = self._u[L.U_IGNITION] = 2.0
+        advance(x, held, self._p, self._y, self._s, *self._terrain, SETTLE_STEPS)
+        loads = self._y[L.Y_WHEEL + 5 : L.Y_WHEEL + 4 * L.WHEEL_BLOCK : L.WHEEL_BLOCK]
+        if not (np.all(np.isfinite(x)) and np.any(loads > 0.0)):
+            raise ConfigError(
+                [
+                    "the vehicle does not stand on its wheels after settling for 2 s: its "
+                    "springs, dampers or tyres are too stiff for its masses at the 0.5 ms "
+                    "step, or there is no ground under it"
+                ],
+                f"vehicle {self.params.name}",
+            )
+        ground_here = self.terrain.sample(x[L.X_POS], x[L.X_POS + 1])[0]
+        x[L.X_POS + 2] += self.terrain.sample(0.0, 0.0)[0] - ground_here
+        x[L.X_POS : L.X_POS + 2] = 0.0
+        x[L.X_STEP] = 0.0
+        self._refresh_outputs()
+
+    # -- stepping ---------------------------------------------------------------------------
+    def step(self, **inputs: object) -> None:
+        """Advance one physics step; named inputs change first (unnamed ones are held)."""
+        if inputs and not _set_scalars(self._u, inputs):
+            set_inputs(self._u, inputs, self._x[L.X_POS + 2])
+        self._advance_one(*self._one_step)
+
+    def run(self, n_steps: int, **inputs: object) -> None:
+        """Advance ``n_steps`` physics steps in one compiled call with the inputs held."""
+        if inputs:
+            self.set_inputs(**inputs)
+        if n_steps > 0:
+            advance(self._x, self._u, self._p, self._y, self._s, *self._terrain, int(n_steps))
+
+    def run_for(self, seconds: float, **inputs: object) -> None:
+        """Advance by a duration (rounded to whole steps)."""
+        self.run(round(seconds / self.dt), **inputs)
+
+    def trace(self, seconds: float, every: int = 20, **inputs: object) -> dict[str, np.ndarray]:
+        """Advance by a duration and return every signal sampled each ``every`` steps."""
+        if inputs:
+            self.set_inputs(**inputs)
+        rows = max(round(seconds / self.dt) // every, 1)
+        out = np.empty((rows, L.N_OUTPUTS))
+        for i in range(rows):
+            advance(self._x, self._u, self._p, self._y, self._s, *self._terrain, every)
+            out[i] = self._y
+        return {name: out[:, i] for i, name in enumerate(L.SIGNAL_NAMES)}
+
     # -- sharing arrays ---------------------------------------------------------------------
     def clone(self) -> Vehicle:
         """A copy with arrays of its own (parameters and terrain shared: neither changes)."""
@@ -443,26 +510,8 @@ class Vehicle:
         Reading, setting inputs, teleports and snapshots then act on them; whoever owns them
         steps them (a batch kernel).
         """
-        shapes = {
-            "state": (state, self._x),
-            "inputs": (inputs, self._u),
-            "outputs": (outputs, self._y),
-        }
-        wrong = [k for k, (new, old) in shapes.items() if new.shape != old.shape]
-        if wrong:
-            raise ValueError(f"bind: {', '.join(wrong)} of the wrong shape")
+        _check_shapes("bind", state, inputs, outputs)
         self._live_in(state, inputs, outputs)
-
-    # -- replay -----------------------------------------------------------------------------
-    def snapshot(self) -> Snapshot:
-        """Capture the state; ``restore`` of it replays the same future exactly."""
-        return Snapshot(self._x.copy(), self._u.copy(), self._y.copy())
-
-    def restore(self, snapshot: Snapshot) -> None:
-        """Return to a captured state (inputs included)."""
-        self._x[:] = snapshot.state
-        self._u[:] = snapshot.inputs
-        self._y[:] = snapshot.outputs
 
 
 class VehicleBatch:
