@@ -8,6 +8,7 @@ range or a kind it does not give, fails here.
 from __future__ import annotations
 
 import math
+import re
 from pathlib import Path
 
 import numpy as np
@@ -19,7 +20,7 @@ from vcosim.fmi import coupling as coupling_fmu
 from vcosim.fmi import metadata as fmu
 from vcosim.tight import beamng_csv
 from vcosim.tight.interface import Interface, apply_inputs
-from vcosim.tight.protocol import CONTROLLER_INPUTS
+from vcosim.tight.protocol import CONTROLLER_INPUTS, CONTROLLER_SLOTS
 from vcosim.vehicle import layout as L
 from vcosim.vehicle.inputs import (
     CATALOGUE,
@@ -158,3 +159,32 @@ def test_a_reply_and_a_contract_write_the_same_inputs_and_count_the_same_clamps(
     assert counted == {n: int(c) for n, c in zip(face.names, clamps, strict=True) if c}
     assert counted == {"throttle": 1, "steering": 1, "brakingTorqueRR": 1, "propulsionTorqueFL": 1}
     assert table.take_clamps() == {}
+
+
+def _bounds(text: str) -> list[tuple[float, float]]:
+    """Every ``[low, high]`` in a line of the docs, as numbers."""
+    pairs = re.findall(r"\[([−\-0-9.e]+), ([−\-0-9.e]+)\]", text)
+    return [tuple(float(v.replace("−", "-")) for v in pair) for pair in pairs]  # type: ignore[misc]
+
+
+def test_the_ranges_the_coupling_and_contract_docs_give_are_the_catalogues():
+    reply = (ROOT / "docs" / "tight-coupling.md").read_text().split("Controller → simulator")[1]
+    checked = 0
+    for row in re.findall(r"^\| (\d+)(?:–(\d+))? \|.*$", reply, re.MULTILINE):
+        line = next(x for x in reply.splitlines() if x.startswith(f"| {row[0]}"))
+        if not _bounds(line):
+            continue
+        for slot in range(int(row[0]), int(row[1] or row[0]) + 1):
+            _, entry, _ = CONTROLLER_SLOTS[slot - 1]
+            assert _bounds(line) == [(entry.low, entry.high)], line
+            checked += 1
+    assert checked == 13
+    writable = (ROOT / "docs" / "contracts.md").read_text().split("Writable on the vehicle")[1]
+    rows = [x for x in writable.split("\n\n")[1].splitlines() if _bounds(x)]
+    for line in rows:  # one range for every input named, or one for each
+        names = re.findall(r"`(\w+)`", line.split("|")[1])
+        bounds = _bounds(line) * len(names) if len(_bounds(line)) == 1 else _bounds(line)
+        for name, given in zip(names, bounds, strict=True):
+            entry, _ = element(name)
+            assert given == (entry.low, entry.high), line
+    assert len(rows) == 5

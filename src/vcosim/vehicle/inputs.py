@@ -8,10 +8,11 @@ slots and a BeamNG CSV's names (``vcosim.tight``), the contract server's writers
 FMU's model description, the kernel's own clamps (``vehicle.model``), the ``Vehicle``'s named
 inputs, and the table in docs/vehicle-model.md (``markdown_table``, kept equal by a test).
 
-What a face writes goes through ``limit``: the same range check, rounding and switching for
-every face, and a clamp is counted by whoever called it. A NaN from a face holds the input
-(BeamNG's "leave as it is"); the Python API and the FMU refuse a value that is not finite at
-their setters, before anything is written.
+What a coupling face writes (a tight-coupling reply, a contract's data) goes through ``limit``:
+the same range check, rounding and switching for both, each clamp counted by the face, and a
+NaN holds the input (BeamNG's "leave as it is"). The Python API (and the bus face through it)
+and the FMU refuse a value that is not finite at their setters and write the rest as given;
+the kernel clamps every slot to the same ``LOW``/``HIGH`` each step.
 """
 
 from __future__ import annotations
@@ -215,8 +216,6 @@ HIGH: tuple[float, ...] = _by_slot("high")
 INITIAL: np.ndarray = np.array(_by_slot("initial"))
 """A vehicle's inputs when it is made or reset."""
 INITIAL.flags.writeable = False
-
-WHEEL_SUFFIXES = tuple(f"_{w}" for w in L.WHEELS)
 
 
 def element(name: str) -> tuple[Input, int]:
