@@ -59,7 +59,7 @@ from vcosim.bus.codec import Codec
 from vcosim.errors import ProtocolError
 from vcosim.vehicle import InputError
 from vcosim.vehicle import layout as L
-from vcosim.vehicle.inputs import INPUT_NAMES
+from vcosim.vehicle.inputs import INPUT_NAMES, INPUTS
 
 if TYPE_CHECKING:
     from vcosim.sim.simulation import Simulation
@@ -290,9 +290,10 @@ class BusVehicle:
         }
         if message.shift:
             held = vehicle.inputs
-            top = 1 if held["automatic"] >= 0.5 else 5  # type: ignore[operator]
+            gears = INPUTS["gear"]  # the automatic's selector stops at D (1)
+            top = 1.0 if held["automatic"] >= 0.5 else gears.high  # type: ignore[operator]
             gear = round(held["gear"]) + message.shift  # type: ignore[call-overload]
-            inputs["gear"] = float(min(max(gear, -1), top))
+            inputs["gear"] = float(min(max(gear, gears.low), top))
             self.shifts += 1
         if self._apply(vehicle, **inputs):
             self.last_inputs = inputs

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 
 from vcosim.vehicle import layout as L
 from vcosim.vehicle.inputs import CATALOGUE
+from vcosim.vehicle.inputs import INPUTS as CATALOGUE_BY_NAME
 
 
 @dataclass(frozen=True)
@@ -40,6 +41,7 @@ class Signal:
         return "" if high is None else f"<= {high}"
 
 
+GEARS = CATALOGUE_BY_NAME["gear"]  # the gear engaged keeps to the range a gear is asked in
 FLAG = (0.0, 1.0)
 PEDAL = (0.0, 1.0)
 TURN = (-1.0, 1.0)
@@ -119,7 +121,7 @@ OUTPUTS: tuple[Signal, ...] = (
     _s("altitude", "m", "centre of gravity above the ground below it", FREE),
     # C status
     _s("ignitionLevel", "1", "key: 0 off, 1 accessory, 2 on, 3 crank", (0.0, 3.0)),
-    _s("gear", "1", "engaged gear: -1 R, 0 N, 1-5", (-1.0, 5.0)),
+    _s("gear", "1", "engaged gear: -1 R, 0 N, 1-5", (GEARS.low, GEARS.high)),
     _s("fuel", "1", "fuel left, of a full tank", PEDAL),
     _s("engineLoad", "1", "manifold pressure over full boost", PEDAL),
     _s("highbeam", "1", "high beam on", FLAG),
