@@ -204,10 +204,10 @@ def test_a_property_no_server_has_is_refused_before_the_client_connects():
         "$.inputs[0].ports[0][0].propertyName: unknown writable property 'throtle' of "
         "Vehicle_A; did you mean 'throttle'?",
         "$.inputs[1].ports[0][0].propertyName: 'yaw' of Vehicle_A is read-only (writable: "
-        "throttle, brake, clutch, parkingbrake, steering, gear, ignition, drive_mode, "
-        "automatic, propulsion_torque, braking_torque, highbeam, lowbeam, signal_L, signal_R, "
-        "propulsion_torque_FL, braking_torque_FL, propulsion_torque_FR, braking_torque_FR, "
-        "propulsion_torque_RL, braking_torque_RL, propulsion_torque_RR, braking_torque_RR)",
+        "throttle, brake, clutch, parkingbrake, steering, gear, ignition, highbeam, lowbeam, "
+        "signal_L, signal_R, drive_mode, propulsion_torque, braking_torque, automatic, "
+        "propulsion_torque_FL, propulsion_torque_FR, propulsion_torque_RL, propulsion_torque_RR, "
+        "braking_torque_FL, braking_torque_FR, braking_torque_RL, braking_torque_RR)",
         "$.inputs[1].ports[1][0].propertyName: DISTANCE of Vehicle_A is a function: it is "
         "read, not written",
         "$.outputs[0].ports[0][0].propertyName: unknown property 'groundsped' of Vehicle_A; "

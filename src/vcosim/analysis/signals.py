@@ -16,6 +16,7 @@ from typing import Any, Literal
 
 from vcosim.errors import UnknownNameError
 from vcosim.vehicle import layout as L
+from vcosim.vehicle.inputs import CATALOGUE
 from vcosim.vehicle.signals import DERIVED, INPUTS, OUTPUTS, Signal
 
 Way = Literal["output", "derived", "input"]
@@ -86,7 +87,7 @@ def signal_names() -> list[SignalNames]:
     by_index = _input_names()
     rows_in: dict[str, list[str]] = defaultdict(list)
     for group, targets in (("Driver", csv.DRIVER_FROM), ("Wheels", csv.WHEEL_FROM)):
-        for beamng, (index, _, _) in targets.items():
+        for beamng, (index, *_) in targets.items():
             rows_in[by_index[index]].append(f"{group} {beamng}")
     reply_slots = {_camel(name): i for i, name in enumerate(CONTROLLER_SLOT_NAMES)}
     fmu_inputs = {v.name for v in (*FMU_INPUTS, *coupling_fmu.INPUTS)}
@@ -118,12 +119,11 @@ def signal_names() -> list[SignalNames]:
 
 def _input_names() -> dict[int, str]:
     """The catalogue's input name of each slot of the vehicle's input array."""
-    names = {L.INPUT_INDEX[name]: name for name in (*L.SCALAR_INPUTS, "automatic")}
-    names[L.U_DRIVE_MODE] = "drive_mode"
-    for k, wheel in enumerate(L.WHEELS):
-        names[L.U_PROPULSION + k] = f"propulsion_torque_{wheel}"
-        names[L.U_BRAKING + k] = f"braking_torque_{wheel}"
-    return names
+    return {
+        slot: i.element_name(k) if i.width > 1 else i.name
+        for i in CATALOGUE
+        for k, slot in enumerate(i.targets)
+    }
 
 
 def _camel(slot: str) -> str:

@@ -58,10 +58,11 @@ from vcosim.bus.face import BusFace, BusReport
 from vcosim.errors import ProtocolError
 from vcosim.vehicle import InputError
 from vcosim.vehicle import layout as L
+from vcosim.vehicle.inputs import INPUT_NAMES, INPUTS
 
 if TYPE_CHECKING:
     from vcosim.sim.simulation import Simulation
-    from vcosim.vehicle import Vehicle
+    from vcosim.vehicle import VehicleView
 
 log = logging.getLogger("vcosim.bus")
 
@@ -193,7 +194,7 @@ class BusVehicle(BusFace):
         self.statuses = 0
         self.last_status: EngineStatus | None = None
         self.ground_from_viewer = ground_from_viewer
-        self.ground_hook = set(GROUND_INPUTS) <= set(L.INPUT_NAMES)
+        self.ground_hook = set(GROUND_INPUTS) <= set(INPUT_NAMES)
         self.sounds = sounds if sounds is not None else SoundModel()
         self.published = 0
         self.shifts = 0
@@ -247,7 +248,7 @@ class BusVehicle(BusFace):
             if self.status_every and sim.vehicle.step_index % self.status_every == 0:
                 self._status(sim)
 
-    def _router_changed(self, vehicle: Vehicle, lost: bool) -> None:
+    def _router_changed(self, vehicle: VehicleView, lost: bool) -> None:
         """No router, no driver: release the throttle and brake (a dead-man rule)."""
         self.router_lost = lost
         if lost:
@@ -279,7 +280,7 @@ class BusVehicle(BusFace):
                 )
                 self.ground_applied += applied
 
-    def _drive(self, vehicle: Vehicle, message: IMFM) -> None:
+    def _drive(self, vehicle: VehicleView, message: IMFM) -> None:
         inputs: dict[str, float] = {
             "throttle": message.throttle / 255.0,
             "brake": message.brake / 255.0,
@@ -287,14 +288,15 @@ class BusVehicle(BusFace):
         }
         if message.shift:
             held = vehicle.inputs
-            top = 1 if held["automatic"] >= 0.5 else 5  # type: ignore[operator]
+            gears = INPUTS["gear"]  # the automatic's selector stops at D (1)
+            top = 1.0 if held["automatic"] >= 0.5 else gears.high  # type: ignore[operator]
             gear = round(held["gear"]) + message.shift  # type: ignore[call-overload]
-            inputs["gear"] = float(min(max(gear, -1), top))
+            inputs["gear"] = float(min(max(gear, gears.low), top))
             self.shifts += 1
         if self._apply(vehicle, **inputs):
             self.last_inputs = inputs
 
-    def _apply(self, vehicle: Vehicle, **inputs: Any) -> bool:
+    def _apply(self, vehicle: VehicleView, **inputs: Any) -> bool:
         """Set inputs; those the vehicle refuses (ground out of reach) are counted, once said."""
         try:
             vehicle.set_inputs(**inputs)
@@ -306,7 +308,7 @@ class BusVehicle(BusFace):
         return True
 
     # -- publishing -------------------------------------------------------------------------
-    def _publish(self, vehicle: Vehicle) -> None:
+    def _publish(self, vehicle: VehicleView) -> None:
         if self.visualisation_id is None and self.sound_id is None and self.input_id is None:
             return  # a world's other vehicle: it only listens to its driver
         y = vehicle.outputs

@@ -44,7 +44,7 @@ from vcosim.errors import ProtocolError
 
 if TYPE_CHECKING:
     from vcosim.sim.simulation import Simulation
-    from vcosim.vehicle import Vehicle
+    from vcosim.vehicle import VehicleView
 
 log = logging.getLogger("vcosim.bus")
 
@@ -88,7 +88,7 @@ class Entry:
 
     row: int
     name: str
-    vehicle: Vehicle
+    vehicle: VehicleView
     length: float
     width: float
     offset: float

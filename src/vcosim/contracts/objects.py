@@ -26,13 +26,14 @@ import difflib
 import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
-from typing import Literal, Protocol
+from typing import Protocol
 
 import numpy as np
 
 from vcosim.contracts.limits import MAX_COORDINATE, coordinates, point_problem
-from vcosim.vehicle import Vehicle
+from vcosim.vehicle import VehicleView
 from vcosim.vehicle import layout as L
+from vcosim.vehicle.inputs import CATALOGUE, Kind
 
 Position = Callable[[], tuple[float, float, float]]
 WORLD = "World"
@@ -60,14 +61,16 @@ class Reader:
 class Writer:
     """Where a written property goes in the vehicle's inputs, and how values are limited.
 
-    ``kind``: ``real`` values are clamped to [low, high]; ``integer`` ones clamped and
-    rounded; ``switch`` ones become 0 or 1 (at 0.5).
+    ``kind`` and the range are the input's (``vcosim.vehicle.inputs``): ``real`` values are
+    clamped to [low, high]; ``integer`` ones clamped and rounded; ``switch`` ones clamped and
+    become 0 or 1 (at 0.5). ``input`` is the catalogue's name of the input written.
     """
 
     targets: tuple[int, ...]
     low: float
     high: float
-    kind: Literal["real", "integer", "switch"] = "real"
+    kind: Kind = "real"
+    input: str = ""
 
     @property
     def width(self) -> int:
@@ -75,25 +78,21 @@ class Writer:
         return len(self.targets)
 
 
+NOT_WRITABLE = frozenset({"ground_from_inputs", "ground_height", "ground_friction"})
+"""Inputs a contract does not write: the ground comes from the terrain or the bus's viewer."""
+
+
 def _writers() -> dict[str, Writer]:
-    w: dict[str, Writer] = {
-        "throttle": Writer((L.U_THROTTLE,), 0.0, 1.0),
-        "brake": Writer((L.U_BRAKE,), 0.0, 1.0),
-        "clutch": Writer((L.U_CLUTCH,), 0.0, 1.0),
-        "parkingbrake": Writer((L.U_PARKINGBRAKE,), 0.0, 1.0),
-        "steering": Writer((L.U_STEERING,), -1.0, 1.0),
-        "gear": Writer((L.U_GEAR,), -1.0, 5.0, "integer"),
-        "ignition": Writer((L.U_IGNITION,), 0.0, 3.0, "integer"),
-        "drive_mode": Writer((L.U_DRIVE_MODE,), 0.0, 1.0, "switch"),
-        "automatic": Writer((L.U_AUTOMATIC,), 0.0, 1.0, "switch"),
-        "propulsion_torque": Writer(tuple(L.U_PROPULSION + k for k in range(4)), -1e5, 1e5),
-        "braking_torque": Writer(tuple(L.U_BRAKING + k for k in range(4)), 0.0, 1e5),
-    }
-    for name in ("highbeam", "lowbeam", "signal_L", "signal_R"):
-        w[name] = Writer((L.INPUT_INDEX[name],), 0.0, 1.0, "switch")
-    for k, wheel in enumerate(L.WHEELS):
-        w[f"propulsion_torque_{wheel}"] = Writer((L.U_PROPULSION + k,), -1e5, 1e5)
-        w[f"braking_torque_{wheel}"] = Writer((L.U_BRAKING + k,), 0.0, 1e5)
+    """Every catalogue input but the ground's, and each wheel of a per-wheel one by itself."""
+    w: dict[str, Writer] = {}
+    for i in CATALOGUE:
+        if i.name in NOT_WRITABLE:
+            continue
+        w[i.name] = Writer(i.targets, i.low, i.high, i.kind, i.name)
+    for i in CATALOGUE:
+        if i.width > 1 and i.name not in NOT_WRITABLE:
+            for k, target in enumerate(i.targets):
+                w[i.element_name(k)] = Writer((target,), i.low, i.high, i.kind, i.name)
     return w
 
 
@@ -153,7 +152,7 @@ class Catalogue:
 
     def __init__(
         self,
-        vehicle: Vehicle,
+        vehicle: VehicleView,
         vehicle_name: str = "Vehicle_A",
         points: Mapping[str, tuple[float, ...]] | None = None,
         *,

@@ -23,33 +23,24 @@ from typing import Any
 
 import numpy as np
 
-from vcosim.fmi.metadata import OUTPUTS, Output, Variable
+from vcosim.fmi.metadata import OUTPUTS, Output, Variable, input_variable
 from vcosim.fmi.slave import SlaveMixin, read_config
 from vcosim.fmi.vehicle import STEP_TOLERANCE
 from vcosim.tight.config import ControllerConfig
 from vcosim.tight.controller import STOP_CHECK, ControllerBlock, ControllerStatus
-from vcosim.tight.protocol import SIM_TO_CONTROLLER
-from vcosim.tight.views import WHEEL_NAMES, Controls, SimulatorMessage
+from vcosim.tight.protocol import CONTROLLER_INPUTS, SIM_TO_CONTROLLER
+from vcosim.tight.views import Controls, SimulatorMessage
 from vcosim.vehicle import layout as L
 
 DESCRIPTION = "vcosim tight coupling, controller side: drives vcosim sim or BeamNG.tech over UDP"
 INTERFACE_FILE = "vcosim_interface.csv"
 
-# The reply's controls, in the order of ``Controls``: (name, kind, unit, min, max).
-INPUTS: tuple[Variable, ...] = (
-    Variable("throttle", unit="1", min=0.0, max=1.0, description="throttle pedal"),
-    Variable("brake", unit="1", min=0.0, max=1.0, description="brake pedal"),
-    Variable("steering", unit="1", min=-1.0, max=1.0, description="steering, + turns left"),
-    Variable(
-        "gear",
-        "integer",
-        min=-1,
-        max=5,
-        description="requested gear, in the reserved slot 4 (read only by vcosim sim --gear-slot)",
-    ),
-    *(Variable(f"braking_torque_{w}", unit="N.m", min=0.0) for w in WHEEL_NAMES),
-    *(Variable(f"propulsion_torque_{w}", unit="N.m") for w in WHEEL_NAMES),
-    Variable("drive_mode", "integer", min=0, max=1, description="0 pedals, 1 wheel torques"),
+# The reply's controls, in the order of ``Controls``: the fixed layout's slots 1-13 as the
+# vehicle FMU declares those inputs (names, kinds, units and ranges from the catalogue).
+_GEAR = "requested gear, in the reserved slot 4 (read only by vcosim sim --gear-slot)"
+INPUTS: tuple[Variable, ...] = tuple(
+    Variable(v.name, v.kind, v.unit, v.min, v.max, _GEAR if v.name == "gear" else v.description)
+    for v in (input_variable(name) for _, name in CONTROLLER_INPUTS)
 )
 BANKS: tuple[Output, ...] = OUTPUTS[: L.N_BANKS]
 """Slots 1..60 of the simulator's message, named as the vehicle FMU's outputs."""

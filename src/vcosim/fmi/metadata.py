@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import Literal
 from xml.etree.ElementTree import Element, SubElement
 
-from vcosim.vehicle import layout as L
+from vcosim.vehicle import inputs
 from vcosim.vehicle.signals import OUTPUTS as SIGNALS
 
 Kind = Literal["real", "integer", "boolean", "string"]
@@ -51,72 +51,40 @@ class Parameter(Variable):
     key: str = ""
 
 
-def _pedal(name: str, slot: int, description: str) -> Input:
-    return Input(name, unit="1", min=0.0, max=1.0, slot=slot, description=description)
+NOT_INPUTS = frozenset({"automatic", "ground_from_inputs", "ground_height", "ground_friction"})
+"""Catalogue inputs the FMU does not take: the gearbox is a parameter (``automatic``), and
+its vehicle drives on its own terrain."""
+FMI_KINDS: dict[str, Kind] = {"real": "real", "integer": "integer", "switch": "boolean"}
+KEPT_INTEGER = frozenset({"drive_mode"})
+"""Switches the FMU declares as Integer 0/1, as its first model descriptions did."""
+STARTS = {"ignition": 2.0}  # the FMU's vehicle starts with its engine idling, key at 2
 
 
-INPUTS: tuple[Input, ...] = (
-    _pedal("throttle", L.U_THROTTLE, "throttle pedal"),
-    _pedal("brake", L.U_BRAKE, "brake pedal"),
-    _pedal("clutch", L.U_CLUTCH, "clutch pedal, 1 = pressed"),
-    _pedal("parkingbrake", L.U_PARKINGBRAKE, "parking brake"),
-    Input(
-        "steering",
-        slot=L.U_STEERING,
-        unit="1",
-        min=-1.0,
-        max=1.0,
-        description="steering, positive turns left; 1 = the largest road-wheel angle",
-    ),
-    Input(
-        "gear",
-        "integer",
-        slot=L.U_GEAR,
-        min=-1,
-        max=5,
-        description="requested gear -1..5 (automatic gearbox: -1 R, 0 N, 1 and up D)",
-    ),
-    Input(
-        "ignition",
-        "integer",
-        slot=L.U_IGNITION,
-        min=0,
-        max=3,
-        start=2.0,
-        description="key: 0 off, 1 accessory, 2 on, 3 crank",
-    ),
-    Input("highbeam", "boolean", slot=L.U_HIGHBEAM, description="high beam on"),
-    Input("lowbeam", "boolean", slot=L.U_LOWBEAM, description="low beam on"),
-    Input("signal_L", "boolean", slot=L.U_SIGNAL_L, description="left turn signal on"),
-    Input("signal_R", "boolean", slot=L.U_SIGNAL_R, description="right turn signal on"),
-    Input(
-        "drive_mode",
-        "integer",
-        slot=L.U_DRIVE_MODE,
-        min=0,
-        max=1,
-        description="0 pedals, 1 wheel torques (propulsion/braking torques replace the "
-        "powertrain and brakes)",
-    ),
-    *(
-        Input(
-            f"propulsion_torque_{w}",
-            slot=L.U_PROPULSION + i,
-            unit="N.m",
-            description=f"drive torque at wheel {w} in drive_mode 1",
-        )
-        for i, w in enumerate(L.WHEELS)
-    ),
-    *(
-        Input(
-            f"braking_torque_{w}",
-            slot=L.U_BRAKING + i,
-            unit="N.m",
-            min=0.0,
-            description=f"brake torque at wheel {w} in drive_mode 1",
-        )
-        for i, w in enumerate(L.WHEELS)
-    ),
+def input_variable(name: str) -> Input:
+    """The FMU variable of a catalogue input or of one wheel's value (``braking_torque_FL``).
+
+    Name, kind, unit, range and meaning are the catalogue's (``vcosim.vehicle.inputs``).
+    """
+    entry, k = inputs.element(name)
+    kind = "integer" if entry.name in KEPT_INTEGER else FMI_KINDS[entry.kind]
+    bounded = kind != "boolean"
+    return Input(
+        name,
+        kind,
+        unit=entry.unit if kind == "real" else None,
+        min=entry.low if bounded else None,
+        max=entry.high if bounded else None,
+        slot=entry.index + k,
+        start=STARTS.get(entry.name, entry.initial),
+        description=entry.describe(k if entry.width > 1 else None),
+    )
+
+
+INPUTS: tuple[Input, ...] = tuple(
+    input_variable(i.element_name(k) if i.width > 1 else i.name)
+    for i in inputs.CATALOGUE
+    if i.name not in NOT_INPUTS
+    for k in range(i.width)
 )
 INPUT_NAMES = frozenset(i.name for i in INPUTS)
 

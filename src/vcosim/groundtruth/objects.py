@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from vcosim.vehicle import Vehicle
+from vcosim.vehicle import VehicleView
 from vcosim.vehicle import layout as L
 
 if TYPE_CHECKING:
@@ -47,7 +47,7 @@ class Shape:
     wheel_radius: float
 
     @classmethod
-    def of(cls, vehicle: Vehicle) -> Shape:
+    def of(cls, vehicle: VehicleView) -> Shape:
         """The box of ``vehicle``, from its parameters (as the world's collision box)."""
         packed = vehicle.params.pack()
         a, b = float(packed["a"][0]), float(packed["b"][0])

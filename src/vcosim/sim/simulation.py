@@ -12,9 +12,10 @@ tight-coupling endpoint writes ``coupling_connected`` (0/1) and ``coupling_laten
 time from sending a message to taking its reply, for the last reply applied). A reader must
 treat a missing key as "not known" (e.g. no coupling attached).
 
-A host runs one vehicle or a ``World`` of many. ``sim.vehicle`` is always one ``Vehicle``
-(with a world: its ego), so single-vehicle faces work unchanged; ``sim.vehicles`` names them
-all (``{"ego": vehicle}`` for a lone car) and ``sim.world`` is the world or None.
+A host runs one vehicle or a ``World`` of many. ``sim.vehicle`` is always one vehicle, seen as
+a ``VehicleView`` (with a world: its ego; the host steps ``sim.body``), so single-vehicle faces
+work unchanged; ``sim.vehicles`` names them all (``{"ego": vehicle}`` for a lone car) and
+``sim.world`` is the world or None.
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ from vcosim.errors import UnknownNameError
 from vcosim.reports import Report
 from vcosim.sim.face import COUPLING, HOOKS, Face, overrides
 from vcosim.sim.pacing import Pacer, PacingMode
-from vcosim.vehicle import Vehicle
+from vcosim.vehicle import Vehicle, VehicleView
 from vcosim.world.world import World
 
 if TYPE_CHECKING:
@@ -80,9 +81,9 @@ class Simulation:
         self.body: Vehicle | World
         """What the host steps: the vehicle, or the world."""
         self.world: World | None
-        self.vehicle: Vehicle
+        self.vehicle: VehicleView
         """The vehicle single-vehicle faces serve: the lone car, or the world's ego."""
-        self.vehicles: dict[str, Vehicle]
+        self.vehicles: dict[str, VehicleView]
         if isinstance(vehicle, World):
             self.body = self.world = vehicle
             self.vehicle, self.vehicles = vehicle.vehicle, vehicle.vehicles

@@ -24,6 +24,7 @@ from pathlib import Path
 from vcosim.config import LARGEST_NUMBER, SMALLEST_NUMBER, read_config_text
 from vcosim.errors import ConfigError
 from vcosim.vehicle import layout as L
+from vcosim.vehicle.inputs import KIND_CODES, element
 
 MAX_FIELD_CHARS = 1000
 """The longest field read: names, numbers and descriptions are tens of characters."""
@@ -109,22 +110,32 @@ ELECTRICS = {
 }
 SENSOR_GROUPS = ("IMU", "GPS", "Ideal RADAR", "Roads")
 
-# -- controller -> simulator: BeamNG name -> (vehicle input index, low, high) ------------------
-DRIVER_FROM = {
-    "throttle": (L.U_THROTTLE, 0.0, 1.0),
-    "brake": (L.U_BRAKE, 0.0, 1.0),
-    "clutch": (L.U_CLUTCH, 0.0, 1.0),
-    "parkingBrake": (L.U_PARKINGBRAKE, 0.0, 1.0),
-    "steeringWheelPosition": (L.U_STEERING, -1.0, 1.0),
+# -- controller -> simulator: BeamNG name -> the vehicle input (catalogue name) it sets ---------
+DRIVER_INPUTS = {
+    "throttle": "throttle",
+    "brake": "brake",
+    "clutch": "clutch",
+    "parkingBrake": "parkingbrake",
+    "steeringWheelPosition": "steering",
 }
-TORQUE_LIMIT = 1.0e5  # N m
-WHEEL_FROM = {
-    **{f"brakingTorque{w}": (L.U_BRAKING + k, 0.0, TORQUE_LIMIT) for k, w in enumerate(L.WHEELS)},
-    **{
-        f"propulsionTorque{w}": (L.U_PROPULSION + k, -TORQUE_LIMIT, TORQUE_LIMIT)
-        for k, w in enumerate(L.WHEELS)
-    },
+WHEEL_INPUTS = {
+    f"{quantity}Torque{w}": f"{quantity}_torque_{w}"
+    for quantity in ("braking", "propulsion")
+    for w in L.WHEELS
 }
+
+
+def _targets(names: dict[str, str]) -> dict[str, tuple[int, float, float, int]]:
+    """BeamNG name -> (input-array slot, low, high, kind code), from the input catalogue."""
+    table = {}
+    for beamng, ours in names.items():
+        entry, k = element(ours)
+        table[beamng] = (entry.index + k, entry.low, entry.high, KIND_CODES[entry.kind])
+    return table
+
+
+DRIVER_FROM = _targets(DRIVER_INPUTS)
+WHEEL_FROM = _targets(WHEEL_INPUTS)
 CHANNELS = ("value", "multiply", "add", "freeze")
 
 _WHEEL_NAME = re.compile(rf"^({'|'.join(WHEEL_TO)})({'|'.join(L.WHEELS)})$")
@@ -151,6 +162,7 @@ class SignalFrom:
     channel: str  # value, multiply, add, freeze
     line: int
     boolean: bool = False
+    kind: int = 0  # the input's kind code (``vcosim.vehicle.inputs``)
 
 
 @dataclass
@@ -261,8 +273,8 @@ def _signal_from(
     if mode not in CHANNELS:
         problems.append(f"{where}: channel {channel!r} is not one of {', '.join(CHANNELS)}")
         return None
-    target, low, high = table[name]
-    return SignalFrom(name, target, low, high, mode, line, kind == "boolean")
+    target, low, high, code = table[name]
+    return SignalFrom(name, target, low, high, mode, line, kind == "boolean", code)
 
 
 def _number(text: str, where: str, problems: list[str], *, positive: bool = False) -> float | None:

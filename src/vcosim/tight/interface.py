@@ -24,6 +24,8 @@ from vcosim.tight.protocol import (
     SIM_SLOT_NAMES,
 )
 from vcosim.vehicle import layout as L
+from vcosim.vehicle._jit_cache import kernel
+from vcosim.vehicle.inputs import INTEGER, KIND_CODES, REAL, limit
 
 # Quantities derived from the vehicle's state, appended to its outputs as further sources.
 DERIVED_NAMES = (
@@ -44,7 +46,9 @@ SOURCE_NAMES = L.SIGNAL_NAMES + DERIVED_NAMES
 SOURCE_INDEX = {name: i for i, name in enumerate(SOURCE_NAMES)}
 _DERIVED = L.N_OUTPUTS
 
-PLAIN, ROUND, SWITCH, BOOLEAN = 0, 1, 2, 3  # how a reply value is turned into an input
+# How a reply value is turned into an input: the input's kind (the catalogue's), or a CSV's
+# boolean (any non-zero is 1) taken as it is.
+PLAIN, ROUND, BOOLEAN = REAL, INTEGER, 3
 
 
 @njit(cache=True)
@@ -71,14 +75,15 @@ def derive_sources(x, out) -> None:
 TARGET, VALUE, MULTIPLY, ADD, FREEZE, KIND = range(6)
 
 
-@njit(cache=True)
+@kernel  # cached with the vehicle's sources: it compiles in the catalogue's ``limit``
 def apply_inputs(message, inputs, frozen, clamps, slots, limits) -> None:
     """Turn a reply into vehicle inputs, group by group (BeamNG's channel arithmetic).
 
     The value channel (0 if the group has none) is multiplied by the multiply channel and
     the add channel added, where present; a non-zero freeze channel holds the value last in
     force instead. NaN means "leave as it is": a NaN value keeps the input, a NaN multiply
-    or add channel is left out. Out-of-range results are clamped and counted per group.
+    or add channel is left out. The result is written as every face writes inputs
+    (``vcosim.vehicle.inputs.limit``: clamped, counted per group, rounded or switched).
     ``slots`` holds the wire slots of each group (-1: none), ``limits`` its low and high.
     """
     for g in range(slots.shape[0]):
@@ -103,16 +108,8 @@ def apply_inputs(message, inputs, frozen, clamps, slots, limits) -> None:
         kind = row[KIND]
         if kind == BOOLEAN:
             v = 1.0 if v != 0.0 else 0.0
-        if v < limits[g, 0]:
-            v = limits[g, 0]
-            clamps[g] += 1
-        elif v > limits[g, 1]:
-            v = limits[g, 1]
-            clamps[g] += 1
-        if kind == ROUND:
-            v = float(round(v))
-        elif kind == SWITCH:
-            v = 1.0 if v >= 0.5 else 0.0
+        v, clamped = limit(v, limits[g, 0], limits[g, 1], kind)
+        clamps[g] += clamped
         inputs[row[TARGET]] = v
         frozen[g] = v
 
@@ -201,11 +198,11 @@ class Interface:
         requested-gear extension.
         """
         groups = []
-        for slot, (name, low, high) in enumerate(CONTROLLER_SLOTS, start=1):
+        for slot, (name, entry, k) in enumerate(CONTROLLER_SLOTS, start=1):
             if name == "gear" and not gear_slot:
                 continue
-            target, kind = _FIXED_TARGETS[name]
-            groups.append(InputGroup(name, target, low, high, kind, value=slot))
+            kind = KIND_CODES[entry.kind]
+            groups.append(InputGroup(name, entry.index + k, entry.low, entry.high, kind, slot))
         return cls(
             "fixed 111/64",
             SIM_SLOT_NAMES[1:],
@@ -228,7 +225,7 @@ class Interface:
                     "target": signal.target,
                     "low": signal.low,
                     "high": signal.high,
-                    "kind": BOOLEAN if signal.boolean else PLAIN,
+                    "kind": BOOLEAN if signal.boolean else signal.kind,
                 },
             )
             group[signal.channel] = slot
@@ -261,17 +258,6 @@ class Interface:
     def source_indices(self) -> np.ndarray:
         """Where each non-custom value of the simulator's message comes from."""
         return np.array([SOURCE_INDEX[s] for s in self.sources if s is not None], dtype=np.int64)
-
-
-_FIXED_TARGETS = {
-    "throttle": (L.U_THROTTLE, PLAIN),
-    "brake": (L.U_BRAKE, PLAIN),
-    "steering": (L.U_STEERING, PLAIN),
-    "gear": (L.U_GEAR, ROUND),
-    **{f"brakingTorque{w}": (L.U_BRAKING + k, PLAIN) for k, w in enumerate(L.WHEELS)},
-    **{f"propulsionTorque{w}": (L.U_PROPULSION + k, PLAIN) for k, w in enumerate(L.WHEELS)},
-    "driveMode": (L.U_DRIVE_MODE, SWITCH),
-}
 
 
 class CsvAdapter:

@@ -13,7 +13,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from vcosim.constants import BLOCKING_TIMEOUT
-from vcosim.vehicle.layout import BANK_NAMES
+from vcosim.vehicle.inputs import Input, element
+from vcosim.vehicle.layout import BANK_NAMES, WHEELS
 
 WIRE_DTYPE = np.dtype("<f8")
 SIM_TO_CONTROLLER = 111  # 888 bytes
@@ -25,19 +26,23 @@ CONTROLLER_CUSTOM = slice(14, 64)  # custom bank B of the controller's message
 
 SIM_SLOT_NAMES: tuple[str, ...] = ("id", *BANK_NAMES, *(f"custom{i}" for i in range(N_CUSTOM)))
 
-# Controller -> simulator slots, with the range each value is clamped to.
-CONTROLLER_SLOTS: tuple[tuple[str, float, float], ...] = (
-    ("throttle", 0.0, 1.0),
-    ("brake", 0.0, 1.0),
-    ("steering", -1.0, 1.0),
-    ("gear", -1.0, 5.0),
-    *((f"brakingTorque{w}", 0.0, 1.0e5) for w in ("FL", "FR", "RL", "RR")),
-    *((f"propulsionTorque{w}", -1.0e5, 1.0e5) for w in ("FL", "FR", "RL", "RR")),
-    ("driveMode", 0.0, 1.0),
+# Controller -> simulator slots 1-13: BeamNG's name of each and the vehicle input it sets.
+CONTROLLER_INPUTS: tuple[tuple[str, str], ...] = (
+    ("throttle", "throttle"),
+    ("brake", "brake"),
+    ("steering", "steering"),
+    ("gear", "gear"),
+    *((f"brakingTorque{w}", f"braking_torque_{w}") for w in WHEELS),
+    *((f"propulsionTorque{w}", f"propulsion_torque_{w}") for w in WHEELS),
+    ("driveMode", "drive_mode"),
 )
+CONTROLLER_SLOTS: tuple[tuple[str, Input, int], ...] = tuple(
+    (wire, *element(name)) for wire, name in CONTROLLER_INPUTS
+)
+"""Each slot's wire name, its input in the catalogue (range, kind) and which of its values."""
 CONTROLLER_SLOT_NAMES: tuple[str, ...] = (
     "id",
-    *(name for name, _, _ in CONTROLLER_SLOTS),
+    *(name for name, _ in CONTROLLER_INPUTS),
     *(f"custom{i}" for i in range(N_CUSTOM)),
 )
 

@@ -3,10 +3,11 @@
 from vcosim.vehicle._jit_cache import physics_cache
 
 with physics_cache():
-    from vcosim.vehicle.layout import BANK_NAMES, INPUT_NAMES, SIGNAL_NAMES
+    from vcosim.vehicle.inputs import INPUT_NAMES
+    from vcosim.vehicle.layout import BANK_NAMES, SIGNAL_NAMES
     from vcosim.vehicle.params import VehicleParams
     from vcosim.vehicle.terrain import Terrain
-    from vcosim.vehicle.vehicle import InputError, Snapshot, Vehicle, VehicleBatch
+    from vcosim.vehicle.vehicle import InputError, Snapshot, Vehicle, VehicleBatch, VehicleView
 
 __all__ = [
     "BANK_NAMES",
@@ -18,4 +19,5 @@ __all__ = [
     "Vehicle",
     "VehicleBatch",
     "VehicleParams",
+    "VehicleView",
 ]

@@ -3,7 +3,7 @@
 The kernel is a set of pure functions over four float64 arrays: the state ``x``, the inputs
 ``u``, the packed parameters ``p`` and the outputs ``y``. Named integer constants (frozen into
 the compiled code by numba) keep the kernel readable; the name tuples below are the public
-names of inputs and outputs.
+names of the outputs (the inputs' are in ``vcosim.vehicle.inputs``).
 """
 
 from __future__ import annotations
@@ -30,41 +30,7 @@ U_GROUND_FROM_INPUTS = 21  # 1: the ground under each wheel comes from the two i
 U_GROUND_HEIGHT = 22  # 4 values FL FR RL RR (m), e.g. from the visualisation (VMFM)
 U_GROUND_FRICTION = 26  # 4 values FL FR RL RR
 N_INPUTS = 30
-
-SCALAR_INPUTS = (
-    "throttle",
-    "brake",
-    "clutch",
-    "parkingbrake",
-    "steering",
-    "gear",
-    "ignition",
-    "highbeam",
-    "lowbeam",
-    "signal_L",
-    "signal_R",
-)
-INPUT_INDEX = {name: i for i, name in enumerate(SCALAR_INPUTS)} | {
-    "automatic": U_AUTOMATIC,
-    "ground_from_inputs": U_GROUND_FROM_INPUTS,
-}
-VECTOR_INPUTS = {
-    "propulsion_torque": U_PROPULSION,
-    "braking_torque": U_BRAKING,
-    "ground_height": U_GROUND_HEIGHT,
-    "ground_friction": U_GROUND_FRICTION,
-}
-DRIVE_MODES = {"pedals": 0.0, "torques": 1.0}
-INPUT_NAMES = (
-    *SCALAR_INPUTS,
-    "drive_mode",
-    "propulsion_torque",
-    "braking_torque",
-    "automatic",
-    "ground_from_inputs",
-    "ground_height",
-    "ground_friction",
-)
+# The inputs' names, ranges and kinds: vcosim.vehicle.inputs (the catalogue).
 
 # --- state ----------------------------------------------------------------------------------
 X_POS = 0  # 3: world position of the centre of gravity (m)

@@ -41,6 +41,7 @@ from vcosim.vehicle.driveline import (
     shifter,
 )
 from vcosim.vehicle.engine import effective_throttle, engine_load, engine_step
+from vcosim.vehicle.inputs import HIGH, LOW
 from vcosim.vehicle.layout import (
     LAMBDA_BUF_LEN,
     N_STATES,
@@ -129,8 +130,6 @@ S_NORMAL = 36
 S_FY = 40
 S_MU = 44
 BLINK_PERIOD = 0.8  # s: 75 flashes a minute
-TORQUE_LIMIT = 1.0e5  # N m: wheel torques given from outside are clamped to it, as on the wire
-GROUND_FRICTION_MAX = 2.0  # friction given from outside is clamped to [0, 2]
 
 
 def initial_state(p: np.ndarray) -> np.ndarray:
@@ -217,12 +216,13 @@ def physics_step(x, u, p, y, s, height, friction, grid, write_outputs: bool) -> 
         if not math.isfinite(u[i]):  # written past every check (a face, an FMI master):
             u[i] = 0.0  # taken as released, so one bad value cannot corrupt the state
     dt = p.dt
-    throttle_in = min(max(u[U_THROTTLE], 0.0), 1.0)
-    brake_in = min(max(u[U_BRAKE], 0.0), 1.0)
-    clutch_in = min(max(u[U_CLUTCH], 0.0), 1.0)
-    park_in = min(max(u[U_PARKINGBRAKE], 0.0), 1.0)
-    steer_in = min(max(u[U_STEERING], -1.0), 1.0)
-    ignition = min(max(round(u[U_IGNITION]), 0.0), 3.0)
+    # Each input within its range (``LOW``, ``HIGH``: the input catalogue's, as constants).
+    throttle_in = min(max(u[U_THROTTLE], LOW[U_THROTTLE]), HIGH[U_THROTTLE])
+    brake_in = min(max(u[U_BRAKE], LOW[U_BRAKE]), HIGH[U_BRAKE])
+    clutch_in = min(max(u[U_CLUTCH], LOW[U_CLUTCH]), HIGH[U_CLUTCH])
+    park_in = min(max(u[U_PARKINGBRAKE], LOW[U_PARKINGBRAKE]), HIGH[U_PARKINGBRAKE])
+    steer_in = min(max(u[U_STEERING], LOW[U_STEERING]), HIGH[U_STEERING])
+    ignition = min(max(round(u[U_IGNITION]), LOW[U_IGNITION]), HIGH[U_IGNITION])
     torque_mode = u[U_DRIVE_MODE] >= 0.5
     automatic = u[U_AUTOMATIC] >= 0.5
 
@@ -233,7 +233,7 @@ def physics_step(x, u, p, y, s, height, friction, grid, write_outputs: bool) -> 
     if automatic:
         target = automatic_target(x, p, u[U_GEAR], throttle_in)
     else:
-        target = min(max(round(u[U_GEAR]), -1.0), 5.0)
+        target = min(max(round(u[U_GEAR]), LOW[U_GEAR]), HIGH[U_GEAR])
     pace = p.auto_pace if automatic else 1.0
     throttle_factor, clutch_factor = shifter(x, p, target, dt, pace, automatic)
     shifting = x[X_SHIFT_T] >= 0.0 or clutch_factor < 1.0
@@ -313,7 +313,9 @@ def physics_step(x, u, p, y, s, height, friction, grid, write_outputs: bool) -> 
         px, py = x[X_POS] + rx, x[X_POS + 1] + ry
         if ground_inputs:
             h, hx, hy = u[U_GROUND_HEIGHT + k], slope_x, slope_y
-            mu_ground = min(max(u[U_GROUND_FRICTION + k], 0.0), GROUND_FRICTION_MAX)
+            mu_ground = min(
+                max(u[U_GROUND_FRICTION + k], LOW[U_GROUND_FRICTION]), HIGH[U_GROUND_FRICTION]
+            )
         else:
             h, hx, hy, mu_ground = sample_terrain(height, friction, grid, px, py)
         ground_sum += h
@@ -381,8 +383,8 @@ def physics_step(x, u, p, y, s, height, friction, grid, write_outputs: bool) -> 
         s[S_FY + k] = f_lat
         s[S_MU + k] = mu
         if torque_mode:
-            s[4 + k] = min(max(u[U_PROPULSION + k], -TORQUE_LIMIT), TORQUE_LIMIT)
-            s[8 + k] = min(max(u[U_BRAKING + k], 0.0), TORQUE_LIMIT)
+            s[4 + k] = min(max(u[U_PROPULSION + k], LOW[U_PROPULSION]), HIGH[U_PROPULSION])
+            s[8 + k] = min(max(u[U_BRAKING + k], LOW[U_BRAKING]), HIGH[U_BRAKING])
         else:
             s[4 + k] = 0.0
             s[8 + k] = brake_in * (p.brake_f if front else p.brake_r)

@@ -16,6 +16,8 @@ import math
 from dataclasses import dataclass
 
 from vcosim.vehicle import layout as L
+from vcosim.vehicle.inputs import CATALOGUE
+from vcosim.vehicle.inputs import INPUTS as CATALOGUE_BY_NAME
 
 
 @dataclass(frozen=True)
@@ -39,6 +41,7 @@ class Signal:
         return "" if high is None else f"<= {high}"
 
 
+GEARS = CATALOGUE_BY_NAME["gear"]  # the gear engaged keeps to the range a gear is asked in
 FLAG = (0.0, 1.0)
 PEDAL = (0.0, 1.0)
 TURN = (-1.0, 1.0)
@@ -118,7 +121,7 @@ OUTPUTS: tuple[Signal, ...] = (
     _s("altitude", "m", "centre of gravity above the ground below it", FREE),
     # C status
     _s("ignitionLevel", "1", "key: 0 off, 1 accessory, 2 on, 3 crank", (0.0, 3.0)),
-    _s("gear", "1", "engaged gear: -1 R, 0 N, 1-5", (-1.0, 5.0)),
+    _s("gear", "1", "engaged gear: -1 R, 0 N, 1-5", (GEARS.low, GEARS.high)),
     _s("fuel", "1", "fuel left, of a full tank", PEDAL),
     _s("engineLoad", "1", "manifold pressure over full boost", PEDAL),
     _s("highbeam", "1", "high beam on", FLAG),
@@ -154,45 +157,22 @@ OUTPUTS: tuple[Signal, ...] = (
 )
 """The vehicle's outputs, in ``SIGNAL_NAMES`` order."""
 
-INPUTS: tuple[Signal, ...] = (
-    _s("throttle", "1", "throttle pedal", PEDAL),
-    _s("brake", "1", "brake pedal", PEDAL),
-    _s("clutch", "1", "clutch pedal (1: pressed, disengaged)", PEDAL),
-    _s("parkingbrake", "1", "parking brake", PEDAL),
-    _s("steering", "1", "steering (+ left; 1: the largest road-wheel angle)", TURN),
-    _s("gear", "1", "requested gear (automatic: the selector, -1 R, 0 N, 1 D)", (-1.0, 5.0)),
-    _s("ignition", "1", "key: 0 off, 1 accessory, 2 on, 3 crank", (0.0, 3.0)),
-    _s("highbeam", "1", "high beam switch", FLAG),
-    _s("lowbeam", "1", "low beam switch", FLAG),
-    _s("signal_L", "1", "left indicator switch", FLAG),
-    _s("signal_R", "1", "right indicator switch", FLAG),
-    _s("automatic", "1", "1: torque-converter automatic, 0: manual gearbox and clutch", FLAG),
-    _s("drive_mode", "1", "0: pedals, 1: the wheel torques below drive and brake", FLAG),
-    *(
-        _s(
-            f"propulsion_torque_{w}",
-            "N.m",
-            f"drive torque at the {w} wheel in drive_mode 1",
-            (-1e5, 1e5),
-        )
-        for w in L.WHEELS
-    ),
-    *(
-        _s(
-            f"braking_torque_{w}",
-            "N.m",
-            f"brake torque at the {w} wheel in drive_mode 1",
-            (0.0, 1e5),
-        )
-        for w in L.WHEELS
-    ),
-    _s("ground_from_inputs", "1", "1: the ground under each wheel is given below", FLAG),
-    *(_s(f"ground_height_{w}", "m", f"ground height under the {w} wheel", FREE) for w in L.WHEELS),
-    *(
-        _s(f"ground_friction_{w}", "1", f"ground friction under the {w} wheel", (0.0, 2.0))
-        for w in L.WHEELS
-    ),
-)
+
+def _input_signals() -> tuple[Signal, ...]:
+    """The input catalogue (``vcosim.vehicle.inputs``) as signals, a per-wheel input per wheel."""
+    signals = []
+    for i in CATALOGUE:
+        bounds = (None if i.low == -math.inf else i.low, None if i.high == math.inf else i.high)
+        if i.width == 1:
+            signals.append(_s(i.name, i.unit, i.describe(), bounds))
+        else:
+            signals += [
+                _s(i.element_name(k), i.unit, i.describe(k), bounds) for k in range(i.width)
+            ]
+    return tuple(signals)
+
+
+INPUTS: tuple[Signal, ...] = _input_signals()
 """What drives the vehicle: ``Vehicle.step`` keywords, vectors split per wheel."""
 
 DERIVED: tuple[Signal, ...] = (

@@ -1,7 +1,8 @@
 """The Python face of the vehicle model: named inputs and outputs over the compiled kernel.
 
-(Past 400 lines: ``Vehicle`` with its placing, settling and array sharing, and its batch twin
-``VehicleBatch``, read best together.)
+(Past 400 lines: ``VehicleView`` (a vehicle's arrays by name), the ``Vehicle`` that steps its
+own with its placing, settling and array sharing, and its batch twin ``VehicleBatch``, read
+best together.)
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ import numpy as np
 
 from vcosim.errors import ConfigError, UnknownNameError, VcosimError
 from vcosim.vehicle import layout as L
+from vcosim.vehicle.inputs import INITIAL, INPUT_INDEX, INPUT_NAMES, INPUTS, VECTOR_INPUTS
 from vcosim.vehicle.model import N_SCRATCH, advance, advance_batch, initial_state
 from vcosim.vehicle.params import DT, VehicleParams
 from vcosim.vehicle.terrain import WORLD_LIMIT, Terrain
@@ -87,19 +89,17 @@ def _as_numbers(name: str, value: object, shape: tuple[int, ...]) -> np.ndarray:
 
 def _parse(name: str, value: object) -> tuple[slice, np.ndarray]:
     """Where a named input goes in the input array and its checked value."""
-    index = L.INPUT_INDEX.get(name)
-    if index is not None:
-        return slice(index, index + 1), _as_numbers(name, value, ())[..., None]
-    if name in L.VECTOR_INPUTS:
-        start = L.VECTOR_INPUTS[name]
-        return slice(start, start + 4), _as_numbers(name, value, (4,))
-    if name == "drive_mode":
-        if isinstance(value, str):
-            if value not in L.DRIVE_MODES:
-                raise UnknownNameError("drive mode", value, tuple(L.DRIVE_MODES))
-            value = L.DRIVE_MODES[value]
-        return slice(L.U_DRIVE_MODE, L.U_DRIVE_MODE + 1), _as_numbers(name, value, ())[..., None]
-    raise UnknownNameError("vehicle input", name, L.INPUT_NAMES)
+    entry = INPUTS.get(name)
+    if entry is None:
+        raise UnknownNameError("vehicle input", name, INPUT_NAMES)
+    where = slice(entry.index, entry.index + entry.width)
+    if entry.width > 1:
+        return where, _as_numbers(name, value, (entry.width,))
+    if entry.choices and isinstance(value, str):
+        if value not in entry.choices:
+            raise UnknownNameError(name.replace("_", " "), value, tuple(entry.choices))
+        value = entry.choices[value]
+    return where, _as_numbers(name, value, ())[..., None]
 
 
 # What a caller stepping a vehicle from Python passes: bool, int, float and NumPy's real
@@ -108,7 +108,7 @@ _PLAIN_NUMBERS = frozenset(
     {bool, int, float, np.bool_}
     | {np.dtype(code).type for code in np.typecodes["AllInteger"] + np.typecodes["Float"]}
 )
-_SCALAR_INDEX = L.INPUT_INDEX
+_SCALAR_INDEX = INPUT_INDEX
 
 
 def _set_scalars(u: np.ndarray, inputs: Mapping[str, object]) -> bool:
@@ -174,55 +174,61 @@ def _compiled(kernel: Any, args: tuple[object, ...]) -> Callable[..., None]:
         return kernel
 
 
-class Vehicle:
-    """One vehicle stepping at a fixed 0.5 ms.
+def _released(packed: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """A vehicle's arrays before settling: at rest, unsettled, inputs released."""
+    return initial_state(packed), INITIAL.copy(), np.zeros(L.N_OUTPUTS)
 
-    Inputs are held: ``step(throttle=0.3)`` keeps the throttle at 0.3 until changed. The
-    vehicle starts at rest with the engine off, in neutral, at the origin, heading along +x,
-    its suspension already settled.
+
+def _check_shapes(what: str, state: np.ndarray, inputs: np.ndarray, outputs: np.ndarray) -> None:
+    shapes = {"state": L.N_STATES, "inputs": L.N_INPUTS, "outputs": L.N_OUTPUTS}
+    given = {"state": state, "inputs": inputs, "outputs": outputs}
+    wrong = [k for k, n in shapes.items() if given[k].shape != (n,)]
+    if wrong:
+        raise ValueError(f"{what}: {', '.join(wrong)} of the wrong shape")
+
+
+class VehicleView:
+    """A vehicle's arrays by name: inputs set, signals read, placed, snapshotted; not stepped.
+
+    What every face needs of a vehicle. Whoever owns the arrays steps them: a ``Vehicle``
+    (a view that steps its own) or a world's batch kernel, whose rows its vehicles view
+    (``view``). A view has no stepping method to call by mistake.
     """
 
     dt: float = DT
 
     def __init__(
         self,
-        params: VehicleParams | str | Path | None = None,
-        terrain: Terrain | None = None,
+        params: VehicleParams,
+        terrain: Terrain,
+        state: np.ndarray,
+        inputs: np.ndarray,
+        outputs: np.ndarray,
         *,
-        engine_running: bool = False,
+        packed: np.ndarray | None = None,
     ) -> None:
-        self.params = resolve_params(params)
-        self.terrain = terrain if terrain is not None else Terrain.flat()
-        self._p = self.params.pack()
-        self._terrain = (self.terrain.height, self.terrain.friction, self.terrain.grid)
-        self.reset(engine_running=engine_running)
+        """View these arrays as a vehicle of ``params`` on ``terrain``.
 
-    def reset(self, *, engine_running: bool = False) -> None:
-        """Start again: at rest at the origin, heading +x, time 0, inputs released."""
-        inputs = np.zeros(L.N_INPUTS)
-        inputs[L.U_GROUND_FRICTION : L.U_GROUND_FRICTION + 4] = 1.0
-        self._live_in(initial_state(self._p), inputs, np.zeros(L.N_OUTPUTS))
-        self._settle(engine_running)
+        ``packed``: the parameters as the kernel takes them, when the caller has them.
+        """
+        self.params = params
+        self.terrain = terrain
+        self._p = packed if packed is not None else params.pack()
+        self._terrain = (terrain.height, terrain.friction, terrain.grid)
+        self._live_in(state, inputs, outputs)
+
+    def view(self, state: np.ndarray, inputs: np.ndarray, outputs: np.ndarray) -> VehicleView:
+        """A view of a vehicle like this one (parameters, terrain) over other arrays.
+
+        E.g. rows of a world's arrays, which must already hold what the vehicle is.
+        """
+        _check_shapes("view", state, inputs, outputs)
+        return VehicleView(self.params, self.terrain, state, inputs, outputs, packed=self._p)
 
     def _live_in(self, state: np.ndarray, inputs: np.ndarray, outputs: np.ndarray) -> None:
-        """Step these arrays from now on, with a scratch array of their own.
-
-        ``_one_step`` holds the kernel's arguments for one step, gathered once here: gathering
-        them on every ``step()`` costs a tenth of the time Python adds to a step.
-        """
+        """Act on these arrays from now on, with a scratch array of their own."""
         self._x, self._u, self._y = state, inputs, outputs
         self._s = np.zeros(N_SCRATCH)
-        self._one_step = (state, inputs, self._p, outputs, self._s, *self._terrain, 1)
-        self._advance_one: Callable[..., None] = self._first_step
-
-    def _first_step(self, *one_step: object) -> None:
-        """Find the kernel's entry point for these arrays, then step with it as every step will.
-
-        Left to the first ``step()``: typing the arrays costs milliseconds, which a world of
-        many vehicles (stepped by its own kernel, never by ``step``) would pay for nothing.
-        """
-        self._advance_one = _compiled(advance, self._one_step)
-        self._advance_one(*one_step)
 
     def teleport(self, x: float, y: float, heading: float = 0.0, speed: float = 0.0) -> None:
         """Move the vehicle to (x, y), heading ``heading`` degrees (anticlockwise from +x).
@@ -306,18 +312,131 @@ class Vehicle:
         )
         return float(ground), quat
 
-    def _place_on_terrain(self) -> None:
-        """Start on the terrain's plane under the four wheels, so settling starts gently."""
-        ground, quat = self._pose_on_terrain(0.0, 0.0, 0.0)
-        self._x[L.X_POS + 2] += ground
-        self._x[L.X_QUAT : L.X_QUAT + 4] = quat
-
     def _refresh_outputs(self) -> None:
         """Outputs for the state as it is: one step on a copy, labelled with the current time."""
         time = self._x[L.X_STEP] * self.dt
         probe = self._x.copy()
         advance(probe, self._u, self._p, self._y, self._s.copy(), *self._terrain, 1)
         self._y[L.Y_TIME] = time
+
+    # -- inputs -----------------------------------------------------------------------------
+    def set_inputs(self, **inputs: object) -> None:
+        """Change held inputs without advancing time (e.g. from a hook inside a step).
+
+        A non-finite value raises ``InputError`` (a ``ValueError``) naming the input and
+        changes nothing; finite values beyond an input's range are clamped by the model.
+        """
+        set_inputs(self._u, inputs, self._x[L.X_POS + 2])
+
+    # -- reading ----------------------------------------------------------------------------
+    @property
+    def step_index(self) -> int:
+        """Physics steps since time 0."""
+        return int(self._x[L.X_STEP])
+
+    @property
+    def time(self) -> float:
+        """Simulation time (s), computed from the step index so it never drifts."""
+        return self.step_index * self.dt
+
+    @property
+    def outputs(self) -> np.ndarray:
+        """All outputs as one array, ordered as ``SIGNAL_NAMES`` (banks A-G first); a live view."""
+        return self._y
+
+    @property
+    def state(self) -> np.ndarray:
+        """The state array (layout in ``vcosim.vehicle.layout``); a live view, read it only."""
+        return self._x
+
+    @property
+    def input_array(self) -> np.ndarray:
+        """The held inputs as one array (layout in ``vcosim.vehicle.layout``); a live view."""
+        return self._u
+
+    @property
+    def inputs(self) -> dict[str, object]:
+        """The inputs currently held."""
+        u = self._u
+        out: dict[str, object] = {n: float(u[i]) for n, i in INPUT_INDEX.items()}
+        out["drive_mode"] = "torques" if u[L.U_DRIVE_MODE] >= 0.5 else "pedals"
+        for name, start in VECTOR_INPUTS.items():
+            out[name] = tuple(float(v) for v in u[start : start + 4])
+        return out
+
+    def signals(self) -> dict[str, float]:
+        """Every named output: banks A-G with the seed's names, then extra signals."""
+        return dict(zip(L.SIGNAL_NAMES, self._y.tolist(), strict=False))
+
+    def signal(self, name: str) -> float:
+        """One named output."""
+        index = L.SIGNAL_INDEX.get(name)
+        if index is None:
+            raise UnknownNameError("signal", name, L.SIGNAL_NAMES)
+        return float(self._y[index])
+
+    # -- replay -----------------------------------------------------------------------------
+    def snapshot(self) -> Snapshot:
+        """Capture the state; ``restore`` of it replays the same future exactly."""
+        return Snapshot(self._x.copy(), self._u.copy(), self._y.copy())
+
+    def restore(self, snapshot: Snapshot) -> None:
+        """Return to a captured state (inputs included)."""
+        self._x[:] = snapshot.state
+        self._u[:] = snapshot.inputs
+        self._y[:] = snapshot.outputs
+
+
+class Vehicle(VehicleView):
+    """One vehicle stepping at a fixed 0.5 ms.
+
+    Inputs are held: ``step(throttle=0.3)`` keeps the throttle at 0.3 until changed. The
+    vehicle starts at rest with the engine off, in neutral, at the origin, heading along +x,
+    its suspension already settled.
+    """
+
+    def __init__(
+        self,
+        params: VehicleParams | str | Path | None = None,
+        terrain: Terrain | None = None,
+        *,
+        engine_running: bool = False,
+    ) -> None:
+        params = resolve_params(params)
+        packed = params.pack()
+        terrain = terrain if terrain is not None else Terrain.flat()
+        super().__init__(params, terrain, *_released(packed), packed=packed)
+        self._settle(engine_running)
+
+    def reset(self, *, engine_running: bool = False) -> None:
+        """Start again: at rest at the origin, heading +x, time 0, inputs released."""
+        self._live_in(*_released(self._p))
+        self._settle(engine_running)
+
+    def _live_in(self, state: np.ndarray, inputs: np.ndarray, outputs: np.ndarray) -> None:
+        """Step these arrays from now on, with a scratch array of their own.
+
+        ``_one_step`` holds the kernel's arguments for one step, gathered once here: gathering
+        them on every ``step()`` costs a tenth of the time Python adds to a step.
+        """
+        super()._live_in(state, inputs, outputs)
+        self._one_step = (state, inputs, self._p, outputs, self._s, *self._terrain, 1)
+        self._advance_one: Callable[..., None] = self._first_step
+
+    def _first_step(self, *one_step: object) -> None:
+        """Find the kernel's entry point for these arrays, then step with it as every step will.
+
+        Left to the first ``step()``: typing the arrays costs milliseconds, which a world of
+        many vehicles (stepped by its own kernel, never by ``step``) would pay for nothing.
+        """
+        self._advance_one = _compiled(advance, self._one_step)
+        self._advance_one(*one_step)
+
+    def _place_on_terrain(self) -> None:
+        """Start on the terrain's plane under the four wheels, so settling starts gently."""
+        ground, quat = self._pose_on_terrain(0.0, 0.0, 0.0)
+        self._x[L.X_POS + 2] += ground
+        self._x[L.X_QUAT : L.X_QUAT + 4] = quat
 
     def _settle(self, engine_running: bool) -> None:
         """Let the suspension come to rest (brakes on), then put the car at the origin at time 0.
@@ -356,14 +475,6 @@ class Vehicle:
             set_inputs(self._u, inputs, self._x[L.X_POS + 2])
         self._advance_one(*self._one_step)
 
-    def set_inputs(self, **inputs: object) -> None:
-        """Change held inputs without advancing time (e.g. from a hook inside a step).
-
-        A non-finite value raises ``InputError`` (a ``ValueError``) naming the input and
-        changes nothing; finite values beyond an input's range are clamped by the model.
-        """
-        set_inputs(self._u, inputs, self._x[L.X_POS + 2])
-
     def run(self, n_steps: int, **inputs: object) -> None:
         """Advance ``n_steps`` physics steps in one compiled call with the inputs held."""
         if inputs:
@@ -386,53 +497,6 @@ class Vehicle:
             out[i] = self._y
         return {name: out[:, i] for i, name in enumerate(L.SIGNAL_NAMES)}
 
-    # -- reading ----------------------------------------------------------------------------
-    @property
-    def step_index(self) -> int:
-        """Physics steps since time 0."""
-        return int(self._x[L.X_STEP])
-
-    @property
-    def time(self) -> float:
-        """Simulation time (s), computed from the step index so it never drifts."""
-        return self.step_index * self.dt
-
-    @property
-    def outputs(self) -> np.ndarray:
-        """All outputs as one array, ordered as ``SIGNAL_NAMES`` (banks A-G first); a live view."""
-        return self._y
-
-    @property
-    def state(self) -> np.ndarray:
-        """The state array (layout in ``vcosim.vehicle.layout``); a live view, read it only."""
-        return self._x
-
-    @property
-    def input_array(self) -> np.ndarray:
-        """The held inputs as one array (layout in ``vcosim.vehicle.layout``); a live view."""
-        return self._u
-
-    @property
-    def inputs(self) -> dict[str, object]:
-        """The inputs currently held."""
-        u = self._u
-        out: dict[str, object] = {n: float(u[i]) for n, i in L.INPUT_INDEX.items()}
-        out["drive_mode"] = "torques" if u[L.U_DRIVE_MODE] >= 0.5 else "pedals"
-        for name, start in L.VECTOR_INPUTS.items():
-            out[name] = tuple(float(v) for v in u[start : start + 4])
-        return out
-
-    def signals(self) -> dict[str, float]:
-        """Every named output: banks A-G with the seed's names, then extra signals."""
-        return dict(zip(L.SIGNAL_NAMES, self._y.tolist(), strict=False))
-
-    def signal(self, name: str) -> float:
-        """One named output."""
-        index = L.SIGNAL_INDEX.get(name)
-        if index is None:
-            raise UnknownNameError("signal", name, L.SIGNAL_NAMES)
-        return float(self._y[index])
-
     # -- sharing arrays ---------------------------------------------------------------------
     def clone(self) -> Vehicle:
         """A copy with arrays of its own (parameters and terrain shared: neither changes)."""
@@ -446,26 +510,8 @@ class Vehicle:
         Reading, setting inputs, teleports and snapshots then act on them; whoever owns them
         steps them (a batch kernel).
         """
-        shapes = {
-            "state": (state, self._x),
-            "inputs": (inputs, self._u),
-            "outputs": (outputs, self._y),
-        }
-        wrong = [k for k, (new, old) in shapes.items() if new.shape != old.shape]
-        if wrong:
-            raise ValueError(f"bind: {', '.join(wrong)} of the wrong shape")
+        _check_shapes("bind", state, inputs, outputs)
         self._live_in(state, inputs, outputs)
-
-    # -- replay -----------------------------------------------------------------------------
-    def snapshot(self) -> Snapshot:
-        """Capture the state; ``restore`` of it replays the same future exactly."""
-        return Snapshot(self._x.copy(), self._u.copy(), self._y.copy())
-
-    def restore(self, snapshot: Snapshot) -> None:
-        """Return to a captured state (inputs included)."""
-        self._x[:] = snapshot.state
-        self._u[:] = snapshot.inputs
-        self._y[:] = snapshot.outputs
 
 
 class VehicleBatch:

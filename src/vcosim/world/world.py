@@ -2,8 +2,9 @@
 
 Every vehicle's state, inputs and outputs are rows of three stacked arrays, so one
 ``advance_each`` call (each vehicle with its own parameter record) steps them all, while each
-``sim.vehicles[name]`` is still a full ``Vehicle`` over its rows: faces read its outputs and set
-its inputs as they do with a lone car. ``stepper`` makes that call (on one thread or numba's).
+``sim.vehicles[name]`` is a ``VehicleView`` of its rows: faces read its outputs and set its
+inputs as they do with a lone car, and it has no stepping of its own. ``stepper`` makes that
+call (on one thread or numba's).
 
 Collisions are caught within the physics step of first overlap without checking the boxes
 after every step: before each run of steps the world computes how long no two boxes can
@@ -26,7 +27,7 @@ from vcosim.constants import PHYSICS_DT
 from vcosim.errors import UnknownNameError
 from vcosim.reports import Report
 from vcosim.roads import RoadNetwork, read_xodr
-from vcosim.vehicle import Terrain, Vehicle, VehicleParams
+from vcosim.vehicle import Terrain, Vehicle, VehicleParams, VehicleView
 from vcosim.vehicle import layout as L
 from vcosim.world.drivers import Drivers
 from vcosim.world.geometry import (
@@ -52,7 +53,6 @@ from vcosim.world.paths import Paths
 from vcosim.world.spec import ExternalDriver, Gearbox, WorldFile
 from vcosim.world.stepper import PARALLEL_FROM as PARALLEL_FROM  # where it was defined
 from vcosim.world.stepper import Stepper
-from vcosim.world.vehicles import world_vehicle
 
 log = logging.getLogger("vcosim.world")
 
@@ -126,9 +126,11 @@ class World:
         self._stepper = Stepper(self._arrays())
         self.geometry = _geometry([t.params for t in firsts], self.params)
         self.paths = Paths(self.spec.paths, _road_network(self.spec))
-        self.vehicles: dict[str, Vehicle] = {}
+        self.vehicles: dict[str, VehicleView] = {}
+        """Each vehicle by name: a view of its rows (it reads, takes inputs and teleports; it
+        steps only with the world)."""
         for row, (entry, template) in enumerate(zip(entries, firsts, strict=True)):
-            car = world_vehicle(template, self, row)
+            car = template.view(self.states[row], self.inputs[row], self.outputs[row])
             self.vehicles[entry.name] = car
             start = entry.start
             if start.s is not None:
@@ -162,7 +164,7 @@ class World:
 
     # -- the host's interface (as a Vehicle's) --------------------------------------------
     @property
-    def vehicle(self) -> Vehicle:
+    def vehicle(self) -> VehicleView:
         """The ego vehicle: the one single-vehicle faces attach to."""
         return self.vehicles[self.ego]
 

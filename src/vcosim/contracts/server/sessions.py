@@ -23,6 +23,7 @@ from vcosim.contracts import protocol as P
 from vcosim.contracts.layout import next_tick
 from vcosim.contracts.objects import Catalogue, Writer
 from vcosim.contracts.transport import Address
+from vcosim.vehicle.inputs import InputWrites
 
 EPS = 1e-9
 MAX_HINTS = 4  # unknown names per HELLO answered with a "did you mean" (each costs ~1 ms)
@@ -111,22 +112,22 @@ class ToServer:
         """An update stamped ``update_time`` went to the client: its answer is due."""
         self.ack_due = (next_tick(update_time, self.period) - 1) * self.period
 
+    def __post_init__(self) -> None:
+        self._table = InputWrites(
+            [
+                (pos + k, target, writer.input, name)
+                for pos, name, writer in self.writes
+                for k, target in enumerate(writer.targets)
+            ]
+        )
+
     def apply(self, values: np.ndarray, inputs: np.ndarray, clamped: Counter[str]) -> None:
-        """Write the values into the vehicle's inputs (NaN leaves an input as it is)."""
-        for pos, name, writer in self.writes:
-            for k, target in enumerate(writer.targets):
-                value = float(values[pos + k])
-                if value != value:  # NaN: leave the input as it is
-                    continue
-                if writer.kind == "switch":
-                    value = 1.0 if value >= 0.5 else 0.0
-                else:
-                    if value < writer.low or value > writer.high:
-                        value = min(max(value, writer.low), writer.high)
-                        clamped[name] += 1
-                    if writer.kind == "integer":
-                        value = float(round(value))
-                inputs[target] = value
+        """Write the values into the vehicle's inputs as every face does (``InputWrites``).
+
+        Each is clamped to its input's range (counted by property); a NaN leaves it as it is.
+        """
+        if self._table.write(values, inputs):
+            clamped.update(self._table.take_clamps())
 
 
 @dataclass

@@ -29,6 +29,7 @@ from vcosim.sweep.config.parameters import is_number
 from vcosim.sweep.config.sections import DERIVED_SIGNALS, Scalar, Scenario
 from vcosim.sweep.config.world import world_spec
 from vcosim.vehicle import layout as L
+from vcosim.vehicle.inputs import INPUT_NAMES, INPUTS
 from vcosim.vehicle.params import VehicleParams
 from vcosim.world.spec import WorldFile
 
@@ -118,12 +119,12 @@ def _input_problems(inputs: Mapping[str, Any]) -> list[str]:
     """Problems of a manoeuvre event's vehicle inputs, each as ``name: why``."""
     problems = []
     for name, value in inputs.items():
-        if name not in L.INPUT_NAMES:
-            problems.append(f"{name}: {UnknownNameError('vehicle input', name, L.INPUT_NAMES)}")
-        elif name == "drive_mode":
-            if value not in ("pedals", "torques"):
-                problems.append("drive_mode: 'pedals' or 'torques'")
-        elif name in L.VECTOR_INPUTS:
+        if name not in INPUTS:
+            problems.append(f"{name}: {UnknownNameError('vehicle input', name, INPUT_NAMES)}")
+        elif INPUTS[name].choices:
+            if value not in INPUTS[name].choices:
+                problems.append(f"{name}: {' or '.join(map(repr, INPUTS[name].choices))}")
+        elif INPUTS[name].width == 4:
             if not (isinstance(value, list) and len(value) == 4 and all(map(is_number, value))):
                 problems.append(f"{name}: needs 4 numbers (FL, FR, RL, RR)")
         elif not is_number(value):
