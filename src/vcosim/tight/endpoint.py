@@ -32,6 +32,7 @@ import logging
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -210,6 +211,8 @@ class SimulatorEndpoint:
         if self.interface.torque_mode:
             self._inputs[L.U_DRIVE_MODE] = 1.0
         self._frozen[:] = self._inputs[self.interface.inputs.target]
+        self._apply_args = (self._inputs, self._frozen, self._clamps, self._slots, self._limits)
+        self._apply_inputs = _entry_point(apply_inputs, (self.link.message, *self._apply_args))
         source = self._extended if self._extended is not None else self._outputs
         if self._source_run is not None:
             self._source_values = source[self._source_run]
@@ -449,7 +452,7 @@ class SimulatorEndpoint:
 
     def _apply(self, sim: Simulation, message: np.ndarray, answered: int) -> None:
         """Apply a reply taken (``_take``) in answer to message ``answered``."""
-        apply_inputs(message, self._inputs, self._frozen, self._clamps, self._slots, self._limits)
+        self._apply_inputs(message, *self._apply_args)
         self.stats.applied += 1
         self.last_latency = self._taken_at - self._sent_at[answered % _SENT_RING]
         live = sim.live
@@ -503,3 +506,18 @@ class SimulatorEndpoint:
         if self.debug is not None:
             self.debug.close()
         self.link.close()
+
+
+def _entry_point(kernel: Any, args: tuple[object, ...]) -> Callable[..., None]:
+    """``kernel``'s machine code for arguments of these types, or the kernel itself.
+
+    numba's compiled entry point skips the dispatcher's type check of every argument, a
+    good part of a small kernel's cost from Python; an endpoint's arrays keep their types.
+    """
+    try:
+        signature = tuple(kernel.typeof_pyval(a) for a in args)
+        if signature not in kernel.overloads:
+            kernel.compile(signature)  # (or loads it from the cache)
+        return kernel.overloads[signature].entry_point
+    except (AttributeError, KeyError, TypeError):
+        return kernel
