@@ -13,9 +13,8 @@ import time
 from dataclasses import dataclass, field
 from enum import Enum
 
-import numpy as np
-
 from vcosim.constants import PHYSICS_DT
+from vcosim.stats import Samples
 
 
 class PacingMode(str, Enum):
@@ -28,21 +27,31 @@ class PacingMode(str, Enum):
 
 @dataclass
 class FrameStats:
-    """Frame timing of a run: lateness of each frame start against its schedule."""
+    """Frame timing of a run: lateness of each frame start against its schedule.
+
+    The lateness samples take fixed memory (``Samples``), so a run may last for days.
+    """
 
     frames: int = 0
     late_frames: int = 0
-    lateness: list[float] = field(default_factory=list)
+    lateness: Samples = field(default_factory=Samples)
 
     def summary(self) -> dict[str, float]:
-        """Late frames, jitter (standard deviation) and p99 lateness, in milliseconds."""
-        lateness = np.asarray(self.lateness) * 1e3
+        """Late frames, jitter (standard deviation) and lateness percentiles, in milliseconds."""
+        lateness, timed = self.lateness, self.lateness.count > 0  # (none: not real time)
         return {
             "frames": self.frames,
             "late_frames": self.late_frames,
-            "frame_jitter_ms": float(lateness.std()) if lateness.size else 0.0,
-            "frame_lateness_p99_ms": float(np.percentile(lateness, 99)) if lateness.size else 0.0,
+            "frame_jitter_ms": lateness.std * 1e3 if timed else 0.0,
+            **{
+                f"frame_lateness_{name}_ms": lateness.percentile(q) * 1e3 if timed else 0.0
+                for name, q in LATENESS_PERCENTILES.items()
+            },
         }
+
+
+LATENESS_PERCENTILES = {"p50": 50.0, "p99": 99.0, "p999": 99.9, "max": 100.0}
+"""The frame lateness figures of a report (``frame_lateness_<name>_ms``)."""
 
 
 class Pacer:
@@ -120,7 +129,7 @@ class Pacer:
             self.stats.late_frames += 1
         else:
             sleep_until(self._deadline)
-        self.stats.lateness.append(time.perf_counter() - self._deadline)
+        self.stats.lateness.add(time.perf_counter() - self._deadline)
 
 
 def sleep_until(deadline: float, spin: float = 0.001) -> None:

@@ -24,6 +24,7 @@ from vcosim.reports import Report
 from vcosim.scenarios.metrics import step_response
 from vcosim.sim.pacing import Pacer
 from vcosim.sim.simulation import RunReport, Simulation
+from vcosim.stats import Samples
 from vcosim.sweep.config import RunConfig, Scalar, Scenario, resolve
 from vcosim.sweep.faces import (
     ManoeuvrePlayer,
@@ -130,7 +131,7 @@ def reach_speed(car: Vehicle, speed: float) -> None:
     )
 
 
-def _couple(cfg: RunConfig, sim: Simulation) -> tuple[list[float], UdpController | None]:
+def _couple(cfg: RunConfig, sim: Simulation) -> tuple[Samples | list[float], UdpController | None]:
     """Attach the controller as ``[coupling]`` says: its measured times, and a UDP block."""
     run, cp = cfg.scenario, cfg.scenario.coupling
     if cfg.factory is None:
@@ -206,7 +207,7 @@ def execute(
 
 
 def _metrics(
-    cfg: RunConfig, dt: float, report: RunReport, recorder: Recorder, compute: list[float]
+    cfg: RunConfig, dt: float, report: RunReport, recorder: Recorder, compute: Samples | list[float]
 ) -> RunMetrics:
     cp = cfg.scenario.coupling
     measured = np.asarray(compute, dtype=float)
