@@ -20,6 +20,7 @@ from vcosim.app.console import (
     StatusLine,
     console,
     describe_state,
+    enter_realtime,
     final_state,
     note,
     save_json,
@@ -29,6 +30,7 @@ from vcosim.app.console import (
 from vcosim.app.options import (
     DEFAULT_TIMEOUT,
     Allow,
+    Cpu,
     Duration,
     ExactPeer,
     ExtTime,
@@ -36,6 +38,9 @@ from vcosim.app.options import (
     InterfaceCsv,
     JsonOut,
     Listen,
+    OnLate,
+    OnLatePolicy,
+    RealtimePriority,
     Spin,
     TerrainOption,
     Timeout,
@@ -183,6 +188,9 @@ def sim(
         str | None,
         typer.Option(metavar="HOST:PORT", help="Join a NightRider bus router at this address."),
     ] = None,
+    realtime_priority: RealtimePriority = False,
+    cpu: Cpu = None,
+    on_late: OnLate = OnLatePolicy.slow,
     json_out: JsonOut = None,
 ) -> None:
     """Run the simulator; external controllers couple to it exactly as to BeamNG.tech.
@@ -294,9 +302,13 @@ def sim(
         record=record,
         record_every=max(1, round(1.0 / (record_rate * PHYSICS_DT))),
         world_bus=None if router is None or world is None else (router.host, router.port),
+        realtime=(realtime_priority, cpu),
+        on_late=on_late.value,
     )
     if report.interrupted:
         raise typer.Exit(130)
+    if report.frames["stopped_late"]:
+        raise typer.Exit(1)
 
 
 def parse_pose(text: str) -> tuple[float, float, float]:
@@ -348,10 +360,16 @@ def summary_table(report: RunReport, states: Mapping[str, Mapping[str, float]]) 
     table.add_row("simulated time", f"{report.sim_time:.3f} s")
     table.add_row("wall time", f"{report.wall_time:.3f} s")
     table.add_row("real-time factor", f"{report.realtime_factor:.3f}")
-    table.add_row("frames (late)", f"{report.frames['frames']} ({report.frames['late_frames']})")
+    frames = report.frames
     table.add_row(
-        "frame jitter / p99 lateness",
-        f"{report.frames['frame_jitter_ms']:.3f} / {report.frames['frame_lateness_p99_ms']:.3f} ms",
+        "frames (late, skipped)",
+        f"{frames['frames']} ({frames['late_frames']}, {frames['skipped_frames']})"
+        + (", stopped late" if frames["stopped_late"] else ""),
+    )
+    table.add_row(
+        "frame lateness p50 / p99 / p99.9 / max",
+        " / ".join(f"{frames[f'frame_lateness_{q}_ms']:.3f}" for q in ("p50", "p99", "p999", "max"))
+        + f" ms (jitter {frames['frame_jitter_ms']:.3f} ms)",
     )
     for name, coupling in report.faces.items():
         if name == "coupling" or name.startswith("coupling:"):
@@ -428,20 +446,26 @@ def run_simulator(
     record: Path | None = None,
     record_every: int = 20,
     world_bus: tuple[str, int] | None = None,
+    realtime: tuple[bool, int | None] = (False, None),
+    on_late: str = "slow",
     **options: Any,
 ) -> RunReport:
     """Run ``vcosim sim`` to the end or an interrupt; print and optionally save the summary.
 
     ``world_bus`` (host, port): a world's router, where its vehicles join the bus
-    (:func:`vcosim.bus.world_module.attach_world_bus`).
+    (:func:`vcosim.bus.world_module.attach_world_bus`). ``realtime``: --realtime-priority
+    and --cpu; ``on_late``: the real-time pacing's deadline policy.
     """
     from vcosim.interrupts import sigterm_as_interrupt
+    from vcosim.sim.pacing import OnLate as Policy
 
     setup_logging()
     with sigterm_as_interrupt():
         sim: Simulation | None = None
         try:
             sim = _start(record, record_every, options, world_bus)
+            sim.pacer.on_late = Policy(on_late)
+            granted = enter_realtime(*realtime)
             status = _Status(sim)
         except KeyboardInterrupt:
             if sim is not None:
@@ -452,7 +476,10 @@ def run_simulator(
             report = sim.run(duration)
     states = {name: final_state(vehicle.signals()) for name, vehicle in sim.vehicles.items()}
     console.print(summary_table(report, states))
-    save_json({**report.to_dict(), "final_state": states}, json_out)
+    if report.frames["stopped_late"]:
+        warn("--on-late stop: a frame ended after the next one was due: the run stopped")
+    realtime_json = {} if granted is None else {"realtime": granted.to_dict()}
+    save_json({**report.to_dict(), **realtime_json, "final_state": states}, json_out)
     return report
 
 

@@ -4,6 +4,11 @@ Real time in frames, as fast as possible, or paced only by the coupling (lock-st
 pacing works like BeamNG.tech: each frame computes the physics steps that bring simulation
 time up to the wall-clock time of the next frame, runs them ahead, then waits. A run more than
 ``max_lag`` behind the wall clock falls into slow motion instead of racing to catch up.
+
+What a late frame does is the run's deadline policy (``OnLate``): catch up and fall into slow
+motion as said (``slow``, BeamNG's way: the next frames start at once until the run is on
+time), drop the frame slots it overran (``skip``: simulation time forgoes them, and the next
+frame has a whole frame's time), or end the run (``stop``).
 """
 
 from __future__ import annotations
@@ -15,6 +20,14 @@ from enum import Enum
 
 from vcosim.constants import PHYSICS_DT
 from vcosim.stats import Samples
+
+
+class OnLate(str, Enum):
+    """What real-time pacing does when a frame ends after the next one was due."""
+
+    slow = "slow"
+    skip = "skip"
+    stop = "stop"
 
 
 class PacingMode(str, Enum):
@@ -34,6 +47,8 @@ class FrameStats:
 
     frames: int = 0
     late_frames: int = 0
+    skipped_frames: int = 0
+    stopped_late: bool = False
     lateness: Samples = field(default_factory=Samples)
 
     def summary(self) -> dict[str, float]:
@@ -42,6 +57,8 @@ class FrameStats:
         return {
             "frames": self.frames,
             "late_frames": self.late_frames,
+            "skipped_frames": self.skipped_frames,
+            "stopped_late": self.stopped_late,
             "frame_jitter_ms": lateness.std * 1e3 if timed else 0.0,
             **{
                 f"frame_lateness_{name}_ms": lateness.percentile(q) * 1e3 if timed else 0.0
@@ -65,8 +82,10 @@ class Pacer:
         time_dilation: float = 1.0,
         dt: float = PHYSICS_DT,
         max_lag: float = 0.05,
+        on_late: OnLate | str = OnLate.slow,
     ) -> None:
         self.mode = PacingMode(mode)
+        self.on_late = OnLate(on_late)
         if frame_rate <= 0 or time_dilation <= 0:
             raise ValueError("frame_rate and time_dilation must be positive")
         self.frame_period = 1.0 / frame_rate
@@ -125,8 +144,14 @@ class Pacer:
         self.stats.frames += 1
         if not self.realtime:
             return
-        if time.perf_counter() > self._deadline:
+        late = time.perf_counter() - self._deadline
+        if late > 0.0:
             self.stats.late_frames += 1
+            if self.on_late is OnLate.skip:  # the slots it overran go: the next frame gets
+                missed = math.ceil(late / self.frame_period)  # a whole one, from now on
+                self.stats.skipped_frames += missed
+                self._wall0 += missed * self.frame_period
+            self.stats.stopped_late = self.on_late is OnLate.stop
         else:
             sleep_until(self._deadline)
         self.stats.lateness.add(time.perf_counter() - self._deadline)
