@@ -211,6 +211,7 @@ class SimulatorEndpoint:
         if self.interface.torque_mode:
             self._inputs[L.U_DRIVE_MODE] = 1.0
         self._frozen[:] = self._inputs[self.interface.inputs.target]
+        self._send_out = self.link.send
         self._apply_args = (self._inputs, self._frozen, self._clamps, self._slots, self._limits)
         self._apply_inputs = _entry_point(apply_inputs, (self.link.message, *self._apply_args))
         source = self._extended if self._extended is not None else self._outputs
@@ -323,7 +324,7 @@ class SimulatorEndpoint:
     def _post(self) -> float:
         """Send the packed message and count it; returns when it went out."""
         out = self._out
-        self.link.send(out)
+        self._send_out(out)
         now = self._sent_at[self._next_id % _SENT_RING] = time.perf_counter()
         if self.debug is not None:
             self.debug.send.add(now - self._t0, out)
@@ -389,9 +390,9 @@ class SimulatorEndpoint:
         deadline, remaining = start + timeout, timeout
         try:
             while remaining > 0.0 and link.wait(remaining):
-                reply_id = self._reply_id(link.message)
-                if reply_id is None:
-                    pass
+                reply_id = link.message.item(0)
+                if reply_id % 1.0 != 0.0:  # NaN and ±inf give NaN here: not whole numbers
+                    self.stats.bad_id += 1
                 elif reply_id > self._next_id:
                     self._refuse(reply_id)
                 elif reply_id > self._largest:
