@@ -42,7 +42,7 @@ def test_a_busy_machine_voids_the_ratios_it_names() -> None:
     assert unjudged_if_busy(None, ["x"]) == {} and unjudged_if_busy(QUIET, ["x"]) == {}
     said = unjudged_if_busy(1.5, ["x", "y"])
     assert list(said) == ["x", "y"] and "1.50 cores" in said["x"]
-    drift = Drift(1.0, 0.0, 0.0, 0.0, 0.0, 0, 60)
+    drift = Drift(1.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0, 60)
     bench = CouplingBench(
         10_000.0,
         50_000.0,

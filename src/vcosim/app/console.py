@@ -114,6 +114,26 @@ def warn(text: str) -> None:
     log.warning("%s", text)
 
 
+def enter_realtime(priority: bool, cpu: int | None) -> Any:
+    """``--realtime-priority`` and ``--cpu``: ask for them, a note for what was refused.
+
+    Returns the ``RealtimeReport`` (None when neither was asked for).
+    """
+    if not priority and cpu is None:
+        return None
+    from vcosim.sim.realtime import enter_realtime as enter
+
+    report = enter(priority, cpu)
+    for line in report.notes:
+        note(line)
+    got = [report.scheduler] if report.scheduler != "normal" else []
+    got += ["memory locked"] if report.memory_locked else []
+    got += [f"on CPU {report.cpu}"] if report.cpu is not None else []
+    if got:
+        note(f"real time: {', '.join(got)}")
+    return report
+
+
 class StatusLine:
     """A one-line live status, redrawn four times a second from a thread of its own.
 

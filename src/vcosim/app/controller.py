@@ -14,6 +14,7 @@ from vcosim.app.console import (
     StatusLine,
     console,
     describe_state,
+    enter_realtime,
     final_state,
     note,
     save_json,
@@ -22,6 +23,7 @@ from vcosim.app.console import (
 from vcosim.app.options import (
     DEFAULT_TIMEOUT,
     Allow,
+    Cpu,
     Duration,
     ExactPeer,
     ExtTime,
@@ -29,6 +31,7 @@ from vcosim.app.options import (
     JsonOut,
     Listen,
     Params,
+    RealtimePriority,
     Spin,
     Timeout,
     non_negative,
@@ -106,6 +109,8 @@ def controller(
         ),
     ] = 3.0,
     spin: Spin = 0.002,
+    realtime_priority: RealtimePriority = False,
+    cpu: Cpu = None,
     json_out: JsonOut = None,
 ) -> None:
     """Run a controller against a running simulator (vcosim sim or BeamNG.tech).
@@ -145,6 +150,7 @@ def controller(
     step_fn = make_step_function(
         name, function=function, fmu=fmu, map_file=map_file, step=config.step, params=params
     )
+    enter_realtime(realtime_priority, cpu)
     try:
         report = run_controller(step_fn, duration=duration, json_out=json_out, config=config)
     finally:

@@ -10,6 +10,7 @@ imported here, so ``vcosim --help`` stays fast.
 
 from __future__ import annotations
 
+from enum import Enum
 from pathlib import Path
 from typing import Annotated, NamedTuple
 
@@ -241,3 +242,43 @@ def bus_codec(symbols: str, max_length: int):  # -> vcosim.bus.codec.Codec
 def bus_address(text: str) -> Address:
     """The router's address from ``--bus``."""
     return parse_address(text, option="--bus", default_port=BUS_PORT)
+
+
+# -- real time (hardware in the loop) ---------------------------------------------------------
+RealtimePriority = Annotated[
+    bool,
+    typer.Option(
+        "--realtime-priority",
+        help="Run at SCHED_FIFO priority with all memory locked (mlockall), where the system "
+        "allows it (root, CAP_SYS_NICE/CAP_IPC_LOCK or limits.conf); else one note says what "
+        "was refused and the run goes on as before.",
+    ),
+]
+Cpu = Annotated[
+    int | None,
+    typer.Option(
+        "--cpu",
+        min=0,
+        metavar="N",
+        help="Run on CPU N only (best one kept free of other work, e.g. isolcpus).",
+    ),
+]
+
+
+class OnLatePolicy(str, Enum):
+    """``--on-late``: what a late real-time frame does (``vcosim.sim.pacing.OnLate``)."""
+
+    slow = "slow"
+    skip = "skip"
+    stop = "stop"
+
+
+OnLate = Annotated[
+    OnLatePolicy,
+    typer.Option(
+        "--on-late",
+        help="What a real-time frame that ends late does: slow (catch up, then slow motion "
+        "beyond 50 ms behind, as BeamNG), skip (drop the frames it overran) or stop (end the "
+        "run, exit 1). Counts and lateness percentiles are in the summary.",
+    ),
+]

@@ -19,6 +19,7 @@ from vcosim.app.console import (
     StatusLine,
     console,
     describe_state,
+    enter_realtime,
     final_state,
     note,
     save_json,
@@ -47,10 +48,16 @@ def summary_table(report: RunReport, states: Mapping[str, Mapping[str, float]]) 
     table.add_row("simulated time", f"{report.sim_time:.3f} s")
     table.add_row("wall time", f"{report.wall_time:.3f} s")
     table.add_row("real-time factor", f"{report.realtime_factor:.3f}")
-    table.add_row("frames (late)", f"{report.frames['frames']} ({report.frames['late_frames']})")
+    frames = report.frames
     table.add_row(
-        "frame jitter / p99 lateness",
-        f"{report.frames['frame_jitter_ms']:.3f} / {report.frames['frame_lateness_p99_ms']:.3f} ms",
+        "frames (late, skipped)",
+        f"{frames['frames']} ({frames['late_frames']}, {frames['skipped_frames']})"
+        + (", stopped late" if frames["stopped_late"] else ""),
+    )
+    table.add_row(
+        "frame lateness p50 / p99 / p99.9 / max",
+        " / ".join(f"{frames[f'frame_lateness_{q}_ms']:.3f}" for q in ("p50", "p99", "p999", "max"))
+        + f" ms (jitter {frames['frame_jitter_ms']:.3f} ms)",
     )
     from vcosim.tight.endpoint import CouplingReport
 
@@ -114,7 +121,10 @@ def _coupling_rows(table: Table, vehicle: str, coupling: CouplingReport) -> None
 
 
 def run_simulator(
-    spec: RunSpec, json_out: Path | None = None, ground_truth: GroundTruthOutputs | None = None
+    spec: RunSpec,
+    json_out: Path | None = None,
+    ground_truth: GroundTruthOutputs | None = None,
+    realtime: tuple[bool, int | None] = (False, None),
 ) -> RunReport:
     """Run ``spec`` to the end or an interrupt; print and optionally save the summary.
 
@@ -129,6 +139,8 @@ def run_simulator(
         sim: Simulation | None = None
         try:
             sim = _start(spec, ground_truth)
+            sim.pacer.on_late = spec.pacing.on_late
+            granted = enter_realtime(*realtime)
             status = _Status(sim)
         except KeyboardInterrupt:
             if sim is not None:
@@ -139,7 +151,10 @@ def run_simulator(
             report = sim.run(spec.duration)
     states = {name: final_state(vehicle.signals()) for name, vehicle in sim.vehicles.items()}
     console.print(summary_table(report, states))
-    save_json({**report.to_dict(), "final_state": states}, json_out)
+    if report.frames["stopped_late"]:
+        warn("--on-late stop: a frame ended after the next one was due: the run stopped")
+    realtime_json = {} if granted is None else {"realtime": granted.to_dict()}
+    save_json({**report.to_dict(), **realtime_json, "final_state": states}, json_out)
     return report
 
 

@@ -25,6 +25,7 @@ from vcosim.app.groundtruth import (
 from vcosim.app.options import (
     DEFAULT_TIMEOUT,
     Allow,
+    Cpu,
     Duration,
     ExactPeer,
     ExtTime,
@@ -32,6 +33,9 @@ from vcosim.app.options import (
     InterfaceCsv,
     JsonOut,
     Listen,
+    OnLate,
+    OnLatePolicy,
+    RealtimePriority,
     Spin,
     TerrainOption,
     Timeout,
@@ -220,6 +224,9 @@ def sim(
             "recorded run leaves one beside its recording, FILE.spec.toml.",
         ),
     ] = None,
+    realtime_priority: RealtimePriority = False,
+    cpu: Cpu = None,
+    on_late: OnLate = OnLatePolicy.slow,
     json_out: JsonOut = None,
 ) -> None:
     """Run the simulator; external controllers couple to it exactly as to BeamNG.tech.
@@ -309,7 +316,12 @@ def sim(
         said: dict[str, object] = {
             "world": world,
             "duration": duration,
-            "pacing": PacingSpec(mode=pacing, time_dilation=time_dilation, frame_rate=frame_rate),
+            "pacing": PacingSpec(
+                mode=pacing,
+                time_dilation=time_dilation,
+                frame_rate=frame_rate,
+                on_late=on_late.value,
+            ),
             "recording": None if record is None else RecordingSpec(path=record, rate=record_rate),
             "faces": faces,
         }
@@ -338,9 +350,13 @@ def sim(
         record=None if run.recording is None else run.recording.path,
         record_every=20 if run.recording is None else run.recording.every,
     )
-    report = run_simulator(run, json_out=json_out, ground_truth=ground_truth)
+    report = run_simulator(
+        run, json_out=json_out, ground_truth=ground_truth, realtime=(realtime_priority, cpu)
+    )
     if report.interrupted:
         raise typer.Exit(130)
+    if report.frames["stopped_late"]:
+        raise typer.Exit(1)
 
 
 WORLD_SAYS = {

@@ -6,8 +6,9 @@ lock-step (window 1, a message every physics step, the vehicle stepped each time
 same minimal Python peer in another process, taking ``TURNS`` turns each: once with
 busy-polling receives, once with blocking ones. Each rate is that of the best 0.1 s window of
 its turns (``vcosim.bench.rates``): a ping-pong runs at full speed only while both processes
-hold a core, which a busy machine grants in stretches. Then a real-time run without coupling,
-for the drift of simulation time against the wall clock and the lateness of frames.
+hold a core, which a busy machine grants in stretches. Then the real-time section: a run in
+real-time pacing without coupling, for the drift of simulation time against the wall clock
+and the frames' lateness (p50, p99, p99.9 and the worst).
 """
 
 from __future__ import annotations
@@ -201,12 +202,19 @@ def in_turns(
 
 @dataclass
 class Drift(Report):
-    """Simulation time against the wall clock in real-time pacing, and the frames' lateness."""
+    """Simulation time against the wall clock in real-time pacing, and the frames' lateness.
+
+    Lateness is how long after its due time a frame's successor could start (0 when the
+    frame ended in time and the pacer slept): its percentiles, from p50 to the worst.
+    """
 
     realtime_seconds: float
     realtime_drift_ms: float
     realtime_drift_ms_per_10s: float
+    frame_lateness_p50_ms: float
     frame_lateness_p99_ms: float
+    frame_lateness_p999_ms: float
+    frame_lateness_max_ms: float
     frame_jitter_ms: float
     late_frames: int
     frames: int
@@ -225,7 +233,10 @@ def realtime_drift(seconds: float) -> Drift:
         realtime_seconds=report.sim_time,
         realtime_drift_ms=drift * 1e3,
         realtime_drift_ms_per_10s=drift * 1e3 * 10.0 / report.sim_time,
+        frame_lateness_p50_ms=frames["frame_lateness_p50_ms"],
         frame_lateness_p99_ms=frames["frame_lateness_p99_ms"],
+        frame_lateness_p999_ms=frames["frame_lateness_p999_ms"],
+        frame_lateness_max_ms=frames["frame_lateness_max_ms"],
         frame_jitter_ms=frames["frame_jitter_ms"],
         late_frames=int(frames["late_frames"]),
         frames=int(frames["frames"]),
@@ -282,7 +293,8 @@ class CouplingBench(Report):
             "exchanges_per_s": self.lockstep.per_s,
             "timeouts": self.lockstep.timeouts,
             "exchanges_per_s_blocking": self.lockstep_blocking.per_s,
-            **self.realtime.to_dict(),
+            **self.realtime.to_dict(),  # (flat, as before the real-time section)
+            "realtime": self.realtime.to_dict(),
             "ratio": self.ratio,
             "ratio_blocking": self.ratio_blocking,
             "waiting_strategy": WAITING_STRATEGY,

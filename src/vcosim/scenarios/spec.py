@@ -33,7 +33,7 @@ from vcosim.config import Options, read_toml, validation_problems
 from vcosim.constants import BUS_PORT, FRAME_RATE, LOOPBACK, PHYSICS_DT, RECORD_RATE
 from vcosim.contracts.options import ServerOptions
 from vcosim.errors import ConfigError
-from vcosim.sim.pacing import PacingMode
+from vcosim.sim.pacing import OnLate, PacingMode
 from vcosim.tight.config import CouplingConfig
 from vcosim.vehicle.params import VehicleParams
 from vcosim.vehicle.terrain import WORLD_LIMIT, TerrainSpec
@@ -74,6 +74,9 @@ class PacingSpec(Options):
     mode: PacingMode = PacingMode.realtime
     time_dilation: Positive = 1.0
     frame_rate: Positive = FRAME_RATE
+    on_late: OnLate = OnLate.slow
+    """What a frame that ends after the next was due does: ``slow`` (today's), ``skip`` the
+    frame slots it overran, or ``stop`` the run (exit 1)."""
 
 
 class RecordingSpec(Options):

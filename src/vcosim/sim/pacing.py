@@ -4,6 +4,11 @@ Real time in frames, as fast as possible, or paced only by the coupling (lock-st
 pacing works like BeamNG.tech: each frame computes the physics steps that bring simulation
 time up to the wall-clock time of the next frame, runs them ahead, then waits. A run more than
 ``max_lag`` behind the wall clock falls into slow motion instead of racing to catch up.
+
+What a late frame does is the run's deadline policy (``OnLate``): catch up and fall into slow
+motion as said (``slow``, BeamNG's way: the next frames start at once until the run is on
+time), drop the frame slots it overran (``skip``: simulation time forgoes them, and the next
+frame has a whole frame's time), or end the run (``stop``).
 """
 
 from __future__ import annotations
@@ -13,9 +18,16 @@ import time
 from dataclasses import dataclass, field
 from enum import Enum
 
-import numpy as np
-
 from vcosim.constants import FRAME_RATE, PHYSICS_DT
+from vcosim.stats import Samples
+
+
+class OnLate(str, Enum):
+    """What real-time pacing does when a frame ends after the next one was due."""
+
+    slow = "slow"
+    skip = "skip"
+    stop = "stop"
 
 
 class PacingMode(str, Enum):
@@ -28,21 +40,35 @@ class PacingMode(str, Enum):
 
 @dataclass
 class FrameStats:
-    """Frame timing of a run: lateness of each frame start against its schedule."""
+    """Frame timing of a run: lateness of each frame start against its schedule.
+
+    The lateness samples take fixed memory (``Samples``), so a run may last for days.
+    """
 
     frames: int = 0
     late_frames: int = 0
-    lateness: list[float] = field(default_factory=list)
+    skipped_frames: int = 0
+    stopped_late: bool = False
+    lateness: Samples = field(default_factory=Samples)
 
     def summary(self) -> dict[str, float]:
-        """Late frames, jitter (standard deviation) and p99 lateness, in milliseconds."""
-        lateness = np.asarray(self.lateness) * 1e3
+        """Late frames, jitter (standard deviation) and lateness percentiles, in milliseconds."""
+        lateness, timed = self.lateness, self.lateness.count > 0  # (none: not real time)
         return {
             "frames": self.frames,
             "late_frames": self.late_frames,
-            "frame_jitter_ms": float(lateness.std()) if lateness.size else 0.0,
-            "frame_lateness_p99_ms": float(np.percentile(lateness, 99)) if lateness.size else 0.0,
+            "skipped_frames": self.skipped_frames,
+            "stopped_late": self.stopped_late,
+            "frame_jitter_ms": lateness.std * 1e3 if timed else 0.0,
+            **{
+                f"frame_lateness_{name}_ms": lateness.percentile(q) * 1e3 if timed else 0.0
+                for name, q in LATENESS_PERCENTILES.items()
+            },
         }
+
+
+LATENESS_PERCENTILES = {"p50": 50.0, "p99": 99.0, "p999": 99.9, "max": 100.0}
+"""The frame lateness figures of a report (``frame_lateness_<name>_ms``)."""
 
 
 class Pacer:
@@ -56,8 +82,10 @@ class Pacer:
         time_dilation: float = 1.0,
         dt: float = PHYSICS_DT,
         max_lag: float = 0.05,
+        on_late: OnLate | str = OnLate.slow,
     ) -> None:
         self.mode = PacingMode(mode)
+        self.on_late = OnLate(on_late)
         if frame_rate <= 0 or time_dilation <= 0:
             raise ValueError("frame_rate and time_dilation must be positive")
         self.frame_period = 1.0 / frame_rate
@@ -116,11 +144,17 @@ class Pacer:
         self.stats.frames += 1
         if not self.realtime:
             return
-        if time.perf_counter() > self._deadline:
+        late = time.perf_counter() - self._deadline
+        if late > 0.0:
             self.stats.late_frames += 1
+            if self.on_late is OnLate.skip:  # the slots it overran go: the next frame gets
+                missed = math.ceil(late / self.frame_period)  # a whole one, from now on
+                self.stats.skipped_frames += missed
+                self._wall0 += missed * self.frame_period
+            self.stats.stopped_late = self.on_late is OnLate.stop
         else:
             sleep_until(self._deadline)
-        self.stats.lateness.append(time.perf_counter() - self._deadline)
+        self.stats.lateness.add(time.perf_counter() - self._deadline)
 
 
 def sleep_until(deadline: float, spin: float = 0.001) -> None:

@@ -188,6 +188,8 @@ class Simulation:
                 if on_progress is not None:
                     on_progress(body.time)
                 self.pacer.end_frame()
+                if self.pacer.stats.stopped_late:  # --on-late stop: a late frame ends the run
+                    self._stopping = True
         except KeyboardInterrupt:
             interrupted = True
         finally:

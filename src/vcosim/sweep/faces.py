@@ -18,6 +18,7 @@ import numpy as np
 
 from vcosim.sim.face import Face
 from vcosim.sim.simulation import Simulation
+from vcosim.stats import Samples
 from vcosim.sweep.config import DERIVED_SIGNALS, CouplingSection
 from vcosim.tight.controller import Responder
 from vcosim.tight.endpoint import SimulatorEndpoint
@@ -134,7 +135,7 @@ class MeasuredDelayLink(InProcessLink):
 
     def reply_delay(self) -> int:
         """The measured computation time of the reply just computed, plus the round trip."""
-        return math.ceil(round((self.responder.compute[-1] + self.ping_time) / self.dt, 9))
+        return math.ceil(round((self.responder.compute.last + self.ping_time) / self.dt, 9))
 
 
 def busy(step_fn: Callable[[Any], Any], seconds: float) -> Callable[[Any], Any]:
@@ -172,7 +173,7 @@ class UdpController:
         self.thread.start()
 
     @property
-    def compute(self) -> list[float]:
+    def compute(self) -> Samples:
         """The measured computation time of every reply (s)."""
         return self.block.responder.compute
 

@@ -25,6 +25,7 @@ from vcosim.scenarios.spec import PacingSpec, RunSpec, StartSpec
 from vcosim.sim.face import COUPLING
 from vcosim.sim.pacing import PacingMode
 from vcosim.sim.simulation import RunReport, Simulation
+from vcosim.stats import Samples
 from vcosim.sweep.config import RunConfig, Scalar, Scenario, resolve
 from vcosim.sweep.faces import (
     ManoeuvrePlayer,
@@ -109,7 +110,7 @@ def run_spec(cfg: RunConfig) -> RunSpec:
     )
 
 
-def _couple(cfg: RunConfig, sim: Simulation) -> tuple[list[float], UdpController | None]:
+def _couple(cfg: RunConfig, sim: Simulation) -> tuple[Samples | list[float], UdpController | None]:
     """Attach the controller as ``[coupling]`` says: its measured times, and a UDP block."""
     run, cp = cfg.scenario, cfg.scenario.coupling
     if cfg.factory is None:
@@ -174,7 +175,7 @@ def execute(
 
 
 def _metrics(
-    cfg: RunConfig, dt: float, report: RunReport, recorder: Recorder, compute: list[float]
+    cfg: RunConfig, dt: float, report: RunReport, recorder: Recorder, compute: Samples | list[float]
 ) -> RunMetrics:
     cp = cfg.scenario.coupling
     measured = np.asarray(compute, dtype=float)

@@ -27,6 +27,7 @@ import numpy as np
 from vcosim.constants import PHYSICS_DT
 from vcosim.net import parse_allow
 from vcosim.reports import Report
+from vcosim.stats import Samples
 from vcosim.tight.config import ControllerConfig
 from vcosim.tight.interface import CsvAdapter, Interface
 from vcosim.tight.protocol import (
@@ -102,15 +103,15 @@ class BlockReport(Report):
 
 @dataclass
 class ControllerStats:
-    """Counters and timing samples of a controller block."""
+    """Counters and timing samples of a controller block (bounded memory: ``Samples``)."""
 
     received: int = 0
     answered: int = 0
     stale: int = 0
     implausible: int = 0
     resets: int = 0
-    compute: list[float] = field(default_factory=list)
-    round_trip: list[float] = field(default_factory=list)
+    compute: Samples = field(default_factory=Samples)
+    round_trip: Samples = field(default_factory=Samples)
 
 
 class Responder:
@@ -128,7 +129,7 @@ class Responder:
         self.step = step
         self.memory = memory
         self.answered = 0
-        self.compute: list[float] = []
+        self.compute = Samples()
         self._csv = CsvAdapter(interface) if interface and not interface.custom else None
         self._in = np.zeros(SIM_TO_CONTROLLER, dtype=WIRE_DTYPE)
         self._out = np.zeros(CONTROLLER_TO_SIM, dtype=WIRE_DTYPE)
@@ -149,7 +150,7 @@ class Responder:
         self._out[0] = values[0]
         controls.write(self._out)
         self.answered += 1
-        self.compute.append(time.perf_counter() - start)
+        self.compute.add(time.perf_counter() - start)
         return self._csv.gather(self._out) if self._csv is not None else self._out
 
 
@@ -239,12 +240,12 @@ class ControllerBlock:
                     link.unpin()  # the simulator may come back from another port
                     continue
                 arrived = heard = time.perf_counter()
-                if sent_at:
-                    stats.round_trip.append(arrived - sent_at)
                 largest, fresh, ceiling = message_id, False, message_id + ID_JUMP
                 if link.pinned is None:  # the first since the start or a reset
                     link.pin()
                 link.send(responder.respond(link.message), link.sender if reply_to_sender else None)
+                if sent_at:
+                    stats.round_trip.add(arrived - sent_at)
                 sent_at = time.perf_counter()
                 stats.answered += 1
                 if self.status is not ControllerStatus.connected:
@@ -269,8 +270,8 @@ class ControllerBlock:
         that includes the simulator's own step.
         """
         cfg, stats = self.config, self.stats
-        compute_p99 = float(np.percentile(stats.compute, 99)) if stats.compute else None
-        ping = float(np.min(stats.round_trip)) if stats.round_trip else None
+        compute_p99 = stats.compute.percentile(99) if stats.compute.count else None
+        ping = stats.round_trip.min if stats.round_trip.count else None
         ext_time = cfg.step
         return Recommendation(
             ext_time=ext_time,
@@ -288,8 +289,8 @@ class ControllerBlock:
         """Status, counters, timing (ms) and the recommendation."""
         stats, link = self.stats, self.link
 
-        def ms(values: list[float], q: float) -> float | None:
-            return float(np.percentile(values, q) * 1e3) if values else None
+        def ms(values: Samples, q: float) -> float | None:
+            return values.percentile(q) * 1e3 if values.count else None
 
         return BlockReport(
             status=self.status.value,

@@ -32,7 +32,7 @@ import logging
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import ClassVar
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -160,6 +160,7 @@ class SimulatorEndpoint(Face):
         self.last_latency: float | None = None  # s, send to taken reply, of the last applied
         self._apply_first = True  # apply a reply before the message it lets go (see start())
         self._held = -1  # a reply taken but not applied yet: the id of the message it answers
+        self._ready = False  # the next message is packed and goes out with the awaited reply
         self._taken_at = 0.0  # when the last reply was taken
         self._pin = True  # the next reply applied pins the controller's address
         self.link: CouplingLink = link if link is not None else self._udp_link()
@@ -213,6 +214,9 @@ class SimulatorEndpoint(Face):
         if self.interface.torque_mode:
             self._inputs[L.U_DRIVE_MODE] = 1.0
         self._frozen[:] = self._inputs[self.interface.inputs.target]
+        self._send_out = self.link.send
+        self._apply_args = (self._inputs, self._frozen, self._clamps, self._slots, self._limits)
+        self._apply_inputs = _entry_point(apply_inputs, (self.link.message, *self._apply_args))
         source = self._extended if self._extended is not None else self._outputs
         if self._source_run is not None:
             self._source_values = source[self._source_run]
@@ -241,13 +245,28 @@ class SimulatorEndpoint(Face):
         if self._sent - self._answers < schedule.window:
             if not self._lockstep:
                 self._poll_newest(sim)
-            self._send(sim)
-        elif self._wait_reply(sim, schedule.timeout) or self._await_controller(sim):
-            self._send(sim)
+            self._pack(sim)
+            self._post()
+            return
+        # The message carries the last step's outputs, which no reply changes: once a
+        # controller answers, it is packed before the wait and goes out the moment the
+        # reply is taken (``_wait_reply``), the bookkeeping after it. Not while the run
+        # holds at start-up (its resends repeat the last message sent) nor when the reply
+        # is applied first (``start``).
+        packed = self._ready = self.heard and not self._apply_first
+        if packed:
+            self._pack(sim)
+        if self._wait_reply(sim, schedule.timeout) or self._await_controller(sim):
+            if not packed:
+                self._pack(sim)
+            if self._ready or not packed:  # not sent by the wait (a start-up reply)
+                self._ready = False
+                self._post()
             if self._held >= 0:  # the reply that let the message go, applied now it is out
                 self._apply(sim, self.link.message, self._held)
                 self._held = -1
         elif self.heard:  # BeamNG's timeout: reset the counters, go on stepping
+            self._ready = False
             self.stats.timeouts += 1
             self._event(Event.TIMEOUT, self._next_id - 1, False)
             self._sent = self._answers = 0
@@ -289,7 +308,8 @@ class SimulatorEndpoint(Face):
             self.debug.send.add(now - self._t0, out)
         self.stats.resent += 1
 
-    def _send(self, sim: Simulation) -> None:
+    def _pack(self, sim: Simulation) -> None:
+        """Write the next message into ``_out``: its id, the sources, bank H."""
         out = self._out
         out[0] = self._next_id
         source = self._outputs
@@ -303,14 +323,19 @@ class SimulatorEndpoint(Face):
             np.take(source, self._sources, out=self._values_out)
         if self.fill_custom is not None and self.interface.custom:
             self.fill_custom(sim, out[SIM_CUSTOM])
-        self.link.send(out)
-        self._sent_at[self._next_id % _SENT_RING] = time.perf_counter()
+
+    def _post(self) -> float:
+        """Send the packed message and count it; returns when it went out."""
+        out = self._out
+        self._send_out(out)
+        now = self._sent_at[self._next_id % _SENT_RING] = time.perf_counter()
         if self.debug is not None:
-            self.debug.send.add(time.perf_counter() - self._t0, out)
+            self.debug.send.add(now - self._t0, out)
         self._next_id += 1
         self._sent += 1
         self._since_send = 0
         self.stats.sent += 1
+        return now
 
     def _reply_id(self, message: np.ndarray) -> float | None:
         """The reply's id, or None (counted) if it is not a whole number."""
@@ -368,12 +393,20 @@ class SimulatorEndpoint(Face):
         deadline, remaining = start + timeout, timeout
         try:
             while remaining > 0.0 and link.wait(remaining):
-                reply_id = self._reply_id(link.message)
-                if reply_id is None:
-                    pass
+                reply_id = link.message.item(0)
+                if reply_id % 1.0 != 0.0:  # NaN and ±inf give NaN here: not whole numbers
+                    self.stats.bad_id += 1
                 elif reply_id > self._next_id:
                     self._refuse(reply_id)
                 elif reply_id > self._largest:
+                    if self._ready:  # out at once: the peer's next step waits on it
+                        self._ready = False
+                        taken = self._post()
+                        self._answers = min(self._answers + 1, self._sent - 1)
+                        self._held = self._take(reply_id, taken, 2)
+                        if self._pin:
+                            self._pin_controller()
+                        return True
                     self._answered()
                     if self._pin:
                         self._pin_controller()
@@ -406,11 +439,15 @@ class SimulatorEndpoint(Face):
                 self._next_id - 1,
             )
 
-    def _take(self, reply_id: float) -> int:
-        """Make ``reply_id`` the largest applied; the id of the message it answers."""
+    def _take(self, reply_id: float, taken: float = 0.0, sent_since: int = 1) -> int:
+        """Make ``reply_id`` the largest applied; the id of the message it answers.
+
+        ``taken`` is when it was taken (0: now); ``sent_since`` counts the messages sent
+        since, plus one: the newest message it can answer is ``_next_id - sent_since``.
+        """
         self._largest = reply_id
-        self._taken_at = time.perf_counter()
-        return min(int(reply_id), self._next_id - 1)
+        self._taken_at = taken or time.perf_counter()
+        return min(int(reply_id), self._next_id - sent_since)
 
     def _pin_controller(self) -> None:
         """From the first reply taken since the start or a reset: hear only its sender."""
@@ -419,7 +456,7 @@ class SimulatorEndpoint(Face):
 
     def _apply(self, sim: Simulation, message: np.ndarray, answered: int) -> None:
         """Apply a reply taken (``_take``) in answer to message ``answered``."""
-        apply_inputs(message, self._inputs, self._frozen, self._clamps, self._slots, self._limits)
+        self._apply_inputs(message, *self._apply_args)
         self.stats.applied += 1
         self.last_latency = self._taken_at - self._sent_at[answered % _SENT_RING]
         live = sim.live
@@ -473,3 +510,18 @@ class SimulatorEndpoint(Face):
         if self.debug is not None:
             self.debug.close()
         self.link.close()
+
+
+def _entry_point(kernel: Any, args: tuple[object, ...]) -> Callable[..., None]:
+    """``kernel``'s machine code for arguments of these types, or the kernel itself.
+
+    numba's compiled entry point skips the dispatcher's type check of every argument, a
+    good part of a small kernel's cost from Python; an endpoint's arrays keep their types.
+    """
+    try:
+        signature = tuple(kernel.typeof_pyval(a) for a in args)
+        if signature not in kernel.overloads:
+            kernel.compile(signature)  # (or loads it from the cache)
+        return kernel.overloads[signature].entry_point
+    except (AttributeError, KeyError, TypeError):
+        return kernel

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import logging
 import socket
+import time
 from typing import Protocol
 
 import numpy as np
@@ -202,24 +203,30 @@ class UdpLink:
         and of another size, are dropped and counted (never raised); so are socket errors,
         as the net link's ``receive`` does.
         """
-        net, expected, pinned = self.net, self.expected_bytes, self.pinned
-        buffer = net.buffer
+        buffer, judge = self.net.buffer, self._judge
         while True:
             try:
                 size, sender = self._recvfrom_into(buffer)
             except BlockingIOError:
                 return False
             except OSError as exc:
-                if net.receive_failed(exc):
+                if self.net.receive_failed(exc):
                     continue
                 return False
-            if sender != pinned and (pinned is not None or not self._admits(sender)):
-                self._stranger(sender)
-            elif size != expected:
-                net.count_malformed("size", sender, f"{size} bytes, expected {expected}")
-            else:
-                self.sender = sender
+            if judge(size, sender):
                 return True
+
+    def _judge(self, size: int, sender: Address) -> bool:
+        """True if the datagram just received is a message to take; else counted."""
+        pinned, expected = self.pinned, self.expected_bytes
+        if sender != pinned and (pinned is not None or not self._admits(sender)):
+            self._stranger(sender)
+        elif size != expected:
+            self.net.count_malformed("size", sender, f"{size} bytes, expected {expected}")
+        else:
+            self.sender = sender
+            return True
+        return False
 
     def _stranger(self, sender: Address) -> None:
         """Count (and report once) a datagram from someone this end does not hear now."""
@@ -239,9 +246,29 @@ class UdpLink:
         """Wait up to ``timeout`` s for a valid datagram: spin first, then sleep in poll(2).
 
         Every look is one receive: a reply that came while the vehicle stepped is taken at
-        once, one that arrives while spinning by the next receive.
+        once, one that arrives while spinning by the next receive, which the spin makes
+        itself (a turn is one receive that finds nothing and one clock read, as in a bare
+        ping-pong); whatever it receives is judged by ``poll``'s rules.
         """
-        return self.net.wait_for(self.poll, timeout, self.spin)
+        if self.poll():
+            return True
+        spin = min(self.spin, timeout)
+        if spin > 0.0:
+            recvfrom_into, buffer, clock = self._recvfrom_into, self.net.buffer, time.perf_counter
+            spin_end = clock() + spin
+            while clock() < spin_end:
+                try:
+                    got = recvfrom_into(buffer)
+                except BlockingIOError:
+                    continue
+                except OSError as exc:
+                    if not self.net.receive_failed(exc):
+                        return False
+                    continue
+                if self._judge(*got):
+                    return True
+            timeout -= spin
+        return self.net.wait_for(self.poll, timeout)
 
     def close(self) -> None:
         """Close the socket (safe twice)."""
