@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from vcosim.sim import pacing
+from vcosim.sim.face import Face
 from vcosim.sim.pacing import Pacer
 from vcosim.sim.realtime import enter_realtime
 from vcosim.sim.simulation import Simulation
@@ -37,7 +38,7 @@ class Clock:
         self.now += seconds
 
 
-class SlowFrame:
+class SlowFrame(Face):
     """A face whose third frame takes ``late`` seconds longer than a frame is long."""
 
     def __init__(self, clock: Clock, late: float) -> None:
