@@ -14,6 +14,7 @@ import sys
 import tracemalloc
 from typing import Any
 
+from vcosim.sim.face import Face
 from vcosim.sim.pacing import Pacer
 from vcosim.sim.simulation import Simulation
 from vcosim.tight import ControllerBlock, Controls
@@ -68,7 +69,7 @@ def simulator(port: int, warmup: int, total: int) -> None:
     endpoint = sim.attach("coupling", SimulatorEndpoint(config))
     growth, warm = Growth(), False
 
-    class Watch:
+    class Watch(Face):
         def on_frame(self, sim: Simulation) -> None:
             nonlocal warm
             applied = endpoint.stats.applied

@@ -29,14 +29,19 @@ def test_both_ends_keep_their_memory_over_a_long_lockstep_run() -> None:
     ) as controller:
         assert controller.stdout is not None
         port = controller.stdout.readline().strip()
-        simulator = subprocess.run(
-            [*role, "sim", port, str(WARMUP), str(TOTAL)],
-            capture_output=True,
-            text=True,
-            env=env,
-            timeout=1200,
-            check=True,
-        )
+        simulator: subprocess.CompletedProcess[str] | None = None
+        try:
+            simulator = subprocess.run(
+                [*role, "sim", port, str(WARMUP), str(TOTAL)],
+                capture_output=True,
+                text=True,
+                env=env,
+                timeout=1200,
+            )
+        finally:
+            if simulator is None or simulator.returncode:
+                controller.kill()  # a controller that was never coupled would wait forever
+        assert simulator.returncode == 0, simulator.stderr
         block = json.loads(controller.stdout.readline())  # at its TOTAL-th message
         block.update(json.loads(controller.stdout.readline()))  # its end: what it answered
         controller.wait(timeout=60)

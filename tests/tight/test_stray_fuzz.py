@@ -17,6 +17,7 @@ import numpy as np
 
 from helpers.peers import RawPeer, coupled
 from tight.test_stray_peers import STRAY_AT, straight_ahead
+from vcosim.sim.face import Face
 from vcosim.sim.pacing import Pacer
 from vcosim.sim.simulation import Simulation
 from vcosim.tight import ControllerBlock, Controls
@@ -56,7 +57,7 @@ def test_150_fuzzed_replies_do_not_steer_the_car() -> None:
     sim, endpoint = coupled(peer, "lockstep", send_skips=0, spin=0.0)
     steered = []
 
-    class Watch:
+    class Watch(Face):
         def after_step(self, s: Simulation) -> None:
             steered.append(s.vehicle.inputs["steering"])
 

@@ -1,5 +1,8 @@
 """Reading and checking the coupling debug logs (vcosim's or BeamNG's).
 
+(Past 400 lines: the four CSV files' columns, how each is read and the checks across them belong
+to one format; split, a column would be defined apart from its check.)
+
 A run folder holds BeamNG's three CSV files, same names and columns whoever wrote them, and,
 from vcosim, a fourth one (optional: BeamNG and older vcosim versions do not write it):
 

@@ -1,5 +1,8 @@
 """``vcosim sim``: its options, turned into a ``RunSpec`` (or read from ``--spec FILE``).
 
+(Past 400 lines: most of it is the typer option table of ``vcosim sim`` with its help text,
+which the command line reads from one signature.)
+
 What the run then does (build, notes, status line, summary) is ``sim_run``'s; what a run is,
 ``vcosim.scenarios.spec``'s.
 """

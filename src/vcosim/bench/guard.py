@@ -1,5 +1,9 @@
 """``vcosim bench all``: every bench's same-run ratios beside the accepted ones, and the guard.
 
+(Past 400 lines: the guard's table of benches, its baseline file, the comparison and its
+Markdown page are one contract with benchmarks/baseline.json and docs/performance.md, kept where
+one reader checks all of it.)
+
 Absolute rates change from machine to machine and minute to minute; a ratio of two figures
 timed in the same run, in turns, hardly does (``vcosim.bench.rates``). Each bench reports
 its ratios under stable keys (``ratios()``, documented in its ``RATIOS``), every one reading

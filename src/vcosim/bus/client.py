@@ -1,5 +1,8 @@
 """A module's connection to the bus router: handshake, a receive queue, send.
 
+(Past 400 lines on purpose: handshake, pings, the receive queue and the send path share one
+socket's state; the seed's ``Client`` is one class too.)
+
 Like the seed's ``Client``, a module has one UDP socket (a ``vcosim.net`` link), to the router,
 and pulls arrived datagrams into its queue when it asks (``poll``/``next_message``), so no
 thread runs behind the module's back. The queue follows each message's enqueue flag: a message

@@ -1,5 +1,9 @@
 """The bus router (the seed's KM server): handshakes, routing by module id, monitor copies.
 
+(Past 400 lines on purpose: the router is one thread whose handshakes, routing, pings and
+eviction share one table of modules under one lock; split, each part would reach into the
+others' state.)
+
 Sockets. The router listens for handshakes on one UDP socket (``vcosim bus --listen``). For
 each module it accepts it opens a socket of its own, bound to the *same* address (shared with
 SO_REUSEPORT) and connected to that module's address, and answers the handshake from it. The

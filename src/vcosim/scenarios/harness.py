@@ -1,5 +1,8 @@
 """Parties of a coupled run in processes of their own: started, waited for, stopped, heard from.
 
+(Past 400 lines: two process kinds share one way of starting, hearing and stopping (signals,
+process groups, timeouts), which is the point of having them here together.)
+
 A controller, a peer, a server or a router runs beside the simulator in a process of its own
 (its own interpreter and GIL), so neither slows the other. Two kinds, one way of stopping:
 

@@ -1,5 +1,8 @@
 """BeamNG.tech's interface CSV: which signals each direction of the coupling carries.
 
+(Just past 400 lines: the CSV's reader, its checks and BeamNG's published signal names are one
+format, kept with its documentation.)
+
 Current BeamNG.tech (its 2024 Simulink S-function, its ``tech/cosimulationCoupling``
 controller) describes an interface in a CSV file with the columns Section, Subsection,
 Parameter Name, Parameter Value, Type, Description, Units, Notes. ``signalTo`` rows are the

@@ -1,5 +1,9 @@
 """The simulator side of the tight coupling: a face on the Simulation, run every physics step.
 
+(Past 400 lines on purpose: the per-step send, the reply bookkeeping (ids, skips, implausible
+replies) and their statistics are one hot path whose parts share the endpoint's counters; split,
+every step would cross modules.)
+
 It follows BeamNG.tech's coupling controller (``tech/vehicleSystemsCoupling`` and
 ``tech/cosimulationCoupling``; docs/tight-coupling.md, "Compatibility with BeamNG.tech"):
 
@@ -433,7 +437,7 @@ class SimulatorEndpoint(Face):
         self.stats.implausible += 1
         if self.stats.implausible == 1:
             log.warning(
-                "coupling: a reply with id %.17g refused: no message beyond id %d has been "
+                "a reply with id %.17g refused: no message beyond id %d has been "
                 "sent (further ones are only counted as implausible_id)",
                 reply_id,
                 self._next_id - 1,

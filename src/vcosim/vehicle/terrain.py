@@ -1,5 +1,8 @@
 """Terrain under the vehicle: ground height and tyre-road friction as sampled grids.
 
+(Past 400 lines: the pictures' decoding, the compiled lookups and the ``Terrain`` that validates
+them share one grid layout, kept in one place so the layout cannot drift.)
+
 The grids come from pictures so that a track can be drawn in any paint program: a height-map
 (blue channel, black lowest), a road map (blue 255 marks the road) and a friction map
 (blue 255 is a friction coefficient just under 1). Pictures are centred on the world origin,

@@ -1,5 +1,8 @@
 """The client's side of the contract protocol: connection status, handshake, data, link upkeep.
 
+(Past 400 lines on purpose: one state machine, every status and message of docs/contracts.md's
+table beside its transitions, so the table can be checked against the code in one place.)
+
 ``ClientSession`` is the state machine of docs/contracts.md ("Connection directive and
 status", and its table of every status and message): HELLO every retry period until
 WELCOME, pings while connected, BYE when the directive goes to 0, reconnection when the link
