@@ -25,6 +25,7 @@ EXTRAS: dict[str, tuple[str, ...]] = {
     "ray": ("pyarrow", "ray"),
     "input": ("pygame",),
     "sound": ("sounddevice",),
+    "sumo": ("sumo", "libsumo", "sumolib"),
 }
 """Extra name -> the top-level modules it installs (a distribution's import name)."""
 

@@ -66,5 +66,5 @@ def fill_range_slots(sim: Any, bank: np.ndarray) -> None:
         bank[first + H_RELATIVE_SPEED] = reading.relative_speed
         bank[first + H_RELATIVE_ACCEL] = reading.relative_acceleration
         bank[first + H_LATERAL] = reading.lateral_offset
-        bank[first + H_TARGET] = world.index[reading.target] if valid else -1.0
+        bank[first + H_TARGET] = world.target_row(reading.target) if valid else -1.0
         bank[first + H_LATERAL_SPEED] = reading.lateral_speed
