@@ -49,13 +49,15 @@ def grid_scenario(
         [sumo_tool("netgenerate"), "--grid", "--grid.number", str(junctions),
          "--grid.length", str(length), "--default.lanenumber", "2",
          "--default-junction-type", "traffic_light", "--no-turnarounds", "true",
-         "--seed", str(seed), "-o", str(net)]
+         "--seed", str(seed), "-o", str(net)],
+        folder,
     )  # fmt: skip
     _run(
         [sys.executable, str(Path(sumo_tool("sumo")).parents[1] / "tools" / "randomTrips.py"),
          "-n", str(net), "-o", str(trips), "-b", "0", "-e", "1", "-p", f"{1.0 / vehicles:.9f}",
          "--seed", str(seed), "--min-distance", str(3 * length), "--fringe-factor", "1",
-         "--trip-attributes", 'departPos="random" departSpeed="max" departLane="best"']
+         "--trip-attributes", 'departPos="random" departSpeed="max" departLane="best"'],
+        folder,
     )  # fmt: skip
     config = folder / "grid.sumocfg"
     config.write_text(
@@ -67,7 +69,8 @@ def grid_scenario(
     return config
 
 
-def _run(command: list[str]) -> None:
-    done = subprocess.run(command, capture_output=True, text=True, check=False)
+def _run(command: list[str], folder: Path) -> None:
+    """Run one of SUMO's tools in ``folder`` (where it leaves its by-products)."""
+    done = subprocess.run(command, cwd=folder, capture_output=True, text=True, check=False)
     if done.returncode != 0:
         raise VcosimError(f"{Path(command[0]).name} failed: {done.stderr.strip()[-500:]}")

@@ -120,7 +120,8 @@ class SumoTraffic:
             self._add_ours(world)
             if record is not None:
                 self.trace(record)
-            self._read(world.time)
+            lights = self.api.trafficlight  # SUMO's cars come with its first step
+            self.lights = {tls: lights.getRedYellowGreenState(tls) for tls in lights.getIDList()}
         except BaseException:
             self.close()
             raise
@@ -359,7 +360,12 @@ class SumoTraffic:
 
         State as in bank H: 0 red, 1 amber, 2 green, -1 off; None when no light is ahead.
         """
-        ahead = self.api.vehicle.getNextTLS(name)
+        if name not in self._keep_route:  # not in SUMO
+            return None
+        try:
+            ahead = self.api.vehicle.getNextTLS(name)
+        except self.api.TraCIException:  # not on the road yet (before SUMO's first step)
+            return None
         if not ahead:
             return None
         _, _, distance, state = ahead[0]
