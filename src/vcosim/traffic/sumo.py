@@ -23,6 +23,7 @@ import heapq
 import io
 import math
 import os
+import time
 from pathlib import Path
 from types import ModuleType
 from typing import TYPE_CHECKING, Any, TextIO
@@ -113,6 +114,8 @@ class SumoTraffic:
         self.lights: dict[str, str] = {}
         """Every traffic light's state now, as SUMO spells it (``"GrGr"``: a char per link)."""
         self.steps = 0
+        self.sumo_seconds = 0.0
+        """Wall-clock seconds spent in SUMO's steps (the bench's split of the cost)."""
         self._closed = False
         self._trace: TextIO | None = None
         self.api = self._connect(spec, base)
@@ -206,7 +209,9 @@ class SumoTraffic:
         p = world.poses()
         for name in self.coupled:
             self._move(p, world, name)
+        start = time.perf_counter()
         self.api.simulationStep()
+        self.sumo_seconds += time.perf_counter() - start
         self.steps += 1
         self._read(world.time)
 
@@ -309,19 +314,19 @@ class SumoTraffic:
         self._trace = open(path, "w", encoding="utf-8")  # noqa: SIM115 (closed by close())
         self._trace.write("time,id,x,y,yaw,speed,acceleration,signals\n")
 
-    def _write(self, time: float) -> None:
+    def _write(self, now: float) -> None:
         assert self._trace is not None
         rows = sorted(self._slots.items())
         self._trace.writelines(
-            f"{time:.4f},{vid},{self._x1[s]:.4f},{self._y1[s]:.4f},{self._yaw1[s]:.6f},"
+            f"{now:.4f},{vid},{self._x1[s]:.4f},{self._y1[s]:.4f},{self._yaw1[s]:.6f},"
             f"{self._speed[s]:.4f},{self._accel[s]:.4f},{self._signals[s]}\n"
             for vid, s in rows
         )
 
     # -- what the world asks --------------------------------------------------------------------
-    def poses(self, time: float) -> dict[str, np.ndarray]:
-        """Every slot at ``time``: on the straight line from the last SUMO pose to the next."""
-        f = min(max((time - self._t0) / self.step_length, 0.0), 1.0)
+    def poses(self, now: float) -> dict[str, np.ndarray]:
+        """Every slot at ``now``: on the straight line from the last SUMO pose to the next."""
+        f = min(max((now - self._t0) / self.step_length, 0.0), 1.0)
         dx, dy = self._x1 - self._x0, self._y1 - self._y0
         turn = (self._yaw1 - self._yaw0 + math.pi) % (2.0 * math.pi) - math.pi
         x, y, yaw = self._x0 + f * dx, self._y0 + f * dy, self._yaw0 + f * turn

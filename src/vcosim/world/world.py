@@ -101,8 +101,8 @@ class Objects(Protocol):
     def advance(self, world: World) -> None:
         """Take the world's vehicles as they are now and move on to the next period's end."""
 
-    def poses(self, time: float) -> dict[str, np.ndarray]:
-        """``POSE_NAMES``, ``half_length`` and ``half_width`` of every slot at ``time``."""
+    def poses(self, now: float) -> dict[str, np.ndarray]:
+        """``POSE_NAMES``, ``half_length`` and ``half_width`` of every slot at time ``now``."""
         ...
 
     def name(self, slot: int) -> str:
