@@ -148,3 +148,50 @@ def test_without_the_sumo_extra_a_world_with_sumo_refuses_in_one_line(
         SumoTraffic(world, SumoSpec(config="x.sumocfg"))  # type: ignore[arg-type]
     assert str(caught.value).count("\n") == 0
     assert "pip install" in str(caught.value) and "[sumo]" in str(caught.value)
+
+
+def test_the_acc_stops_at_a_red_light_it_reads_in_bank_h(tmp_path: Path) -> None:
+    from vcosim.controllers.acc import Acc
+    from vcosim.sim import Pacer, Simulation
+    from vcosim.tight.config import CouplingConfig
+    from vcosim.tight.controller import Responder
+    from vcosim.tight.endpoint import SimulatorEndpoint
+    from vcosim.tight.inprocess import InProcessLink
+
+    sumo = WORLD.parents[1] / "sumo"
+    crossing = tmp_path / "north.rou.xml"  # only the cross traffic: the ego is first in line
+    crossing.write_text(
+        '<routes><route id="r" edges="SC CN"/>'
+        '<flow id="north" route="r" begin="0" end="60" period="4" departSpeed="max"/></routes>'
+    )
+    world = World(
+        WorldFile.from_dict(
+            {
+                "vehicles": [{"name": "ego", "start": {"x": -150.0, "y": -1.6, "speed": 12.0}}],
+                "sumo": {
+                    "config": str(sumo / "junction.sumocfg"),
+                    "routes": {"ego": ["WC", "CE"]},
+                    "options": ["--route-files", str(crossing)],
+                },
+            }
+        )
+    )
+    traffic = world.objects
+    assert isinstance(traffic, SumoTraffic)
+    try:
+        sim = Simulation(world, Pacer("fast"))
+        config = CouplingConfig()
+        step = config.schedule(sim.dt).controller_step(sim.dt)
+        acc = Acc(speed=12.0, signals=True)
+        link = InProcessLink(Responder(acc, step, False), lambda: world.step_index)
+        face = SimulatorEndpoint(config, link=link, fill_custom=fill_range_slots)
+        sim.attach("coupling", face, vehicle="ego")
+        report = sim.run(18.0)
+        signal = traffic.next_signal("ego")
+        assert any(vid.startswith("north") for vid in traffic.ids)  # cross traffic runs
+    finally:
+        traffic.close()
+    assert report.world.collisions == []
+    assert signal is not None and signal[1] == 0.0  # still red
+    assert sim.vehicles["ego"].signal("groundspeed") < 0.3
+    assert 0.0 < signal[0] < 5.0  # standing short of the stop line
