@@ -150,7 +150,7 @@ def test_without_the_sumo_extra_a_world_with_sumo_refuses_in_one_line(
     assert "pip install" in str(caught.value) and "[sumo]" in str(caught.value)
 
 
-def test_the_acc_stops_at_a_red_light_it_reads_in_bank_h(tmp_path: Path) -> None:
+def test_the_acc_stops_at_a_red_light_it_reads_in_bank_h() -> None:
     from vcosim.controllers.acc import Acc
     from vcosim.sim import Pacer, Simulation
     from vcosim.tight.config import CouplingConfig
@@ -158,24 +158,7 @@ def test_the_acc_stops_at_a_red_light_it_reads_in_bank_h(tmp_path: Path) -> None
     from vcosim.tight.endpoint import SimulatorEndpoint
     from vcosim.tight.inprocess import InProcessLink
 
-    sumo = WORLD.parents[1] / "sumo"
-    crossing = tmp_path / "north.rou.xml"  # only the cross traffic: the ego is first in line
-    crossing.write_text(
-        '<routes><route id="r" edges="SC CN"/>'
-        '<flow id="north" route="r" begin="0" end="60" period="4" departSpeed="max"/></routes>'
-    )
-    world = World(
-        WorldFile.from_dict(
-            {
-                "vehicles": [{"name": "ego", "start": {"x": -150.0, "y": -1.6, "speed": 12.0}}],
-                "sumo": {
-                    "config": str(sumo / "junction.sumocfg"),
-                    "routes": {"ego": ["WC", "CE"]},
-                    "options": ["--route-files", str(crossing)],
-                },
-            }
-        )
-    )
+    world = World(WORLD.with_name("sumo-red-light.toml"))  # the ego first in line, 150 m off
     traffic = world.objects
     assert isinstance(traffic, SumoTraffic)
     try:
