@@ -158,12 +158,14 @@ def bench_sumo(
     quick: Quick = False,
     seconds: Annotated[
         float | None,
-        _seconds("Simulated seconds timed per size (after a warm-up).", 5.0, 1.0),
+        _seconds("Simulated seconds timed per run (after a warm-up).", 3.0, 1.0),
     ] = None,
 ) -> None:
     """A vcosim car in 1000 and 5000 SUMO cars: real-time factor, cost per SUMO car per step.
 
-    Needs the sumo extra. Reported, not guarded (not in `bench all`). With --quick: 100 cars.
+    Each with SUMO steps of 10 and 100 ms, and with every SUMO car in the world or only those
+    within 250 m. Needs the sumo extra. Reported, not guarded (not in `bench all`). With
+    --quick: 100 cars, 10 ms.
     """
     from vcosim.bench.sumo import QUICK, measure_sumo_bench
 

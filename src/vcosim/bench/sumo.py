@@ -4,12 +4,13 @@ Each size is a grid of signalled junctions (``netgenerate``) about 140 m of lane
 that many cars on random trips of three blocks or more (``randomTrips.py``), all on their way
 at time 0. One vcosim car (an IDM driver on its range sensor, SUMO's cars in sight) drives
 eastward along a row of the grid and is in SUMO on that row's edges, lock-stepped at SUMO's
-10 ms step. After a warm-up in which SUMO inserts its cars, the run is timed: the real-time
-factor, the mean count of SUMO's cars in the world, and the wall-clock cost per SUMO car per
-SUMO step, split into SUMO's own step and the rest (reading SUMO's cars, moving the boxes,
-the world's sensors, collision checks and its one full-model car). Each size runs twice: with
-every SUMO car in the world (what a recording of them all needs), and with only those within
-``NEAR`` metres of the vcosim car (``[sumo] radius``: all its sensor and collision checks need).
+step: 10 ms (the default) and 100 ms (SUMO's own usual step is 1 s). After a warm-up in which
+SUMO inserts its cars, the run is timed: the real-time factor, the mean count of SUMO's cars
+in SUMO and in the world, and the wall-clock cost per SUMO car per SUMO step, split into
+SUMO's own step and the rest (reading SUMO's cars, moving the boxes, the world's sensors,
+collision checks and its one full-model car). Each size and step runs twice: with every SUMO
+car in the world (what a recording of them all needs), and with only those within ``NEAR``
+metres of the vcosim car (``[sumo] radius``: all its sensor and collision checks need).
 
 Reported, not guarded: there is no baseline in the same run to take a ratio against (SUMO
 alone is most of the cost), so ``vcosim bench all`` does not run it.
@@ -37,7 +38,8 @@ LANE_PER_CAR = 140.0  # m of lane per SUMO car: a busy town, queues at red light
 BLOCK = 200.0  # m between junctions
 NEAR = 250.0
 """m: the radius of the second run of each size (the range sensor's 150 m, and a margin)."""
-QUICK: dict[str, Any] = {"sizes": (100,), "seconds": 1.0, "warmup": 0.5}
+STEP_LENGTHS = (0.01, 0.1)
+QUICK: dict[str, Any] = {"sizes": (100,), "seconds": 1.0, "warmup": 0.5, "step_lengths": (0.01,)}
 RATIOS: dict[str, RatioDoc] = {}
 
 
@@ -46,6 +48,7 @@ class SumoRow(Report):
     """One size: the count asked for and what the run gave."""
 
     vehicles: int  # SUMO cars the trips hold
+    step_length: float  # s: SUMO's step
     radius: float | None  # m: only SUMO's cars this near the vcosim car are in the world
     junctions: int  # per side of the grid
     in_sumo: float  # mean SUMO cars in SUMO over the timed run
@@ -65,7 +68,6 @@ class SumoBench(Report):
     """``vcosim bench sumo``: a row per size, the step, the machine and its load."""
 
     sizes: list[SumoRow] = field(default_factory=list)
-    step_length: float = 0.01
     load_average: tuple[float, float, float] = (0.0, 0.0, 0.0)
     machine: dict[str, Any] = field(default_factory=dict)
 
@@ -77,9 +79,10 @@ class SumoBench(Report):
 def measure_sumo_bench(
     progress: bool = False,
     sizes: tuple[int, ...] = SIZES,
-    seconds: float = 5.0,
+    seconds: float = 3.0,
     warmup: float = 2.0,
     radii: tuple[float | None, ...] = (None, NEAR),
+    step_lengths: tuple[float, ...] = STEP_LENGTHS,
 ) -> SumoBench:
     """Time a vcosim car in ``sizes`` SUMO cars for ``seconds`` simulated seconds each.
 
@@ -90,21 +93,28 @@ def measure_sumo_bench(
         warmup: Simulated seconds for SUMO to insert its cars.
         radii: A run per size for each: only SUMO's cars this near the vcosim car enter the
             world (None: all).
+        step_lengths: A run per size for each SUMO step (s).
     """
     rows = []
     with bench_progress(progress) as bar, tempfile.TemporaryDirectory() as scratch:
-        task = bar.add_task("sumo", total=len(sizes) * len(radii))
+        task = bar.add_task("sumo", total=len(sizes) * len(radii) * len(step_lengths))
         for count in sizes:
             folder = Path(scratch) / str(count)
-            for radius in radii:
-                bar.update(task, description=f"sumo: {count} cars, radius {radius}")
-                rows.append(_measure(count, seconds, warmup, radius, folder))
-                bar.advance(task)
+            for step_length in step_lengths:
+                for radius in radii:
+                    bar.update(task, description=f"sumo: {count} cars, {step_length} s, {radius}")
+                    rows.append(_measure(count, step_length, seconds, warmup, radius, folder))
+                    bar.advance(task)
     return SumoBench(sizes=rows, load_average=os.getloadavg(), machine=machine_info())
 
 
 def _measure(
-    count: int, seconds: float, warmup: float, radius: float | None, folder: Path
+    count: int,
+    step_length: float,
+    seconds: float,
+    warmup: float,
+    radius: float | None,
+    folder: Path,
 ) -> SumoRow:
     from vcosim.traffic.network import LANE_WIDTH, grid_scenario, row_route
     from vcosim.traffic.spec import SumoSpec
@@ -132,7 +142,8 @@ def _measure(
             }
         )
     )
-    spec = SumoSpec(config=str(config), radius=radius, routes={"ego": row_route(row, junctions)})
+    route = {"ego": row_route(row, junctions)}
+    spec = SumoSpec(config=str(config), step_length=step_length, radius=radius, routes=route)
     traffic = attach_sumo(world, spec)
     try:
         world.run(round(warmup / world.dt))
@@ -154,6 +165,7 @@ def _measure(
     target = TARGETS.get(count)
     return SumoRow(
         vehicles=count,
+        step_length=step_length,
         radius=radius,
         junctions=junctions,
         in_sumo=in_sumo / max(steps, 1),
