@@ -7,6 +7,7 @@ down that approach. One run of 12 s serves every test, a second one the repeat.
 
 from __future__ import annotations
 
+import math
 import sys
 from pathlib import Path
 from types import SimpleNamespace
@@ -178,3 +179,27 @@ def test_the_acc_stops_at_a_red_light_it_reads_in_bank_h() -> None:
     assert signal is not None and signal[1] == 0.0  # still red
     assert sim.vehicles["ego"].signal("groundspeed") < 0.3
     assert 0.0 < signal[0] < 5.0  # standing short of the stop line
+
+
+def test_with_a_radius_only_sumo_cars_near_the_world_cars_enter_it() -> None:
+    spec = WorldFile.load(WORLD)
+    assert spec.sumo is not None
+    spec.sumo.radius = 30.0
+    world = World(spec)
+    traffic = world.objects
+    assert isinstance(traffic, SumoTraffic)
+    try:
+        world.run(16_000)  # 8 s: the first cars queue behind the ego, more are on their way
+        p = world.poses()
+        ids = traffic.ids
+        in_sumo = traffic.api.vehicle.getIDCount() - 2
+        ours = [world.row(name) for name in ("ego", "watcher")]
+        for vid in ids:
+            row = world.target_row(vid)
+            near = min(
+                math.hypot(p["cx"][row] - p["cx"][r], p["cy"][row] - p["cy"][r]) for r in ours
+            )
+            assert near < 30.0 + 10.0  # SUMO measures from front bumpers
+    finally:
+        traffic.close()
+    assert "east.0" in ids and 0 < len(ids) < in_sumo
