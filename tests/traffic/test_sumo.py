@@ -203,3 +203,20 @@ def test_with_a_radius_only_sumo_cars_near_the_world_cars_enter_it() -> None:
     finally:
         traffic.close()
     assert "east.0" in ids and 0 < len(ids) < in_sumo
+
+
+def test_a_sumo_car_that_cannot_see_a_world_car_collides_with_it() -> None:
+    spec = WorldFile.load(WORLD)
+    assert spec.sumo is not None
+    spec.sumo.vehicles = []  # SUMO does not know of the ego standing in its lane
+    world = World(spec)
+    traffic = world.objects
+    assert isinstance(traffic, SumoTraffic)
+    try:
+        world.run(20_000)  # east.0 enters 100 m behind the ego at 14 m/s
+    finally:
+        traffic.close()
+    first = world.collisions[0]
+    assert first.vehicles == ("ego", "east.0")
+    assert first.relative_speed > 10.0 and 0.0 < first.overlap < 0.5
+    assert world.report().collided == ["ego"]
