@@ -220,3 +220,41 @@ def test_a_sumo_car_that_cannot_see_a_world_car_collides_with_it() -> None:
     assert first.vehicles == ("ego", "east.0")
     assert first.relative_speed > 10.0 and 0.0 < first.overlap < 0.5
     assert world.report().collided == ["ego"]
+
+
+def test_a_sumo_elsewhere_over_traci_gives_the_same_traffic(runs: tuple) -> None:
+    import socket
+    import subprocess
+
+    from vcosim.traffic.sumo import QUIET, sumo_tool
+
+    _, first, _ = runs
+    with socket.socket() as probe:  # a free port for SUMO to listen on
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    config = WORLD.parents[1] / "sumo" / "junction.sumocfg"
+    sumo = subprocess.Popen(
+        [sumo_tool("sumo"), "-c", str(config), "--step-length", "0.01", "--seed", "1",
+         "--remote-port", str(port), *QUIET],
+        stdout=subprocess.DEVNULL,
+    )  # fmt: skip
+    try:
+        spec = WorldFile.load(WORLD)
+        assert spec.sumo is not None
+        sumo_spec = spec.sumo.model_dump() | {"config": None, "host": f"127.0.0.1:{port}"}
+        spec.sumo = SumoSpec(**sumo_spec)
+        world = World(spec)
+        traffic = world.objects
+        assert isinstance(traffic, SumoTraffic)
+        trace = first.with_name("traci.csv")
+        try:
+            traffic.trace(trace)
+            world.run(8_000)
+        finally:
+            traffic.close()
+        assert sumo.wait(timeout=30) == 0  # closing the connection ends that SUMO
+    finally:
+        sumo.kill()
+    ours = trace.read_text().splitlines()
+    assert len(ours) > 10
+    assert ours == first.read_text().splitlines()[: len(ours)]  # the same, row by row

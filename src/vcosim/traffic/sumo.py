@@ -136,11 +136,20 @@ class SumoTraffic:
 
             host, _, port = spec.host.rpartition(":")
             try:
-                traci.init(int(port), host=host)
+                traci.init(int(port), host=host, numRetries=10)
             except Exception as error:  # traci raises its own FatalTraCIError, or OSError
                 raise ConfigError(
                     [f"sumo: no SUMO answers at {spec.host}: {error}"], "sumo"
                 ) from error
+            step = traci.simulation.getDeltaT()
+            if abs(step - spec.step_length) > 1e-9:
+                traci.close()
+                raise ConfigError(
+                    [f"sumo.step_length: {spec.step_length} s, but the SUMO at {spec.host} "
+                     f"steps {step} s (start it with --step-length {spec.step_length})"],
+                    "sumo",
+                )  # fmt: skip
+            self._subscribe(traci)
             return traci
         assert spec.config is not None
         config = Path(spec.config)
@@ -160,10 +169,15 @@ class SumoTraffic:
                 [f"sumo: SUMO did not start with {config}: {error}"], "sumo"
             ) from error
         _running.append(self)
+        self._subscribe(api)
+        return api
+
+    @staticmethod
+    def _subscribe(api: Any) -> None:
+        """Who comes and goes every step, and every traffic light's state."""
         api.simulation.subscribe([VAR_DEPARTED_VEHICLES_IDS, VAR_ARRIVED_VEHICLES_IDS])
         for light in api.trafficlight.getIDList():
             api.trafficlight.subscribe(light, [TL_RED_YELLOW_GREEN_STATE])
-        return api
 
     def _add_ours(self, world: World) -> None:
         """Put the world's vehicles into SUMO: a type of their box's size, on their route."""
