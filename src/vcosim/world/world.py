@@ -285,7 +285,11 @@ class World:
         p = self._poses
         if len(p["cx"]) < 2:
             return wanted
-        radius = np.hypot(p["half_length"], p["half_width"])
+        radius = (
+            self.geometry["radius"]
+            if self.objects is None
+            else np.hypot(p["half_length"], p["half_width"])
+        )
         spin = np.abs(p["yaw_rate"]) * radius  # a box corner's speed from turning
         horizon = safe_horizon(
             p["cx"], p["cy"], p["yaw"], p["vx"], p["vy"], spin, p["half_length"],
