@@ -27,6 +27,7 @@ EXTRAS: dict[str, tuple[str, ...]] = {
     "sound": ("sounddevice",),
     "osi": ("osi3", "osi3trace"),
     "foxglove": ("foxglove",),
+    "sumo": ("sumo", "libsumo", "sumolib"),
 }
 """Extra name -> the top-level modules it installs (a distribution's import name)."""
 

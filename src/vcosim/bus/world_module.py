@@ -10,6 +10,10 @@ of ``sim.vehicles`` (a lone car too, as row 0):
 - WorldPose (row, x, y, z, roll, pitch, yaw, speed, rpm, gear) for each vehicle every
   ``1 / rate`` simulated seconds (20 Hz).
 
+A world's objects (SUMO's cars, docs/traffic.md) follow in the rows after its vehicles
+(``len(world) + slot``), as boxes on the ground (no box offset, z, roll, pitch, rpm or gear);
+a row that a new car took is announced again before its first pose.
+
 Both go to the visualisation (18) and, like every message, as copies to monitors (the
 logger). One datagram per vehicle: a message is at most 256 bytes and a pose takes up to
 ~230 (floats cross the wire exactly), so batching vehicles would need a second framing of the
@@ -27,6 +31,7 @@ from __future__ import annotations
 
 import logging
 import math
+from collections.abc import Iterator
 from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -170,12 +175,15 @@ class BusWorld(BusFace):
         self._next_announce = 0
         self.poses = 0  # publications (a WorldPose for each vehicle)
         self.announcements = 0
+        self._world: Any = None  # a world with objects (SUMO's cars) publishes them too
+        self._announced: dict[int, str] = {}  # object rows announced, with whose name
 
     # -- hooks ------------------------------------------------------------------------------
     def start(self, sim: Simulation) -> None:
         """Join the bus, learn the vehicles, announce them and publish their first poses."""
         self.join()
         self.entries = entries(sim)
+        self._world = sim.world
         self.every = max(1, round(1.0 / (self.rate * sim.dt)))
         self.announce_every = max(self.every, round(self.announce_period / sim.dt))
         self._next_pose = self._next_announce = sim.body.step_index
@@ -218,7 +226,30 @@ class BusWorld(BusFace):
                     break
                 except ProtocolError as exc:
                     self._send_error(exc)
+        for row, name, p, slot in self._objects():
+            self._announce_object(row, name, p, slot)
         self.announcements += 1
+
+    def _objects(self) -> Iterator[tuple[int, str, dict[str, Any], int]]:
+        """The world's objects (SUMO's cars) now: row, name, the pose arrays and their slot."""
+        world = self._world
+        objects = None if world is None else world.objects
+        if objects is None:
+            return
+        p = objects.poses(world.time)
+        first = len(world)
+        for slot in range(len(p["x"])):
+            name = objects.name(slot)
+            if name:
+                yield first + slot, name, p, slot
+
+    def _announce_object(self, row: int, name: str, p: dict[str, Any], slot: int) -> None:
+        length, width = 2 * float(p["half_length"][slot]), 2 * float(p["half_width"][slot])
+        try:
+            self.client.send(WorldVehicle(row, name, length, width, 0, 0.0, to=self.to))
+            self._announced[row] = name
+        except ProtocolError as exc:
+            self._send_error(exc)
 
     def publish(self) -> None:
         """A WorldPose for every vehicle, from its outputs now."""
@@ -232,6 +263,16 @@ class BusWorld(BusFace):
                 pose = (x, y, z, roll, pitch, yaw, speed, rpm, round(gear))
                 self.client.send(WorldPose(e.row, *pose, to=self.to))
             except ProtocolError as exc:  # a non-finite state: said once, counted
+                self._send_error(exc)
+        for row, name, p, slot in self._objects():  # boxes on the ground, no engine
+            if self._announced.get(row) != name:  # a new one in this row: who it is first
+                self._announce_object(row, name, p, slot)
+            x, y, yaw, speed = (float(p[key][slot]) for key in ("cx", "cy", "yaw", "speed"))
+            try:
+                self.client.send(
+                    WorldPose(row, x, y, 0.0, 0.0, 0.0, yaw, speed, 0.0, 0, to=self.to)
+                )
+            except ProtocolError as exc:
                 self._send_error(exc)
         self.poses += 1
 

@@ -16,6 +16,10 @@ beyond them):
   than the ACC may brake (the gap the comfort jerk's ramp eats counted), the controller brakes
   as hard as needed, up to ``max_deceleration``, at ``emergency_jerk``.
 
+With ``signals`` it also stops for the next traffic light on its route when that is red or
+amber and it can stop within the ACC's comfortable deceleration (bank H21-H23, filled when
+SUMO's traffic is in the world: docs/traffic.md); one it cannot stop for so, it drives through.
+
 Pedals come from the commanded acceleration, trimmed by an integrator on the acceleration the
 car reports. The range sensor arrives in the custom values (layout in ``vcosim.world.bank_h``).
 """
@@ -24,6 +28,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from typing import Any
 
 from vcosim.tight.views import Controls, SimulatorMessage
 from vcosim.world.bank_h import (
@@ -33,6 +38,9 @@ from vcosim.world.bank_h import (
     H_LATERAL_SPEED,
     H_RELATIVE_ACCEL,
     H_RELATIVE_SPEED,
+    H_SIGNAL_DISTANCE,
+    H_SIGNAL_STATE,
+    H_SIGNAL_VALID,
     H_VALID,
 )
 
@@ -59,6 +67,8 @@ class Acc:
     corridor: float = 2.2  # m: half-width of the path ahead (two half car widths and a margin)
     cut_in_horizon: float = 3.0  # s: a vehicle that will be in the corridor this soon counts
     trim_gain: float = 1.5  # 1/s
+    signals: bool = False  # stop for red and amber traffic lights (bank H21-H23)
+    stop_line_gap: float = 1.0  # m short of the stop line it stops at
     trim: float = field(default=0.0, init=False)
     command: float = field(default=math.nan, init=False)  # m/s2 asked for, jerk-limited
     emergency: bool = field(default=False, init=False)  # collision avoidance brakes
@@ -101,6 +111,28 @@ class Acc:
             needed = max(needed, speed * speed / (2.0 * (room + lead_stops_in)))
         return needed
 
+    def signal_acceleration(self, speed: float, custom: object) -> float:
+        """What a red or amber light ahead asks: stop ``stop_line_gap`` short of its line.
+
+        It follows the speed that brakes evenly at ``gap_deceleration`` down to the line. Only
+        when stopping needs no more than the comfortable
+        deceleration (the amber's dilemma: too close to stop, it drives on); a green light, or
+        none, asks nothing.
+        """
+        bank: Any = custom
+        state = float(bank[H_SIGNAL_STATE])
+        if bank[H_SIGNAL_VALID] < 0.5 or not 0.0 <= state < 2.0:
+            return math.inf
+        room = float(bank[H_SIGNAL_DISTANCE]) - self.stop_line_gap
+        if room <= 0.2:  # at the line: stay
+            return -self.comfort_deceleration
+        needed = speed * speed / (2.0 * room)
+        if needed > self.comfort_deceleration:
+            return math.inf
+        # track the speed that brakes evenly at gap_deceleration down to the line
+        profile = math.sqrt(2.0 * self.gap_deceleration * room)
+        return -self.gap_deceleration + self.speed_gain * (profile - speed)
+
     def __call__(self, msg: SimulatorMessage) -> Controls:
         """One control step from the car's speed and acceleration and the range sensor."""
         speed, got, dt = msg.body.groundspeed, msg.body.accX, msg.dt
@@ -120,6 +152,8 @@ class Acc:
                     needed,
                     self.needed_deceleration(speed, distance, relative_speed, lead_acceleration),
                 )
+        if self.signals:
+            wanted = min(wanted, self.signal_acceleration(speed, custom))
         self.emergency = needed > self.comfort_deceleration
         if self.emergency:
             wanted = min(wanted, -min(needed, self.max_deceleration))

@@ -23,6 +23,15 @@ H5        H12       H19       ``*_target``               its row in the world (0
 H6        H13       H20       ``*_lateral_speed``        its velocity minus own across the
                                                          heading (m/s), left positive
 ========  ========  ========  =========================  ====================================
+
+With SUMO's traffic in the world (``vcosim.traffic``), the next traffic light on the vehicle's
+SUMO route follows:
+
+======  ===================  ==============================================================
+H21     ``signal_valid``     1 when a traffic light is ahead on its route, else 0
+H22     ``signal_distance``  m to its stop line; the sensor's range when none
+H23     ``signal_state``     0 red, 1 amber (or red-amber), 2 green, -1 off or none
+======  ===================  ==============================================================
 """
 
 from __future__ import annotations
@@ -47,6 +56,8 @@ H_BLOCK = len(FIELDS)
 H_AHEAD, H_LEFT, H_RIGHT = 0, H_BLOCK, 2 * H_BLOCK  # each block's first slot: add an H_* field
 BLOCKS = {"range": ("ahead", H_AHEAD), "left": ("left", H_LEFT), "right": ("right", H_RIGHT)}
 RANGE_SLOTS = tuple(f"{prefix}_{name}" for prefix in BLOCKS for name in FIELDS)
+H_SIGNAL_VALID, H_SIGNAL_DISTANCE, H_SIGNAL_STATE = 21, 22, 23
+SIGNAL_SLOTS = ("signal_valid", "signal_distance", "signal_state")
 
 
 def fill_range_slots(sim: Any, bank: np.ndarray) -> None:
@@ -66,5 +77,11 @@ def fill_range_slots(sim: Any, bank: np.ndarray) -> None:
         bank[first + H_RELATIVE_SPEED] = reading.relative_speed
         bank[first + H_RELATIVE_ACCEL] = reading.relative_acceleration
         bank[first + H_LATERAL] = reading.lateral_offset
-        bank[first + H_TARGET] = world.index[reading.target] if valid else -1.0
+        bank[first + H_TARGET] = world.target_row(reading.target) if valid else -1.0
         bank[first + H_LATERAL_SPEED] = reading.lateral_speed
+    next_signal = getattr(world.objects, "next_signal", None)  # SUMO's traffic lights
+    if next_signal is not None:
+        signal = next_signal(name)
+        bank[H_SIGNAL_VALID] = 0.0 if signal is None else 1.0
+        bank[H_SIGNAL_DISTANCE] = world.spec.sensor.range if signal is None else signal[0]
+        bank[H_SIGNAL_STATE] = -1.0 if signal is None else signal[1]

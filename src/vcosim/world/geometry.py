@@ -59,11 +59,13 @@ def pose_table(outputs, box_offset) -> np.ndarray:
 
 
 @kernel
-def candidate_pairs(cx, cy, radius, margin) -> np.ndarray:
+def candidate_pairs(cx, cy, radius, margin, own) -> np.ndarray:
     """Pairs (i < j) whose circles, grown by ``margin``, may touch: a sort-and-sweep over x.
 
     Sorted by the circles' left edges, the sweep from each circle stops at the first whose left
-    edge lies beyond its reach. Returns a (k, 2) array of indices.
+    edge lies beyond its reach. Only pairs with a vehicle of the world's own (``i < own``) count:
+    boxes from ``own`` on are external objects (SUMO traffic), which look after each other.
+    Returns a (k, 2) array of indices.
     """
     n = cx.shape[0]
     order = np.argsort(cx - radius)
@@ -76,6 +78,8 @@ def candidate_pairs(cx, cy, radius, margin) -> np.ndarray:
             j = order[b]
             if cx[j] - radius[j] > right:
                 break
+            if i >= own and j >= own:
+                continue
             dx, dy = cx[j] - cx[i], cy[j] - cy[i]
             limit = radius[i] + radius[j] + margin
             if dx * dx + dy * dy <= limit * limit:
@@ -106,10 +110,10 @@ def box_overlap(cx, cy, yaw, half_length, half_width, i, j) -> float:
 
 
 @kernel
-def overlapping_pairs(cx, cy, yaw, half_length, half_width) -> tuple[np.ndarray, np.ndarray]:
-    """Every pair of boxes that overlaps now, with its depth (m)."""
+def overlapping_pairs(cx, cy, yaw, half_length, half_width, own) -> tuple[np.ndarray, np.ndarray]:
+    """Every pair of boxes (one among the first ``own``) that overlaps now, with its depth (m)."""
     radius = np.sqrt(half_length * half_length + half_width * half_width)
-    pairs = candidate_pairs(cx, cy, radius, 0.0)
+    pairs = candidate_pairs(cx, cy, radius, 0.0, own)
     keep = np.zeros(pairs.shape[0], dtype=np.bool_)
     depth = np.zeros(pairs.shape[0])
     for k in range(pairs.shape[0]):
@@ -120,7 +124,7 @@ def overlapping_pairs(cx, cy, yaw, half_length, half_width) -> tuple[np.ndarray,
 
 @kernel
 def safe_horizon(
-    cx, cy, yaw, vx, vy, spin, half_length, half_width, accel_bound, horizon, touching
+    cx, cy, yaw, vx, vy, spin, half_length, half_width, accel_bound, horizon, touching, own
 ) -> float:
     """Time (s, at most ``horizon``) in which no two boxes can come to touch.
 
@@ -133,7 +137,7 @@ def safe_horizon(
     radius = np.sqrt(half_length * half_length + half_width * half_width)
     fastest = math.sqrt((vx * vx + vy * vy).max()) + spin.max()
     reach = 2.0 * fastest * horizon + accel_bound * horizon * horizon
-    pairs = candidate_pairs(cx, cy, radius, reach)
+    pairs = candidate_pairs(cx, cy, radius, reach, own)
     best = horizon
     for k in range(pairs.shape[0]):
         i, j = pairs[k, 0], pairs[k, 1]
@@ -154,7 +158,7 @@ def safe_horizon(
 
 @kernel
 def range_readings(
-    cx, cy, yaw, vx, vy, ax, ay, yaw_rate, half_length, max_range, half_lane, cone
+    cx, cy, yaw, vx, vy, ax, ay, yaw_rate, half_length, max_range, half_lane, cone, own
 ) -> np.ndarray:
     """What each vehicle's ideal forward range sensor sees: the nearest vehicle ahead.
 
@@ -165,18 +169,21 @@ def range_readings(
     is in the neighbouring lane on that side: the nearest there fills that side's block (a car
     about to cut in is seen before it does). Distance is the bumper gap along the heading
     (centre distance minus both half lengths). Returns one row per vehicle: the blocks
-    ``R_AHEAD``, ``R_LEFT``, ``R_RIGHT`` of columns ``R_*``.
+    ``R_AHEAD``, ``R_LEFT``, ``R_RIGHT`` of columns ``R_*``, for the first ``own`` vehicles
+    (the world's; the boxes after them are seen, but carry no sensor).
     """
     n = cx.shape[0]
-    out = np.zeros((n, N_RANGE))
+    out = np.zeros((own, N_RANGE))
     for block in (R_AHEAD, R_LEFT, R_RIGHT):
         out[:, block + R_TARGET] = -1.0
         out[:, block + R_DISTANCE] = math.inf
     reach = max_range + 2.0 * half_length.max()
-    pairs = candidate_pairs(cx, cy, np.zeros(n), reach)
+    pairs = candidate_pairs(cx, cy, np.zeros(n), reach, own)
     for k in range(pairs.shape[0]):
         for flip in range(2):
             i, j = (pairs[k, 0], pairs[k, 1]) if flip == 0 else (pairs[k, 1], pairs[k, 0])
+            if i >= own:
+                continue
             c, s = math.cos(yaw[i]), math.sin(yaw[i])
             dx, dy = cx[j] - cx[i], cy[j] - cy[i]
             along, left = c * dx + s * dy, -s * dx + c * dy

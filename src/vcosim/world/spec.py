@@ -16,6 +16,7 @@ from pydantic import AfterValidator, Field, PrivateAttr, ValidationError, model_
 from vcosim.config import Options, read_toml, validation_problems, with_number_problems
 from vcosim.constants import LOOPBACK, PHYSICS_DT
 from vcosim.errors import ConfigError
+from vcosim.traffic.spec import SumoSpec
 from vcosim.vehicle.terrain import TerrainSpec
 
 if TYPE_CHECKING:
@@ -253,6 +254,7 @@ class WorldFile(Options):
     ego: str | None = None  # the vehicle single-vehicle faces attach to
     driver_period: Positive = 0.01  # s between built-in drivers' decisions
     stop_at_collision: bool = False
+    sumo: SumoSpec | None = None  # SUMO's traffic in lock-step (docs/traffic.md)
     _base: Path | None = PrivateAttr(default=None)
 
     @model_validator(mode="after")
@@ -288,6 +290,12 @@ class WorldFile(Options):
         steps = self.driver_period / PHYSICS_DT
         if abs(steps - round(steps)) > 1e-6:
             problems.append(f"driver_period: must be a whole number of {PHYSICS_DT} s steps")
+        if self.sumo is not None:
+            names = {entry.name for entry in entries}
+            named = [*(self.sumo.vehicles or ()), *self.sumo.routes]
+            problems.extend(
+                f"sumo: no vehicle {name!r} in this world" for name in named if name not in names
+            )
         if problems:
             raise ValueError("; ".join(problems))
         return self

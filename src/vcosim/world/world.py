@@ -19,7 +19,7 @@ import logging
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 
@@ -86,6 +86,33 @@ class RangeReading(Report):
 
 LANES = {"ahead": R_AHEAD, "left": R_LEFT, "right": R_RIGHT}
 """Where a range sensor looks: its lane (and cone), and the neighbouring lane on each side."""
+
+
+class Objects(Protocol):
+    """Boxes that move in the world without its physics (SUMO's traffic, ``vcosim.traffic``).
+
+    The world's range sensors and collision checks see them after its own vehicles (row
+    ``len(world) + slot``); every ``period_steps`` physics steps the world lets them
+    ``advance`` to the end of the next period, and in between asks for their ``poses`` at its
+    time, which they interpolate.
+    """
+
+    period_steps: int
+
+    def advance(self, world: World) -> None:
+        """Take the world's vehicles as they are now and move on to the next period's end."""
+
+    def poses(self, now: float) -> dict[str, np.ndarray]:
+        """``POSE_NAMES``, ``half_length`` and ``half_width`` of every slot at time ``now``."""
+        ...
+
+    def name(self, slot: int) -> str:
+        """The name of the object in ``slot``."""
+        ...
+
+    def slot(self, name: str) -> int | None:
+        """The slot of object ``name``, None when there is none such."""
+        ...
 
 
 @dataclass
@@ -159,8 +186,14 @@ class World:
         self.stop_requested = False
         self._safe_until = 0
         self.readings = np.zeros((len(entries), N_RANGE))
+        self.objects: Objects | None = None
+        self._objects_at = -1  # the step the objects last advanced at
         self._poses = self.poses()
         self._decide()
+        if self.spec.sumo is not None:  # SUMO's traffic joins (docs/traffic.md)
+            from vcosim.traffic.sumo import attach_sumo
+
+            attach_sumo(self, self.spec.sumo, self.spec.base)
 
     # -- the host's interface (as a Vehicle's) --------------------------------------------
     @property
@@ -193,12 +226,20 @@ class World:
         end, which comes every step while vehicles are close.
         """
         left = int(n_steps)
+        objects = self.objects
         while left > 0 and not self.stop_requested:
             step = self.step_index
+            to_objects = left
+            if objects is not None:
+                to_objects = objects.period_steps - step % objects.period_steps
+                if to_objects == objects.period_steps and step != self._objects_at:
+                    objects.advance(self)
+                    self._objects_at = step
+                    self.teleported()  # they may have jumped (a lane change, a new one)
             if step >= self._safe_until:
                 self._safe_until = step + self._safe_steps()
             to_decision = self.driver_steps - step % self.driver_steps
-            n = min(left, to_decision, self._safe_until - step)
+            n = min(left, to_decision, self._safe_until - step, to_objects)
             self._stepper(self._arrays(), n)
             left -= n
             step += n
@@ -216,12 +257,25 @@ class World:
         return (self.states, self.inputs, self.params, self.outputs, *self._terrain)
 
     # -- geometry -------------------------------------------------------------------------
+    def add_objects(self, objects: Objects) -> None:
+        """Let ``objects`` (SUMO's traffic) in: from now on sensors and collisions see them."""
+        self.objects = objects
+        self._objects_at = -1
+        self.teleported()
+        self._decide()
+
     def poses(self) -> dict[str, np.ndarray]:
-        """Every vehicle's position, heading, velocity, acceleration and box (arrays by row)."""
+        """Every vehicle's position, heading, velocity, acceleration and box (arrays by row).
+
+        The objects' (if any) follow the vehicles'.
+        """
         g = self.geometry
         table = pose_table(self.outputs, g["box_offset"])
         poses = dict(zip(POSE_NAMES, table, strict=True))
         poses["half_length"], poses["half_width"] = g["half_length"], g["half_width"]
+        if self.objects is not None:
+            more = self.objects.poses(self.time)
+            poses = {key: np.concatenate((column, more[key])) for key, column in poses.items()}
         return poses
 
     def _safe_steps(self) -> int:
@@ -231,13 +285,19 @@ class World:
         not across a teleport: ``teleported()`` says one happened.
         """
         wanted = round(LONGEST_HORIZON / self.dt)
-        if len(self) < 2:
+        p = self._poses
+        if len(p["cx"]) < 2:
             return wanted
-        p, g = self._poses, self.geometry
-        spin = np.abs(p["yaw_rate"]) * g["radius"]  # a box corner's speed from turning
+        radius = (
+            self.geometry["radius"]
+            if self.objects is None
+            else np.hypot(p["half_length"], p["half_width"])
+        )
+        spin = np.abs(p["yaw_rate"]) * radius  # a box corner's speed from turning
         horizon = safe_horizon(
-            p["cx"], p["cy"], p["yaw"], p["vx"], p["vy"], spin, g["half_length"],
-            g["half_width"], ACCELERATION_BOUND, wanted * self.dt, self._touching_array(),
+            p["cx"], p["cy"], p["yaw"], p["vx"], p["vy"], spin, p["half_length"],
+            p["half_width"], ACCELERATION_BOUND, wanted * self.dt, self._touching_array(),
+            len(self),
         )  # fmt: skip
         return max(1, min(wanted, math.floor(horizon / self.dt + 1e-9)))
 
@@ -247,16 +307,16 @@ class World:
     def _check_collisions(self) -> None:
         p = self._poses
         pairs, depth = overlapping_pairs(
-            p["cx"], p["cy"], p["yaw"], p["half_length"], p["half_width"]
+            p["cx"], p["cy"], p["yaw"], p["half_length"], p["half_width"], len(self)
         )
         now = {(int(a), int(b)) for a, b in pairs}
         for (a, b), overlap in zip(map(tuple, pairs.tolist()), depth.tolist(), strict=True):
             if (a, b) in self._touching:
                 continue
             dv = math.hypot(p["vx"][a] - p["vx"][b], p["vy"][a] - p["vy"][b])
-            event = Collision(self.time, (self.names[a], self.names[b]), dv, overlap)
+            event = Collision(self.time, (self.name_of(a), self.name_of(b)), dv, overlap)
             self.collisions.append(event)
-            self.collided[[a, b]] = True
+            self.collided[[r for r in (a, b) if r < len(self)]] = True
             log.warning(
                 "collision at t = %.4f s: %s and %s, relative speed %.2f m/s, overlap %.3f m",
                 event.time, *event.vehicles, dv, overlap,
@@ -272,6 +332,7 @@ class World:
         self.readings = range_readings(
             p["cx"], p["cy"], p["yaw"], p["vx"], p["vy"], p["ax"], p["ay"], p["yaw_rate"],
             p["half_length"], sensor.range, sensor.lane_width / 2, math.radians(sensor.cone),
+            len(self),
         )  # fmt: skip
         self.drivers.decide(self.time, self.spec.driver_period, p, self.readings, self.inputs)
 
@@ -286,6 +347,17 @@ class World:
         if name not in self.index:
             raise UnknownNameError("vehicle", name, tuple(self.names))
         return self.index[name]
+
+    def name_of(self, row: int) -> str:
+        """The name of the vehicle, or of the object after them, in ``row``."""
+        if row < len(self) or self.objects is None:
+            return self.names[row]
+        return self.objects.name(row - len(self))
+
+    def target_row(self, name: str) -> int:
+        """The row of a vehicle or an object a sensor saw (as bank H gives it)."""
+        slot = None if self.objects is None or name in self.index else self.objects.slot(name)
+        return self.row(name) if slot is None else len(self) + slot
 
     def sense(self, name: str, lane: str = "ahead") -> RangeReading:
         """The range sensor of ``name`` now (computed afresh, not from the last decision).
@@ -304,6 +376,7 @@ class World:
         row = range_readings(
             p["cx"], p["cy"], p["yaw"], p["vx"], p["vy"], p["ax"], p["ay"], p["yaw_rate"],
             p["half_length"], sensor.range, sensor.lane_width / 2, math.radians(sensor.cone),
+            len(self),
         )[self.row(name)]  # fmt: skip
         return {lane: self._reading(row[first : first + R_BLOCK]) for lane, first in LANES.items()}
 
@@ -312,7 +385,7 @@ class World:
         target = int(block[R_TARGET])
         seen = target >= 0
         return RangeReading(
-            target=self.names[target] if seen else None,
+            target=self.name_of(target) if seen else None,
             distance=float(block[R_DISTANCE]),
             relative_speed=float(block[R_RELATIVE_SPEED]) if seen else 0.0,
             relative_acceleration=float(block[R_RELATIVE_ACCELERATION]) if seen else 0.0,
@@ -326,7 +399,7 @@ class World:
         return float(
             box_overlap(
                 p["cx"], p["cy"], p["yaw"], p["half_length"], p["half_width"],
-                self.row(a), self.row(b),
+                self.target_row(a), self.target_row(b),
             )
         )  # fmt: skip
 

@@ -1,0 +1,181 @@
+"""``vcosim bench sumo``: a vcosim car in SUMO's city traffic, how fast, and what a SUMO car costs.
+
+Each size is a grid of signalled junctions (``netgenerate``) about 140 m of lane per car, with
+that many cars on random trips of three blocks or more (``randomTrips.py``), all on their way
+at time 0. One vcosim car (an IDM driver on its range sensor, SUMO's cars in sight) drives
+eastward along a row of the grid and is in SUMO on that row's edges, lock-stepped at SUMO's
+step: 10 ms (the default) and 100 ms (SUMO's own usual step is 1 s). After a warm-up in which
+SUMO inserts its cars, the run is timed: the real-time factor, the mean count of SUMO's cars
+in SUMO and in the world, and the wall-clock cost per SUMO car per SUMO step, split into
+SUMO's own step and the rest (reading SUMO's cars, moving the boxes, the world's sensors,
+collision checks and its one full-model car). Each size and step runs twice: with every SUMO
+car in the world (what a recording of them all needs), and with only those within ``NEAR``
+metres of the vcosim car (``[sumo] radius``: all its sensor and collision checks need).
+
+Reported, not guarded: there is no baseline in the same run to take a ratio against (SUMO
+alone is most of the cost), so ``vcosim bench all`` does not run it.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from vcosim.bench.physics import machine_info
+from vcosim.bench.progress import bench_progress
+from vcosim.bench.rates import RatioDoc
+from vcosim.reports import Report
+
+SIZES = (1000, 5000)
+TARGETS = {1000: 1.0, 5000: 0.5}
+"""Real-time factors issue 28 asks for, on 2 cores, by count of SUMO cars."""
+LANE_PER_CAR = 140.0  # m of lane per SUMO car: a busy town, queues at red lights
+BLOCK = 200.0  # m between junctions
+NEAR = 250.0
+"""m: the radius of the second run of each size (the range sensor's 150 m, and a margin)."""
+STEP_LENGTHS = (0.01, 0.1)
+QUICK: dict[str, Any] = {"sizes": (100,), "seconds": 1.0, "warmup": 0.5, "step_lengths": (0.01,)}
+RATIOS: dict[str, RatioDoc] = {}
+
+
+@dataclass
+class SumoRow(Report):
+    """One size: the count asked for and what the run gave."""
+
+    vehicles: int  # SUMO cars the trips hold
+    step_length: float  # s: SUMO's step
+    radius: float | None  # m: only SUMO's cars this near the vcosim car are in the world
+    junctions: int  # per side of the grid
+    in_sumo: float  # mean SUMO cars in SUMO over the timed run
+    present: float  # mean SUMO cars of those in the world
+    sim_seconds: float
+    wall_seconds: float
+    realtime_factor: float
+    us_per_vehicle_step: float  # wall-clock per SUMO car (in SUMO) per SUMO step (us)
+    sumo_us_per_vehicle_step: float  # of which in SUMO's own step
+    collisions: int  # of the vcosim car (it runs red lights: its IDM sees cars, not lights)
+    target: float | None = None  # the real-time factor asked for
+    meets_target: bool | None = None
+
+
+@dataclass
+class SumoBench(Report):
+    """``vcosim bench sumo``: a row per size, the step, the machine and its load."""
+
+    sizes: list[SumoRow] = field(default_factory=list)
+    load_average: tuple[float, float, float] = (0.0, 0.0, 0.0)
+    machine: dict[str, Any] = field(default_factory=dict)
+
+    def ratios(self) -> dict[str, float]:
+        """None: reported, not guarded (see the module)."""
+        return {}
+
+
+def measure_sumo_bench(
+    progress: bool = False,
+    sizes: tuple[int, ...] = SIZES,
+    seconds: float = 3.0,
+    warmup: float = 2.0,
+    radii: tuple[float | None, ...] = (None, NEAR),
+    step_lengths: tuple[float, ...] = STEP_LENGTHS,
+) -> SumoBench:
+    """Time a vcosim car in ``sizes`` SUMO cars for ``seconds`` simulated seconds each.
+
+    Args:
+        progress: Show a bar on stderr.
+        sizes: Counts of SUMO cars.
+        seconds: Simulated seconds timed per size (after ``warmup`` untimed ones).
+        warmup: Simulated seconds for SUMO to insert its cars.
+        radii: A run per size for each: only SUMO's cars this near the vcosim car enter the
+            world (None: all).
+        step_lengths: A run per size for each SUMO step (s).
+    """
+    rows = []
+    with bench_progress(progress) as bar, tempfile.TemporaryDirectory() as scratch:
+        task = bar.add_task("sumo", total=len(sizes) * len(radii) * len(step_lengths))
+        for count in sizes:
+            folder = Path(scratch) / str(count)
+            for step_length in step_lengths:
+                for radius in radii:
+                    bar.update(task, description=f"sumo: {count} cars, {step_length} s, {radius}")
+                    rows.append(_measure(count, step_length, seconds, warmup, radius, folder))
+                    bar.advance(task)
+    return SumoBench(sizes=rows, load_average=os.getloadavg(), machine=machine_info())
+
+
+def _measure(
+    count: int,
+    step_length: float,
+    seconds: float,
+    warmup: float,
+    radius: float | None,
+    folder: Path,
+) -> SumoRow:
+    from vcosim.traffic.network import LANE_WIDTH, grid_scenario, row_route
+    from vcosim.traffic.spec import SumoSpec
+    from vcosim.traffic.sumo import attach_sumo
+    from vcosim.world import World, WorldFile
+
+    # a grid of n x n junctions has 4 n (n - 1) one-way edges of two lanes
+    junctions = max(3, round(math.sqrt(count * LANE_PER_CAR / (8 * BLOCK)) + 0.5))
+    config = folder / "grid.sumocfg"
+    if not config.exists():
+        grid_scenario(folder, junctions, count, BLOCK)
+    row = junctions // 2
+    y = row * BLOCK - LANE_WIDTH / 2  # the left of the two eastbound lanes
+    world = World(
+        WorldFile.from_dict(
+            {
+                "paths": {"row": {"points": [[0.0, y], [BLOCK * (junctions - 1), y]]}},
+                "vehicles": [
+                    {
+                        "name": "ego",
+                        "start": {"x": 30.0, "y": y, "speed": 10.0},
+                        "driver": {"kind": "idm", "path": "row", "speed": 12.0},
+                    }
+                ],
+            }
+        )
+    )
+    route = {"ego": row_route(row, junctions)}
+    spec = SumoSpec(config=str(config), step_length=step_length, radius=radius, routes=route)
+    traffic = attach_sumo(world, spec)
+    try:
+        world.run(round(warmup / world.dt))
+        steps, present, in_sumo = 0, 0, 0
+        sumo_before, start = traffic.sumo_seconds, time.perf_counter()
+        chunk = traffic.period_steps
+        for _ in range(round(seconds / (chunk * world.dt))):
+            world.run(chunk)
+            steps += 1
+            present += len(traffic.ids)
+            in_sumo += traffic.api.vehicle.getIDCount()
+        wall = time.perf_counter() - start
+        sumo = traffic.sumo_seconds - sumo_before
+    finally:
+        traffic.close()
+    per = 1e6 / max(in_sumo, 1)
+    sim = steps * chunk * world.dt
+    rtf = sim / wall
+    target = TARGETS.get(count)
+    return SumoRow(
+        vehicles=count,
+        step_length=step_length,
+        radius=radius,
+        junctions=junctions,
+        in_sumo=in_sumo / max(steps, 1),
+        present=present / max(steps, 1),
+        sim_seconds=sim,
+        wall_seconds=wall,
+        realtime_factor=rtf,
+        us_per_vehicle_step=wall * per,
+        sumo_us_per_vehicle_step=sumo * per,
+        collisions=len(world.collisions),
+        target=target,
+        meets_target=None if target is None else rtf >= target,
+    )

@@ -1,0 +1,425 @@
+"""SUMO's traffic in a vcosim world, in lock-step: SUMO's vehicles as moving boxes, ours in SUMO.
+
+Every ``step_length`` (a whole number of physics steps) the world hands its vehicles' poses to
+SUMO (``vehicle.moveToXY``: SUMO's cars brake, yield and change lanes around them), SUMO takes
+one step, and its vehicles' new poses become the end of the next interval: in between, the world
+sees each one where a straight line from its last pose to its new one puts it at that moment.
+So SUMO runs a step ahead of the world and the boxes move smoothly between its steps.
+
+SUMO runs in this process through ``libsumo`` (one SUMO per process: starting another closes
+the one before), or elsewhere over TraCI (``host = HOST:PORT``). With the same world, SUMO
+scenario and seed, a run repeats exactly.
+
+Each SUMO vehicle keeps its *slot* while it drives (the world's row ``len(world) + slot``): a
+sensor's target and a touching pair stay the same from step to step; freed slots are reused,
+lowest first. Empty slots are boxes of no size parked far away, each at its own place.
+"""
+
+from __future__ import annotations
+
+import atexit
+import contextlib
+import heapq
+import io
+import math
+import os
+import time
+from pathlib import Path
+from types import ModuleType
+from typing import TYPE_CHECKING, Any, TextIO
+
+import numpy as np
+
+from vcosim.errors import ConfigError
+from vcosim.extras import require
+from vcosim.traffic.spec import SumoSpec
+
+if TYPE_CHECKING:
+    from vcosim.world.world import World
+
+# TraCI's variable ids (traci.constants), so that nothing here imports SUMO before it is needed.
+VAR_POSITION, VAR_ANGLE, VAR_SPEED, VAR_ACCELERATION, VAR_SIGNALS = 0x42, 0x43, 0x40, 0x72, 0x5B
+VAR_DEPARTED_VEHICLES_IDS, VAR_ARRIVED_VEHICLES_IDS = 0x74, 0x7A
+TL_RED_YELLOW_GREEN_STATE = 0x20
+CMD_GET_VEHICLE_VARIABLE = 0xA4
+SUBSCRIBED = (VAR_POSITION, VAR_ANGLE, VAR_SPEED, VAR_ACCELERATION, VAR_SIGNALS)
+"""What SUMO reports of each vehicle every step (its type once, as it enters)."""
+BRAKE_LIGHT = 8
+"""The brake light's bit in SUMO's vehicle signals (``VEH_SIGNAL_BRAKELIGHT``)."""
+PARKED = 1e9
+"""m: where empty slots wait (each 1 km further along x than the one before)."""
+QUIET = ("--no-step-log", "true", "--duration-log.disable", "true", "--no-warnings", "true")
+SIGNAL_STATES = {"r": 0.0, "u": 1.0, "y": 1.0, "Y": 1.0, "g": 2.0, "G": 2.0, "s": 2.0}
+"""SUMO's link states as bank H gives them: 0 red, 1 amber (red-amber too), 2 green; the
+others (off, blinking) -1."""
+
+_running: list[SumoTraffic] = []  # the libsumo SUMO of this process, if any
+
+
+def sumo_tool(name: str) -> str:
+    """The path of SUMO's program ``name`` (``sumo``, ``netgenerate``) in the eclipse-sumo wheel."""
+    import sumo
+
+    return os.path.join(sumo.SUMO_HOME, "bin", name)
+
+
+def _libsumo() -> ModuleType:
+    """libsumo, imported without the version notice it prints on stdout beside pyarrow."""
+    with contextlib.redirect_stdout(io.StringIO()):
+        import libsumo
+    return libsumo
+
+
+class SumoTraffic:
+    """SUMO's vehicles as the world's objects (``World.add_objects``); ours in SUMO.
+
+    Args:
+        world: The world SUMO's traffic joins (not yet told: ``attach_sumo`` does both).
+        spec: The ``[sumo]`` section.
+        base: The folder ``spec.config`` is relative to.
+        record: A CSV file to write every SUMO vehicle's pose to at every SUMO step.
+    """
+
+    ARRAYS = ("_x0", "_y0", "_yaw0", "_x1", "_y1", "_yaw1", "_speed", "_accel",
+              "_half_length", "_half_width", "_signals")  # fmt: skip
+    """By slot: the pose at the start and the end of the interval, and what SUMO said."""
+    _x0: np.ndarray
+    _y0: np.ndarray
+    _yaw0: np.ndarray
+    _x1: np.ndarray
+    _y1: np.ndarray
+    _yaw1: np.ndarray
+    _speed: np.ndarray
+    _accel: np.ndarray
+    _half_length: np.ndarray
+    _half_width: np.ndarray
+    _signals: np.ndarray
+
+    def __init__(
+        self, world: World, spec: SumoSpec, base: Path | None = None, record: Path | None = None
+    ) -> None:
+        require("sumo", "a world with SUMO traffic ([sumo], --sumo)")
+        self.spec = spec
+        self.period_steps = spec.period_steps
+        self.step_length = spec.period_steps * world.dt
+        self.coupled = list(spec.vehicles if spec.vehicles is not None else world.names)
+        """The world's vehicles that SUMO sees, under their own names."""
+        self._keep_route = {name: 1 if name in spec.routes else 2 for name in self.coupled}
+        self._ids: list[str | None] = []
+        self._slots: dict[str, int] = {}
+        self._free: list[int] = []
+        self._sizes: dict[str, tuple[float, float]] = {}
+        self._t0 = self._t1 = world.time
+        self._grow(16)
+        self.lights: dict[str, str] = {}
+        """Every traffic light's state now, as SUMO spells it (``"GrGr"``: a char per link)."""
+        self.steps = 0
+        self.sumo_seconds = 0.0
+        """Wall-clock seconds spent in SUMO's steps (the bench's split of the cost)."""
+        self._closed = False
+        self._trace: TextIO | None = None
+        self.api = self._connect(spec, base)
+        try:
+            self._add_ours(world)
+            if record is not None:
+                self.trace(record)
+            lights = self.api.trafficlight  # SUMO's cars come with its first step
+            self.lights = {tls: lights.getRedYellowGreenState(tls) for tls in lights.getIDList()}
+        except BaseException:
+            self.close()
+            raise
+
+    # -- SUMO ---------------------------------------------------------------------------------
+    def _connect(self, spec: SumoSpec, base: Path | None) -> Any:
+        if spec.host is not None:
+            import traci
+
+            host, _, port = spec.host.rpartition(":")
+            try:
+                traci.init(int(port), host=host, numRetries=10)
+            except Exception as error:  # traci raises its own FatalTraCIError, or OSError
+                raise ConfigError(
+                    [f"sumo: no SUMO answers at {spec.host}: {error}"], "sumo"
+                ) from error
+            step = traci.simulation.getDeltaT()
+            if abs(step - spec.step_length) > 1e-9:
+                traci.close()
+                raise ConfigError(
+                    [f"sumo.step_length: {spec.step_length} s, but the SUMO at {spec.host} "
+                     f"steps {step} s (start it with --step-length {spec.step_length})"],
+                    "sumo",
+                )  # fmt: skip
+            self._subscribe(traci)
+            return traci
+        assert spec.config is not None
+        config = Path(spec.config)
+        if base is not None and not config.is_absolute():
+            config = base / config
+        if not config.is_file():
+            raise ConfigError([f"sumo.config: no file {config}"], "sumo")
+        for earlier in list(_running):
+            earlier.close()
+        api = _libsumo()
+        command = [sumo_tool("sumo"), "-c", str(config), "--step-length", f"{spec.step_length}",
+                   "--seed", str(spec.seed), *QUIET, *spec.options]  # fmt: skip
+        try:
+            api.start(command)
+        except Exception as error:  # libsumo's TraCIException: SUMO refused the scenario
+            raise ConfigError(
+                [f"sumo: SUMO did not start with {config}: {error}"], "sumo"
+            ) from error
+        _running.append(self)
+        self._subscribe(api)
+        return api
+
+    @staticmethod
+    def _subscribe(api: Any) -> None:
+        """Who comes and goes every step, and every traffic light's state."""
+        api.simulation.subscribe([VAR_DEPARTED_VEHICLES_IDS, VAR_ARRIVED_VEHICLES_IDS])
+        for light in api.trafficlight.getIDList():
+            api.trafficlight.subscribe(light, [TL_RED_YELLOW_GREEN_STATE])
+
+    def _add_ours(self, world: World) -> None:
+        """Put the world's vehicles into SUMO: a type of their box's size, on their route."""
+        api, p = self.api, world.poses()
+        for name in self.coupled:
+            row = world.row(name)
+            kind = f"vcosim.{name}"
+            api.vehicletype.copy("DEFAULT_VEHTYPE", kind)
+            api.vehicletype.setLength(kind, 2.0 * float(p["half_length"][row]))
+            api.vehicletype.setWidth(kind, 2.0 * float(p["half_width"][row]))
+            edges = self.spec.routes.get(name)
+            if edges is None:
+                x, y, _ = self._front(p, row)
+                edges = [api.simulation.convertRoad(x, y)[0]]
+            try:
+                api.route.add(kind, edges)
+                api.vehicle.add(name, kind, typeID=kind)
+            except Exception as error:  # a route SUMO's network does not have
+                raise ConfigError(
+                    [f"sumo.routes.{name}: SUMO refused {edges}: {error}"], "sumo"
+                ) from error
+            api.vehicle.setSpeedMode(name, 0)  # it goes where vcosim moves it, nowhere else
+            self._move(p, world, name)
+            if self.spec.radius is not None:
+                api.vehicle.subscribeContext(
+                    name, CMD_GET_VEHICLE_VARIABLE, self.spec.radius, SUBSCRIBED
+                )
+
+    @staticmethod
+    def _front(p: dict[str, np.ndarray], row: int) -> tuple[float, float, float]:
+        """A box's front bumper (SUMO's position of a vehicle) and SUMO's angle (deg from north)."""
+        yaw, reach = float(p["yaw"][row]), float(p["half_length"][row])
+        x = float(p["cx"][row]) + reach * math.cos(yaw)
+        y = float(p["cy"][row]) + reach * math.sin(yaw)
+        return x, y, (90.0 - math.degrees(yaw)) % 360.0
+
+    def _move(self, p: dict[str, np.ndarray], world: World, name: str) -> None:
+        x, y, angle = self._front(p, world.row(name))
+        self.api.vehicle.moveToXY(name, "", -1, x, y, angle, self._keep_route[name])
+
+    def advance(self, world: World) -> None:
+        """Our vehicles to SUMO as they are now; SUMO one step on; its vehicles read back."""
+        p = world.poses()
+        for name in self.coupled:
+            self._move(p, world, name)
+        start = time.perf_counter()
+        self.api.simulationStep()
+        self.sumo_seconds += time.perf_counter() - start
+        self.steps += 1
+        self._read(world.time)
+
+    def _read(self, now: float) -> None:
+        """SUMO's vehicles as they are after its step: the new end of the interpolation."""
+        api = self.api
+        events = api.simulation.getSubscriptionResults()
+        for vid in events.get(VAR_ARRIVED_VEHICLES_IDS, ()):
+            self._leave(vid)
+        coupled = set(self.coupled)
+        if self.spec.radius is None:
+            for vid in events.get(VAR_DEPARTED_VEHICLES_IDS, ()):
+                if vid not in coupled:
+                    api.vehicle.subscribe(vid, SUBSCRIBED)
+            results = api.vehicle.getAllSubscriptionResults()
+        else:  # the vehicles around each of ours
+            results = {}
+            for around in api.vehicle.getAllContextSubscriptionResults().values():
+                results.update(around)
+            for name in coupled.intersection(results):
+                del results[name]
+        for vid in [v for v in self._slots if v not in results]:  # teleported away, or gone
+            self._leave(vid)
+        self._x0[:], self._y0[:], self._yaw0[:] = self._x1, self._y1, self._yaw1
+        new = [self._enter(vid) for vid in results if vid not in self._slots]
+        if results:
+            count = len(results)
+            slots = np.fromiter(map(self._slots.__getitem__, results), np.int64, count)
+            values = list(results.values())
+            front = np.array([v[VAR_POSITION] for v in values])
+            yaw = np.radians(90.0 - np.fromiter((v[VAR_ANGLE] for v in values), float, count))
+            back = self._half_length[slots]
+            self._x1[slots] = front[:, 0] - back * np.cos(yaw)
+            self._y1[slots] = front[:, 1] - back * np.sin(yaw)
+            self._yaw1[slots] = yaw
+            self._speed[slots] = np.fromiter((v[VAR_SPEED] for v in values), float, count)
+            self._accel[slots] = np.fromiter((v[VAR_ACCELERATION] for v in values), float, count)
+            self._signals[slots] = np.fromiter((v[VAR_SIGNALS] for v in values), np.int64, count)
+        if new:  # a vehicle that just came stands at its first pose for the interval
+            self._x0[new], self._y0[new], self._yaw0[new] = (
+                self._x1[new], self._y1[new], self._yaw1[new],
+            )  # fmt: skip
+        self._t0, self._t1 = now, now + self.step_length
+        for light, values in api.trafficlight.getAllSubscriptionResults().items():
+            self.lights[light] = values[TL_RED_YELLOW_GREEN_STATE]
+        if self._trace is not None:
+            self._write(self._t1)
+
+    def _enter(self, vid: str) -> int:
+        kind = self.api.vehicle.getTypeID(vid)
+        if not self._free:
+            self._grow(2 * len(self._ids))
+        slot = heapq.heappop(self._free)
+        self._ids[slot], self._slots[vid] = vid, slot
+        if kind not in self._sizes:
+            self._sizes[kind] = (
+                self.api.vehicletype.getLength(kind), self.api.vehicletype.getWidth(kind),
+            )  # fmt: skip
+        length, width = self._sizes[kind]
+        self._half_length[slot], self._half_width[slot] = length / 2.0, width / 2.0
+        return slot
+
+    def _leave(self, vid: str) -> None:
+        slot = self._slots.pop(vid, None)
+        if slot is None:
+            return
+        self._ids[slot] = None
+        self._park(np.array([slot]))
+        heapq.heappush(self._free, slot)
+
+    def _grow(self, capacity: int) -> None:
+        """Room for ``capacity`` vehicles (a world keeps the slots it had)."""
+        old = len(self._ids)
+        for name in self.ARRAYS:
+            grown = np.zeros(capacity, dtype=np.int64 if name == "_signals" else float)
+            if old:
+                grown[:old] = getattr(self, name)
+            setattr(self, name, grown)
+        self._ids.extend([None] * (capacity - old))
+        fresh = np.arange(old, capacity)
+        self._park(fresh)
+        for slot in fresh.tolist():
+            heapq.heappush(self._free, slot)
+
+    def _park(self, slots: np.ndarray) -> None:
+        for x in (self._x0, self._x1):
+            x[slots] = PARKED + 1000.0 * slots
+        for column in (self._y0, self._y1, self._yaw0, self._yaw1, self._speed, self._accel,
+                       self._half_length, self._half_width, self._signals):  # fmt: skip
+            column[slots] = 0
+
+    def trace(self, path: Path | str) -> None:
+        """From now on write every SUMO vehicle's pose at every SUMO step to CSV ``path``.
+
+        A row per vehicle and step, by id: the time of the pose, id, box centre (m), yaw
+        (rad), speed (m/s), acceleration (m/s2) and SUMO's signal bits (8: brake light).
+        """
+        if self._trace is not None:
+            self._trace.close()
+        self._trace = open(path, "w", encoding="utf-8")  # noqa: SIM115 (closed by close())
+        self._trace.write("time,id,x,y,yaw,speed,acceleration,signals\n")
+
+    def _write(self, now: float) -> None:
+        assert self._trace is not None
+        rows = sorted(self._slots.items())
+        self._trace.writelines(
+            f"{now:.4f},{vid},{self._x1[s]:.4f},{self._y1[s]:.4f},{self._yaw1[s]:.6f},"
+            f"{self._speed[s]:.4f},{self._accel[s]:.4f},{self._signals[s]}\n"
+            for vid, s in rows
+        )
+
+    # -- what the world asks --------------------------------------------------------------------
+    def poses(self, now: float) -> dict[str, np.ndarray]:
+        """Every slot at ``now``: on the straight line from the last SUMO pose to the next."""
+        f = min(max((now - self._t0) / self.step_length, 0.0), 1.0)
+        dx, dy = self._x1 - self._x0, self._y1 - self._y0
+        turn = (self._yaw1 - self._yaw0 + math.pi) % (2.0 * math.pi) - math.pi
+        x, y, yaw = self._x0 + f * dx, self._y0 + f * dy, self._yaw0 + f * turn
+        c, s = np.cos(yaw), np.sin(yaw)
+        return {
+            "x": x, "y": y, "yaw": yaw,
+            "vx": dx / self.step_length, "vy": dy / self.step_length, "speed": self._speed,
+            "ax": self._accel * c, "ay": self._accel * s, "yaw_rate": turn / self.step_length,
+            "cx": x, "cy": y, "half_length": self._half_length, "half_width": self._half_width,
+        }  # fmt: skip
+
+    def name(self, slot: int) -> str:
+        """The SUMO id of the vehicle in ``slot`` (``""`` for an empty one)."""
+        return self._ids[slot] or ""
+
+    def slot(self, name: str) -> int | None:
+        """The slot of SUMO vehicle ``name``, None when it is not in the network."""
+        return self._slots.get(name)
+
+    @property
+    def ids(self) -> list[str]:
+        """SUMO's vehicles in the world now, by slot."""
+        return [vid for vid in self._ids if vid is not None]
+
+    def state(self, vid: str) -> dict[str, float]:
+        """What SUMO said of vehicle ``vid`` at its last step: speed, acceleration, brake light."""
+        slot = self._slots[vid]
+        return {
+            "speed": float(self._speed[slot]),
+            "acceleration": float(self._accel[slot]),
+            "brake_light": float(bool(self._signals[slot] & BRAKE_LIGHT)),
+        }
+
+    def next_signal(self, name: str) -> tuple[float, float] | None:
+        """The next traffic light on the route of our vehicle ``name``: (distance m, state).
+
+        State as in bank H: 0 red, 1 amber, 2 green, -1 off; None when no light is ahead.
+        """
+        if name not in self._keep_route:  # not in SUMO
+            return None
+        try:
+            ahead = self.api.vehicle.getNextTLS(name)
+        except self.api.TraCIException:  # not on the road yet (before SUMO's first step)
+            return None
+        if not ahead:
+            return None
+        _, _, distance, state = ahead[0]
+        return float(distance), SIGNAL_STATES.get(state, -1.0)
+
+    # -- the end --------------------------------------------------------------------------------
+    def close(self) -> None:
+        """End SUMO (or leave the remote one) and close the trace; safe twice."""
+        if self._closed:
+            return
+        self._closed = True
+        if self._trace is not None:
+            self._trace.close()
+        if self in _running:
+            _running.remove(self)
+        with contextlib.suppress(Exception):  # SUMO gone already (closed by another start)
+            self.api.close()
+
+    def __enter__(self) -> SumoTraffic:
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self.close()
+
+
+def attach_sumo(
+    world: World, spec: SumoSpec, base: Path | None = None, record: Path | None = None
+) -> SumoTraffic:
+    """Start SUMO for ``spec`` and let its traffic into ``world``; close what it returns."""
+    traffic = SumoTraffic(world, spec, base, record)
+    world.add_objects(traffic)
+    return traffic
+
+
+@atexit.register
+def _close_running() -> None:
+    for traffic in list(_running):
+        traffic.close()

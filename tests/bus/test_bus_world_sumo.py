@@ -1,0 +1,55 @@
+"""SUMO's cars on the bus: BusWorld announces and publishes them after the world's vehicles."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from vcosim.bus.catalogue import WorldPose, WorldVehicle
+from vcosim.bus.router import Router
+from vcosim.bus.world_module import BusWorld
+from vcosim.sim.pacing import Pacer
+from vcosim.sim.simulation import Simulation
+
+pytest.importorskip("libsumo")
+
+from vcosim.world import World  # noqa: E402
+
+JUNCTION = Path(__file__).parents[2] / "examples" / "worlds" / "sumo-junction.toml"
+
+
+def of(copies, kind):
+    return [c.message for c in copies if isinstance(c.message, kind)]
+
+
+def test_sumo_cars_are_announced_and_published_after_the_vehicles(router: Router, connect, collect):
+    monitor = collect(connect(30, monitor=True))
+    world = World(JUNCTION)
+    traffic = world.objects
+    try:
+        sim = Simulation(world, Pacer("fast", frame_rate=20))
+        sim.attach("bus_world", BusWorld(port=router.address[1]))
+        sim.run(4.0)  # east.0 and east.1 are in by then
+        p = traffic.poses(world.time)
+        rows = {name: world.target_row(name) for name in traffic.ids}
+        assert monitor.wait_for(
+            lambda c: (
+                {m.row for m in of(c, WorldPose)} >= set(rows.values())
+                and sum(m.row == 0 for m in of(c, WorldPose)) >= 81  # 0, 0.05, ..., 4 s
+            )
+        )
+        copies = monitor.stop()
+    finally:
+        traffic.close()
+    announced = {m.row: m for m in of(copies, WorldVehicle)}
+    for name, row in rows.items():
+        assert row >= len(world) and announced[row].name == name and announced[row].ego == 0
+        assert announced[row].length == pytest.approx(5.0)  # SUMO's default car
+    last = {m.row: m for m in of(copies, WorldPose)}
+    row = rows["east.0"]
+    slot = row - len(world)
+    assert (last[row].x, last[row].y, last[row].yaw) == pytest.approx(
+        (p["cx"][slot], p["cy"][slot], p["yaw"][slot])
+    )
+    assert last[row].speed > 5.0
