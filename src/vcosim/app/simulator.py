@@ -66,6 +66,7 @@ from vcosim.sim.pacing import PacingMode
 if TYPE_CHECKING:
     from vcosim.scenarios.spec import RunSpec
     from vcosim.tight.config import CouplingConfig
+    from vcosim.traffic.spec import SumoSpec
 
 
 class StartHow(str, Enum):
@@ -213,6 +214,34 @@ def sim(
         ),
     ] = 0,
     world: WorldOption = None,
+    sumo: Annotated[
+        Path | None,
+        typer.Option(
+            exists=True,
+            dir_okay=False,
+            metavar="FILE.sumocfg",
+            help="SUMO's traffic around the vehicles, in lock-step in this process "
+            "(docs/traffic.md; the sumo extra). A lone car joins it as the world vehicle "
+            "'ego'; a recording gets SUMO's cars beside it (FILE.sumo.csv).",
+        ),
+    ] = None,
+    sumo_host: Annotated[
+        str | None,
+        typer.Option(
+            metavar="HOST:PORT",
+            help="SUMO's traffic from a SUMO started elsewhere with --remote-port, over "
+            "TraCI, in place of --sumo.",
+        ),
+    ] = None,
+    sumo_step: Annotated[
+        float,
+        typer.Option(
+            metavar="SECONDS", help="SUMO's step: a whole number of 0.5 ms physics steps."
+        ),
+    ] = 0.01,
+    sumo_seed: Annotated[
+        int, typer.Option(min=0, help="SUMO's random seed: the same seed, the same traffic.")
+    ] = 0,
     bus: Annotated[
         str | None,
         typer.Option(metavar="HOST:PORT", help="Join a NightRider bus router at this address."),
@@ -317,6 +346,7 @@ def sim(
             router = bus_address(bus)
             faces.append(BusFaceSpec(host=router.host, port=router.port))
         said: dict[str, object] = {
+            "sumo": sumo_spec(given, sumo, sumo_host, sumo_step, sumo_seed),
             "world": world,
             "duration": duration,
             "pacing": PacingSpec(
@@ -341,6 +371,8 @@ def sim(
                 engine=engine,
             )
         run = RunSpec.model_validate({k: v for k, v in said.items() if v is not None})
+        if run.sumo is not None and run.problems():
+            raise typer.BadParameter("; ".join(run.problems()), param_hint="'--sumo'")
     if run.recording is not None and run.recording.path.suffix.lower() == ".mcap":
         require("logging", "--record FILE.mcap")
     ground_truth = ground_truth_outputs(
@@ -388,6 +420,35 @@ BESIDE_SPEC = {
     "foxglove_rate",
 }
 """Options that may be given beside --spec (they change where the run goes, not what it is)."""
+
+
+def sumo_spec(
+    given: set[str], config: Path | None, host: str | None, step: float, seed: int
+) -> SumoSpec | None:
+    """The ``sumo`` of the run from ``--sumo`` or ``--sumo-host`` and their step and seed."""
+    from pydantic import ValidationError
+
+    from vcosim.traffic.spec import SumoSpec
+
+    if config is None and host is None:
+        if given & {"sumo_step", "sumo_seed"}:
+            raise typer.BadParameter(
+                "SUMO's step and seed need --sumo FILE.sumocfg or --sumo-host HOST:PORT",
+                param_hint="'--sumo-step', '--sumo-seed'",
+            )
+        return None
+    if config is not None and host is not None:
+        raise typer.BadParameter("give --sumo or --sumo-host, not both", param_hint="'--sumo'")
+    try:
+        return SumoSpec(
+            config=None if config is None else str(config), host=host, step_length=step, seed=seed
+        )
+    except ValidationError as exc:
+        problem = exc.errors()[0]
+        option = {"step_length": "--sumo-step", "host": "--sumo-host"}.get(
+            str(problem["loc"][0]) if problem["loc"] else "", "--sumo"
+        )
+        raise typer.BadParameter(problem["msg"], param_hint=f"'{option}'") from None
 
 
 def _given(ctx: typer.Context) -> set[str]:

@@ -54,10 +54,16 @@ def build_simulation(spec: RunSpec, *, note: Note | None = None) -> Simulation:
     """
     pacing = spec.pacing
     pacer = Pacer(pacing.mode, frame_rate=pacing.frame_rate, time_dilation=pacing.time_dilation)
-    if spec.world is not None:  # the vehicles, their starts and the terrain come from the file
+    if spec.sumo is not None:  # SUMO joins a world (a lone car: a world of one, docs/traffic.md)
+        from vcosim.scenarios.traffic import world_file
+
+        sim = Simulation(World(world_file(spec)), pacer)
+    elif spec.world is not None:  # the vehicles, their starts and the terrain come from the file
         sim = Simulation(World(spec.world), pacer)
     else:
         sim = Simulation(start_vehicle(spec), pacer)
+    if sim.world is not None and sim.world.spec.sumo is not None:
+        attach_sumo_face(sim, spec)
     for face in spec.faces:
         attach_face(sim, face, note)
     if spec.recording is not None:
@@ -69,6 +75,18 @@ def build_simulation(spec: RunSpec, *, note: Note | None = None) -> Simulation:
         else:
             sim.attach("recording", WorldSignalLog(path, list(sim.vehicles), every))
     return sim
+
+
+def attach_sumo_face(sim: Simulation, spec: RunSpec) -> None:
+    """The face that ends the world's SUMO with the run and traces its cars beside a recording."""
+    from vcosim.scenarios.traffic import SumoFace, trace_path
+    from vcosim.traffic.sumo import SumoTraffic
+
+    assert sim.world is not None
+    traffic = sim.world.objects
+    assert isinstance(traffic, SumoTraffic)
+    trace = None if spec.recording is None else trace_path(spec.recording.path)
+    sim.attach(SumoFace.kind, SumoFace(traffic, trace))
 
 
 def start_vehicle(spec: RunSpec) -> Vehicle:

@@ -35,6 +35,7 @@ from vcosim.contracts.options import ServerOptions
 from vcosim.errors import ConfigError
 from vcosim.sim.pacing import OnLate, PacingMode
 from vcosim.tight.config import CouplingConfig
+from vcosim.traffic.spec import SumoSpec
 from vcosim.vehicle.params import VehicleParams
 from vcosim.vehicle.terrain import WORLD_LIMIT, TerrainSpec
 from vcosim.world.spec import WorldFile
@@ -148,6 +149,9 @@ FaceSpec = Annotated[
     CouplingFaceSpec | ContractsFaceSpec | BusFaceSpec | UserFaceSpec, Field(discriminator="kind")
 ]
 
+LONE_CAR = "ego"
+"""The lone car's name in a world of one (with SUMO's traffic it is a world's vehicle)."""
+
 WORLD_SAYS = ("vehicle", "terrain", "start", "gearbox", "engine")
 """What a world file gives for each of its vehicles: a spec with a world may not say it."""
 
@@ -168,6 +172,8 @@ class RunSpec(Options):
         pacing: Real time, fast or lock-step, and the frame rate.
         recording: Every vehicle signal to a file (None: no recording).
         faces: What the run talks to, each a table with its ``kind``.
+        sumo: SUMO's traffic in lock-step (docs/traffic.md): the world's ``[sumo]``, or,
+            for a lone car, SUMO around it as the vehicle ``ego`` of a world of one.
     """
 
     vehicle: str | VehicleParams = "nightrider"
@@ -180,6 +186,7 @@ class RunSpec(Options):
     pacing: PacingSpec = Field(default_factory=PacingSpec)
     recording: RecordingSpec | None = None
     faces: list[FaceSpec] = Field(default_factory=list)
+    sumo: SumoSpec | None = None
 
     @classmethod
     def checked(cls, data: dict[str, JsonValue], source: str = "run spec") -> RunSpec:
@@ -205,6 +212,8 @@ class RunSpec(Options):
                 for key in WORLD_SAYS
                 if key in self.model_fields_set
             ]
+        if self.sumo is not None:
+            out += self._sumo_problems()
         if self.start.how == "drive_up" and self.start.speed > 0 and self.gearbox != "automatic":
             out.append("start.how: driving up to a speed needs gearbox = 'automatic'")
         if self.start.how == "drive_up" and self.start.pose is not None:
@@ -215,6 +224,25 @@ class RunSpec(Options):
             if name in seen:
                 out.append(f"faces.{i}: a second {name!r} face (the first is faces.{seen[name]})")
             seen.setdefault(name, i)
+        return out
+
+    def _sumo_problems(self) -> list[str]:
+        """What SUMO's traffic cannot go with: a world's own section, a lone car it cannot carry."""
+        if isinstance(self.world, WorldFile) and self.world.sumo is not None:
+            return ["sumo: the world has a [sumo] section of its own"]
+        if self.world is not None:
+            return []
+        out = []
+        if not isinstance(self.vehicle, str):  # the lone car becomes a world's ``ego``
+            out.append("sumo: a lone car in SUMO's traffic is a preset or a parameter file")
+        if self.start.how == "drive_up":
+            out.append("sumo: a lone car in SUMO's traffic starts by teleport")
+        if self.sumo is not None:
+            out += [
+                f"sumo: no vehicle {name!r} (the lone car is 'ego')"
+                for name in [*(self.sumo.vehicles or ()), *self.sumo.routes]
+                if name != LONE_CAR
+            ]
         return out
 
     def face(self, kind: str) -> FaceSpec | None:

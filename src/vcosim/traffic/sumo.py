@@ -53,6 +53,9 @@ SIGNAL_STATES = {"r": 0.0, "u": 1.0, "y": 1.0, "Y": 1.0, "g": 2.0, "G": 2.0, "s"
 """SUMO's link states as bank H gives them: 0 red, 1 amber (red-amber too), 2 green; the
 others (off, blinking) -1."""
 
+MAX_STRAIGHT_ON = 50
+"""Edges at most in the route of a coupled vehicle SUMO is given none for."""
+
 _running: list[SumoTraffic] = []  # the libsumo SUMO of this process, if any
 
 
@@ -190,8 +193,7 @@ class SumoTraffic:
             api.vehicletype.setWidth(kind, 2.0 * float(p["half_width"][row]))
             edges = self.spec.routes.get(name)
             if edges is None:
-                x, y, _ = self._front(p, row)
-                edges = [api.simulation.convertRoad(x, y)[0]]
+                edges = self._straight_on(*self._front(p, row)[:2])
             try:
                 api.route.add(kind, edges)
                 api.vehicle.add(name, kind, typeID=kind)
@@ -205,6 +207,22 @@ class SumoTraffic:
                 api.vehicle.subscribeContext(
                     name, CMD_GET_VEHICLE_VARIABLE, self.spec.radius, SUBSCRIBED
                 )
+
+    def _straight_on(self, x: float, y: float) -> list[str]:
+        """The edges straight on from (x, y): a vehicle without a route follows its road.
+
+        Its route then reaches the junctions ahead, so it sees their traffic lights (bank H).
+        """
+        api = self.api
+        edge, _, lane = api.simulation.convertRoad(x, y)
+        edges, lane_id = [edge], f"{edge}_{lane}"
+        while len(edges) < MAX_STRAIGHT_ON:
+            ahead = [link[0] for link in api.lane.getLinks(lane_id) if link[6] == "s"]
+            if not ahead or api.lane.getEdgeID(ahead[0]) in edges:
+                break
+            lane_id = ahead[0]
+            edges.append(api.lane.getEdgeID(lane_id))
+        return edges
 
     @staticmethod
     def _front(p: dict[str, np.ndarray], row: int) -> tuple[float, float, float]:
