@@ -59,3 +59,47 @@ def test_sumo_lanes_lie_on_the_opendrive_lane_centres(converted) -> None:
                 shape[:, None, 0] - centre[None, :, 0], shape[:, None, 1] - centre[None, :, 1]
             ).min(axis=1)
             assert gaps.max() < 0.05, (sumo_lane, gaps.max())
+
+
+def test_a_world_on_the_road_has_sumo_traffic_on_the_same_lanes(converted) -> None:
+    pytest.importorskip("libsumo")
+    from vcosim.traffic.sumo import SumoTraffic
+    from vcosim.world import World, WorldFile
+
+    path, _, _ = converted
+    routes = path.with_name("bend.rou.xml")
+    routes.write_text(
+        '<routes><flow id="f" from="-7" to="-7" begin="0" end="4" period="1" '
+        'departLane="random" departSpeed="max"/></routes>',
+        encoding="utf-8",
+    )
+    spec = WorldFile.from_dict(
+        {
+            "terrain": {"road": path.name},
+            "sumo": {"road": True, "route_files": [routes.name], "seed": 2},
+            "paths": {"stand": {"points": [[30.0, 1.5], [0.0, 1.5]]}},
+            "vehicles": [
+                {
+                    "name": "ego",
+                    "start": {"x": 30.0, "y": 1.5, "heading": 180.0},
+                    "driver": {"kind": "profile", "path": "stand", "speeds": [[0, 0]]},
+                },
+            ],
+        },  # fmt: skip
+        base=path.parent,
+    )
+    world = World(spec)
+    traffic = world.objects
+    assert isinstance(traffic, SumoTraffic)
+    try:
+        world.run(8_000)  # 4 s: four cars on their way along the right-hand lanes
+        ids = traffic.ids
+        rows = [world.target_row(vid) for vid in ids]
+        p = world.poses()
+        on = read_xodr(path).locate(p["cx"][rows], p["cy"][rows])
+        assert traffic.lanes is not None and traffic.lanes.edges([("7", -1)]) == ["-7"]
+    finally:
+        traffic.close()
+    assert len(ids) == 4
+    assert set(on.road) == {"7"} and set(on.lane) <= {-1, -2}  # on the road's right-hand lanes
+    assert traffic._folder is not None and not traffic._folder.exists()  # the net is gone

@@ -112,7 +112,9 @@ def test_a_red_light_is_visible_to_the_world(runs: tuple) -> None:
     assert bank[H_SIGNAL_VALID] == 1.0
     assert bank[H_SIGNAL_DISTANCE] == pytest.approx(distance)
     assert bank[H_SIGNAL_STATE] == 0.0
-    assert run["banks"]["watcher"][H_SIGNAL_VALID] == 0.0  # it has no SUMO route through it
+    watcher = run["banks"]["watcher"]  # no route given: it follows its road straight on
+    assert watcher[H_SIGNAL_VALID] == 1.0 and watcher[H_SIGNAL_STATE] == 0.0
+    assert watcher[H_SIGNAL_DISTANCE] == pytest.approx(distance + 150.0, abs=0.5)  # 150 m back
 
 
 def test_two_lockstep_runs_give_identical_traces(runs: tuple) -> None:
@@ -135,7 +137,7 @@ def test_the_sumo_section_is_checked_with_the_world_file() -> None:
     data["sumo"] = {"config": "x.sumocfg", "routes": {"egg": ["WC"]}}
     with pytest.raises(ConfigError, match="sumo: no vehicle 'egg' in this world"):
         WorldFile.from_dict(data)
-    with pytest.raises(ConfigError, match="give either config"):
+    with pytest.raises(ConfigError, match="give one of config"):
         WorldFile.from_dict({"vehicles": [{"name": "ego"}], "sumo": {"seed": 3}})
     assert SumoSpec(config="x.sumocfg").period_steps == 20
 

@@ -61,3 +61,14 @@ def test_beside_a_spec_sumo_is_the_spec_files_to_say(tmp_path: Path) -> None:
     spec = RunSpec.checked({"duration": 1.0}).save(tmp_path / "run.toml")
     result = CliRunner().invoke(app, ["sim", "--spec", str(spec), "--sumo", str(CROSSING)])
     assert result.exit_code == 2 and "the spec file says it" in result.output
+
+
+def test_sumo_of_the_road_needs_the_road_and_only_it_takes_route_files() -> None:
+    with pytest.raises(ConfigError) as caught:
+        WorldFile.from_dict({"vehicles": [{"name": "ego"}], "sumo": {"road": True}})
+    assert "sumo.road: SUMO's network of the road needs terrain.road" in str(caught.value)
+    with pytest.raises(ConfigError) as caught:
+        WorldFile.from_dict(
+            {"vehicles": [{"name": "ego"}], "sumo": {"config": "x.sumocfg", "route_files": ["r"]}}
+        )
+    assert "route_files go with road = true" in str(caught.value)

@@ -17,13 +17,17 @@ class SumoSpec(Options):
     """SUMO in lock-step with the world: its scenario, step, seed and the vehicles it sees.
 
     ``config`` is a ``.sumocfg`` (relative to the world file); ``host`` (``HOST:PORT``)
-    instead reaches a SUMO already running with ``--remote-port`` over TraCI.
+    instead reaches a SUMO already running with ``--remote-port`` over TraCI; ``road``
+    instead makes SUMO's network of the world's OpenDRIVE road (``terrain.road``, converted
+    by netconvert, ``vcosim.traffic.opendrive``), its traffic from ``route_files``.
     """
 
     config: str | None = None
     step_length: Annotated[float, Field(gt=0, le=1.0)] = 0.01  # s, a whole number of steps
     seed: int = Field(default=0, ge=0)
     host: str | None = None
+    road: bool = False  # SUMO's network made of the world's OpenDRIVE road
+    route_files: list[str] = Field(default_factory=list)  # SUMO's traffic on that network
     vehicles: list[str] | None = None  # world vehicles SUMO sees (None: every one)
     radius: Annotated[float, Field(gt=0)] | None = None  # m: only SUMO's cars this near ours
     routes: dict[str, list[str]] = Field(default_factory=dict)  # a world vehicle's SUMO edges
@@ -48,9 +52,11 @@ class SumoSpec(Options):
 
     @model_validator(mode="after")
     def _one_source(self) -> SumoSpec:
-        """A scenario comes from somewhere: a file here, or a SUMO elsewhere."""
-        if (self.config is None) == (self.host is None):
-            raise ValueError("give either config = FILE.sumocfg or host = HOST:PORT")
+        """A scenario comes from somewhere: a file here, the world's road, or a SUMO elsewhere."""
+        if sum((self.config is not None, self.host is not None, self.road)) != 1:
+            raise ValueError("give one of config = FILE.sumocfg, host = HOST:PORT or road = true")
+        if self.route_files and not self.road:
+            raise ValueError("route_files go with road = true (a .sumocfg names its own)")
         return self
 
     @property

@@ -23,6 +23,8 @@ import heapq
 import io
 import math
 import os
+import shutil
+import tempfile
 import time
 from pathlib import Path
 from types import ModuleType
@@ -30,11 +32,12 @@ from typing import TYPE_CHECKING, Any, TextIO
 
 import numpy as np
 
-from vcosim.errors import ConfigError
+from vcosim.errors import ConfigError, VcosimError
 from vcosim.extras import require
 from vcosim.traffic.spec import SumoSpec
 
 if TYPE_CHECKING:
+    from vcosim.traffic.opendrive import LaneMap
     from vcosim.world.world import World
 
 # TraCI's variable ids (traci.constants), so that nothing here imports SUMO before it is needed.
@@ -121,7 +124,15 @@ class SumoTraffic:
         """Wall-clock seconds spent in SUMO's steps (the bench's split of the cost)."""
         self._closed = False
         self._trace: TextIO | None = None
-        self.api = self._connect(spec, base)
+        self.lanes: LaneMap | None = None
+        """With ``road``: the map between SUMO's lanes and the OpenDRIVE road's."""
+        self._folder: Path | None = None  # where SUMO's network of the road is written
+        try:
+            self.api = self._connect(spec, base, world)
+        except BaseException:
+            if self._folder is not None:
+                shutil.rmtree(self._folder, ignore_errors=True)
+            raise
         try:
             self._add_ours(world)
             if record is not None:
@@ -133,7 +144,7 @@ class SumoTraffic:
             raise
 
     # -- SUMO ---------------------------------------------------------------------------------
-    def _connect(self, spec: SumoSpec, base: Path | None) -> Any:
+    def _connect(self, spec: SumoSpec, base: Path | None, world: World) -> Any:
         if spec.host is not None:
             import traci
 
@@ -154,17 +165,13 @@ class SumoTraffic:
                 )  # fmt: skip
             self._subscribe(traci)
             return traci
-        assert spec.config is not None
-        config = Path(spec.config)
-        if base is not None and not config.is_absolute():
-            config = base / config
-        if not config.is_file():
-            raise ConfigError([f"sumo.config: no file {config}"], "sumo")
+        source = self._road_network(world, base) if spec.road else self._config(base)
         for earlier in list(_running):
             earlier.close()
         api = _libsumo()
-        command = [sumo_tool("sumo"), "-c", str(config), "--step-length", f"{spec.step_length}",
+        command = [sumo_tool("sumo"), *source, "--step-length", f"{spec.step_length}",
                    "--seed", str(spec.seed), *QUIET, *spec.options]  # fmt: skip
+        config = source[1]
         try:
             api.start(command)
         except Exception as error:  # libsumo's TraCIException: SUMO refused the scenario
@@ -174,6 +181,32 @@ class SumoTraffic:
         _running.append(self)
         self._subscribe(api)
         return api
+
+    def _config(self, base: Path | None) -> list[str]:
+        """SUMO's options for the section's ``.sumocfg``."""
+        assert self.spec.config is not None
+        config = _relative(self.spec.config, base)
+        if not config.is_file():
+            raise ConfigError([f"sumo.config: no file {config}"], "sumo")
+        return ["-c", str(config)]
+
+    def _road_network(self, world: World, base: Path | None) -> list[str]:
+        """SUMO's options for a network netconvert makes of the world's road, with its routes."""
+        from vcosim.traffic.opendrive import sumo_network
+
+        road = world.spec.terrain.road
+        assert road is not None  # the world file's check
+        routes = [_relative(name, base) for name in self.spec.route_files]
+        missing = [str(path) for path in routes if not path.is_file()]
+        if missing:
+            raise ConfigError([f"sumo.route_files: no file {', '.join(missing)}"], "sumo")
+        self._folder = Path(tempfile.mkdtemp(prefix="vcosim-sumo-"))
+        net = self._folder / "road.net.xml"
+        try:
+            self.lanes = sumo_network(_relative(road, base), net)
+        except VcosimError as error:
+            raise ConfigError([f"sumo.road: {error}"], "sumo") from error
+        return ["-n", str(net), *(["-r", ",".join(map(str, routes))] if routes else [])]
 
     @staticmethod
     def _subscribe(api: Any) -> None:
@@ -420,12 +453,20 @@ class SumoTraffic:
             _running.remove(self)
         with contextlib.suppress(Exception):  # SUMO gone already (closed by another start)
             self.api.close()
+        if self._folder is not None:
+            shutil.rmtree(self._folder, ignore_errors=True)
 
     def __enter__(self) -> SumoTraffic:
         return self
 
     def __exit__(self, *_: object) -> None:
         self.close()
+
+
+def _relative(name: str, base: Path | None) -> Path:
+    """A file the world file names: relative to its folder."""
+    path = Path(name)
+    return base / path if base is not None and not path.is_absolute() else path
 
 
 def attach_sumo(

@@ -290,6 +290,8 @@ class WorldFile(Options):
         steps = self.driver_period / PHYSICS_DT
         if abs(steps - round(steps)) > 1e-6:
             problems.append(f"driver_period: must be a whole number of {PHYSICS_DT} s steps")
+        if self.sumo is not None and self.sumo.road and self.terrain.road is None:
+            problems.append("sumo.road: SUMO's network of the road needs terrain.road = FILE.xodr")
         if self.sumo is not None:
             names = {entry.name for entry in entries}
             named = [*(self.sumo.vehicles or ()), *self.sumo.routes]
