@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from vcosim.errors import VcosimError
+from vcosim.traffic.tools import sumo_tool
 
 OpenDriveLane = tuple[str, int]
 """An OpenDRIVE road's id and a lane id on it (negative: right of the reference line)."""
@@ -66,8 +67,6 @@ def sumo_network(road: Path | str, net: Path | str, *options: str) -> LaneMap:
 
     ``options`` go to netconvert after vcosim's own (e.g. ``--tls.guess``, ``true``).
     """
-    from vcosim.traffic.sumo import sumo_tool
-
     command = [
         sumo_tool("netconvert"), "--opendrive-files", str(road), "--output-file", str(net),
         "--output.original-names", "true", "--offset.disable-normalization", "true",

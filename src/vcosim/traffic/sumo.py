@@ -22,7 +22,6 @@ import contextlib
 import heapq
 import io
 import math
-import os
 import shutil
 import tempfile
 import time
@@ -35,6 +34,7 @@ import numpy as np
 from vcosim.errors import ConfigError, VcosimError
 from vcosim.extras import require
 from vcosim.traffic.spec import SumoSpec
+from vcosim.traffic.tools import sumo_tool
 
 if TYPE_CHECKING:
     from vcosim.traffic.opendrive import LaneMap
@@ -60,13 +60,6 @@ MAX_STRAIGHT_ON = 50
 """Edges at most in the route of a coupled vehicle SUMO is given none for."""
 
 _running: list[SumoTraffic] = []  # the libsumo SUMO of this process, if any
-
-
-def sumo_tool(name: str) -> str:
-    """The path of SUMO's program ``name`` (``sumo``, ``netgenerate``) in the eclipse-sumo wheel."""
-    import sumo
-
-    return os.path.join(sumo.SUMO_HOME, "bin", name)
 
 
 def _libsumo() -> ModuleType:
