@@ -11,7 +11,8 @@ and orientation rate; ``vehicle_attributes`` with ``bbcenter_to_rear`` (the rear
 from the box centre), wheel radius and count; ``vehicle_classification`` type ``TYPE_CAR`` with
 the light state (indicators, head light, high beam, brake and reversing lights).
 
-Roads and traffic lights come from elsewhere: ``parts`` are callables that add to each
+A world's objects (SUMO's cars) follow its vehicles (``world_objects``). Roads and traffic
+lights come from elsewhere: ``parts`` are callables that add to each
 ``GroundTruth`` before it is sent (lanes and lane boundaries of an OpenDRIVE road, traffic
 lights' states), so the OSI face does not need to know where roads come from.
 """
@@ -45,6 +46,10 @@ if TYPE_CHECKING:
 
 VEHICLE_REFERENCE = "net.vcosim.vehicle"
 """``ExternalReference.type`` of a moving object's vcosim name."""
+OBJECT_REFERENCE = "net.vcosim.object"
+"""``ExternalReference.type`` of a world object's name (a SUMO car's id, docs/traffic.md)."""
+OBJECT_HEIGHT = 1.5
+"""m: the height of a world object's box (the world knows only its footprint)."""
 
 GroundTruthPart = Callable[["GroundTruth", "Simulation | Any"], None]
 """Adds what the vehicles are not (lanes, traffic lights) to a frame's ground truth."""
@@ -111,6 +116,7 @@ class GroundTruthEncoder:
             state = moving.vehicle_classification.light_state
             state.indicator_state, state.head_light, state.high_beam = lights[row][:3]
             state.brake_light_state, state.reversing_light = lights[row][3:]
+        world_objects(truth, sim)
         for part in self.parts:
             part(truth, sim)
         return truth
@@ -136,6 +142,44 @@ class GroundTruthEncoder:
         shape = self.shapes[self.ego]
         front = shape.centre_offset[0] + shape.length / 2
         return (front - shape.rear_axle[0], 0.0, shape.centre_offset[2] - shape.rear_axle[2])
+
+
+def world_objects(truth: GroundTruth, sim: Simulation | Any) -> None:
+    """The world's objects (SUMO's cars) after its vehicles, as the world sees them now.
+
+    Each is a car's box on flat ground, ``OBJECT_HEIGHT`` tall: id = its row in the world
+    + 1, its name in ``source_reference`` (type ``net.vcosim.object``), centre, yaw, velocity,
+    acceleration and yaw rate (the world's interpolation between SUMO's steps).
+    """
+    world = getattr(sim, "world", None)
+    if world is None or world.objects is None:
+        return
+    from osi3.osi_object_pb2 import MovingObject
+
+    objects = world.objects
+
+    p = objects.poses(world.time)
+    first = len(world)
+    for slot in range(len(p["cx"])):
+        name = objects.name(slot)
+        if not name:
+            continue
+        moving = truth.moving_object.add()
+        moving.id.value = first + slot + 1
+        moving.type = MovingObject.TYPE_VEHICLE
+        reference = moving.source_reference.add()
+        reference.type = OBJECT_REFERENCE
+        reference.identifier.append(name)
+        base = moving.base
+        base.dimension.length = 2.0 * float(p["half_length"][slot])
+        base.dimension.width = 2.0 * float(p["half_width"][slot])
+        base.dimension.height = OBJECT_HEIGHT
+        _vector(base.position, (p["cx"][slot], p["cy"][slot], OBJECT_HEIGHT / 2))
+        _orientation(base.orientation, (0.0, 0.0, p["yaw"][slot]))
+        _vector(base.velocity, (p["vx"][slot], p["vy"][slot], 0.0))
+        _vector(base.acceleration, (p["ax"][slot], p["ay"][slot], 0.0))
+        _orientation(base.orientation_rate, (0.0, 0.0, p["yaw_rate"][slot]))
+        moving.vehicle_classification.type = MovingObject.VehicleClassification.TYPE_CAR
 
 
 def _ego_name(sim: Simulation | Any) -> str:
