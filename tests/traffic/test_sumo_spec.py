@@ -72,3 +72,18 @@ def test_sumo_of_the_road_needs_the_road_and_only_it_takes_route_files() -> None
             {"vehicles": [{"name": "ego"}], "sumo": {"config": "x.sumocfg", "route_files": ["r"]}}
         )
     assert "route_files go with road = true" in str(caught.value)
+
+
+def test_beside_a_world_the_specs_sumo_becomes_its_section() -> None:
+    from vcosim.scenarios.traffic import world_file
+
+    world = EXAMPLES / "worlds" / "follow.toml"
+    spec = RunSpec.checked({"world": str(world), "sumo": {"config": str(CROSSING), "seed": 4}})
+    made = world_file(spec)
+    assert isinstance(made, WorldFile) and made.sumo is not None
+    assert made.sumo.seed == 4 and Path(made.sumo.config or "") == CROSSING.resolve()
+    assert made.base == world.parent  # its vehicle files still found beside it
+    assert [v.name for v in made.vehicles] == [v.name for v in WorldFile.load(world).vehicles]
+    lone = world_file(RunSpec.checked({"sumo": {"config": "x.sumocfg"}, "start": {"speed": 3}}))
+    assert isinstance(lone, WorldFile) and lone.ego == "ego"
+    assert lone.vehicles[0].start.speed == 3.0 and lone.vehicles[0].driver.kind == "external"

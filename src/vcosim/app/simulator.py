@@ -268,6 +268,9 @@ def sim(
     vehicle), contracts serve every vehicle, and on the bus module 22 publishes every vehicle's
     pose while each external one joins (the ego as 16, the others as 64 + row).
 
+    With --sumo FILE.sumocfg, SUMO's traffic runs in lock-step around the vehicles (a lone
+    car joins as the world vehicle 'ego'; docs/traffic.md).
+
     With --spec, the run is the one a RunSpec file describes (a recorded run's FILE.spec.toml
     repeats it); --duration, --record and --json-out may still be given.
     """
