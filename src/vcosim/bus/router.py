@@ -324,10 +324,13 @@ class Router:
             self._send(existing, frames.answer(self.router_id), control=True)
             return
         if existing is not None and module_id != self.router_id:
-            if not existing.confirmed:
+            if not existing.confirmed:  # what it sent may still be queued: read that first
+                self._on_module(existing)
+                existing = self.modules.get(module_id)
+            if existing is not None and not existing.confirmed:
                 self._drop_unheard(existing, f"its id was asked for from {_where(address)}")
                 existing = None
-            elif existing.silent_for(now) >= self.timeout:
+            elif existing is not None and existing.silent_for(now) >= self.timeout:
                 self._expire(existing, now)
                 existing = None
         other = self._by_address.get(address)
