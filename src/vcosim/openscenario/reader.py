@@ -519,14 +519,18 @@ def _by_value(r: Reader, node: Node) -> m.ValueCondition:
 
 
 def _measure(r: Reader, node: Node) -> str:
+    """longitudinal, lateral or cartesian; in the entity's frame (a cartesian distance is the
+    same in the road's)."""
     kinds = {"longitudinal": "longitudinal", "lateral": "lateral", "cartesianDistance": "cartesian", "euclidianDistance": "cartesian"}  # noqa: E501
-    if "coordinateSystem" in node.attrib:
-        r.choice(node, "coordinateSystem", {"entity"})
     if "relativeDistanceType" in node.attrib:
-        return r.choice(node, "relativeDistanceType", kinds)
-    if r.flag(node, "alongRoute"):  # 1.0: along the route is the longitudinal distance
-        return "longitudinal"
-    return "cartesian"
+        measure = r.choice(node, "relativeDistanceType", kinds)
+    elif r.flag(node, "alongRoute"):  # 1.0: along the route is the longitudinal distance
+        measure = "longitudinal"
+    else:
+        measure = "cartesian"
+    if "coordinateSystem" in node.attrib:
+        r.choice(node, "coordinateSystem", {"entity", "road"} if measure == "cartesian" else {"entity"})  # noqa: E501
+    return measure
 
 
 def _by_entity(r: Reader, node: Node) -> m.EntityTest:

@@ -14,6 +14,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from pydantic import JsonValue
+
 from vcosim.errors import ConfigError, VcosimError
 from vcosim.openscenario import model as m
 from vcosim.openscenario.actions import CHANNELS, Channels, Ramp, Run
@@ -22,10 +24,12 @@ from vcosim.openscenario.conditions import ConditionState, EntityTests, Scene, a
 from vcosim.openscenario.conditions import compare, time_gap
 from vcosim.openscenario.place import on_lane, resolve, shift_lane
 from vcosim.openscenario.reader import read_xosc
-from vcosim.openscenario.world import network_of
+from vcosim.openscenario.world import network_of, scenario_world
 from vcosim.reports import Report
+from vcosim.scenarios.spec import UserFaceSpec
 from vcosim.sim.face import Face
 from vcosim.world.geometry import R_AHEAD, R_DISTANCE, R_RELATIVE_SPEED, R_TARGET
+from vcosim.world.spec import WorldFile
 
 if TYPE_CHECKING:
     from vcosim.sim.simulation import Simulation
@@ -450,6 +454,17 @@ class Storyboard(Face):
         channels.ramps["offset"] = Ramp.hold(0.0)
 
 
-def storyboard_face(scenario: str | Path, parameters: dict[str, object] | None = None) -> Storyboard:
-    """The storyboard face of a scenario file (what ``vcosim sim --scenario`` attaches)."""
-    return Storyboard(str(scenario), parameters)
+def scenario_run(
+    path: str | Path, parameters: dict[str, object] | None = None
+) -> tuple[UserFaceSpec, WorldFile]:
+    """What ``vcosim sim --scenario`` runs: the storyboard face's spec and the world.
+
+    ``parameters`` override the file's declarations (a variation); every problem of the
+    file is one ``ConfigError`` before anything starts.
+    """
+    scenario = read_xosc(path, parameters)
+    options: dict[str, JsonValue] = {"scenario": str(path)}
+    if parameters:
+        options["parameters"] = {k: str(v) for k, v in parameters.items()}
+    face = UserFaceSpec(name="storyboard", entry_point=f"{__name__}:Storyboard", options=options)
+    return face, scenario_world(scenario)
