@@ -17,6 +17,8 @@ ROAD = "straight.xodr"
 LENGTH = 1000.0
 LANE_WIDTH = 3.5
 OSC_MINOR = 2  # OpenSCENARIO 1.2
+LONGITUDINAL = xosc.RelativeDistanceType.longitudinal
+EVENT = xosc.StoryboardElementType.event
 
 
 def write_road(folder: Path) -> Path:
@@ -56,7 +58,9 @@ def after(
 ) -> xosc.ValueTrigger:
     return xosc.ValueTrigger(
         name, delay, xosc.ConditionEdge.none,
-        xosc.StoryboardElementStateCondition(kind, element, xosc.StoryboardElementState.endTransition),
+        xosc.StoryboardElementStateCondition(
+            kind, element, xosc.StoryboardElementState.endTransition
+        ),
         point,
     )  # fmt: skip
 
@@ -75,7 +79,7 @@ def scenario(
     entities = xosc.Entities()
     entities.add_scenario_object(
         "Ego", car(), controller=xosc.Controller("external", xosc.Properties())
-    )  # noqa: E501
+    )
     entities.add_scenario_object(other, car())
     init = xosc.Init()
     init.add_init_action("Ego", xosc.TeleportAction(xosc.LanePosition(50, 0, -1, 1)))
@@ -104,19 +108,19 @@ def cut_in() -> xosc.Scenario:
     """A slower car in the lane to the right changes into the ego's lane 12 m ahead of it."""
     close = xosc.EntityTrigger(
         "close", 0, xosc.ConditionEdge.rising,
-        xosc.RelativeDistanceCondition(12, xosc.Rule.lessThan, xosc.RelativeDistanceType.longitudinal, "Ego", freespace=True),  # noqa: E501
+        xosc.RelativeDistanceCondition(12, xosc.Rule.lessThan, LONGITUDINAL, "Ego", freespace=True),
         "Cutter",
     )  # fmt: skip
     change = xosc.RelativeLaneChangeAction(
         0,
         "Ego",
-        xosc.TransitionDynamics(xosc.DynamicsShapes.sinusoidal, xosc.DynamicsDimension.time, 3),  # noqa: E501
+        xosc.TransitionDynamics(xosc.DynamicsShapes.sinusoidal, xosc.DynamicsDimension.time, 3),
     )
     stop = xosc.Trigger("stop")
     for group in (
         after("settled", xosc.StoryboardElementType.event, "cut", 4.0, "stop"),
         at_time("late", 40, "stop"),
-    ):  # noqa: E501
+    ):
         conditions = xosc.ConditionGroup("stop")
         conditions.add_condition(group)
         stop.add_conditiongroup(conditions)
@@ -130,7 +134,7 @@ def lead_brake() -> xosc.Scenario:
     """The car ahead in the ego's lane brakes to a standstill at 5 m/s2; both end standing."""
     brake = xosc.AbsoluteSpeedAction(
         0.0,
-        xosc.TransitionDynamics(xosc.DynamicsShapes.linear, xosc.DynamicsDimension.rate, 5.0),  # noqa: E501
+        xosc.TransitionDynamics(xosc.DynamicsShapes.linear, xosc.DynamicsDimension.rate, 5.0),
     )
     standing = xosc.EntityTrigger(
         "standing", 0.5, xosc.ConditionEdge.rising,
@@ -148,28 +152,35 @@ def overtaking() -> xosc.Scenario:
     """A faster car passes on the right and changes into the ego's lane 8 m ahead of it."""
     ahead = xosc.EntityTrigger(
         "past", 0, xosc.ConditionEdge.rising,
-        xosc.RelativeDistanceCondition(8, xosc.Rule.greaterThan, xosc.RelativeDistanceType.longitudinal, "Ego", freespace=True),  # noqa: E501
+        xosc.RelativeDistanceCondition(
+            8, xosc.Rule.greaterThan, LONGITUDINAL, "Ego", freespace=True
+        ),
         "Passer",
     )  # fmt: skip
     change = xosc.RelativeLaneChangeAction(
         0,
         "Ego",
-        xosc.TransitionDynamics(xosc.DynamicsShapes.cubic, xosc.DynamicsDimension.distance, 60),  # noqa: E501
+        xosc.TransitionDynamics(xosc.DynamicsShapes.cubic, xosc.DynamicsDimension.distance, 60),
     )
     slow = xosc.RelativeSpeedAction(
-        3.0, "Ego", xosc.TransitionDynamics(xosc.DynamicsShapes.cubic, xosc.DynamicsDimension.time, 2),  # noqa: E501
+        3.0, "Ego",
+        xosc.TransitionDynamics(xosc.DynamicsShapes.cubic, xosc.DynamicsDimension.time, 2),
         continuous=False,
     )  # fmt: skip
     reached = xosc.EntityTrigger(
         "reached", 0, xosc.ConditionEdge.rising,
-        xosc.DistanceCondition(10.0, xosc.Rule.lessThan, xosc.LanePosition(350, 0, -1, 1), freespace=False, distance_type=xosc.RelativeDistanceType.euclidianDistance), "Passer",  # noqa: E501
+        xosc.DistanceCondition(
+            10.0, xosc.Rule.lessThan, xosc.LanePosition(350, 0, -1, 1), freespace=False,
+            distance_type=xosc.RelativeDistanceType.euclidianDistance,
+        ),
+        "Passer",
         triggeringpoint="stop",
     )  # fmt: skip
     return scenario(
         "overtaking", "Passer", xosc.RelativeLanePosition(-1, "Ego", 0, ds=-8), (20.0, 30.0),
         [
             event("change", change, ahead),
-            event("settle", slow, after("changed", xosc.StoryboardElementType.event, "change", 0.0)),  # noqa: E501
+            event("settle", slow, after("changed", EVENT, "change", 0.0)),
         ],
         reached,
     )  # fmt: skip

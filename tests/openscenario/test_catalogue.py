@@ -9,7 +9,6 @@ shared by the tests (one module fixture, the four controllers started at once).
 from __future__ import annotations
 
 from contextlib import ExitStack
-from pathlib import Path
 
 import pytest
 

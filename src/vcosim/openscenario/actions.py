@@ -30,6 +30,7 @@ class Ramp:
 
     @classmethod
     def hold(cls, value: float) -> Ramp:
+        """A ramp that stays at ``value``."""
         return cls(0.0, value, value)
 
     def at(self, now: float) -> tuple[float, float]:
@@ -42,6 +43,7 @@ class Ramp:
         return self.start + span * f, span * slope / self.duration
 
     def arrived(self, now: float) -> bool:
+        """True once the ramp is at its end."""
         return now >= self.t0 + self.duration - 1e-9
 
     def frozen(self, now: float) -> Ramp:
@@ -116,6 +118,7 @@ class Run:
         self.overridden = False
 
     def update(self, now: float) -> None:
+        """Done once its ramp has arrived."""
         if not self.done and self.ramp is not None and self.ramp.arrived(now):
             self.done = True
 

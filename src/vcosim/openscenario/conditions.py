@@ -38,13 +38,16 @@ class Scene:
     parameters: Mapping[str, str]
 
     def pose(self, name: str) -> Pose:
+        """(x, y, heading) of an entity."""
         r = self.rows[name]
         return float(self.poses["x"][r]), float(self.poses["y"][r]), float(self.poses["yaw"][r])
 
     def all_poses(self) -> dict[str, Pose]:
+        """Every entity's pose (what relative positions refer to)."""
         return {name: self.pose(name) for name in self.rows}
 
     def value(self, key: str, name: str) -> float:
+        """One pose figure (``POSE_NAMES``, box half sizes) of an entity."""
         return float(self.poses[key][self.rows[name]])
 
     def along(self, name: str, frame: str) -> float:
@@ -53,8 +56,11 @@ class Scene:
         return self.value("vx", name) * math.cos(yaw) + self.value("vy", name) * math.sin(yaw)
 
     def offsets(self, a: str, b: str, freespace: bool) -> tuple[float, float]:
-        """(ahead, left) of ``b`` in ``a``'s frame; with ``freespace`` the gaps between boxes
-        (0 when they overlap in that direction), else between reference points (signed)."""
+        """(ahead, left) of ``b`` in ``a``'s frame, signed.
+
+        With ``freespace`` the gaps between the boxes (0 where they overlap in that
+        direction), else between the reference points.
+        """
         key_x, key_y = ("cx", "cy") if freespace else ("x", "y")
         yaw = self.value("yaw", a)
         dx = self.value(key_x, b) - self.value(key_x, a)
@@ -104,6 +110,7 @@ def compare(value: float, rule: str, target: float) -> bool:
 
 
 def distance(measure: str, ahead: float, left: float) -> float:
+    """The distance of a kind from (ahead, left) offsets."""
     if measure == "longitudinal":
         return abs(ahead)
     if measure == "lateral":
@@ -123,6 +130,7 @@ class EntityTests:
         self.off_road_since: dict[tuple[int, str], float] = {}
 
     def passes(self, test: m.EntityTest, who: str, scene: Scene) -> bool:
+        """True when entity ``who`` passes ``test`` in ``scene``."""
         if isinstance(test, m.Speed):
             return compare(scene.value("speed", who), test.rule, test.value)
         if isinstance(test, m.Acceleration):
@@ -210,11 +218,14 @@ class ConditionState:
         while self.history and self.history[0][0] <= now - delay + 1e-9:
             due.append(self.history.popleft()[1])
         # a level (edge none) is its latest due value; an edge is not lost between two looks
-        self.value = (due[-1] if edge == "none" else any(due)) if due else (
-            self.value if edge == "none" else False
+        self.value = (
+            (due[-1] if edge == "none" else any(due))
+            if due
+            else (self.value if edge == "none" else False)
         )
         return self.value
 
 
 def all_conditions(trigger: m.Trigger | None) -> list[m.Condition]:
+    """Every condition of a trigger (none for no trigger)."""
     return [] if trigger is None else [c for group in trigger.groups for c in group]

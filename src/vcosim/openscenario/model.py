@@ -97,8 +97,10 @@ class LaneChangeAction:
 
 @dataclass(frozen=True)
 class LaneOffsetAction:
-    """To ``value`` m left of the lane centre (or of ``entity``'s offset), within a lateral
-    acceleration of ``max_lateral_acc``."""
+    """To ``value`` m left of the lane centre (or of ``entity``'s offset).
+
+    The change keeps within a lateral acceleration of ``max_lateral_acc``.
+    """
 
     shape: str
     value: float
@@ -120,6 +122,8 @@ PrivateAction = SpeedAction | LaneChangeAction | LaneOffsetAction | TeleportActi
 
 @dataclass(frozen=True)
 class SimulationTime:
+    """The simulation time against ``value`` (s)."""
+
     value: float
     rule: str
 
@@ -135,6 +139,8 @@ class ElementState:
 
 @dataclass(frozen=True)
 class ParameterCondition:
+    """A parameter's value against ``value`` (numbers, else text)."""
+
     parameter: str
     value: str
     rule: str
@@ -142,18 +148,24 @@ class ParameterCondition:
 
 @dataclass(frozen=True)
 class Speed:
+    """The entity's speed (m/s)."""
+
     value: float
     rule: str
 
 
 @dataclass(frozen=True)
 class Acceleration:
+    """The entity's acceleration along its heading (m/s2)."""
+
     value: float
     rule: str
 
 
 @dataclass(frozen=True)
 class RelativeSpeed:
+    """The entity's speed minus ``entity``'s (m/s)."""
+
     entity: str
     value: float
     rule: str
@@ -161,6 +173,8 @@ class RelativeSpeed:
 
 @dataclass(frozen=True)
 class ReachPosition:
+    """Within ``tolerance`` metres of a position."""
+
     position: Position
     tolerance: float
 
@@ -179,6 +193,8 @@ class Distance:
 
 @dataclass(frozen=True)
 class TimeHeadway:
+    """Seconds to cover the distance to ``entity`` ahead at the own speed."""
+
     entity: str
     value: float
     rule: str
@@ -187,6 +203,8 @@ class TimeHeadway:
 
 @dataclass(frozen=True)
 class TimeToCollision:
+    """Seconds until reaching ``entity`` (or a position) at today's speeds."""
+
     value: float
     rule: str
     freespace: bool
@@ -203,6 +221,8 @@ class CollisionCondition:
 
 @dataclass(frozen=True)
 class EndOfRoad:
+    """Off every road for ``duration`` seconds."""
+
     duration: float
 
 
@@ -231,6 +251,8 @@ class EntityCondition:
 
 @dataclass(frozen=True)
 class Condition:
+    """A test with its edge and delay; ``line`` is where it is in the file."""
+
     name: str
     delay: float
     edge: str  # none, rising, falling, risingOrFalling
@@ -250,6 +272,8 @@ class Trigger:
 
 @dataclass(frozen=True)
 class Action:
+    """A private action of a storyboard event."""
+
     name: str
     action: PrivateAction
     line: int
@@ -257,6 +281,8 @@ class Action:
 
 @dataclass(frozen=True)
 class Event:
+    """Actions started together when its trigger fires, up to ``max_count`` times."""
+
     name: str
     priority: str  # override (overwrite), skip, parallel
     max_count: int
@@ -267,6 +293,8 @@ class Event:
 
 @dataclass(frozen=True)
 class Maneuver:
+    """Events of the group's actors."""
+
     name: str
     events: tuple[Event, ...]
     line: int
@@ -274,6 +302,8 @@ class Maneuver:
 
 @dataclass(frozen=True)
 class ManeuverGroup:
+    """Maneuvers for ``actors``, run up to ``max_count`` times."""
+
     name: str
     max_count: int
     actors: tuple[str, ...]
@@ -283,6 +313,8 @@ class ManeuverGroup:
 
 @dataclass(frozen=True)
 class Act:
+    """Maneuver groups started by ``start`` and ended by ``stop`` (or when all end)."""
+
     name: str
     groups: tuple[ManeuverGroup, ...]
     start: Trigger | None
@@ -292,6 +324,8 @@ class Act:
 
 @dataclass(frozen=True)
 class Story:
+    """Acts."""
+
     name: str
     acts: tuple[Act, ...]
     line: int

@@ -27,6 +27,7 @@ class PlaceError(ConfigError):
 
 
 def need_road(network: RoadNetwork | None, what: str) -> RoadNetwork:
+    """The road network, refused when the scenario has none."""
     if network is None:
         raise PlaceError(f"{what} needs a road: give <RoadNetwork><LogicFile filepath=...>")
     return network
@@ -64,9 +65,7 @@ def lane_pose(network: RoadNetwork, road: str, s: float, lane: int, offset: floa
     return float(x[0]), float(y[0]), float(heading[0]) + turn
 
 
-def resolve(
-    position: m.Position, network: RoadNetwork | None, poses: Mapping[str, Pose]
-) -> Pose:
+def resolve(position: m.Position, network: RoadNetwork | None, poses: Mapping[str, Pose]) -> Pose:
     """(x, y, heading) of a position; ``poses`` are the entities' (for relative positions)."""
     if isinstance(position, m.WorldPosition):
         return position.x, position.y, position.h or 0.0
@@ -78,8 +77,8 @@ def resolve(
     if isinstance(position, m.LanePosition):
         return lane_pose(road, position.road, position.s, position.lane, position.offset)
     if isinstance(position, m.RoadPosition):
-        x, y, _, heading = road.road(position.road).point(position.s, position.t)
-        return float(x[0]), float(y[0]), float(heading[0])
+        px, py, _, heading = road.road(position.road).point(position.s, position.t)
+        return float(px[0]), float(py[0]), float(heading[0])
     ref = position.entity
     road_id, s, lane, _ = on_lane(network, _pose_of(ref, poses), ref)
     forward = road.forward(road_id, lane)

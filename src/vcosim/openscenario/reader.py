@@ -33,11 +33,19 @@ STATES = {
     "completeState", "runningState", "standbyState",
 }  # fmt: skip
 KINDS = {"story", "act", "maneuverGroup", "maneuver", "event", "action"}
-PRIORITIES = {"overwrite": "override", "override": "override", "skip": "skip", "parallel": "parallel"}
+PRIORITIES = {
+    "overwrite": "override",
+    "override": "override",
+    "skip": "skip",
+    "parallel": "parallel",
+}
 # Elements that carry nothing a run needs; read and accepted as they are.
 HARMLESS = {"FileHeader", "CatalogLocations", "Properties", "Property", "Performance", "Axles",
             "FrontAxle", "RearAxle", "AdditionalAxle", "BoundingBox", "Center", "Dimensions",
             "Orientation", "ParameterDeclarations", "ParameterDeclaration", "License"}  # fmt: skip
+
+
+UNSUPPORTED = "is not supported (docs/scenarios.md lists what is)"
 
 
 class Refused(Exception):
@@ -58,6 +66,7 @@ class Node:
     used: bool = False
 
     def walk(self) -> Iterator[Node]:
+        """The node and every node below it."""
         yield self
         for child in self.children:
             yield from child.walk()
@@ -109,6 +118,7 @@ class Reader:
         return found[0] if found else None
 
     def need(self, node: Node, tag: str | None = None) -> Node:
+        """The one child (with this tag); refused when missing or repeated."""
         found = self.one(node, tag)
         assert found is not None
         return found
@@ -129,6 +139,7 @@ class Reader:
         return raw
 
     def number(self, node: Node, name: str, default: float | None = None) -> float:
+        """An attribute as a finite number."""
         raw = self.text(node, name, None if default is None else repr(default))
         try:
             value = float(raw)
@@ -139,21 +150,31 @@ class Reader:
         return value
 
     def integer(self, node: Node, name: str, default: int | None = None) -> int:
+        """An attribute as a whole number."""
         value = self.number(node, name, None if default is None else float(default))
         if value != int(value):
             raise Refused(node, f"{name}={value!r} is not a whole number")
         return int(value)
 
     def flag(self, node: Node, name: str, default: bool = False) -> bool:
+        """An attribute as true or false."""
         raw = self.text(node, name, "true" if default else "false")
         if raw not in ("true", "false", "1", "0"):
             raise Refused(node, f"{name}={raw!r} is not true or false")
         return raw in ("true", "1")
 
-    def choice(self, node: Node, name: str, allowed: set[str] | Mapping[str, str], default: str | None = None) -> str:  # noqa: E501
+    def choice(
+        self,
+        node: Node,
+        name: str,
+        allowed: set[str] | Mapping[str, str],
+        default: str | None = None,
+    ) -> str:
+        """An attribute that must be one of ``allowed`` (a mapping gives what it stands for)."""
         raw = self.text(node, name, default)
         if raw not in allowed:
-            raise Refused(node, f"{name}={raw!r} is not supported (supported: {', '.join(sorted(allowed))})")  # noqa: E501
+            listed = ", ".join(sorted(allowed))
+            raise Refused(node, f"{name}={raw!r} is not supported (supported: {listed})")
         return allowed[raw] if isinstance(allowed, Mapping) else raw
 
     def each(self, nodes: list[Node], read: Callable[[Node], T]) -> list[T]:
@@ -181,7 +202,9 @@ def read_xosc(path: str | Path, parameters: Mapping[str, object] | None = None) 
     except OSError as exc:
         raise ConfigError([f"cannot read it: {exc.strerror}"], source) from None
     except expat.ExpatError as exc:
-        raise ConfigError([f"line {exc.lineno}: not XML ({expat.errors.messages[exc.code]})"], source) from None  # noqa: E501
+        raise ConfigError(
+            [f"line {exc.lineno}: not XML ({expat.errors.messages[exc.code]})"], source
+        ) from None
     if root.tag != "OpenSCENARIO":
         raise ConfigError([f"line {root.line}: <{root.tag}> is not <OpenSCENARIO>"], source)
     reader = Reader({})
@@ -193,9 +216,7 @@ def read_xosc(path: str | Path, parameters: Mapping[str, object] | None = None) 
     if scenario is not None:
         for node in root.walk():
             if not node.used and node is not root:
-                reader.problems.append(
-                    f"line {node.line}: <{node.tag}> is not supported (docs/scenarios.md lists what is)"  # noqa: E501
-                )
+                reader.problems.append(f"line {node.line}: <{node.tag}> {UNSUPPORTED}")
     if reader.problems or scenario is None:
         raise ConfigError(sorted(set(reader.problems), key=_line), source)
     return scenario
@@ -229,7 +250,10 @@ def _scenario(r: Reader, root: Node, path: Path, given: dict[str, object]) -> m.
         logic = r.one(network, "LogicFile", required=False)
         if logic is not None:
             road = path.parent / r.text(logic, "filepath")
-    entities = r.entities = {e.name: e for e in r.each(r.kids(r.need(root, "Entities"), "ScenarioObject"), lambda n: _entity(r, n))}  # noqa: E501
+    entities = r.entities = {
+        e.name: e
+        for e in r.each(r.kids(r.need(root, "Entities"), "ScenarioObject"), lambda n: _entity(r, n))
+    }
     board = r.need(root, "Storyboard")
     init, order, assigned = _init(r, r.need(board, "Init"), entities)
     for name in assigned:
@@ -340,7 +364,7 @@ def _position(r: Reader, node: Node) -> m.Position:
     kind = r.need(node)
     orientation = r.one(kind, "Orientation", required=False)
     if orientation is not None and r.text(orientation, "type", "relative") != "relative":
-        raise Refused(orientation, "only relative orientation (the lane's direction) is supported")  # noqa: E501
+        raise Refused(orientation, "only relative orientation (the lane's direction) is supported")
     if orientation is not None and any(r.number(orientation, a, 0.0) for a in ("h", "p", "r")):
         raise Refused(orientation, "an orientation other than the lane's is not supported")
     if kind.tag == "WorldPosition":
@@ -384,9 +408,7 @@ def _speed(r: Reader, node: Node) -> m.SpeedAction:
         if r.flag(target, "continuous"):
             raise Refused(target, "continuous='true' is not supported")
         kind = r.choice(target, "speedTargetValueType", {"delta", "factor"})
-        return m.SpeedAction(
-            dynamics, r.number(target, "value"), _entity_ref(r, target), kind
-        )
+        return m.SpeedAction(dynamics, r.number(target, "value"), _entity_ref(r, target), kind)
     raise Refused(target, "not a speed target")
 
 
@@ -410,10 +432,10 @@ def _private(r: Reader, node: Node) -> m.PrivateAction:
     if kind.tag == "LateralAction" and inner.tag == "LaneOffsetAction":
         if r.flag(inner, "continuous"):
             raise Refused(inner, "continuous='true' is not supported")
-        dynamics = r.need(inner, "LaneOffsetActionDynamics")
+        how = r.need(inner, "LaneOffsetActionDynamics")
         target = r.need(r.need(inner, "LaneOffsetTarget"))
-        shape = r.choice(dynamics, "dynamicsShape", SHAPES)
-        acc = r.number(dynamics, "maxLateralAcc", 1.0)
+        shape = r.choice(how, "dynamicsShape", SHAPES)
+        acc = r.number(how, "maxLateralAcc", 1.0)
         if target.tag == "AbsoluteTargetLaneOffset":
             return m.LaneOffsetAction(shape, r.number(target, "value"), acc)
         if target.tag == "RelativeTargetLaneOffset":
@@ -446,7 +468,9 @@ def _group(r: Reader, node: Node, entities: dict[str, m.Entity]) -> m.ManeuverGr
     actors = tuple(_entity_ref(r, a) for a in r.kids(actors_node, "EntityRef"))
     for actor in actors:
         if entities[actor].external:
-            raise Refused(actors_node, f"{actor!r} is driven from outside: the storyboard cannot act on it")  # noqa: E501
+            raise Refused(
+                actors_node, f"{actor!r} is driven from outside: the storyboard cannot act on it"
+            )
     maneuvers = tuple(r.each(r.kids(node, "Maneuver"), lambda n: _maneuver(r, n, entities)))
     return m.ManeuverGroup(
         r.text(node, "name"), r.integer(node, "maximumExecutionCount", 1), actors, maneuvers,
@@ -466,7 +490,7 @@ def _event(r: Reader, node: Node, entities: dict[str, m.Entity]) -> m.Event:
         if private is None:
             other = r.need(action)
             raise Refused(other, "only private actions are supported")
-        actions.append(m.Action(r.text(action, "name"), _private(r, private), action.line))  # noqa: E501
+        actions.append(m.Action(r.text(action, "name"), _private(r, private), action.line))
     start = r.one(node, "StartTrigger", required=False)
     return m.Event(
         r.text(node, "name"), r.choice(node, "priority", PRIORITIES),
@@ -493,7 +517,9 @@ def _condition(r: Reader, node: Node) -> m.Condition:
         who = r.need(kind, "TriggeringEntities")
         rule = r.choice(who, "triggeringEntitiesRule", {"any", "all"})
         refs = tuple(_entity_ref(r, e) for e in r.kids(who, "EntityRef"))
-        test = m.EntityCondition(refs, rule == "any", _by_entity(r, r.need(r.need(kind, "EntityCondition"))))  # noqa: E501
+        test = m.EntityCondition(
+            refs, rule == "any", _by_entity(r, r.need(r.need(kind, "EntityCondition")))
+        )
     else:
         raise Refused(kind, "not a condition")
     return m.Condition(
@@ -519,9 +545,16 @@ def _by_value(r: Reader, node: Node) -> m.ValueCondition:
 
 
 def _measure(r: Reader, node: Node) -> str:
-    """longitudinal, lateral or cartesian; in the entity's frame (a cartesian distance is the
-    same in the road's)."""
-    kinds = {"longitudinal": "longitudinal", "lateral": "lateral", "cartesianDistance": "cartesian", "euclidianDistance": "cartesian"}  # noqa: E501
+    """longitudinal, lateral or cartesian, in the entity's frame.
+
+    A cartesian distance is the same in the road's frame, so ``road`` is taken for it.
+    """
+    kinds = {
+        "longitudinal": "longitudinal",
+        "lateral": "lateral",
+        "cartesianDistance": "cartesian",
+        "euclidianDistance": "cartesian",
+    }
     if "relativeDistanceType" in node.attrib:
         measure = r.choice(node, "relativeDistanceType", kinds)
     elif r.flag(node, "alongRoute"):  # 1.0: along the route is the longitudinal distance
@@ -529,7 +562,9 @@ def _measure(r: Reader, node: Node) -> str:
     else:
         measure = "cartesian"
     if "coordinateSystem" in node.attrib:
-        r.choice(node, "coordinateSystem", {"entity", "road"} if measure == "cartesian" else {"entity"})  # noqa: E501
+        r.choice(
+            node, "coordinateSystem", {"entity", "road"} if measure == "cartesian" else {"entity"}
+        )
     return measure
 
 
@@ -543,13 +578,15 @@ def _by_entity(r: Reader, node: Node) -> m.EntityTest:
     if tag == "RelativeSpeedCondition":
         if "direction" in node.attrib:
             raise Refused(node, "direction is not supported")
-        return m.RelativeSpeed(_entity_ref(r, node), r.number(node, "value"), r.choice(node, "rule", RULES))  # noqa: E501
+        return m.RelativeSpeed(
+            _entity_ref(r, node), r.number(node, "value"), r.choice(node, "rule", RULES)
+        )
     if tag == "ReachPositionCondition":
-        return m.ReachPosition(_position(r, r.need(node, "Position")), r.number(node, "tolerance"))  # noqa: E501
+        return m.ReachPosition(_position(r, r.need(node, "Position")), r.number(node, "tolerance"))
     if tag in ("DistanceCondition", "RelativeDistanceCondition"):
         if "routingAlgorithm" in node.attrib:
             raise Refused(node, "routingAlgorithm is not supported")
-        position = _position(r, r.need(node, "Position")) if tag == "DistanceCondition" else None  # noqa: E501
+        position = _position(r, r.need(node, "Position")) if tag == "DistanceCondition" else None
         entity = _entity_ref(r, node) if tag == "RelativeDistanceCondition" else None
         return m.Distance(
             r.number(node, "value"), r.choice(node, "rule", RULES), r.flag(node, "freespace"),
@@ -557,7 +594,12 @@ def _by_entity(r: Reader, node: Node) -> m.EntityTest:
         )  # fmt: skip
     if tag == "TimeHeadwayCondition":
         _measure(r, node)
-        return m.TimeHeadway(_entity_ref(r, node), r.number(node, "value"), r.choice(node, "rule", RULES), r.flag(node, "freespace"))  # noqa: E501
+        return m.TimeHeadway(
+            _entity_ref(r, node),
+            r.number(node, "value"),
+            r.choice(node, "rule", RULES),
+            r.flag(node, "freespace"),
+        )
     if tag == "TimeToCollisionCondition":
         _measure(r, node)
         target = r.need(r.need(node, "TimeToCollisionConditionTarget"))
@@ -568,11 +610,19 @@ def _by_entity(r: Reader, node: Node) -> m.EntityTest:
             position = _position(r, target) if target.tag == "Position" else None
             if position is None:
                 raise Refused(target, "not a time-to-collision target")
-        return m.TimeToCollision(r.number(node, "value"), r.choice(node, "rule", RULES), r.flag(node, "freespace"), entity, position)  # noqa: E501
+        return m.TimeToCollision(
+            r.number(node, "value"),
+            r.choice(node, "rule", RULES),
+            r.flag(node, "freespace"),
+            entity,
+            position,
+        )
     if tag == "CollisionCondition":
         target = r.need(node)
         if target.tag != "EntityRef":
-            raise Refused(target, "a collision with an entity (EntityRef) is supported, not by type")
+            raise Refused(
+                target, "a collision with an entity (EntityRef) is supported, not by type"
+            )
         return m.CollisionCondition(_entity_ref(r, target))
     if tag == "EndOfRoadCondition":
         return m.EndOfRoad(r.number(node, "duration"))

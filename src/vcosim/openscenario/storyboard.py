@@ -18,10 +18,23 @@ from pydantic import JsonValue
 
 from vcosim.errors import ConfigError, VcosimError
 from vcosim.openscenario import model as m
-from vcosim.openscenario.actions import CHANNELS, Channels, Ramp, Run
-from vcosim.openscenario.actions import change_duration, offset_duration, speed_duration
-from vcosim.openscenario.conditions import ConditionState, EntityTests, Scene, all_conditions
-from vcosim.openscenario.conditions import compare, time_gap
+from vcosim.openscenario.actions import (
+    CHANNELS,
+    Channels,
+    Ramp,
+    Run,
+    change_duration,
+    offset_duration,
+    speed_duration,
+)
+from vcosim.openscenario.conditions import (
+    ConditionState,
+    EntityTests,
+    Scene,
+    all_conditions,
+    compare,
+    time_gap,
+)
 from vcosim.openscenario.place import on_lane, resolve, shift_lane
 from vcosim.openscenario.reader import read_xosc
 from vcosim.openscenario.world import network_of, scenario_world
@@ -84,14 +97,17 @@ class Element:
         self.runs: list[Run] = []
 
     def walk(self) -> list[Element]:
+        """The element and every element below it, depth first."""
         return [self, *(e for child in self.children for e in child.walk())]
 
     def go(self, state: str, transition: str, now: float) -> None:
+        """Move to ``state`` through ``transition`` at ``now``."""
         self.state = state
         self.fresh.add(transition)
         (self.started if transition == "startTransition" else self.ended).append(now)
 
     def report(self) -> ElementReport:
+        """Its state and the times it started and ended."""
         return ElementReport(self.kind, self.name, self.state, self.started, self.ended)
 
 
@@ -152,6 +168,7 @@ class Storyboard(Face):
 
     # -- the face ---------------------------------------------------------------------------
     def start(self, sim: Simulation) -> None:
+        """Find the driven vehicles' channels and take the first look at t = 0."""
         world = sim.world
         if world is None or set(world.names) != set(self.scenario.entities):
             raise ConfigError(
@@ -170,14 +187,17 @@ class Storyboard(Face):
         self._tick()
 
     def after_step(self, sim: Simulation) -> None:
+        """A look at the world every driver period, as the drivers decide."""
         world = self.world
         assert world is not None
         if world.step_index % world.driver_steps == 0:
             self._tick()
 
     def report(self) -> StoryboardReport:
+        """Which elements ran and ended, what ended the run, and how close the ego came."""
         ran = [
-            f"{e.kind} {e.name} ({e.state}{', ' + str(len(e.started)) + ' runs' if len(e.started) > 1 else ''})"  # noqa: E501
+            f"{e.kind} {e.name} ({e.state}"
+            + (f", {len(e.started)} runs)" if len(e.started) > 1 else ")")
             for e in self.elements
             if e.started
         ]
@@ -345,7 +365,7 @@ class Storyboard(Face):
             event.go(RUNNING, "startTransition", now)
             for action in event.children:
                 action.go(RUNNING, "startTransition", now)
-                action.runs = [self._begin(action.model, actor, scene) for actor in actors]  # type: ignore[arg-type]  # noqa: E501
+                action.runs = [self._begin(action.model, actor, scene) for actor in actors]  # type: ignore[arg-type]
         for event in maneuver.children:
             if event.state == RUNNING:
                 self._progress_event(event, now)
@@ -389,7 +409,9 @@ class Storyboard(Face):
                 ref = scene.value("speed", do.entity)
                 target = ref + do.value if do.relative == "delta" else ref * do.value
             target = max(target, 0.0)
-            ramp = Ramp(now, start, target, speed_duration(do.dynamics, start, target), do.dynamics.shape)  # noqa: E501
+            ramp = Ramp(
+                now, start, target, speed_duration(do.dynamics, start, target), do.dynamics.shape
+            )
         elif isinstance(do, m.LaneChangeAction):
             start = channels.ramps["lane"].at(now)[0]
             target = self._lane_offset(actor, do, scene)
@@ -418,9 +440,13 @@ class Storyboard(Face):
             target = shift_lane(ref_lane, do.lane, self.network.forward(ref_road, ref_lane))
         return self._from_path(actor, road_id, s, target) + do.target_offset
 
-    def _from_path(self, actor: str, road_id: str, s: float, lane: int, t: float | None = None) -> float:  # noqa: E501
-        """How far left of the actor's path (its route's lane on this road) a lane's centre,
-        or the point at ``t``, is."""
+    def _from_path(
+        self, actor: str, road_id: str, s: float, lane: int, t: float | None = None
+    ) -> float:
+        """How far left of the actor's path a lane's centre (or the point at ``t``) is.
+
+        The path is the actor's route's lane on this road.
+        """
         assert self.network is not None
         path_lane = self.legs[actor].get(road_id)
         if path_lane is None:

@@ -28,6 +28,7 @@ def road_network(path: Path) -> RoadNetwork:
 
 
 def network_of(scenario: Scenario) -> RoadNetwork | None:
+    """The scenario's road network (None without a LogicFile)."""
     return None if scenario.road is None else road_network(scenario.road.resolve())
 
 
@@ -88,6 +89,8 @@ def scenario_world(scenario: Scenario) -> WorldFile:
             pass  # an ego off the lanes keeps the sensor's default lane width
         else:
             assert network is not None
-            width = network.road(road).lane_t(s, lane, 1.0) - network.road(road).lane_t(s, lane, 0.0)
+            width = network.road(road).lane_t(s, lane, 1.0) - network.road(road).lane_t(
+                s, lane, 0.0
+            )
             data["sensor"] = {"lane_width": abs(float(width[0]))}
     return WorldFile.from_dict(data, f"OpenSCENARIO {scenario.path}", base=scenario.path.parent)

@@ -303,12 +303,13 @@ def _controller_main(
     It answers each message to the address it came from (the simulator endpoint's bound
     address), so no port is fixed in advance.
     """
+    from vcosim.tight.config import ControllerConfig
     from vcosim.tight.controller import ControllerBlock
 
-    spinning = {} if spin is None else {"spin": spin}
-    block = ControllerBlock(
-        step_fn, listen_port=0, sim_host="127.0.0.1", sim_port=0, step=step, **spinning
-    )
+    config = ControllerConfig(listen_port=0, sim_host="127.0.0.1", sim_port=0, step=step)
+    if spin is not None:
+        config = config.model_copy(update={"spin": spin})
+    block = ControllerBlock(step_fn, config)
     link.on_stop(block.stop)
     link.ready(block.address[1])
     link.result(block.run(duration))

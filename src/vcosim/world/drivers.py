@@ -77,8 +77,11 @@ class Drivers:
         return int(self.rows.shape[0])
 
     def command(self, row: int, speed: float, acceleration: float, offset: float) -> None:
-        """Drive world row ``row`` from outside (an OpenSCENARIO storyboard): track ``speed``,
-        changing at ``acceleration``, ``offset`` m left of its path (a profile driver's row)."""
+        """Drive world row ``row`` from outside (an OpenSCENARIO storyboard).
+
+        It tracks ``speed``, changing at ``acceleration``, ``offset`` m left of its path;
+        the row must have a profile driver.
+        """
         m = int(np.flatnonzero(self.rows == row)[0])
         self.commands[m] = (speed, acceleration)
         self.offset[m] = offset
