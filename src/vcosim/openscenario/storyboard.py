@@ -214,8 +214,8 @@ class Storyboard(Face):
             elements=[e.report() for e in self.elements],
             collisions=self.collisions,
             ego=self.ego,
-            ego_min_time_headway=headway if math.isfinite(headway) else None,
-            ego_min_time_to_collision=ttc if math.isfinite(ttc) else None,
+            ego_min_time_headway=round(headway, 3) if math.isfinite(headway) else None,
+            ego_min_time_to_collision=round(ttc, 3) if math.isfinite(ttc) else None,
             ego_closest=", ".join(c for c in closest if c) or "nobody ahead",
         )
 
