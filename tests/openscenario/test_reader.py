@@ -111,6 +111,16 @@ def test_what_is_outside_the_subset_is_refused_with_its_line(
     )
 
 
+def test_a_condition_on_an_element_that_is_not_there_is_refused(folder: Path) -> None:
+    path = edited(folder, "stop_and_go", 'Ref="stop_and_go"', 'Ref="stop_n_go"')
+    with pytest.raises(ConfigError) as caught:
+        read_xosc(path)
+    line = line_of(path, '<Condition name="done"')
+    assert caught.value.problems == [
+        f"line {line}: <Condition> 'done': no maneuver named 'stop_n_go'"
+    ]
+
+
 def test_sim_refuses_an_unsupported_element_before_the_start_exit_2(folder: Path) -> None:
     path = edited(
         folder, "stop_and_go", "<LongitudinalAction>", "<LongitudinalAction><SpeedProfileAction/>"

@@ -217,9 +217,38 @@ def read_xosc(path: str | Path, parameters: Mapping[str, object] | None = None) 
         for node in root.walk():
             if not node.used and node is not root:
                 reader.problems.append(f"line {node.line}: <{node.tag}> {UNSUPPORTED}")
+    if scenario is not None:
+        reader.problems += _dangling(scenario)
     if reader.problems or scenario is None:
         raise ConfigError(sorted(set(reader.problems), key=_line), source)
     return scenario
+
+
+def _dangling(scenario: m.Scenario) -> list[str]:
+    """Element state conditions naming no element of their kind (they could never hold)."""
+    named: set[tuple[str, str]] = set()
+    triggers: list[m.Trigger | None] = [scenario.stop]
+    for story in scenario.stories:
+        named.add(("story", story.name))
+        for act in story.acts:
+            named.add(("act", act.name))
+            triggers += [act.start, act.stop]
+            for group in act.groups:
+                named.add(("maneuverGroup", group.name))
+                for maneuver in group.maneuvers:
+                    named.add(("maneuver", maneuver.name))
+                    for event in maneuver.events:
+                        named.add(("event", event.name))
+                        named.update(("action", action.name) for action in event.actions)
+                        triggers.append(event.start)
+    return [
+        f"line {c.line}: <Condition> {c.name!r}: no {c.test.kind} named {c.test.name!r}"
+        for trigger in triggers
+        if trigger is not None
+        for group in trigger.groups
+        for c in group
+        if isinstance(c.test, m.ElementState) and (c.test.kind, c.test.name) not in named
+    ]
 
 
 def _line(problem: str) -> int:

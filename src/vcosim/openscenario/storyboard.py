@@ -345,7 +345,7 @@ class Storyboard(Face):
             group.go(COMPLETE, "endTransition", scene.time)
             if group.count < model.max_count:  # again, from the start
                 for element in group.walk()[1:]:
-                    element.state = STANDBY
+                    element.state, element.count = STANDBY, 0
                 self._start_group(group, scene.time)
 
     def _advance_maneuver(self, maneuver: Element, actors: tuple[str, ...], scene: Scene) -> None:
