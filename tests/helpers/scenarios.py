@@ -14,16 +14,17 @@ from pathlib import Path
 from scenariogeneration import xodr, xosc
 
 ROAD = "straight.xodr"
-LENGTH = 1000.0
+LENGTH = 500.0
 LANE_WIDTH = 3.5
 OSC_MINOR = 2  # OpenSCENARIO 1.2
 LONGITUDINAL = xosc.RelativeDistanceType.longitudinal
 EVENT = xosc.StoryboardElementType.event
 
 
-def write_road(folder: Path) -> Path:
+def write_road(folder: Path, length: float = LENGTH) -> Path:
+    """A straight road of two lanes each way, ``straight.xodr`` in ``folder``."""
     road = xodr.create_road(
-        [xodr.Line(LENGTH)], id=1, left_lanes=2, right_lanes=2, lane_width=LANE_WIDTH
+        [xodr.Line(length)], id=1, left_lanes=2, right_lanes=2, lane_width=LANE_WIDTH
     )
     odr = xodr.OpenDrive("straight")
     odr.add_road(road)
@@ -73,9 +74,11 @@ def scenario(
     events: list[xosc.Event],
     stop: xosc.ValueTrigger | xosc.EntityTrigger | xosc.Trigger,
 ) -> xosc.Scenario:
-    """The ego in lane -1 at s = 50 (speed ``$EgoSpeed``) and ``other`` placed relative to it."""
+    """The ego in lane -1 at s = 50 (speed ``$EgoSpeed``) and ``other`` placed relative to it
+    (speed ``$OtherSpeed``)."""
     params = xosc.ParameterDeclarations()
     params.add_parameter(xosc.Parameter("EgoSpeed", xosc.ParameterType.double, str(speeds[0])))
+    params.add_parameter(xosc.Parameter("OtherSpeed", xosc.ParameterType.double, str(speeds[1])))
     entities = xosc.Entities()
     entities.add_scenario_object(
         "Ego", car(), controller=xosc.Controller("external", xosc.Properties())
@@ -85,7 +88,7 @@ def scenario(
     init.add_init_action("Ego", xosc.TeleportAction(xosc.LanePosition(50, 0, -1, 1)))
     init.add_init_action("Ego", step_to("$EgoSpeed"))
     init.add_init_action(other, xosc.TeleportAction(place))
-    init.add_init_action(other, step_to(speeds[1]))
+    init.add_init_action(other, step_to("$OtherSpeed"))
     maneuver = xosc.Maneuver(name)
     for event in events:
         maneuver.add_event(event)
@@ -215,6 +218,21 @@ def stop_and_go() -> xosc.Scenario:
     )  # fmt: skip
 
 
+def variations(folder: Path) -> Path:
+    """12 variations of the cut-in: the ego at 20, 25 or 30 m/s, the cutter at 14 to 20."""
+    speeds = xosc.DistributionSet()
+    for value in ("20", "25", "30"):
+        speeds.add_value(value)
+    grid = xosc.Deterministic()
+    grid.add_single_distribution("EgoSpeed", speeds)
+    grid.add_single_distribution("OtherSpeed", xosc.DistributionRange(2.0, xosc.Range(14, 20)))
+    path = folder / "cut_in_variations.xosc"
+    xosc.ParameterValueDistribution(
+        "cut-in speeds", "vcosim tests", "cut_in.xosc", grid, osc_minor_version=OSC_MINOR
+    ).write_xml(str(path))
+    return path
+
+
 SCENARIOS: dict[str, Callable[[], xosc.Scenario]] = {
     "cut_in": cut_in,
     "lead_brake": lead_brake,
@@ -231,6 +249,7 @@ def write_all(folder: Path) -> dict[str, Path]:
     for name, make in SCENARIOS.items():
         paths[name] = folder / f"{name}.xosc"
         make().write_xml(str(paths[name]))
+    variations(folder)
     return paths
 
 
