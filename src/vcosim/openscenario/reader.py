@@ -5,6 +5,9 @@ Every element the reader takes is marked; whatever is left unmarked at the end i
 supported subset, and the file is refused with each such element and its line (nothing is
 silently ignored). ``$name`` attribute values are the file's parameters (or the values given
 to :func:`read_xosc`, as a sweep variation does).
+
+(Past 400 lines on purpose: one function per element of the subset, each a few lines, all
+sharing the reader's marking of what was taken; split, the subset would be harder to read.)
 """
 
 from __future__ import annotations

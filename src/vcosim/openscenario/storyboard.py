@@ -5,6 +5,9 @@ edges see every instant), ends the run when the storyboard's stop trigger fires,
 story elements through their states (standby, running, complete) and has the built-in
 drivers of the storyboard's vehicles follow the ramps of their actions. It keeps the ego's
 smallest time headway and time-to-collision, from its range sensor, for the report.
+
+(Past 400 lines on purpose: the element states, the conditions' bookkeeping and the actions'
+start are one state machine over one tree; apart, each would reach into the others.)
 """
 
 from __future__ import annotations
