@@ -322,8 +322,11 @@ def _entity(r: Reader, node: Node) -> m.Entity:
     name = r.text(node, "name")
     vehicle = r.one(node, "Vehicle", required=False)
     if vehicle is None:
-        other = r.one(node)
-        assert other is not None
+        other = next((c for c in node.children if c.tag != "ObjectController"), node)
+        if other.tag == "CatalogReference":
+            raise Refused(
+                other, f"entity {name!r}: catalogues are not supported (give the <Vehicle> inline)"
+            )
         raise Refused(other, f"entity {name!r}: only <Vehicle> entities are supported")
     for part in vehicle.walk():
         part.used = part.used or part.tag in HARMLESS
