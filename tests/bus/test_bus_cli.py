@@ -35,7 +35,7 @@ def test_vcosim_bus_routes_until_a_shutdown():
     router = vcosim("bus", "--port", str(port))
     try:
         with BusClient(16, port=port) as vehicle, BusClient(17, port=port) as driver:
-            vehicle.connect(timeout=20.0)  # handshakes repeat until the router is up
+            vehicle.connect(timeout=60.0)  # handshakes repeat until the router is up
             driver.connect(timeout=5.0)
             driver.send(IMFM(1, 2, 3, 0, to=16))
             assert vehicle.next_message(timeout=5.0) == IMFM(1, 2, 3, 0, to=16)

@@ -50,7 +50,9 @@ def test_incoming_time_sync_holds_the_client_at_the_servers_latest_data():
     server_run.result()
     assert ahead == []
     assert len(seen) == 400  # connected from the first step on
-    assert report.blocks > 50  # it really waited for the server, again and again
+    # it really waited for the server, again and again (about 80 times on an idle machine;
+    # a late server catches up in bursts, so fewer on a loaded one)
+    assert report.blocks > 5
     assert sim.time >= 0.399  # and the server's time was ahead of it all along
 
 

@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 HERE = Path(__file__).parent
-CASES = {"vehicle_fmu_cases.py": 13, "coupling_fmu_cases.py": 8, "ssp_cases.py": 2}
+CASES = {"vehicle_fmu_cases.py": 15, "coupling_fmu_cases.py": 8, "ssp_cases.py": 2}
 
 
 @pytest.mark.parametrize("cases", sorted(CASES))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import csv
+import gc
 import subprocess
 import sys
 import warnings
@@ -10,6 +11,7 @@ import warnings
 import numpy as np
 import pytest
 from fmpy import read_model_description
+from fmpy.fmi1 import FMICallException
 from fmpy.validation import validate_fmu
 
 from vcosim.controllers.fmu import FmuController
@@ -152,9 +154,37 @@ def test_a_bad_parameter_or_input_is_refused_and_logged(vehicle_fmus, open_fmu):
     car.set(throttle=0.25)
     car.set(throttle=float("nan"))
     assert car.get("throttle") == [0.25]  # the old value is kept
-    bad = open_fmu(vehicle_fmus[2]).start(**{"engine.initial_fuel": 2.0})
-    with pytest.raises(Exception, match="DoStep failed"):
-        bad.step(STEP)  # the parameters were refused: the FMU does not run
+    bad = open_fmu(vehicle_fmus[2])
+    with pytest.raises(FMICallException, match="fmi2ExitInitializationMode failed"):
+        bad.start(**{"engine.initial_fuel": 2.0})  # refused at once: the FMU does not run
+    bad.close()  # terminated and freed, as a careful master does: no double release
+    gc.collect()  # (which used to crash the process here or at its exit)
+    car.step(STEP)  # the other instance runs on
+    assert car.time == STEP
+
+
+@VERSIONS
+def test_refused_parameters_make_simulate_fmu_raise_with_the_reason_logged(
+    vehicle_fmus, version, capfd
+):
+    """FMI 2 refuses at exitInitializationMode, FMI 3 at the first doStep; FMPy raises for
+    both, and its log (printed with debug_logging) says why. Before, FMI 2 ended quietly with
+    two rows at t = 0."""
+    from fmpy import simulate_fmu
+
+    call = "fmi2ExitInitializationMode" if version == 2 else "fmi3DoStep"
+    with pytest.raises(FMICallException, match=f"{call} failed"):
+        simulate_fmu(
+            str(vehicle_fmus[version]),
+            stop_time=0.1,
+            output_interval=STEP,
+            start_values={"engine.initial_fuel": 2.0},
+            debug_logging=True,
+        )
+    said = capfd.readouterr().out
+    assert (
+        "parameters refused: engine.initial_fuel: Input should be less than or equal to 1" in said
+    )
 
 
 def test_two_fmus_hold_15_m_s_as_the_same_loop_through_the_in_process_coupling(

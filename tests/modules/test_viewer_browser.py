@@ -322,3 +322,60 @@ def test_a_worlds_vehicles_are_drawn_and_the_camera_goes_to_any_of_them(router: 
         page.wait_for_function("window.vcosim.targetName() === 'ego'", timeout=5_000)
         page.keyboard.press("Shift+V")
         page.wait_for_function("window.vcosim.targetName() === 'side'", timeout=5_000)
+
+
+WHITE_PIXELS = """() => {  // the white paint's pixels in the 3-D view (nothing else is white)
+    const c = document.getElementById('scene');
+    const probe = document.createElement('canvas');
+    probe.width = c.width; probe.height = c.height;
+    const g = probe.getContext('2d');
+    g.drawImage(c, 0, 0);
+    const d = g.getImageData(0, 0, c.width, c.height).data;
+    let n = 0;
+    for (let i = 0; i < d.length; i += 4) n += d[i] > 250 && d[i + 1] > 250 && d[i + 2] > 250;
+    return n;
+}"""
+
+NEXT_FRAME = "() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)))"
+
+
+def test_an_opendrive_junction_is_drawn_with_its_lanes_and_marks(router: Router, page):
+    """Three arms into a junction (scenariogeneration), broken centre lines: every lane and
+    mark becomes a mesh, and the paint is on the screen (and gone with the road hidden)."""
+    import math
+
+    from scenariogeneration import xodr
+
+    from helpers.roads import network_of
+    from vcosim.modules.viewer.road import road_json
+
+    junction = xodr.CommonJunctionCreator(100, "T", startnum=100)
+    arms = []
+    for rid, angle in ((1, 0.0), (2, math.pi / 2), (3, math.pi)):
+        arm = xodr.create_road(xodr.Line(50), rid, center_road_mark=xodr.std_roadmark_broken())
+        junction.add_incoming_road_circular_geometry(arm, 20, angle, "successor")
+        arms.append(arm)
+    for a, b in ((1, 2), (1, 3), (2, 3)):
+        junction.add_connection(a, b)
+    network = network_of(*arms, junctions=(junction,))
+    drawn = road_json(network)
+    dashes = sum(len(mark["strips"]) for mark in drawn["marks"])
+    assert {r.junction for r in network.roads.values()} == {"-1", "100"}
+    with (
+        Viewer("127.0.0.1", router.address[1], port=0, road=network) as viewer,
+        BusClient(16, port=router.address[1]).connect(timeout=2.0) as car,
+    ):
+        open_viewer(page, viewer)
+        built = page.evaluate("window.vcosim.road.userData")
+        assert built == {"lanes": 12, "marks": 18, "dashes": dashes}  # 6 roads, 2 lanes, 3 marks
+        assert dashes > 18  # the broken centre lines are dashes
+        assert page.evaluate("window.vcosim.road.children.length") == 12 + 18
+        x, y = network.position(1, 30.0, lane=-1)[:2]  # west arm, heading into the junction
+        car.send(FMVM(float(x[0]), float(y[0]), 0.6, 0.0, 0.0, 0.0, 0.0, to=18))
+        page.wait_for_function("window.vcosim.state.poses >= 1", timeout=10_000)
+        page.evaluate(NEXT_FRAME)
+        painted = page.evaluate(WHITE_PIXELS)
+        shot(page, "viewer-junction")
+        page.evaluate("window.vcosim.road.visible = false")
+        page.evaluate(NEXT_FRAME)
+        assert painted > 200 and page.evaluate(WHITE_PIXELS) == 0, painted

@@ -64,7 +64,16 @@ def test_the_five_cases_of_seed_001(peers, tmp_path, case, separate_cpus):
                 "0.00001",
             )
             set_affinity(sim.pid, separate_cpus)
-            out, err = sim.communicate(timeout=60)
+            try:
+                out, err = sim.communicate(timeout=120)
+            except subprocess.TimeoutExpired:  # late real-time runs fall into slow motion
+                sim.kill()
+                out, err = sim.communicate()
+        if sim.returncode == -signal.SIGKILL and load.cpus is not None and load.cpus > BUSY:
+            pytest.skip(
+                f"case {case.number}: 1.5 s of real time took over 120 s while other "
+                f"processes used {load.cpus:.1f} CPUs; real-time cases need an idle machine"
+            )
         assert sim.returncode == 0, err
         # observed skips, median landing offset and real-time factor against the spec's
         # table (vcosim.analysis.cases documents the thresholds)

@@ -165,20 +165,22 @@ def view(
     """
     require("viewer", "vcosim view")
     from vcosim.modules.viewer import Viewer
-    from vcosim.vehicle.terrain import Terrain, load_terrain
+    from vcosim.vehicle.terrain import Terrain, TerrainSpec
 
     page = parse_address(listen, option="--listen", default_port=VIEWER_PORT)
     router = bus_address(bus)
     setup_logging()
     if world is not None and terrain is not None:
         raise typer.BadParameter("give --world or --terrain, not both", param_hint="--world")
+    road = None  # an OpenDRIVE road on the ground: drawn with its lanes and marks
     if world is not None:  # the world's terrain: what its vehicles drive on
         from vcosim.world import WorldFile
 
         spec = WorldFile.load(world)
-        ground = spec.terrain.build(spec.base)
+        ground, road = spec.terrain.build(spec.base), spec.terrain.read_road(spec.base)
     elif terrain is not None:  # the file the simulator drives on: one source of truth
-        ground = load_terrain(terrain)
+        ground_spec = TerrainSpec.load(terrain)
+        ground, road = ground_spec.build(), ground_spec.read_road()
     else:
         ground = Terrain.from_images(
             height_map, road_map, friction_map, hill_height=hill_height, size=size
@@ -189,6 +191,7 @@ def view(
         host=page.host,
         port=page.port,
         terrain=ground,
+        road=road,
         rate=rate,
         module_id=ModuleId.VISUALISATION if module_id is None else module_id,
         send_ground=send_ground,

@@ -165,7 +165,7 @@ def spec_path(recording: Path) -> Path:
 
 def _start(spec: RunSpec, ground_truth: GroundTruthOutputs | None = None) -> Simulation:
     """Build the simulation with its faces and say what it listens on and records."""
-    from vcosim.scenarios.build import build_simulation, endpoints
+    from vcosim.scenarios.build import build_simulation, endpoints, road_of
     from vcosim.scenarios.spec import CouplingFaceSpec
 
     sim = build_simulation(spec, note=note)
@@ -186,7 +186,8 @@ def _start(spec: RunSpec, ground_truth: GroundTruthOutputs | None = None) -> Sim
         coupling = spec.face("coupling")
         if isinstance(coupling, CouplingFaceSpec) and coupling.debug_log is not None:
             spec.save(coupling.debug_log / "spec.toml")
-    for line in ground_truth.attach(sim) if ground_truth is not None else ():
+    road = road_of(spec) if ground_truth is not None and ground_truth.wants_osi else None
+    for line in ground_truth.attach(sim, road) if ground_truth is not None else ():
         note(line)  # after the recording: Foxglove's channels join its open file
     coupled = endpoints(sim)
     if sim.world is not None and spec.face("coupling") is not None and not coupled:

@@ -214,6 +214,17 @@ def sim(
         ),
     ] = 0,
     world: WorldOption = None,
+    scenario: Annotated[
+        Path | None,
+        typer.Option(
+            exists=True,
+            dir_okay=False,
+            metavar="FILE.xosc",
+            help="An OpenSCENARIO scenario (docs/scenarios.md): its entities as a world on its "
+            "road, its storyboard driving the others; each entity with the controller "
+            "'external' is coupled like a world's external vehicle.",
+        ),
+    ] = None,
     sumo: Annotated[
         Path | None,
         typer.Option(
@@ -288,6 +299,14 @@ def sim(
                 "there is no coupling to log with --no-coupling", param_hint="'--debug-log'"
             )
         clashing = sorted(given & WORLD_SAYS.keys(), key=list(WORLD_SAYS).index)
+        if scenario is not None and world is not None:
+            raise typer.BadParameter("give --world or --scenario", param_hint="'--scenario'")
+        if scenario is not None and clashing:
+            raise typer.BadParameter(
+                f"{', '.join(WORLD_SAYS[name] for name in clashing)}: the scenario says it "
+                "for each entity",
+                param_hint="'--scenario'",
+            )
         if world is not None and clashing:
             raise typer.BadParameter(
                 f"{', '.join(WORLD_SAYS[name] for name in clashing)}: the world file says it "
@@ -302,9 +321,10 @@ def sim(
             RecordingSpec,
             RunSpec,
             StartSpec,
+            UserFaceSpec,
         )
 
-        faces: list[CouplingFaceSpec | ContractsFaceSpec | BusFaceSpec] = []
+        faces: list[CouplingFaceSpec | ContractsFaceSpec | BusFaceSpec | UserFaceSpec] = []
         if coupling:
             timing = {
                 "ext_time": ext_time,
@@ -348,9 +368,15 @@ def sim(
         if bus is not None:
             router = bus_address(bus)
             faces.append(BusFaceSpec(host=router.host, port=router.port))
+        scene = None
+        if scenario is not None:
+            from vcosim.openscenario.storyboard import scenario_run
+
+            story, scene = scenario_run(scenario)
+            faces.append(story)
         said: dict[str, object] = {
             "sumo": sumo_spec(given, sumo, sumo_host, sumo_step, sumo_seed),
-            "world": world,
+            "world": scene or world,
             "duration": duration,
             "pacing": PacingSpec(
                 mode=pacing,
@@ -361,7 +387,7 @@ def sim(
             "recording": None if record is None else RecordingSpec(path=record, rate=record_rate),
             "faces": faces,
         }
-        if world is None:
+        if said["world"] is None:
             said.update(
                 vehicle=vehicle,
                 terrain=terrain,

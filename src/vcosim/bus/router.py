@@ -107,6 +107,7 @@ class Module:
     heard: float = 0.0  # the sweep that last saw ``received`` grow (or ``joined``)
     seen: int = 0  # ``received`` at that sweep
     restored: bool = False  # taken back from the state file after a restart
+    leaving: bool = False  # its port has closed: what it left queued is being routed
 
     @property
     def label(self) -> str:
@@ -323,10 +324,13 @@ class Router:
             self._send(existing, frames.answer(self.router_id), control=True)
             return
         if existing is not None and module_id != self.router_id:
-            if not existing.confirmed:
+            if not existing.confirmed:  # what it sent may still be queued: read that first
+                self._on_module(existing)
+                existing = self.modules.get(module_id)
+            if existing is not None and not existing.confirmed:
                 self._drop_unheard(existing, f"its id was asked for from {_where(address)}")
                 existing = None
-            elif existing.silent_for(now) >= self.timeout:
+            elif existing is not None and existing.silent_for(now) >= self.timeout:
                 self._expire(existing, now)
                 existing = None
         other = self._by_address.get(address)
@@ -497,29 +501,27 @@ class Router:
             self.state.save([Member(m.id, m.address, m.monitor) for m in self.modules.values()])
 
     # -- routing ----------------------------------------------------------------------------
-    def _on_module(self, module: Module) -> None:
+    def _on_module(self, module: Module) -> bool:
         """Route a burst of the module's datagrams, then let the other sockets have a turn.
 
         The common case stays in this loop: a plain message (``codec.plain_pattern``) to a
         joined module and no monitor is read into the shared buffer, matched and sent on from
         there, the same bytes, with no message built. Everything else goes to ``_route``.
 
-        A refusal (the module's port has closed) is told before what the module sent while
-        it was there, which is still queued: that is routed first (its goodbye, often).
+        Returns whether more may be queued (the burst was used up).
         """
         receive = module.link.sock.recv_into
         buffer, view, plain, routes = self._buffer, self._view, self._plain, self._routes
-        refusal: OSError | None = None
         for _ in range(BURST):
             if self.modules.get(module.id) is not module or self._stopping:
-                return
+                return False
             try:
                 size = receive(buffer)
             except BlockingIOError:
-                break
+                return False
             except OSError as exc:
-                refusal = exc
-                continue
+                self._gone(module, exc)
+                return False
             module.received += 1
             match = plain(buffer, 0, size)
             # (each type's branch captures one group, the destination: the last one matched)
@@ -536,8 +538,7 @@ class Router:
                 else:
                     target.sent += 1
                 self.stats.routed += 1
-        if refusal is not None:
-            self._gone(module, refusal)
+        return True
 
     def _route(self, sender: Module, data: bytes) -> None:
         """The careful path: control frames, and messages checked by the decoder."""
@@ -649,7 +650,18 @@ class Router:
         self._report("send", module.id, f"could not send to {module.label}: buffer full")
 
     def _gone(self, module: Module, error: OSError | None) -> None:
-        """Drop a module whose socket failed (its port has closed: an ICMP refusal)."""
+        """Drop a module whose socket failed (its port has closed: an ICMP refusal).
+
+        The refusal is told (on a send or a receive) before what the module sent while it was
+        there, which is still queued: that is routed first (its goodbye, often).
+        """
+        if module.leaving:
+            return
+        module.leaving = True
+        while self._on_module(module):
+            pass
+        if self.modules.get(module.id) is not module:
+            return  # its goodbye removed it
         why = "its socket failed" if error is None else error.strerror or str(error)
         self.stats.gone += 1
         self._remove(module, f"is gone ({why})")

@@ -8,12 +8,13 @@ when an FMU instance is made, so ``vcosim`` itself does not need it.
 
 from __future__ import annotations
 
+import ctypes
 import json
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, ClassVar, cast
+from typing import Any, ClassVar, NoReturn, cast
 from xml.etree.ElementTree import Element
 
 from vcosim.fmi.metadata import Variable, annotate
@@ -66,6 +67,10 @@ def read_config(resources: str | None) -> dict[str, Any]:
     return json.loads(path.read_text()) if path is not None and path.exists() else {}
 
 
+class FmuRefused(RuntimeError):
+    """An FMI call the FMU refuses; the message is logged as an FMI error before it."""
+
+
 class SlaveMixin:
     """Registration helpers and the model-description hook for both FMI versions."""
 
@@ -115,6 +120,24 @@ class SlaveMixin:
         """Log ``text`` as an FMI error (the master shows it) and return False for doStep."""
         cast(Any, self).log(text, status=self._api.error)
         return False
+
+    def _fail_fmi2_call(self, text: str) -> NoReturn:
+        """Fail the FMI 2 call under way, so the master stops: logged, then raised.
+
+        pythonfmu 0.7's runtime answers a raised exception with fmi2Fatal (its only failing
+        status: a call returns fmi2Error only for a C++ exception of its own), passing on the
+        logged messages (the reason, at error) and then its own fatal line. On the way it
+        releases its references to this instance, its class and its log queue, and
+        ``fmi2FreeInstance`` releases the same three again (``PySlaveInstance::cleanPyObject``
+        runs both times and does not forget them): freed twice, they crashed the process
+        later. One reference each that nobody gives back takes that second release, so a
+        refused instance is never freed (a few MB).
+        """
+        self._error(text)
+        slave = cast(Any, self)
+        for held in (slave, type(slave), slave.log_queue):
+            ctypes.pythonapi.Py_IncRef(ctypes.py_object(held))
+        raise FmuRefused(text)
 
     def to_xml(self, model_options: dict[str, str] | None = None) -> Element:
         """The library's model description, with units, ranges and descriptions added."""

@@ -130,9 +130,11 @@ class VehicleSlave(SlaveMixin):
         base = self.base or VehicleParams()
         try:
             self.vehicle = self._make_vehicle(base.with_changes(**changed) if changed else base)
-        except ConfigError as exc:  # no exception may cross pythonfmu's runtime (see _PINNED)
+        except ConfigError as exc:
             self.failed = f"parameters refused: {'; '.join(exc.problems)}"
-            self._error(self.failed)
+            if self.fmi_version == 2:  # refused now: the master stops here (fmi2Fatal)
+                self._fail_fmi2_call(self.failed)
+            self._error(self.failed)  # FMI 3: logged, and every doStep then fails
 
     def do_step(self, current_time: float, step_size: float, *_: Any) -> bool:
         """Hold the inputs and advance ``step_size`` (a multiple of 0.5 ms)."""

@@ -17,6 +17,7 @@ from vcosim.extras import require
 from vcosim.groundtruth.sampling import steps_per_sample
 
 if TYPE_CHECKING:
+    from vcosim.roads import RoadNetwork
     from vcosim.sim.simulation import Simulation
 
 
@@ -64,16 +65,25 @@ class GroundTruthOutputs:
             require("foxglove", "--foxglove")
             steps_per_sample(self.foxglove_rate, "--foxglove-rate")
 
-    def attach(self, sim: Simulation | Any) -> list[str]:
-        """Attach the outputs asked for to ``sim``; a line for each saying what it does."""
+    def attach(self, sim: Simulation | Any, road: RoadNetwork | None = None) -> list[str]:
+        """Attach the outputs asked for to ``sim``; a line for each saying what it does.
+
+        ``road``: the OpenDRIVE road the run drives on, whose lanes OSI's ground truth carries.
+        """
         lines = []
         if self.wants_osi:
             from vcosim.groundtruth.osi import OsiOutput
+            from vcosim.groundtruth.osi_road import road_part
 
             every = steps_per_sample(self.osi_rate, "--osi-rate", sim.dt)
-            face = sim.attach("osi", OsiOutput(every, udp=self.osi, trace=self.osi_trace))
+            parts = [] if road is None else [road_part(road)]
+            face = sim.attach(
+                "osi", OsiOutput(every, udp=self.osi, trace=self.osi_trace, parts=parts)
+            )
             where = ", ".join(face.report().destinations)
-            lines.append(f"osi: the ego's SensorView at {self.osi_rate:g} Hz to {where}")
+            n = 0 if road is None else len(road.roads)
+            lanes = f", with the lanes of {n} road{'s' * (n != 1)}" if n else ""
+            lines.append(f"osi: the ego's SensorView at {self.osi_rate:g} Hz to {where}{lanes}")
         if self.foxglove is not None:
             from vcosim.groundtruth.foxglove import FoxgloveLive
 

@@ -248,7 +248,8 @@ class Road:
         for section in self.sections:
             for lane in section.lanes.values():
                 starts = [section.s + m.s_offset for m in lane.marks]
-                for mark, a, b in zip(lane.marks, starts, [*starts[1:], section.end], strict=True):
+                ends = [*starts[1:], section.end] if starts else []
+                for mark, a, b in zip(lane.marks, starts, ends, strict=True):
                     if mark.type == "none" or b <= a:
                         continue
                     s = np.unique(np.concatenate([[a, b], s_all[(s_all > a) & (s_all < b)]]))

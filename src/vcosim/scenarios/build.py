@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from functools import lru_cache
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from vcosim.entrypoints import load_object, load_user_code
 from vcosim.errors import VcosimError
@@ -32,7 +33,17 @@ from vcosim.vehicle import layout as L
 from vcosim.vehicle.terrain import Terrain, TerrainSpec, load_terrain
 from vcosim.world import World
 
-__all__ = ["StartError", "build_simulation", "endpoints", "reach_speed", "vehicle_couplings"]
+if TYPE_CHECKING:
+    from vcosim.roads import RoadNetwork
+
+__all__ = [
+    "StartError",
+    "build_simulation",
+    "endpoints",
+    "reach_speed",
+    "road_of",
+    "vehicle_couplings",
+]
 
 SPEED_TOLERANCE = 0.05  # m/s: a driven-up speed is reached when within this for HOLD_STEPS
 HOLD_STEPS = 2000  # 1 s
@@ -103,6 +114,18 @@ def start_vehicle(spec: RunSpec) -> Vehicle:
     if start.how == "drive_up" and start.speed > 0:
         reach_speed(car, start.speed)
     return car
+
+
+def road_of(spec: RunSpec) -> RoadNetwork | None:
+    """The OpenDRIVE road a spec drives on (its terrain's, or its world's), or None."""
+    if spec.world is not None:
+        from vcosim.world import WorldFile
+
+        world = spec.world if isinstance(spec.world, WorldFile) else WorldFile.load(spec.world)
+        return world.terrain.read_road(world.base)
+    if isinstance(spec.terrain, Path):
+        return TerrainSpec.load(spec.terrain).read_road()
+    return spec.terrain.read_road() if spec.terrain is not None else None
 
 
 def terrain(spec: Path | TerrainSpec | None) -> Terrain | None:

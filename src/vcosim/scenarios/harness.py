@@ -292,16 +292,24 @@ class ChildProcess:
 
 
 def _controller_main(
-    link: ChildLink, step_fn: StepFunction, step: float, duration: float | None
+    link: ChildLink,
+    step_fn: StepFunction,
+    step: float,
+    duration: float | None,
+    spin: float | None = None,
 ) -> None:
     """A ControllerBlock answering the simulator from loopback until done or stopped.
 
     It answers each message to the address it came from (the simulator endpoint's bound
     address), so no port is fixed in advance.
     """
+    from vcosim.tight.config import ControllerConfig
     from vcosim.tight.controller import ControllerBlock
 
-    block = ControllerBlock(step_fn, listen_port=0, sim_host="127.0.0.1", sim_port=0, step=step)
+    config = ControllerConfig(listen_port=0, sim_host="127.0.0.1", sim_port=0, step=step)
+    if spin is not None:
+        config = config.model_copy(update={"spin": spin})
+    block = ControllerBlock(step_fn, config)
     link.on_stop(block.stop)
     link.ready(block.address[1])
     link.result(block.run(duration))
@@ -314,11 +322,19 @@ class ControllerProcess(ChildProcess):
     normally, on an error or on Ctrl-C) stops the block and returns its report. With a
     ``duration`` (controller seconds) the block ends by itself once it answered that many
     steps' messages: ``result()`` then waits for its report without cutting off the last
-    message, which may still be on its way when the simulator ends.
+    message, which may still be on its way when the simulator ends. ``spin`` (s) is the
+    block's busy-poll before it sleeps in a receive (None: its default); 0 spends no CPU
+    waiting, which matters when several controllers wait their turn.
     """
 
-    def __init__(self, step_fn: StepFunction, step: float, duration: float | None = None) -> None:
-        super().__init__(_controller_main, step_fn, step, duration, name="controller process")
+    def __init__(
+        self,
+        step_fn: StepFunction,
+        step: float,
+        duration: float | None = None,
+        spin: float | None = None,
+    ) -> None:
+        super().__init__(_controller_main, step_fn, step, duration, spin, name="controller process")
         self.report: BlockReport | None = None
 
     def result(self, timeout: float = GRACE) -> BlockReport | None:

@@ -98,7 +98,8 @@ def run_spec(cfg: RunConfig) -> RunSpec:
     sc, cp = cfg.scenario.scenario, cfg.scenario.coupling
     pacing = PacingSpec(mode=PacingMode.lockstep if cp.timing == "lockstep" else PacingMode.fast)
     if cfg.world is not None:  # the world's vehicles as its file says; the controller: its ego
-        return RunSpec(world=cfg.world, pacing=pacing, duration=sc.duration)
+        faces = [] if cfg.storyboard is None else [cfg.storyboard]  # an OpenSCENARIO world's
+        return RunSpec(world=cfg.world, pacing=pacing, duration=sc.duration, faces=faces)
     return RunSpec(
         vehicle=cfg.vehicle,
         terrain=cfg.scenario.terrain,
@@ -182,7 +183,7 @@ def _metrics(
     p99 = float(np.percentile(measured, 99)) if measured.size else math.nan
     measuring = cp.compute_time is None or cp.compute_time == "measured"
     m = RunMetrics(
-        max_lateral_acceleration=float(np.max(np.abs(recorder.acc_y))),
+        max_lateral_acceleration=float(np.nanmax(np.abs(recorder.acc_y))),  # a run may end early
         wall_time=report.wall_time,
         sim_speed=report.realtime_factor,
         wall_clock=TIMING_COLUMNS + (MEASURED_COMPUTE_COLUMNS if measuring else ()),

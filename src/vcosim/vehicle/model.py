@@ -363,7 +363,7 @@ def physics_step(x, u, p, y, s, height, friction, grid, write_outputs: bool) -> 
             scale = mu * load / f_mag
             f_long *= scale
             f_lat *= scale
-        if front:
+        if front and write_outputs:  # force feedback: read only from the outputs
             aligning += aligning_moment(slip_angle, load, mu, p)
 
         fwx = f_long * lx + f_lat * tx + load * nx

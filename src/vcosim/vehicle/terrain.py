@@ -19,7 +19,7 @@ import math
 import warnings
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import numpy as np
 from numba import njit
@@ -27,6 +27,9 @@ from PIL import Image
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from vcosim.errors import ConfigError
+
+if TYPE_CHECKING:
+    from vcosim.roads import RoadNetwork
 
 WORLD_LIMIT = 1.0e7  # m: positions and heights beyond lose a 0.5 ms step's motion to rounding
 
@@ -390,6 +393,14 @@ class TerrainSpec(BaseModel):
         if self.friction == 1.0:
             return terrain
         return Terrain(terrain.height, terrain.friction * self.friction, terrain.road, terrain.grid)
+
+    def read_road(self, base: Path | None = None) -> RoadNetwork | None:
+        """The OpenDRIVE road laid on this terrain (for drawing it), or None without one."""
+        if self.road is None:
+            return None
+        from vcosim.roads import read_xodr
+
+        return read_xodr(base / self.road if base else Path(self.road))
 
     @classmethod
     def load(cls, path: str | Path) -> TerrainSpec:

@@ -60,6 +60,8 @@ class Drivers:
         ]
         self.is_idm = np.array([isinstance(d, IdmDriver) for d in driven], dtype=np.bool_)
         self.wanted = np.zeros(n)
+        self.commands: dict[int, tuple[float, float]] = {}
+        """Driven rows (by position here) a face drives: (speed m/s, its rate m/s2)."""
         self.idm = {
             key: np.array([getattr(d, key, 0.0) for d in driven], dtype=np.float64)
             for key in (
@@ -73,6 +75,16 @@ class Drivers:
 
     def __len__(self) -> int:
         return int(self.rows.shape[0])
+
+    def command(self, row: int, speed: float, acceleration: float, offset: float) -> None:
+        """Drive world row ``row`` from outside (an OpenSCENARIO storyboard).
+
+        It tracks ``speed``, changing at ``acceleration``, ``offset`` m left of its path;
+        the row must have a profile driver.
+        """
+        m = int(np.flatnonzero(self.rows == row)[0])
+        self.commands[m] = (speed, acceleration)
+        self.offset[m] = offset
 
     def decide(
         self,
@@ -95,6 +107,8 @@ class Drivers:
         )  # fmt: skip
         for m, profile in self.profiles:
             target, slope = _profile(profile, time)
+            self.wanted[m] = slope + (target - poses["speed"][rows[m]]) / SPEED_TIME_CONSTANT
+        for m, (target, slope) in self.commands.items():
             self.wanted[m] = slope + (target - poses["speed"][rows[m]]) / SPEED_TIME_CONSTANT
         p = self.idm
         pedals(

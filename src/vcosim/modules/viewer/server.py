@@ -46,6 +46,7 @@ from vcosim.modules.viewer.connections import HEADER_DEADLINE_S, MAX_HEADER_BYTE
 from vcosim.modules.viewer.deadman import DEADMAN_S, DeadMan
 from vcosim.modules.viewer.gate import Gate, GateMiddleware
 from vcosim.modules.viewer.report import ViewerReport, ViewerStats
+from vcosim.modules.viewer.road import road_json
 from vcosim.modules.viewer.state import (
     WORLD_RATE,
     VehicleState,
@@ -54,6 +55,7 @@ from vcosim.modules.viewer.state import (
     vehicle_geometry,
 )
 from vcosim.net.peers import Reports, printable
+from vcosim.roads import RoadNetwork
 from vcosim.vehicle.terrain import Terrain
 
 log = logging.getLogger("vcosim.viewer")
@@ -82,6 +84,7 @@ class Viewer(BusModule[ViewerReport]):
         host, port: where the page is served (loopback unless opened on purpose; port 0 picks
             a free one, see :attr:`url`).
         terrain: the ground to draw (flat by default); give the vehicle's own.
+        road: an OpenDRIVE road to draw on it, its lanes and marks (the terrain's road).
         rate: most state frames per second pushed to each page.
         module_id: this module's bus id (visualisation, 18).
         monitor: join as a monitor to see FMLM and IMFM too (rpm, pedals on the dashboard).
@@ -103,6 +106,7 @@ class Viewer(BusModule[ViewerReport]):
         host: str = LOOPBACK,
         port: int = VIEWER_PORT,
         terrain: Terrain | None = None,
+        road: RoadNetwork | None = None,
         rate: float = 60.0,
         module_id: int = ModuleId.VISUALISATION,
         monitor: bool = True,
@@ -129,6 +133,7 @@ class Viewer(BusModule[ViewerReport]):
         self.stopped = threading.Event()
         self.lost: RouterLost | None = None  # the router fell silent for good
         self._terrain_body = json.dumps(terrain_json(self.terrain)).encode()
+        self._road_body = json.dumps(None if road is None else road_json(road)).encode()
         self._geometry = vehicle_geometry()
         self._pages: dict[Any, str | None] = {}  # open websocket -> its Origin, oldest first
         self._drivers = DeadMan(deadman)
@@ -171,7 +176,7 @@ class Viewer(BusModule[ViewerReport]):
 
     # -- the web app ------------------------------------------------------------------------
     def app(self) -> Any:
-        """The starlette application (page, terrain, hello, websocket) behind the gate."""
+        """The starlette application (page, terrain, road, hello, websocket) behind the gate."""
         from starlette.applications import Starlette
         from starlette.responses import JSONResponse, Response
         from starlette.routing import Mount, Route, WebSocketRoute
@@ -180,12 +185,16 @@ class Viewer(BusModule[ViewerReport]):
         async def terrain(request: Any) -> Response:
             return Response(self._terrain_body, media_type="application/json")
 
+        async def road(request: Any) -> Response:
+            return Response(self._road_body, media_type="application/json")
+
         async def config(request: Any) -> Response:
             return JSONResponse(self._hello())
 
         routes = Starlette(
             routes=[
                 Route("/terrain.json", terrain),
+                Route("/road.json", road),
                 Route("/config.json", config),
                 WebSocketRoute("/ws", self._websocket),
                 Mount("/", StaticFiles(directory=STATIC, html=True)),

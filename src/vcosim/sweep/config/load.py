@@ -41,6 +41,7 @@ from vcosim.sweep.config.sections import (
     Scalar,
     Scenario,
     SweepFile,
+    WorldSection,
 )
 from vcosim.vehicle import layout as L
 
@@ -51,6 +52,7 @@ PATH_KEYS = (
     "terrain.friction_map",
     "terrain.road",
     "world.file",
+    "sweep.distribution",
 )
 """Keys holding file paths: relative ones are relative to the sweep file's folder."""
 
@@ -157,7 +159,10 @@ def parse(
     ]
     if not dropped & {"sweep", "sweep.mode"}:  # else the default mode would be judged
         problems += sweep_problems(sweep_file.sweep, axes)
-    count = run_count(sweep_file.sweep, axes)
+    variations, varied = _variations(sweep_file, scenario, problems)
+    if varied:
+        scenario = scenario.model_copy(update={"world": WorldSection(file=varied)})
+    count = run_count(sweep_file.sweep, axes) * len(variations)
     if count > sweep_file.sweep.max_runs:
         problems.append(
             f"sweep: {count:,} runs, more than sweep.max_runs = {sweep_file.sweep.max_runs:,} "
@@ -165,7 +170,7 @@ def parse(
         )
         runs: list[dict[str, Scalar]] = []
     else:
-        runs = expand(sweep_file.sweep, axes)
+        runs = [{**run, **each} for run in expand(sweep_file.sweep, axes) for each in variations]
         problems += check_runs(scenario, runs)
     if problems:
         raise ConfigError(problems, source)
@@ -173,12 +178,46 @@ def parse(
         name=sweep_file.scenario.name,
         scenario=scenario,
         runs=runs,
-        parameters=list(axes),
+        parameters=list(dict.fromkeys([*axes, *(k for each in variations for k in each)])),
         output=sweep_file.output,
         source=source,
         text=text,
         backend=sweep_file.backend,
     )
+
+
+def _variations(
+    sweep_file: SweepFile, scenario: Scenario, problems: list[str]
+) -> tuple[list[dict[str, Scalar]], str | None]:
+    """The runs of ``sweep.distribution`` (``world.NAME`` values), and the scenario it varies.
+
+    Without a distribution: one empty variation. Its scenario must be ``world.file``, or the
+    world when ``world.file`` is not given.
+    """
+    path = sweep_file.sweep.distribution
+    if path is None:
+        return [{}], None
+    from vcosim.openscenario.distribution import read_distribution
+
+    try:
+        varied, variations = read_distribution(path)
+    except ConfigError as exc:
+        problems.extend(f"sweep.distribution: {p}" for p in exc.problems)
+        return [{}], None
+    given = scenario.world.file
+    if given is not None and Path(given).resolve() != varied.resolve():
+        problems.append(f"sweep.distribution: it varies {varied}, not world.file {given}")
+        return [{}], None
+    runs = [{f"world.{k}": _scalar(v) for k, v in each.items()} for each in variations]
+    return runs, None if given is not None else str(varied)
+
+
+def _scalar(text: str) -> Scalar:
+    """A parameter value of a distribution: a number when it reads as one."""
+    try:
+        return float(text)
+    except ValueError:
+        return text
 
 
 def load_sweep(path: str | Path) -> Sweep:

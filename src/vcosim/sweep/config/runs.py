@@ -14,7 +14,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import ValidationError
 
@@ -27,11 +27,14 @@ from vcosim.sweep.config.controllers import (
 )
 from vcosim.sweep.config.parameters import is_number
 from vcosim.sweep.config.sections import DERIVED_SIGNALS, Scalar, Scenario
-from vcosim.sweep.config.world import world_spec
+from vcosim.sweep.config.world import storyboard, world_spec
 from vcosim.vehicle import layout as L
 from vcosim.vehicle.inputs import INPUT_NAMES, INPUTS
 from vcosim.vehicle.params import VehicleParams
 from vcosim.world.spec import WorldFile
+
+if TYPE_CHECKING:
+    from vcosim.scenarios.spec import UserFaceSpec
 
 DEFAULT_TRACKING = {
     "cruise": ("groundspeed", "controller.speed"),
@@ -53,6 +56,7 @@ class RunConfig:
     metric_signal: str | None
     target: float | None
     world: WorldFile | None = None
+    storyboard: UserFaceSpec | None = None
 
 
 def apply(base: Mapping[str, Any], params: Mapping[str, Scalar]) -> dict[str, Any]:
@@ -218,10 +222,10 @@ def resolve(scenario: Scenario, params: Mapping[str, Scalar]) -> RunConfig:
     except ValidationError as exc:
         raise ConfigError(validation_problems(exc), "run") from None
     problems = scenario_problems(run)
-    world = None
+    world, story = None, None
     if run.world.file is not None:
         try:
-            world = world_spec(run.world)
+            world, story = world_spec(run.world), storyboard(run.world)
         except ConfigError as exc:
             problems += exc.problems
     vehicle = _vehicle(run, problems)
@@ -230,7 +234,7 @@ def resolve(scenario: Scenario, params: Mapping[str, Scalar]) -> RunConfig:
     if problems:
         raise ConfigError(problems, "run")
     assert vehicle is not None  # a vehicle that fails to build is one of the problems
-    return RunConfig(run, vehicle, factory, signal, target, world)
+    return RunConfig(run, vehicle, factory, signal, target, world, story)
 
 
 def check_runs(scenario: Scenario, runs: list[dict[str, Scalar]]) -> list[str]:

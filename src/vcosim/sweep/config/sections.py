@@ -177,6 +177,9 @@ class SweepSection(_Strict):
     """A sweep that would make more runs is refused before any is built (a typo in ``num``
     must not fill the memory); raise it for a sweep that really is that large."""
     parameters: dict[str, Any] = Field(default_factory=dict)
+    distribution: str | None = None
+    """An OpenSCENARIO ``ParameterValueDistribution`` file: each of its variations is run
+    (with every run of ``parameters``); its scenario is the world (``world.file``)."""
 
 
 class OutputSection(_Strict):

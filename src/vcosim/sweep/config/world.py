@@ -10,6 +10,7 @@ from typing import Any
 
 from vcosim.config import read_toml
 from vcosim.errors import ConfigError
+from vcosim.scenarios.spec import UserFaceSpec
 from vcosim.sweep.config.sections import WorldSection
 from vcosim.world.spec import WorldFile
 
@@ -22,10 +23,15 @@ def _read(path: str) -> dict[str, Any]:
 def world_spec(section: WorldSection) -> WorldFile:
     """The world of a run: ``section.file`` with ``section.overrides`` applied.
 
+    An OpenSCENARIO file (``.xosc``) is the world of its entities, the overrides its
+    parameters (``world.EgoSpeed``); its storyboard is ``storyboard(section)``.
+
     Raises:
         ConfigError: every problem, each with its key path under ``world.``.
     """
     assert section.file is not None
+    if is_scenario(section):
+        return _scenario(section)[1]
     data = copy.deepcopy(_read(section.file))
     problems: list[str] = []
     vehicles = {v.get("name"): v for v in data.get("vehicles", []) if isinstance(v, dict)}
@@ -43,6 +49,26 @@ def world_spec(section: WorldSection) -> WorldFile:
     if problems:
         raise ConfigError(problems, "world")
     return world
+
+
+def is_scenario(section: WorldSection) -> bool:
+    """True when the world is an OpenSCENARIO file's."""
+    return section.file is not None and section.file.lower().endswith(".xosc")
+
+
+def storyboard(section: WorldSection) -> UserFaceSpec | None:
+    """The storyboard face of an OpenSCENARIO world (None for a world file)."""
+    return _scenario(section)[0] if is_scenario(section) else None
+
+
+def _scenario(section: WorldSection) -> tuple[UserFaceSpec, WorldFile]:
+    from vcosim.openscenario.storyboard import scenario_run
+
+    assert section.file is not None
+    try:
+        return scenario_run(section.file, section.overrides)
+    except ConfigError as exc:
+        raise ConfigError([f"world: {p}" for p in exc.problems], "world") from None
 
 
 def _merge(node: Any, override: Mapping[str, Any], where: str, problems: list[str]) -> None:

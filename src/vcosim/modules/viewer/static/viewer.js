@@ -3,6 +3,7 @@
 // z-up here, so positions from the bus are used as they are.
 import * as THREE from './vendor/three.module.js';
 import { gearLabel as labelOf, hudFigures } from './hud.js';
+import { roadGroup } from './road.js';
 
 THREE.Object3D.DEFAULT_UP.set(0, 0, 1);
 
@@ -531,11 +532,15 @@ function frame() {
 }
 
 async function start() {
-  const [config, terrain] = await Promise.all([
-    fetch('config.json').then((r) => r.json()), fetch('terrain.json').then((r) => r.json())]);
+  const [config, terrain, road] = await Promise.all(
+    ['config.json', 'terrain.json', 'road.json'].map((f) => fetch(f).then((r) => r.json())));
   vc.geometry = config.geometry; vc.sendGroundEnabled = config.send_ground;
   vc.terrain = terrain;
   scene.add(terrainMesh(terrain));
+  if (road) {  // an OpenDRIVE road: its lanes and marks over the ground
+    vc.road = roadGroup(road);
+    scene.add(vc.road);
+  }
   carParts = makeCar(vc.geometry);
   scene.add(carParts.car);
   resize();

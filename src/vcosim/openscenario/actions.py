@@ -1,0 +1,153 @@
+"""What the storyboard's private actions do to a driven vehicle: ramps of speed and offset.
+
+A storyboard vehicle has three channels, each a :class:`Ramp` in time: its speed, its lane
+(as an offset from the path it follows, the lane it started in) and its lane offset (from
+that lane's centre). An action takes its channel over (the action running there before ends,
+overridden) and ends when its ramp has arrived. The built-in driver tracks the ramp's speed
+and slope, and steers along the path at the two offsets added.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from vcosim.openscenario import model as m
+
+STANDING = 0.1
+"""m/s: below this a lane change over a distance is timed at this speed."""
+
+
+@dataclass
+class Ramp:
+    """From ``start`` at ``t0`` to ``end`` over ``duration`` s along a dynamics shape."""
+
+    t0: float
+    start: float
+    end: float
+    duration: float = 0.0
+    shape: str = "step"
+
+    @classmethod
+    def hold(cls, value: float) -> Ramp:
+        """A ramp that stays at ``value``."""
+        return cls(0.0, value, value)
+
+    def at(self, now: float) -> tuple[float, float]:
+        """(value, rate per second) at ``now``."""
+        if self.duration <= 0.0 or now >= self.t0 + self.duration:
+            return self.end, 0.0
+        tau = max(now - self.t0, 0.0) / self.duration
+        f, slope = shape(self.shape, tau)
+        span = self.end - self.start
+        return self.start + span * f, span * slope / self.duration
+
+    def arrived(self, now: float) -> bool:
+        """True once the ramp is at its end."""
+        return now >= self.t0 + self.duration - 1e-9
+
+    def frozen(self, now: float) -> Ramp:
+        """Held where it is at ``now`` (an action stopped halfway)."""
+        return Ramp.hold(self.at(now)[0])
+
+
+def shape(name: str, tau: float) -> tuple[float, float]:
+    """A dynamics shape at ``tau`` (0 to 1) and its derivative in tau."""
+    if name == "linear":
+        return tau, 1.0
+    if name == "cubic":
+        return tau * tau * (3.0 - 2.0 * tau), 6.0 * tau * (1.0 - tau)
+    if name == "sinusoidal":
+        return (1.0 - math.cos(math.pi * tau)) / 2.0, math.pi / 2.0 * math.sin(math.pi * tau)
+    return 1.0, 0.0  # step
+
+
+def speed_duration(dynamics: m.Dynamics, start: float, end: float) -> float:
+    """Seconds a speed change takes: given, over a distance (at the mean speed), or a rate."""
+    if dynamics.shape == "step":
+        return 0.0
+    if dynamics.dimension == "time":
+        return dynamics.value
+    if dynamics.dimension == "rate":
+        return abs(end - start) / dynamics.value if dynamics.value > 0 else 0.0
+    mean = (start + end) / 2.0
+    return dynamics.value / mean if mean > 0 else 0.0
+
+
+def change_duration(dynamics: m.Dynamics, speed: float) -> float:
+    """Seconds a lane change takes: given, or over a distance at today's speed."""
+    if dynamics.shape == "step":
+        return 0.0
+    if dynamics.dimension == "time":
+        return dynamics.value
+    return dynamics.value / max(speed, STANDING)
+
+
+def offset_duration(action: m.LaneOffsetAction, change: float) -> float:
+    """Seconds a lane offset change takes within its maximum lateral acceleration.
+
+    The shapes' peak accelerations: cubic 6 d / T², sinusoidal π² d / (2 T²); linear is
+    timed as cubic (its own has no bound).
+    """
+    a, d = action.max_lateral_acc, abs(change)
+    if action.shape == "step" or d == 0.0 or a <= 0.0:
+        return 0.0
+    if action.shape == "sinusoidal":
+        return math.pi * math.sqrt(d / (2.0 * a))
+    return math.sqrt(6.0 * d / a)
+
+
+CHANNELS = {
+    m.SpeedAction: "speed",
+    m.LaneChangeAction: "lane",
+    m.LaneOffsetAction: "offset",
+    m.TeleportAction: None,
+}
+"""The channel each action drives (a teleport none: it is done at once)."""
+
+
+class Run:
+    """One action on one actor: ``done`` when its ramp has arrived or it was overridden."""
+
+    def __init__(self, action: m.Action, actor: str, channel: str | None, ramp: Ramp | None):
+        self.action = action
+        self.actor = actor
+        self.channel = channel
+        self.ramp = ramp
+        self.done = ramp is None
+        self.overridden = False
+
+    def update(self, now: float) -> None:
+        """Done once its ramp has arrived."""
+        if not self.done and self.ramp is not None and self.ramp.arrived(now):
+            self.done = True
+
+
+class Channels:
+    """A driven vehicle's three ramps and the runs that own them."""
+
+    def __init__(self, speed: float, lane: float) -> None:
+        self.ramps = {"speed": Ramp.hold(speed), "lane": Ramp.hold(lane), "offset": Ramp.hold(0.0)}
+        self.owners: dict[str, Run] = {}
+
+    def take(self, run: Run) -> None:
+        """``run`` drives its channel from now on (the one driving it ends, overridden)."""
+        assert run.channel is not None and run.ramp is not None
+        before = self.owners.get(run.channel)
+        if before is not None and not before.done:
+            before.done = before.overridden = True
+        self.owners[run.channel] = run
+        self.ramps[run.channel] = run.ramp
+
+    def stop(self, run: Run, now: float) -> None:
+        """An action stopped by the storyboard: its channel holds where it got to."""
+        if run.channel is not None and self.owners.get(run.channel) is run:
+            self.ramps[run.channel] = self.ramps[run.channel].frozen(now)
+        run.done = True
+
+    def command(self, now: float) -> tuple[float, float, float]:
+        """(speed, its rate, offset from the path) the driver is to follow at ``now``."""
+        speed, rate = self.ramps["speed"].at(now)
+        lane, _ = self.ramps["lane"].at(now)
+        offset, _ = self.ramps["offset"].at(now)
+        return max(speed, 0.0), rate, lane + offset

@@ -1,0 +1,377 @@
+"""An OpenSCENARIO scenario as vcosim reads it: entities, Init, and the storyboard tree.
+
+Plain frozen dataclasses, parameters already substituted, so the storyboard engine never
+sees XML. Every storyboard element keeps the ``line`` it came from, for messages.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+# -- positions ------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class WorldPosition:
+    """x, y (m) and heading ``h`` (rad, anticlockwise from east)."""
+
+    x: float
+    y: float
+    h: float | None = None
+
+
+@dataclass(frozen=True)
+class LanePosition:
+    """``s`` along road ``road``, in lane ``lane``, ``offset`` left of its centre line."""
+
+    road: str
+    lane: int
+    s: float
+    offset: float = 0.0
+
+
+@dataclass(frozen=True)
+class RoadPosition:
+    """(s, t) on road ``road``."""
+
+    road: str
+    s: float
+    t: float
+
+
+@dataclass(frozen=True)
+class RelativeLanePosition:
+    """``dlane`` lanes left of ``entity``'s lane (in its driving direction), ``ds`` on in s."""
+
+    entity: str
+    dlane: int
+    ds: float
+    offset: float = 0.0
+
+
+@dataclass(frozen=True)
+class RelativeObjectPosition:
+    """``dx`` ahead of and ``dy`` left of ``entity``, in its own frame."""
+
+    entity: str
+    dx: float
+    dy: float
+
+
+Position = (
+    WorldPosition | LanePosition | RoadPosition | RelativeLanePosition | RelativeObjectPosition
+)
+
+# -- actions --------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Dynamics:
+    """How an action moves to its target: a ``shape`` over ``dimension`` (time, distance, rate)."""
+
+    shape: str  # step, linear, cubic, sinusoidal
+    dimension: str  # time (s), distance (m), rate (per s)
+    value: float
+
+
+@dataclass(frozen=True)
+class SpeedAction:
+    """To an absolute speed, or ``value`` relative to ``entity``'s (delta m/s or factor)."""
+
+    dynamics: Dynamics
+    value: float
+    entity: str | None = None  # None: absolute target
+    relative: str = "delta"  # delta or factor
+
+
+@dataclass(frozen=True)
+class LaneChangeAction:
+    """To lane ``lane`` (absolute), or ``lane`` lanes left of ``entity``'s lane (relative)."""
+
+    dynamics: Dynamics
+    lane: int
+    entity: str | None = None
+    target_offset: float = 0.0
+
+
+@dataclass(frozen=True)
+class LaneOffsetAction:
+    """To ``value`` m left of the lane centre (or of ``entity``'s offset).
+
+    The change keeps within a lateral acceleration of ``max_lateral_acc``.
+    """
+
+    shape: str
+    value: float
+    max_lateral_acc: float
+    entity: str | None = None
+
+
+@dataclass(frozen=True)
+class TeleportAction:
+    """Put the entity at a position, keeping its speed."""
+
+    position: Position
+
+
+PrivateAction = SpeedAction | LaneChangeAction | LaneOffsetAction | TeleportAction
+
+# -- conditions -----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class SimulationTime:
+    """The simulation time against ``value`` (s)."""
+
+    value: float
+    rule: str
+
+
+@dataclass(frozen=True)
+class ElementState:
+    """A storyboard element (by kind and name) is in ``state`` or passes a transition."""
+
+    kind: str
+    name: str
+    state: str
+
+
+@dataclass(frozen=True)
+class ParameterCondition:
+    """A parameter's value against ``value`` (numbers, else text)."""
+
+    parameter: str
+    value: str
+    rule: str
+
+
+@dataclass(frozen=True)
+class Speed:
+    """The entity's speed (m/s)."""
+
+    value: float
+    rule: str
+
+
+@dataclass(frozen=True)
+class Acceleration:
+    """The entity's acceleration along its heading (m/s2)."""
+
+    value: float
+    rule: str
+
+
+@dataclass(frozen=True)
+class RelativeSpeed:
+    """The entity's speed minus ``entity``'s (m/s)."""
+
+    entity: str
+    value: float
+    rule: str
+
+
+@dataclass(frozen=True)
+class ReachPosition:
+    """Within ``tolerance`` metres of a position."""
+
+    position: Position
+    tolerance: float
+
+
+@dataclass(frozen=True)
+class Distance:
+    """To a position (``entity`` None) or an entity (RelativeDistanceCondition)."""
+
+    value: float
+    rule: str
+    freespace: bool
+    measure: str  # longitudinal, lateral, cartesian
+    position: Position | None = None
+    entity: str | None = None
+
+
+@dataclass(frozen=True)
+class TimeHeadway:
+    """Seconds to cover the distance to ``entity`` ahead at the own speed."""
+
+    entity: str
+    value: float
+    rule: str
+    freespace: bool
+
+
+@dataclass(frozen=True)
+class TimeToCollision:
+    """Seconds until reaching ``entity`` (or a position) at today's speeds."""
+
+    value: float
+    rule: str
+    freespace: bool
+    entity: str | None = None
+    position: Position | None = None
+
+
+@dataclass(frozen=True)
+class CollisionCondition:
+    """A collision with ``entity`` (None: with anything)."""
+
+    entity: str | None
+
+
+@dataclass(frozen=True)
+class EndOfRoad:
+    """Off every road for ``duration`` seconds."""
+
+    duration: float
+
+
+ValueCondition = SimulationTime | ElementState | ParameterCondition
+EntityTest = (
+    Speed
+    | Acceleration
+    | RelativeSpeed
+    | ReachPosition
+    | Distance
+    | TimeHeadway
+    | TimeToCollision
+    | CollisionCondition
+    | EndOfRoad
+)
+
+
+@dataclass(frozen=True)
+class EntityCondition:
+    """``test`` of the triggering entities, true when ``any`` (or all) of them pass."""
+
+    entities: tuple[str, ...]
+    any: bool
+    test: EntityTest
+
+
+@dataclass(frozen=True)
+class Condition:
+    """A test with its edge and delay; ``line`` is where it is in the file."""
+
+    name: str
+    delay: float
+    edge: str  # none, rising, falling, risingOrFalling
+    test: ValueCondition | EntityCondition
+    line: int
+
+
+@dataclass(frozen=True)
+class Trigger:
+    """True when all conditions of any group are (OR of ANDs); no groups: never."""
+
+    groups: tuple[tuple[Condition, ...], ...]
+
+
+# -- the storyboard -------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Action:
+    """A private action of a storyboard event."""
+
+    name: str
+    action: PrivateAction
+    line: int
+
+
+@dataclass(frozen=True)
+class Event:
+    """Actions started together when its trigger fires, up to ``max_count`` times."""
+
+    name: str
+    priority: str  # override (overwrite), skip, parallel
+    max_count: int
+    actions: tuple[Action, ...]
+    start: Trigger | None
+    line: int
+
+
+@dataclass(frozen=True)
+class Maneuver:
+    """Events of the group's actors."""
+
+    name: str
+    events: tuple[Event, ...]
+    line: int
+
+
+@dataclass(frozen=True)
+class ManeuverGroup:
+    """Maneuvers for ``actors``, run up to ``max_count`` times."""
+
+    name: str
+    max_count: int
+    actors: tuple[str, ...]
+    maneuvers: tuple[Maneuver, ...]
+    line: int
+
+
+@dataclass(frozen=True)
+class Act:
+    """Maneuver groups started by ``start`` and ended by ``stop`` (or when all end)."""
+
+    name: str
+    groups: tuple[ManeuverGroup, ...]
+    start: Trigger | None
+    stop: Trigger | None
+    line: int
+
+
+@dataclass(frozen=True)
+class Story:
+    """Acts."""
+
+    name: str
+    acts: tuple[Act, ...]
+    line: int
+
+
+# -- the scenario ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Entity:
+    """A vehicle: the vcosim preset it maps to, its box, and who drives it."""
+
+    name: str
+    preset: str
+    length: float
+    width: float
+    max_speed: float
+    external: bool
+    line: int
+
+
+@dataclass(frozen=True)
+class InitState:
+    """Where an entity starts and how fast."""
+
+    position: Position | None = None
+    speed: float = 0.0
+
+
+@dataclass(frozen=True)
+class Scenario:
+    """A whole ``.xosc`` file, read and checked."""
+
+    path: Path
+    version: tuple[int, int]
+    parameters: dict[str, str]
+    road: Path | None
+    entities: dict[str, Entity]
+    init: dict[str, InitState]
+    init_order: tuple[str, ...]
+    stories: tuple[Story, ...]
+    stop: Trigger | None
+    description: str = ""
+    notes: tuple[str, ...] = field(default=())
+
+    @property
+    def external(self) -> list[str]:
+        """The entities driven from outside, in the file's order."""
+        return [name for name, entity in self.entities.items() if entity.external]

@@ -1,0 +1,93 @@
+"""Where OpenSCENARIO positions are: world points and headings on the scenario's road.
+
+A position resolves to (x, y, heading in rad) given the road network and the poses of the
+entities it may refer to. Lanes are left and right as a driver in them sees them: with
+``rule="RHT"`` lanes with negative ids run along s, so ``dLane = +1`` from lane -2 is -1,
+and from -1 it is 1 (across the centre line, the other way).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+
+from vcosim.errors import ConfigError
+from vcosim.openscenario import model as m
+from vcosim.roads import NO_LANE, RoadNetwork
+
+Pose = tuple[float, float, float]
+"""x, y (m) and heading (rad, anticlockwise from east)."""
+
+
+class PlaceError(ConfigError):
+    """A position that is not on the road (or refers to an entity not on it)."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__([message], "OpenSCENARIO position")
+
+
+def need_road(network: RoadNetwork | None, what: str) -> RoadNetwork:
+    """The road network, refused when the scenario has none."""
+    if network is None:
+        raise PlaceError(f"{what} needs a road: give <RoadNetwork><LogicFile filepath=...>")
+    return network
+
+
+def on_lane(network: RoadNetwork | None, pose: Pose, who: str) -> tuple[str, float, int, float]:
+    """(road, s, lane, t) under a pose; refused off every lane."""
+    road = need_road(network, f"{who}'s lane")
+    where = road.locate(pose[0], pose[1])
+    if where.road[0] == "" or int(where.lane[0]) == NO_LANE:
+        raise PlaceError(f"{who} at ({pose[0]:.2f}, {pose[1]:.2f}) is on no lane of the road")
+    return str(where.road[0]), float(where.s[0]), int(where.lane[0]), float(where.t[0])
+
+
+def shift_lane(lane: int, dlane: int, forward: bool) -> int:
+    """The lane ``dlane`` lanes to the left of ``lane`` as its traffic sees it (0 skipped)."""
+    step = 1 if forward else -1
+    out = lane
+    for _ in range(abs(dlane)):
+        out += step if dlane > 0 else -step
+        if out == 0:
+            out += step if dlane > 0 else -step
+    return out
+
+
+def lane_pose(network: RoadNetwork, road: str, s: float, lane: int, offset: float = 0.0) -> Pose:
+    """The point ``offset`` (along t) from a lane's centre at ``s``, heading with its traffic."""
+    length = network.road(road).length
+    if not 0.0 <= s <= length:
+        raise PlaceError(f"s = {s:.2f} m is beyond road {road!r} (0 to {length:.2f} m)")
+    x, y, _, heading = network.position(road, s, lane, offset)
+    if not math.isfinite(float(x[0])):
+        raise PlaceError(f"road {road!r} has no lane {lane} at s = {s:.2f} m")
+    turn = 0.0 if network.forward(road, lane) else math.pi
+    return float(x[0]), float(y[0]), float(heading[0]) + turn
+
+
+def resolve(position: m.Position, network: RoadNetwork | None, poses: Mapping[str, Pose]) -> Pose:
+    """(x, y, heading) of a position; ``poses`` are the entities' (for relative positions)."""
+    if isinstance(position, m.WorldPosition):
+        return position.x, position.y, position.h or 0.0
+    if isinstance(position, m.RelativeObjectPosition):
+        x, y, h = _pose_of(position.entity, poses)
+        c, s = math.cos(h), math.sin(h)
+        return x + position.dx * c - position.dy * s, y + position.dx * s + position.dy * c, h
+    road = need_road(network, type(position).__name__)
+    if isinstance(position, m.LanePosition):
+        return lane_pose(road, position.road, position.s, position.lane, position.offset)
+    if isinstance(position, m.RoadPosition):
+        px, py, _, heading = road.road(position.road).point(position.s, position.t)
+        return float(px[0]), float(py[0]), float(heading[0])
+    ref = position.entity
+    road_id, s, lane, _ = on_lane(network, _pose_of(ref, poses), ref)
+    forward = road.forward(road_id, lane)
+    target = shift_lane(lane, position.dlane, forward)
+    along = s + (position.ds if forward else -position.ds)
+    return lane_pose(road, road_id, along, target, position.offset)
+
+
+def _pose_of(name: str, poses: Mapping[str, Pose]) -> Pose:
+    if name not in poses:
+        raise PlaceError(f"{name!r} is not placed yet (place it earlier in Init)")
+    return poses[name]

@@ -1,0 +1,499 @@
+"""The storyboard engine: a face that plays an OpenSCENARIO storyboard on a world's vehicles.
+
+Every driver period (10 ms) it takes a snapshot of the world, evaluates every condition (so
+edges see every instant), ends the run when the storyboard's stop trigger fires, moves the
+story elements through their states (standby, running, complete) and has the built-in
+drivers of the storyboard's vehicles follow the ramps of their actions. It keeps the ego's
+smallest time headway and time-to-collision, from its range sensor, for the report.
+
+(Past 400 lines on purpose: the element states, the conditions' bookkeeping and the actions'
+start are one state machine over one tree; apart, each would reach into the others.)
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from pydantic import JsonValue
+
+from vcosim.errors import ConfigError, VcosimError
+from vcosim.openscenario import model as m
+from vcosim.openscenario.actions import (
+    CHANNELS,
+    Channels,
+    Ramp,
+    Run,
+    change_duration,
+    offset_duration,
+    speed_duration,
+)
+from vcosim.openscenario.conditions import (
+    ConditionState,
+    EntityTests,
+    Scene,
+    all_conditions,
+    compare,
+    time_gap,
+)
+from vcosim.openscenario.place import on_lane, resolve, shift_lane
+from vcosim.openscenario.reader import read_xosc
+from vcosim.openscenario.world import network_of, scenario_world
+from vcosim.reports import Report
+from vcosim.scenarios.spec import UserFaceSpec
+from vcosim.sim.face import Face
+from vcosim.world.geometry import R_AHEAD, R_DISTANCE, R_RELATIVE_SPEED, R_TARGET
+from vcosim.world.spec import WorldFile
+
+if TYPE_CHECKING:
+    from vcosim.sim.simulation import Simulation
+    from vcosim.world import World
+
+STANDBY, RUNNING, COMPLETE = "standby", "running", "complete"
+MOVING = 0.5
+"""m/s: below this the ego has no time headway (it is standing)."""
+
+
+class ScenarioRunError(VcosimError):
+    """The storyboard asked for something the world cannot do (a lane the road lacks)."""
+
+
+@dataclass
+class ElementReport(Report):
+    """One storyboard element: its state at the end, and when it started and ended."""
+
+    kind: str
+    name: str
+    state: str
+    started: list[float] = field(default_factory=list)
+    ended: list[float] = field(default_factory=list)
+
+
+@dataclass
+class StoryboardReport(Report):
+    """What the storyboard did, and how close the ego came to the others."""
+
+    scenario: str
+    ended_by: str
+    ran: str
+    elements: list[ElementReport]
+    collisions: int
+    ego: str
+    ego_min_time_headway: float | None
+    ego_min_time_to_collision: float | None
+    ego_closest: str
+
+
+class Element:
+    """A storyboard element at run time: its state and its transitions."""
+
+    def __init__(self, kind: str, name: str, model: object, children: list[Element]) -> None:
+        self.kind, self.name, self.model, self.children = kind, name, model, children
+        self.state = STANDBY
+        self.count = 0
+        self.fresh: set[str] = set()  # transitions of this tick
+        self.recent: set[str] = set()  # of the last tick: what conditions see
+        self.started: list[float] = []
+        self.ended: list[float] = []
+        self.runs: list[Run] = []
+
+    def walk(self) -> list[Element]:
+        """The element and every element below it, depth first."""
+        return [self, *(e for child in self.children for e in child.walk())]
+
+    def go(self, state: str, transition: str, now: float) -> None:
+        """Move to ``state`` through ``transition`` at ``now``."""
+        self.state = state
+        self.fresh.add(transition)
+        (self.started if transition == "startTransition" else self.ended).append(now)
+
+    def report(self) -> ElementReport:
+        """Its state and the times it started and ended."""
+        return ElementReport(self.kind, self.name, self.state, self.started, self.ended)
+
+
+def _tree(story: m.Story) -> Element:
+    def event(e: m.Event) -> Element:
+        return Element("event", e.name, e, [Element("action", a.name, a, []) for a in e.actions])
+
+    return Element("story", story.name, story, [
+        Element("act", act.name, act, [
+            Element("maneuverGroup", g.name, g, [
+                Element("maneuver", man.name, man, [event(e) for e in man.events])
+                for man in g.maneuvers
+            ])
+            for g in act.groups
+        ])
+        for act in story.acts
+    ])  # fmt: skip
+
+
+class Storyboard(Face):
+    """Plays the storyboard of ``scenario`` (a ``.xosc`` file) on the world it runs in.
+
+    ``parameters`` override the file's declared values (a sweep's variation); the world must
+    be the scenario's (``vcosim.openscenario.world.scenario_world``).
+    """
+
+    kind = "storyboard"
+
+    def __init__(self, scenario: str, parameters: dict[str, object] | None = None) -> None:
+        self.scenario = read_xosc(scenario, parameters)
+        self.network = network_of(self.scenario)
+        self.stories = [_tree(story) for story in self.scenario.stories]
+        self.elements = [e for story in self.stories for e in story.walk()]
+        self.conditions = {
+            id(c): ConditionState(c)
+            for trigger in self._triggers()
+            for c in all_conditions(trigger)
+        }
+        self.tests = EntityTests()
+        self.ended_by = ""
+        self.channels: dict[str, Channels] = {}
+        self.legs: dict[str, dict[str, int]] = {}
+        self.world: World | None = None
+        self.sim: Simulation | None = None
+        self.ego = ""
+        self.min_headway = (math.inf, 0.0)
+        self.min_ttc = (math.inf, 0.0)
+        self.collisions = 0
+
+    def _triggers(self) -> list[m.Trigger | None]:
+        triggers: list[m.Trigger | None] = [self.scenario.stop]
+        for e in self.elements:
+            if isinstance(e.model, (m.Act, m.Event)):
+                triggers.append(e.model.start)
+            if isinstance(e.model, m.Act):
+                triggers.append(e.model.stop)
+        return triggers
+
+    # -- the face ---------------------------------------------------------------------------
+    def start(self, sim: Simulation) -> None:
+        """Find the driven vehicles' channels and take the first look at t = 0."""
+        world = sim.world
+        if world is None or set(world.names) != set(self.scenario.entities):
+            raise ConfigError(
+                ["the storyboard runs on its scenario's world (vcosim sim --scenario FILE)"],
+                f"OpenSCENARIO {self.scenario.path}",
+            )
+        self.sim, self.world, self.ego = sim, world, world.ego
+        for name, entity in self.scenario.entities.items():
+            if entity.external:
+                continue
+            driver = world.spec.vehicles[world.row(name)].driver
+            lanes = world.spec.paths[name].lanes or []
+            self.legs[name] = {str(road): lane for road, lane in lanes}
+            offset = getattr(driver, "offset", 0.0)
+            self.channels[name] = Channels(self.scenario.init[name].speed, offset)
+        self._tick()
+
+    def after_step(self, sim: Simulation) -> None:
+        """A look at the world every driver period, as the drivers decide."""
+        world = self.world
+        assert world is not None
+        if world.step_index % world.driver_steps == 0:
+            self._tick()
+
+    def report(self) -> StoryboardReport:
+        """Which elements ran and ended, what ended the run, and how close the ego came."""
+        ran = [
+            f"{e.kind} {e.name} ({e.state}"
+            + (f", {len(e.started)} runs)" if len(e.started) > 1 else ")")
+            for e in self.elements
+            if e.started
+        ]
+        headway, at_h = self.min_headway
+        ttc, at_t = self.min_ttc
+        closest = [
+            f"time headway {headway:.2f} s at t = {at_h:.2f} s" if math.isfinite(headway) else "",
+            f"time-to-collision {ttc:.2f} s at t = {at_t:.2f} s" if math.isfinite(ttc) else "",
+        ]
+        return StoryboardReport(
+            scenario=str(self.scenario.path),
+            ended_by=self.ended_by or "the run's duration (the stop trigger did not fire)",
+            ran="; ".join(ran) or "nothing",
+            elements=[e.report() for e in self.elements],
+            collisions=self.collisions,
+            ego=self.ego,
+            ego_min_time_headway=round(headway, 3) if math.isfinite(headway) else None,
+            ego_min_time_to_collision=round(ttc, 3) if math.isfinite(ttc) else None,
+            ego_closest=", ".join(c for c in closest if c) or "nobody ahead",
+        )
+
+    # -- one look at the world --------------------------------------------------------------
+    def _scene(self) -> Scene:
+        world = self.world
+        assert world is not None
+        return Scene(
+            time=world.time,
+            rows=world.index,
+            poses=world.poses(),
+            network=self.network,
+            touching=lambda a, b: world.overlap(a, b) > 0.0,
+            parameters=self.scenario.parameters,
+        )
+
+    def _tick(self) -> None:
+        world, sim = self.world, self.sim
+        assert world is not None and sim is not None
+        scene = self._scene()
+        now = scene.time
+        for e in self.elements:
+            e.recent, e.fresh = e.fresh, set()
+        for state in self.conditions.values():
+            state.update(self._test(state.condition, scene), now)
+        self._watch_ego(scene)
+        if self.ended_by:
+            return
+        fired = self._fired(self.scenario.stop)
+        if fired:
+            self.ended_by = f"the stop trigger ({fired}) at t = {now:.2f} s"
+            for story in self.stories:
+                self._stop(story, now)
+            sim.stop()
+            return
+        for story in self.stories:
+            self._advance_story(story, scene)
+        for name, channels in self.channels.items():
+            speed, rate, offset = channels.command(now)
+            world.drivers.command(world.row(name), speed, rate, offset)
+
+    def _watch_ego(self, scene: Scene) -> None:
+        world = self.world
+        assert world is not None
+        self.collisions = sum(self.ego in hit.vehicles for hit in world.collisions)
+        reading = world.readings[world.row(self.ego)]
+        if reading[R_AHEAD + R_TARGET] < 0:
+            return
+        gap = max(float(reading[R_AHEAD + R_DISTANCE]), 0.0)
+        speed = scene.value("speed", self.ego)
+        headway = time_gap(gap, speed) if speed > MOVING else math.inf
+        ttc = time_gap(gap, -float(reading[R_AHEAD + R_RELATIVE_SPEED]))
+        if headway < self.min_headway[0]:
+            self.min_headway = (headway, scene.time)
+        if ttc < self.min_ttc[0]:
+            self.min_ttc = (ttc, scene.time)
+
+    # -- conditions -------------------------------------------------------------------------
+    def _test(self, condition: m.Condition, scene: Scene) -> bool:
+        test = condition.test
+        if isinstance(test, m.EntityCondition):
+            results = (self.tests.passes(test.test, who, scene) for who in test.entities)
+            return any(results) if test.any else all(results)
+        if isinstance(test, m.SimulationTime):
+            return compare(scene.time, test.rule, test.value)
+        if isinstance(test, m.ParameterCondition):
+            value = scene.parameters[test.parameter]
+            try:
+                return compare(float(value), test.rule, float(test.value))
+            except ValueError:
+                return (value == test.value) == (test.rule == "equalTo")
+        return any(
+            (e.state == test.state[: -len("State")]) if test.state.endswith("State")
+            else test.state in e.recent
+            for e in self.elements
+            if e.kind == test.kind and e.name == test.name
+        )  # fmt: skip
+
+    def _fired(self, trigger: m.Trigger | None) -> str:
+        """The names of the conditions of the first group that holds ("" if none does)."""
+        for group in trigger.groups if trigger is not None else ():
+            if group and all(self.conditions[id(c)].value for c in group):
+                return ", ".join(repr(c.name) for c in group)
+        return ""
+
+    # -- the story elements -----------------------------------------------------------------
+    def _advance_story(self, story: Element, scene: Scene) -> None:
+        now = scene.time
+        if story.state == STANDBY:
+            story.go(RUNNING, "startTransition", now)
+        if story.state != RUNNING:
+            return
+        for act in story.children:
+            model = act.model
+            assert isinstance(model, m.Act)
+            if act.state == STANDBY and (model.start is None or self._fired(model.start)):
+                act.go(RUNNING, "startTransition", now)
+                for group in act.children:
+                    self._start_group(group, now)
+            if act.state != RUNNING:
+                continue
+            if self._fired(model.stop):
+                self._stop(act, now)
+                continue
+            for group in act.children:
+                self._advance_group(group, scene)
+            if all(group.state == COMPLETE for group in act.children):
+                act.go(COMPLETE, "endTransition", now)
+        if all(act.state == COMPLETE for act in story.children):
+            story.go(COMPLETE, "endTransition", now)
+
+    def _start_group(self, group: Element, now: float) -> None:
+        group.go(RUNNING, "startTransition", now)
+        for maneuver in group.children:
+            maneuver.go(RUNNING, "startTransition", now)
+
+    def _advance_group(self, group: Element, scene: Scene) -> None:
+        if group.state != RUNNING:
+            return
+        model = group.model
+        assert isinstance(model, m.ManeuverGroup)
+        for maneuver in group.children:
+            if maneuver.state == RUNNING:
+                self._advance_maneuver(maneuver, model.actors, scene)
+        if all(maneuver.state == COMPLETE for maneuver in group.children):
+            group.count += 1
+            group.go(COMPLETE, "endTransition", scene.time)
+            if group.count < model.max_count:  # again, from the start
+                for element in group.walk()[1:]:
+                    element.state, element.count = STANDBY, 0
+                self._start_group(group, scene.time)
+
+    def _advance_maneuver(self, maneuver: Element, actors: tuple[str, ...], scene: Scene) -> None:
+        now = scene.time
+        for event in maneuver.children:
+            model = event.model
+            assert isinstance(model, m.Event)
+            if event.state != STANDBY or not (model.start is None or self._fired(model.start)):
+                continue
+            others = [e for e in maneuver.children if e.state == RUNNING and e is not event]
+            if model.priority == "skip" and others:
+                event.fresh.add("skipTransition")
+                continue
+            if model.priority == "override":
+                for other in others:
+                    self._stop(other, now)
+            event.go(RUNNING, "startTransition", now)
+            for action in event.children:
+                action.go(RUNNING, "startTransition", now)
+                action.runs = [self._begin(action.model, actor, scene) for actor in actors]  # type: ignore[arg-type]
+        for event in maneuver.children:
+            if event.state == RUNNING:
+                self._progress_event(event, now)
+        if all(event.state == COMPLETE for event in maneuver.children):
+            maneuver.go(COMPLETE, "endTransition", now)
+
+    def _progress_event(self, event: Element, now: float) -> None:
+        for action in event.children:
+            for run in action.runs:
+                run.update(now)
+            if action.state == RUNNING and all(run.done for run in action.runs):
+                action.go(COMPLETE, "endTransition", now)
+        if all(action.state == COMPLETE for action in event.children):
+            event.count += 1
+            event.go(COMPLETE, "endTransition", now)
+            model = event.model
+            assert isinstance(model, m.Event)
+            if event.count < model.max_count:  # waits for its trigger again
+                for element in event.walk():
+                    element.state = STANDBY
+
+    def _stop(self, element: Element, now: float) -> None:
+        """End an element and all of it that has not ended (a stop trigger, an override)."""
+        for e in element.walk():
+            if e.state != COMPLETE:
+                e.go(COMPLETE, "stopTransition", now)
+                for run in e.runs:
+                    self.channels[run.actor].stop(run, now)
+
+    # -- actions ----------------------------------------------------------------------------
+    def _begin(self, action: m.Action, actor: str, scene: Scene) -> Run:
+        """Start one action on one actor: its ramp from where the actor is now."""
+        do, now = action.action, scene.time
+        channels = self.channels[actor]
+        channel = CHANNELS[type(do)]
+        ramp: Ramp | None = None
+        if isinstance(do, m.SpeedAction):
+            start = scene.value("speed", actor)
+            target = do.value
+            if do.entity is not None:
+                ref = scene.value("speed", do.entity)
+                target = ref + do.value if do.relative == "delta" else ref * do.value
+            target = max(target, 0.0)
+            ramp = Ramp(
+                now, start, target, speed_duration(do.dynamics, start, target), do.dynamics.shape
+            )
+        elif isinstance(do, m.LaneChangeAction):
+            start = channels.ramps["lane"].at(now)[0]
+            target = self._lane_offset(actor, do, scene)
+            duration = change_duration(do.dynamics, scene.value("speed", actor))
+            ramp = Ramp(now, start, target, duration, do.dynamics.shape)
+        elif isinstance(do, m.LaneOffsetAction):
+            start = channels.ramps["offset"].at(now)[0]
+            target = do.value
+            if do.entity is not None:
+                target += self._offset_in_lane(do.entity, scene)
+            ramp = Ramp(now, start, target, offset_duration(do, target - start), do.shape)
+        else:
+            self._teleport(actor, do, scene)
+        run = Run(action, actor, channel, ramp)
+        if ramp is not None:
+            channels.take(run)
+        return run
+
+    def _lane_offset(self, actor: str, do: m.LaneChangeAction, scene: Scene) -> float:
+        """The offset from the actor's path of the target lane's centre (+ targetLaneOffset)."""
+        road_id, s, lane, _ = on_lane(self.network, scene.pose(actor), actor)
+        target = do.lane
+        if do.entity is not None:
+            ref_road, _, ref_lane, _ = on_lane(self.network, scene.pose(do.entity), do.entity)
+            assert self.network is not None
+            target = shift_lane(ref_lane, do.lane, self.network.forward(ref_road, ref_lane))
+        return self._from_path(actor, road_id, s, target) + do.target_offset
+
+    def _from_path(
+        self, actor: str, road_id: str, s: float, lane: int, t: float | None = None
+    ) -> float:
+        """How far left of the actor's path a lane's centre (or the point at ``t``) is.
+
+        The path is the actor's route's lane on this road.
+        """
+        assert self.network is not None
+        path_lane = self.legs[actor].get(road_id)
+        if path_lane is None:
+            raise ScenarioRunError(f"{actor} is on road {road_id!r}, off the route it drives")
+        road = self.network.road(road_id)
+        where = float(road.lane_t(s, lane)[0]) if t is None else t
+        if not math.isfinite(where):
+            raise ScenarioRunError(f"road {road_id!r} has no lane {lane} at s = {s:.1f} m")
+        across = where - float(road.lane_t(s, path_lane)[0])
+        return across if self.network.forward(road_id, path_lane) else -across
+
+    def _offset_in_lane(self, name: str, scene: Scene) -> float:
+        """How far left of its lane's centre an entity is."""
+        road_id, s, lane, t = on_lane(self.network, scene.pose(name), name)
+        assert self.network is not None
+        across = t - float(self.network.road(road_id).lane_t(s, lane)[0])
+        return across if self.network.forward(road_id, lane) else -across
+
+    def _teleport(self, actor: str, do: m.TeleportAction, scene: Scene) -> None:
+        world = self.world
+        assert world is not None
+        x, y, heading = resolve(do.position, self.network, scene.all_poses())
+        car = world.vehicles[actor]
+        car.teleport(x, y, math.degrees(heading), speed=scene.value("speed", actor))
+        world.teleported()
+        row = world.row(actor)
+        world.drivers.hint[int((world.drivers.rows == row).nonzero()[0][0])] = -1
+        road_id, s, _, t = on_lane(self.network, (x, y, heading), actor)
+        channels = self.channels[actor]
+        channels.ramps["lane"] = Ramp.hold(self._from_path(actor, road_id, s, 0, t))
+        channels.ramps["offset"] = Ramp.hold(0.0)
+
+
+def scenario_run(
+    path: str | Path, parameters: dict[str, object] | None = None
+) -> tuple[UserFaceSpec, WorldFile]:
+    """What ``vcosim sim --scenario`` runs: the storyboard face's spec and the world.
+
+    ``parameters`` override the file's declarations (a variation); every problem of the
+    file is one ``ConfigError`` before anything starts.
+    """
+    scenario = read_xosc(path, parameters)
+    options: dict[str, JsonValue] = {"scenario": str(path)}
+    if parameters:
+        options["parameters"] = {k: str(v) for k, v in parameters.items()}
+    face = UserFaceSpec(name="storyboard", entry_point=f"{__name__}:Storyboard", options=options)
+    return face, scenario_world(scenario)

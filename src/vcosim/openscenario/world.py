@@ -1,0 +1,96 @@
+"""A scenario's world: its entities as world vehicles on the scenario's road.
+
+Every entity starts where its Init puts it, at its Init speed. One driven from outside is a
+world vehicle with an external driver (a coupling endpoint serves it); every other one gets a
+built-in driver along the lane it starts in (and on through the road's links, the first lane
+offered at each junction), whose speed and lane offset the storyboard sets.
+"""
+
+from __future__ import annotations
+
+import math
+from functools import lru_cache
+from pathlib import Path
+
+from vcosim.openscenario.model import Scenario
+from vcosim.openscenario.place import Pose, on_lane, resolve
+from vcosim.roads import RoadNetwork, read_xodr
+from vcosim.world.spec import WorldFile
+
+LONGEST_ROUTE = 100
+"""Lanes a storyboard vehicle's route runs through at most (a ring road comes round)."""
+
+
+@lru_cache(maxsize=4)
+def road_network(path: Path) -> RoadNetwork:
+    """The scenario's road (read once per file: the world and the storyboard share it)."""
+    return read_xodr(path)
+
+
+def network_of(scenario: Scenario) -> RoadNetwork | None:
+    """The scenario's road network (None without a LogicFile)."""
+    return None if scenario.road is None else road_network(scenario.road.resolve())
+
+
+def route(network: RoadNetwork, road: str, lane: int) -> list[tuple[str, int]]:
+    """From (road, lane) on along the lanes it leads to (the first at each junction)."""
+    legs = [(road, lane)]
+    while len(legs) < LONGEST_ROUTE:
+        ahead = network.next_lanes(*legs[-1])
+        if not ahead or ahead[0] in legs:
+            break
+        legs.append(ahead[0])
+    return legs
+
+
+def start_poses(scenario: Scenario) -> dict[str, Pose]:
+    """Each entity's start pose, placed in Init's order (relative positions need the earlier)."""
+    network = network_of(scenario)
+    poses: dict[str, Pose] = {}
+    for name in scenario.init_order:
+        position = scenario.init[name].position
+        assert position is not None
+        poses[name] = resolve(position, network, poses)
+    return poses
+
+
+def scenario_world(scenario: Scenario) -> WorldFile:
+    """The world the scenario runs in (``ConfigError`` if an entity cannot be placed)."""
+    network = network_of(scenario)
+    poses = start_poses(scenario)
+    vehicles: list[dict[str, object]] = []
+    paths: dict[str, object] = {}
+    for name, entity in scenario.entities.items():
+        x, y, heading = poses[name]
+        start = {"x": x, "y": y, "heading": math.degrees(heading)}
+        start["speed"] = scenario.init[name].speed
+        vehicle: dict[str, object] = {"name": name, "vehicle": entity.preset, "start": start}
+        if not entity.external:
+            assert network is not None  # on_lane refuses otherwise
+            road, s, lane, t = on_lane(network, poses[name], name)
+            paths[name] = {"lanes": [list(leg) for leg in route(network, road, lane)]}
+            offset = float(t - network.road(road).lane_t(s, lane)[0])
+            vehicle["driver"] = {
+                "kind": "profile",
+                "path": name,
+                "offset": offset if network.forward(road, lane) else -offset,
+                "speeds": [[0.0, scenario.init[name].speed]],
+            }
+        vehicles.append(vehicle)
+    data: dict[str, object] = {"vehicles": vehicles, "paths": paths}
+    external = scenario.external
+    data["ego"] = external[0] if external else next(iter(scenario.entities))
+    if scenario.road is not None:
+        data["terrain"] = {"road": str(scenario.road.resolve())}
+        ego = poses[str(data["ego"])]
+        try:
+            road, s, lane, _ = on_lane(network, ego, str(data["ego"]))
+        except ValueError:
+            pass  # an ego off the lanes keeps the sensor's default lane width
+        else:
+            assert network is not None
+            width = network.road(road).lane_t(s, lane, 1.0) - network.road(road).lane_t(
+                s, lane, 0.0
+            )
+            data["sensor"] = {"lane_width": abs(float(width[0]))}
+    return WorldFile.from_dict(data, f"OpenSCENARIO {scenario.path}", base=scenario.path.parent)
