@@ -1,5 +1,8 @@
 """Reading ``.xosc`` files (OpenSCENARIO XML 1.0 to 1.2) into :mod:`vcosim.openscenario.model`.
 
+(Past 400 lines on purpose: one reader of the supported subset, each element beside its refusals
+(with their lines), so the subset in docs/scenarios.md can be checked against one file.)
+
 The XML is parsed by the standard library's expat into small nodes that keep their line.
 Every element the reader takes is marked; whatever is left unmarked at the end is outside the
 supported subset, and the file is refused with each such element and its line (nothing is

@@ -1,5 +1,9 @@
 """The storyboard engine: a face that plays an OpenSCENARIO storyboard on a world's vehicles.
 
+(Past 400 lines on purpose: the storyboard's element states, their transitions and the actions
+they start are one state machine of the standard; split, a transition would be read apart from
+its state.)
+
 Every driver period (10 ms) it takes a snapshot of the world, evaluates every condition (so
 edges see every instant), ends the run when the storyboard's stop trigger fires, moves the
 story elements through their states (standby, running, complete) and has the built-in

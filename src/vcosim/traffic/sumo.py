@@ -1,5 +1,8 @@
 """SUMO's traffic in a vcosim world, in lock-step: SUMO's vehicles as moving boxes, ours in SUMO.
 
+(Past 400 lines: one lock-step exchange with SUMO (start, both directions of poses, lights, the
+trace, the end); its parts share SUMO's handle and the maps of ids.)
+
 Every ``step_length`` (a whole number of physics steps) the world hands its vehicles' poses to
 SUMO (``vehicle.moveToXY``: SUMO's cars brake, yield and change lanes around them), SUMO takes
 one step, and its vehicles' new poses become the end of the next interval: in between, the world

@@ -1,5 +1,8 @@
 """The world file: vehicles, their drivers, the paths they follow and the terrain, in TOML.
 
+(Just past 400 lines: one pydantic model of the world file, every section beside its checks, so
+a reader sees the whole file format in one place.)
+
 One pydantic model, so a file with several mistakes is refused before anything starts with
 every problem listed by its key path (``vehicles.1.driver.speeds``). See ``docs/worlds.md``.
 """

@@ -1,5 +1,9 @@
 """A world: many vehicles on one terrain, stepped together by one batch-kernel call.
 
+(Past 400 lines on purpose: the world's stacked arrays, its step (drivers, sensors, collisions
+between batch-kernel calls) and its report share one layout of rows; split, a row index would be
+defined apart from its use.)
+
 Every vehicle's state, inputs and outputs are rows of three stacked arrays, so one
 ``advance_each`` call (each vehicle with its own parameter record) steps them all, while each
 ``sim.vehicles[name]`` is a ``VehicleView`` of its rows: faces read its outputs and set its
