@@ -58,6 +58,13 @@ def test_a_stochastic_distribution_is_refused_with_its_line(folder: Path) -> Non
         read_distribution(path)
 
 
+def test_a_distribution_that_is_not_xml_is_refused_with_its_line(tmp_path: Path) -> None:
+    broken = tmp_path / "broken.xosc"
+    broken.write_text("<OpenSCENARIO>\n  <ParameterValueDistribution")
+    with pytest.raises(ConfigError, match=r"line 2: not XML"):
+        read_distribution(broken)
+
+
 def test_twelve_variations_run_as_a_sweep_with_a_row_each(folder: Path) -> None:
     pytest.importorskip("pyarrow")
     sweep = load_sweep(folder / "sweep.toml")

@@ -13,7 +13,7 @@ import itertools
 from pathlib import Path
 
 from vcosim.errors import ConfigError
-from vcosim.openscenario.reader import UNSUPPORTED, Node, Reader, Refused, parse
+from vcosim.openscenario.reader import UNSUPPORTED, Node, Reader, Refused, read_root
 
 RANGE_TOLERANCE = 1e-9
 """A range's upper limit is included when the steps reach it within this (relatively)."""
@@ -26,10 +26,7 @@ def read_distribution(path: str | Path) -> tuple[Path, list[dict[str, str]]]:
     """
     path = Path(path)
     source = f"OpenSCENARIO distribution {path}"
-    try:
-        root = parse(path.read_bytes())
-    except OSError as exc:
-        raise ConfigError([f"cannot read it: {exc.strerror}"], source) from None
+    root = read_root(path, source)
     reader = Reader({})
     try:
         scenario, axes = _distribution(reader, root)

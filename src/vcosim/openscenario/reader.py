@@ -196,6 +196,18 @@ class Reader:
         return out
 
 
+def read_root(path: Path, source: str) -> Node:
+    """A file's XML tree; a file that cannot be read or is not XML is one ``ConfigError``."""
+    try:
+        return parse(path.read_bytes())
+    except OSError as exc:
+        raise ConfigError([f"cannot read it: {exc.strerror}"], source) from None
+    except expat.ExpatError as exc:
+        raise ConfigError(
+            [f"line {exc.lineno}: not XML ({expat.errors.messages[exc.code]})"], source
+        ) from None
+
+
 def read_xosc(path: str | Path, parameters: Mapping[str, object] | None = None) -> m.Scenario:
     """Read a ``.xosc`` file; ``parameters`` override its declared values (a variation).
 
@@ -203,14 +215,7 @@ def read_xosc(path: str | Path, parameters: Mapping[str, object] | None = None) 
     """
     path = Path(path)
     source = f"OpenSCENARIO {path}"
-    try:
-        root = parse(path.read_bytes())
-    except OSError as exc:
-        raise ConfigError([f"cannot read it: {exc.strerror}"], source) from None
-    except expat.ExpatError as exc:
-        raise ConfigError(
-            [f"line {exc.lineno}: not XML ({expat.errors.messages[exc.code]})"], source
-        ) from None
+    root = read_root(path, source)
     if root.tag != "OpenSCENARIO":
         raise ConfigError([f"line {root.line}: <{root.tag}> is not <OpenSCENARIO>"], source)
     reader = Reader({})
