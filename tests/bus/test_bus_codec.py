@@ -66,6 +66,7 @@ def test_the_catalogue_has_the_twelve_types_of_the_spec_and_the_worlds_two():
         12: "EngineStatus",
         14: "WorldVehicle",
         15: "WorldPose",
+        20: "RoadPosition",
     }
     assert [p.name for p in FMLM.params] == [
         "engine_volume",
@@ -206,7 +207,8 @@ def test_a_message_exactly_at_the_maximum_length_and_one_over():
             "§99§16§0+¶",
             "unknown message type 99 (known: 1 Shutdown, 2 ForceFeedback, 3 IMVM, "
             "4 IMFM, 5 IMVMCamera, 6 FMVM, 7 VMFM, 8 SoundOnce, 9 SoundCont, "
-            "10 SoundStop, 11 FMLM, 12 EngineStatus, 14 WorldVehicle, 15 WorldPose)",
+            "10 SoundStop, 11 FMLM, 12 EngineStatus, 14 WorldVehicle, 15 WorldPose, "
+            "20 RoadPosition)",
         ),
         (
             "§4§16§0+1§2§3¶",

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from vcosim.bus.catalogue import IMFM, Shutdown, WorldPose, WorldVehicle
@@ -192,3 +193,37 @@ def test_a_router_gone_for_good_ends_the_run_with_router_lost():
     with pytest.raises(RouterLost, match="bus module 22: no sign of the bus router"):
         sim.run(30.0)
     assert face.client.stats.losses == 1 and sim.time < 10.0
+
+
+def test_on_a_road_every_pose_comes_with_the_road_position(
+    router: Router, connect, collect, tmp_path
+):
+    from scenariogeneration import xodr
+
+    from helpers.roads import xodr_bytes
+    from vcosim.bus.catalogue import RoadPosition
+    from vcosim.roads import read_xodr
+    from vcosim.world import WorldFile
+
+    monitor = collect(connect(30, monitor=True))
+    path = tmp_path / "straight.xodr"
+    path.write_bytes(xodr_bytes(xodr.create_road(xodr.Line(200), 7, 1, 1, lane_width=3.5)))
+    car = {"name": "car", "start": {"s": 20.0, "speed": 15.0}}
+    car["driver"] = {"kind": "profile", "path": "lane", "speeds": [[0, 15]]}
+    world = WorldFile.from_dict(
+        {
+            "terrain": {"road": path.name},
+            "paths": {"lane": {"lanes": [[7, -1]]}},
+            "vehicles": [car],
+        },
+        base=tmp_path,
+    )
+    sim = Simulation(World(world), Pacer("fast", frame_rate=20))
+    face = sim.attach("bus_world", BusWorld(port=router.address[1], road=read_xodr(path)))
+    sim.run(0.5)  # poses at 0, 50, ..., 500 ms
+    assert monitor.wait_for(lambda c: len(of(c, RoadPosition)) >= 11)
+    places = of(monitor.stop(), RoadPosition)
+    assert {(p.row, p.road, p.lane) for p in places} == {(0, "7", -1)}
+    s = [p.s for p in places]
+    assert s[0] == pytest.approx(20.0, abs=0.5) and all(np.diff(s) > 0.5)
+    assert all(abs(p.t + 1.75) < 0.3 for p in places) and face.road_positions == 11

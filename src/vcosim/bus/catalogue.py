@@ -378,3 +378,19 @@ class WorldPose(Message):
     speed: float = param(unit="m/s")
     rpm: float = param(unit="1/min")
     gear: int = param(-1)
+
+
+@message_type(20, enqueue=True)
+class RoadPosition(Message):
+    """Where a vehicle ``row`` is on the run's OpenDRIVE road: road id, s and t (m), lane id.
+
+    Sent with the vehicle's pose (a world's: after its WorldPose, 20 Hz; a lone car as row 0,
+    20 Hz) when the run drives on an OpenDRIVE road. ``road`` ``-`` and ``lane`` 0: off every
+    road's lanes (``s`` and ``t`` are then 0). Queued like WorldPose.
+    """
+
+    row: int = param(0, MAX_MODULE_ID)
+    road: str = param()
+    s: float = param(unit="m")
+    t: float = param(unit="m")
+    lane: int = param()

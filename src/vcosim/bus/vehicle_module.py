@@ -31,6 +31,9 @@ simulated time): gear (-1 R, 0 N, 1-5), the run's real-time factor, the tight co
 latency in ms (-1 when no coupling is attached or none has answered yet), whether the coupling
 is connected (0/1) and whether the engine runs (0/1). The figures come from ``sim.live``, where
 the host and the coupling face publish them (faces do not reach into each other).
+
+On an OpenDRIVE road (``road``), RoadPosition (row 0: road id, s, t, lane id) goes to the
+visualisation at ``road_rate`` (20 Hz of simulated time).
 """
 
 from __future__ import annotations
@@ -49,6 +52,7 @@ from vcosim.bus.catalogue import (
     ForceFeedback,
     Message,
     ModuleId,
+    RoadPosition,
     SoundOnce,
     SoundStop,
 )
@@ -61,6 +65,8 @@ from vcosim.vehicle import layout as L
 from vcosim.vehicle.inputs import INPUT_NAMES, INPUTS
 
 if TYPE_CHECKING:
+    from vcosim.roads import RoadNetwork
+    from vcosim.roads.tracking import RoadTracker
     from vcosim.sim.simulation import Simulation
     from vcosim.vehicle import VehicleView
 
@@ -74,6 +80,19 @@ POSE = tuple(_S[n] for n in ("posX", "posY", "posZ", "roll", "pitch", "yaw", "gr
 SLIPS = tuple(_S[f"wheel{w}_{q}"] for w in L.WHEELS for q in ("slip", "slipAngle"))
 RPM, LOAD, RUNNING, GEAR = _S["rpm"], _S["engineLoad"], _S["engine_running"], _S["gear"]
 SPEED, FFB = _S["groundspeed"], _S["force_feedback"]
+
+
+def road_positions(
+    tracker: RoadTracker, outputs: list[Any], rows: list[int], to: int
+) -> list[RoadPosition]:
+    """A RoadPosition for each vehicle (its outputs and row) from where it is on the road now."""
+    at = tracker.update([y[POSE[0]] for y in outputs], [y[POSE[1]] for y in outputs])
+    return [
+        RoadPosition(row, at.road[k], at.s[k], at.t[k], int(at.lane[k]), to=to)
+        if at.road[k]
+        else RoadPosition(row, "-", 0.0, 0.0, 0, to=to)
+        for k, row in enumerate(rows)
+    ]
 
 
 def steering_from_wheel(value: int) -> float:
@@ -166,6 +185,8 @@ class BusVehicle(BusFace):
         codec: message symbols and maximum length (the router's).
         sounds: the sound mapping and file names.
         connect_timeout: seconds to wait for the router's answer at start.
+        road: the run's OpenDRIVE road: RoadPosition (row 0) to the visualisation.
+        road_rate: RoadPosition messages per simulated second (whole publish periods).
     """
 
     def __init__(
@@ -183,9 +204,19 @@ class BusVehicle(BusFace):
         codec: Codec | None = None,
         sounds: SoundModel | None = None,
         connect_timeout: float = 5.0,
+        road: RoadNetwork | None = None,
+        road_rate: float = 20.0,
     ) -> None:
         if publish_rate <= 0:
             raise ProtocolError(f"publish_rate must be positive, got {publish_rate}")
+        self.road_rate = road_rate
+        self.road_every = 0
+        self.road_positions = 0
+        self._tracker: RoadTracker | None = None
+        if road is not None:
+            from vcosim.roads.tracking import RoadTracker
+
+            self._tracker = RoadTracker(road)
         super().__init__(module_id, host, port, codec, connect_timeout)
         self.input_id, self.visualisation_id, self.sound_id = input_id, visualisation_id, sound_id
         self.publish_rate = publish_rate
@@ -214,6 +245,8 @@ class BusVehicle(BusFace):
         self.every = max(1, round(1.0 / (self.publish_rate * sim.dt)))
         if self.status_rate > 0 and self.visualisation_id is not None:  # whole publish periods
             self.status_every = self.every * max(1, round(self.publish_rate / self.status_rate))
+        if self._tracker is not None and self.visualisation_id is not None:
+            self.road_every = self.every * max(1, round(self.publish_rate / self.road_rate))
         y = sim.vehicle.outputs
         self._running, self._gear = y[RUNNING] >= 0.5, round(y[GEAR])
         if self.ground_from_viewer and not self.ground_hook:
@@ -247,6 +280,8 @@ class BusVehicle(BusFace):
             self._publish(sim.vehicle)
             if self.status_every and sim.vehicle.step_index % self.status_every == 0:
                 self._status(sim)
+            if self.road_every and sim.vehicle.step_index % self.road_every == 0:
+                self._road(sim.vehicle)
 
     def _router_changed(self, vehicle: VehicleView, lost: bool) -> None:
         """No router, no driver: release the throttle and brake (a dead-man rule)."""
@@ -355,6 +390,13 @@ class BusVehicle(BusFace):
         self._send(status)
         self.statuses += 1
         self.last_status = status
+
+    def _road(self, vehicle: VehicleView) -> None:
+        """RoadPosition (row 0) to the visualisation: where the car is on the road now."""
+        assert self._tracker is not None and self.visualisation_id is not None
+        (message,) = road_positions(self._tracker, [vehicle.outputs], [0], self.visualisation_id)
+        self._send(message)
+        self.road_positions += 1
 
     def _event(self, file: str) -> None:
         if self.sound_id is None:

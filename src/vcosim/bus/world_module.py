@@ -8,7 +8,9 @@ of ``sim.vehicles`` (a lone car too, as row 0):
   start and again every ``announce_period`` simulated seconds, so a viewer or logger that
   joins late learns the names within a second;
 - WorldPose (row, x, y, z, roll, pitch, yaw, speed, rpm, gear) for each vehicle every
-  ``1 / rate`` simulated seconds (20 Hz).
+  ``1 / rate`` simulated seconds (20 Hz);
+- on an OpenDRIVE road, RoadPosition (row, road id, s, t, lane id) after each vehicle's
+  WorldPose (``vcosim.roads.tracking``: each vehicle looked for from where it was last).
 
 A world's objects (SUMO's cars, docs/traffic.md) follow in the rows after its vehicles
 (``len(world) + slot``), as boxes on the ground (no box offset, z, roll, pitch, rpm or gear);
@@ -44,10 +46,12 @@ from vcosim.bus.catalogue import (
 from vcosim.bus.client import DEFAULT_PORT
 from vcosim.bus.codec import Codec
 from vcosim.bus.face import BusFace, BusReport
-from vcosim.bus.vehicle_module import GEAR, POSE, RPM, BusVehicle
+from vcosim.bus.vehicle_module import GEAR, POSE, RPM, BusVehicle, road_positions
 from vcosim.errors import ProtocolError
 
 if TYPE_CHECKING:
+    from vcosim.roads import RoadNetwork
+    from vcosim.roads.tracking import RoadTracker
     from vcosim.sim.simulation import Simulation
     from vcosim.vehicle import VehicleView
 
@@ -59,7 +63,9 @@ def vehicle_module_id(row: int, ego: bool) -> int:
     return int(ModuleId.VEHICLE) if ego else WORLD_VEHICLE_BASE + row
 
 
-def attach_world_bus(sim: Simulation, host: str, port: int) -> list[str]:
+def attach_world_bus(
+    sim: Simulation, host: str, port: int, road: RoadNetwork | None = None
+) -> list[str]:
     """Put a world on the bus: BusWorld, and a BusVehicle for each externally driven vehicle.
 
     The ego joins as the vehicle module (16), so the input module, sound and viewer serve it
@@ -68,7 +74,7 @@ def attach_world_bus(sim: Simulation, host: str, port: int) -> list[str]:
     """
     world = sim.world
     external = () if world is None else world.external
-    sim.attach("bus_world", BusWorld(host, port))
+    sim.attach("bus_world", BusWorld(host, port, road=road))
     lines = [
         f"bus: module {int(ModuleId.WORLD)} publishes the poses of {len(sim.vehicles)} vehicles"
     ]
@@ -147,6 +153,7 @@ class BusWorld(BusFace):
         announce_period: simulated seconds between announcements of the vehicles (1).
         codec: message symbols and maximum length (the router's).
         connect_timeout: seconds to wait for the router's answer at start.
+        road: the run's OpenDRIVE road: a RoadPosition for each vehicle with its pose.
     """
 
     def __init__(
@@ -160,6 +167,7 @@ class BusWorld(BusFace):
         announce_period: float = 1.0,
         codec: Codec | None = None,
         connect_timeout: float = 5.0,
+        road: RoadNetwork | None = None,
     ) -> None:
         if not rate > 0 or not announce_period > 0:
             raise ProtocolError(
@@ -177,6 +185,9 @@ class BusWorld(BusFace):
         self.announcements = 0
         self._world: Any = None  # a world with objects (SUMO's cars) publishes them too
         self._announced: dict[int, str] = {}  # object rows announced, with whose name
+        self._road = road
+        self._tracker: RoadTracker | None = None
+        self.road_positions = 0  # RoadPosition messages sent
 
     # -- hooks ------------------------------------------------------------------------------
     def start(self, sim: Simulation) -> None:
@@ -184,6 +195,10 @@ class BusWorld(BusFace):
         self.join()
         self.entries = entries(sim)
         self._world = sim.world
+        if self._road is not None:
+            from vcosim.roads.tracking import RoadTracker
+
+            self._tracker = RoadTracker(self._road, len(self.entries))
         self.every = max(1, round(1.0 / (self.rate * sim.dt)))
         self.announce_every = max(self.every, round(self.announce_period / sim.dt))
         self._next_pose = self._next_announce = sim.body.step_index
@@ -252,8 +267,18 @@ class BusWorld(BusFace):
             self._send_error(exc)
 
     def publish(self) -> None:
-        """A WorldPose for every vehicle, from its outputs now."""
-        for e in self.entries:
+        """A WorldPose (and on a road a RoadPosition) for every vehicle, from its outputs now."""
+        places = (
+            None
+            if self._tracker is None
+            else road_positions(
+                self._tracker,
+                [e.vehicle.outputs for e in self.entries],
+                [e.row for e in self.entries],
+                self.to,
+            )
+        )
+        for k, e in enumerate(self.entries):
             out = e.vehicle.outputs
             x, y, z, roll, pitch, yaw, speed = (float(out[i]) for i in POSE)
             rpm, gear = float(out[RPM]), float(out[GEAR])  # the gear: a whole number
@@ -262,6 +287,9 @@ class BusWorld(BusFace):
                     raise ProtocolError(f"WorldPose.gear: {gear} is not a whole number")
                 pose = (x, y, z, roll, pitch, yaw, speed, rpm, round(gear))
                 self.client.send(WorldPose(e.row, *pose, to=self.to))
+                if places is not None:
+                    self.client.send(places[k])
+                    self.road_positions += 1
             except ProtocolError as exc:  # a non-finite state: said once, counted
                 self._send_error(exc)
         for row, name, p, slot in self._objects():  # boxes on the ground, no engine

@@ -75,16 +75,19 @@ def build_simulation(spec: RunSpec, *, note: Note | None = None) -> Simulation:
         sim = Simulation(start_vehicle(spec), pacer)
     if sim.world is not None and sim.world.spec.sumo is not None:
         attach_sumo_face(sim, spec)
+    # The recording and the bus say where each vehicle is on an OpenDRIVE road.
+    wants_road = spec.recording is not None or any(isinstance(f, BusFaceSpec) for f in spec.faces)
+    road = road_of(spec) if wants_road else None
     for face in spec.faces:
-        attach_face(sim, face, note)
+        attach_face(sim, face, note, road)
     if spec.recording is not None:
         from vcosim.sim.recorder import SignalLog, WorldSignalLog
 
         every, path = spec.recording.every, spec.recording.path
         if sim.world is None:
-            sim.attach("recording", SignalLog(path, every=every))
+            sim.attach("recording", SignalLog(path, every=every, road=road))
         else:
-            sim.attach("recording", WorldSignalLog(path, list(sim.vehicles), every))
+            sim.attach("recording", WorldSignalLog(path, list(sim.vehicles), every, road))
     return sim
 
 
@@ -172,8 +175,13 @@ def reach_speed(car: Vehicle, speed: float) -> None:
     )
 
 
-def attach_face(sim: Simulation, face: FaceSpec, note: Note | None = None) -> None:
-    """Attach what one face spec describes (a world's coupling and bus: one per vehicle)."""
+def attach_face(
+    sim: Simulation, face: FaceSpec, note: Note | None = None, road: RoadNetwork | None = None
+) -> None:
+    """Attach what one face spec describes (a world's coupling and bus: one per vehicle).
+
+    ``road``: the run's OpenDRIVE road, whose road positions the bus publishes.
+    """
     if isinstance(face, CouplingFaceSpec):
         attach_couplings(sim, face.config(), face.custom_hooks)
     elif isinstance(face, ContractsFaceSpec):
@@ -184,11 +192,11 @@ def attach_face(sim: Simulation, face: FaceSpec, note: Note | None = None) -> No
         if sim.world is None:
             from vcosim.bus.vehicle_module import BusVehicle
 
-            sim.attach(face.kind, BusVehicle(face.host, face.port))
+            sim.attach(face.kind, BusVehicle(face.host, face.port, road=road))
         else:
             from vcosim.bus.world_module import attach_world_bus
 
-            for line in attach_world_bus(sim, face.host, face.port):
+            for line in attach_world_bus(sim, face.host, face.port, road):
                 if note is not None:
                     note(line)
     else:

@@ -10,7 +10,8 @@ row copy per sample. ``write_csv`` writes ``time`` first, then every other signa
 second, so a long run does not grow in memory, an interrupted run's file is complete up to its
 last row, and a killed run's file reads (CSV whole rows, MCAP with the ``mcap`` package's
 default readers) up to its last write. ``WorldSignalLog`` (``vcosim sim --world W --record
-FILE``) writes one such file per vehicle of a world, ``FILE.NAME.csv``.
+FILE``) writes one such file per vehicle of a world, ``FILE.NAME.csv``. On an OpenDRIVE road
+both add where the vehicle is on it, at each row (``vcosim.roads.tracking.ROAD_COLUMNS``).
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ import numpy as np
 from vcosim.arrays import FloatArray
 from vcosim.errors import ConfigError
 from vcosim.reports import Report
+from vcosim.roads.tracking import ROAD_COLUMNS, RoadTracker
 from vcosim.sim.face import Face
 from vcosim.sim.mcapfile import open_writer
 from vcosim.vehicle import SIGNAL_NAMES
@@ -34,9 +36,14 @@ from vcosim.vehicle import SIGNAL_NAMES
 if TYPE_CHECKING:
     from mcap.writer import Writer
 
+    from vcosim.roads import RoadNetwork
     from vcosim.sim.simulation import Simulation
 
+RoadPlace = tuple[str, float, float, int]
+"""Where a row's vehicle is on the road: road id ("" off the roads), s, t, lane id."""
+
 BLOCK_ROWS = 4096
+_X, _Y = SIGNAL_NAMES.index("posX"), SIGNAL_NAMES.index("posY")
 
 
 def csv_header() -> list[str]:
@@ -115,8 +122,8 @@ class RecordingReport(Report):
 class RowWriter(Protocol):
     """Where a ``SignalLog`` puts its blocks of rows (columns in ``SIGNAL_NAMES`` order)."""
 
-    def write(self, rows: FloatArray) -> None:
-        """Append rows."""
+    def write(self, rows: FloatArray, places: list[RoadPlace] | None = None) -> None:
+        """Append rows (and, on a road, where each row's vehicle is on it)."""
 
     def flush(self) -> None:
         """Put what was written on disk: a crash after this loses nothing before it."""
@@ -131,17 +138,24 @@ class CsvRows:
     A crash leaves whole rows (a kill during the write itself may cut the last one).
     """
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, road: bool = False) -> None:
         self._file: IO[bytes] = path.open("wb", buffering=0)  # closed in close()
         header = csv_header()
         self._order = [SIGNAL_NAMES.index(n) for n in header]
-        self._file.write((",".join(header) + "\n").encode())
+        columns = [*header, *ROAD_COLUMNS] if road else header
+        self._file.write((",".join(columns) + "\n").encode())
 
-    def write(self, rows: FloatArray) -> None:
-        """Append rows."""
+    def write(self, rows: FloatArray, places: list[RoadPlace] | None = None) -> None:
+        """Append rows (with their road columns after the signals, given ``places``)."""
         text = io.StringIO()
         np.savetxt(text, rows[:, self._order], delimiter=",", fmt="%.9g")
-        self._file.write(text.getvalue().encode())
+        lines = text.getvalue()
+        if places is not None:
+            lines = "".join(
+                f"{line},{road},{s:.9g},{t:.9g},{lane}\n"
+                for line, (road, s, t, lane) in zip(lines.splitlines(), places, strict=True)
+            )
+        self._file.write(lines.encode())
 
     def flush(self) -> None:
         """Nothing held: every block is written whole."""
@@ -161,13 +175,13 @@ class McapRows:
 
     TOPIC = "/vehicle/signals"
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, road: bool = False) -> None:
         self._writer, self._file = open_writer(path)
-        schema = {
-            "title": "vcosim.vehicle.signals",
-            "type": "object",
-            "properties": {name: {"type": "number"} for name in SIGNAL_NAMES},
-        }
+        properties: dict[str, dict[str, str]] = {name: {"type": "number"} for name in SIGNAL_NAMES}
+        if road:
+            kinds = ("string", "number", "number", "integer")
+            properties.update({c: {"type": k} for c, k in zip(ROAD_COLUMNS, kinds, strict=True)})
+        schema = {"title": "vcosim.vehicle.signals", "type": "object", "properties": properties}
         schema_id = self._writer.register_schema(
             name="vcosim.vehicle.signals", encoding="jsonschema", data=json.dumps(schema).encode()
         )
@@ -178,11 +192,14 @@ class McapRows:
         self._time = SIGNAL_NAMES.index("time")
         self._sequence = 0
 
-    def write(self, rows: FloatArray) -> None:
+    def write(self, rows: FloatArray, places: list[RoadPlace] | None = None) -> None:
         """Append one message per row (on disk at the next flush)."""
-        for row in rows:
+        for k, row in enumerate(rows):
             stamp = round(float(row[self._time]) * 1e9)
-            data = json.dumps(dict(zip(SIGNAL_NAMES, row.tolist(), strict=True))).encode()
+            values: dict[str, object] = dict(zip(SIGNAL_NAMES, row.tolist(), strict=True))
+            if places is not None:
+                values.update(zip(ROAD_COLUMNS, places[k], strict=True))
+            data = json.dumps(values).encode()
             self._writer.add_message(
                 self._channel,
                 log_time=stamp,
@@ -213,14 +230,17 @@ class SignalLog(SignalRecorder):
     """Every vehicle signal, one row per ``every`` steps, written to ``path`` as the run goes.
 
     ``.csv`` or ``.mcap`` (the ``logging`` extra). ``close()`` writes the last rows, so an
-    interrupted run's file ends at its last sample.
+    interrupted run's file ends at its last sample. Given the run's OpenDRIVE ``road``, each
+    row also says where the vehicle is on it (``ROAD_COLUMNS``, after the signals).
     """
 
     FLUSH_ROWS = 1024
     FLUSH_SECONDS = 1.0  # of wall time: a crash loses at most this much
 
-    def __init__(self, path: str | Path, every: int = 20) -> None:
+    def __init__(self, path: str | Path, every: int = 20, road: RoadNetwork | None = None) -> None:
         super().__init__(every)
+        self.tracker = None if road is None else RoadTracker(road)
+        self._places: list[RoadPlace] = []
         self.path = Path(path)
         suffix = self.path.suffix.lower()
         if suffix not in (".csv", ".mcap"):
@@ -240,7 +260,7 @@ class SignalLog(SignalRecorder):
     def open(self) -> None:
         """Create the file (and its folder): rows go to it from here."""
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        self._writer = self._kind(self.path)
+        self._writer = self._kind(self.path, road=self.tracker is not None)
         self._flush_at = time.monotonic() + self.FLUSH_SECONDS
 
     @property
@@ -248,15 +268,25 @@ class SignalLog(SignalRecorder):
         """The open file's ``mcap`` writer (None: CSV, or not open) for more channels."""
         return self._writer.writer if isinstance(self._writer, McapRows) else None
 
-    def record(self, outputs: FloatArray) -> None:
-        """Append one row; a full block, or a second's worth, goes to the file."""
+    def record(self, outputs: FloatArray, place: RoadPlace | None = None) -> None:
+        """Append one row; a full block, or a second's worth, goes to the file.
+
+        On a road, ``place`` is where the vehicle is (else the log's tracker finds it).
+        """
         super().record(outputs)
+        if self.tracker is not None:
+            if place is None:
+                at = self.tracker.update(outputs[_X], outputs[_Y])
+                place = at.road[0], at.s[0], at.t[0], int(at.lane[0])
+            self._places.append(place)
         if self._n >= self.FLUSH_ROWS or time.monotonic() >= self._flush_at:
             self._flush()
 
     def _flush(self) -> None:
         if self._writer is not None and self._n:
-            self._writer.write(self._buffer[: self._n])
+            places = self._places if self.tracker is not None else None
+            self._writer.write(self._buffer[: self._n], places)
+            self._places = []
             self._writer.flush()
             self._written += self._n
             self._n = 0  # the rows are in the file: the buffer starts again
@@ -293,19 +323,27 @@ class WorldSignalLog(Face):
     """Every signal of every vehicle of a world, one file per vehicle (``vehicle_path``).
 
     A file per vehicle keeps each one what ``SignalLog`` writes for a lone car (the same
-    columns, read by the same tools); one face counts the steps for all of them.
+    columns, read by the same tools); one face counts the steps for all of them, and on a
+    road one tracker finds every vehicle's road position at once.
     """
 
-    def __init__(self, path: str | Path, vehicles: list[str], every: int = 20) -> None:
+    def __init__(
+        self,
+        path: str | Path,
+        vehicles: list[str],
+        every: int = 20,
+        road: RoadNetwork | None = None,
+    ) -> None:
         self.every = every
-        self.logs = {name: SignalLog(vehicle_path(path, name), every) for name in vehicles}
+        self.logs = {name: SignalLog(vehicle_path(path, name), every, road) for name in vehicles}
+        self.tracker = None if road is None else RoadTracker(road, len(vehicles))
         self._countdown = every
 
     def start(self, sim: Simulation) -> None:
         """Open every file with its vehicle's first row."""
-        for name, log in self.logs.items():
+        for log in self.logs.values():
             log.open()
-            log.record(sim.vehicles[name].outputs)
+        self._record(sim)
         self._countdown = self.every
 
     def after_step(self, sim: Simulation) -> None:
@@ -313,8 +351,16 @@ class WorldSignalLog(Face):
         self._countdown -= 1
         if self._countdown == 0:
             self._countdown = self.every
-            for name, log in self.logs.items():
-                log.record(sim.vehicles[name].outputs)
+            self._record(sim)
+
+    def _record(self, sim: Simulation) -> None:
+        outputs = [sim.vehicles[name].outputs for name in self.logs]
+        places: list[RoadPlace | None] = [None] * len(outputs)
+        if self.tracker is not None:
+            at = self.tracker.update([y[_X] for y in outputs], [y[_Y] for y in outputs])
+            places = [(at.road[k], at.s[k], at.t[k], int(at.lane[k])) for k in range(len(outputs))]
+        for log, y, place in zip(self.logs.values(), outputs, places, strict=True):
+            log.record(y, place)
 
     def close(self) -> None:
         """Write the last rows and close every file (safe twice)."""
