@@ -12,6 +12,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+import numpy as np
+
 from vcosim.openscenario import model as m
 
 STANDING = 0.1
@@ -102,6 +104,8 @@ CHANNELS = {
     m.LaneChangeAction: "lane",
     m.LaneOffsetAction: "offset",
     m.TeleportAction: None,
+    m.FollowTrajectoryAction: "lane",
+    m.ActivateControllerAction: None,
 }
 """The channel each action drives (a teleport none: it is done at once)."""
 
@@ -121,6 +125,28 @@ class Run:
         """Done once its ramp has arrived."""
         if not self.done and self.ramp is not None and self.ramp.arrived(now):
             self.done = True
+
+
+class TrajectoryRun(Run):
+    """A FollowTrajectoryAction on one actor: done when the actor reaches the path's end.
+
+    ``times`` (absolute simulation times of the path's points) make it drive the speed too.
+    """
+
+    def __init__(
+        self,
+        action: m.Action,
+        actor: str,
+        path: int,
+        cum: np.ndarray,
+        times: np.ndarray | None,
+        catch_up: bool,
+    ) -> None:
+        super().__init__(action, actor, "lane", Ramp.hold(0.0))
+        self.path, self.cum, self.times, self.catch_up = path, cum, times, catch_up
+
+    def update(self, now: float) -> None:
+        """Ended by the storyboard (the path's end, an override or a stop), not by a ramp."""
 
 
 class Channels:

@@ -115,7 +115,79 @@ class TeleportAction:
     position: Position
 
 
-PrivateAction = SpeedAction | LaneChangeAction | LaneOffsetAction | TeleportAction
+@dataclass(frozen=True)
+class Polyline:
+    """A trajectory through fixed positions, each with its time (s) or None."""
+
+    vertices: tuple[Position, ...]
+    times: tuple[float | None, ...]
+
+
+@dataclass(frozen=True)
+class Clothoid:
+    """A trajectory of ``length`` m from ``start`` (its heading too), the curvature changing.
+
+    Curvature (1/m) ``curvature`` at the start, changing by ``curvature_rate`` (1/m²).
+    """
+
+    start: Position
+    curvature: float
+    curvature_rate: float
+    length: float
+    start_time: float | None = None
+    stop_time: float | None = None
+
+
+@dataclass(frozen=True)
+class Trajectory:
+    """A named path to follow; ``index`` names the world path it becomes (read order)."""
+
+    name: str
+    shape: Polyline | Clothoid
+    index: int
+
+
+@dataclass(frozen=True)
+class Timing:
+    """A trajectory's times: ``absolute`` (simulation time) or ``relative`` (to the start).
+
+    A vertex time ``t`` is reached at ``t * scale + offset``.
+    """
+
+    domain: str
+    scale: float
+    offset: float
+
+
+@dataclass(frozen=True)
+class FollowTrajectoryAction:
+    """Steer along ``trajectory``; with ``timing``, be at each vertex at its time.
+
+    ``mode`` ``position`` corrects the speed for lagging or leading the schedule; ``follow``
+    drives each segment's speed only.
+    """
+
+    trajectory: Trajectory
+    timing: Timing | None
+    mode: str = "position"
+
+
+@dataclass(frozen=True)
+class ActivateControllerAction:
+    """Switch an entity's controller on (True) or off (False) laterally / longitudinally."""
+
+    lateral: bool | None
+    longitudinal: bool | None
+
+
+PrivateAction = (
+    SpeedAction
+    | LaneChangeAction
+    | LaneOffsetAction
+    | TeleportAction
+    | FollowTrajectoryAction
+    | ActivateControllerAction
+)
 
 # -- conditions -----------------------------------------------------------------------------
 
@@ -370,6 +442,8 @@ class Scenario:
     stop: Trigger | None
     description: str = ""
     notes: tuple[str, ...] = field(default=())
+    trajectories: tuple[Trajectory, ...] = ()
+    """Every trajectory a FollowTrajectoryAction follows, by its ``index``."""
 
     @property
     def external(self) -> list[str]:

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TypeVar
@@ -24,6 +25,7 @@ from xml.parsers import expat
 
 from vcosim.errors import ConfigError
 from vcosim.openscenario import model as m
+from vcosim.openscenario.expressions import ExpressionError, evaluate
 
 VERSIONS = ((1, 0), (1, 1), (1, 2))
 PRESETS = {"car": "nightrider", "van": "nightrider"}
@@ -45,6 +47,15 @@ PRIORITIES = {
     "skip": "skip",
     "parallel": "parallel",
 }
+CATALOGS = {
+    "VehicleCatalog": "Vehicle",
+    "ControllerCatalog": "Controller",
+    "ManeuverCatalog": "Maneuver",
+    "TrajectoryCatalog": "Trajectory",
+}
+"""The catalogues whose entries a scenario may reference, and the element each holds."""
+OTHER_CATALOGS = {"PedestrianCatalog", "MiscObjectCatalog", "EnvironmentCatalog", "RouteCatalog"}
+"""Catalogue locations accepted (a file may list them) whose entries cannot be referenced."""
 # Elements that carry nothing a run needs; read and accepted as they are.
 HARMLESS = {"FileHeader", "CatalogLocations", "Properties", "Property", "Performance", "Axles",
             "FrontAxle", "RearAxle", "AdditionalAxle", "BoundingBox", "Center", "Dimensions",
@@ -105,6 +116,64 @@ class Reader:
         self.parameters = parameters
         self.problems: list[str] = []
         self.entities: dict[str, m.Entity] = {}
+        self.catalogs: dict[str, Path] = {}
+        self.entries: dict[tuple[str, str], tuple[Path, Node]] = {}
+        self.read_entries: list[tuple[Path, Node]] = []
+        self.trajectories: list[m.Trajectory] = []
+        self.assigned_external: set[str] = set()
+
+    @contextmanager
+    def scope(self, node: Node, assigned: Mapping[str, str] | None = None) -> Iterator[None]:
+        """Within: the parameters ``node`` declares (given ``assigned`` values) are known too."""
+        outer = dict(self.parameters)
+        declared = self.one(node, "ParameterDeclarations", required=False)
+        for decl in self.kids(declared, "ParameterDeclaration") if declared is not None else []:
+            for part in decl.walk():  # constraints of a declaration are its own business
+                part.used = True
+            self.parameters[self.text(decl, "name")] = self.text(decl, "value")
+        self.parameters.update(assigned or {})
+        try:
+            yield
+        finally:
+            self.parameters = outer
+
+    # -- catalogues -------------------------------------------------------------------------
+    def catalog_entry(self, ref: Node, kind: str) -> tuple[Node, dict[str, str]]:
+        """The ``kind`` (``Vehicle``, ...) a CatalogReference names, and its assignments.
+
+        The entry is looked for in the ``<Catalog name=catalogName>`` of the files of that
+        kind's catalogue directory; assignments are resolved in the referencing scope.
+        """
+        catalog, entry = self.text(ref, "catalogName"), self.text(ref, "entryName")
+        location = f"{kind}Catalog"
+        directory = self.catalogs.get(location)
+        if directory is None:
+            raise Refused(ref, f"no <{location}> in <CatalogLocations> for catalogue {catalog!r}")
+        if (location, "") not in self.entries:
+            self._load(location, directory)
+        found = self.entries.get((location, f"{catalog}/{entry}"))
+        if found is None or found[1].tag != kind:
+            raise Refused(ref, f"catalogue {catalog!r} in {directory} has no {kind} {entry!r}")
+        assignments = self.one(ref, "ParameterAssignments", required=False)
+        assigned = {
+            self.text(a, "parameterRef"): self.text(a, "value")
+            for a in (self.kids(assignments, "ParameterAssignment") if assignments else [])
+        }
+        path, node = found
+        self.read_entries.append((path, node))
+        node.used = True
+        return node, assigned
+
+    def _load(self, location: str, directory: Path) -> None:
+        """Every entry of every catalogue file in a directory, by (location, catalog/entry)."""
+        self.entries[(location, "")] = (directory, Node("", {}, 0))  # looked here
+        for path in sorted(directory.glob("*.xosc")) if directory.is_dir() else []:
+            root = read_root(path, f"OpenSCENARIO catalogue {path}")
+            for catalog in (c for c in root.children if c.tag == "Catalog"):
+                name = catalog.attrib.get("name", "")
+                for entry in catalog.children:
+                    key = (location, f"{name}/{entry.attrib.get('name', '')}")
+                    self.entries.setdefault(key, (path, entry))
 
     # -- nodes ------------------------------------------------------------------------------
     def kids(self, node: Node, tag: str | None = None) -> list[Node]:
@@ -136,8 +205,11 @@ class Reader:
             if default is None:
                 raise Refused(node, f"needs the attribute {name!r}")
             return default
-        if raw.startswith("${"):
-            raise Refused(node, f"{name}={raw!r}: expressions are not supported")
+        if raw.startswith("${") and raw.endswith("}"):
+            try:
+                return evaluate(raw[2:-1], self.parameters)
+            except ExpressionError as exc:
+                raise Refused(node, f"{name}={raw!r}: {exc}") from None
         if raw.startswith("$"):
             if raw[1:] not in self.parameters:
                 raise Refused(node, f"{name}={raw!r}: no parameter named {raw[1:]!r}")
@@ -228,6 +300,12 @@ def read_xosc(path: str | Path, parameters: Mapping[str, object] | None = None) 
         for node in root.walk():
             if not node.used and node is not root:
                 reader.problems.append(f"line {node.line}: <{node.tag}> {UNSUPPORTED}")
+        for file, entry in reader.read_entries:
+            for node in entry.walk():
+                if not node.used:
+                    reader.problems.append(
+                        f"line {node.line} of {file.name}: <{node.tag}> {UNSUPPORTED}"
+                    )
     if scenario is not None:
         reader.problems += _dangling(scenario)
     if reader.problems or scenario is None:
@@ -282,14 +360,18 @@ def _scenario(r: Reader, root: Node, path: Path, given: dict[str, object]) -> m.
         r.problems.append(f"parameters not declared in the file: {', '.join(unknown)}")
     r.parameters.update({k: str(v) for k, v in given.items()})
     catalogs = r.one(root, "CatalogLocations", required=False)
-    if catalogs is not None and catalogs.children:
-        raise Refused(catalogs.children[0], "catalogues are not supported (give entities inline)")
+    for location in r.kids(catalogs) if catalogs is not None else []:
+        if location.tag not in CATALOGS and location.tag not in OTHER_CATALOGS:
+            raise Refused(location, "not a catalogue location")
+        directory = r.need(location, "Directory")
+        r.catalogs[location.tag] = path.parent / r.text(directory, "path")
     road = None
     network = r.one(root, "RoadNetwork", required=False)
     if network is not None:
         logic = r.one(network, "LogicFile", required=False)
         if logic is not None:
             road = path.parent / r.text(logic, "filepath")
+        r.one(network, "SceneGraphFile", required=False)  # a 3D model to look at: not needed
     entities = r.entities = {
         e.name: e
         for e in r.each(r.kids(r.need(root, "Entities"), "ScenarioObject"), lambda n: _entity(r, n))
@@ -304,7 +386,7 @@ def _scenario(r: Reader, root: Node, path: Path, given: dict[str, object]) -> m.
     return m.Scenario(
         path=path, version=version, parameters=dict(r.parameters), road=road,
         entities=entities, init=init, init_order=order, stories=stories, stop=stop,
-        description=header.attrib.get("description", ""),
+        description=header.attrib.get("description", ""), trajectories=tuple(r.trajectories),
     )  # fmt: skip
 
 
@@ -329,15 +411,46 @@ def _is_external(r: Reader, controller: Node) -> bool:
 def _entity(r: Reader, node: Node) -> m.Entity:
     name = r.text(node, "name")
     vehicle = r.one(node, "Vehicle", required=False)
+    assigned: dict[str, str] = {}
+    reference = r.one(node, "CatalogReference", required=False)
+    if vehicle is None and reference is not None:
+        vehicle, assigned = r.catalog_entry(reference, "Vehicle")
     if vehicle is None:
         other = next((c for c in node.children if c.tag != "ObjectController"), node)
-        if other.tag == "CatalogReference":
-            raise Refused(
-                other, f"entity {name!r}: catalogues are not supported (give the <Vehicle> inline)"
-            )
         raise Refused(other, f"entity {name!r}: only <Vehicle> entities are supported")
+    controller = r.one(node, "ObjectController", required=False)
+    external = controller is not None and _external_controller(r, controller)
+    with r.scope(vehicle, assigned):
+        return _vehicle(r, vehicle, name, external, node.line)
+
+
+def _external_controller(r: Reader, node: Node) -> bool:
+    """Whether an ObjectController's (or AssignControllerAction's) Controller is external.
+
+    The Controller is given inline or as a reference to a controller catalogue's entry.
+    """
+    reference = r.one(node, "CatalogReference", required=False)
+    if reference is None:
+        return _is_external(r, r.need(node, "Controller"))
+    controller, assigned = r.catalog_entry(reference, "Controller")
+    with r.scope(controller, assigned):
+        return _is_external(r, controller)
+
+
+def _trailer(r: Reader, vehicle: Node) -> None:
+    """Accept a trailer hitch, and a ``<Trailer>`` that tows nothing (an empty reference)."""
+    r.one(vehicle, "TrailerHitch", required=False)
+    r.one(vehicle, "TrailerCoupler", required=False)
+    trailer = r.one(vehicle, "Trailer", required=False)
+    ref = None if trailer is None else r.one(trailer, "TrailerRef", required=False)
+    if trailer is not None and (ref is None or r.text(ref, "entityRef", "")):
+        raise Refused(trailer, "trailers are not supported")
+
+
+def _vehicle(r: Reader, vehicle: Node, name: str, external: bool, line: int) -> m.Entity:
     for part in vehicle.walk():
         part.used = part.used or part.tag in HARMLESS
+    _trailer(r, vehicle)
     category = r.choice(vehicle, "vehicleCategory", PRESETS)
     preset = category
     props = r.one(vehicle, "Properties", required=False)
@@ -348,13 +461,9 @@ def _entity(r: Reader, node: Node) -> m.Entity:
     dims = r.need(box, "Dimensions")
     r.need(vehicle, "Axles")
     performance = r.need(vehicle, "Performance")
-    external = False
-    controller = r.one(node, "ObjectController", required=False)
-    if controller is not None:
-        external = _is_external(r, r.need(controller, "Controller"))
     return m.Entity(
         name=name, preset=preset, length=r.number(dims, "length"), width=r.number(dims, "width"),
-        max_speed=r.number(performance, "maxSpeed"), external=external, line=node.line,
+        max_speed=r.number(performance, "maxSpeed"), external=external, line=line,
     )  # fmt: skip
 
 
@@ -382,10 +491,11 @@ def _init(
             elif kind.tag == "ControllerAction":
                 for part in r.kids(kind):
                     if part.tag == "AssignControllerAction":
-                        if _is_external(r, r.need(part, "Controller")):
+                        if _external_controller(r, part):
                             assigned.append(name)
+                            r.assigned_external.add(name)
                     elif part.tag == "ActivateControllerAction":
-                        pass  # an external entity's controller is always active
+                        _activate(r, part, name)
                     else:
                         raise Refused(part, "not supported in Init")
             else:
@@ -455,11 +565,119 @@ def _speed(r: Reader, node: Node) -> m.SpeedAction:
     raise Refused(target, "not a speed target")
 
 
+def _activate(r: Reader, node: Node, entity: str | None) -> m.ActivateControllerAction:
+    """ActivateControllerAction: which domains it switches on or off.
+
+    An external entity's controller is always active (vcosim cannot take a coupled vehicle
+    back), so switching it off is refused; a storyboard vehicle's built-in driver is both
+    its default and its assigned controller, so the action changes nothing on it.
+    """
+    for attr in ("animation", "lighting"):
+        if attr in node.attrib:
+            r.flag(node, attr)
+    r.text(node, "controllerRef", "")  # 1.2: which of its controllers (vcosim's: the one)
+    lateral = r.flag(node, "lateral") if "lateral" in node.attrib else None
+    longitudinal = r.flag(node, "longitudinal") if "longitudinal" in node.attrib else None
+    external = entity is not None and r.entities[entity].external
+    if entity is not None and not external and entity in r.assigned_external:
+        external = True
+    if external and False in (lateral, longitudinal):
+        raise Refused(node, f"{entity!r} is driven from outside: its controller stays active")
+    return m.ActivateControllerAction(lateral, longitudinal)
+
+
+def _trajectory(r: Reader, node: Node) -> m.Trajectory:
+    """A Trajectory, inline or from a trajectory catalogue."""
+    assigned: dict[str, str] = {}
+    if node.tag == "CatalogReference":
+        node, assigned = r.catalog_entry(node, "Trajectory")
+    elif node.tag != "Trajectory":
+        raise Refused(node, "not a trajectory")
+    with r.scope(node, assigned):
+        r.flag(node, "closed")
+        shape_node = r.need(r.need(node, "Shape"))
+        shape: m.Polyline | m.Clothoid
+        if shape_node.tag == "Polyline":
+            vertices = r.kids(shape_node, "Vertex")
+            if len(vertices) < 2:
+                raise Refused(shape_node, "a polyline needs two vertices or more")
+            shape = m.Polyline(
+                tuple(_fixed(r, r.need(v, "Position")) for v in vertices),
+                tuple(r.number(v, "time") if "time" in v.attrib else None for v in vertices),
+            )
+        elif shape_node.tag == "Clothoid":
+            rate = "curvaturePrime" if "curvaturePrime" in shape_node.attrib else "curvatureDot"
+            times = [r.number(shape_node, a) if a in shape_node.attrib else None
+                     for a in ("startTime", "stopTime")]  # fmt: skip
+            shape = m.Clothoid(
+                _fixed(r, r.need(shape_node, "Position")), r.number(shape_node, "curvature"),
+                r.number(shape_node, rate, 0.0), r.number(shape_node, "length"), *times,
+            )  # fmt: skip
+            if shape.length <= 0:
+                raise Refused(shape_node, "length must be positive")
+        else:
+            raise Refused(shape_node, "only Polyline and Clothoid trajectories are supported")
+        trajectory = m.Trajectory(r.text(node, "name"), shape, len(r.trajectories))
+    r.trajectories.append(trajectory)
+    return trajectory
+
+
+def _fixed(r: Reader, node: Node) -> m.Position:
+    """A position that does not move with an entity (a trajectory is laid out at the start)."""
+    position = _position(r, node)
+    if isinstance(position, (m.RelativeLanePosition, m.RelativeObjectPosition)):
+        raise Refused(node, "a trajectory's positions are World, Lane or Road positions")
+    return position
+
+
+def _follow(r: Reader, node: Node) -> m.FollowTrajectoryAction:
+    """FollowTrajectoryAction: the trajectory (inline, by catalogue, or a TrajectoryRef)."""
+    if "initialDistanceOffset" in node.attrib and r.number(node, "initialDistanceOffset"):
+        raise Refused(node, "initialDistanceOffset is not supported")
+    found = [c for c in node.children if c.tag in ("Trajectory", "CatalogReference")]
+    ref = r.one(node, "TrajectoryRef", required=False)
+    if ref is not None:
+        found.append(r.need(ref))
+    if len(found) != 1:
+        raise Refused(node, "needs one Trajectory (inline, a TrajectoryRef or a CatalogReference)")
+    found[0].used = True
+    trajectory = _trajectory(r, found[0])
+    reference = r.need(r.need(node, "TimeReference"))
+    timing = None
+    if reference.tag == "Timing":
+        timing = m.Timing(
+            r.choice(reference, "domainAbsoluteRelative", {"absolute", "relative"}),
+            r.number(reference, "scale", 1.0), r.number(reference, "offset", 0.0),
+        )  # fmt: skip
+        if not isinstance(trajectory.shape, m.Clothoid) and None in trajectory.shape.times:
+            raise Refused(reference, "timing needs a time on every vertex")
+        if isinstance(trajectory.shape, m.Clothoid) and None in (
+            trajectory.shape.start_time,
+            trajectory.shape.stop_time,
+        ):
+            raise Refused(reference, "timing needs the clothoid's startTime and stopTime")
+    elif reference.tag != "None":
+        raise Refused(reference, "not a time reference")
+    mode = r.one(node, "TrajectoryFollowingMode", required=False)
+    following = "position"
+    if mode is not None:
+        following = r.choice(mode, "followingMode", {"position", "follow"})
+        if "followingLateralMode" in mode.attrib:
+            r.choice(mode, "followingLateralMode", {"position", "follow"})
+    return m.FollowTrajectoryAction(trajectory, timing, following)
+
+
 def _private(r: Reader, node: Node) -> m.PrivateAction:
     kind = r.need(node)
     if kind.tag == "TeleportAction":
         return m.TeleportAction(_position(r, r.need(kind, "Position")))
+    if kind.tag == "ActivateControllerAction":  # 1.0: directly in the PrivateAction
+        return _activate(r, kind, None)
     inner = r.need(kind)
+    if kind.tag == "RoutingAction" and inner.tag == "FollowTrajectoryAction":
+        return _follow(r, inner)
+    if kind.tag == "ControllerAction" and inner.tag == "ActivateControllerAction":
+        return _activate(r, inner, None)
     if kind.tag == "LongitudinalAction" and inner.tag == "SpeedAction":
         return _speed(r, inner)
     if kind.tag == "LateralAction" and inner.tag == "LaneChangeAction":
@@ -489,8 +707,9 @@ def _private(r: Reader, node: Node) -> m.PrivateAction:
 
 
 def _story(r: Reader, node: Node, entities: dict[str, m.Entity]) -> m.Story:
-    acts = tuple(r.each(r.kids(node, "Act"), lambda n: _act(r, n, entities)))
-    return m.Story(r.text(node, "name"), acts, node.line)
+    with r.scope(node):
+        acts = tuple(r.each(r.kids(node, "Act"), lambda n: _act(r, n, entities)))
+        return m.Story(r.text(node, "name"), acts, node.line)
 
 
 def _act(r: Reader, node: Node, entities: dict[str, m.Entity]) -> m.Act:
@@ -514,7 +733,10 @@ def _group(r: Reader, node: Node, entities: dict[str, m.Entity]) -> m.ManeuverGr
             raise Refused(
                 actors_node, f"{actor!r} is driven from outside: the storyboard cannot act on it"
             )
-    maneuvers = tuple(r.each(r.kids(node, "Maneuver"), lambda n: _maneuver(r, n, entities)))
+    chosen = [c for c in node.children if c.tag in ("Maneuver", "CatalogReference")]
+    for child in chosen:
+        child.used = True
+    maneuvers = tuple(r.each(chosen, lambda n: _maneuver(r, n, entities)))
     return m.ManeuverGroup(
         r.text(node, "name"), r.integer(node, "maximumExecutionCount", 1), actors, maneuvers,
         node.line,
@@ -522,8 +744,12 @@ def _group(r: Reader, node: Node, entities: dict[str, m.Entity]) -> m.ManeuverGr
 
 
 def _maneuver(r: Reader, node: Node, entities: dict[str, m.Entity]) -> m.Maneuver:
-    events = tuple(r.each(r.kids(node, "Event"), lambda n: _event(r, n, entities)))
-    return m.Maneuver(r.text(node, "name"), events, node.line)
+    assigned: dict[str, str] = {}
+    if node.tag == "CatalogReference":
+        node, assigned = r.catalog_entry(node, "Maneuver")
+    with r.scope(node, assigned):
+        events = tuple(r.each(r.kids(node, "Event"), lambda n: _event(r, n, entities)))
+        return m.Maneuver(r.text(node, "name"), events, node.line)
 
 
 def _event(r: Reader, node: Node, entities: dict[str, m.Entity]) -> m.Event:

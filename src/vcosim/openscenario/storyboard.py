@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+import numpy as np
 from pydantic import JsonValue
 
 from vcosim.errors import ConfigError, VcosimError
@@ -30,6 +31,7 @@ from vcosim.openscenario.actions import (
     Channels,
     Ramp,
     Run,
+    TrajectoryRun,
     change_duration,
     offset_duration,
     speed_duration,
@@ -42,8 +44,9 @@ from vcosim.openscenario.conditions import (
     compare,
     time_gap,
 )
-from vcosim.openscenario.place import on_lane, resolve, shift_lane
+from vcosim.openscenario.place import PlaceError, on_lane, resolve, shift_lane
 from vcosim.openscenario.reader import read_xosc
+from vcosim.openscenario.trajectory import layout, schedule_speed, trajectory_path
 from vcosim.openscenario.world import network_of, scenario_world
 from vcosim.reports import Report
 from vcosim.scenarios.spec import UserFaceSpec
@@ -56,6 +59,8 @@ if TYPE_CHECKING:
     from vcosim.world import World
 
 STANDBY, RUNNING, COMPLETE = "standby", "running", "complete"
+TRAJECTORY_END = 0.5
+"""m: a trajectory is followed to its end when the vehicle's position point is this close."""
 MOVING = 0.5
 """m/s: below this the ego has no time headway (it is standing)."""
 
@@ -157,6 +162,7 @@ class Storyboard(Face):
         self.ended_by = ""
         self.channels: dict[str, Channels] = {}
         self.legs: dict[str, dict[str, int]] = {}
+        self.following: dict[str, TrajectoryRun] = {}
         self.world: World | None = None
         self.sim: Simulation | None = None
         self.ego = ""
@@ -258,6 +264,8 @@ class Storyboard(Face):
                 self._stop(story, now)
             sim.stop()
             return
+        for actor in list(self.following):
+            self._follow(actor, now)
         for story in self.stories:
             self._advance_story(story, scene)
         for name, channels in self.channels.items():
@@ -409,6 +417,10 @@ class Storyboard(Face):
         channels = self.channels[actor]
         channel = CHANNELS[type(do)]
         ramp: Ramp | None = None
+        if not isinstance(do, (m.SpeedAction, m.ActivateControllerAction)):
+            self._leave_trajectory(actor)  # a lateral action or a teleport ends a trajectory
+        if isinstance(do, m.FollowTrajectoryAction):
+            return self._start_trajectory(action, actor, do, now)
         if isinstance(do, m.SpeedAction):
             start = scene.value("speed", actor)
             target = do.value
@@ -430,9 +442,9 @@ class Storyboard(Face):
             if do.entity is not None:
                 target += self._offset_in_lane(do.entity, scene)
             ramp = Ramp(now, start, target, offset_duration(do, target - start), do.shape)
-        else:
+        elif isinstance(do, m.TeleportAction):
             self._teleport(actor, do, scene)
-        run = Run(action, actor, channel, ramp)
+        run = Run(action, actor, channel, ramp)  # ActivateControllerAction: done at once
         if ramp is not None:
             channels.take(run)
         return run
@@ -471,6 +483,75 @@ class Storyboard(Face):
         assert self.network is not None
         across = t - float(self.network.road(road_id).lane_t(s, lane)[0])
         return across if self.network.forward(road_id, lane) else -across
+
+    # -- trajectories -----------------------------------------------------------------------
+    def _driver(self, actor: str) -> int:
+        """The actor's index among the world's built-in drivers."""
+        world = self.world
+        assert world is not None
+        return int(np.flatnonzero(world.drivers.rows == world.row(actor))[0])
+
+    def _start_trajectory(
+        self, action: m.Action, actor: str, do: m.FollowTrajectoryAction, now: float
+    ) -> TrajectoryRun:
+        """Switch the actor's driver onto the trajectory's path (with its timing, its speed)."""
+        world = self.world
+        assert world is not None
+        paths, k = world.paths, self._driver(actor)
+        q = paths.index[trajectory_path(do.trajectory.index)]
+        cum = paths.cum[paths.starts[q] : paths.ends[q]]
+        times = None
+        if do.timing is not None:
+            scheduled = layout(do.trajectory, self.network)[1]
+            assert scheduled is not None  # the reader refuses timing without times
+            times = scheduled * do.timing.scale + do.timing.offset
+            times = times + (now if do.timing.domain == "relative" else 0.0)
+        run = TrajectoryRun(action, actor, q, cum, times, do.mode == "position")
+        channels = self.channels[actor]
+        channels.take(run)
+        channels.ramps["offset"] = Ramp.hold(0.0)
+        if times is not None:  # the schedule drives the speed: a running speed action ends
+            speed = channels.owners.get("speed")
+            if speed is not None and not speed.done:
+                speed.done = speed.overridden = True
+            channels.owners["speed"] = run
+        world.drivers.path_of[k] = q
+        world.drivers.hint[k] = -1
+        self.following[actor] = run
+        return run
+
+    def _follow(self, actor: str, now: float) -> None:
+        """One look at a trajectory being followed: its end, or the speed its schedule wants."""
+        world = self.world
+        assert world is not None
+        run, k = self.following[actor], self._driver(actor)
+        arc = float(world.drivers.arc[k]) + float(world.geometry["rear"][world.row(actor)])
+        if not run.done and arc >= run.cum[-1] - TRAJECTORY_END:
+            run.done = True
+        if run.done:
+            self._leave_trajectory(actor)
+            return
+        channels = self.channels[actor]
+        if run.times is not None and channels.owners.get("speed") is run:
+            speed = schedule_speed(run.cum, run.times, now, arc, run.catch_up)
+            channels.ramps["speed"] = Ramp.hold(speed)
+
+    def _leave_trajectory(self, actor: str) -> None:
+        """Back onto the actor's lane route, in the lane it is in (if its route has that road)."""
+        run = self.following.pop(actor, None)
+        world = self.world
+        if run is None or world is None:
+            return
+        run.done = True
+        try:
+            road_id, s, lane, _ = on_lane(self.network, self._scene().pose(actor), actor)
+            offset = self._from_path(actor, road_id, s, lane)
+        except (PlaceError, ScenarioRunError):
+            return  # off its route: it drives on straight beyond the trajectory's end
+        k = self._driver(actor)
+        world.drivers.path_of[k] = world.paths.index[actor]
+        world.drivers.hint[k] = -1
+        self.channels[actor].ramps["lane"] = Ramp.hold(offset)
 
     def _teleport(self, actor: str, do: m.TeleportAction, scene: Scene) -> None:
         world = self.world

@@ -14,6 +14,7 @@ from pathlib import Path
 
 from vcosim.openscenario.model import Scenario
 from vcosim.openscenario.place import Pose, on_lane, resolve
+from vcosim.openscenario.trajectory import layout, trajectory_path
 from vcosim.roads import RoadNetwork, read_xodr
 from vcosim.world.spec import WorldFile
 
@@ -77,6 +78,9 @@ def scenario_world(scenario: Scenario) -> WorldFile:
                 "speeds": [[0.0, scenario.init[name].speed]],
             }
         vehicles.append(vehicle)
+    for trajectory in scenario.trajectories:  # paths a FollowTrajectoryAction switches onto
+        points, _ = layout(trajectory, network)
+        paths[trajectory_path(trajectory.index)] = {"points": points.tolist()}
     data: dict[str, object] = {"vehicles": vehicles, "paths": paths}
     external = scenario.external
     data["ego"] = external[0] if external else next(iter(scenario.entities))
