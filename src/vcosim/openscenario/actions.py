@@ -71,7 +71,8 @@ def speed_duration(dynamics: m.Dynamics, start: float, end: float) -> float:
     if dynamics.dimension == "time":
         return dynamics.value
     if dynamics.dimension == "rate":
-        return abs(end - start) / dynamics.value if dynamics.value > 0 else 0.0
+        rate = abs(dynamics.value)  # a deceleration may be given as a negative rate
+        return abs(end - start) / rate if rate > 0 else 0.0
     mean = (start + end) / 2.0
     return dynamics.value / mean if mean > 0 else 0.0
 
@@ -120,9 +121,13 @@ class Run:
         self.ramp = ramp
         self.done = ramp is None
         self.overridden = False
+        do = action.action
+        self.continuous = isinstance(do, m.SpeedAction) and do.continuous
 
     def update(self, now: float) -> None:
-        """Done once its ramp has arrived."""
+        """Done once its ramp has arrived (a continuous one only when stopped or overridden)."""
+        if self.continuous:
+            return
         if not self.done and self.ramp is not None and self.ramp.arrived(now):
             self.done = True
 

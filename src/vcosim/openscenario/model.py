@@ -83,6 +83,7 @@ class SpeedAction:
     value: float
     entity: str | None = None  # None: absolute target
     relative: str = "delta"  # delta or factor
+    continuous: bool = False  # relative: keeps tracking the entity's speed, never ends
 
 
 @dataclass(frozen=True)
@@ -425,6 +426,8 @@ class InitState:
 
     position: Position | None = None
     speed: float = 0.0
+    ramp: Dynamics | None = None
+    """How the storyboard brings a vehicle to ``speed`` from standing (None: it starts at it)."""
 
 
 @dataclass(frozen=True)

@@ -33,6 +33,9 @@ PRESETS = {"car": "nightrider", "van": "nightrider"}
 EXTERNAL = "external"
 """A Controller named this, or with ``<Property name="controller" value="external"/>``, makes
 its entity driven from outside (a tight-coupling endpoint)."""
+EXTERNAL_PROPERTIES = {("controller", EXTERNAL), ("esminiController", "ExternalController")}
+"""Controller properties that make it external: vcosim's, and esmini's external controller
+(whose vehicle is moved from outside too), so esmini's scenarios couple their ego."""
 RULES = {"greaterThan", "lessThan", "equalTo", "greaterOrEqual", "lessOrEqual", "notEqualTo"}
 EDGES = {"none", "rising", "falling", "risingOrFalling"}
 SHAPES = {"step", "linear", "cubic", "sinusoidal"}
@@ -155,8 +158,8 @@ class Reader:
         if found is None or found[1].tag != kind:
             raise Refused(ref, f"catalogue {catalog!r} in {directory} has no {kind} {entry!r}")
         assignments = self.one(ref, "ParameterAssignments", required=False)
-        assigned = {
-            self.text(a, "parameterRef"): self.text(a, "value")
+        assigned = {  # a parameterRef names a parameter (some files write it with its $)
+            a.attrib.get("parameterRef", "").lstrip("$"): self.text(a, "value")
             for a in (self.kids(assignments, "ParameterAssignment") if assignments else [])
         }
         path, node = found
@@ -403,7 +406,7 @@ def _is_external(r: Reader, controller: Node) -> bool:
         return True
     props = r.one(controller, "Properties", required=False)
     return props is not None and any(
-        r.text(p, "name", "") == "controller" and r.text(p, "value", "") == EXTERNAL
+        (r.text(p, "name", ""), r.text(p, "value", "")) in EXTERNAL_PROPERTIES
         for p in r.kids(props, "Property")
     )
 
@@ -481,13 +484,18 @@ def _init(
             kind = r.need(action)
             if kind.tag == "TeleportAction":
                 position = _position(r, r.need(kind, "Position"))
-                init[name] = m.InitState(position, init[name].speed)
+                init[name] = m.InitState(position, init[name].speed, init[name].ramp)
                 order.append(name)
             elif kind.tag == "LongitudinalAction":
                 speed = _speed(r, r.need(kind, "SpeedAction"))
-                if speed.entity is not None or speed.dynamics.shape != "step":
-                    raise Refused(kind, "Init takes an absolute target speed with a step shape")
-                init[name] = m.InitState(init[name].position, speed.value)
+                ramp = None if speed.dynamics.shape == "step" else speed.dynamics
+                if speed.entity is not None:
+                    raise Refused(kind, "Init takes an absolute target speed")
+                if ramp is not None and entities[name].external:
+                    raise Refused(kind, f"{name!r} is driven from outside: it starts at a step")
+                init[name] = m.InitState(init[name].position, speed.value, ramp)
+            elif kind.tag == "ActivateControllerAction":  # 1.0: directly in the PrivateAction
+                _activate(r, kind, name)
             elif kind.tag == "ControllerAction":
                 for part in r.kids(kind):
                     if part.tag == "AssignControllerAction":
@@ -558,10 +566,11 @@ def _speed(r: Reader, node: Node) -> m.SpeedAction:
     if target.tag == "AbsoluteTargetSpeed":
         return m.SpeedAction(dynamics, r.number(target, "value"))
     if target.tag == "RelativeTargetSpeed":
-        if r.flag(target, "continuous"):
-            raise Refused(target, "continuous='true' is not supported")
+        continuous = r.flag(target, "continuous")
         kind = r.choice(target, "speedTargetValueType", {"delta", "factor"})
-        return m.SpeedAction(dynamics, r.number(target, "value"), _entity_ref(r, target), kind)
+        return m.SpeedAction(
+            dynamics, r.number(target, "value"), _entity_ref(r, target), kind, continuous
+        )
     raise Refused(target, "not a speed target")
 
 

@@ -196,7 +196,13 @@ class Storyboard(Face):
             lanes = world.spec.paths[name].lanes or []
             self.legs[name] = {str(road): lane for road, lane in lanes}
             offset = getattr(driver, "offset", 0.0)
-            self.channels[name] = Channels(self.scenario.init[name].speed, offset)
+            init = self.scenario.init[name]
+            self.channels[name] = Channels(init.speed, offset)
+            if init.ramp is not None:  # from standing, as Init's speed action says
+                duration = speed_duration(init.ramp, 0.0, init.speed)
+                self.channels[name].ramps["speed"] = Ramp(
+                    0.0, 0.0, init.speed, duration, init.ramp.shape
+                )
         self._tick()
 
     def after_step(self, sim: Simulation) -> None:
@@ -266,6 +272,8 @@ class Storyboard(Face):
             return
         for actor in list(self.following):
             self._follow(actor, now)
+        for channels in self.channels.values():
+            self._keep_relative_speed(channels, scene)
         for story in self.stories:
             self._advance_story(story, scene)
         for name, channels in self.channels.items():
@@ -483,6 +491,20 @@ class Storyboard(Face):
         assert self.network is not None
         across = t - float(self.network.road(road_id).lane_t(s, lane)[0])
         return across if self.network.forward(road_id, lane) else -across
+
+    def _keep_relative_speed(self, channels: Channels, scene: Scene) -> None:
+        """A continuous relative speed, once its ramp arrived, tracks its entity's speed."""
+        run = channels.owners.get("speed")
+        if run is None or run.done or not run.continuous:
+            return
+        ramp = channels.ramps["speed"]
+        do = run.action.action
+        if not ramp.arrived(scene.time) or not isinstance(do, m.SpeedAction):
+            return
+        assert do.entity is not None
+        ref = scene.value("speed", do.entity)
+        target = ref + do.value if do.relative == "delta" else ref * do.value
+        channels.ramps["speed"] = Ramp.hold(max(target, 0.0))
 
     # -- trajectories -----------------------------------------------------------------------
     def _driver(self, actor: str) -> int:

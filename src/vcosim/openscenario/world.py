@@ -64,7 +64,8 @@ def scenario_world(scenario: Scenario) -> WorldFile:
     for name, entity in scenario.entities.items():
         x, y, heading = poses[name]
         start = {"x": x, "y": y, "heading": math.degrees(heading)}
-        start["speed"] = scenario.init[name].speed
+        ramped = scenario.init[name].ramp is not None  # the storyboard brings it up to speed
+        start["speed"] = 0.0 if ramped else scenario.init[name].speed
         vehicle: dict[str, object] = {"name": name, "vehicle": entity.preset, "start": start}
         if not entity.external:
             assert network is not None  # on_lane refuses otherwise
@@ -75,7 +76,7 @@ def scenario_world(scenario: Scenario) -> WorldFile:
                 "kind": "profile",
                 "path": name,
                 "offset": offset if network.forward(road, lane) else -offset,
-                "speeds": [[0.0, scenario.init[name].speed]],
+                "speeds": [[0.0, start["speed"]]],
             }
         vehicles.append(vehicle)
     for trajectory in scenario.trajectories:  # paths a FollowTrajectoryAction switches onto

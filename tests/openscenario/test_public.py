@@ -1,0 +1,53 @@
+"""Public scenarios of another project (esmini's, MPL-2.0, examples/scenarios/public) run end
+to end: a cut-in against the ACC coupled in process, lane changes, a lead vehicle braking."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from vcosim.controllers.acc import Acc
+from vcosim.openscenario.storyboard import StoryboardReport, scenario_run
+from vcosim.scenarios import PacingSpec, RunSpec, build_simulation
+from vcosim.tight.inprocess import couple_in_process
+
+ESMINI = Path(__file__).parents[2] / "examples" / "scenarios" / "public" / "esmini" / "xosc"
+
+
+def run(name: str, duration: float, acc: float | None = None) -> StoryboardReport:
+    face, world = scenario_run(ESMINI / name)
+    sim = build_simulation(RunSpec(world=world, pacing=PacingSpec(mode="fast"), faces=[face]))
+    if acc is not None:
+        couple_in_process(sim, Acc(speed=acc))
+    board = sim.run(duration).faces["storyboard"]
+    assert isinstance(board, StoryboardReport)
+    return board
+
+
+def ended(board: StoryboardReport, name: str) -> list[float]:
+    (element,) = (e for e in board.elements if e.name == name and e.kind == "event")
+    assert element.state == "complete", element
+    return element.ended
+
+
+def test_the_cut_in_against_the_acc_ends_by_its_stop_trigger() -> None:
+    board = run("cut-in_external.xosc", 45.0, acc=30.0)  # esmini's ExternalController: the ACC
+    assert board.ended_by.startswith("the stop trigger ('StopCondition')")
+    assert ended(board, "CutInEvent") and ended(board, "OvertakerBrakeEvent")
+    assert board.collisions == 0
+    assert board.ego_min_time_headway is not None and board.ego_min_time_headway > 0.5
+
+
+@pytest.mark.parametrize(
+    ("name", "events"),
+    [
+        ("follow_ghost.xosc", ["LaneChange1", "LaneChange2", "StopEvent"]),
+        ("slow-lead-vehicle.xosc", ["brake_Event"]),
+    ],
+)
+def test_a_public_scenario_runs_to_its_stop_trigger(name: str, events: list[str]) -> None:
+    board = run(name, 30.0)
+    assert board.ended_by.startswith("the stop trigger"), board.ended_by
+    assert all(ended(board, event) for event in events)
+    assert board.collisions == 0
