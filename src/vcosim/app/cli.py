@@ -34,6 +34,7 @@ from vcosim.app import (
     signals,
     simulator,
     vehicle,
+    world,
 )
 from vcosim.app.console import console, settings
 
@@ -171,6 +172,7 @@ app.command()(modules.view)
 app.add_typer(bench.bench_app, name="bench")
 app.add_typer(fmu.fmu_app, name="fmu")
 app.add_typer(vehicle.vehicle_app, name="vehicle")
+app.add_typer(world.world_app, name="world")
 
 # Old spellings, still understood until REMOVED_IN: each is rewritten to its new form with a
 # one-line warning that says when it goes.
