@@ -227,3 +227,29 @@ def test_on_a_road_every_pose_comes_with_the_road_position(
     s = [p.s for p in places]
     assert s[0] == pytest.approx(20.0, abs=0.5) and all(np.diff(s) > 0.5)
     assert all(abs(p.t + 1.75) < 0.3 for p in places) and face.road_positions == 11
+
+
+def test_a_lone_car_on_a_road_sends_its_road_position_as_row_0(
+    router: Router, connect, collect, tmp_path
+):
+    from scenariogeneration import xodr
+
+    from helpers.roads import xodr_bytes
+    from vcosim.bus.catalogue import RoadPosition
+    from vcosim.bus.vehicle_module import BusVehicle
+    from vcosim.roads import read_xodr
+    from vcosim.vehicle.terrain import load_terrain
+
+    monitor = collect(connect(30, monitor=True))
+    path = tmp_path / "straight.xodr"
+    path.write_bytes(xodr_bytes(xodr.create_road(xodr.Line(200), 7, 1, 1, lane_width=3.5)))
+    car = Vehicle(terrain=load_terrain(path))
+    car.set_inputs(automatic=1, gear=1)
+    car.teleport(20.0, -1.75, 0.0, speed=15.0)
+    sim = Simulation(car, Pacer("fast", frame_rate=100))
+    face = sim.attach("bus", BusVehicle(port=router.address[1], road=read_xodr(path)))
+    sim.run(0.3)  # road positions at 50, 100, ..., 300 ms
+    assert monitor.wait_for(lambda c: len(of(c, RoadPosition)) >= 6)
+    places = of(monitor.stop(), RoadPosition)
+    assert {(p.row, p.road, p.lane) for p in places} == {(0, "7", -1)}
+    assert np.all(np.diff([p.s for p in places]) > 0.5) and face.road_positions == len(places)
