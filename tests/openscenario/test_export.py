@@ -61,7 +61,7 @@ def tracks(spec: RunSpec, seconds: float) -> np.ndarray:
     return np.array(rows)
 
 
-@pytest.mark.parametrize(("world", "seconds"), [(bend(), 6.0), (cut_in(), 12.0)])
+@pytest.mark.parametrize(("world", "seconds"), [(bend(), 6.0), (cut_in(), 10.0)])
 def test_the_exported_scenario_runs_the_world_again(
     tmp_path: Path, world: WorldFile, seconds: float
 ) -> None:

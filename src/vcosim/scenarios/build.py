@@ -70,7 +70,10 @@ def build_simulation(spec: RunSpec, *, note: Note | None = None) -> Simulation:
 
         sim = Simulation(World(world_file(spec)), pacer)
     elif spec.world is not None:  # the vehicles, their starts and the terrain come from the file
-        sim = Simulation(World(spec.world), pacer)
+        from vcosim.world import WorldFile
+
+        world = spec.world if isinstance(spec.world, WorldFile) else WorldFile.load(spec.world)
+        sim = Simulation(World(world, terrain=_built(world.terrain, world.base)), pacer)
     else:
         sim = Simulation(start_vehicle(spec), pacer)
     if sim.world is not None and sim.world.spec.sumo is not None:
@@ -141,9 +144,13 @@ def terrain(spec: Path | TerrainSpec | None) -> Terrain | None:
 
 
 @lru_cache(maxsize=8)
-def _built(spec: TerrainSpec) -> Terrain:
-    """A terrain table's terrain, built once (the runs of a sweep share it)."""
-    return spec.build()
+def _built(spec: TerrainSpec, base: Path | None = None) -> Terrain:
+    """A terrain table's terrain, built once: the runs of a sweep share it, and its road.
+
+    A road's surface takes a while to rasterise; a world's runs build it once. ``base``
+    anchors the table's file names.
+    """
+    return spec.build(base)
 
 
 def reach_speed(car: Vehicle, speed: float) -> None:
