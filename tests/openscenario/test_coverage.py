@@ -202,3 +202,30 @@ def test_activating_controllers_is_read_and_an_external_one_cannot_be_switched_o
     path.write_text(text[:first] + 'lateral="false"' + text[first + len('lateral="true"') :])
     with pytest.raises(ConfigError, match="driven from outside: its controller stays active"):
         read_xosc(path)
+
+
+def test_a_catalogued_clothoid_is_followed_in_follow_mode_without_timing(folder: Path) -> None:
+    spiral = xosc.Trajectory("spiral", False)
+    spiral.add_parameter(xosc.Parameter("Rate", xosc.ParameterType.double, "0.001"))
+    spiral.add_shape(xosc.Clothoid(0.0, "$Rate", 60.0, xosc.LanePosition(40, 0, -1, 1)))
+    (folder / "Trajectory").mkdir(exist_ok=True)
+    file = xosc.CatalogFile()
+    file.create_catalog(str(folder / "Trajectory" / "t.xosc"), "TrajectoryCatalog", "t", "vcosim")
+    file.add_to_catalog(spiral)
+    file.dump()
+    catalog = xosc.Catalog()
+    catalog.add_catalog("TrajectoryCatalog", "Trajectory")
+    reference = xosc.CatalogReference("TrajectoryCatalog", "spiral")
+    reference.add_parameter_assignment("Rate", "0.002")
+    maneuver = xosc.Maneuver("curl")
+    follow = xosc.FollowTrajectoryAction(reference, xosc.FollowingMode.follow)
+    maneuver.add_event(event("curl", follow, at_time("now", 0.0)))
+    ents = entities(car(), car(), catalogued=False)
+    path = write(folder, "curl", catalog, ents, storyboard(maneuver, 1.0))
+    scenario = read_xosc(path)
+    (curl,) = scenario.stories[0].acts[0].groups[0].maneuvers
+    action = curl.events[0].actions[0].action
+    assert isinstance(action, m.FollowTrajectoryAction) and action.timing is None
+    assert action.mode == "follow" and scenario.trajectories == (action.trajectory,)
+    shape = action.trajectory.shape
+    assert isinstance(shape, m.Clothoid) and shape.curvature_rate == 0.002
