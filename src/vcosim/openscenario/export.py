@@ -123,7 +123,7 @@ def _refusals(world: WorldFile) -> list[str]:
                 f"vehicle {entry.name!r}: a built-in driver drives an automatic, engine on"
             )
     external = [e.name for e in vehicles if isinstance(e.driver, ExternalDriver)]
-    ego = world.ego or vehicles[0].name
+    ego = world.ego or (external[0] if external else vehicles[0].name)  # as World takes it
     if (external and external[0] != ego) or (not external and ego != vehicles[0].name):
         first = external[0] if external else vehicles[0].name
         problems.append(f"ego: a scenario's ego is its first external entity, {first}, not {ego}")

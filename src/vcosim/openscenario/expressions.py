@@ -69,7 +69,7 @@ def evaluate(expression: str, parameters: Mapping[str, str]) -> str:
 
 def _eval(node: ast.AST) -> float | bool:
     if isinstance(node, ast.Constant) and isinstance(node.value, (int, float)):
-        return node.value
+        return float(node.value)  # floats overflow where integers would grow without end
     if isinstance(node, ast.Name) and node.id in ("true", "false"):
         return node.id == "true"
     if isinstance(node, ast.BinOp) and type(node.op) in BINARY:

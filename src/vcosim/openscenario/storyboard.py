@@ -547,6 +547,8 @@ class Storyboard(Face):
         world = self.world
         assert world is not None
         run, k = self.following[actor], self._driver(actor)
+        if world.drivers.hint[k] < 0 and not run.done:
+            return  # the driver has not looked at the trajectory yet: its arc is the route's
         arc = float(world.drivers.arc[k]) + float(world.geometry["rear"][world.row(actor)])
         if not run.done and arc >= run.cum[-1] - TRAJECTORY_END:
             run.done = True
