@@ -229,3 +229,35 @@ def test_a_catalogued_clothoid_is_followed_in_follow_mode_without_timing(folder:
     assert action.mode == "follow" and scenario.trajectories == (action.trajectory,)
     shape = action.trajectory.shape
     assert isinstance(shape, m.Clothoid) and shape.curvature_rate == 0.002
+
+
+@pytest.mark.parametrize(("h", "absolute", "placed"), [(0.0, True, True), (math.pi, True, False)])
+def test_a_relative_road_position_with_a_heading_along_the_lane(
+    folder: Path, h: float, absolute: bool, placed: bool
+) -> None:
+    from vcosim.openscenario.world import start_poses
+
+    context = xosc.ReferenceContext.absolute if absolute else xosc.ReferenceContext.relative
+    beside = xosc.RelativeRoadPosition(15.0, -3.5, "Ego", xosc.Orientation(h=h, reference=context))
+    slow = xosc.Maneuver("slow")
+    slow.add_event(event("slow", step_to(5.0), at_time("soon", 0.5)))
+    board = storyboard(slow, 1.0)
+    path = write(folder, "beside", xosc.Catalog(), entities(car(), car(), catalogued=False), board)
+    text = path.read_text()
+    car_at = text.index('<Private entityRef="Car">')
+    start = text.index("<Position>", car_at)  # the car's Init position, replaced
+    end = text.index("</Position>", start) + len("</Position>")
+    path.write_text(text[:start] + _xml(beside) + text[end:])
+    scenario = read_xosc(path)
+    if not placed:
+        with pytest.raises(ConfigError, match="vehicles start along their lane"):
+            start_poses(scenario)
+        return
+    x, y, heading = start_poses(scenario)["Car"]
+    assert (x, y, heading) == pytest.approx((10.0 + 15.0, -LANE_WIDTH / 2 - 3.5, 0.0), abs=1e-9)
+
+
+def _xml(element: object) -> str:
+    import xml.etree.ElementTree as ET
+
+    return ET.tostring(element.get_element(), encoding="unicode")  # type: ignore[attr-defined]

@@ -59,8 +59,41 @@ class RelativeObjectPosition:
     dy: float
 
 
+@dataclass(frozen=True)
+class RelativeRoadPosition:
+    """``ds`` along and ``dt`` across the road ``entity`` is on, from where it is."""
+
+    entity: str
+    ds: float
+    dt: float
+
+
+@dataclass(frozen=True)
+class Oriented:
+    """A position with a heading ``h`` (rad): absolute, or ``relative`` to the road's s.
+
+    Vehicles start heading along their lane: the heading must be that one.
+    """
+
+    position: (
+        LanePosition
+        | RoadPosition
+        | RelativeLanePosition
+        | RelativeObjectPosition
+        | RelativeRoadPosition
+    )
+    h: float
+    relative: bool = False
+
+
 Position = (
-    WorldPosition | LanePosition | RoadPosition | RelativeLanePosition | RelativeObjectPosition
+    WorldPosition
+    | LanePosition
+    | RoadPosition
+    | RelativeLanePosition
+    | RelativeObjectPosition
+    | RelativeRoadPosition
+    | Oriented
 )
 
 # -- actions --------------------------------------------------------------------------------

@@ -15,6 +15,9 @@ from vcosim.errors import ConfigError
 from vcosim.openscenario import model as m
 from vcosim.roads import NO_LANE, RoadNetwork
 
+HEADING_TOLERANCE = 0.01
+"""rad: an absolute orientation this close to the road's heading is the road's."""
+
 Pose = tuple[float, float, float]
 """x, y (m) and heading (rad, anticlockwise from east)."""
 
@@ -69,6 +72,20 @@ def resolve(position: m.Position, network: RoadNetwork | None, poses: Mapping[st
     """(x, y, heading) of a position; ``poses`` are the entities' (for relative positions)."""
     if isinstance(position, m.WorldPosition):
         return position.x, position.y, position.h or 0.0
+    if isinstance(position, m.Oriented):
+        x, y, h = resolve(position.position, network, poses)
+        wanted = position.h
+        if position.relative:  # to the road's s direction there
+            where = need_road(network, "a relative orientation").locate(x, y)
+            if where.road[0] == "":
+                raise PlaceError(f"({x:.2f}, {y:.2f}) is on no road: no heading to be relative to")
+            wanted += float(need_road(network, "").road(str(where.road[0])).point(where.s[0])[3][0])
+        if abs(math.remainder(wanted - h, 2.0 * math.pi)) > HEADING_TOLERANCE:
+            raise PlaceError(
+                f"a heading of {wanted:.3f} rad where the lane heads {h:.3f} rad: vehicles "
+                "start along their lane"
+            )
+        return x, y, h
     if isinstance(position, m.RelativeObjectPosition):
         x, y, h = _pose_of(position.entity, poses)
         c, s = math.cos(h), math.sin(h)
@@ -78,6 +95,15 @@ def resolve(position: m.Position, network: RoadNetwork | None, poses: Mapping[st
         return lane_pose(road, position.road, position.s, position.lane, position.offset)
     if isinstance(position, m.RoadPosition):
         px, py, _, heading = road.road(position.road).point(position.s, position.t)
+        return float(px[0]), float(py[0]), float(heading[0])
+    if isinstance(position, m.RelativeRoadPosition):
+        ref = position.entity
+        road_id, s, _, t = on_lane(network, _pose_of(ref, poses), ref)
+        along = s + position.ds
+        length = road.road(road_id).length
+        if not 0.0 <= along <= length:
+            raise PlaceError(f"s = {along:.2f} m is beyond road {road_id!r} (0 to {length:.2f} m)")
+        px, py, _, heading = road.road(road_id).point(along, t + position.dt)
         return float(px[0]), float(py[0]), float(heading[0])
     ref = position.entity
     road_id, s, lane, _ = on_lane(network, _pose_of(ref, poses), ref)

@@ -524,10 +524,22 @@ def _entity_ref(r: Reader, node: Node, attr: str = "entityRef") -> str:
 def _position(r: Reader, node: Node) -> m.Position:
     kind = r.need(node)
     orientation = r.one(kind, "Orientation", required=False)
-    if orientation is not None and r.text(orientation, "type", "relative") != "relative":
-        raise Refused(orientation, "only relative orientation (the lane's direction) is supported")
-    if orientation is not None and any(r.number(orientation, a, 0.0) for a in ("h", "p", "r")):
-        raise Refused(orientation, "an orientation other than the lane's is not supported")
+    position = _where(r, kind)
+    if orientation is None:
+        return position
+    absolute = r.choice(orientation, "type", {"relative", "absolute"}, "relative") == "absolute"
+    if any(r.number(orientation, a, 0.0) for a in ("p", "r")):
+        raise Refused(orientation, "pitch and roll come from the road")
+    h = r.number(orientation, "h", 0.0)
+    if not absolute and (not h or isinstance(position, m.WorldPosition)):
+        return position  # the lane's own direction (a world position: h is its heading)
+    if isinstance(position, m.WorldPosition):
+        return m.WorldPosition(position.x, position.y, h)
+    assert not isinstance(position, m.Oriented)
+    return m.Oriented(position, h, relative=not absolute)
+
+
+def _where(r: Reader, kind: Node) -> m.Position:
     if kind.tag == "WorldPosition":
         h = r.number(kind, "h") if "h" in kind.attrib else None
         return m.WorldPosition(r.number(kind, "x"), r.number(kind, "y"), h)
@@ -548,6 +560,10 @@ def _position(r: Reader, node: Node) -> m.Position:
     if kind.tag == "RelativeObjectPosition":
         return m.RelativeObjectPosition(
             _entity_ref(r, kind), r.number(kind, "dx"), r.number(kind, "dy")
+        )
+    if kind.tag == "RelativeRoadPosition":
+        return m.RelativeRoadPosition(
+            _entity_ref(r, kind), r.number(kind, "ds"), r.number(kind, "dt")
         )
     raise Refused(kind, "this position is not supported")
 
@@ -634,7 +650,9 @@ def _trajectory(r: Reader, node: Node) -> m.Trajectory:
 def _fixed(r: Reader, node: Node) -> m.Position:
     """A position that does not move with an entity (a trajectory is laid out at the start)."""
     position = _position(r, node)
-    if isinstance(position, (m.RelativeLanePosition, m.RelativeObjectPosition)):
+    inner = position.position if isinstance(position, m.Oriented) else position
+    relative = (m.RelativeLanePosition, m.RelativeObjectPosition, m.RelativeRoadPosition)
+    if isinstance(inner, relative):
         raise Refused(node, "a trajectory's positions are World, Lane or Road positions")
     return position
 
