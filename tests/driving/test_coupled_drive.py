@@ -23,6 +23,9 @@ DRIVERS = Path(__file__).with_name("drivers.py")
 RATE = 100.0  # recorded rows per second
 EXT_TIME = "0.01"  # the controller's step: a driver's 100 Hz, half the exchanges of 5 ms
 TIMEOUT = "30"  # s: a loaded machine may hold either process off the CPU for a while
+# Both ends sleep in their receives instead of busy-polling: this checks the driving, not the
+# exchange rate, and two spinning processes would take both cores from the other tests.
+NO_SPIN = ["--spin", "0"]
 
 
 @pytest.fixture(scope="module")
@@ -33,7 +36,7 @@ def coupled_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[dict[str, np.
     controller = subprocess.Popen(
         [*vcosim, "controller", "--function", f"{DRIVERS}:CoupledScript"]
         + ["--listen", f"127.0.0.1:{port}", "--sim", "127.0.0.1:0", "--duration", f"{DURATION:g}"]
-        + ["--ext-time", EXT_TIME, "--timeout", TIMEOUT, "--idle-exit", TIMEOUT],
+        + ["--ext-time", EXT_TIME, "--timeout", TIMEOUT, "--idle-exit", TIMEOUT, *NO_SPIN],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
@@ -43,7 +46,7 @@ def coupled_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[dict[str, np.
         sim = subprocess.run(
             [*vcosim, "sim", "--pacing", "lockstep", "--gear-slot", "--vehicle", "nightrider"]
             + ["--listen", "127.0.0.1:0", "--controller", f"127.0.0.1:{port}"]
-            + ["--ext-time", EXT_TIME, "--timeout", TIMEOUT]
+            + ["--ext-time", EXT_TIME, "--timeout", TIMEOUT, *NO_SPIN]
             + ["--duration", f"{DURATION:g}", "--record", str(folder / "run.csv")]
             + ["--record-rate", f"{RATE:g}", "--json-out", str(folder / "summary.json")],
             capture_output=True,
