@@ -92,7 +92,9 @@ def _serve(link: ChildLink, pacing: str, spin: float | None = None) -> None:
     from vcosim.sim.pacing import PacingMode
     from vcosim.sim.simulation import Simulation
 
-    sim = build_simulation(RunSpec(pacing=PacingSpec(mode=PacingMode(pacing), frame_rate=1000.0)))
+    # real time: a frame per update; lock-step: the host's default frames, as the coupling's
+    frames = {"frame_rate": 1000.0} if pacing == "realtime" else {}
+    sim = build_simulation(RunSpec(pacing=PacingSpec(mode=PacingMode(pacing), **frames)))
     steps: list[tuple[float, float]] = []
 
     class StepClock(Face):  # attached before the server: it reads the clock before the send

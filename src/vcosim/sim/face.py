@@ -49,6 +49,16 @@ class Face:
     def on_frame(self, sim: Simulation) -> None:
         """Called after every frame (a pacer's batch of steps)."""
 
+    def quiet_steps(self, sim: Simulation) -> int:
+        """After this step's ``before_step``: steps (this one first) with nothing to do between.
+
+        The host runs that many physics steps in one compiled call when every face with step
+        hooks allows it, then calls ``after_step`` once: a face that sends every few steps
+        and only then has work (the contract server in lock-step) saves the hooks in between.
+        1, the default: the hooks around every step.
+        """
+        return 1
+
     def report(self) -> Report | None:
         """What the face did, once the run is over (None: nothing to say)."""
         return None
