@@ -348,10 +348,7 @@ class ContractServer(Face):
     # -- holding ----------------------------------------------------------------------------
     def _must_hold(self, now: float, end: float) -> bool:
         """True if a contract forbids the step from ``now`` to ``end``."""
-        for c in self._waiters:
-            if c.forbids(now, end):
-                return True
-        return False
+        return any(c.forbids(now, end) for c in self._waiters)
 
     def _hold(self, sim: Simulation) -> None:
         """Wait (serving every client) until no contract forbids the step, or give up.
