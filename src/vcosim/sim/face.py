@@ -3,8 +3,9 @@
 A face (the tight-coupling endpoint, the contract server, a bus module, a recorder, a
 sweep's probe) subclasses ``Face`` and overrides the hooks it needs; the others do nothing.
 The host calls, in this order: ``start`` once before the first step, ``before_step`` and
-``after_step`` around every physics step, ``on_frame`` after every frame, then ``close``
-(safe twice) and ``report``. A face whose hooks around the step are the base's costs the hot
+``after_step`` around every physics step (around a run of steps where every face's
+``quiet_steps`` allows it), ``on_frame`` after every frame, then ``close`` (safe twice) and
+``report``. A face whose hooks around the step are the base's costs the hot
 loop nothing: the host calls only the hooks a face overrides.
 
 Faces never reach into each other; figures they share go through ``sim.live``.
