@@ -180,7 +180,9 @@ class Simulation:
                     while n > 0:
                         for hook in before:
                             hook(self)
-                        k = min(n, *[q(self) for q in quiet]) if quiet else 1
+                        k = n if quiet else 1
+                        for q in quiet:
+                            k = min(k, q(self))
                         if k > 1:
                             body.run(k)
                         else:
