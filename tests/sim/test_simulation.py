@@ -84,3 +84,28 @@ def test_keyboard_interrupt_closes_faces_and_reports():
     sim._frame.append(interrupt)
     report = sim.run(1.0)
     assert report.interrupted and face.closed == 1
+
+
+class Quiet(Recorder):
+    """A face with nothing to do between its sends, every third step (``quiet_steps``)."""
+
+    def quiet_steps(self, sim):
+        return 3 - sim.vehicle.step_index % 3
+
+
+@pytest.mark.parametrize("other", [None, Recorder])
+def test_quiet_steps_run_in_one_call_unless_another_face_needs_every_step(other):
+    sim = Simulation(Vehicle(), Pacer("lockstep", frame_rate=200.0))  # frames of 10 steps
+    face = sim.attach("quiet", Quiet())
+    if other is not None:
+        sim.attach("every", other())
+    sim.run(0.01)  # 20 steps, 2 frames
+    steps = [c for c in face.calls if c.startswith("before")]
+    if other is None:  # hooks at 0, 3, 6, 9 (frame end), 10, 12, ...: frames still end on time
+        assert steps == [f"before {k}" for k in (0, 3, 6, 9, 10, 12, 15, 18)]
+        assert face.calls.count("frame") == 2
+    else:
+        assert len(steps) == 20
+    alone = Vehicle()
+    alone.run(20)
+    assert (sim.vehicle.state == alone.state).all()  # the same steps, however grouped

@@ -32,7 +32,7 @@ from typing import Any
 
 import numpy as np
 
-from vcosim.bench.coupling import Exchanges, lockstep_run, peer_process
+from vcosim.bench.coupling import MARK_EVERY, Exchanges, lockstep_run, peer_process
 from vcosim.bench.progress import bench_progress
 from vcosim.bench.rates import Marks, Quiet, RatioDoc, best_window, unjudged_if_busy
 from vcosim.reports import Report
@@ -92,7 +92,9 @@ def _serve(link: ChildLink, pacing: str, spin: float | None = None) -> None:
     from vcosim.sim.pacing import PacingMode
     from vcosim.sim.simulation import Simulation
 
-    sim = build_simulation(RunSpec(pacing=PacingSpec(mode=PacingMode(pacing), frame_rate=1000.0)))
+    # real time: a frame per update; lock-step: the host's default frames, as the coupling's
+    frames = {"frame_rate": 1000.0} if pacing == "realtime" else {}
+    sim = build_simulation(RunSpec(pacing=PacingSpec(mode=PacingMode(pacing), **frames)))
     steps: list[tuple[float, float]] = []
 
     class StepClock(Face):  # attached before the server: it reads the clock before the send
@@ -174,7 +176,8 @@ def lockstep_updates(seconds: float, blocking: bool = False) -> tuple[Marks, int
 
     The server waits as in any lock-step run (spin, then sleep) and the client spins like the
     tight coupling's bench peer; ``blocking``: both sleep at once instead. Returns (time,
-    updates received) marks, one a client step from the first connected one, and the gaps.
+    updates received) marks, one every ``MARK_EVERY`` client steps from the first connected
+    one (as the coupling marks its frames, not every exchange), and the gaps.
     """
     from vcosim.contracts.client import ConnectionStatus, ContractClient
 
@@ -182,9 +185,14 @@ def lockstep_updates(seconds: float, blocking: bool = False) -> tuple[Marks, int
     with ChildProcess(_serve, "lockstep", spin, name="contract server") as server:
         marks: Marks = []
         client: ContractClient
+        steps = 0
 
-        def step(ports: Any) -> None:
+        def step(ports: Any) -> None:  # a mark every MARK_EVERY updates, as the coupling's
+            nonlocal steps
             if ports.status is not ConnectionStatus.connected:
+                return
+            steps += 1
+            if steps % MARK_EVERY != 1:
                 return
             marks.append((time.perf_counter(), client.received))
             if marks[-1][0] - marks[0][0] >= seconds:

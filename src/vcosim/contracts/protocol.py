@@ -55,6 +55,8 @@ DATA_HEADER = struct.Struct("<2sBBIHHId")  # + contract, count, serial, sender's
 PING = struct.Struct("<2sBBIIddd")  # + sequence, monotonic send time, wall send time, sim time
 PONG = struct.Struct("<2sBBIIddddd")  # + server wall time, server sim time
 _KINDS = frozenset(int(k) for k in Kind)
+_DATA = int(Kind.DATA)
+_pack_data = DATA_HEADER.pack_into
 
 
 class Malformed(ProtocolError):
@@ -94,26 +96,27 @@ def header(kind: Kind, session: int) -> bytes:
 class DataMessage:
     """A reusable outgoing DATA datagram: fill ``values`` in place, then ``pack``."""
 
-    __slots__ = ("buffer", "values", "contract", "serial")
+    __slots__ = ("buffer", "values", "contract", "serial", "_count")
 
     def __init__(self, contract: int, width: int) -> None:
         self.buffer = bytearray(DATA_HEADER.size + 8 * width)
         self.values = np.frombuffer(self.buffer, WIRE_DTYPE, width, DATA_HEADER.size)
         self.contract = contract
         self.serial = 0
+        self._count = width
 
     def pack(self, session: int, time: float) -> bytearray:
         """Stamp the next serial number and the sender's time; returns the datagram."""
         self.serial += 1
-        DATA_HEADER.pack_into(
+        _pack_data(
             self.buffer,
             0,
             MAGIC,
             VERSION,
-            Kind.DATA,
+            _DATA,
             session,
             self.contract,
-            len(self.values),
+            self._count,
             self.serial,
             time,
         )

@@ -3,8 +3,9 @@
 A face (the tight-coupling endpoint, the contract server, a bus module, a recorder, a
 sweep's probe) subclasses ``Face`` and overrides the hooks it needs; the others do nothing.
 The host calls, in this order: ``start`` once before the first step, ``before_step`` and
-``after_step`` around every physics step, ``on_frame`` after every frame, then ``close``
-(safe twice) and ``report``. A face whose hooks around the step are the base's costs the hot
+``after_step`` around every physics step (around a run of steps where every face's
+``quiet_steps`` allows it), ``on_frame`` after every frame, then ``close`` (safe twice) and
+``report``. A face whose hooks around the step are the base's costs the hot
 loop nothing: the host calls only the hooks a face overrides.
 
 Faces never reach into each other; figures they share go through ``sim.live``.
@@ -48,6 +49,16 @@ class Face:
 
     def on_frame(self, sim: Simulation) -> None:
         """Called after every frame (a pacer's batch of steps)."""
+
+    def quiet_steps(self, sim: Simulation) -> int:
+        """After this step's ``before_step``: steps (this one first) with nothing to do between.
+
+        The host runs that many physics steps in one compiled call when every face with step
+        hooks allows it, then calls ``after_step`` once: a face that sends every few steps
+        and only then has work (the contract server in lock-step) saves the hooks in between.
+        1, the default: the hooks around every step.
+        """
+        return 1
 
     def report(self) -> Report | None:
         """What the face did, once the run is over (None: nothing to say)."""

@@ -97,6 +97,8 @@ class Simulation:
         self._before: list[Hook] = []
         self._after: list[Hook] = []
         self._frame: list[Hook] = []
+        self._quiet: list[Callable[[Simulation], int]] = []  # (empty: a hooked face never is)
+        self._all_quiet = True
         self.wall_start = 0.0
         self._stopping = False
         self.live: dict[str, float] = {}
@@ -135,6 +137,12 @@ class Simulation:
             if overrides(face, hook_name):
                 hook: Hook = getattr(face, hook_name)
                 hooks.append(hook if view is self else _scoped(hook, view))
+        if overrides(face, "before_step") or overrides(face, "after_step"):
+            if overrides(face, "quiet_steps"):
+                quiet = face.quiet_steps
+                self._quiet.append(quiet if view is self else lambda _: quiet(view))
+            else:
+                self._all_quiet = False
         return face
 
     def couplings(self) -> dict[str | None, Face]:
@@ -157,6 +165,7 @@ class Simulation:
         interrupted = False
         self._stopping = False
         before, after, frame = self._before, self._after, self._frame
+        quiet = self._quiet if self._all_quiet else []
         live, start_time = self.live, body.time
         try:
             for name, face in self.faces.items():  # inside try: a face that fails to start
@@ -168,10 +177,17 @@ class Simulation:
                 if end_step is not None:
                     n = min(n, end_step - body.step_index)
                 if before or after:
-                    for _ in range(n):
+                    while n > 0:
                         for hook in before:
                             hook(self)
-                        body.step()
+                        k = n if quiet else 1
+                        for q in quiet:
+                            k = min(k, q(self))
+                        if k > 1:
+                            body.run(k)
+                        else:
+                            body.step()
+                        n -= max(k, 1)
                         for hook in after:
                             hook(self)
                         if world is not None and world.stop_requested:

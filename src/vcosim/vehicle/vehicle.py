@@ -476,11 +476,15 @@ class Vehicle(VehicleView):
         self._advance_one(*self._one_step)
 
     def run(self, n_steps: int, **inputs: object) -> None:
-        """Advance ``n_steps`` physics steps in one compiled call with the inputs held."""
+        """Advance ``n_steps`` physics steps in one compiled call with the inputs held.
+
+        Through the kernel's entry point as ``step`` (no argument typing): a host that runs a
+        few steps between a face's sends calls this thousands of times a second.
+        """
         if inputs:
             self.set_inputs(**inputs)
         if n_steps > 0:
-            advance(self._x, self._u, self._p, self._y, self._s, *self._terrain, int(n_steps))
+            self._advance_one(*self._one_step[:-1], int(n_steps))
 
     def run_for(self, seconds: float, **inputs: object) -> None:
         """Advance by a duration (rounded to whole steps)."""

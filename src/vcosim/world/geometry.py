@@ -179,20 +179,24 @@ def range_readings(
         out[:, block + R_DISTANCE] = math.inf
     reach = max_range + 2.0 * half_length.max()
     pairs = candidate_pairs(cx, cy, np.zeros(n), reach, own)
+    # each sensor's heading and predicted curvature, once (not once per pair it is in)
+    cos_yaw, sin_yaw, curvatures = np.empty(own), np.empty(own), np.empty(own)
+    for i in range(own):
+        cos_yaw[i], sin_yaw[i] = math.cos(yaw[i]), math.sin(yaw[i])
+        speed = math.hypot(vx[i], vy[i])
+        curvature = yaw_rate[i] / speed if speed > 1.0 else 0.0
+        curvatures[i] = min(max(curvature, -0.02), 0.02)  # a radius of 50 m or more
     for k in range(pairs.shape[0]):
         for flip in range(2):
             i, j = (pairs[k, 0], pairs[k, 1]) if flip == 0 else (pairs[k, 1], pairs[k, 0])
             if i >= own:
                 continue
-            c, s = math.cos(yaw[i]), math.sin(yaw[i])
+            c, s = cos_yaw[i], sin_yaw[i]
             dx, dy = cx[j] - cx[i], cy[j] - cy[i]
             along, left = c * dx + s * dy, -s * dx + c * dy
             if along <= 0.0 or along > max_range + half_length[i] + half_length[j]:
                 continue
-            speed = math.hypot(vx[i], vy[i])
-            curvature = yaw_rate[i] / speed if speed > 1.0 else 0.0
-            curvature = min(max(curvature, -0.02), 0.02)  # a radius of 50 m or more
-            lateral = left - 0.5 * curvature * along * along
+            lateral = left - 0.5 * curvatures[i] * along * along
             if abs(lateral) <= half_lane or abs(math.atan2(left, along)) <= cone:
                 block = R_AHEAD
             elif abs(lateral) <= 3.0 * half_lane:

@@ -91,8 +91,8 @@ def project(points, cum, start, end, closed, x, y, hint):
     best, best_k, best_s = math.inf, 0, 0.0
     for m in range(count):
         k = first + m
-        if closed:
-            k %= nseg
+        if closed:  # (first is at most a window before 0, count at most nseg: no division)
+            k += nseg if k < 0 else -nseg if k >= nseg else 0
         elif k < 0 or k >= nseg:
             continue
         a = start + k

@@ -313,7 +313,7 @@ class ContractClient:
             while not self._stopping and session.holds(t):
                 if time.perf_counter() < spin_end:
                     if ready():
-                        session.drain()
+                        session.drain(one=True)
                     else:  # let the peer have the core, should it be waiting for one
                         os.sched_yield()
                     continue

@@ -40,6 +40,7 @@ MAX_ERROR_CODES = 16  # codes counted by name; any further one counts as OTHER_C
 OTHER_CODE = "(other)"
 CODE_CHARS, MESSAGE_CHARS = 40, 200  # a server's code and message as far as they are shown
 S = ConnectionStatus
+_DATA = int(P.Kind.DATA)
 
 
 class ClientSession:
@@ -74,7 +75,7 @@ class ClientSession:
         self.incoming = [Incoming(c) for c in layout.contracts if c.direction == "to_client"]
         self._by_id = {c.id: c for c in self.incoming}
         self.outgoing = [
-            Outgoing(c) for c in layout.contracts if c.direction == "to_server" and c.fields
+            Outgoing(c, inputs) for c in layout.contracts if c.direction == "to_server" and c.fields
         ]
         self.ping_fields = [
             (1 + f.flat, f.width, f.config.invalidValue)
@@ -227,11 +228,17 @@ class ClientSession:
         return code
 
     # -- receiving --------------------------------------------------------------------------
-    def drain(self) -> int:
-        """Handle every datagram waiting; how many there were."""
+    def drain(self, one: bool = False) -> int:
+        """Handle every datagram waiting (``one``: the first only); how many there were.
+
+        A waiting block takes one at a time: the update it waits for ends its wait without
+        another look at the socket.
+        """
         endpoint, buffer, ready = self.endpoint, self.endpoint.buffer, self.ready
         handled = 0
         while ready():
+            if one and handled:
+                break
             got = endpoint.receive()
             if got is None:
                 break
@@ -255,12 +262,13 @@ class ClientSession:
         return handled
 
     def _handle(self, kind: int, size: int) -> None:
-        buffer, status = self.endpoint.buffer, self.status
         self._heard = time.perf_counter()
-        if kind == P.Kind.DATA:
-            if status == S.connected:
+        if kind == _DATA:  # the hot path
+            if self.status == S.connected:
                 self._update(*self._data.read(size))
-        elif kind == P.Kind.WELCOME:
+            return
+        buffer, status = self.endpoint.buffer, self.status
+        if kind == P.Kind.WELCOME:
             if status == S.connecting:
                 self._welcome(P.decode(buffer, size, P.Welcome))
         elif kind == P.Kind.PONG:
@@ -384,7 +392,7 @@ class ClientSession:
         """Send each input contract whose grid time has come, stamped with the step's time."""
         for out in self.outgoing:
             if t + EPS >= out.next_k * out.period:
-                out.message.values[:] = self.inputs[out.start : out.stop]
+                out.message.values[:] = out.source
                 self.sent_time = t
                 self.endpoint.send(out.message.pack(self._session, t))
                 out.next_k = next_tick(t, out.period)

@@ -57,12 +57,13 @@ class Incoming:
 class Outgoing:
     """A contract the client sends (an input group): its slice of the inputs, its schedule."""
 
-    def __init__(self, layout: ContractLayout) -> None:
+    def __init__(self, layout: ContractLayout, inputs: np.ndarray) -> None:
         self.id = int(layout.id or 0)
         self.period = layout.group.period
         fields = layout.fields
         self.start = 1 + fields[0].flat
         self.stop = 1 + fields[-1].flat + fields[-1].width
+        self.source = inputs[self.start : self.stop]  # a view: the values as they are now
         self.message = P.DataMessage(self.id, self.stop - self.start)
         self.next_k = 0
         self.sent = 0

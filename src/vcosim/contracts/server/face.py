@@ -43,6 +43,9 @@ log = logging.getLogger("vcosim.contracts")
 EPS = 1e-9
 WELCOME_GAIN = 3  # a WELCOME is at most this many times its HELLO (reasons left out if need be)
 HOLD_POLL = 0.05  # s: a hold re-checks timeouts at least this often
+EXPIRE_EVERY = 0.05  # s: silent sessions are looked for at most this often
+QUIET_MAX = 1 << 30  # steps: no send due (no client yet)
+_DATA, _PING, _HELLO = int(P.Kind.DATA), int(P.Kind.PING), int(P.Kind.HELLO)
 
 
 class ContractServer(Face):
@@ -82,6 +85,7 @@ class ContractServer(Face):
         self._answers_due = False  # a lock-step update went out: its answers may forbid
         self._next_due = math.inf
         self._sync_data = 0  # data messages applied to contracts a hold may wait for
+        self._next_expiry = 0.0  # perf_counter time of the next look for silent sessions
         self.doorman = Doorman(self.endpoint, self.stats, opts)
         self._closed = False
 
@@ -117,7 +121,7 @@ class ContractServer(Face):
 
     def before_step(self, sim: Simulation) -> None:
         """Take what has arrived; hold while a contract forbids the step."""
-        if self._ready():
+        if not self._answers_due and self._ready():  # (a hold looks first itself)
             self._receive(sim)
         if self._timed or self._answers_due:
             now = sim.time
@@ -125,19 +129,35 @@ class ContractServer(Face):
                 self._hold(sim)
             self._answers_due = False  # a lock-step answer is due again after the next send
 
+    def quiet_steps(self, sim: Simulation) -> int:
+        """In lock-step, the steps up to the next send run in one call (``Face.quiet_steps``).
+
+        Once the answer to the latest update is in, nothing can forbid a step before the next
+        update is sent: what arrives meanwhile (pings, an input of a shorter period) waits for
+        the next ``before_step``, one update later at most. Not with time-synced or overdue
+        contracts (each step's end is checked) nor in real time (data applies on arrival).
+        """
+        if not self.lockstep or self._timed:
+            return 1
+        ahead = (self._next_due - sim.time) / self._dt
+        return QUIET_MAX if ahead > QUIET_MAX else max(math.ceil(ahead - 1e-6), 1)
+
     def after_step(self, sim: Simulation) -> None:
         """Send every contract that is due, stamped with the simulation time after the step."""
         now = sim.time
         if now + EPS < self._next_due:
             return
-        outputs, send, stats = self._outputs, self.endpoint.send, self.stats
+        outputs, sendto, stats = self._outputs, self.endpoint.sock.sendto, self.stats
         next_due = math.inf
         for session in self.sessions.values():
             sent = False
             for c in session.to_client:
                 if now + EPS >= c.due:
                     c.fill(outputs)
-                    send(c.message.pack(session.id, now), session.address)
+                    try:  # (``Endpoint.send``'s work inline: once per update)
+                        sendto(c.message.pack(session.id, now), session.address)
+                    except OSError as exc:
+                        self.endpoint.send_failed(exc)
                     c.sent_at(now)
                     stats.sent += 1
                     sent = True
@@ -149,14 +169,18 @@ class ContractServer(Face):
         self._next_due = next_due
 
     def on_frame(self, sim: Simulation) -> None:
-        """End the sessions of clients that went silent."""
-        self._expire()
+        """End the sessions of clients that went silent (looked for every ``EXPIRE_EVERY``)."""
+        if time.perf_counter() >= self._next_expiry:
+            self._expire()
 
     # -- receiving --------------------------------------------------------------------------
-    def _receive(self, sim: Simulation) -> None:
-        """Handle every datagram waiting."""
+    def _receive(self, sim: Simulation, drain: bool = True) -> None:
+        """Handle the datagrams waiting (the caller saw one ready): all, or (``drain`` off) one.
+
+        A hold takes one at a time: the answer it waits for ends it without another look.
+        """
         endpoint, buffer, ready = self.endpoint, self.endpoint.buffer, self._ready
-        while ready():
+        while True:
             got = endpoint.receive()
             if got is None:
                 return
@@ -172,15 +196,21 @@ class ContractServer(Face):
             except Exception as exc:  # a bug must not let one datagram end the run
                 log.debug("contract server: datagram from %s:%d", *sender, exc_info=True)
                 endpoint.count_malformed("unhandled", sender, f"{type(exc).__name__}: {exc}")
+            if not (drain and ready()):
+                return
 
     def _handle(
         self, sim: Simulation, kind: int, session_id: int, size: int, sender: Address
     ) -> None:
+        session = self.sessions.get(sender)
+        if kind == _DATA and session is not None and session.id == session_id:  # the hot path
+            session.heard = time.perf_counter()
+            self._data(session, *self._reader.read(size), sim.time)
+            return
         buffer = self.endpoint.buffer
-        if kind == P.Kind.HELLO:
+        if kind == _HELLO:
             self._hello(sim, session_id, size, sender)
             return
-        session = self.sessions.get(sender)
         if session is None or session.id != session_id:
             if kind in (P.Kind.DATA, P.Kind.PING):  # a client that lost its session
                 self.stats.unknown_session += 1
@@ -194,9 +224,9 @@ class ContractServer(Face):
                 raise P.Malformed("unexpected_kind", f"{P.Kind(kind).name} sent to the server")
             return
         session.heard = time.perf_counter()
-        if kind == P.Kind.DATA:
+        if kind == _DATA:
             self._data(session, *self._reader.read(size), sim.time)
-        elif kind == P.Kind.PING:
+        elif kind == _PING:
             echoed = P.read_ping(buffer, size)
             self.endpoint.send(P.pong(session.id, echoed, time.time(), sim.time), sender)
         elif kind == P.Kind.BYE:
@@ -284,6 +314,7 @@ class ContractServer(Face):
 
     def _expire(self) -> None:
         now = time.perf_counter()
+        self._next_expiry = now + min(EXPIRE_EVERY, self.session_timeout)
         for session in list(self.sessions.values()):
             if now - session.heard > self.session_timeout:
                 self.stats.expired += 1
@@ -340,7 +371,7 @@ class ContractServer(Face):
                 wall = time.perf_counter()
                 if wall < spin_end:
                     if self._ready():
-                        self._receive(sim)
+                        self._receive(sim, drain=False)
                     else:  # let the peer have the core, should it be waiting for one
                         os.sched_yield()
                 else:

@@ -32,7 +32,17 @@ MAX_HINTS = 4  # unknown names per HELLO answered with a "did you mean" (each co
 class ToClient:
     """A contract the server sends: where its values come from, and when it is next due."""
 
-    __slots__ = ("id", "period", "next_k", "due", "message", "sig_pos", "sig_idx", "functions")
+    __slots__ = (
+        "id",
+        "period",
+        "next_k",
+        "due",
+        "message",
+        "sig_pos",
+        "sig_idx",
+        "functions",
+        "gather",
+    )
 
     def __init__(self, cid: int, period: float, now: float, width: int) -> None:
         self.id = cid
@@ -44,11 +54,20 @@ class ToClient:
         self.sig_pos = np.zeros(0, dtype=np.int64)
         self.sig_idx = np.zeros(0, dtype=np.int64)
         self.functions: list[tuple[int, Callable[[], tuple[float, ...]]]] = []
+        self.gather = False  # every value a signal, in order: one take into the message
+
+    def read_from(self, sig_pos: list[int], sig_idx: list[int]) -> None:
+        """Values at ``sig_pos`` are the vehicle's output signals ``sig_idx``."""
+        self.sig_pos = np.array(sig_pos, dtype=np.int64)
+        self.sig_idx = np.array(sig_idx, dtype=np.int64)
+        self.gather = sig_pos == list(range(len(self.message.values)))
 
     def fill(self, outputs: np.ndarray) -> np.ndarray:
         """The values to send now, read from the vehicle's outputs and the functions."""
         values = self.message.values
-        if len(self.sig_idx):
+        if self.gather:
+            np.take(outputs, self.sig_idx, out=values)
+        elif len(self.sig_idx):
             values[self.sig_pos] = outputs[self.sig_idx]
         for pos, function in self.functions:
             result = function()
@@ -186,8 +205,7 @@ def negotiate(hello: P.Hello, catalogue: Catalogue, now: float) -> Negotiation:
                         sig_pos.extend(range(pos, pos + reader.width))
                         sig_idx.extend(reader.signals)
                 pos += f.size
-            contract.sig_pos = np.array(sig_pos, dtype=np.int64)
-            contract.sig_idx = np.array(sig_idx, dtype=np.int64)
+            contract.read_from(sig_pos, sig_idx)
             result.to_client.append(contract)
         else:
             writes, pos = [], 0
