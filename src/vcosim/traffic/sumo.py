@@ -36,6 +36,7 @@ import numpy as np
 
 from vcosim.errors import ConfigError, VcosimError
 from vcosim.extras import require
+from vcosim.traffic.others import Signal
 from vcosim.traffic.spec import SumoSpec
 from vcosim.traffic.tools import sumo_tool
 
@@ -58,6 +59,9 @@ QUIET = ("--no-step-log", "true", "--duration-log.disable", "true", "--no-warnin
 SIGNAL_STATES = {"r": 0.0, "u": 1.0, "y": 1.0, "Y": 1.0, "g": 2.0, "G": 2.0, "s": 2.0}
 """SUMO's link states as bank H gives them: 0 red, 1 amber (red-amber too), 2 green; the
 others (off, blinking) -1."""
+
+SIGNAL_HEIGHT, SIGNAL_STACK = 3.0, 0.5
+"""m: a lane's first signal head above the ground, and each next one above that."""
 
 MAX_STRAIGHT_ON = 50
 """Edges at most in the route of a coupled vehicle SUMO is given none for."""
@@ -115,6 +119,9 @@ class SumoTraffic:
         self._grow(16)
         self.lights: dict[str, str] = {}
         """Every traffic light's state now, as SUMO spells it (``"GrGr"``: a char per link)."""
+        self.signals: list[Signal] = []
+        """A head per link of every traffic light (``vcosim.traffic.others``), by light and link."""
+        self._heads: list[tuple[str, int]] = []  # each head's light and link index
         self.steps = 0
         self.sumo_seconds = 0.0
         """Wall-clock seconds spent in SUMO's steps (the bench's split of the cost)."""
@@ -135,6 +142,7 @@ class SumoTraffic:
                 self.trace(record)
             lights = self.api.trafficlight  # SUMO's cars come with its first step
             self.lights = {tls: lights.getRedYellowGreenState(tls) for tls in lights.getIDList()}
+            self.signals = self._signal_heads()
         except BaseException:
             self.close()
             raise
@@ -252,6 +260,29 @@ class SumoTraffic:
             lane_id = ahead[0]
             edges.append(api.lane.getEdgeID(lane_id))
         return edges
+
+    def _signal_heads(self) -> list[Signal]:
+        """A head per link of every traffic light, at its lane's stop line (stacked by lane)."""
+        api, heads, stacked = self.api, [], dict[str, int]()
+        for tls in self.lights:
+            for index, links in enumerate(api.trafficlight.getControlledLinks(tls)):
+                if not links:  # a link index no lane uses
+                    continue
+                lane, beyond, _ = links[0]
+                (x0, y0), (x1, y1) = api.lane.getShape(lane)[-2:]
+                ways = [link[6] for link in api.lane.getLinks(lane) if link[0] == beyond]
+                k = stacked[lane] = stacked.get(lane, -1) + 1
+                heads.append(
+                    Signal(f"{tls}.{index}", x1, y1, SIGNAL_HEIGHT + SIGNAL_STACK * k,
+                           math.atan2(y1 - y0, x1 - x0), lane, ways[0] if ways else "s")
+                )  # fmt: skip
+                self._heads.append((tls, index))
+        return heads
+
+    def signal_states(self) -> np.ndarray:
+        """Every head's state now: 0 red, 1 amber (or red-amber), 2 green, -1 off."""
+        lights = self.lights
+        return np.array([SIGNAL_STATES.get(lights[tls][index], -1.0) for tls, index in self._heads])
 
     @staticmethod
     def _front(p: dict[str, np.ndarray], row: int) -> tuple[float, float, float]:
@@ -398,6 +429,12 @@ class SumoTraffic:
             "ax": self._accel * c, "ay": self._accel * s, "yaw_rate": turn / self.step_length,
             "cx": x, "cy": y, "half_length": self._half_length, "half_width": self._half_width,
         }  # fmt: skip
+
+    def position(self, slot: int, now: float) -> tuple[float, float]:
+        """The centre (x, y) of the box in ``slot`` at ``now`` (as ``poses`` puts it)."""
+        f = min(max((now - self._t0) / self.step_length, 0.0), 1.0)
+        x0, y0 = self._x0[slot], self._y0[slot]
+        return float(x0 + f * (self._x1[slot] - x0)), float(y0 + f * (self._y1[slot] - y0))
 
     def name(self, slot: int) -> str:
         """The SUMO id of the vehicle in ``slot`` (``""`` for an empty one)."""
