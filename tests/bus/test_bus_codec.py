@@ -66,6 +66,7 @@ def test_the_catalogue_has_the_twelve_types_of_the_spec_and_the_worlds_two():
         12: "EngineStatus",
         14: "WorldVehicle",
         15: "WorldPose",
+        16: "WorldSignal",
         20: "RoadPosition",
     }
     assert [p.name for p in FMLM.params] == [
@@ -103,6 +104,7 @@ SAMPLES = [
     FMLM(90, 17640, 0, 100, to=19),
     EngineStatus(1, 2, 3, 4, 5, to=20),
     WorldVehicle(65535, "car017", 4.6, 1.8, 0, -0.125, to=18),
+    C.WorldSignal(3, "C.3", -1.6, 7.2, 3.5, -1.5707963267948966, -1, to=18),
     WorldPose(
         0,
         -1.2345678901234567e-05,
@@ -208,7 +210,7 @@ def test_a_message_exactly_at_the_maximum_length_and_one_over():
             "unknown message type 99 (known: 1 Shutdown, 2 ForceFeedback, 3 IMVM, "
             "4 IMFM, 5 IMVMCamera, 6 FMVM, 7 VMFM, 8 SoundOnce, 9 SoundCont, "
             "10 SoundStop, 11 FMLM, 12 EngineStatus, 14 WorldVehicle, 15 WorldPose, "
-            "20 RoadPosition)",
+            "16 WorldSignal, 20 RoadPosition)",
         ),
         (
             "§4§16§0+1§2§3¶",

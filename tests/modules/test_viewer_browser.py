@@ -287,7 +287,7 @@ def test_a_hidden_page_lets_go_and_the_server_brakes(router: Router, page):
 
 
 def test_a_worlds_vehicles_are_drawn_and_the_camera_goes_to_any_of_them(router: Router, page):
-    from vcosim.bus.catalogue import WorldPose, WorldVehicle
+    from vcosim.bus.catalogue import WorldPose, WorldSignal, WorldVehicle
 
     with (
         Viewer("127.0.0.1", router.address[1], port=0) as viewer,
@@ -306,6 +306,13 @@ def test_a_worlds_vehicles_are_drawn_and_the_camera_goes_to_any_of_them(router: 
         assert page.inner_text("#speed") == "36" and page.inner_text("#gear") == "2"
         # no FMVM yet: the car is drawn at the ego's WorldPose, the others as boxes
         assert page.evaluate("window.vcosim.drawnRows()") == [0, 2]
+        # a traffic light's heads (SUMO's): a ball each, lit in its state, relit when it changes
+        for index, state in enumerate((0, 2)):
+            world.send(WorldSignal(index, f"C.{index}", 20.0, -1.6, 3.0 + index, 0.0, state, to=18))
+        lit = "(s) => s[0] === 0 && s[1] === 2"
+        page.wait_for_function(f"({lit})(window.vcosim.signalStates())", timeout=5_000)
+        world.send(WorldSignal(0, "C.0", 20.0, -1.6, 3.0, 0.0, 1, to=18))
+        page.wait_for_function("window.vcosim.signalStates()[0] === 1", timeout=5_000)
         ego.send(FMVM(0.0, 0.0, 0.6, 0.0, 0.0, 0.0, 10.0, to=18))
         page.wait_for_function("window.vcosim.state.poses >= 1", timeout=10_000)
         assert page.evaluate("window.vcosim.targetName()") == "ego"

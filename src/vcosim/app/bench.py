@@ -163,9 +163,10 @@ def bench_sumo(
 ) -> None:
     """A vcosim car in 1000 and 5000 SUMO cars: real-time factor, cost per SUMO car per step.
 
-    Each with SUMO steps of 10 and 100 ms, and with every SUMO car in the world or only those
-    within 250 m. Needs the sumo extra. Reported, not guarded (not in `bench all`). With
-    --quick: 100 cars, 10 ms.
+    Each with a SUMO step of 10 ms (its drivers deciding every step, and every 100 ms) and of
+    100 ms, with every SUMO car in the world or only those within 250 m, and SUMO alone on
+    the same scenario (the floor). Needs the sumo extra. Reported, not guarded (not in
+    `bench all`). With --quick: 100 cars, 10 ms, drivers deciding every 100 ms.
     """
     from vcosim.bench.sumo import QUICK, measure_sumo_bench
 

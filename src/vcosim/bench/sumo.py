@@ -4,13 +4,20 @@ Each size is a grid of signalled junctions (``netgenerate``) about 140 m of lane
 that many cars on random trips of three blocks or more (``randomTrips.py``), all on their way
 at time 0. One vcosim car (an IDM driver on its range sensor, SUMO's cars in sight) drives
 eastward along a row of the grid and is in SUMO on that row's edges, lock-stepped at SUMO's
-step: 10 ms (the default) and 100 ms (SUMO's own usual step is 1 s). After a warm-up in which
-SUMO inserts its cars, the run is timed: the real-time factor, the mean count of SUMO's cars
-in SUMO and in the world, and the wall-clock cost per SUMO car per SUMO step, split into
-SUMO's own step and the rest (reading SUMO's cars, moving the boxes, the world's sensors,
-collision checks and its one full-model car). Each size and step runs twice: with every SUMO
-car in the world (what a recording of them all needs), and with only those within ``NEAR``
-metres of the vcosim car (``[sumo] radius``: all its sensor and collision checks need).
+step. After a warm-up in which SUMO inserts its cars, the run is timed: the real-time factor,
+the mean count of SUMO's cars in SUMO and in the world, and the wall-clock cost per SUMO car
+per SUMO step, split into SUMO's own step (with the subscriptions it fills), reading SUMO's
+cars and lights back, and the world (moving the boxes, sensors, collision checks and its one
+full-model car). Each size runs with every SUMO car in the world (what a recording of them all
+needs), and with only those within ``NEAR`` metres of the vcosim car (``[sumo] radius``: all
+its sensor and collision checks need).
+
+Each size and SUMO setting also runs SUMO *alone* (the same network, demand, step and
+options through libsumo, nothing read back, no vcosim): the floor no coupling can beat.
+
+The settings: a 10 ms step with SUMO's drivers deciding every step (SUMO's default), the same
+step with them deciding every 100 ms (``--default.action-step-length 0.1``: cars still move
+every 10 ms, and the world sees them at every physics step), and a 100 ms step.
 
 Reported, not guarded: there is no baseline in the same run to take a ratio against (SUMO
 alone is most of the cost), so ``vcosim bench all`` does not run it.
@@ -38,8 +45,11 @@ LANE_PER_CAR = 140.0  # m of lane per SUMO car: a busy town, queues at red light
 BLOCK = 200.0  # m between junctions
 NEAR = 250.0
 """m: the radius of the second run of each size (the range sensor's 150 m, and a margin)."""
-STEP_LENGTHS = (0.01, 0.1)
-QUICK: dict[str, Any] = {"sizes": (100,), "seconds": 1.0, "warmup": 0.5, "step_lengths": (0.01,)}
+SETTINGS: tuple[tuple[float, float | None], ...] = ((0.01, None), (0.01, 0.1), (0.1, None))
+"""(SUMO's step, its drivers' action step; None: every step) of each run."""
+QUICK: dict[str, Any] = {
+    "sizes": (100,), "seconds": 1.0, "warmup": 0.5, "settings": ((0.01, 0.1),)
+}  # fmt: skip
 RATIOS: dict[str, RatioDoc] = {}
 
 
@@ -49,6 +59,7 @@ class SumoRow(Report):
 
     vehicles: int  # SUMO cars the trips hold
     step_length: float  # s: SUMO's step
+    action_step: float | None  # s: how often SUMO's drivers decide (None: every step)
     radius: float | None  # m: only SUMO's cars this near the vcosim car are in the world
     junctions: int  # per side of the grid
     in_sumo: float  # mean SUMO cars in SUMO over the timed run
@@ -58,6 +69,10 @@ class SumoRow(Report):
     realtime_factor: float
     us_per_vehicle_step: float  # wall-clock per SUMO car (in SUMO) per SUMO step (us)
     sumo_us_per_vehicle_step: float  # of which in SUMO's own step
+    read_us_per_vehicle_step: float  # of which reading SUMO's cars and lights back
+    world_us_per_vehicle_step: float  # of which the rest: the world and the coupling to SUMO
+    alone_realtime_factor: float  # SUMO alone, the same network, demand and setting
+    alone_us_per_vehicle_step: float
     collisions: int  # of the vcosim car (it runs red lights: its IDM sees cars, not lights)
     target: float | None = None  # the real-time factor asked for
     meets_target: bool | None = None
@@ -82,7 +97,7 @@ def measure_sumo_bench(
     seconds: float = 3.0,
     warmup: float = 2.0,
     radii: tuple[float | None, ...] = (None, NEAR),
-    step_lengths: tuple[float, ...] = STEP_LENGTHS,
+    settings: tuple[tuple[float, float | None], ...] = SETTINGS,
 ) -> SumoBench:
     """Time a vcosim car in ``sizes`` SUMO cars for ``seconds`` simulated seconds each.
 
@@ -93,39 +108,88 @@ def measure_sumo_bench(
         warmup: Simulated seconds for SUMO to insert its cars.
         radii: A run per size for each: only SUMO's cars this near the vcosim car enter the
             world (None: all).
-        step_lengths: A run per size for each SUMO step (s).
+        settings: A run per size for each (SUMO's step, its action step; s).
     """
     rows = []
     with bench_progress(progress) as bar, tempfile.TemporaryDirectory() as scratch:
-        task = bar.add_task("sumo", total=len(sizes) * len(radii) * len(step_lengths))
+        task = bar.add_task("sumo", total=len(sizes) * (len(radii) + 1) * len(settings))
         for count in sizes:
             folder = Path(scratch) / str(count)
-            for step_length in step_lengths:
+            for step_length, action in settings:
+                bar.update(task, description=f"sumo alone: {count} cars, {step_length} s")
+                alone = _alone(count, step_length, action, seconds, warmup, folder)
+                bar.advance(task)
                 for radius in radii:
                     bar.update(task, description=f"sumo: {count} cars, {step_length} s, {radius}")
-                    rows.append(_measure(count, step_length, seconds, warmup, radius, folder))
+                    row = _measure(count, step_length, action, seconds, warmup, radius, folder)
+                    row.alone_realtime_factor, row.alone_us_per_vehicle_step = alone
+                    rows.append(row)
                     bar.advance(task)
     return SumoBench(sizes=rows, load_average=os.getloadavg(), machine=machine_info())
 
 
-def _measure(
-    count: int,
-    step_length: float,
-    seconds: float,
-    warmup: float,
-    radius: float | None,
-    folder: Path,
-) -> SumoRow:
-    from vcosim.traffic.network import LANE_WIDTH, grid_scenario, row_route
-    from vcosim.traffic.spec import SumoSpec
-    from vcosim.traffic.sumo import attach_sumo
-    from vcosim.world import World, WorldFile
+def _scenario(count: int, folder: Path) -> tuple[Path, int]:
+    """The grid's .sumocfg for ``count`` cars (made once per folder) and its junctions a side."""
+    from vcosim.traffic.network import grid_scenario
 
     # a grid of n x n junctions has 4 n (n - 1) one-way edges of two lanes
     junctions = max(3, round(math.sqrt(count * LANE_PER_CAR / (8 * BLOCK)) + 0.5))
     config = folder / "grid.sumocfg"
     if not config.exists():
         grid_scenario(folder, junctions, count, BLOCK)
+    return config, junctions
+
+
+def _options(action: float | None) -> list[str]:
+    return [] if action is None else ["--default.action-step-length", f"{action}"]
+
+
+def _alone(
+    count: int,
+    step_length: float,
+    action: float | None,
+    seconds: float,
+    warmup: float,
+    folder: Path,
+) -> tuple[float, float]:
+    """SUMO alone on the size's scenario: (real-time factor, us per car per step)."""
+    from vcosim.traffic.sumo import QUIET, _libsumo, sumo_tool
+
+    config, _ = _scenario(count, folder)
+    api = _libsumo()
+    api.start(
+        [sumo_tool("sumo"), "-c", str(config), "--step-length", f"{step_length}", "--seed", "0",
+         *QUIET, *_options(action)]
+    )  # fmt: skip
+    try:
+        for _ in range(round(warmup / step_length)):
+            api.simulationStep()
+        steps, cars = round(seconds / step_length), 0
+        start = time.perf_counter()
+        for _ in range(steps):
+            api.simulationStep()
+            cars += api.vehicle.getIDCount()
+        wall = time.perf_counter() - start
+    finally:
+        api.close()
+    return steps * step_length / wall, 1e6 * wall / max(cars, 1)
+
+
+def _measure(
+    count: int,
+    step_length: float,
+    action: float | None,
+    seconds: float,
+    warmup: float,
+    radius: float | None,
+    folder: Path,
+) -> SumoRow:
+    from vcosim.traffic.network import LANE_WIDTH, row_route
+    from vcosim.traffic.spec import SumoSpec
+    from vcosim.traffic.sumo import attach_sumo
+    from vcosim.world import World, WorldFile
+
+    config, junctions = _scenario(count, folder)
     row = junctions // 2
     y = row * BLOCK - LANE_WIDTH / 2  # the left of the two eastbound lanes
     world = World(
@@ -143,12 +207,16 @@ def _measure(
         )
     )
     route = {"ego": row_route(row, junctions)}
-    spec = SumoSpec(config=str(config), step_length=step_length, radius=radius, routes=route)
+    spec = SumoSpec(
+        config=str(config), step_length=step_length, radius=radius, routes=route,
+        options=_options(action),
+    )  # fmt: skip
     traffic = attach_sumo(world, spec)
     try:
         world.run(round(warmup / world.dt))
         steps, present, in_sumo = 0, 0, 0
-        sumo_before, start = traffic.sumo_seconds, time.perf_counter()
+        sumo_before, read_before = traffic.sumo_seconds, traffic.read_seconds
+        start = time.perf_counter()
         chunk = traffic.period_steps
         for _ in range(round(seconds / (chunk * world.dt))):
             world.run(chunk)
@@ -157,6 +225,7 @@ def _measure(
             in_sumo += traffic.api.vehicle.getIDCount()
         wall = time.perf_counter() - start
         sumo = traffic.sumo_seconds - sumo_before
+        read = traffic.read_seconds - read_before
     finally:
         traffic.close()
     per = 1e6 / max(in_sumo, 1)
@@ -166,6 +235,7 @@ def _measure(
     return SumoRow(
         vehicles=count,
         step_length=step_length,
+        action_step=action,
         radius=radius,
         junctions=junctions,
         in_sumo=in_sumo / max(steps, 1),
@@ -175,6 +245,10 @@ def _measure(
         realtime_factor=rtf,
         us_per_vehicle_step=wall * per,
         sumo_us_per_vehicle_step=sumo * per,
+        read_us_per_vehicle_step=read * per,
+        world_us_per_vehicle_step=(wall - sumo - read) * per,
+        alone_realtime_factor=math.nan,  # measured apart, filled in by the caller
+        alone_us_per_vehicle_step=math.nan,
         collisions=len(world.collisions),
         target=target,
         meets_target=None if target is None else rtf >= target,

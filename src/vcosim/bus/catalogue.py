@@ -380,6 +380,25 @@ class WorldPose(Message):
     gear: int = param(-1)
 
 
+@message_type(16, enqueue=True)
+class WorldSignal(Message):
+    """A traffic light's head of a world (SUMO's, docs/traffic.md) and its state now.
+
+    ``index`` keys the head (0, 1, ... in the world's order), ``name`` is its light and link
+    (``"C.3"``); it stands at its lane's stop line (x, y, ``z`` up, facing ``yaw``, rad: the
+    heading of the traffic it stops). ``state``: 0 red, 1 amber (or red-amber), 2 green, -1
+    off. Sent at start, again every announcement period, and whenever the state changes.
+    """
+
+    index: int = param(0, MAX_MODULE_ID)
+    name: str = param()
+    x: float = param(unit="m")
+    y: float = param(unit="m")
+    z: float = param(unit="m")
+    yaw: float = param(unit="rad")
+    state: int = param(-1, 2)
+
+
 @message_type(20, enqueue=True)
 class RoadPosition(Message):
     """Where a vehicle ``row`` is on the run's OpenDRIVE road: road id, s and t (m), lane id.

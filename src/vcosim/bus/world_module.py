@@ -14,7 +14,9 @@ of ``sim.vehicles`` (a lone car too, as row 0):
 
 A world's objects (SUMO's cars, docs/traffic.md) follow in the rows after its vehicles
 (``len(world) + slot``), as boxes on the ground (no box offset, z, roll, pitch, rpm or gear);
-a row that a new car took is announced again before its first pose.
+a row that a new car took is announced again before its first pose. Their traffic lights'
+heads (``World.others``) go as WorldSignal with the announcements, and each again when its
+state changes.
 
 Both go to the visualisation (18) and, like every message, as copies to monitors (the
 logger). One datagram per vehicle: a message is at most 256 bytes and a pose takes up to
@@ -41,6 +43,7 @@ from vcosim.bus.catalogue import (
     WORLD_VEHICLE_BASE,
     ModuleId,
     WorldPose,
+    WorldSignal,
     WorldVehicle,
 )
 from vcosim.bus.client import DEFAULT_PORT
@@ -188,6 +191,7 @@ class BusWorld(BusFace):
         self._road = road
         self._tracker: RoadTracker | None = None
         self.road_positions = 0  # RoadPosition messages sent
+        self._signal_states: dict[int, int] = {}  # traffic lights' heads: the state last sent
 
     # -- hooks ------------------------------------------------------------------------------
     def start(self, sim: Simulation) -> None:
@@ -243,20 +247,36 @@ class BusWorld(BusFace):
                     self._send_error(exc)
         for row, name, p, slot in self._objects():
             self._announce_object(row, name, p, slot)
+        self._signals(every=True)
         self.announcements += 1
+
+    def _signals(self, every: bool) -> None:
+        """A WorldSignal for every traffic light's head (``every``), or those that changed."""
+        world = self._world
+        if world is None or world.objects is None:
+            return
+        others = world.others()
+        for index, (head, value) in enumerate(zip(others.signals, others.states, strict=True)):
+            state = int(value)
+            if not every and self._signal_states.get(index) == state:
+                continue
+            try:
+                self.client.send(
+                    WorldSignal(index, head.name, head.x, head.y, head.z, head.yaw, state,
+                                to=self.to)
+                )  # fmt: skip
+                self._signal_states[index] = state
+            except ProtocolError as exc:
+                self._send_error(exc)
 
     def _objects(self) -> Iterator[tuple[int, str, dict[str, Any], int]]:
         """The world's objects (SUMO's cars) now: row, name, the pose arrays and their slot."""
         world = self._world
-        objects = None if world is None else world.objects
-        if objects is None:
+        if world is None or world.objects is None:
             return
-        p = objects.poses(world.time)
-        first = len(world)
-        for slot in range(len(p["x"])):
-            name = objects.name(slot)
-            if name:
-                yield first + slot, name, p, slot
+        others = world.others()
+        for slot, name in others.cars():
+            yield others.first_row + slot, name, others.poses, slot
 
     def _announce_object(self, row: int, name: str, p: dict[str, Any], slot: int) -> None:
         length, width = 2 * float(p["half_length"][slot]), 2 * float(p["half_width"][slot])
@@ -302,6 +322,7 @@ class BusWorld(BusFace):
                 )
             except ProtocolError as exc:
                 self._send_error(exc)
+        self._signals(every=False)
         self.poses += 1
 
     def _send_error(self, exc: ProtocolError) -> None:

@@ -3,6 +3,9 @@
 Objects: the vehicle (``"Vehicle_A"`` unless renamed) or, in a world, every vehicle by its
 name; ``"World"`` (the origin, and the simulation's time) and fixed named points
 (``"Origin"`` always, more by configuration).
+In a world with SUMO's traffic also its traffic lights' heads by name (``"C.3"``: light C,
+link 3; their stop line's point and ``state``) and any SUMO car by its id while it is in the
+world (its box's centre on the ground; NaN once it has left).
 
 - Readable on the vehicle: every signal of ``vehicle.layout.SIGNAL_NAMES`` (the bank
   quantities of the tight coupling, then the extras), the vectors ``position``, ``velocity``,
@@ -26,7 +29,7 @@ import difflib
 import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
-from typing import Protocol
+from typing import Any, Protocol
 
 import numpy as np
 
@@ -46,6 +49,15 @@ class Fleet(Protocol):
     names: list[str]
     outputs: np.ndarray
     inputs: np.ndarray
+    objects: Any  # SUMO's traffic (``vcosim.world.world.Objects``), or None
+
+    def others(self) -> Any:
+        """Its objects now (``vcosim.traffic.others.Others``): SUMO's cars, traffic lights."""
+        ...
+
+    def object_position(self, name: str) -> tuple[float, float, float] | None:
+        """Where object ``name`` (a SUMO car) is now; None when it is not there."""
+        ...
 
 
 @dataclass(frozen=True)
@@ -121,6 +133,11 @@ POINT_READABLE = {"posX": 1, "posY": 1, "posZ": 1, "position": 3}
 """What a fixed point (``Origin``, a named point) has: name -> width."""
 WORLD_READABLE = {**POINT_READABLE, "time": 1, "step_index": 1}
 """What ``World`` has: name -> width."""
+SIGNAL_READABLE = {**POINT_READABLE, "state": 1}
+"""What a traffic light's head has (``"C.3"``): its stop line's point and its state (0 red,
+1 amber, 2 green, -1 off)."""
+GONE = (math.nan, math.nan, math.nan)
+"""The position of a world object (a SUMO car) that is not in the world (left, or not yet)."""
 
 
 def _lookup(name: str, names: Mapping[str, object]) -> str | None:
@@ -174,6 +191,12 @@ class Catalogue:
             for name, row in self._rows.items()
         }
         self._positions[WORLD] = lambda: (0.0, 0.0, 0.0)
+        self._world = world
+        self._signals: dict[str, int] = {}  # a traffic light's head -> its index
+        if world is not None:
+            for index, head in enumerate(world.others().signals):
+                self._signals[head.name] = index
+                self._positions[head.name] = _fixed((head.x, head.y, 0.0))
         fixed = {ORIGIN: (0.0, 0.0, 0.0), **(points or {})}
         for name, xyz in fixed.items():
             if name in self._rows:
@@ -249,14 +272,33 @@ class Catalogue:
         if obj is None:
             return None, "no remoteObject given"
         canonical = _lookup(obj, self._positions)
+        if canonical is None and self._moving(obj):
+            return obj, ""
         if canonical is None:
             hint = self._hint(obj, self.objects)
             return None, f"unknown object {obj!r}{hint} (objects: {', '.join(self.objects)})"
         return canonical, ""
 
+    def _moving(self, name: str) -> bool:
+        """Whether ``name`` is one of the world's objects now (a SUMO car).
+
+        If so it is served from now on, its position the world's (``GONE`` while it is gone).
+        """
+        world = self._world
+        if world is None or world.object_position(name) is None:
+            return False
+        self._positions[name] = lambda: world.object_position(name) or GONE
+        return True
+
     def _fixed_reader(self, name: str, prop: str) -> Reader | str:
         position = self._positions[name]
-        readable = WORLD_READABLE if name == WORLD else POINT_READABLE
+        readable = (
+            WORLD_READABLE
+            if name == WORLD
+            else SIGNAL_READABLE
+            if name in self._signals
+            else POINT_READABLE
+        )
         canonical = _lookup(prop, readable)
         if canonical is None:
             return self._unknown("property", prop, name, [*readable, *FUNCTIONS])
@@ -268,6 +310,10 @@ class Catalogue:
             read = lambda: (float(vehicle.step_index),)  # noqa: E731
         elif canonical == "position":
             read = position
+        elif canonical == "state":
+            world, index = self._world, self._signals[name]
+            assert world is not None
+            read = lambda: (float(world.objects.signal_states()[index]),)  # noqa: E731
         else:  # posX, posY, posZ
             axis = "XYZ".index(canonical[-1])
             read = lambda: position()[axis : axis + 1]  # noqa: E731
@@ -346,7 +392,7 @@ def field_problem(
             if fixed == WORLD
             else POINT_READABLE
             if fixed == ORIGIN
-            else {**{n: len(s) for n, s in VEHICLE_READABLE.items()}, **POINT_READABLE}
+            else {**{n: len(s) for n, s in VEHICLE_READABLE.items()}, **SIGNAL_READABLE}
         )
         canonical = _lookup(prop, readable)
         if canonical is None:

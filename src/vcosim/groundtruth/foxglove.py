@@ -4,7 +4,9 @@ Both carry the same topics, so one layout (``examples/foxglove/vcosim.json``) sh
 
 - ``/scene`` (``foxglove.SceneUpdate``): every vehicle as its box (``objects.Shape``) in the
   ``world`` frame, named, the ego in another colour; with a world, a line from the ego to the
-  vehicle its range sensor sees.
+  vehicle its range sensor sees, and the world's objects (``World.others``): SUMO's cars as
+  boxes (entity ``traffic``) and its traffic lights' heads as balls of their state's colour
+  (entity ``signals``).
 - ``/tf`` (``foxglove.FrameTransforms``): ``world`` → each vehicle's name, at its centre of
   gravity, so a 3-D panel can follow a car.
 - ``/vehicle/signals`` (JSON, the recording's schema ``vcosim.vehicle.signals``): every signal
@@ -36,6 +38,7 @@ from vcosim.groundtruth.gate import OriginGate
 from vcosim.groundtruth.objects import Objects, quaternion, shapes_of
 from vcosim.groundtruth.sampling import Sampler
 from vcosim.reports import Report
+from vcosim.traffic.others import AMBER, GREEN, OFF, RED
 from vcosim.vehicle import SIGNAL_NAMES
 
 if TYPE_CHECKING:
@@ -55,6 +58,11 @@ SIGNALS_SCHEMA = {
 """The JSON schema of the signals, as the recording writes them (``sim.recorder.McapRows``)."""
 EGO_COLOUR = (0.95, 0.55, 0.1, 0.9)
 OTHER_COLOUR = (0.3, 0.55, 0.9, 0.8)
+OBJECT_HEIGHT = 1.5
+"""m: a world object's box (a SUMO car), as OSI's (``osi.OBJECT_HEIGHT``)."""
+SIGNAL_SIZE = 0.5  # m: a traffic light's head, a ball
+SIGNAL_COLOURS = {RED: (0.9, 0.2, 0.2), AMBER: (1.0, 0.7, 0.0), GREEN: (0.25, 0.65, 0.3),
+                  OFF: (0.4, 0.4, 0.4)}  # fmt: skip
 
 
 def vehicle_topic(name: str) -> str:
@@ -114,10 +122,56 @@ class SceneEncoder:
                     ],
                 )
             )
+        if self.world is not None:
+            entities.extend(self._others(stamp))
         target = self._range_line(objects, stamp)
         if target is not None:
             entities.append(target)
         return SceneUpdate(entities=entities)
+
+    def _others(self, stamp: Any) -> list[Any]:
+        """The world's objects (``World.others``): SUMO's cars and traffic lights' heads.
+
+        An entity of the cars, each a box of its size on the ground, and one of the heads, a
+        ball each in its state's colour (one entity each: a car that left is gone next time).
+        """
+        assert self.world is not None
+        from foxglove.messages import Color, CubePrimitive, Duration, SceneEntity, SpherePrimitive
+
+        others = self.world.others()
+        if not others.names and not others.signals:
+            return []
+        p = others.poses
+        r, g, b, a = OTHER_COLOUR
+        cubes = [
+            CubePrimitive(
+                pose=_pose(
+                    (p["cx"][slot], p["cy"][slot], OBJECT_HEIGHT / 2), (0.0, 0.0, p["yaw"][slot])
+                ),
+                size=_vector3(
+                    (2 * p["half_length"][slot], 2 * p["half_width"][slot], OBJECT_HEIGHT)
+                ),
+                color=Color(r=r, g=g, b=b, a=a),
+            )  # fmt: skip
+            for slot, _ in others.cars()
+        ]
+        balls = []
+        for head, state in zip(others.signals, others.states.tolist(), strict=True):
+            r, g, b = SIGNAL_COLOURS.get(state, SIGNAL_COLOURS[OFF])
+            balls.append(
+                SpherePrimitive(
+                    pose=_pose((head.x, head.y, head.z), (0.0, 0.0, head.yaw)),
+                    size=_vector3((SIGNAL_SIZE,) * 3),
+                    color=Color(r=r, g=g, b=b, a=1.0),
+                )
+            )
+        forever = Duration(sec=0, nsec=0)
+        return [
+            SceneEntity(timestamp=stamp, frame_id=WORLD_FRAME, id="traffic", lifetime=forever,
+                        cubes=cubes),
+            SceneEntity(timestamp=stamp, frame_id=WORLD_FRAME, id="signals", lifetime=forever,
+                        spheres=balls),
+        ]  # fmt: skip
 
     def _range_line(self, objects: Objects, stamp: Any) -> Any:
         """The line from the ego to what its range sensor sees (a world's), else None."""
@@ -130,6 +184,11 @@ class SceneEncoder:
         if reading.target is not None and reading.target in objects.names:
             ego, seen = objects.names.index(self.ego), objects.names.index(reading.target)
             points = [_point(objects.centre[ego]), _point(objects.centre[seen])]
+        elif reading.target is not None:  # one of the world's objects (a SUMO car)
+            there = self.world.object_position(reading.target)
+            if there is not None:
+                ego = objects.names.index(self.ego)
+                points = [_point(objects.centre[ego]), _point((*there[:2], OBJECT_HEIGHT / 2))]
         return SceneEntity(
             timestamp=stamp,
             frame_id=WORLD_FRAME,

@@ -156,14 +156,9 @@ def world_objects(truth: GroundTruth, sim: Simulation | Any) -> None:
         return
     from osi3.osi_object_pb2 import MovingObject
 
-    objects = world.objects
-
-    p = objects.poses(world.time)
-    first = len(world)
-    for slot in range(len(p["cx"])):
-        name = objects.name(slot)
-        if not name:
-            continue
+    others = world.others()
+    p, first = others.poses, others.first_row
+    for slot, name in others.cars():
         moving = truth.moving_object.add()
         moving.id.value = first + slot + 1
         moving.type = MovingObject.TYPE_VEHICLE

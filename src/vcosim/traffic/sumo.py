@@ -28,6 +28,7 @@ import math
 import shutil
 import tempfile
 import time
+from itertools import chain
 from pathlib import Path
 from types import ModuleType
 from typing import TYPE_CHECKING, Any, TextIO
@@ -36,6 +37,7 @@ import numpy as np
 
 from vcosim.errors import ConfigError, VcosimError
 from vcosim.extras import require
+from vcosim.traffic.others import Signal
 from vcosim.traffic.spec import SumoSpec
 from vcosim.traffic.tools import sumo_tool
 
@@ -58,6 +60,9 @@ QUIET = ("--no-step-log", "true", "--duration-log.disable", "true", "--no-warnin
 SIGNAL_STATES = {"r": 0.0, "u": 1.0, "y": 1.0, "Y": 1.0, "g": 2.0, "G": 2.0, "s": 2.0}
 """SUMO's link states as bank H gives them: 0 red, 1 amber (red-amber too), 2 green; the
 others (off, blinking) -1."""
+
+SIGNAL_HEIGHT, SIGNAL_STACK = 3.0, 0.5
+"""m: a lane's first signal head above the ground, and each next one above that."""
 
 MAX_STRAIGHT_ON = 50
 """Edges at most in the route of a coupled vehicle SUMO is given none for."""
@@ -115,9 +120,14 @@ class SumoTraffic:
         self._grow(16)
         self.lights: dict[str, str] = {}
         """Every traffic light's state now, as SUMO spells it (``"GrGr"``: a char per link)."""
+        self.signals: list[Signal] = []
+        """A head per link of every traffic light (``vcosim.traffic.others``), by light and link."""
+        self._heads: list[tuple[str, int]] = []  # each head's light and link index
         self.steps = 0
         self.sumo_seconds = 0.0
         """Wall-clock seconds spent in SUMO's steps (the bench's split of the cost)."""
+        self.read_seconds = 0.0
+        """Wall-clock seconds spent reading SUMO's vehicles and lights after its steps."""
         self._closed = False
         self._trace: TextIO | None = None
         self.lanes: LaneMap | None = None
@@ -135,6 +145,7 @@ class SumoTraffic:
                 self.trace(record)
             lights = self.api.trafficlight  # SUMO's cars come with its first step
             self.lights = {tls: lights.getRedYellowGreenState(tls) for tls in lights.getIDList()}
+            self.signals = self._signal_heads()
         except BaseException:
             self.close()
             raise
@@ -253,6 +264,29 @@ class SumoTraffic:
             edges.append(api.lane.getEdgeID(lane_id))
         return edges
 
+    def _signal_heads(self) -> list[Signal]:
+        """A head per link of every traffic light, at its lane's stop line (stacked by lane)."""
+        api, heads, stacked = self.api, [], dict[str, int]()
+        for tls in self.lights:
+            for index, links in enumerate(api.trafficlight.getControlledLinks(tls)):
+                if not links:  # a link index no lane uses
+                    continue
+                lane, beyond, _ = links[0]
+                (x0, y0), (x1, y1) = api.lane.getShape(lane)[-2:]
+                ways = [link[6] for link in api.lane.getLinks(lane) if link[0] == beyond]
+                k = stacked[lane] = stacked.get(lane, -1) + 1
+                heads.append(
+                    Signal(f"{tls}.{index}", x1, y1, SIGNAL_HEIGHT + SIGNAL_STACK * k,
+                           math.atan2(y1 - y0, x1 - x0), lane, ways[0] if ways else "s")
+                )  # fmt: skip
+                self._heads.append((tls, index))
+        return heads
+
+    def signal_states(self) -> np.ndarray:
+        """Every head's state now: 0 red, 1 amber (or red-amber), 2 green, -1 off."""
+        lights = self.lights
+        return np.array([SIGNAL_STATES.get(lights[tls][index], -1.0) for tls, index in self._heads])
+
     @staticmethod
     def _front(p: dict[str, np.ndarray], row: int) -> tuple[float, float, float]:
         """A box's front bumper (SUMO's position of a vehicle) and SUMO's angle (deg from north)."""
@@ -272,9 +306,11 @@ class SumoTraffic:
             self._move(p, world, name)
         start = time.perf_counter()
         self.api.simulationStep()
-        self.sumo_seconds += time.perf_counter() - start
+        stepped = time.perf_counter()
+        self.sumo_seconds += stepped - start
         self.steps += 1
         self._read(world.time)
+        self.read_seconds += time.perf_counter() - stepped
 
     def _read(self, now: float) -> None:
         """SUMO's vehicles as they are after its step: the new end of the interpolation."""
@@ -294,23 +330,31 @@ class SumoTraffic:
                 results.update(around)
             for name in coupled.intersection(results):
                 del results[name]
-        for vid in [v for v in self._slots if v not in results]:  # teleported away, or gone
+        for vid in sorted(self._slots.keys() - results.keys()):  # teleported away, or gone
             self._leave(vid)
         self._x0[:], self._y0[:], self._yaw0[:] = self._x1, self._y1, self._yaw1
-        new = [self._enter(vid) for vid in results if vid not in self._slots]
+        new = []  # every vehicle with a slot has a result now: more results, more vehicles
+        if len(results) > len(self._slots):
+            new = [self._enter(vid) for vid in results if vid not in self._slots]
         if results:
             count = len(results)
             slots = np.fromiter(map(self._slots.__getitem__, results), np.int64, count)
-            values = list(results.values())
-            front = np.array([v[VAR_POSITION] for v in values])
-            yaw = np.radians(90.0 - np.fromiter((v[VAR_ANGLE] for v in values), float, count))
+            table = np.fromiter(
+                chain.from_iterable(
+                    (*v[VAR_POSITION], v[VAR_ANGLE], v[VAR_SPEED], v[VAR_ACCELERATION],
+                     v[VAR_SIGNALS])
+                    for v in results.values()
+                ),
+                float,
+                6 * count,
+            ).reshape(count, 6)  # fmt: skip
+            yaw = np.radians(90.0 - table[:, 2])
             back = self._half_length[slots]
-            self._x1[slots] = front[:, 0] - back * np.cos(yaw)
-            self._y1[slots] = front[:, 1] - back * np.sin(yaw)
+            self._x1[slots] = table[:, 0] - back * np.cos(yaw)
+            self._y1[slots] = table[:, 1] - back * np.sin(yaw)
             self._yaw1[slots] = yaw
-            self._speed[slots] = np.fromiter((v[VAR_SPEED] for v in values), float, count)
-            self._accel[slots] = np.fromiter((v[VAR_ACCELERATION] for v in values), float, count)
-            self._signals[slots] = np.fromiter((v[VAR_SIGNALS] for v in values), np.int64, count)
+            self._speed[slots], self._accel[slots] = table[:, 3], table[:, 4]
+            self._signals[slots] = table[:, 5].astype(np.int64)
         if new:  # a vehicle that just came stands at its first pose for the interval
             self._x0[new], self._y0[new], self._yaw0[new] = (
                 self._x1[new], self._y1[new], self._yaw1[new],
@@ -398,6 +442,12 @@ class SumoTraffic:
             "ax": self._accel * c, "ay": self._accel * s, "yaw_rate": turn / self.step_length,
             "cx": x, "cy": y, "half_length": self._half_length, "half_width": self._half_width,
         }  # fmt: skip
+
+    def position(self, slot: int, now: float) -> tuple[float, float]:
+        """The centre (x, y) of the box in ``slot`` at ``now`` (as ``poses`` puts it)."""
+        f = min(max((now - self._t0) / self.step_length, 0.0), 1.0)
+        x0, y0 = self._x0[slot], self._y0[slot]
+        return float(x0 + f * (self._x1[slot] - x0)), float(y0 + f * (self._y1[slot] - y0))
 
     def name(self, slot: int) -> str:
         """The SUMO id of the vehicle in ``slot`` (``""`` for an empty one)."""

@@ -31,6 +31,7 @@ from vcosim.constants import PHYSICS_DT
 from vcosim.errors import UnknownNameError
 from vcosim.reports import Report
 from vcosim.roads import RoadNetwork, read_xodr
+from vcosim.traffic.others import Others, Signal
 from vcosim.vehicle import Terrain, Vehicle, VehicleParams, VehicleView
 from vcosim.vehicle import layout as L
 from vcosim.world.drivers import Drivers
@@ -116,6 +117,17 @@ class Objects(Protocol):
 
     def slot(self, name: str) -> int | None:
         """The slot of object ``name``, None when there is none such."""
+        ...
+
+    def position(self, slot: int, now: float) -> tuple[float, float]:
+        """The centre (x, y) of the object in ``slot`` at time ``now``."""
+        ...
+
+    signals: list[Signal]
+    """Traffic lights' heads (``vcosim.traffic.others``), fixed from the start."""
+
+    def signal_states(self) -> np.ndarray:
+        """The state of every one of ``signals`` now (``others.RED`` ... ``others.OFF``)."""
         ...
 
 
@@ -346,6 +358,28 @@ class World:
         self._safe_until = self.step_index
 
     # -- reading --------------------------------------------------------------------------
+    def others(self) -> Others:
+        """The world's objects now, SUMO's cars and traffic lights: what every face reads."""
+        objects = self.objects
+        if objects is None:
+            return Others(self.time, len(self))
+        p = objects.poses(self.time)
+        names = [objects.name(slot) for slot in range(len(p["cx"]))]
+        return Others(
+            self.time, len(self), names, p, list(objects.signals), objects.signal_states()
+        )
+
+    def object_position(self, name: str) -> tuple[float, float, float] | None:
+        """Where object ``name`` (a SUMO car) is now: its box's centre on the ground.
+
+        None when there is none such (it has not come, or has left).
+        """
+        slot = None if self.objects is None else self.objects.slot(name)
+        if slot is None or self.objects is None:
+            return None
+        x, y = self.objects.position(slot, self.time)
+        return x, y, 0.0
+
     def row(self, name: str) -> int:
         """The row of vehicle ``name`` in the stacked arrays."""
         if name not in self.index:

@@ -6,7 +6,16 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from vcosim.bus.catalogue import FMLM, FMVM, IMFM, EngineStatus, Message, WorldPose, WorldVehicle
+from vcosim.bus.catalogue import (
+    FMLM,
+    FMVM,
+    IMFM,
+    EngineStatus,
+    Message,
+    WorldPose,
+    WorldSignal,
+    WorldVehicle,
+)
 from vcosim.vehicle.terrain import Terrain
 
 ENGINE_HZ_PER_RPM = 22050.0 / 1000.0
@@ -154,9 +163,13 @@ class WorldCar:
 
 @dataclass
 class WorldState:
-    """Every vehicle of a world (WorldVehicle, WorldPose by row), and a counter of updates."""
+    """A world's vehicles, its traffic lights' heads, and a counter of updates.
+
+    Vehicles by row (WorldVehicle, WorldPose), heads by index (WorldSignal).
+    """
 
     cars: dict[int, WorldCar] = field(default_factory=dict)
+    signals: dict[int, WorldSignal] = field(default_factory=dict)
     poses: int = 0
     version: int = 0
 
@@ -172,6 +185,10 @@ class WorldState:
         elif isinstance(message, WorldPose):
             self.cars.setdefault(message.row, WorldCar()).pose = message.values[1:]
             self.poses += 1
+        elif isinstance(message, WorldSignal):
+            if self.signals.get(message.index) == message:  # repeated by an announcement
+                return False
+            self.signals[message.index] = message
         else:
             return False
         self.version += 1
@@ -185,4 +202,16 @@ class WorldState:
             "vehicles": [
                 car.as_dict(row) for row, car in sorted(self.cars.items()) if car.pose is not None
             ],
+            "signals": [
+                {
+                    "index": i,
+                    "name": h.name,
+                    "x": round(h.x, 3),
+                    "y": round(h.y, 3),
+                    "z": round(h.z, 3),
+                    "yaw": round(h.yaw, 4),
+                    "state": h.state,
+                }
+                for i, h in sorted(self.signals.items())
+            ],  # fmt: skip
         }

@@ -197,6 +197,7 @@ function receive(f) {
     sendGround();
   } else if (f.type === 'world') {
     vc.world = { vehicles: f.vehicles, at: performance.now() / 1000, frames: vc.world.frames + 1 };
+    updateSignals(f.signals || []);
     updateOthers();
   } else if (f.type === 'camera') {
     vc.camera = CAMERAS[(CAMERAS.indexOf(vc.camera) + 1) % CAMERAS.length];
@@ -282,6 +283,29 @@ function cameraName() {
 }
 vc.targetName = targetName;
 vc.drawnRows = () => [...others.keys()];  // the vehicles drawn as boxes, for tests
+
+// ---------------------------------------------------------------- a world's traffic lights
+// A head per link of each light (WorldSignal: SUMO's), a ball at its lane's stop line, the
+// heads of one lane stacked, lit in its state's colour: red, amber, green, grey when off.
+const signalBall = new THREE.SphereGeometry(0.25, 12, 8);
+const signalPaint = { 0: 0xe53935, 1: 0xffb300, 2: 0x43a047, [-1]: 0x606060 };
+const heads = new Map();  // index -> { mesh, state }
+
+function updateSignals(signals) {
+  for (const h of signals) {
+    let o = heads.get(h.index);
+    if (!o) {
+      const mesh = new THREE.Mesh(signalBall, new THREE.MeshBasicMaterial());
+      scene.add(mesh);
+      o = { mesh, state: null };
+      heads.set(h.index, o);
+    }
+    o.mesh.position.set(h.x, h.y, h.z);
+    if (o.state !== h.state) o.mesh.material.color.setHex(signalPaint[h.state] ?? signalPaint[-1]);
+    o.state = h.state;
+  }
+}
+vc.signalStates = () => Object.fromEntries([...heads].map(([i, o]) => [i, o.state]));  // tests
 vc.cameraPosition = () => mainCam.position.toArray();
 
 // ---------------------------------------------------------------- VMFM from the page's terrain
