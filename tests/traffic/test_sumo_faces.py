@@ -106,3 +106,29 @@ def decoded(message: Any) -> Any:
         pool.Add(file)
     kind = message_factory.GetMessageClass(pool.FindMessageTypeByName(schema.name))
     return kind.FromString(message.encode())
+
+
+def test_osi_ground_truth_holds_every_head_in_its_colour(sim) -> None:
+    pytest.importorskip("osi3")
+    from osi3.osi_groundtruth_pb2 import GroundTruth
+    from osi3.osi_trafficlight_pb2 import TrafficLight
+
+    from vcosim.groundtruth.osi import TRAFFIC_LIGHT_IDS, world_objects
+
+    truth = GroundTruth()
+    world_objects(truth, sim)
+    others = sim.world.others()
+    lights = list(truth.traffic_light)
+    assert [light.source_reference[0].identifier[0] for light in lights] == [
+        h.name for h in others.signals
+    ]
+    colours = {RED: TrafficLight.Classification.COLOR_RED}
+    colours[GREEN] = TrafficLight.Classification.COLOR_GREEN
+    for light, head, state in zip(lights, others.signals, others.states, strict=True):
+        assert light.id.value >= TRAFFIC_LIGHT_IDS
+        assert (light.base.position.x, light.base.position.y) == (head.x, head.y)
+        if state in colours:
+            assert light.classification.color == colours[state]
+            assert light.classification.mode == TrafficLight.Classification.MODE_CONSTANT
+    ids = [o.id.value for o in truth.moving_object] + [light.id.value for light in lights]
+    assert len(set(ids)) == len(ids) and {RED, GREEN} <= set(others.states.tolist())

@@ -37,6 +37,7 @@ from vcosim.groundtruth.osi_io import (
 )
 from vcosim.groundtruth.sampling import Sampler
 from vcosim.reports import Report
+from vcosim.traffic.others import AMBER, GREEN, RED, Others
 
 if TYPE_CHECKING:
     from osi3.osi_groundtruth_pb2 import GroundTruth
@@ -48,6 +49,10 @@ VEHICLE_REFERENCE = "net.vcosim.vehicle"
 """``ExternalReference.type`` of a moving object's vcosim name."""
 OBJECT_REFERENCE = "net.vcosim.object"
 """``ExternalReference.type`` of a world object's name (a SUMO car's id, docs/traffic.md)."""
+TRAFFIC_LIGHT_IDS = 1 << 31
+"""The OSI id of a world's traffic-light head ``i`` is this + ``i`` (apart from every other id)."""
+OSI_COLOURS = {RED: "COLOR_RED", AMBER: "COLOR_YELLOW", GREEN: "COLOR_GREEN"}
+"""OSI's colour of a head's state (bank H's codes); an unlit head is ``MODE_OFF``."""
 OBJECT_HEIGHT = 1.5
 """m: the height of a world object's box (the world knows only its footprint)."""
 
@@ -175,6 +180,33 @@ def world_objects(truth: GroundTruth, sim: Simulation | Any) -> None:
         _vector(base.acceleration, (p["ax"][slot], p["ay"][slot], 0.0))
         _orientation(base.orientation_rate, (0.0, 0.0, p["yaw_rate"][slot]))
         moving.vehicle_classification.type = MovingObject.VehicleClassification.TYPE_CAR
+    traffic_lights(truth, others)
+
+
+def traffic_lights(truth: GroundTruth, others: Others) -> None:
+    """Each head of the world's traffic lights: a lit lamp at its stop line, in its colour.
+
+    A head shows one link's state (SUMO's), so its colour is that state's and its mode
+    constant (off: ``MODE_OFF``); its name (``C.3``) is its ``source_reference``.
+    """
+    from osi3.osi_trafficlight_pb2 import TrafficLight
+
+    classes = TrafficLight.Classification
+    for index, (head, state) in enumerate(zip(others.signals, others.states, strict=True)):
+        light = truth.traffic_light.add()
+        light.id.value = TRAFFIC_LIGHT_IDS + index
+        reference = light.source_reference.add()
+        reference.type = OBJECT_REFERENCE
+        reference.identifier.append(head.name)
+        _vector(light.base.position, (head.x, head.y, head.z))
+        _orientation(light.base.orientation, (0.0, 0.0, head.yaw))
+        light.base.dimension.length = light.base.dimension.width = 0.3
+        light.base.dimension.height = 0.3
+        colour = OSI_COLOURS.get(float(state))
+        classification = light.classification
+        classification.color = classes.Color.Value(colour or "COLOR_OTHER")
+        classification.icon = classes.ICON_NONE
+        classification.mode = classes.MODE_CONSTANT if colour else classes.MODE_OFF
 
 
 def _ego_name(sim: Simulation | Any) -> str:

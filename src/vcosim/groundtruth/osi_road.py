@@ -31,13 +31,17 @@ ROAD_STEP = 1.0
 _LINE_TYPES = {"solid": "TYPE_SOLID_LINE", "broken": "TYPE_DASHED_LINE", "none": "TYPE_NO_LINE"}
 _COLOURS = {"standard": "COLOR_WHITE", "white": "COLOR_WHITE", "yellow": "COLOR_YELLOW"}
 
+FIRST_ID = 1 << 32
+"""The first OSI id of a lane or boundary: apart from the vehicles' (row + 1) and the traffic
+lights' (``osi.TRAFFIC_LIGHT_IDS``), as OSI wants every id of a ground truth unique."""
+
 
 def road_ground_truth(network: RoadNetwork, step: float = ROAD_STEP) -> GroundTruth:
     """A ``GroundTruth`` holding only the network's lanes and lane boundaries."""
     from osi3.osi_groundtruth_pb2 import GroundTruth
 
     truth = GroundTruth()
-    ids = iter(range(1, 1 << 62))
+    ids = iter(range(FIRST_ID, 1 << 62))
     for road in network.roads.values():
         for section in road.sections:
             _add_section(truth, network, road, section, step, ids)
