@@ -31,6 +31,13 @@ def last_states(copies) -> list[int]:
     return [last[i] for i in sorted(last)]
 
 
+def last_frame_has(copies, rows) -> bool:
+    """The poses of the last frame (4 s: row 0's 81st) came for ``rows`` too, after row 0's."""
+    poses = of(copies, WorldPose)
+    starts = [i for i, m in enumerate(poses) if m.row == 0]
+    return len(starts) >= 81 and set(rows) <= {m.row for m in poses[starts[80] :]}
+
+
 def test_sumo_cars_are_announced_and_published_after_the_vehicles(router: Router, connect, collect):
     monitor = collect(connect(30, monitor=True))
     world = World(JUNCTION)
@@ -47,6 +54,7 @@ def test_sumo_cars_are_announced_and_published_after_the_vehicles(router: Router
                 {m.row for m in of(c, WorldPose)} >= set(rows.values())
                 and sum(m.row == 0 for m in of(c, WorldPose)) >= 81  # 0, 0.05, ..., 4 s
                 and last_states(c) == heads.states.astype(int).tolist()
+                and last_frame_has(c, rows.values())
             )
         )
         copies = monitor.stop()
