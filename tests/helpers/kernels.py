@@ -30,3 +30,16 @@ Simulation(World("examples/worlds/follow.toml"), Pacer("fast")).run(0.01)
 def compile_kernels() -> None:
     """Step a vehicle, a batch and a world once in a child process (its cache outlives it)."""
     subprocess.run([sys.executable, "-c", WARM_UP], cwd=ROOT, check=True, timeout=900)
+    # numba files its cache under the source's path, so a fresh clone compiles afresh; a
+    # world on an OpenDRIVE road steps kernels of its own types (the road's terrain), which
+    # a scenario run would otherwise compile after it has started coupling, on a loaded
+    # machine for longer than its controller waits.
+    road_world = ["sim", "--scenario", "examples/scenarios/cut_in.xosc", "--no-coupling"]
+    road_world += ["--pacing", "fast", "--duration", "0.2"]
+    subprocess.run(
+        [sys.executable, "-m", "vcosim", *road_world],
+        cwd=ROOT,
+        check=True,
+        timeout=900,
+        capture_output=True,
+    )
