@@ -69,7 +69,8 @@ ABORT_AT_EXIT = (
 def aborted_at_exit(done: subprocess.CompletedProcess[str]) -> bool:
     """The known abort of pythonfmu3's runtime as the libraries unload (glibc's own words)."""
     said = done.stderr.strip().splitlines()[-1:]
-    return done.returncode in (-6, 134) and said in (["corrupted double-linked list"],)
+    known = (["corrupted double-linked list"], ["free(): corrupted unsorted chunks"])
+    return done.returncode in (-6, 134) and said in known
 
 
 @VERSIONS
