@@ -256,7 +256,7 @@ class Reader:
             if source.strip() not in held:
                 raise DocFailure(f"{block.where}: {command.run_by} does not run `{source}`")
             return None
-        if command.words[0] == "pip":
+        if command.words[0] == "pip" or command.words[:2] == ["uv", "pip"]:
             check_pip(command)
             return None
         words = list(command.words)
