@@ -256,7 +256,7 @@ class Reader:
             if source.strip() not in held:
                 raise DocFailure(f"{block.where}: {command.run_by} does not run `{source}`")
             return None
-        if command.words[0] == "pip" or command.words[:2] == ["uv", "pip"]:
+        if installs(command.words):
             check_pip(command)
             return None
         words = list(command.words)
@@ -284,6 +284,11 @@ class Reader:
             process.interrupt()
         process.wait()
         return process
+
+
+def installs(words: list[str]) -> bool:
+    """A ``pip install`` line (or uv's): not run, the tests have it installed."""
+    return words[0] == "pip" or words[:2] == ["uv", "pip"]
 
 
 def first_option(words: list[str]) -> int:
