@@ -1,4 +1,4 @@
-"""Session-wide set-up: how many workers, and the physics kernels compiled before they start."""
+"""Session-wide set-up: how many workers, and the modules and physics kernels compiled first."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import os
 
 import pytest
 
-from helpers.kernels import compile_kernels
+from helpers.kernels import compile_kernels, compile_sources
 
 COMPILED = "VCOSIM_TESTS_KERNELS_COMPILED"  # inherited: a pytest run inside the suite skips it
 LONGEST_FIRST = (  # files of a minute or more on a loaded machine, longest first
@@ -38,5 +38,6 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 def pytest_sessionstart(session: pytest.Session) -> None:
     if hasattr(session.config, "workerinput") or os.environ.get(COMPILED):
         return  # a worker, or a pytest the suite started: the kernels are compiled already
+    compile_sources()
     compile_kernels()
     os.environ[COMPILED] = "1"
