@@ -20,6 +20,7 @@ from vcosim.sim.simulation import Simulation
 from vcosim.tight.controller import ControllerConfig
 from vcosim.tight.endpoint import CouplingConfig, SimulatorEndpoint
 from vcosim.tight.interface import InputGroup, InputMap, Interface
+from vcosim.tight.kernels import apply_inputs
 from vcosim.vehicle import Vehicle
 
 EXAMPLES = Path(__file__).parents[2] / "examples" / "beamng"
@@ -266,7 +267,8 @@ def test_an_infinite_value_times_a_zero_multiply_channel_keeps_the_input():
     throttle = InputGroup("throttle", target=0, low=0.0, high=1.0, value=1, multiply=2, add=3)
     groups = InputMap([throttle])
     inputs, frozen, clamps = np.array([0.4]), np.zeros(1), np.zeros(1, dtype=np.int64)
-    groups.apply(np.array([7.0, math.inf, 0.0, np.nan]), inputs, frozen, clamps)
+    arrays = (inputs, frozen, clamps, groups.slots, groups.limits)
+    apply_inputs(np.array([7.0, math.inf, 0.0, np.nan]), *arrays)
     assert inputs[0] == 0.4  # inf * 0 has no value: the input stays, never NaN
-    groups.apply(np.array([8.0, math.inf, 1.0, np.nan]), inputs, frozen, clamps)
+    apply_inputs(np.array([8.0, math.inf, 1.0, np.nan]), *arrays)
     assert inputs[0] == 1.0 and clamps[0] == 1  # inf * 1 is clamped, as any large value

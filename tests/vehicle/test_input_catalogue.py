@@ -19,7 +19,8 @@ from vcosim.errors import UnknownNameError
 from vcosim.fmi import coupling as coupling_fmu
 from vcosim.fmi import metadata as fmu
 from vcosim.tight import beamng_csv
-from vcosim.tight.interface import Interface, apply_inputs
+from vcosim.tight.interface import Interface
+from vcosim.tight.kernels import apply_inputs
 from vcosim.tight.protocol import CONTROLLER_INPUTS, CONTROLLER_SLOTS
 from vcosim.vehicle import layout as L
 from vcosim.vehicle.inputs import (
@@ -30,13 +31,12 @@ from vcosim.vehicle.inputs import (
     INPUTS,
     KIND_CODES,
     LOW,
-    InputWrites,
     element,
-    limit,
     markdown_table,
 )
 from vcosim.vehicle.signals import INPUTS as INPUT_SIGNALS
 from vcosim.vehicle.vehicle import set_inputs
+from vcosim.vehicle.writes import InputWrites, limit
 
 ROOT = Path(__file__).parents[2]
 

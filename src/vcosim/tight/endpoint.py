@@ -46,7 +46,8 @@ from vcosim.sim.face import COUPLING, Face
 from vcosim.sim.simulation import Simulation
 from vcosim.tight.config import CouplingConfig
 from vcosim.tight.debuglog import DebugLog, Event
-from vcosim.tight.interface import DERIVED_NAMES, apply_inputs, derive_sources
+from vcosim.tight.interface import DERIVED_NAMES
+from vcosim.tight.kernels import apply_inputs, derive_sources
 from vcosim.tight.protocol import (
     CONTROLLER_CUSTOM,
     SIM_CUSTOM,

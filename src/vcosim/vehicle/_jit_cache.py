@@ -8,20 +8,21 @@ cache lives in a directory named after a hash of all of them: any edit compiles 
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
 import numba
 
 HERE = Path(__file__).parent
 WORLD = HERE.parent / "world"
-F = TypeVar("F")
 
 
+@functools.cache
 def cache_dir() -> Path:
     """The cache directory for the current physics sources."""
     digest = hashlib.sha256()
@@ -47,8 +48,18 @@ def physics_cache() -> Iterator[None]:
         config.CACHE_DIR = previous
 
 
-def kernel(function: F) -> F:
-    """``numba.njit(cache=True)``, cached in ``cache_dir()``: for kernels outside the vehicle."""
-    with physics_cache():
-        compiled: Any = numba.njit(cache=True)(function)
-    return compiled  # the dispatcher is called as the function is
+def njit(**options: Any) -> Callable[[Callable[..., Any]], Any]:
+    """``numba.njit(cache=True, **options)``, cached in ``cache_dir()``.
+
+    Every kernel is decorated through this, so its cache is the physics sources' whichever
+    module imported it first.
+    """
+
+    def decorate(function: Callable[..., Any]) -> Any:  # a dispatcher, called as the function
+        with physics_cache():
+            return numba.njit(cache=True, **options)(function)
+
+    return decorate
+
+
+kernel = njit()  # the plain kind: ``@kernel``

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import math
 
-from numba import njit
+from vcosim.vehicle._jit_cache import njit
 
 HALF_PI = 0.5 * math.pi
 TAN_LIMIT = 0.99  # tan's argument stays below 0.99 * pi/2, as the seed clamps it
 
 
-@njit(cache=True, error_model="numpy", inline="always")
+@njit(error_model="numpy", inline="always")
 def suspension_force(compression: float, compression_speed: float, p) -> float:
     """Normal load of one corner: tan-shaped spring plus damper, never pulling, zero in the air."""
     if compression <= 0.0:
@@ -21,7 +21,7 @@ def suspension_force(compression: float, compression_speed: float, p) -> float:
     return force if force > 0.0 else 0.0
 
 
-@njit(cache=True, error_model="numpy", inline="always")
+@njit(error_model="numpy", inline="always")
 def rotation_matrix(q0: float, q1: float, q2: float, q3: float) -> tuple[float, ...]:
     """Body-to-world rotation matrix of a unit quaternion (w, x, y, z), row by row."""
     return (
@@ -37,7 +37,7 @@ def rotation_matrix(q0: float, q1: float, q2: float, q3: float) -> tuple[float, 
     )
 
 
-@njit(cache=True, error_model="numpy")
+@njit(error_model="numpy")
 def euler_angles(q0: float, q1: float, q2: float, q3: float) -> tuple[float, float, float]:
     """Roll, pitch, yaw (rad; z-y-x Tait-Bryan) of a unit quaternion."""
     roll = math.atan2(2.0 * (q0 * q1 + q2 * q3), 1.0 - 2.0 * (q1 * q1 + q2 * q2))
@@ -47,7 +47,7 @@ def euler_angles(q0: float, q1: float, q2: float, q3: float) -> tuple[float, flo
     return roll, pitch, yaw
 
 
-@njit(cache=True, error_model="numpy", inline="always")
+@njit(error_model="numpy", inline="always")
 def integrate_attitude(x, i: int, wx: float, wy: float, wz: float, dt: float) -> None:
     """Q <- normalise(q + dt/2 q (x) (0, w)): the quaternion never passes a gimbal singularity."""
     q0, q1, q2, q3 = x[i], x[i + 1], x[i + 2], x[i + 3]

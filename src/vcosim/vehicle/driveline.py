@@ -11,8 +11,7 @@ from __future__ import annotations
 
 import math
 
-from numba import njit
-
+from vcosim.vehicle._jit_cache import njit
 from vcosim.vehicle.layout import (
     X_GEAR,
     X_LOCKED,
@@ -32,7 +31,7 @@ SLIP_LOCK = 1.0  # rad/s: a slipping clutch closer than this to synchronous spee
 STICTION = 1.25  # static over sliding friction of brakes and bearings on a wheel at rest
 
 
-@njit(cache=True, error_model="numpy", inline="always")
+@njit(error_model="numpy", inline="always")
 def gear_ratio(gear: float, p) -> float:
     """Overall ratio engine/wheel for the engaged gear (0 in neutral, negative in reverse)."""
     g = int(round(gear))
@@ -42,7 +41,7 @@ def gear_ratio(gear: float, p) -> float:
     return ratios[0 if g < 0 else min(g, 5)] * p.final_drive
 
 
-@njit(cache=True, error_model="numpy")
+@njit(error_model="numpy")
 def shifter(
     x, p, target: float, dt: float, pace: float = 1.0, direct: bool = False
 ) -> tuple[float, float]:
@@ -83,7 +82,7 @@ KICKDOWN_THROTTLE = 0.9  # pedal beyond which the automatic kicks down
 KICKDOWN_RPM_SHARE = 0.85  # of the full-throttle upshift speed: the kickdown's highest rpm
 
 
-@njit(cache=True, error_model="numpy")
+@njit(error_model="numpy")
 def gear_for_speed(omega_out: float, p) -> float:
     """The forward gear an automatic engages rolling at output speed ``omega_out`` (rad/s).
 
@@ -96,7 +95,7 @@ def gear_for_speed(omega_out: float, p) -> float:
     return 1.0
 
 
-@njit(cache=True, error_model="numpy")
+@njit(error_model="numpy")
 def automatic_target(x, p, selector: float, throttle: float) -> float:
     """Gear the automatic wants: selector -1 R, 0 N, >= 1 D (gears 1..5 by road speed).
 
@@ -145,7 +144,7 @@ def automatic_target(x, p, selector: float, throttle: float) -> float:
     return gear
 
 
-@njit(cache=True, error_model="numpy")
+@njit(error_model="numpy")
 def automatic_spark(x, p, throttle: float) -> float:
     """Share of the engine's torque the automatic lets through: none while it changes up.
 
@@ -167,7 +166,7 @@ def automatic_spark(x, p, throttle: float) -> float:
     return 0.0 if x[X_OMEGA_E] > 1.1 * max(synchronous, floor) else 1.0
 
 
-@njit(cache=True, error_model="numpy")
+@njit(error_model="numpy")
 def lockup_request(x, p, brake: float, throttle: float, shifting: bool) -> float:
     """Lock-up engagement the automatic asks for: bridged in 2nd and up at cruise.
 
@@ -188,7 +187,7 @@ LOCKUP_APPLY_TIME = 0.5  # s: the lock-up clutch closes over this
 LOCKUP_RELEASE_TIME = 0.05  # s: and opens over this
 
 
-@njit(cache=True, error_model="numpy", inline="always")
+@njit(error_model="numpy", inline="always")
 def converter_torques(omega_p: float, omega_t: float, p) -> tuple[float, float]:
     """Torque on the pump (engine) and on the turbine (N m) of the torque converter.
 
@@ -213,7 +212,7 @@ def converter_torques(omega_p: float, omega_t: float, p) -> tuple[float, float]:
     return 0.0, 0.0
 
 
-@njit(cache=True, error_model="numpy", inline="always")
+@njit(error_model="numpy", inline="always")
 def friction_clamp(omega_free: float, capacity_step: float) -> float:
     """Apply a friction torque (as a speed change per step) that can stop but not reverse."""
     if omega_free > capacity_step:
@@ -223,12 +222,12 @@ def friction_clamp(omega_free: float, capacity_step: float) -> float:
     return 0.0
 
 
-@njit(cache=True, error_model="numpy", inline="always")
+@njit(error_model="numpy", inline="always")
 def _sign(v: float, eps: float = 1e-6) -> float:
     return 1.0 if v > eps else (-1.0 if v < -eps else 0.0)
 
 
-@njit(cache=True, error_model="numpy")
+@njit(error_model="numpy")
 def driveline_step(
     x,
     p,

@@ -9,8 +9,7 @@ from __future__ import annotations
 
 import math
 
-from numba import njit
-
+from vcosim.vehicle._jit_cache import njit
 from vcosim.vehicle.layout import (
     LAMBDA_BUF_LEN,
     X_FUEL,
@@ -32,7 +31,7 @@ LAMBDA_MAX = 5.0
 IDLE_LOOKAHEAD = 0.15  # s: how far ahead the idle controller extrapolates a falling engine
 
 
-@njit(cache=True, error_model="numpy", inline="always")
+@njit(error_model="numpy", inline="always")
 def effective_throttle(
     pedal: float, omega_e: float, running: float, p, omega_rate: float = 0.0
 ) -> float:
@@ -51,7 +50,7 @@ def effective_throttle(
     return min(max(pedal, 0.0), 1.0)
 
 
-@njit(cache=True, error_model="numpy", inline="always")
+@njit(error_model="numpy", inline="always")
 def rev_limiter(omega_e: float, p) -> float:
     """Share of the fuel the rev limiter lets through: a P controller above the limit.
 
@@ -61,7 +60,7 @@ def rev_limiter(omega_e: float, p) -> float:
     return min(max(1.0 - p.rev_gain * (omega_e - p.rev_limit), 0.0), 1.0)
 
 
-@njit(cache=True, error_model="numpy")
+@njit(error_model="numpy")
 def engine_step(
     x, p, throttle: float, ignition: float, dt: float, spark: float = 1.0
 ) -> tuple[float, float, float, float, float]:
@@ -150,7 +149,7 @@ def engine_step(
     return torque, friction, lambda_cyl, t_inj, mdot_fc
 
 
-@njit(cache=True, error_model="numpy")
+@njit(error_model="numpy")
 def engine_load(x, p) -> float:
     """Cylinder filling relative to full boost, in [0, 1]."""
     return min(max(x[X_P_IM] / p.p_boost, 0.0), 1.0) if x[X_RUNNING] > 0.5 else 0.0

@@ -28,8 +28,9 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from numba import njit, prange
+from numba import prange
 
+from vcosim.vehicle._jit_cache import njit
 from vcosim.vehicle.body import euler_angles, integrate_attitude, rotation_matrix, suspension_force
 from vcosim.vehicle.driveline import (
     LOCKUP_APPLY_TIME,
@@ -147,7 +148,7 @@ def initial_state(p: np.ndarray) -> np.ndarray:
     return x
 
 
-@njit(cache=True, error_model="numpy")
+@njit(error_model="numpy")
 def advance(x, u, params, y, s, height, friction, grid, n_steps: int) -> None:
     """Advance one vehicle ``n_steps`` physics steps; outputs ``y`` hold the last step."""
     p = params[0]
@@ -155,7 +156,7 @@ def advance(x, u, params, y, s, height, friction, grid, n_steps: int) -> None:
         physics_step(x, u, p, y, s, height, friction, grid, i == n_steps - 1)
 
 
-@njit(cache=True, error_model="numpy", parallel=True)
+@njit(error_model="numpy", parallel=True)
 def advance_batch(xs, us, params, ys, height, friction, grid, n_steps: int) -> None:
     """Advance many independent vehicles (rows of ``xs``/``us``/``ys``) in parallel."""
     for v in prange(xs.shape[0]):
@@ -163,7 +164,7 @@ def advance_batch(xs, us, params, ys, height, friction, grid, n_steps: int) -> N
         advance(xs[v], us[v], params, ys[v], s, height, friction, grid, n_steps)
 
 
-@njit(cache=True, error_model="numpy", parallel=True)
+@njit(error_model="numpy", parallel=True)
 def advance_each(xs, us, params, ys, height, friction, grid, n_steps: int) -> None:
     """Like ``advance_batch``, but every vehicle with its own parameter record (``params[v]``)."""
     for v in prange(xs.shape[0]):
@@ -171,7 +172,7 @@ def advance_each(xs, us, params, ys, height, friction, grid, n_steps: int) -> No
         advance(xs[v], us[v], params[v : v + 1], ys[v], s, height, friction, grid, n_steps)
 
 
-@njit(cache=True, error_model="numpy")
+@njit(error_model="numpy")
 def advance_each_serial(xs, us, params, ys, height, friction, grid, n_steps: int) -> None:
     """``advance_each`` on the calling thread, one vehicle after another.
 
@@ -184,7 +185,7 @@ def advance_each_serial(xs, us, params, ys, height, friction, grid, n_steps: int
         advance(xs[v], us[v], params[v : v + 1], ys[v], s, height, friction, grid, n_steps)
 
 
-@njit(cache=True, error_model="numpy", inline="always")
+@njit(error_model="numpy", inline="always")
 def anti_lock(x, k: int, p, brake_in: float, v_long: float) -> float:
     """ABS of wheel ``k``: the share of the brake pressure it lets through, updated each step.
 
@@ -209,7 +210,7 @@ def anti_lock(x, k: int, p, brake_in: float, v_long: float) -> float:
     return share
 
 
-@njit(cache=True, error_model="numpy")
+@njit(error_model="numpy")
 def physics_step(x, u, p, y, s, height, friction, grid, write_outputs: bool) -> None:
     """One 0.5 ms step of the whole vehicle (pure function of x, u, p; updates x and s)."""
     for i in range(u.shape[0]):

@@ -22,11 +22,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 import numpy as np
-from numba import njit
 from PIL import Image
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from vcosim.errors import ConfigError
+from vcosim.vehicle._jit_cache import njit
 
 if TYPE_CHECKING:
     from vcosim.roads import RoadNetwork
@@ -42,7 +42,7 @@ ROAD_THRESHOLD = 128
 ImageSource = str | Path | None
 
 
-@njit(cache=True, error_model="numpy", fastmath=False, inline="always")
+@njit(error_model="numpy", fastmath=False, inline="always")
 def _axis(coord: float, origin: float, cell: float, n: int) -> tuple[int, int, float, bool]:
     """Locate ``coord`` between two samples along one axis.
 
@@ -62,7 +62,7 @@ def _axis(coord: float, origin: float, cell: float, n: int) -> tuple[int, int, f
     return i0, i0 + 1, f - i0, True
 
 
-@njit(cache=True, error_model="numpy", fastmath=False, inline="always")
+@njit(error_model="numpy", fastmath=False, inline="always")
 def sample_terrain(
     height: np.ndarray, friction: np.ndarray, grid: np.ndarray, x: float, y: float
 ) -> tuple[float, float, float, float]:
@@ -94,7 +94,7 @@ def sample_terrain(
     return h, dhdx, dhdy, mu
 
 
-@njit(cache=True, error_model="numpy")
+@njit(error_model="numpy")
 def _sample_grid(
     height: np.ndarray, friction: np.ndarray, grid: np.ndarray, xs: np.ndarray, ys: np.ndarray
 ) -> tuple[np.ndarray, np.ndarray]:

@@ -12,17 +12,18 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from numba import njit
+
+from vcosim.vehicle._jit_cache import njit
 
 
-@njit(cache=True, error_model="numpy", inline="always")
+@njit(error_model="numpy", inline="always")
 def magic_formula(slip: float, b: float, c: float, e: float) -> float:
     """Normalised magic formula (D = 1): sin(C atan(B s - E (B s - atan(B s))))."""
     bs = b * slip
     return math.sin(c * math.atan(bs - e * (bs - math.atan(bs))))
 
 
-@njit(cache=True, error_model="numpy", inline="always")
+@njit(error_model="numpy", inline="always")
 def tyre_forces(
     kappa: float, slip_angle: float, load: float, mu: float, p, lateral_scale: float = 1.0
 ) -> tuple[float, float]:
@@ -54,7 +55,7 @@ def tyre_forces(
     return fx, fy
 
 
-@njit(cache=True, error_model="numpy", inline="always")
+@njit(error_model="numpy", inline="always")
 def low_speed_damping(v_long: float, p) -> float:
     """Damping factor (s/m, times the load) that fades out above ``p.v_low`` (speed ``v_long``).
 
@@ -65,7 +66,7 @@ def low_speed_damping(v_long: float, p) -> float:
     return p.d_low * fade if fade > 0.0 else 0.0
 
 
-@njit(cache=True, error_model="numpy", inline="always")
+@njit(error_model="numpy", inline="always")
 def relax_slips(
     kappa: float,
     tan_alpha: float,
@@ -98,13 +99,13 @@ def relax_slips(
 TAN_ALPHA_MAX = 10.0  # 84 degrees: beyond, a sliding tyre's force no longer changes
 
 
-@njit(cache=True, error_model="numpy", inline="always")
+@njit(error_model="numpy", inline="always")
 def aligning_moment(slip_angle: float, load: float, mu: float, p) -> float:
     """Self-aligning moment (N m, about the ground normal) that drives force feedback."""
     return -p.al_scale * mu * load * magic_formula(slip_angle, p.B_al, p.C_al, p.E_al)
 
 
-@njit(cache=True, error_model="numpy")
+@njit(error_model="numpy")
 def friction_noise(step: float, wheel: int, seed: float) -> float:
     """Reproducible standard-normal noise from (step, wheel, seed): a counter-based hash.
 
@@ -122,13 +123,13 @@ _M1 = np.uint64(0xBF58476D1CE4E5B9)
 _M2 = np.uint64(0x94D049BB133111EB)
 
 
-@njit(cache=True, error_model="numpy")
+@njit(error_model="numpy")
 def _mix(z: np.uint64) -> np.uint64:
     z = (z ^ (z >> np.uint64(30))) * _M1
     z = (z ^ (z >> np.uint64(27))) * _M2
     return z ^ (z >> np.uint64(31))
 
 
-@njit(cache=True, error_model="numpy")
+@njit(error_model="numpy")
 def _unit(z: np.uint64) -> float:
     return (float(z >> np.uint64(11)) + 0.5) / 9007199254740992.0

@@ -23,7 +23,7 @@ from vcosim.contracts import protocol as P
 from vcosim.contracts.layout import next_tick
 from vcosim.contracts.objects import Catalogue, Writer
 from vcosim.contracts.transport import Address
-from vcosim.vehicle.inputs import InputWrites
+from vcosim.vehicle.writes import InputWrites
 
 EPS = 1e-9
 MAX_HINTS = 4  # unknown names per HELLO answered with a "did you mean" (each costs ~1 ms)
