@@ -332,7 +332,11 @@ class UdpLink:
         return TAKEN if self.wait(timeout) else 0
 
     def _wait_native(self, timeout: float, answer: np.ndarray, low: float, high: float) -> int:
-        """``wait_answer`` with the compiled look: ``SPIN_LOOKS`` a call while spinning."""
+        """``wait_answer`` with the compiled look: ``SPIN_LOOKS`` a call while spinning.
+
+        Without a spin (or once it is over) it sleeps first, then looks once per wake-up: in
+        a blocking lock-step the reply is never in yet when the wait begins.
+        """
         native = self._native
         assert native is not None
         look, fd, buffer, block = native.look, native.fd, native.buffer, native.block
@@ -340,7 +344,10 @@ class UdpLink:
         now = clock()
         deadline, spin_end = now + timeout, now + min(self.spin, timeout)
         while not net.closed:
-            looks = SPIN_LOOKS if now < spin_end else 1
+            looks = SPIN_LOOKS
+            if now >= spin_end:
+                self._sleep(max(deadline - now, 0.0) * 1000.0)
+                looks = 1
             code = look(fd, buffer, block, looks, expected, answer, low, high)
             found = _FOUND.get(code)
             if found is not None:  # a message of the pinned peer
@@ -358,8 +365,6 @@ class UdpLink:
             now = clock()
             if now >= deadline:
                 break
-            if now >= spin_end:
-                self._sleep((deadline - now) * 1000.0)
         return 0
 
     def close(self) -> None:
