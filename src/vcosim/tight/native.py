@@ -38,13 +38,13 @@ SENDER, PINNED, PEER, ADDRLEN = 0, 16, 32, 48
 ADDRESS_BLOCK = 56
 
 _WORD = types.uintp  # a pointer, passed as a machine word
-_recvfrom = types.ExternalFunction(
+_recvfrom: Any = types.ExternalFunction(
     "recvfrom", types.intp(types.intc, _WORD, _WORD, types.intc, _WORD, _WORD)
 )
-_sendto = types.ExternalFunction(
+_sendto: Any = types.ExternalFunction(
     "sendto", types.intp(types.intc, _WORD, _WORD, types.intc, _WORD, types.uint32)
 )
-_errno_location = types.ExternalFunction("__errno_location", types.CPointer(types.intc)())
+_errno_location: Any = types.ExternalFunction("__errno_location", types.CPointer(types.intc)())
 _DONTWAIT = socket.MSG_DONTWAIT
 _AGAIN, _INTERRUPTED = errno.EAGAIN, errno.EINTR
 
@@ -130,9 +130,9 @@ def compiled_look() -> Callable[..., int]:
     Called through numba's entry point, which skips the dispatcher's typing of every
     argument: the link's arrays never change type.
     """
-    args = (-1, np.zeros(16, np.uint8), np.zeros(ADDRESS_BLOCK, np.uint8), 1, 8, np.zeros(1))
-    args += (0.0, 1.0)
-    look(*args)  # compiles, or loads from the cache
+    buffer, block = np.zeros(16, np.uint8), np.zeros(ADDRESS_BLOCK, np.uint8)
+    args: tuple[object, ...] = (-1, buffer, block, 1, 8, np.zeros(1), 0.0, 1.0)
     dispatcher: Any = look
+    dispatcher(*args)  # compiles, or loads from the cache
     signature = tuple(dispatcher.typeof_pyval(a) for a in args)
-    return dispatcher.overloads[signature].entry_point  # type: ignore[no-any-return]
+    return dispatcher.overloads[signature].entry_point
