@@ -186,3 +186,19 @@ def test_the_compiled_look_speaks_the_links_codes():
         transport._LOOK_ANSWERED,
         transport._LOOK_FAILED,
     )
+
+
+def test_a_link_whose_compiled_look_cannot_load_keeps_to_python(
+    monkeypatch: pytest.MonkeyPatch, peer: socket.socket, caplog: pytest.LogCaptureFixture
+):
+    def broken(*_: object) -> None:
+        raise RuntimeError("no machine code here")
+
+    monkeypatch.setattr(native, "Descriptor", broken)
+    with caplog.at_level(logging.WARNING, logger="vcosim.tight"):
+        link = UdpLink(("127.0.0.1", 0), peer.getsockname(), 4, name="probe", native=True)
+    assert link._native is None
+    assert caplog.messages == ["probe: receiving with Python's socket calls (no machine code here)"]
+    peer.sendto(np.ones(4).tobytes(), link.address)
+    assert link.wait_answer(2.0, np.zeros(2), 0.0, 5.0) == TAKEN and link.message[0] == 1.0
+    link.close()

@@ -161,9 +161,12 @@ class UdpLink:
         self._sleep = poller.poll  # the sleeping wait: poll(2) on this socket
         self._native: Descriptor | None = None
         if native and native_ok():
-            from vcosim.tight.native import Descriptor
+            try:
+                from vcosim.tight.native import Descriptor
 
-            self._native = Descriptor(sock, self.net.buffer, _numeric(peer))
+                self._native = Descriptor(sock, self.net.buffer, _numeric(peer))
+            except Exception as exc:  # (numba's errors): an accelerator, not a requirement
+                log.warning("%s: receiving with Python's socket calls (%s)", name, exc)
 
     @property
     def address(self) -> Address:
