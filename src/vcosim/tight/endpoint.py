@@ -405,10 +405,14 @@ class SimulatorEndpoint(Face):
         start = clock()
         deadline, remaining = start + timeout, timeout
         while remaining > 0.0:
-            if self._ready:  # the link may send it itself, the moment the reply is in
-                got = link.wait_answer(remaining, self._out, self._largest, self._next_id)
-            else:
-                got = link.wait(remaining)
+            try:
+                if self._ready:  # the link may send it itself, the moment the reply is in
+                    got = link.wait_answer(remaining, self._out, self._largest, self._next_id)
+                else:
+                    got = link.wait(remaining)
+            except BaseException:  # (Ctrl-C while waiting: the time waited still counts)
+                self.stats.blocked_time += clock() - start
+                raise
             if not got:
                 break
             reply_id = message.item(0)
