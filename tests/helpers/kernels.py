@@ -25,6 +25,9 @@ car.run(2, throttle=0.1)
 car.step(throttle=0.2)
 VehicleBatch(2).run(2, throttle=0.1)
 Simulation(World("examples/worlds/follow.toml"), Pacer("fast")).run(0.01)
+from vcosim.tight.native import compiled_look  # the coupling's receive and send
+
+compiled_look()
 """
 
 

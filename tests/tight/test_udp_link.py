@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import socket
 import time
@@ -11,7 +12,8 @@ import numpy as np
 import pytest
 
 from vcosim.net import Allowlist
-from vcosim.tight.transport import UdpLink
+from vcosim.tight import native, transport
+from vcosim.tight.transport import ANSWERED, TAKEN, UdpLink
 
 
 @pytest.fixture
@@ -24,10 +26,15 @@ def peer() -> Iterator[socket.socket]:
     sock.close()
 
 
-@pytest.fixture
-def link(peer: socket.socket) -> Iterator[UdpLink]:
-    """A link expecting 4 values from ``peer``, spinning 50 ms before it sleeps."""
-    with_peer = UdpLink(("127.0.0.1", 0), peer.getsockname(), 4, spin=0.05, name="probe")
+@pytest.fixture(params=[False, True], ids=["python", "native"])
+def link(peer: socket.socket, request: pytest.FixtureRequest) -> Iterator[UdpLink]:
+    """A link expecting 4 values from ``peer``, spinning 50 ms before it sleeps.
+
+    Each test runs with Python's socket calls and with the compiled look (``tight.native``).
+    """
+    with_peer = UdpLink(
+        ("127.0.0.1", 0), peer.getsockname(), 4, spin=0.05, name="probe", native=request.param
+    )
     yield with_peer
     with_peer.close()
 
@@ -143,3 +150,55 @@ def test_an_exact_link_hears_only_the_peers_address_and_the_allowed(peer: socket
         assert exact.wait(2.0) and exact.message[0] == 3.0
         assert exact.rejected == 1
         exact.close()
+
+
+def test_the_awaited_message_of_the_pinned_peer_is_answered_the_moment_it_is_in(
+    link: UdpLink, peer: socket.socket
+):
+    """With the compiled look the answer leaves before Python runs; only a whole id in
+    (low, high] from the pinned peer gets one. Without it the caller answers (``TAKEN``)."""
+    answered = ANSWERED if link._native is not None else TAKEN
+    answer = np.array([9.0, 8.0])
+    peer.sendto(np.array([1.0, 0.0, 0.0, 0.0]).tobytes(), link.address)
+    assert link.wait_answer(2.0, answer, 0.0, 5.0) == TAKEN  # not pinned yet: judged first
+    link.pin()
+    for message_id, got in ((3.0, answered), (6.0, TAKEN), (2.5, TAKEN), (1.0, TAKEN)):
+        peer.sendto(np.array([message_id, 0.0, 0.0, 0.0]).tobytes(), link.address)
+        assert link.wait_answer(2.0, answer, 1.0, 5.0) == got
+        assert link.message[0] == message_id and link.sender == peer.getsockname()
+    peer.settimeout(0.05)
+    answers = []
+    with contextlib.suppress(TimeoutError):
+        while True:
+            answers.append(peer.recv(64))
+    assert answers == ([answer.tobytes()] if answered == ANSWERED else [])
+
+
+def test_a_failed_receive_is_counted_and_ends_the_wait(link: UdpLink):
+    link.sock.close()  # the descriptor goes, under the link: the next receive fails
+    assert link.wait(0.5) is False
+    assert link.net.receive_errors == 1
+
+
+def test_the_compiled_look_speaks_the_links_codes():
+    assert (native.TAKEN, native.ANSWERED, native.FAILED) == (
+        transport._LOOK_TAKEN,
+        transport._LOOK_ANSWERED,
+        transport._LOOK_FAILED,
+    )
+
+
+def test_a_link_whose_compiled_look_cannot_load_keeps_to_python(
+    monkeypatch: pytest.MonkeyPatch, peer: socket.socket, caplog: pytest.LogCaptureFixture
+):
+    def broken(*_: object) -> None:
+        raise RuntimeError("no machine code here")
+
+    monkeypatch.setattr(native, "Descriptor", broken)
+    with caplog.at_level(logging.WARNING, logger="vcosim.tight"):
+        link = UdpLink(("127.0.0.1", 0), peer.getsockname(), 4, name="probe", native=True)
+    assert link._native is None
+    assert caplog.messages == ["probe: receiving with Python's socket calls (no machine code here)"]
+    peer.sendto(np.ones(4).tobytes(), link.address)
+    assert link.wait_answer(2.0, np.zeros(2), 0.0, 5.0) == TAKEN and link.message[0] == 1.0
+    link.close()

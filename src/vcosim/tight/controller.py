@@ -219,7 +219,7 @@ class ControllerBlock:
                     if not link.wait(min(remaining, STOP_CHECK)):
                         continue
                     stats.received += 1
-                    message_id = link.message[0]
+                    message_id = link.message.item(0)
                     if not (message_id > largest or (fresh and message_id == largest)):
                         stats.stale += 1
                     elif message_id > ceiling:

@@ -54,7 +54,7 @@ from vcosim.tight.protocol import (
     WIRE_DTYPE,
     Schedule,
 )
-from vcosim.tight.transport import CouplingLink, UdpLink
+from vcosim.tight.transport import ANSWERED, CouplingLink, UdpLink
 from vcosim.vehicle import layout as L
 
 log = logging.getLogger("vcosim.tight")
@@ -168,6 +168,8 @@ class SimulatorEndpoint(Face):
         self._ready = False  # the next message is packed and goes out with the awaited reply
         self._taken_at = 0.0  # when the last reply was taken
         self._pin = True  # the next reply applied pins the controller's address
+        self._heard = False  # a reply was applied or counted as start-up (``heard``)
+        self._skips, self._window, self._timeout = 0, 1, 2.0  # the schedule's, set by start()
         self.link: CouplingLink = link if link is not None else self._udp_link()
         cfg = self.config
         if cfg.debug_log is not None:
@@ -186,6 +188,7 @@ class SimulatorEndpoint(Face):
             exact=cfg.exact_peer,
             spin=0.0,
             name="simulator endpoint",
+            native=True,
         )
 
     @property
@@ -204,15 +207,17 @@ class SimulatorEndpoint(Face):
 
         Every reply before the first applied one is applied or counted as start-up.
         """
-        return self.stats.applied + self.stats.startup > 0
+        return self._heard
 
     def start(self, sim: Simulation) -> None:
         """Fix the schedule for the run (logged by the caller) and the waiting strategy."""
-        self.schedule = self.config.schedule(sim.dt)
+        schedule = self.schedule = self.config.schedule(sim.dt)
+        self._skips, self._window = schedule.send_skips, schedule.window
+        self._timeout = schedule.timeout
         self._lockstep = sim.pacer.lockstep
         spin = self.config.spin
         self.link.spin = spin if spin is not None else (0.05 if self._lockstep else 0.0)
-        self._since_send = self.schedule.send_skips - self.schedule.send_offset
+        self._since_send = schedule.send_skips - schedule.send_offset
         self._inputs = sim.vehicle.input_array
         self._outputs = sim.vehicle.outputs
         self._state = sim.vehicle.state
@@ -238,16 +243,14 @@ class SimulatorEndpoint(Face):
     # -- per physics step ------------------------------------------------------------------
     def before_step(self, sim: Simulation) -> None:
         """Receive, apply and send as the schedule says; runs before the vehicle steps."""
-        schedule = self.schedule
-        assert schedule is not None, "start() fixes the schedule before the first step"
         if self.debug is not None:
             self.debug.steps.add(time.perf_counter() - self._t0)
-        if self._since_send < schedule.send_skips:
+        if self._since_send < self._skips:
             self._since_send += 1
             if not self._lockstep:
                 self._poll_newest(sim)
             return
-        if self._sent - self._answers < schedule.window:
+        if self._sent - self._answers < self._window:
             if not self._lockstep:
                 self._poll_newest(sim)
             self._pack(sim)
@@ -255,13 +258,13 @@ class SimulatorEndpoint(Face):
             return
         # The message carries the last step's outputs, which no reply changes: once a
         # controller answers, it is packed before the wait and goes out the moment the
-        # reply is taken (``_wait_reply``), the bookkeeping after it. Not while the run
-        # holds at start-up (its resends repeat the last message sent) nor when the reply
-        # is applied first (``start``).
-        packed = self._ready = self.heard and not self._apply_first
+        # reply is taken (``_wait_reply``), the bookkeeping and the reply's inputs after
+        # it. Not while the run holds at start-up (its resends repeat the last message
+        # sent) nor when the reply is applied first (``start``).
+        packed = self._ready = self._heard and not self._apply_first
         if packed:
             self._pack(sim)
-        if self._wait_reply(sim, schedule.timeout) or self._await_controller(sim):
+        if self._wait_reply(sim, self._timeout) or self._await_controller(sim):
             if not packed:
                 self._pack(sim)
             if self._ready or not packed:  # not sent by the wait (a start-up reply)
@@ -270,7 +273,7 @@ class SimulatorEndpoint(Face):
             if self._held >= 0:  # the reply that let the message go, applied now it is out
                 self._apply(sim, self.link.message, self._held)
                 self._held = -1
-        elif self.heard:  # BeamNG's timeout: reset the counters, go on stepping
+        elif self._heard:  # BeamNG's timeout: reset the counters, go on stepping
             self._ready = False
             self.stats.timeouts += 1
             self._event(Event.TIMEOUT, self._next_id - 1, False)
@@ -331,11 +334,14 @@ class SimulatorEndpoint(Face):
 
     def _post(self) -> float:
         """Send the packed message and count it; returns when it went out."""
-        out = self._out
-        self._send_out(out)
+        self._send_out(self._out)
+        return self._count_sent()
+
+    def _count_sent(self) -> float:
+        """Count the message just sent (and log it); returns the time, which it keeps."""
         now = self._sent_at[self._next_id % _SENT_RING] = time.perf_counter()
         if self.debug is not None:
-            self.debug.send.add(now - self._t0, out)
+            self.debug.send.add(now - self._t0, self._out)
         self._next_id += 1
         self._sent += 1
         self._since_send = 0
@@ -354,6 +360,7 @@ class SimulatorEndpoint(Face):
         """Count and log a reply that is not applied."""
         if best == 0.0:
             self.stats.startup += 1
+            self._heard = True
             kind = Event.STARTUP
         elif reply_id == best:
             self.stats.duplicate += 1
@@ -391,44 +398,76 @@ class SimulatorEndpoint(Face):
 
         That is one newer than any applied (it is applied, or held for ``before_step`` to
         apply once the message is out), or, while nothing has been applied yet, any reply
-        (BeamNG's rule).
+        (BeamNG's rule). A message packed beforehand (``_ready``) goes out first thing after
+        the receive, before any bookkeeping: the peer waits on it.
         """
-        link = self.link
-        start = time.perf_counter()
+        link, clock = self.link, time.perf_counter
+        message = link.message
+        start = clock()
         deadline, remaining = start + timeout, timeout
-        try:
-            while remaining > 0.0 and link.wait(remaining):
-                reply_id = link.message.item(0)
-                if reply_id % 1.0 != 0.0:  # NaN and ±inf give NaN here: not whole numbers
-                    self.stats.bad_id += 1
-                elif reply_id > self._next_id:
-                    self._refuse(reply_id)
-                elif reply_id > self._largest:
-                    if self._ready:  # out at once: the peer's next step waits on it
-                        self._ready = False
-                        taken = self._post()
-                        self._answers = min(self._answers + 1, self._sent - 1)
-                        self._held = self._take(reply_id, taken, 2)
-                        if self._pin:
-                            self._pin_controller()
-                        return True
-                    self._answered()
-                    if self._pin:
-                        self._pin_controller()
-                    if self._apply_first:
-                        self._apply(sim, link.message, self._take(reply_id))
-                    else:
-                        self._held = self._take(reply_id)
-                    return True
+        while remaining > 0.0:
+            try:
+                if self._ready:  # the link may send it itself, the moment the reply is in
+                    got = link.wait_answer(remaining, self._out, self._largest, self._next_id)
                 else:
-                    self._drop(reply_id, self._largest, True)
-                    if self._largest == 0.0:
-                        self._answered()
-                        return True
-                remaining = deadline - time.perf_counter()
-            return False
-        finally:
-            self.stats.blocked_time += time.perf_counter() - start
+                    got = link.wait(remaining)
+            except BaseException:  # (Ctrl-C while waiting: the time waited still counts)
+                self.stats.blocked_time += clock() - start
+                raise
+            if not got:
+                break
+            reply_id = message.item(0)
+            if got == ANSWERED:
+                self._went_out(sim, reply_id, start)
+                return True
+            if self._largest < reply_id <= self._next_id and reply_id % 1.0 == 0.0:
+                if self._ready:
+                    self._send_out(self._out)
+                    self._went_out(sim, reply_id, start)
+                    return True
+                self._answered()
+                if self._pin:
+                    self._pin_controller()
+                if self._apply_first:
+                    self._apply(sim, message, self._take(reply_id))
+                else:
+                    self._held = self._take(reply_id)
+                self.stats.blocked_time += clock() - start
+                return True
+            if self._unwanted(reply_id):
+                self.stats.blocked_time += clock() - start
+                return True
+            remaining = deadline - clock()
+        self.stats.blocked_time += clock() - start
+        return False
+
+    def _went_out(self, sim: Simulation, reply_id: float, start: float) -> None:
+        """The packed message went out on ``reply_id``'s arrival: count both, apply the reply."""
+        self._ready = False
+        answered = self._next_id - 1  # the newest message the reply can answer
+        taken = self._count_sent()
+        self.stats.blocked_time += taken - start
+        self._answers = min(self._answers + 1, self._sent - 1)
+        self._largest, self._taken_at = reply_id, taken
+        if self._pin:
+            self._pin_controller()
+        self._apply(sim, self.link.message, min(int(reply_id), answered))
+
+    def _unwanted(self, reply_id: float) -> bool:
+        """Count a reply that is not applied; True if it lets the next message go all the same.
+
+        That is a start-up reply: while nothing has been applied, any reply does (BeamNG).
+        """
+        if reply_id % 1.0 != 0.0:  # NaN and ±inf give NaN here: not whole numbers
+            self.stats.bad_id += 1
+        elif reply_id > self._next_id:
+            self._refuse(reply_id)
+        else:
+            self._drop(reply_id, self._largest, True)
+            if self._largest == 0.0:
+                self._answered()
+                return True
+        return False
 
     def _answered(self) -> None:
         self._answers = min(self._answers + 1, self._sent)
@@ -463,6 +502,7 @@ class SimulatorEndpoint(Face):
         """Apply a reply taken (``_take``) in answer to message ``answered``."""
         self._apply_inputs(message, *self._apply_args)
         self.stats.applied += 1
+        self._heard = True
         self.last_latency = self._taken_at - self._sent_at[answered % _SENT_RING]
         live = sim.live
         live["coupling_connected"] = 1.0

@@ -21,6 +21,7 @@ from vcosim.sim.simulation import Simulation
 from vcosim.tight.controller import Responder, StepFunction
 from vcosim.tight.endpoint import CouplingConfig, SimulatorEndpoint
 from vcosim.tight.protocol import CONTROLLER_TO_SIM, WIRE_DTYPE
+from vcosim.tight.transport import TAKEN
 
 
 class InProcessLink:
@@ -61,6 +62,10 @@ class InProcessLink:
             self.message[:] = self._replies.popleft()[1]
             return True
         return False
+
+    def wait_answer(self, timeout: float, answer: np.ndarray, low: float, high: float) -> int:
+        """``wait``: the endpoint sends its answer itself."""
+        return TAKEN if self.wait(timeout) else 0
 
     def pin(self) -> None:
         """Nothing to do: no one else can reach an in-process link."""

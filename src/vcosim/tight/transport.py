@@ -11,16 +11,27 @@ net link's.
 from __future__ import annotations
 
 import logging
+import os
+import select
 import socket
+import sys
 import time
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
 
 from vcosim.net import Address, Allowlist, DatagramLink, resolve
 from vcosim.tight.protocol import WIRE_DTYPE
 
+if TYPE_CHECKING:
+    from vcosim.tight.native import Descriptor
+
 log = logging.getLogger("vcosim.tight")
+TAKEN, ANSWERED = 1, 2
+"""What ``wait_answer`` did: took a message; took it and sent the answer at once."""
+SPIN_LOOKS = 32
+"""Looks at the socket per compiled call while spinning (about 10 µs between clock reads)."""
+_NO_ANSWER = np.zeros(0, dtype=WIRE_DTYPE)
 
 
 class CouplingLink(Protocol):
@@ -68,6 +79,14 @@ class CouplingLink(Protocol):
         """Wait up to ``timeout`` s for a valid message."""
         ...
 
+    def wait_answer(self, timeout: float, answer: np.ndarray, low: float, high: float) -> int:
+        """``wait``; a message whose id is a whole number in (low, high] may be answered at once.
+
+        Returns 0 (nothing came), ``TAKEN``, or ``ANSWERED``: ``answer`` went to the peer
+        the moment the message was taken (a link that cannot do it takes it only).
+        """
+        ...
+
     def close(self) -> None:
         """Release the link (safe twice)."""
         ...
@@ -92,6 +111,9 @@ class UdpLink:
         exact: Before a pin, admit the peer's own address, not every port of its host.
         spin: Busy-polling time of a blocking receive before it sleeps (s).
         name: How log lines name this end.
+        native: Receive (and answer, ``wait_answer``) in machine code (``tight.native``)
+            where the platform allows it; else with Python's socket calls. The simulator's
+            end does, where numba is loaded anyway; a controller keeps its start-up light.
 
     Raises:
         BindError: ``listen`` cannot be bound (an ``OSError``).
@@ -107,6 +129,7 @@ class UdpLink:
         exact: bool = False,
         spin: float = 0.0,
         name: str = "link",
+        native: bool = False,
     ) -> None:
         self.expected_bytes = expected_values * 8
         self.spin = spin
@@ -130,7 +153,20 @@ class UdpLink:
         sock, allow = self.net.sock, self.net.allow
         assert allow is not None
         self._recvfrom_into, self._sendto = sock.recvfrom_into, sock.sendto
+        self._buffer = self.net.buffer
+        self._peer: Address | None = self.net.peer
         self._admits = allow.admits
+        poller = select.poll()
+        poller.register(sock, select.POLLIN)
+        self._sleep = poller.poll  # the sleeping wait: poll(2) on this socket
+        self._native: Descriptor | None = None
+        if native and native_ok():
+            try:
+                from vcosim.tight.native import Descriptor
+
+                self._native = Descriptor(sock, self.net.buffer, _numeric(peer))
+            except Exception as exc:  # (numba's errors): an accelerator, not a requirement
+                log.warning("%s: receiving with Python's socket calls (%s)", name, exc)
 
     @property
     def address(self) -> Address:
@@ -144,7 +180,9 @@ class UdpLink:
 
     @peer.setter
     def peer(self, peer: Address) -> None:
-        self.net.peer = peer
+        self.net.peer = self._peer = peer
+        if self._native is not None:
+            self._native.set_peer(_numeric(peer))
 
     @property
     def sock(self) -> socket.socket:
@@ -178,7 +216,7 @@ class UdpLink:
         A failed send is counted and logged once: the message is lost, as on the wire, and
         the coupling's timeout copes with it.
         """
-        to = to or self.net.peer
+        to = to or self._peer
         assert to is not None, "a UdpLink always has its peer"
         try:
             self._sendto(values, to)  # type: ignore[call-overload]  # numpy is a buffer
@@ -191,10 +229,14 @@ class UdpLink:
     def pin(self) -> None:
         """Hear only the sender of the message just taken, until ``unpin``."""
         self.pinned = self.sender
+        if self._native is not None:
+            self._native.set_pinned(self.pinned)
 
     def unpin(self) -> None:
         """Hear every admitted sender again (the coupling reset)."""
         self.pinned = None
+        if self._native is not None:
+            self._native.set_pinned(None)
 
     def poll(self) -> bool:
         """Non-blocking: take the next valid datagram into ``message``; False if none waits.
@@ -245,31 +287,114 @@ class UdpLink:
     def wait(self, timeout: float) -> bool:
         """Wait up to ``timeout`` s for a valid datagram: spin first, then sleep in poll(2).
 
-        Every look is one receive: a reply that came while the vehicle stepped is taken at
-        once, one that arrives while spinning by the next receive, which the spin makes
-        itself (a turn is one receive that finds nothing and one clock read, as in a bare
-        ping-pong); whatever it receives is judged by ``poll``'s rules.
+        While spinning every look is one receive: a reply that came while the vehicle stepped
+        is taken at once, one that arrives while spinning by the next receive. Asleep, one
+        poll(2) per wake-up, then the receive. Whatever arrives is judged by ``poll``'s rules.
         """
-        if self.poll():
-            return True
-        spin = min(self.spin, timeout)
-        if spin > 0.0:
-            recvfrom_into, buffer, clock = self._recvfrom_into, self.net.buffer, time.perf_counter
-            spin_end = clock() + spin
-            while clock() < spin_end:
+        if self._native is not None:
+            return self._wait_native(timeout, _NO_ANSWER, 0.0, 0.0) != 0
+        clock = time.perf_counter
+        spin = self.spin
+        if spin > 0.0:  # a turn is a receive that finds nothing and a clock read
+            recvfrom_into, buffer, expected = self._recvfrom_into, self._buffer, self.expected_bytes
+            spin_end = clock() + min(spin, timeout)
+            while True:
                 try:
-                    got = recvfrom_into(buffer)
+                    size, sender = recvfrom_into(buffer)
                 except BlockingIOError:
-                    continue
+                    if clock() < spin_end:
+                        continue
+                    break
                 except OSError as exc:
                     if not self.net.receive_failed(exc):
                         return False
                     continue
-                if self._judge(*got):
+                if (sender == self.pinned and size == expected) or self._judge(size, sender):
+                    self.sender = sender
                     return True
             timeout -= spin
-        return self.net.wait_for(self.poll, timeout)
+        deadline = clock() + timeout
+        sleep, poll, net = self._sleep, self.poll, self.net
+        while not net.closed:
+            if sleep(max(timeout, 0.0) * 1000.0) and poll():
+                return True
+            timeout = deadline - clock()
+            if timeout <= 0.0:
+                break
+        return False
+
+    def wait_answer(self, timeout: float, answer: np.ndarray, low: float, high: float) -> int:
+        """``wait``; a message whose id is a whole number in (low, high] is answered at once.
+
+        Returns 0 (nothing came), ``TAKEN``, or ``ANSWERED``: ``answer`` went to the peer the
+        moment the message was taken, before any Python ran (``tight.native``). Without the
+        compiled look, or for a message it leaves to Python, ``TAKEN``: the caller sends.
+        """
+        if self._native is not None:
+            return self._wait_native(timeout, answer, low, high)
+        return TAKEN if self.wait(timeout) else 0
+
+    def _wait_native(self, timeout: float, answer: np.ndarray, low: float, high: float) -> int:
+        """``wait_answer`` with the compiled look: ``SPIN_LOOKS`` a call while spinning.
+
+        Without a spin (or once it is over) it sleeps first, then looks once per wake-up: in
+        a blocking lock-step the reply is never in yet when the wait begins.
+        """
+        native = self._native
+        assert native is not None
+        look, fd, buffer, block = native.look, native.fd, native.buffer, native.block
+        expected, net, clock = self.expected_bytes, self.net, time.perf_counter
+        now = clock()
+        deadline, spin_end = now + timeout, now + min(self.spin, timeout)
+        while not net.closed:
+            looks = SPIN_LOOKS
+            if now >= spin_end:
+                self._sleep(max(deadline - now, 0.0) * 1000.0)
+                looks = 1
+            code = look(fd, buffer, block, looks, expected, answer, low, high)
+            found = _FOUND.get(code)
+            if found is not None:  # a message of the pinned peer
+                self.sender = self.pinned
+                return found
+            if code >= 0:  # a datagram the look leaves to Python: a stranger, a wrong size
+                if self._judge(code, native.sender()):
+                    return TAKEN
+                continue
+            if code <= _LOOK_FAILED:
+                failure = _LOOK_FAILED - code
+                if not net.receive_failed(OSError(failure, os.strerror(failure))):
+                    return 0
+                continue
+            now = clock()
+            if now >= deadline:
+                break
+        return 0
 
     def close(self) -> None:
         """Close the socket (safe twice)."""
         self.net.close()
+
+
+_LOOK_TAKEN, _LOOK_ANSWERED, _LOOK_FAILED = -2, -3, -100  # ``tight.native``'s (a test checks)
+_FOUND = {_LOOK_TAKEN: TAKEN, _LOOK_ANSWERED: ANSWERED}
+
+
+def native_ok() -> bool:
+    """True where the compiled look can run: Linux with glibc, 64 bits (``tight.native``)."""
+    if not sys.platform.startswith("linux") or sys.maxsize <= 2**32:
+        return False
+    import ctypes
+
+    try:
+        ctypes.CDLL(None).__errno_location  # noqa: B018  # (an AttributeError if absent)
+    except (OSError, AttributeError):
+        return False
+    return True
+
+
+def _numeric(address: Address | None) -> Address | None:
+    """``address`` with its host as an IPv4 address; None if it has none."""
+    if address is None or not address[1]:
+        return None
+    host = resolve(address[0])
+    return None if host is None else (host, address[1])

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, fields
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -168,8 +168,9 @@ SLOT_BY_NAME.update(
 )
 
 
-def _nan4() -> tuple[float, float, float, float]:
-    return (NAN, NAN, NAN, NAN)
+NAN4 = (NAN, NAN, NAN, NAN)
+"""Four wheels' torques left as they are (a tuple: one shared default cannot change)."""
+DRIVE_MODES = {"pedals": 0.0, "torques": 1.0}
 
 
 @dataclass
@@ -190,30 +191,35 @@ class Controls:
     brake: float = NAN
     steering: float = NAN
     gear: float = NAN
-    braking_torque: Sequence[float] = field(default_factory=_nan4)
-    propulsion_torque: Sequence[float] = field(default_factory=_nan4)
+    braking_torque: Sequence[float] = NAN4
+    propulsion_torque: Sequence[float] = NAN4
     drive_mode: str | float = NAN
     custom: Sequence[float] = ()
 
     @classmethod
     def from_mapping(cls, values: Mapping[str, Any]) -> Controls:
         """Build from a dict of field names (unknown names are an error)."""
-        known = [f.name for f in fields(cls)]
         for name in values:
-            if name not in known:
-                raise UnknownNameError("control output", name, known)
+            if name not in _CONTROL_NAMES:
+                raise UnknownNameError("control output", name, list(_CONTROL_NAMES))
         return cls(**values)
 
     def write(self, out: np.ndarray) -> None:
-        """Fill a 64-value message (all but the id)."""
+        """Fill a 64-value message (all but the id); what is left unset stays NaN."""
         out[1:] = NAN
         out[1], out[2], out[3], out[4] = self.throttle, self.brake, self.steering, self.gear
-        out[5:9] = self.braking_torque
-        out[9:13] = self.propulsion_torque
+        if self.braking_torque is not NAN4:
+            out[5:9] = self.braking_torque
+        if self.propulsion_torque is not NAN4:
+            out[9:13] = self.propulsion_torque
         mode = self.drive_mode
-        out[13] = {"pedals": 0.0, "torques": 1.0}.get(mode, NAN) if isinstance(mode, str) else mode
+        if mode == mode:  # (NaN is not: it stays)
+            out[13] = DRIVE_MODES.get(mode, NAN) if isinstance(mode, str) else mode
         if len(self.custom):
             out[14 : 14 + min(len(self.custom), N_CUSTOM)] = self.custom[:N_CUSTOM]
+
+
+_CONTROL_NAMES = {f.name: None for f in fields(Controls)}  # (a dict: ordered, for the error)
 
 
 def as_controls(result: Controls | Mapping[str, Any] | None) -> Controls:
