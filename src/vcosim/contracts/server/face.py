@@ -32,6 +32,7 @@ from vcosim.contracts import protocol as P
 from vcosim.contracts.objects import Catalogue
 from vcosim.contracts.options import LOCKSTEP_SPIN, ServerOptions
 from vcosim.contracts.server.admission import Doorman
+from vcosim.contracts.server.lockstep import LeanExchange
 from vcosim.contracts.server.report import ServerReport, ServerStats
 from vcosim.contracts.server.sessions import ServerSession, ToServer, open_session
 from vcosim.contracts.transport import Address, Endpoint
@@ -86,6 +87,7 @@ class ContractServer(Face):
         self._next_due = math.inf
         self._sync_data = 0  # data messages applied to contracts a hold may wait for
         self._next_expiry = 0.0  # perf_counter time of the next look for silent sessions
+        self._lean: LeanExchange | None = None  # lock-step with one client (``_rebuild``)
         self.doorman = Doorman(self.endpoint, self.stats, opts)
         self._closed = False
 
@@ -121,6 +123,12 @@ class ContractServer(Face):
 
     def before_step(self, sim: Simulation) -> None:
         """Take what has arrived; hold while a contract forbids the step."""
+        lean = self._lean
+        if lean is not None and self._answers_due:  # lock-step with one client
+            self._answers_due = False
+            if lean.due():
+                self._hold(sim, lean)
+            return
         if not self._answers_due and self._ready():  # (a hold looks first itself)
             self._receive(sim)
         if self._timed or self._answers_due:
@@ -146,6 +154,12 @@ class ContractServer(Face):
         """Send every contract that is due, stamped with the simulation time after the step."""
         now = sim.time
         if now + EPS < self._next_due:
+            return
+        lean = self._lean
+        if lean is not None:
+            lean.send(now)
+            self._next_due = lean.update.due
+            self._answers_due = True
             return
         outputs, sendto, stats = self._outputs, self.endpoint.sock.sendto, self.stats
         next_due = math.inf
@@ -179,25 +193,29 @@ class ContractServer(Face):
 
         A hold takes one at a time: the answer it waits for ends it without another look.
         """
-        endpoint, buffer, ready = self.endpoint, self.endpoint.buffer, self._ready
+        endpoint, ready = self.endpoint, self._ready
         while True:
             got = endpoint.receive()
             if got is None:
                 return
-            size, sender = got
-            try:
-                kind, session_id = P.read_header(buffer, size)
-                self._handle(sim, kind, session_id, size, sender)
-            except P.Malformed as exc:
-                endpoint.count_malformed(exc.reason, sender, str(exc))
-                if exc.reason == "version" and buffer[3] == P.Kind.HELLO:  # (not to answers)
-                    message = f"this server speaks contract protocol version {P.VERSION}"
-                    self.doorman.error(sender, 0, "version", message, size)
-            except Exception as exc:  # a bug must not let one datagram end the run
-                log.debug("contract server: datagram from %s:%d", *sender, exc_info=True)
-                endpoint.count_malformed("unhandled", sender, f"{type(exc).__name__}: {exc}")
+            self._take(sim, *got)
             if not (drain and ready()):
                 return
+
+    def _take(self, sim: Simulation, size: int, sender: Address) -> None:
+        """Handle the datagram of ``size`` bytes from ``sender`` in the endpoint's buffer."""
+        endpoint, buffer = self.endpoint, self.endpoint.buffer
+        try:
+            kind, session_id = P.read_header(buffer, size)
+            self._handle(sim, kind, session_id, size, sender)
+        except P.Malformed as exc:
+            endpoint.count_malformed(exc.reason, sender, str(exc))
+            if exc.reason == "version" and buffer[3] == P.Kind.HELLO:  # (not to answers)
+                message = f"this server speaks contract protocol version {P.VERSION}"
+                self.doorman.error(sender, 0, "version", message, size)
+        except Exception as exc:  # a bug must not let one datagram end the run
+            log.debug("contract server: datagram from %s:%d", *sender, exc_info=True)
+            endpoint.count_malformed("unhandled", sender, f"{type(exc).__name__}: {exc}")
 
     def _handle(
         self, sim: Simulation, kind: int, session_id: int, size: int, sender: Address
@@ -326,6 +344,7 @@ class ContractServer(Face):
         self._waiters = [c for s in sessions for c in s.to_server.values() if c.waited_for]
         self._timed = [c for c in self._waiters if c.time_sync or c.overdue is not None]
         self._next_due = min((c.due for s in sessions for c in s.to_client), default=math.inf)
+        self._lean = LeanExchange.of(self, self._inputs, self._outputs)
 
     def _wait_for_clients(self, sim: Simulation, count: int, timeout: float | None) -> None:
         """Hold the run at its start until ``count`` clients have connected."""
@@ -350,13 +369,14 @@ class ContractServer(Face):
         """True if a contract forbids the step from ``now`` to ``end``."""
         return any(c.forbids(now, end) for c in self._waiters)
 
-    def _hold(self, sim: Simulation) -> None:
+    def _hold(self, sim: Simulation, lean: LeanExchange | None = None) -> None:
         """Wait (serving every client) until no contract forbids the step, or give up.
 
         Busy-polls for ``spin`` seconds first (a lock-step client answers within
         microseconds, sooner than a sleeping process wakes up), yielding the core after each
         empty poll (a plain spin keeps a client that shares the core waiting a time slice),
-        then sleeps between checks.
+        then sleeps between checks. ``lean``: the lock-step exchange with one client spins
+        for its answer first (``LeanExchange.take_answer``).
         """
         stats, endpoint = self.stats, self.endpoint
         now = sim.time
@@ -366,6 +386,8 @@ class ContractServer(Face):
         stats.holds += 1
         self.blocking = True
         try:
+            if lean is not None and lean.take_answer(sim, spin_end):
+                return
             while self._must_hold(now, end) and not sim.stopping:
                 before = self._sync_data
                 wall = time.perf_counter()
