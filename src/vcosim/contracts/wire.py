@@ -18,14 +18,26 @@ from typing import Any
 import numpy as np
 from numba import njit, types
 
-_recvfrom = types.ExternalFunction(
+from vcosim.contracts import protocol as P
+from vcosim.vehicle.inputs import write_inputs
+
+# libc's calls, by their C signatures (pointers passed as addresses: ``array.ctypes.data``)
+_recvfrom: Any = types.ExternalFunction(
     "recvfrom",
     types.intp(types.intc, types.intp, types.intp, types.intc, types.intp, types.intp),
 )
-_errno = types.ExternalFunction("__errno_location", types.CPointer(types.intc)())
+_sendto: Any = types.ExternalFunction(
+    "sendto",
+    types.intp(types.intc, types.intp, types.intp, types.intc, types.intp, types.intc),
+)
+_send: Any = types.ExternalFunction(
+    "send", types.intp(types.intc, types.intp, types.intp, types.intc)
+)
+_errno: Any = types.ExternalFunction("__errno_location", types.CPointer(types.intc)())
 _DONTWAIT = int(socket.MSG_DONTWAIT)
 _EAGAIN = 11  # (Linux's EAGAIN, EWOULDBLOCK)
 SOCKADDR = 16  # bytes of a sockaddr_in: family, port, IPv4 address, padding
+HEAD = 24  # bytes of a DATA message's header
 NOTHING = -1
 """``receive``: no datagram within its tries."""
 
@@ -49,6 +61,100 @@ def receive(fd: int, buffer: np.ndarray, sender: np.ndarray, tries: int) -> int:
     return NOTHING
 
 
+@njit(cache=True)
+def _expected(size: int, words: np.ndarray, want: np.ndarray, stamp: np.ndarray, n: int) -> bool:
+    """True if the datagram is the DATA message ``want`` describes, with ``n`` finite values."""
+    sent_at = stamp[0]
+    return (
+        size == HEAD + 8 * n
+        and words[0] == want[0]
+        and words[1] == want[1]
+        and sent_at - sent_at == 0.0  # finite (NaN and inf give NaN)
+    )
+
+
+@njit(cache=True)
+def receive_answer(
+    fd: int,
+    buffer: np.ndarray,
+    sender: np.ndarray,
+    tries: int,
+    peer: np.ndarray,
+    words: np.ndarray,
+    want: np.ndarray,
+    stamp: np.ndarray,
+    values: np.ndarray,
+    inputs: np.ndarray,
+    rows: np.ndarray,
+    limits: np.ndarray,
+    clamps: np.ndarray,
+) -> int:
+    """``receive``; if it is the answer ``want`` describes from ``peer``, write its inputs.
+
+    ``peer`` is a sockaddr (``sockaddr``): family, port and host must match. Sets ``want[2]``
+    to 1 when the answer was taken, ``want[3]`` to the values clamped (``write_inputs``).
+    """
+    size = receive(fd, buffer, sender, tries)
+    want[2] = 0
+    if size >= 0 and _expected(size, words, want, stamp, values.size):
+        for i in range(8):
+            if sender[i] != peer[i]:
+                return size
+        want[3] = write_inputs(values, inputs, rows, limits, clamps)
+        want[2] = 1
+    return size
+
+
+@njit(cache=True)
+def receive_update(
+    fd: int,
+    buffer: np.ndarray,
+    sender: np.ndarray,
+    tries: int,
+    words: np.ndarray,
+    want: np.ndarray,
+    stamp: np.ndarray,
+    values: np.ndarray,
+    target: np.ndarray,
+) -> int:
+    """``receive``; if it is the update ``want`` describes, copy its values into ``target``.
+
+    Sets ``want[2]`` to 1 when the update was taken.
+    """
+    size = receive(fd, buffer, sender, tries)
+    want[2] = 0
+    if size >= 0 and _expected(size, words, want, stamp, values.size):
+        target[:] = values
+        want[2] = 1
+    return size
+
+
+class Expected:
+    """The DATA message a lean path waits for, as the kernels check it, over a receive buffer.
+
+    ``want`` holds the header's first 16 bytes as two words (magic, version, kind, session;
+    contract, count, serial) and the kernels' two results; ``expect`` sets the serial number.
+    """
+
+    __slots__ = ("want", "words", "stamp", "values", "_base")
+
+    def __init__(self, buffer: bytearray, session: int, contract: int, width: int) -> None:
+        head = P.HEADER.pack(P.MAGIC, P.VERSION, P.Kind.DATA, session)
+        self.want = np.zeros(4, dtype=np.uint64)
+        self.want[0] = int.from_bytes(head, "little")
+        self._base = contract | width << 16
+        self.words = np.frombuffer(buffer, np.uint64, 2)
+        self.stamp = np.frombuffer(buffer, P.WIRE_DTYPE, 1, 16)
+        self.values = np.frombuffer(buffer, P.WIRE_DTYPE, width, HEAD)
+
+    def expect(self, serial: int) -> bool:
+        """Wait for serial number ``serial`` from now on; False if it does not fit the wire."""
+        if serial > 0xFFFFFFFF:
+            return False
+        self.want[1] = self._base | serial << 32
+        return True
+
+
 def error_of(code: int) -> OSError:
     """The ``OSError`` (its subclass by errno, as Python raises it) of a ``receive`` error."""
     errno = -1 - code
@@ -61,11 +167,11 @@ def address_of(sender: np.ndarray) -> tuple[str, int]:
     return socket.inet_ntoa(raw[4:8]), int.from_bytes(raw[2:4], "big")
 
 
-def sockaddr_key(address: tuple[str, int]) -> int:
-    """The first 8 bytes of ``address``'s sockaddr as one integer (to compare a sender with)."""
-    family = socket.AF_INET.to_bytes(2, "little")
-    raw = family + address[1].to_bytes(2, "big") + socket.inet_aton(address[0])
-    return int.from_bytes(raw, "little")
+def sockaddr(address: tuple[str, int]) -> np.ndarray:
+    """The sockaddr of an IPv4 (host, port), as ``receive`` writes a sender's."""
+    raw = socket.AF_INET.to_bytes(2, "little")
+    raw += address[1].to_bytes(2, "big") + socket.inet_aton(address[0])
+    return np.frombuffer(raw.ljust(SOCKADDR, b"\0"), np.uint8).copy()
 
 
 def entry_point(kernel: Any, args: tuple[object, ...]) -> Callable[..., Any]:
@@ -78,6 +184,70 @@ def entry_point(kernel: Any, args: tuple[object, ...]) -> Callable[..., Any]:
         signature = tuple(kernel.typeof_pyval(a) for a in args)
         if signature not in kernel.overloads:
             kernel.compile(signature)  # (or loads it from the cache)
-        return kernel.overloads[signature].entry_point  # type: ignore[no-any-return]
+        return kernel.overloads[signature].entry_point
     except (AttributeError, KeyError, TypeError):
-        return kernel  # type: ignore[no-any-return]
+        return kernel
+
+
+@njit(cache=True)
+def send_gathered(
+    fd: int,
+    source: np.ndarray,
+    index: np.ndarray,
+    values: np.ndarray,
+    serial_slot: np.ndarray,
+    time_slot: np.ndarray,
+    serial: int,
+    time: float,
+    message: np.ndarray,
+    to: np.ndarray,
+) -> int:
+    """Gather ``source[index]`` into a DATA message, stamp it, send it to the sockaddr ``to``.
+
+    ``message`` is the datagram's bytes; ``values``, ``serial_slot`` and ``time_slot`` are
+    views of it. Returns the bytes sent, or ``-1 - errno``.
+    """
+    for i in range(index.size):
+        values[i] = source[index[i]]
+    serial_slot[0] = serial
+    time_slot[0] = time
+    sent = _sendto(fd, message.ctypes.data, message.size, 0, to.ctypes.data, SOCKADDR)
+    return sent if sent >= 0 else -1 - _errno()[0]
+
+
+@njit(cache=True)
+def send_values(
+    fd: int,
+    source: np.ndarray,
+    values: np.ndarray,
+    serial_slot: np.ndarray,
+    time_slot: np.ndarray,
+    serial: int,
+    time: float,
+    message: np.ndarray,
+) -> int:
+    """Copy ``source`` into a DATA message, stamp it, send it on the connected socket ``fd``.
+
+    As ``send_gathered``, without the gather and the address.
+    """
+    values[:] = source
+    serial_slot[0] = serial
+    time_slot[0] = time
+    sent = _send(fd, message.ctypes.data, message.size, 0)
+    return sent if sent >= 0 else -1 - _errno()[0]
+
+
+class Stamps:
+    """A DATA message's bytes and the views a compiled send stamps it through.
+
+    Writes the header's constant part (magic, version, kind, session, contract, count) once.
+    """
+
+    __slots__ = ("raw", "serial", "time")
+
+    def __init__(self, message: Any, session: int) -> None:
+        message.pack(session, 0.0)
+        message.serial -= 1  # (pack counted a message that was not sent)
+        self.raw = np.frombuffer(message.buffer, np.uint8)
+        self.serial = np.frombuffer(message.buffer, "<u4", 1, 12)
+        self.time = np.frombuffer(message.buffer, "<f8", 1, 16)

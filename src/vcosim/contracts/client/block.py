@@ -280,9 +280,8 @@ class ContractClient:
         t = self._k * self.step
         self.time = session.time = t
         lean = session.lean
-        if lean is not None and session.quiet():  # lock-step: only the update to wait for
-            if lean.holds(t):
-                self._wait(t, lean)
+        if lean is not None and session.quiet() and lean.holds(t):
+            self._wait(t, lean)  # lock-step: the update is all there is to wait for
         else:
             session.service()
             if session.holds(t):
@@ -291,7 +290,10 @@ class ContractClient:
         outputs.time = t
         if self.step_fn is not None:
             self.inputs.take(self.step_fn(outputs))
-        if session.status == ConnectionStatus.connected:
+        lean = session.lean
+        if lean is not None:
+            lean.send_due(t)
+        elif session.status == ConnectionStatus.connected:
             session.send_due(t)
         if self.recording is not None:
             self.recording.record(t)

@@ -1,9 +1,11 @@
-"""The client's lock-step fast path: the time master's update taken with no objects made.
+"""The client's lock-step fast path: the time master's update taken, the answer sent, lean.
 
 A client whose one incoming contract is time-synced waits for the server's update at every
-step. ``LeanUpdate`` takes it with what it prepared when the session was welcomed: a receive
-into the endpoint's buffer, one unpack of the header checked against the bytes and numbers it
-expects, one slice copy into the block's outputs, the meta values by their slots.
+step. ``LeanUpdate`` takes it with what it prepared when the session was welcomed, in one
+compiled call (``vcosim.contracts.wire``): the receive loop, which checks the update's header
+and time against what it expects and copies its values into the block's outputs. The answer
+(one input contract) goes out the same way: its values, its stamps and the send in one call.
+Python keeps the counters, the meta values and the decisions; no object is made per update.
 
 Anything else (another kind, a gap or a repeat in the serial numbers, a malformed datagram)
 goes to the session's general path as it came, which counts and handles it as it always
@@ -13,16 +15,15 @@ does, and the wait goes on there.
 from __future__ import annotations
 
 import os
-import struct
 import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 import numpy as np
 
-from vcosim.contracts import protocol as P
 from vcosim.contracts import wire
-from vcosim.contracts.client.streams import Incoming
+from vcosim.contracts.client.streams import Incoming, Outgoing
+from vcosim.contracts.layout import next_tick
 
 if TYPE_CHECKING:
     from vcosim.contracts.client.session import ClientSession
@@ -30,8 +31,7 @@ if TYPE_CHECKING:
 EPS = 1e-9
 TRIES = 64  # polls per compiled receive before Python looks at its clock again
 EAGER = 50e-6  # s: a wait spins this long before it yields the core after each empty poll
-_DATA_HEAD = struct.Struct("<8sHHId")  # the DATA header: its first 8 bytes whole, then the rest
-_META = {"time": 0, "receive_time_offset": 1, "serial_number": 2}
+META = ("time", "receive_time_offset", "serial_number")  # each at most once
 
 
 class LeanUpdate:
@@ -44,16 +44,14 @@ class LeanUpdate:
     __slots__ = (
         "session",
         "incoming",
-        "prefix",
-        "size",
-        "values",
-        "target",
-        "meta",
-        "raw",
-        "sender",
+        "outgoing",
         "fd",
+        "meta",
+        "_expected",
         "_receive",
-        "_unpack",
+        "_receive_args",
+        "_send",
+        "_stamps",
     )
 
     def __init__(self, session: ClientSession, incoming: Incoming) -> None:
@@ -61,31 +59,47 @@ class LeanUpdate:
         assert incoming.run is not None, "of() checks that the values are one run"
         self.session = session
         self.incoming = incoming
-        self.prefix = P.HEADER.pack(P.MAGIC, P.VERSION, P.Kind.DATA, session.session_id)
-        self.size = P.DATA_HEADER.size + 8 * incoming.width
-        self.values = np.frombuffer(
-            endpoint.buffer, P.WIRE_DTYPE, incoming.width, P.DATA_HEADER.size
+        self.fd = fd = endpoint.sock.fileno()
+        slots = {meta: pos for meta, pos, _ in incoming.meta}  # (slot 0 is the status)
+        self.meta = tuple(slots.get(meta, 0) for meta in META)
+        expected = self._expected = wire.Expected(
+            endpoint.buffer, session.session_id, int(incoming.id or 0), incoming.width
         )
-        self.target = session.out[incoming.run]  # a view of the block's outputs
-        self.meta = [(pos, _META[meta]) for meta, pos, _ in incoming.meta]
-        self.raw = np.frombuffer(endpoint.buffer, np.uint8)
-        self.sender = np.zeros(wire.SOCKADDR, dtype=np.uint8)
-        self.fd = endpoint.sock.fileno()
-        self._receive = wire.entry_point(wire.receive, (self.fd, self.raw, self.sender, TRIES))
-        self._unpack = _DATA_HEAD.unpack_from
+        self._receive_args = (
+            np.frombuffer(endpoint.buffer, np.uint8),
+            np.zeros(wire.SOCKADDR, dtype=np.uint8),
+            TRIES,
+            expected.words,
+            expected.want,
+            expected.stamp,
+            expected.values,
+            session.out[incoming.run],  # a view of the block's outputs
+        )
+        self._receive = wire.entry_point(wire.receive_update, (fd, *self._receive_args))
+        self.outgoing: Outgoing | None = None
+        self._send: Callable[..., int] | None = None
+        self._stamps: wire.Stamps | None = None
+        if len(session.outgoing) == 1:
+            out = self.outgoing = session.outgoing[0]
+            stamps = self._stamps = wire.Stamps(out.message, session.session_id)
+            args = (fd, out.source, out.message.values, stamps.serial, stamps.time)
+            self._send = wire.entry_point(wire.send_values, (*args, 0, 0.0, stamps.raw))
 
     @classmethod
     def of(cls, session: ClientSession) -> LeanUpdate | None:
         """The lean update of a connected session, or None if it is not that case.
 
         One incoming contract, time-synced, no overdue timeout, every value accepted and in
-        one run of the outputs, the socket connected to the server (the kernel hears no one
-        else).
+        one run of the outputs, its meta fields each at most once, the socket connected to
+        the server (the kernel hears no one else).
         """
         if len(session.incoming) != 1 or session.endpoint.peer is None:
             return None
         incoming = session.incoming[0]
         if not incoming.time_sync or incoming.overdue is not None or incoming.run is None:
+            return None
+        metas = [meta for meta, _, _ in incoming.meta]
+        if len(set(metas)) < len(metas) or not set(metas) <= set(META):
             return None
         return cls(session, incoming)
 
@@ -100,15 +114,15 @@ class LeanUpdate:
         False when the spin is over, ``stopping()`` says so or another datagram came (handed
         to the session's general path, after which the block waits on as it would have).
         """
-        session, incoming = self.session, self.incoming
+        session, incoming, expected = self.session, self.incoming, self._expected
         endpoint = session.endpoint
-        buffer, raw, sender, fd = endpoint.buffer, self.raw, self.sender, self.fd
-        receive, unpack = self._receive, self._unpack
-        prefix, size_expected = self.prefix, self.size
+        if not expected.expect(incoming.serial + 1):
+            return False
+        receive, fd, args, want = self._receive, self.fd, self._receive_args, expected.want
         clock, idle = time.perf_counter, os.sched_yield
         polite = clock() + EAGER  # then yield after each empty poll
         while True:
-            size = receive(fd, raw, sender, TRIES)
+            size = receive(fd, *args)
             if size < 0:
                 if size != wire.NOTHING:
                     if endpoint.receive_failed(wire.error_of(size)):
@@ -121,30 +135,55 @@ class LeanUpdate:
                     return False
                 idle()  # let the server have the core, should it be waiting for one
                 continue
-            if size == size_expected:
-                head, contract, count, serial, sent_at = unpack(buffer)
-                if (
-                    head == prefix
-                    and contract == incoming.id
-                    and count == incoming.width
-                    and serial == incoming.serial + 1
-                    and sent_at - sent_at == 0.0  # finite (NaN and inf give NaN)
-                ):
-                    self._apply(serial, sent_at, t)
-                    if sent_at >= t - EPS:
-                        return True
-                    continue
-            session.take(size, wire.address_of(sender))
+            if want[2]:  # the update, its values in the outputs: the rest of ``_update``
+                sent_at = float(expected.stamp[0])
+                self._taken(sent_at, t)
+                if sent_at >= t - EPS:
+                    return True
+                if not expected.expect(incoming.serial + 1):
+                    return False
+                continue
+            assert endpoint.peer is not None  # (of() checked)
+            session.take(size, endpoint.peer)
             return False
 
-    def _apply(self, serial: int, sent_at: float, t: float) -> None:
-        """The update's bookkeeping as ``ClientSession`` does it, and its values."""
+    def _taken(self, sent_at: float, t: float) -> None:
+        """The update's bookkeeping and meta values as ``ClientSession._update`` does them."""
         incoming, session = self.incoming, self.session
         session.heard = time.perf_counter()
-        incoming.serial, incoming.remote_time, incoming.rx_local = serial, sent_at, t
+        incoming.serial += 1
+        incoming.remote_time, incoming.rx_local = sent_at, t
         incoming.received += 1
-        self.target[:] = self.values
-        if self.meta:
-            out = session.out
-            for pos, what in self.meta:
-                out[pos] = sent_at if what == 0 else t - sent_at if what == 1 else float(serial)
+        out, (at_time, at_offset, at_serial) = session.out, self.meta
+        if at_time:
+            out[at_time] = sent_at
+        if at_offset:
+            out[at_offset] = t - sent_at
+        if at_serial:
+            out[at_serial] = incoming.serial
+
+    def send_due(self, t: float) -> None:
+        """Send the input contract if due at local time ``t``, as ``ClientSession.send_due``."""
+        out, session = self.outgoing, self.session
+        if out is None or self._send is None or self._stamps is None:
+            session.send_due(t)
+            return
+        if t + EPS < out.next_k * out.period:
+            return
+        message, stamps = out.message, self._stamps
+        message.serial += 1
+        session.sent_time = t
+        sent = self._send(
+            self.fd,
+            out.source,
+            message.values,
+            stamps.serial,
+            stamps.time,
+            message.serial,
+            t,
+            stamps.raw,
+        )
+        if sent < 0:
+            session.endpoint.send_failed(wire.error_of(sent))
+        out.next_k = next_tick(t, out.period)
+        out.sent += 1

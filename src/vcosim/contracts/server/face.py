@@ -88,6 +88,7 @@ class ContractServer(Face):
         self._sync_data = 0  # data messages applied to contracts a hold may wait for
         self._next_expiry = 0.0  # perf_counter time of the next look for silent sessions
         self._lean: LeanExchange | None = None  # lock-step with one client (``_rebuild``)
+        self._lean_steps = 0  # its steps to the next update, from before_step to quiet_steps
         self.doorman = Doorman(self.endpoint, self.stats, opts)
         self._closed = False
 
@@ -128,6 +129,8 @@ class ContractServer(Face):
             self._answers_due = False
             if lean.due():
                 self._hold(sim, lean)
+            if self._lean is lean:  # (no step since the update: as quiet_steps would say)
+                self._lean_steps = lean.steps
             return
         if not self._answers_due and self._ready():  # (a hold looks first itself)
             self._receive(sim)
@@ -145,6 +148,10 @@ class ContractServer(Face):
         the next ``before_step``, one update later at most. Not with time-synced or overdue
         contracts (each step's end is checked) nor in real time (data applies on arrival).
         """
+        steps = self._lean_steps
+        if steps:
+            self._lean_steps = 0
+            return steps
         if not self.lockstep or self._timed:
             return 1
         ahead = (self._next_due - sim.time) / self._dt
@@ -344,7 +351,8 @@ class ContractServer(Face):
         self._waiters = [c for s in sessions for c in s.to_server.values() if c.waited_for]
         self._timed = [c for c in self._waiters if c.time_sync or c.overdue is not None]
         self._next_due = min((c.due for s in sessions for c in s.to_client), default=math.inf)
-        self._lean = LeanExchange.of(self, self._inputs, self._outputs)
+        self._lean = LeanExchange.of(self, self._inputs, self._outputs, self._dt)
+        self._lean_steps = 0
 
     def _wait_for_clients(self, sim: Simulation, count: int, timeout: float | None) -> None:
         """Hold the run at its start until ``count`` clients have connected."""
@@ -379,8 +387,6 @@ class ContractServer(Face):
         for its answer first (``LeanExchange.take_answer``).
         """
         stats, endpoint = self.stats, self.endpoint
-        now = sim.time
-        end = now + self._dt
         start = progress = time.perf_counter()
         spin_end = start + self.spin
         stats.holds += 1
@@ -388,6 +394,8 @@ class ContractServer(Face):
         try:
             if lean is not None and lean.take_answer(sim, spin_end):
                 return
+            now = sim.time
+            end = now + self._dt
             while self._must_hold(now, end) and not sim.stopping:
                 before = self._sync_data
                 wall = time.perf_counter()

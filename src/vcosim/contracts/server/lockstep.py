@@ -3,9 +3,11 @@
 In lock-step pacing with one client, every update is the same exchange: the server sends the
 contract, waits for the client's answer, applies it and runs the update period's physics
 steps in one call (``Face.quiet_steps``). ``LeanExchange`` does the wait and the send with
-what it prepared once per session: a receive into the endpoint's buffer, one unpack of the
-header checked against the bytes and numbers it expects, the inputs written by the compiled
-table, one ``take`` into the message. No object is made per update but the receive's own.
+what it prepared once per session, each in one compiled call (``vcosim.contracts.wire``): the
+receive loop, which checks the answer's header, sender and time against what it expects and
+writes its inputs through the session's table; the gather of the update's values, its stamps
+and the send. Python keeps the counters, the clock and the decisions; no object is made per
+update.
 
 Anything else (another sender, another kind, a gap or a repeat in the serial numbers, a
 malformed datagram) goes to the server's general path as it came, which counts and answers
@@ -14,17 +16,15 @@ it as it always does, and the wait goes on there.
 
 from __future__ import annotations
 
+import math
 import os
-import struct
 import time
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from vcosim.contracts import protocol as P
 from vcosim.contracts import wire
 from vcosim.contracts.server.sessions import ServerSession, ToClient, ToServer
-from vcosim.vehicle.inputs import write_inputs
 
 if TYPE_CHECKING:
     from vcosim.contracts.server.face import ContractServer
@@ -33,7 +33,6 @@ if TYPE_CHECKING:
 EPS = 1e-9
 TRIES = 64  # polls per compiled receive before Python looks at its clock again
 EAGER = 50e-6  # s: a wait spins this long before it yields the core after each empty poll
-_DATA_HEAD = struct.Struct("<8sHHId")  # the DATA header: its first 8 bytes whole, then the rest
 
 
 class LeanExchange:
@@ -48,52 +47,66 @@ class LeanExchange:
         "session",
         "update",
         "answer",
-        "address",
-        "prefix",
-        "size",
-        "values",
-        "inputs",
-        "outputs",
-        "_write",
-        "_table",
-        "_sendto",
-        "raw",
-        "sender",
         "fd",
-        "peer",
+        "now",
+        "steps",
+        "_dt",
+        "_expected",
         "_receive",
-        "_sender_key",
-        "_unpack",
+        "_receive_args",
+        "_send",
+        "_stamps",
+        "_outputs",
+        "_to",
     )
 
     def __init__(
-        self, server: ContractServer, session: ServerSession, inputs: Any, outputs: Any
+        self,
+        server: ContractServer,
+        session: ServerSession,
+        inputs: np.ndarray,
+        outputs: np.ndarray,
+        dt: float,
     ) -> None:
         endpoint = server.endpoint
         self.server = server
-        self.inputs, self.outputs = inputs, outputs
         self.session = session
         (self.update,) = session.to_client
         (self.answer,) = session.to_server.values()
-        self.address = session.address
-        self.prefix = P.HEADER.pack(P.MAGIC, P.VERSION, P.Kind.DATA, session.id)
-        width = self.answer.width
-        self.size = P.DATA_HEADER.size + 8 * width
-        self.values = np.frombuffer(endpoint.buffer, P.WIRE_DTYPE, width, P.DATA_HEADER.size)
-        table = self._table = self.answer.table
-        args = (self.values, inputs, table.rows, table.limits, table.clamps)
-        self._write = wire.entry_point(write_inputs, args)
-        self._sendto = endpoint.sock.sendto
-        self.raw = np.frombuffer(endpoint.buffer, np.uint8)
-        self.sender = np.zeros(wire.SOCKADDR, dtype=np.uint8)
-        self._sender_key = self.sender[:8].view(np.uint64)  # family, port, host
-        self.peer = wire.sockaddr_key(session.address)
-        self.fd = endpoint.sock.fileno()
-        self._receive = wire.entry_point(wire.receive, (self.fd, self.raw, self.sender, TRIES))
-        self._unpack = _DATA_HEAD.unpack_from
+        self.fd = fd = endpoint.sock.fileno()
+        self.now = session.started  # the time of the latest update sent
+        self.steps = 1  # physics steps from the latest update to the next (quiet_steps)
+        self._dt = dt
+        self._outputs = outputs
+        self._to = wire.sockaddr(session.address)
+        expected = self._expected = wire.Expected(
+            endpoint.buffer, session.id, self.answer.id, self.answer.width
+        )
+        table = self.answer.table
+        self._receive_args = (
+            np.frombuffer(endpoint.buffer, np.uint8),
+            np.zeros(wire.SOCKADDR, dtype=np.uint8),
+            TRIES,
+            self._to,
+            expected.words,
+            expected.want,
+            expected.stamp,
+            expected.values,
+            inputs,
+            table.rows,
+            table.limits,
+            table.clamps,
+        )
+        self._receive = wire.entry_point(wire.receive_answer, (fd, *self._receive_args))
+        message = self.update.message
+        stamps = self._stamps = wire.Stamps(message, session.id)
+        args = (fd, outputs, self.update.sig_idx, message.values, stamps.serial, stamps.time)
+        self._send = wire.entry_point(wire.send_gathered, (*args, 0, 0.0, stamps.raw, self._to))
 
     @classmethod
-    def of(cls, server: ContractServer, inputs: Any, outputs: Any) -> LeanExchange | None:
+    def of(
+        cls, server: ContractServer, inputs: Any, outputs: Any, dt: float
+    ) -> LeanExchange | None:
         """The lean exchange for the server's one locked session, or None if it is not that.
 
         Lock-step, one session, one contract each way, the update read by one ``take`` of
@@ -107,9 +120,9 @@ class LeanExchange:
             return None
         update: ToClient = session.to_client[0]
         answer: ToServer = next(iter(session.to_server.values()))
-        if not update.gather or update.functions or answer.time_sync or answer.overdue:
+        if not update.gather or update.functions or answer.time_sync or answer.overdue is not None:
             return None
-        return cls(server, session, inputs, outputs)
+        return cls(server, session, inputs, outputs, dt)
 
     def due(self) -> bool:
         """True while the latest update's answer is not in (the lock forbids the next step)."""
@@ -123,15 +136,15 @@ class LeanExchange:
         False when the spin is over, the run stops or another datagram came (handed to the
         server's general path, which then holds on as it would have).
         """
-        server, answer = self.server, self.answer
+        server, answer, expected = self.server, self.answer, self._expected
         endpoint = server.endpoint
-        buffer, raw, sender, fd = endpoint.buffer, self.raw, self.sender, self.fd
-        receive, unpack, sender_key = self._receive, self._unpack, self._sender_key
-        peer, prefix, size_expected = self.peer, self.prefix, self.size
+        if not expected.expect(answer.serial + 1):
+            return False
+        receive, fd, args, want = self._receive, self.fd, self._receive_args, expected.want
         clock, idle = time.perf_counter, os.sched_yield
         polite = clock() + EAGER  # then yield after each empty poll
         while True:
-            size = receive(fd, raw, sender, TRIES)
+            size = receive(fd, *args)
             if size < 0:
                 if size != wire.NOTHING:
                     if endpoint.receive_failed(wire.error_of(size)):
@@ -144,49 +157,57 @@ class LeanExchange:
                     return False
                 idle()  # let the client have the core, should it be waiting for one
                 continue
-            if size == size_expected and sender_key[0] == peer:
-                head, contract, count, serial, sent_at = unpack(buffer)
-                if (
-                    head == prefix
-                    and contract == answer.id
-                    and count == answer.width
-                    and serial == answer.serial + 1
-                    and sent_at - sent_at == 0.0  # finite (NaN and inf give NaN)
-                ):
-                    self._apply(serial, sent_at, sim.time)
-                    if sent_at >= answer.ack_due - EPS:
-                        return True
-                    continue  # an answer to an earlier update: wait on
-            address = wire.address_of(sender)
+            if want[2]:  # the answer, its inputs written: the rest of ``_data``'s work
+                sent_at = float(expected.stamp[0])
+                self._taken(sent_at, int(want[3]))
+                if sent_at >= answer.ack_due - EPS:
+                    return True
+                if not expected.expect(answer.serial + 1):
+                    return False
+                continue  # an answer to an earlier update: wait on
+            sender = wire.address_of(args[1])
             allow = endpoint.allow
-            if allow is not None and not allow.admits(address):
-                endpoint.reject(address)
+            if allow is not None and not allow.admits(sender):
+                endpoint.reject(sender)
                 continue
-            server._take(sim, size, address)
+            server._take(sim, size, sender)
             return False
 
-    def _apply(self, serial: int, sent_at: float, now: float) -> None:
-        """The answer's bookkeeping as ``ContractServer._data`` does it, and its inputs."""
-        answer, stats = self.answer, self.server.stats
+    def _taken(self, sent_at: float, clamped: int) -> None:
+        """The answer's bookkeeping as ``ContractServer._data`` does it."""
+        answer, server = self.answer, self.server
+        stats = server.stats
         self.session.heard = time.perf_counter()
-        answer.serial, answer.latest_time, answer.last_rx = serial, sent_at, now
+        answer.serial += 1
+        answer.latest_time, answer.last_rx = sent_at, self.now
         answer.received += 1
         stats.received += 1
         answer.released = False
-        self.server._sync_data += 1
-        table = self._table
-        if self._write(self.values, self.inputs, table.rows, table.limits, table.clamps):
-            stats.clamped.update(table.take_clamps())
+        server._sync_data += 1
+        if clamped:
+            stats.clamped.update(answer.table.take_clamps())
 
     def send(self, now: float) -> None:
         """Send the update stamped ``now``; its answer is due from now on."""
-        update, server = self.update, self.server
+        update, server, stamps = self.update, self.server, self._stamps
         message = update.message
-        self.outputs.take(update.sig_idx, out=message.values)
-        try:
-            self._sendto(message.pack(self.session.id, now), self.address)
-        except OSError as exc:
-            server.endpoint.send_failed(exc)
+        message.serial += 1
+        sent = self._send(
+            self.fd,
+            self._outputs,
+            update.sig_idx,
+            message.values,
+            stamps.serial,
+            stamps.time,
+            message.serial,
+            now,
+            stamps.raw,
+            self._to,
+        )
+        if sent < 0:
+            server.endpoint.send_failed(wire.error_of(sent))
+        self.now = now
         update.sent_at(now)
         server.stats.sent += 1
         self.answer.answered(now)
+        self.steps = max(math.ceil((update.due - now) / self._dt - 1e-6), 1)
