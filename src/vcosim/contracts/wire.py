@@ -37,7 +37,9 @@ _errno: Any = types.ExternalFunction("__errno_location", types.CPointer(types.in
 _DONTWAIT = int(socket.MSG_DONTWAIT)
 _EAGAIN = 11  # (Linux's EAGAIN, EWOULDBLOCK)
 SOCKADDR = 16  # bytes of a sockaddr_in: family, port, IPv4 address, padding
+SENDER = SOCKADDR + 4  # a receive's sender: the sockaddr, then its length (u32)
 HEAD = 24  # bytes of a DATA message's header
+_NEXT_SERIAL = np.uint64(1 << 32)  # one more in the serial number's place of the second word
 NOTHING = -1
 """``receive``: no datagram within its tries."""
 
@@ -46,13 +48,15 @@ NOTHING = -1
 def receive(fd: int, buffer: np.ndarray, sender: np.ndarray, tries: int) -> int:
     """The size of the first datagram within ``tries`` polls, its sender's sockaddr in ``sender``.
 
-    ``NOTHING`` if none came; ``-1 - errno`` for a socket error (``error_of`` makes it the
-    ``OSError`` Python's receive would have raised).
+    ``sender`` has ``SENDER`` bytes: the sockaddr, then room for its length. ``NOTHING`` if
+    none came; ``-1 - errno`` for a socket error (``error_of`` makes it the ``OSError``
+    Python's receive would have raised).
     """
-    length = np.full(1, SOCKADDR, dtype=np.uint32)
     data, size, where = buffer.ctypes.data, buffer.size, sender.ctypes.data
     for _ in range(tries):
-        got = _recvfrom(fd, data, size, _DONTWAIT, where, length.ctypes.data)
+        sender[SOCKADDR:] = 0  # the address length, a u32 after the address: 16
+        sender[SOCKADDR] = SOCKADDR
+        got = _recvfrom(fd, data, size, _DONTWAIT, where, where + SOCKADDR)
         if got >= 0:
             return got
         errno = _errno()[0]
@@ -92,7 +96,8 @@ def receive_answer(
     """``receive``; if it is the answer ``want`` describes from ``peer``, write its inputs.
 
     ``peer`` is a sockaddr (``sockaddr``): family, port and host must match. Sets ``want[2]``
-    to 1 when the answer was taken, ``want[3]`` to the values clamped (``write_inputs``).
+    to 1 when the answer was taken (and ``want[1]`` to the next serial), ``want[3]`` to the
+    values clamped (``write_inputs``).
     """
     size = receive(fd, buffer, sender, tries)
     want[2] = 0
@@ -102,6 +107,7 @@ def receive_answer(
                 return size
         want[3] = write_inputs(values, inputs, rows, limits, clamps)
         want[2] = 1
+        want[1] += _NEXT_SERIAL
     return size
 
 
@@ -119,13 +125,14 @@ def receive_update(
 ) -> int:
     """``receive``; if it is the update ``want`` describes, copy its values into ``target``.
 
-    Sets ``want[2]`` to 1 when the update was taken.
+    Sets ``want[2]`` to 1 when the update was taken (and ``want[1]`` to the next serial).
     """
     size = receive(fd, buffer, sender, tries)
     want[2] = 0
     if size >= 0 and _expected(size, words, want, stamp, values.size):
         target[:] = values
         want[2] = 1
+        want[1] += _NEXT_SERIAL
     return size
 
 
@@ -133,10 +140,11 @@ class Expected:
     """The DATA message a lean path waits for, as the kernels check it, over a receive buffer.
 
     ``want`` holds the header's first 16 bytes as two words (magic, version, kind, session;
-    contract, count, serial) and the kernels' two results; ``expect`` sets the serial number.
+    contract, count, serial) and the kernels' two results. ``serial`` is the serial number
+    waited for: ``expect`` sets it, a kernel that took the message counts it on (``taken``).
     """
 
-    __slots__ = ("want", "words", "stamp", "values", "_base")
+    __slots__ = ("want", "words", "stamp", "values", "serial", "_base")
 
     def __init__(self, buffer: bytearray, session: int, contract: int, width: int) -> None:
         head = P.HEADER.pack(P.MAGIC, P.VERSION, P.Kind.DATA, session)
@@ -146,13 +154,20 @@ class Expected:
         self.words = np.frombuffer(buffer, np.uint64, 2)
         self.stamp = np.frombuffer(buffer, P.WIRE_DTYPE, 1, 16)
         self.values = np.frombuffer(buffer, P.WIRE_DTYPE, width, HEAD)
+        self.serial = -1
 
     def expect(self, serial: int) -> bool:
-        """Wait for serial number ``serial`` from now on; False if it does not fit the wire."""
+        """Wait for serial number ``serial``; False if it does not fit the wire."""
         if serial > 0xFFFFFFFF:
             return False
-        self.want[1] = self._base | serial << 32
+        if serial != self.serial:
+            self.want[1] = self._base | serial << 32
+            self.serial = serial
         return True
+
+    def taken(self) -> None:
+        """The kernel took the message waited for: the next serial number is waited for."""
+        self.serial += 1
 
 
 def error_of(code: int) -> OSError:
@@ -251,3 +266,28 @@ class Stamps:
         self.raw = np.frombuffer(message.buffer, np.uint8)
         self.serial = np.frombuffer(message.buffer, "<u4", 1, 12)
         self.time = np.frombuffer(message.buffer, "<f8", 1, 16)
+
+
+def warm_up(server: bool) -> None:
+    """Compile (or load from numba's cache) one end's kernels for the arrays its path passes.
+
+    A lean path is made when a session opens: compiling then would hold up the first
+    exchanges for seconds, long enough for a lock-step peer to give up waiting. A lock-step
+    server calls this when it starts (``server``), a time-synced client when it is made.
+    """
+    buffer = bytearray(HEAD + 8)
+    raw, sender = np.frombuffer(buffer, np.uint8), np.zeros(SENDER, dtype=np.uint8)
+    words, want = np.frombuffer(buffer, np.uint64, 2), np.zeros(4, dtype=np.uint64)
+    stamp = np.frombuffer(buffer, P.WIRE_DTYPE, 1, 16)
+    values = np.frombuffer(buffer, P.WIRE_DTYPE, 1, HEAD)
+    serial = np.frombuffer(buffer, "<u4", 1, 12)
+    reals, index = np.zeros(1), np.zeros(1, dtype=np.int64)
+    if server:
+        table = (np.zeros((1, 3), dtype=np.int64), np.zeros((1, 2)), index)
+        to = sockaddr(("127.0.0.1", 0))
+        answer = (-1, raw, sender, 1, to, words, want, stamp, values, reals, *table)
+        entry_point(receive_answer, answer)
+        entry_point(send_gathered, (-1, reals, index, values, serial, stamp, 0, 0.0, raw, to))
+    else:
+        entry_point(receive_update, (-1, raw, sender, 1, words, want, stamp, values, reals))
+        entry_point(send_values, (-1, reals, values, serial, stamp, 0, 0.0, raw))

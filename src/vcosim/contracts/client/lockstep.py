@@ -67,7 +67,7 @@ class LeanUpdate:
         )
         self._receive_args = (
             np.frombuffer(endpoint.buffer, np.uint8),
-            np.zeros(wire.SOCKADDR, dtype=np.uint8),
+            np.zeros(wire.SENDER, dtype=np.uint8),
             TRIES,
             expected.words,
             expected.want,
@@ -120,7 +120,7 @@ class LeanUpdate:
             return False
         receive, fd, args, want = self._receive, self.fd, self._receive_args, expected.want
         clock, idle = time.perf_counter, os.sched_yield
-        polite = clock() + EAGER  # then yield after each empty poll
+        polite = clock() + EAGER  # from then on, yield after each empty poll
         while True:
             size = receive(fd, *args)
             if size < 0:
@@ -129,13 +129,13 @@ class LeanUpdate:
                         continue
                     return False
                 now = clock()
-                if now < polite:
-                    continue
                 if now >= spin_end or stopping():
                     return False
-                idle()  # let the server have the core, should it be waiting for one
+                if now >= polite:
+                    idle()  # let the server have the core, should it be waiting for one
                 continue
             if want[2]:  # the update, its values in the outputs: the rest of ``_update``
+                expected.taken()
                 sent_at = float(expected.stamp[0])
                 self._taken(sent_at, t)
                 if sent_at >= t - EPS:

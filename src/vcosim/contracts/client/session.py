@@ -24,6 +24,7 @@ from collections.abc import Callable
 import numpy as np
 
 from vcosim.contracts import protocol as P
+from vcosim.contracts import wire
 from vcosim.contracts.client.lockstep import LeanUpdate
 from vcosim.contracts.client.ports import ConnectionStatus, Refusal
 from vcosim.contracts.client.streams import Incoming, Outgoing
@@ -110,6 +111,8 @@ class ClientSession:
         self._ping_seq = 0
         self._ping_answered = True  # (no ping sent yet)
         self._bye_deadline = 0.0
+        if self.synced_in:  # the lean update's kernels now, not while the server waits
+            wire.warm_up(server=False)
 
     @property
     def received(self) -> int:

@@ -29,6 +29,7 @@ import time
 from typing import Any, ClassVar
 
 from vcosim.contracts import protocol as P
+from vcosim.contracts import wire
 from vcosim.contracts.objects import Catalogue
 from vcosim.contracts.options import LOCKSTEP_SPIN, ServerOptions
 from vcosim.contracts.server.admission import Doorman
@@ -114,6 +115,8 @@ class ContractServer(Face):
             )
         self._inputs = self.catalogue.inputs
         self._outputs = self.catalogue.outputs
+        if self.lockstep:  # the lean exchange's kernels now, not while a client connects
+            wire.warm_up(server=True)
         if opts.wait_for_clients:
             self._wait_for_clients(sim, opts.wait_for_clients, opts.wait_timeout)
         elif self.lockstep:

@@ -85,7 +85,7 @@ class LeanExchange:
         table = self.answer.table
         self._receive_args = (
             np.frombuffer(endpoint.buffer, np.uint8),
-            np.zeros(wire.SOCKADDR, dtype=np.uint8),
+            np.zeros(wire.SENDER, dtype=np.uint8),
             TRIES,
             self._to,
             expected.words,
@@ -142,7 +142,7 @@ class LeanExchange:
             return False
         receive, fd, args, want = self._receive, self.fd, self._receive_args, expected.want
         clock, idle = time.perf_counter, os.sched_yield
-        polite = clock() + EAGER  # then yield after each empty poll
+        polite = clock() + EAGER  # from then on, yield after each empty poll
         while True:
             size = receive(fd, *args)
             if size < 0:
@@ -151,13 +151,13 @@ class LeanExchange:
                         continue
                     return False
                 now = clock()
-                if now < polite:
-                    continue
                 if now >= spin_end or sim.stopping:
                     return False
-                idle()  # let the client have the core, should it be waiting for one
+                if now >= polite:
+                    idle()  # let the client have the core, should it be waiting for one
                 continue
             if want[2]:  # the answer, its inputs written: the rest of ``_data``'s work
+                expected.taken()
                 sent_at = float(expected.stamp[0])
                 self._taken(sent_at, int(want[3]))
                 if sent_at >= answer.ack_due - EPS:
