@@ -163,9 +163,11 @@ class ContractServer(Face):
     def after_step(self, sim: Simulation) -> None:
         """Send every contract that is due, stamped with the simulation time after the step."""
         now = sim.time
-        if now + EPS < self._next_due:
-            return
         lean = self._lean
+        if now + EPS < self._next_due:
+            if lean is not None:
+                lean.settle()
+            return
         if lean is not None:
             lean.send(now)
             self._next_due = lean.update.due
@@ -350,6 +352,8 @@ class ContractServer(Face):
 
     def _rebuild(self) -> None:
         """Recompute who a hold may wait for and when the next send is due."""
+        if self._lean is not None:
+            self._lean.settle()
         sessions = self.sessions.values()
         self._waiters = [c for s in sessions for c in s.to_server.values() if c.waited_for]
         self._timed = [c for c in self._waiters if c.time_sync or c.overdue is not None]
@@ -436,6 +440,8 @@ class ContractServer(Face):
     # -- reporting and closing --------------------------------------------------------------
     def report(self) -> ServerReport:
         """The server's counters."""
+        if self._lean is not None:
+            self._lean.settle()
         return ServerReport.of(self.stats, self.endpoint, len(self.sessions))
 
     def close(self) -> None:

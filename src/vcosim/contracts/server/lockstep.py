@@ -49,6 +49,7 @@ class LeanExchange:
         "answer",
         "fd",
         "now",
+        "pending",
         "steps",
         "_dt",
         "_expected",
@@ -76,6 +77,7 @@ class LeanExchange:
         self.fd = fd = endpoint.sock.fileno()
         self.now = session.started  # the time of the latest update sent
         self.steps = 1  # physics steps from the latest update to the next (quiet_steps)
+        self.pending: float | None = None  # the time on an answer taken, not booked yet
         self._dt = dt
         self._outputs = outputs
         self._to = wire.sockaddr(session.address)
@@ -159,9 +161,10 @@ class LeanExchange:
             if want[2]:  # the answer, its inputs written: the rest of ``_data``'s work
                 expected.taken()
                 sent_at = float(expected.stamp[0])
-                self._taken(sent_at, int(want[3]))
                 if sent_at >= answer.ack_due - EPS:
+                    self.pending = sent_at  # its bookkeeping once the update is out (``settle``)
                     return True
+                self._taken(sent_at)
                 if not expected.expect(answer.serial + 1):
                     return False
                 continue  # an answer to an earlier update: wait on
@@ -173,9 +176,21 @@ class LeanExchange:
             server._take(sim, size, sender)
             return False
 
-    def _taken(self, sent_at: float, clamped: int) -> None:
+    def settle(self) -> None:
+        """The bookkeeping of the answer taken last, if not done yet.
+
+        Left for after the next update's send (or after the step, when none is due): the
+        client waits for that update, and nothing reads the counters before.
+        """
+        sent_at = self.pending
+        if sent_at is not None:
+            self.pending = None
+            self._taken(sent_at)
+
+    def _taken(self, sent_at: float) -> None:
         """The answer's bookkeeping as ``ContractServer._data`` does it."""
         answer, server = self.answer, self.server
+        clamped = self._expected.want[3]  # (the kernel's count, until its next answer)
         stats = server.stats
         self.session.heard = time.perf_counter()
         answer.serial += 1
@@ -206,6 +221,7 @@ class LeanExchange:
         )
         if sent < 0:
             server.endpoint.send_failed(wire.error_of(sent))
+        self.settle()  # (at the time the answer came: before ``now`` moves on)
         self.now = now
         update.sent_at(now)
         server.stats.sent += 1
