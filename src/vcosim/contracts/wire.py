@@ -212,10 +212,10 @@ def send_gathered(
     values: np.ndarray,
     serial_slot: np.ndarray,
     time_slot: np.ndarray,
-    serial: int,
-    time: float,
     message: np.ndarray,
     to: np.ndarray,
+    serial: int,
+    time: float,
 ) -> int:
     """Gather ``source[index]`` into a DATA message, stamp it, send it to the sockaddr ``to``.
 
@@ -237,9 +237,9 @@ def send_values(
     values: np.ndarray,
     serial_slot: np.ndarray,
     time_slot: np.ndarray,
+    message: np.ndarray,
     serial: int,
     time: float,
-    message: np.ndarray,
 ) -> int:
     """Copy ``source`` into a DATA message, stamp it, send it on the connected socket ``fd``.
 
@@ -287,7 +287,7 @@ def warm_up(server: bool) -> None:
         to = sockaddr(("127.0.0.1", 0))
         answer = (-1, raw, sender, 1, to, words, want, stamp, values, reals, *table)
         entry_point(receive_answer, answer)
-        entry_point(send_gathered, (-1, reals, index, values, serial, stamp, 0, 0.0, raw, to))
+        entry_point(send_gathered, (-1, reals, index, values, serial, stamp, raw, to, 0, 0.0))
     else:
         entry_point(receive_update, (-1, raw, sender, 1, words, want, stamp, values, reals))
-        entry_point(send_values, (-1, reals, values, serial, stamp, 0, 0.0, raw))
+        entry_point(send_values, (-1, reals, values, serial, stamp, raw, 0, 0.0))

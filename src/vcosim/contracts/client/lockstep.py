@@ -51,7 +51,7 @@ class LeanUpdate:
         "_receive",
         "_receive_args",
         "_send",
-        "_stamps",
+        "_send_args",
     )
 
     def __init__(self, session: ClientSession, incoming: Incoming) -> None:
@@ -78,12 +78,13 @@ class LeanUpdate:
         self._receive = wire.entry_point(wire.receive_update, (fd, *self._receive_args))
         self.outgoing: Outgoing | None = None
         self._send: Callable[..., int] | None = None
-        self._stamps: wire.Stamps | None = None
+        self._send_args: tuple[object, ...] = ()
         if len(session.outgoing) == 1:
             out = self.outgoing = session.outgoing[0]
-            stamps = self._stamps = wire.Stamps(out.message, session.session_id)
-            args = (fd, out.source, out.message.values, stamps.serial, stamps.time)
-            self._send = wire.entry_point(wire.send_values, (*args, 0, 0.0, stamps.raw))
+            stamps = wire.Stamps(out.message, session.session_id)
+            self._send_args = (fd, out.source, out.message.values, stamps.serial, stamps.time)
+            self._send_args += (stamps.raw,)
+            self._send = wire.entry_point(wire.send_values, (*self._send_args, 0, 0.0))
 
     @classmethod
     def of(cls, session: ClientSession) -> LeanUpdate | None:
@@ -164,25 +165,16 @@ class LeanUpdate:
 
     def send_due(self, t: float) -> None:
         """Send the input contract if due at local time ``t``, as ``ClientSession.send_due``."""
-        out, session = self.outgoing, self.session
-        if out is None or self._send is None or self._stamps is None:
+        out, session, send = self.outgoing, self.session, self._send
+        if out is None or send is None:
             session.send_due(t)
             return
         if t + EPS < out.next_k * out.period:
             return
-        message, stamps = out.message, self._stamps
+        message = out.message
         message.serial += 1
         session.sent_time = t
-        sent = self._send(
-            self.fd,
-            out.source,
-            message.values,
-            stamps.serial,
-            stamps.time,
-            message.serial,
-            t,
-            stamps.raw,
-        )
+        sent = send(*self._send_args, message.serial, t)
         if sent < 0:
             session.endpoint.send_failed(wire.error_of(sent))
         out.next_k = next_tick(t, out.period)

@@ -56,8 +56,7 @@ class LeanExchange:
         "_receive",
         "_receive_args",
         "_send",
-        "_stamps",
-        "_outputs",
+        "_send_args",
         "_to",
     )
 
@@ -79,7 +78,6 @@ class LeanExchange:
         self.steps = 1  # physics steps from the latest update to the next (quiet_steps)
         self.pending: float | None = None  # the time on an answer taken, not booked yet
         self._dt = dt
-        self._outputs = outputs
         self._to = wire.sockaddr(session.address)
         expected = self._expected = wire.Expected(
             endpoint.buffer, session.id, self.answer.id, self.answer.width
@@ -101,9 +99,10 @@ class LeanExchange:
         )
         self._receive = wire.entry_point(wire.receive_answer, (fd, *self._receive_args))
         message = self.update.message
-        stamps = self._stamps = wire.Stamps(message, session.id)
-        args = (fd, outputs, self.update.sig_idx, message.values, stamps.serial, stamps.time)
-        self._send = wire.entry_point(wire.send_gathered, (*args, 0, 0.0, stamps.raw, self._to))
+        stamps = wire.Stamps(message, session.id)
+        self._send_args: tuple[object, ...] = (fd, outputs, self.update.sig_idx, message.values)
+        self._send_args += (stamps.serial, stamps.time, stamps.raw, self._to)
+        self._send = wire.entry_point(wire.send_gathered, (*self._send_args, 0, 0.0))
 
     @classmethod
     def of(
@@ -204,21 +203,10 @@ class LeanExchange:
 
     def send(self, now: float) -> None:
         """Send the update stamped ``now``; its answer is due from now on."""
-        update, server, stamps = self.update, self.server, self._stamps
+        update, server = self.update, self.server
         message = update.message
         message.serial += 1
-        sent = self._send(
-            self.fd,
-            self._outputs,
-            update.sig_idx,
-            message.values,
-            stamps.serial,
-            stamps.time,
-            message.serial,
-            now,
-            stamps.raw,
-            self._to,
-        )
+        sent = self._send(*self._send_args, message.serial, now)
         if sent < 0:
             server.endpoint.send_failed(wire.error_of(sent))
         self.settle()  # (at the time the answer came: before ``now`` moves on)
