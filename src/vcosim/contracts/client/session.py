@@ -186,9 +186,9 @@ class ClientSession:
         """Change the status (slot 0 of the outputs), noted with the local time."""
         if status != self.status:
             self.status = status
-            self.lean = LeanUpdate.of(self) if status == S.connected else None
             self.out[0] = float(status)
             self.status_history.append((self.time, status))
+            self.lean = LeanUpdate.of(self) if status == S.connected else None
             if self.on_status is not None:
                 self.on_status(status)
 
