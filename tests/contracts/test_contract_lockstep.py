@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import math
+import socket
 
 import numpy as np
 from contract_helpers import Background, document, fields, served, wait_until
 
 from vcosim.contracts import ConnectionStatus, ContractClient
+from vcosim.contracts import protocol as P
+from vcosim.contracts.server.lockstep import LeanExchange
 from vcosim.sim.face import Face
 from vcosim.sim.recorder import SignalRecorder
 from vcosim.vehicle import SIGNAL_NAMES
@@ -110,3 +113,46 @@ def test_two_lockstep_runs_with_contract_clients_record_identical_signals():
     assert np.array_equal(first[0], second[0])  # every signal of every step, exactly
     assert first[1] == second[1] and first[2] == second[2]  # what the clients saw and sent
     assert np.ptp(first[0][:, SIGNAL_NAMES.index("steering")]) > 0.1  # the inputs did act
+
+
+def one_client_run(strays: bool = False):
+    """One throttle client locked to a lock-step server: the server's lean exchange.
+
+    ``strays``: once the client is served, a stranger sends the server garbage, a DATA of
+    an unknown session and the client's own latest DATA from another address.
+    """
+    sim, server = served("lockstep", wait_for_clients=1, spin=0.0, sync_timeout=10.0)
+    signals = sim.attach("signals", SignalRecorder(every=1))
+    pedal, trace = driver(server.address[1], "throttle", lambda t, v: min(0.1 + v, 1.0))
+    server_run = Background(lambda: sim.run(DURATION))
+    client_run = Background(lambda: pedal.run(DURATION))
+    assert wait_until(lambda: isinstance(server._lean, LeanExchange))  # the lean path serves
+    if strays:
+        session = next(iter(server.sessions.values()))
+        forged = P.DataMessage(0, 1).pack(session.id, 0.0)
+        with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as stranger:
+            for datagram in (b"garbage!", P.DataMessage(0, 1).pack(session.id ^ 1, 0.0), forged):
+                stranger.sendto(datagram, server.address)
+    client, report = client_run.result(), server_run.result()
+    return signals.rows.copy(), trace, client, report
+
+
+def test_one_lockstep_client_is_served_lean_and_alike_twice():
+    rows, trace, client, report = one_client_run()
+    again = one_client_run()
+    assert rows.shape == (round(DURATION / 0.0005) + 1, len(SIGNAL_NAMES))
+    assert np.array_equal(rows, again[0]) and trace == again[1]  # every step, exactly
+    served = report.faces["contracts"]
+    assert len(trace) == round(DURATION / PERIOD) and client.gaps == 0
+    assert served.sync_timeouts == 0 and served.received == client.sent[0]
+    assert served.stale == served.gaps == 0 and served.malformed_total == 0
+
+
+def test_strays_during_a_lean_exchange_are_counted_as_before_and_the_run_goes_on():
+    rows, trace, client, report = one_client_run(strays=True)
+    served = report.faces["contracts"]
+    assert served.malformed == {"bad_magic": 1}
+    assert served.unknown_session == 2  # the wrong session, and the right one from elsewhere
+    assert served.sync_timeouts == 0 and served.received == client.sent[0]
+    assert len(trace) == round(DURATION / PERIOD) and client.gaps == 0
+    assert np.array_equal(rows, one_client_run()[0])  # the strays changed no step

@@ -22,6 +22,7 @@ import numpy as np
 from pydantic import ValidationError
 
 from vcosim.config import validation_problems
+from vcosim.contracts.client.lockstep import LeanUpdate
 from vcosim.contracts.client.ports import (
     STATUS_PORT,
     ConnectionStatus,
@@ -245,6 +246,9 @@ class ContractClient:
         return self.session.sent_time
 
     # -- running ----------------------------------------------------------------------------
+    def _stop_asked(self) -> bool:
+        return self._stopping
+
     def stop(self) -> None:
         """End ``run`` after the current step (from the step function or another thread)."""
         self._stopping = True
@@ -275,14 +279,21 @@ class ContractClient:
         session = self.session
         t = self._k * self.step
         self.time = session.time = t
-        session.service()
-        if session.holds(t):
-            self._wait(t)
+        lean = session.lean
+        if lean is not None and session.quiet() and lean.holds(t):
+            self._wait(t, lean)  # lock-step: the update is all there is to wait for
+        else:
+            session.service()
+            if session.holds(t):
+                self._wait(t, session.lean)
         outputs = self.outputs
         outputs.time = t
         if self.step_fn is not None:
             self.inputs.take(self.step_fn(outputs))
-        if session.status == ConnectionStatus.connected:
+        lean = session.lean
+        if lean is not None:
+            lean.send_due(t)
+        elif session.status == ConnectionStatus.connected:
             session.send_due(t)
         if self.recording is not None:
             self.recording.record(t)
@@ -296,13 +307,14 @@ class ContractClient:
             for f in c.fields:
                 target[1 + f.flat : 1 + f.flat + f.width] = f.config.initialValue
 
-    def _wait(self, t: float) -> None:
+    def _wait(self, t: float, lean: LeanUpdate | None = None) -> None:
         """Block (serving the link) until the contracts allow the step, or the link is lost.
 
         Busy-polls for ``spin`` seconds first: a server in lock-step answers within
         microseconds, sooner than a sleeping process wakes up. Each empty poll yields the
         core: on a machine with more runnable processes than cores, a plain spin would keep
-        the server from running for a whole time slice (milliseconds per update).
+        the server from running for a whole time slice (milliseconds per update). ``lean``:
+        a time-synced update is spun for first (``LeanUpdate.take``).
         """
         session, endpoint, ready = self.session, self.session.endpoint, self.session.ready
         start = time.perf_counter()
@@ -310,6 +322,8 @@ class ContractClient:
         self.blocks += 1
         self.blocking = True
         try:
+            if lean is not None and lean.take(t, spin_end, self._stop_asked):
+                return
             while not self._stopping and session.holds(t):
                 if time.perf_counter() < spin_end:
                     if ready():

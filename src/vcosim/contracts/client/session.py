@@ -24,12 +24,14 @@ from collections.abc import Callable
 import numpy as np
 
 from vcosim.contracts import protocol as P
+from vcosim.contracts import wire
+from vcosim.contracts.client.lockstep import LeanUpdate
 from vcosim.contracts.client.ports import ConnectionStatus, Refusal
 from vcosim.contracts.client.streams import Incoming, Outgoing
 from vcosim.contracts.config import PING_META
 from vcosim.contracts.layout import BlockLayout, next_tick
 from vcosim.contracts.options import ClientOptions
-from vcosim.contracts.transport import Endpoint
+from vcosim.contracts.transport import Address, Endpoint
 
 log = logging.getLogger("vcosim.contracts")
 EPS = 1e-9
@@ -102,12 +104,15 @@ class ClientSession:
         self.backoff = 0.0  # s: the latest refusal's wait before the next HELLO
         self._retry_at = 0.0
         self._session = 0
-        self._heard = 0.0
+        self.heard = 0.0  # perf_counter time of the latest datagram from the server
+        self.lean: LeanUpdate | None = None  # the lock-step fast path, while connected
         self._next_hello = 0.0
         self._next_ping = 0.0
         self._ping_seq = 0
         self._ping_answered = True  # (no ping sent yet)
         self._bye_deadline = 0.0
+        if self.synced_in:  # the lean update's kernels now, not while the server waits
+            wire.warm_up(server=False)
 
     @property
     def received(self) -> int:
@@ -153,7 +158,7 @@ class ClientSession:
             if now >= self._retry_at:  # the back-off is over: ask again, in a new session
                 self._connect(now)
         elif status == S.connected:
-            if now - self._heard > self.link_timeout:
+            if now - self.heard > self.link_timeout:
                 self._lose(f"no message from the server for {self.link_timeout:g} s")
             elif now >= self._next_ping:
                 self._ping_seq += 1
@@ -163,12 +168,27 @@ class ClientSession:
                 )
                 self._next_ping = now + self.ping_period
 
+    def quiet(self) -> bool:
+        """True when ``service`` has nothing to do now but take datagrams.
+
+        Connected, the directive on, no ping due, the link not timed out: a block that waits
+        for its update takes the datagrams meanwhile.
+        """
+        now = time.perf_counter()
+        return (
+            self.status == S.connected
+            and self.inputs[0] != 0
+            and now < self._next_ping
+            and now - self.heard <= self.link_timeout
+        )
+
     def set_status(self, status: ConnectionStatus) -> None:
         """Change the status (slot 0 of the outputs), noted with the local time."""
         if status != self.status:
             self.status = status
             self.out[0] = float(status)
             self.status_history.append((self.time, status))
+            self.lean = LeanUpdate.of(self) if status == S.connected else None
             if self.on_status is not None:
                 self.on_status(status)
 
@@ -234,7 +254,7 @@ class ClientSession:
         A waiting block takes one at a time: the update it waits for ends its wait without
         another look at the socket.
         """
-        endpoint, buffer, ready = self.endpoint, self.endpoint.buffer, self.ready
+        endpoint, ready = self.endpoint, self.ready
         handled = 0
         while ready():
             if one and handled:
@@ -243,26 +263,30 @@ class ClientSession:
             if got is None:
                 break
             handled += 1
-            size, sender = got
-            try:
-                kind, session = P.read_header(buffer, size)
-                if session != self._session:
-                    self.stale_session += 1  # in flight from an earlier connection
-                    continue
-                self._handle(kind, size)
-            except P.Malformed as exc:
-                self.malformed_total += 1
-                endpoint.count_malformed(exc.reason, sender, str(exc))
-                if exc.reason == "version" and self.status == S.connecting:
-                    self.error_text = f"the server at {self.server} answers in {exc.detail}"
-            except Exception as exc:  # a bug must not let one datagram end the run
-                log.debug("contract client: datagram from %s:%d", *sender, exc_info=True)
-                self.malformed_total += 1
-                endpoint.count_malformed("unhandled", sender, f"{type(exc).__name__}: {exc}")
+            self.take(*got)
         return handled
 
+    def take(self, size: int, sender: Address) -> None:
+        """Handle the datagram of ``size`` bytes from ``sender`` in the endpoint's buffer."""
+        endpoint = self.endpoint
+        try:
+            kind, session = P.read_header(endpoint.buffer, size)
+            if session != self._session:
+                self.stale_session += 1  # in flight from an earlier connection
+                return
+            self._handle(kind, size)
+        except P.Malformed as exc:
+            self.malformed_total += 1
+            endpoint.count_malformed(exc.reason, sender, str(exc))
+            if exc.reason == "version" and self.status == S.connecting:
+                self.error_text = f"the server at {self.server} answers in {exc.detail}"
+        except Exception as exc:  # a bug must not let one datagram end the run
+            log.debug("contract client: datagram from %s:%d", *sender, exc_info=True)
+            self.malformed_total += 1
+            endpoint.count_malformed("unhandled", sender, f"{type(exc).__name__}: {exc}")
+
     def _handle(self, kind: int, size: int) -> None:
-        self._heard = time.perf_counter()
+        self.heard = time.perf_counter()
         if kind == _DATA:  # the hot path
             if self.status == S.connected:
                 self._update(*self._data.read(size))

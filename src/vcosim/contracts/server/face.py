@@ -29,9 +29,11 @@ import time
 from typing import Any, ClassVar
 
 from vcosim.contracts import protocol as P
+from vcosim.contracts import wire
 from vcosim.contracts.objects import Catalogue
 from vcosim.contracts.options import LOCKSTEP_SPIN, ServerOptions
 from vcosim.contracts.server.admission import Doorman
+from vcosim.contracts.server.lockstep import LeanExchange
 from vcosim.contracts.server.report import ServerReport, ServerStats
 from vcosim.contracts.server.sessions import ServerSession, ToServer, open_session
 from vcosim.contracts.transport import Address, Endpoint
@@ -86,6 +88,8 @@ class ContractServer(Face):
         self._next_due = math.inf
         self._sync_data = 0  # data messages applied to contracts a hold may wait for
         self._next_expiry = 0.0  # perf_counter time of the next look for silent sessions
+        self._lean: LeanExchange | None = None  # lock-step with one client (``_rebuild``)
+        self._lean_steps = 0  # its steps to the next update, from before_step to quiet_steps
         self.doorman = Doorman(self.endpoint, self.stats, opts)
         self._closed = False
 
@@ -111,6 +115,8 @@ class ContractServer(Face):
             )
         self._inputs = self.catalogue.inputs
         self._outputs = self.catalogue.outputs
+        if self.lockstep:  # the lean exchange's kernels now, not while a client connects
+            wire.warm_up(server=True)
         if opts.wait_for_clients:
             self._wait_for_clients(sim, opts.wait_for_clients, opts.wait_timeout)
         elif self.lockstep:
@@ -121,6 +127,14 @@ class ContractServer(Face):
 
     def before_step(self, sim: Simulation) -> None:
         """Take what has arrived; hold while a contract forbids the step."""
+        lean = self._lean
+        if lean is not None and self._answers_due:  # lock-step with one client
+            self._answers_due = False
+            if lean.due():
+                self._hold(sim, lean)
+            if self._lean is lean:  # (no step since the update: as quiet_steps would say)
+                self._lean_steps = lean.steps
+            return
         if not self._answers_due and self._ready():  # (a hold looks first itself)
             self._receive(sim)
         if self._timed or self._answers_due:
@@ -137,6 +151,10 @@ class ContractServer(Face):
         the next ``before_step``, one update later at most. Not with time-synced or overdue
         contracts (each step's end is checked) nor in real time (data applies on arrival).
         """
+        steps = self._lean_steps
+        if steps:
+            self._lean_steps = 0
+            return steps
         if not self.lockstep or self._timed:
             return 1
         ahead = (self._next_due - sim.time) / self._dt
@@ -145,7 +163,15 @@ class ContractServer(Face):
     def after_step(self, sim: Simulation) -> None:
         """Send every contract that is due, stamped with the simulation time after the step."""
         now = sim.time
+        lean = self._lean
         if now + EPS < self._next_due:
+            if lean is not None:
+                lean.settle()
+            return
+        if lean is not None:
+            lean.send(now)
+            self._next_due = lean.update.due
+            self._answers_due = True
             return
         outputs, sendto, stats = self._outputs, self.endpoint.sock.sendto, self.stats
         next_due = math.inf
@@ -179,25 +205,29 @@ class ContractServer(Face):
 
         A hold takes one at a time: the answer it waits for ends it without another look.
         """
-        endpoint, buffer, ready = self.endpoint, self.endpoint.buffer, self._ready
+        endpoint, ready = self.endpoint, self._ready
         while True:
             got = endpoint.receive()
             if got is None:
                 return
-            size, sender = got
-            try:
-                kind, session_id = P.read_header(buffer, size)
-                self._handle(sim, kind, session_id, size, sender)
-            except P.Malformed as exc:
-                endpoint.count_malformed(exc.reason, sender, str(exc))
-                if exc.reason == "version" and buffer[3] == P.Kind.HELLO:  # (not to answers)
-                    message = f"this server speaks contract protocol version {P.VERSION}"
-                    self.doorman.error(sender, 0, "version", message, size)
-            except Exception as exc:  # a bug must not let one datagram end the run
-                log.debug("contract server: datagram from %s:%d", *sender, exc_info=True)
-                endpoint.count_malformed("unhandled", sender, f"{type(exc).__name__}: {exc}")
+            self._take(sim, *got)
             if not (drain and ready()):
                 return
+
+    def _take(self, sim: Simulation, size: int, sender: Address) -> None:
+        """Handle the datagram of ``size`` bytes from ``sender`` in the endpoint's buffer."""
+        endpoint, buffer = self.endpoint, self.endpoint.buffer
+        try:
+            kind, session_id = P.read_header(buffer, size)
+            self._handle(sim, kind, session_id, size, sender)
+        except P.Malformed as exc:
+            endpoint.count_malformed(exc.reason, sender, str(exc))
+            if exc.reason == "version" and buffer[3] == P.Kind.HELLO:  # (not to answers)
+                message = f"this server speaks contract protocol version {P.VERSION}"
+                self.doorman.error(sender, 0, "version", message, size)
+        except Exception as exc:  # a bug must not let one datagram end the run
+            log.debug("contract server: datagram from %s:%d", *sender, exc_info=True)
+            endpoint.count_malformed("unhandled", sender, f"{type(exc).__name__}: {exc}")
 
     def _handle(
         self, sim: Simulation, kind: int, session_id: int, size: int, sender: Address
@@ -322,10 +352,14 @@ class ContractServer(Face):
 
     def _rebuild(self) -> None:
         """Recompute who a hold may wait for and when the next send is due."""
+        if self._lean is not None:
+            self._lean.settle()
         sessions = self.sessions.values()
         self._waiters = [c for s in sessions for c in s.to_server.values() if c.waited_for]
         self._timed = [c for c in self._waiters if c.time_sync or c.overdue is not None]
         self._next_due = min((c.due for s in sessions for c in s.to_client), default=math.inf)
+        self._lean = LeanExchange.of(self, self._inputs, self._outputs, self._dt)
+        self._lean_steps = 0
 
     def _wait_for_clients(self, sim: Simulation, count: int, timeout: float | None) -> None:
         """Hold the run at its start until ``count`` clients have connected."""
@@ -350,22 +384,25 @@ class ContractServer(Face):
         """True if a contract forbids the step from ``now`` to ``end``."""
         return any(c.forbids(now, end) for c in self._waiters)
 
-    def _hold(self, sim: Simulation) -> None:
+    def _hold(self, sim: Simulation, lean: LeanExchange | None = None) -> None:
         """Wait (serving every client) until no contract forbids the step, or give up.
 
         Busy-polls for ``spin`` seconds first (a lock-step client answers within
         microseconds, sooner than a sleeping process wakes up), yielding the core after each
         empty poll (a plain spin keeps a client that shares the core waiting a time slice),
-        then sleeps between checks.
+        then sleeps between checks. ``lean``: the lock-step exchange with one client spins
+        for its answer first (``LeanExchange.take_answer``).
         """
         stats, endpoint = self.stats, self.endpoint
-        now = sim.time
-        end = now + self._dt
         start = progress = time.perf_counter()
         spin_end = start + self.spin
         stats.holds += 1
         self.blocking = True
         try:
+            if lean is not None and lean.take_answer(sim, spin_end):
+                return
+            now = sim.time
+            end = now + self._dt
             while self._must_hold(now, end) and not sim.stopping:
                 before = self._sync_data
                 wall = time.perf_counter()
@@ -403,6 +440,8 @@ class ContractServer(Face):
     # -- reporting and closing --------------------------------------------------------------
     def report(self) -> ServerReport:
         """The server's counters."""
+        if self._lean is not None:
+            self._lean.settle()
         return ServerReport.of(self.stats, self.endpoint, len(self.sessions))
 
     def close(self) -> None:

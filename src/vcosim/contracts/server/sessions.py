@@ -140,6 +140,11 @@ class ToServer:
             ]
         )
 
+    @property
+    def table(self) -> InputWrites:
+        """Where the values go and how each is limited (the compiled writer's table)."""
+        return self._table
+
     def apply(self, values: np.ndarray, inputs: np.ndarray, clamped: Counter[str]) -> None:
         """Write the values into the vehicle's inputs as every face does (``InputWrites``).
 
