@@ -28,6 +28,10 @@ Simulation(World("examples/worlds/follow.toml"), Pacer("fast")).run(0.01)
 from vcosim.tight.native import compiled_look  # the coupling's receive and send
 
 compiled_look()
+from vcosim.contracts.wire import warm_up  # the contracts' lean lock-step paths
+
+warm_up(server=True)
+warm_up(server=False)
 """
 
 

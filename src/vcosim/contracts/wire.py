@@ -16,10 +16,11 @@ from collections.abc import Callable
 from typing import Any
 
 import numpy as np
-from numba import njit, types
+from numba import types
 
 from vcosim.contracts import protocol as P
-from vcosim.vehicle.inputs import write_inputs
+from vcosim.vehicle._jit_cache import njit  # its cache follows the kernels it calls
+from vcosim.vehicle.writes import write_inputs
 
 # libc's calls, by their C signatures (pointers passed as addresses: ``array.ctypes.data``)
 _recvfrom: Any = types.ExternalFunction(
@@ -44,7 +45,7 @@ NOTHING = -1
 """``receive``: no datagram within its tries."""
 
 
-@njit(cache=True)
+@njit()
 def receive(fd: int, buffer: np.ndarray, sender: np.ndarray, tries: int) -> int:
     """The size of the first datagram within ``tries`` polls, its sender's sockaddr in ``sender``.
 
@@ -65,7 +66,7 @@ def receive(fd: int, buffer: np.ndarray, sender: np.ndarray, tries: int) -> int:
     return NOTHING
 
 
-@njit(cache=True)
+@njit()
 def _expected(size: int, words: np.ndarray, want: np.ndarray, stamp: np.ndarray, n: int) -> bool:
     """True if the datagram is the DATA message ``want`` describes, with ``n`` finite values."""
     sent_at = stamp[0]
@@ -77,7 +78,7 @@ def _expected(size: int, words: np.ndarray, want: np.ndarray, stamp: np.ndarray,
     )
 
 
-@njit(cache=True)
+@njit()
 def receive_answer(
     fd: int,
     buffer: np.ndarray,
@@ -111,7 +112,7 @@ def receive_answer(
     return size
 
 
-@njit(cache=True)
+@njit()
 def receive_update(
     fd: int,
     buffer: np.ndarray,
@@ -204,7 +205,7 @@ def entry_point(kernel: Any, args: tuple[object, ...]) -> Callable[..., Any]:
         return kernel
 
 
-@njit(cache=True)
+@njit()
 def send_gathered(
     fd: int,
     source: np.ndarray,
@@ -230,7 +231,7 @@ def send_gathered(
     return sent if sent >= 0 else -1 - _errno()[0]
 
 
-@njit(cache=True)
+@njit()
 def send_values(
     fd: int,
     source: np.ndarray,

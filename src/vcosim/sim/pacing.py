@@ -163,4 +163,4 @@ def sleep_until(deadline: float, spin: float = 0.001) -> None:
     if remaining > spin:
         time.sleep(remaining - spin)
     while time.perf_counter() < deadline:
-        pass
+        time.sleep(0)  # (lets the process's other threads run: a bare loop holds the GIL)
