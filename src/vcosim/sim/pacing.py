@@ -14,6 +14,7 @@ frame has a whole frame's time), or end the run (``stop``).
 from __future__ import annotations
 
 import math
+import threading
 import time
 from dataclasses import dataclass, field
 from enum import Enum
@@ -158,9 +159,17 @@ class Pacer:
 
 
 def sleep_until(deadline: float, spin: float = 0.001) -> None:
-    """Sleep to within ``spin`` of a perf_counter deadline, then spin: sub-millisecond accuracy."""
+    """Sleep to within ``spin`` of a perf_counter deadline, then spin: sub-millisecond accuracy.
+
+    The spin lets the process's other threads in on every look where there are any (a
+    server thread beside the run, a test's client): a bare loop holds the GIL throughout.
+    """
     remaining = deadline - time.perf_counter()
     if remaining > spin:
         time.sleep(remaining - spin)
-    while time.perf_counter() < deadline:
-        time.sleep(0)  # (lets the process's other threads run: a bare loop holds the GIL)
+    if threading.active_count() == 1:
+        while time.perf_counter() < deadline:
+            pass
+    else:  # a bare loop would hold the GIL against the other threads for the whole spin
+        while time.perf_counter() < deadline:
+            time.sleep(0)
