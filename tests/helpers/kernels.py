@@ -15,16 +15,13 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 
-WARM_UP = """
-from vcosim.sim import Pacer, Simulation
-from vcosim.vehicle import Vehicle, VehicleBatch
-from vcosim.world import World
+WARM_UPS = (  # two halves, compiled side by side on two cores
+    """
+from vcosim.vehicle import Vehicle
 
 car = Vehicle(engine_running=True)
 car.run(2, throttle=0.1)
 car.step(throttle=0.2)
-VehicleBatch(2).run(2, throttle=0.1)
-Simulation(World("examples/worlds/follow.toml"), Pacer("fast")).run(0.01)
 from vcosim.tight.native import compiled_look  # the coupling's receive and send
 
 compiled_look()
@@ -32,7 +29,16 @@ from vcosim.contracts.wire import warm_up  # the contracts' lean lock-step paths
 
 warm_up(server=True)
 warm_up(server=False)
-"""
+""",
+    """
+from vcosim.sim import Pacer, Simulation
+from vcosim.vehicle import VehicleBatch
+from vcosim.world import World
+
+VehicleBatch(2).run(2, throttle=0.1)
+Simulation(World("examples/worlds/follow.toml"), Pacer("fast")).run(0.01)
+""",
+)
 
 
 def compile_sources() -> None:
@@ -47,8 +53,10 @@ def compile_sources() -> None:
 
 
 def compile_kernels() -> None:
-    """Step a vehicle, a batch and a world once in a child process (its cache outlives it)."""
-    subprocess.run([sys.executable, "-c", WARM_UP], cwd=ROOT, check=True, timeout=900)
+    """Step a vehicle, a batch and a world once in child processes (their cache outlives them)."""
+    halves = [subprocess.Popen([sys.executable, "-c", code], cwd=ROOT) for code in WARM_UPS]
+    if any(half.wait(timeout=900) for half in halves):
+        raise RuntimeError("the suite's warm-up could not compile the kernels (output above)")
     # numba files its cache under the source's path, so a fresh clone compiles afresh; a
     # world on an OpenDRIVE road steps kernels of its own types (the road's terrain), which
     # a scenario run would otherwise compile after it has started coupling, on a loaded
