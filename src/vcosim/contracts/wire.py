@@ -12,14 +12,13 @@ from __future__ import annotations
 
 import os
 import socket
-from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 from numba import types
 
 from vcosim.contracts import protocol as P
-from vcosim.vehicle._jit_cache import njit  # its cache follows the kernels it calls
+from vcosim.vehicle._jit_cache import entry_point, njit  # (its cache: the kernels it calls)
 from vcosim.vehicle.writes import write_inputs
 
 # libc's calls, by their C signatures (pointers passed as addresses: ``array.ctypes.data``)
@@ -188,21 +187,6 @@ def sockaddr(address: tuple[str, int]) -> np.ndarray:
     raw = socket.AF_INET.to_bytes(2, "little")
     raw += address[1].to_bytes(2, "big") + socket.inet_aton(address[0])
     return np.frombuffer(raw.ljust(SOCKADDR, b"\0"), np.uint8).copy()
-
-
-def entry_point(kernel: Any, args: tuple[object, ...]) -> Callable[..., Any]:
-    """``kernel``'s machine code for arguments of these types, or the kernel itself.
-
-    numba's compiled entry point skips the dispatcher's type check of every argument, most
-    of a small kernel's cost from Python; a session's arrays keep their types.
-    """
-    try:
-        signature = tuple(kernel.typeof_pyval(a) for a in args)
-        if signature not in kernel.overloads:
-            kernel.compile(signature)  # (or loads it from the cache)
-        return kernel.overloads[signature].entry_point
-    except (AttributeError, KeyError, TypeError):
-        return kernel
 
 
 @njit()

@@ -36,7 +36,7 @@ import logging
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import ClassVar
 
 import numpy as np
 
@@ -56,6 +56,7 @@ from vcosim.tight.protocol import (
 )
 from vcosim.tight.transport import ANSWERED, CouplingLink, UdpLink
 from vcosim.vehicle import layout as L
+from vcosim.vehicle._jit_cache import entry_point
 
 log = logging.getLogger("vcosim.tight")
 _SENT_RING = 4096  # send times kept for the latency figure (far more than any window)
@@ -226,7 +227,7 @@ class SimulatorEndpoint(Face):
         self._frozen[:] = self._inputs[self.interface.inputs.target]
         self._send_out = self.link.send
         self._apply_args = (self._inputs, self._frozen, self._clamps, self._slots, self._limits)
-        self._apply_inputs = _entry_point(apply_inputs, (self.link.message, *self._apply_args))
+        self._apply_inputs = entry_point(apply_inputs, (self.link.message, *self._apply_args))
         source = self._extended if self._extended is not None else self._outputs
         if self._source_run is not None:
             self._source_values = source[self._source_run]
@@ -555,18 +556,3 @@ class SimulatorEndpoint(Face):
         if self.debug is not None:
             self.debug.close()
         self.link.close()
-
-
-def _entry_point(kernel: Any, args: tuple[object, ...]) -> Callable[..., None]:
-    """``kernel``'s machine code for arguments of these types, or the kernel itself.
-
-    numba's compiled entry point skips the dispatcher's type check of every argument, a
-    good part of a small kernel's cost from Python; an endpoint's arrays keep their types.
-    """
-    try:
-        signature = tuple(kernel.typeof_pyval(a) for a in args)
-        if signature not in kernel.overloads:
-            kernel.compile(signature)  # (or loads it from the cache)
-        return kernel.overloads[signature].entry_point
-    except (AttributeError, KeyError, TypeError):
-        return kernel

@@ -63,3 +63,18 @@ def njit(**options: Any) -> Callable[[Callable[..., Any]], Any]:
 
 
 kernel = njit()  # the plain kind: ``@kernel``
+
+
+def entry_point(kernel: Any, args: tuple[object, ...]) -> Callable[..., Any]:
+    """``kernel``'s machine code for arguments of these types, or the kernel itself.
+
+    numba's compiled entry point skips the dispatcher's type check of every argument, most
+    of a small kernel's cost from Python; the callers' arrays keep their types.
+    """
+    try:
+        signature = tuple(kernel.typeof_pyval(a) for a in args)
+        if signature not in kernel.overloads:
+            kernel.compile(signature)  # (or loads it from the cache)
+        return kernel.overloads[signature].entry_point
+    except (AttributeError, KeyError, TypeError):
+        return kernel
