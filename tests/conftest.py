@@ -6,7 +6,7 @@ import os
 
 import pytest
 
-from helpers.kernels import compile_kernels, compile_sources
+from helpers.kernels import compile_kernels, write_bytecode
 
 COMPILED = "VCOSIM_TESTS_KERNELS_COMPILED"  # inherited: a pytest run inside the suite skips it
 LONGEST_FIRST = (  # files of a minute or more on a loaded machine, longest first
@@ -38,6 +38,6 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 def pytest_sessionstart(session: pytest.Session) -> None:
     if hasattr(session.config, "workerinput") or os.environ.get(COMPILED):
         return  # a worker, or a pytest the suite started: the kernels are compiled already
-    compile_sources()
+    write_bytecode()
     compile_kernels()
     os.environ[COMPILED] = "1"

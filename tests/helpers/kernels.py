@@ -8,7 +8,7 @@ worker and every simulator they start compile the same kernels side by side, on 
 
 from __future__ import annotations
 
-import compileall
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -41,15 +41,19 @@ Simulation(World("examples/worlds/follow.toml"), Pacer("fast")).run(0.01)
 )
 
 
-def compile_sources() -> None:
-    """Write the bytecode of vcosim's modules, once for the session's many processes.
+def write_bytecode() -> None:
+    """Let every process of the session write the bytecode of what it imports, once for all.
 
-    Where ``PYTHONDONTWRITEBYTECODE`` is set (as on CI machines), Python never writes it by
-    itself, and an installer compiles only what it puts into site-packages, not an editable
-    checkout: every ``vcosim`` process the suite starts would compile its ~250 modules again,
-    about 0.2 s of CPU each.
+    Where ``PYTHONDONTWRITEBYTECODE`` is set (as on CI machines), Python never writes it, and
+    an editable checkout is compiled by no installer: every ``vcosim`` process the suite
+    starts would compile its ~250 modules (and its libraries' hundreds) again, about 0.3 s of
+    CPU each. Compiling the whole environment at install instead (10,000 files: SUMO's tools,
+    Ray) costs 13 s, most of it for modules no test imports. The session's own processes (its
+    workers, every command they start) inherit this; its bytecode lands in the venv and in
+    ``__pycache__`` folders that git ignores.
     """
-    compileall.compile_dir(ROOT / "src", quiet=1, workers=0)
+    os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
+    sys.dont_write_bytecode = False
 
 
 def compile_kernels() -> None:
