@@ -36,8 +36,8 @@ MARK_EVERY = 64  # raw exchanges between clock reads
 PEER_SPIN = 0.05  # s a busy peer spins without a datagram before it sleeps until one comes
 TARGETS = {"exchanges_per_s": 40000, "ratio": 0.3, "realtime_drift_ms_per_10s": 1.0}
 WAITING_STRATEGY = "spin 50 ms, then poll(2)"
-QUICK = {"seconds": 0.9, "realtime_seconds": 1.0}
-"""``--quick``: the same figures in ~8 s, for ``vcosim bench all --quick`` and its guard test."""
+QUICK = {"seconds": 0.9, "realtime_seconds": 0.5}
+"""``--quick``: the same figures in ~7 s, for ``vcosim bench all --quick`` and its guard test."""
 
 RATIOS = {
     "lockstep_vs_raw": RatioDoc(
