@@ -44,7 +44,7 @@ SEND_SKIPS = (0, 1, 4, 19)  # a message every 1, 2, 5, 20 physics steps
 TURNS = 2  # turns of each size, in alternation, for the ping-pongs between processes
 DIMENSIONS = ("vehicles", "fields", "modules", "rate")
 QUICK: dict[str, Any] = {"seconds": 0.3}
-"""``--quick``: every size, 0.3 s a figure (about a minute with the processes' start-ups)."""
+"""``--quick``: every size, 0.3 s a figure (about 25 s with the processes' start-ups)."""
 
 Tick = Callable[[], None]
 
