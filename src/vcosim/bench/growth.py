@@ -244,10 +244,11 @@ class GrowthBench(Report):
 
     def to_dict(self) -> dict[str, Any]:
         """In the layout ``vcosim bench growth --json`` prints."""
+        turns = {"vehicles": REPEATS, "fields": TURNS, "modules": BUS_TURNS, "rate": TURNS}
         return {
             **{name: dimension.to_dict() for name, dimension in self.dimensions.items()},
             "seconds": self.seconds,
-            "turns": {"vehicles": REPEATS, "fields": TURNS, "modules": BUS_TURNS, "rate": TURNS},
+            "turns": {name: turns[name] for name in self.dimensions},  # of each size
             **self.machine,
         }
 
