@@ -16,9 +16,11 @@ weigh as much as the large), and how far the worst size lies off it.
   1, 2, 5, 20 physics steps (``send_skips`` 0, 1, 4, 19), and without coupling: wall µs per
   simulated second against messages per simulated second; the slope is one exchange.
 
-Rates are the best of their turns, the sizes of a dimension taking turns (a busy machine
-only slows); the ping-pongs between processes (fields, rate) keep their best 0.1 s window
-and say how many cores other processes used meanwhile (``vcosim.bench.rates.Quiet``).
+Rates are the best of their turns (a busy machine only slows), the sizes of a dimension
+taking turns, but for the modules: each size has a router of its own, and its cost per
+message is CPU time, which load elsewhere hardly moves. The ping-pongs between processes
+(fields, rate) keep their best 0.1 s window and say how many cores other processes used
+meanwhile (``vcosim.bench.rates.Quiet``).
 Reported, not guarded: the ratios live in the other benches.
 """
 
