@@ -176,12 +176,11 @@ def lockstep_updates(
 ) -> tuple[Marks, int]:
     """The client locked to a lock-step server, each update answered, for ``seconds``.
 
-    ``signals``: the contract's fields (``vcosim bench growth`` varies them).
-
     The server waits as in any lock-step run (spin, then sleep) and the client spins like the
     tight coupling's bench peer; ``blocking``: both sleep at once instead. Returns (time,
     updates received) marks, one every ``MARK_EVERY`` client steps from the first connected
-    one (as the coupling marks its frames, not every exchange), and the gaps.
+    one (as the coupling marks its frames, not every exchange), and the gaps. ``signals``
+    are the contract's fields (``vcosim bench growth`` varies them).
     """
     from vcosim.contracts.client import ConnectionStatus, ContractClient
 
