@@ -178,6 +178,43 @@ def bench_sumo(
     typer.echo(json.dumps(bench.to_dict(), indent=None if as_json else 2))
 
 
+@bench_app.command("growth")
+def bench_growth(
+    dimensions: Annotated[
+        list[str] | None,
+        typer.Argument(
+            metavar="DIMENSION",
+            help="What to measure: vehicles, fields, modules, rate (any of them).",
+            show_default="all four",
+        ),
+    ] = None,
+    as_json: AsJson = False,
+    quick: Quick = False,
+    seconds: Annotated[float | None, _seconds("Wall-clock time per figure (s).", 2.0, 0.3)] = None,
+) -> None:
+    """How cost grows with the work: per vehicle, contract field, bus module and message rate.
+
+    Each dimension at several sizes (worlds of 1-1000 cars; contracts of 5, 20, 80 fields;
+    1, 4, 16 modules behind the router; a coupling message every 1, 2, 5, 20 physics steps),
+    with the line fitted through them: a fixed cost plus a cost per unit. Reported, not
+    guarded (not in `bench all`); docs/performance.md reads it.
+    """
+    from vcosim.bench.growth import DIMENSIONS, QUICK, measure_growth_bench
+    from vcosim.errors import ConfigError
+
+    unknown = sorted(set(dimensions or ()) - set(DIMENSIONS))
+    if unknown:
+        raise ConfigError(
+            [f"no dimension {name!r}: one of {', '.join(DIMENSIONS)}" for name in unknown],
+            "DIMENSION",
+        )
+    options: dict[str, Any] = dict(QUICK) if quick else {}
+    if seconds is not None:
+        options["seconds"] = seconds
+    bench = measure_growth_bench(only=dimensions or DIMENSIONS, progress=not as_json, **options)
+    typer.echo(json.dumps(bench.to_dict(), indent=None if as_json else 2))
+
+
 @bench_app.command("fmi")
 def bench_fmi(
     as_json: AsJson = False,

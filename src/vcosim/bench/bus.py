@@ -18,13 +18,18 @@ alike and the figure is the code's speed while it held the cores it needs.
 from __future__ import annotations
 
 import contextlib
+import itertools
 import math
+import os
+import selectors
 import socket
 import statistics
 import threading
 import time
 from collections import deque
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from vcosim.bench.progress import bench_progress
@@ -53,13 +58,14 @@ RATIOS = {
 """The same-run ratios this bench reports (``ratios()``), by their stable keys."""
 
 
-def _payloads() -> tuple[bytes, bytes]:
+def _payloads(to: int = ECHO_ID) -> tuple[bytes, bytes]:
+    """The IMFM to module ``to``, and the one back to module 1."""
     from vcosim.bus.codec import Codec
 
     codec = Codec()
     message = IMFM(100, 150, 156, 0, enqueue=True)
     return (
-        codec.encode(IMFM(*message.values, to=ECHO_ID, enqueue=True)),
+        codec.encode(IMFM(*message.values, to=to, enqueue=True)),
         codec.encode(IMFM(*message.values, to=MAIN_ID, enqueue=True)),
     )
 
@@ -123,19 +129,20 @@ class PingPong(Report):
 
 
 def _exchange(
-    sock: socket.socket, payload: bytes, seconds: float, window: int
+    sock: socket.socket, payloads: Sequence[bytes], seconds: float, window: int
 ) -> tuple[Marks, list[float], int]:
-    """Round trips with ``window`` messages in flight for ``seconds``.
+    """Round trips with ``window`` messages in flight for ``seconds``, ``payloads`` in turn.
 
     Returns (time, round trips) marks, the round-trip times (s) and the messages lost.
     """
+    payload = itertools.cycle(payloads).__next__
     sock.settimeout(0.5)
     sent: deque[float] = deque()
     rtts: list[float] = []
     lost = 0
     for _ in range(window):
         sent.append(time.perf_counter())
-        sock.send(payload)
+        sock.send(payload())
     start = time.perf_counter()
     marks: Marks = [(start, 0)]
     end = start + seconds
@@ -152,7 +159,7 @@ def _exchange(
             if len(rtts) % MARK_EVERY == 0:
                 marks.append((now, len(rtts)))
         sent.append(time.perf_counter())
-        sock.send(payload)
+        sock.send(payload())
         now = time.perf_counter()
     marks.append((now, len(rtts)))
     sock.settimeout(0.2)
@@ -167,7 +174,7 @@ def _exchange(
 
 def latency(sock: socket.socket, payload: bytes, seconds: float) -> tuple[float, float, int]:
     """Median and 99th-percentile round trip (µs) with one message in flight; messages lost."""
-    _, rtts, lost = _exchange(sock, payload, seconds, 1)
+    _, rtts, lost = _exchange(sock, (payload,), seconds, 1)
     ordered = sorted(rtts)
     return (
         statistics.median(ordered) * 1e6,
@@ -255,7 +262,7 @@ def measure_bus_bench(seconds: float = 2.0, progress: bool = True) -> BusBench:
         quiet = Quiet()
         for _ in range(TURNS):
             for i, sock in enumerate((direct, routed.sock)):
-                marks, _, missing = _exchange(sock, to_echo, seconds / TURNS, WINDOW)
+                marks, _, missing = _exchange(sock, (to_echo,), seconds / TURNS, WINDOW)
                 best[i], lost[i] = max(best[i], best_window(marks)), lost[i] + missing
                 tick()
         others = quiet.others()
@@ -273,3 +280,87 @@ def measure_bus_bench(seconds: float = 2.0, progress: bool = True) -> BusBench:
         counters,
         others,
     )
+
+
+# -- the router's cost against the number of modules (``vcosim bench growth``) ---------------
+def _bus_echoes(link: ChildLink, port: int, ids: list[int]) -> None:
+    """Modules ``ids`` in one process: each answers every message to module 1, via the router."""
+    from vcosim.bus.client import BusClient
+
+    clients = [BusClient(module, port=port).connect() for module in ids]
+    for client in clients:
+        client.wait(2.0)  # the answer to its first ping
+    stopped = threading.Event()
+    link.on_stop(stopped.set)
+    reply = _payloads()[1]
+    with selectors.DefaultSelector() as selector:
+        for client in clients:
+            selector.register(client.sock, selectors.EVENT_READ)
+        link.ready()
+        while not stopped.is_set():
+            for key, _ in selector.select(0.2):
+                sock: socket.socket = key.fileobj  # type: ignore[assignment]
+                try:
+                    sock.recv(512)
+                except (BlockingIOError, ConnectionRefusedError):
+                    continue
+                sock.send(reply)
+    for client in clients:
+        client.close()
+
+
+def _cpu_seconds(pid: int | None) -> float | None:
+    """CPU seconds process ``pid`` has used so far (``/proc``); None where it cannot tell."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+@dataclass
+class RouterCost(Report):
+    """The router with ``modules`` echo modules answering module 1, ``WINDOW`` in flight."""
+
+    modules: int
+    messages_per_s: float  # routed messages (both directions), best 0.1 s window of its turns
+    router_cpu_us_per_message: float | None  # the router process's CPU over the messages routed
+    lost: int
+
+
+def measure_router_cost(
+    modules: int, seconds: float, tick: Callable[[], None] = lambda: None
+) -> RouterCost:
+    """Module 1 (here) sends to ``modules`` echo modules in turn, through a router of its own.
+
+    ``seconds`` is the sum of ``TURNS`` throughput turns. The router's CPU time is read from
+    ``/proc`` around them, so its cost per message does not depend on who else held the
+    cores (unlike the messages/s, which need all three processes running).
+    """
+    from vcosim.bus.client import BusClient
+
+    ids = [ECHO_ID + k for k in range(modules)]
+    payloads = [_payloads(module)[0] for module in ids]
+    with contextlib.ExitStack() as stack:
+        router = stack.enter_context(ChildProcess(_router, name="router"))
+        port = router.port()
+        echoes = stack.enter_context(ChildProcess(_bus_echoes, port, ids, name="echo modules"))
+        echoes.ready()
+        main = BusClient(MAIN_ID, port=port).connect()
+        stack.callback(main.close)
+        main.wait(2.0)
+        best, lost, round_trips = 0.0, 0, 0
+        cpu_before = _cpu_seconds(router.pid)
+        for _ in range(TURNS):
+            marks, _, missing = _exchange(main.sock, payloads, seconds / TURNS, WINDOW)
+            best, lost, round_trips = (
+                max(best, best_window(marks)),
+                lost + missing,
+                round_trips + int(marks[-1][1]),
+            )
+            tick()
+        cpu_after = _cpu_seconds(router.pid)
+    cpu = None
+    if cpu_before is not None and cpu_after is not None and round_trips:
+        cpu = (cpu_after - cpu_before) / (2 * round_trips) * 1e6
+    return RouterCost(modules, 2.0 * best, cpu, lost)

@@ -26,7 +26,7 @@ from __future__ import annotations
 import socket
 import struct
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -118,8 +118,8 @@ def _serve(link: ChildLink, pacing: str, spin: float | None = None) -> None:
     link.result(steps)
 
 
-def _config(port: int, *, answer: bool) -> dict[str, Any]:
-    """The client's file: 20 fields every 1 ms, time-synced; ``answer``: a 1 ms input too."""
+def _config(port: int, *, answer: bool, signals: Sequence[str] = SIGNALS) -> dict[str, Any]:
+    """The client's file: ``signals`` every 1 ms, time-synced; ``answer``: a 1 ms input too."""
     doc: dict[str, Any] = {
         "version": 2,
         "remotePort": port,
@@ -130,7 +130,7 @@ def _config(port: int, *, answer: bool) -> dict[str, Any]:
                 "updatePeriod": PERIOD,
                 "timeSyncMode": "absolute",
                 "ports": [
-                    [{"propertyName": name} for name in SIGNALS],
+                    [{"propertyName": name} for name in signals],
                     [{"propertyName": "time", "propertyType": "meta"}],
                     [{"propertyName": "serial_number", "propertyType": "meta"}],
                 ],
@@ -171,13 +171,16 @@ class Delays(Report):
         )
 
 
-def lockstep_updates(seconds: float, blocking: bool = False) -> tuple[Marks, int]:
+def lockstep_updates(
+    seconds: float, blocking: bool = False, signals: Sequence[str] = SIGNALS
+) -> tuple[Marks, int]:
     """The client locked to a lock-step server, each update answered, for ``seconds``.
 
     The server waits as in any lock-step run (spin, then sleep) and the client spins like the
     tight coupling's bench peer; ``blocking``: both sleep at once instead. Returns (time,
     updates received) marks, one every ``MARK_EVERY`` client steps from the first connected
-    one (as the coupling marks its frames, not every exchange), and the gaps.
+    one (as the coupling marks its frames, not every exchange), and the gaps. ``signals``
+    are the contract's fields (``vcosim bench growth`` varies them).
     """
     from vcosim.contracts.client import ConnectionStatus, ContractClient
 
@@ -199,7 +202,7 @@ def lockstep_updates(seconds: float, blocking: bool = False) -> tuple[Marks, int
                 client.stop()
 
         client = ContractClient(
-            _config(server.port(), answer=True),
+            _config(server.port(), answer=True, signals=signals),
             step,
             step=PERIOD,
             spin=0.0 if blocking else CLIENT_SPIN,
