@@ -11,11 +11,12 @@ from helpers.peers import read_log
 from vcosim.analysis import load_run
 from vcosim.analysis.cases import CASES, evaluate
 from vcosim.controllers import example
+from vcosim.sim.face import Face
 from vcosim.sim.pacing import Pacer
 from vcosim.sim.simulation import Simulation
 from vcosim.tight import ControllerBlock
 from vcosim.tight.debuglog import RECEIVE_LOG, SEND_LOG
-from vcosim.tight.endpoint import CouplingConfig, SimulatorEndpoint
+from vcosim.tight.endpoint import CouplingConfig, CouplingReport, SimulatorEndpoint
 from vcosim.tight.inprocess import couple_in_process
 from vcosim.vehicle import Vehicle
 
@@ -124,3 +125,35 @@ def test_applying_a_reply_after_the_message_it_lets_go_changes_nothing(tmp_path)
     np.testing.assert_array_equal(first, later)
     assert first_report.applied == later_report.applied > 3000
     assert later_report.clamped == first_report.clamped
+
+
+class StepWatch(Face):
+    """A face with a step hook and no ``quiet_steps``: the host steps one by one."""
+
+    def after_step(self, sim: Simulation) -> None:
+        pass
+
+
+def stepped_in_chunks(one_by_one: bool) -> tuple[np.ndarray, CouplingReport, list[int]]:
+    """2 s of lock-step cruise, a message every 10 steps: the state, the report, and the
+    sizes of the host's ``run(k)`` calls (with a ``StepWatch``: none, every step alone)."""
+    sim = driving_sim()
+    endpoint = couple_in_process(sim, example("cruise", speed=12.0), CouplingConfig(ext_time=0.005))
+    if one_by_one:
+        sim.attach("watch", StepWatch())
+    chunks: list[int] = []
+    run = sim.vehicle.run
+    sim.vehicle.run = lambda steps, **kw: (chunks.append(steps), run(steps, **kw))[1]  # type: ignore[method-assign]
+    sim.run(2.0)
+    return sim.vehicle.state.copy(), endpoint.report(), chunks
+
+
+def test_a_lockstep_coupling_steps_between_its_messages_in_one_call():
+    (quiet, quiet_report, chunks), (stepped, stepped_report, none) = map(
+        stepped_in_chunks, (False, True)
+    )
+    # (a frame's end cuts a run short: the pacer's frames need not be whole messages)
+    assert max(chunks) == 10 and chunks.count(10) > 300 and none == []
+    np.testing.assert_array_equal(quiet, stepped)
+    assert quiet_report.applied == stepped_report.applied > 350
+    assert quiet_report.sent == stepped_report.sent

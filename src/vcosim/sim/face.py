@@ -37,6 +37,9 @@ class Face:
     """
 
     kind: ClassVar[str] = "face"
+    quiet: bool = True
+    """False once ``start`` knows ``quiet_steps`` would answer 1 at every step of the run (a
+    coupling with a message every step): the host then steps one by one without asking."""
 
     def start(self, sim: Simulation) -> None:
         """Called once before the first step (open sockets, files; take first samples)."""

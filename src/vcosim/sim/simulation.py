@@ -97,7 +97,7 @@ class Simulation:
         self._before: list[Hook] = []
         self._after: list[Hook] = []
         self._frame: list[Hook] = []
-        self._quiet: list[Callable[[Simulation], int]] = []  # (empty: a hooked face never is)
+        self._quiet: list[tuple[Face, Callable[[Simulation], int]]] = []  # faces' quiet_steps
         self._all_quiet = True
         self.wall_start = 0.0
         self._stopping = False
@@ -140,7 +140,7 @@ class Simulation:
         if overrides(face, "before_step") or overrides(face, "after_step"):
             if overrides(face, "quiet_steps"):
                 quiet = face.quiet_steps
-                self._quiet.append(quiet if view is self else lambda _: quiet(view))
+                self._quiet.append((face, quiet if view is self else lambda _: quiet(view)))
             else:
                 self._all_quiet = False
         return face
@@ -165,11 +165,13 @@ class Simulation:
         interrupted = False
         self._stopping = False
         before, after, frame = self._before, self._after, self._frame
-        quiet = self._quiet if self._all_quiet else []
         live, start_time = self.live, body.time
         try:
             for name, face in self.faces.items():  # inside try: a face that fails to start
                 face.start(self._scopes.get(name, self))  # still gets every face closed
+            quiet = [q for _, q in self._quiet]  # (empty: a hooked face never is quiet)
+            if not self._all_quiet or not all(face.quiet for face, _ in self._quiet):
+                quiet = []
             self.wall_start = time.perf_counter()
             self.pacer.start(body.time)
             while (end_step is None or body.step_index < end_step) and not self._stopping:

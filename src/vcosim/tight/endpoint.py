@@ -160,6 +160,7 @@ class SimulatorEndpoint(Face):
         self._sent = 0  # messages sent since the last reset (BeamNG's sendCtr)
         self._answers = 0  # replies to them received since the last reset
         self._since_send = 0
+        self._quiet_from = -1  # the step whose quiet_steps ran the steps after it in one call
         self._lockstep = False
         self._t0 = 0.0
         self._sent_at = [0.0] * _SENT_RING  # wall time of each send, by id modulo the ring
@@ -216,6 +217,8 @@ class SimulatorEndpoint(Face):
         self._skips, self._window = schedule.send_skips, schedule.window
         self._timeout = schedule.timeout
         self._lockstep = sim.pacer.lockstep
+        self.quiet = self._lockstep and self.debug is None and self._skips > 0
+        self._body = sim.body
         spin = self.config.spin
         self.link.spin = spin if spin is not None else (0.05 if self._lockstep else 0.0)
         self._since_send = schedule.send_skips - schedule.send_offset
@@ -246,6 +249,9 @@ class SimulatorEndpoint(Face):
         """Receive, apply and send as the schedule says; runs before the vehicle steps."""
         if self.debug is not None:
             self.debug.steps.add(time.perf_counter() - self._t0)
+        if self._quiet_from >= 0:  # the steps quiet_steps let run in one call, counted now
+            self._since_send += self._body.step_index - self._quiet_from - 1
+            self._quiet_from = -1
         if self._since_send < self._skips:
             self._since_send += 1
             if not self._lockstep:
@@ -283,6 +289,20 @@ class SimulatorEndpoint(Face):
             self.link.unpin()  # the controller may come back from another port
             self._pin = True
             sim.live["coupling_connected"] = 0.0
+
+    def quiet_steps(self, sim: Simulation) -> int:
+        """In lock-step, the steps up to the next send run in one call (``Face.quiet_steps``).
+
+        Between sends a lock-step endpoint does nothing but count: replies are awaited at a
+        send, when the window is full. Not in real time, where every step takes the newest
+        reply, nor with a debug log, which stamps every step; with a message every step
+        there is nothing to save (``quiet`` is False).
+        """
+        quiet = self._skips - self._since_send  # steps after this one before the next send
+        if quiet <= 0 or not self.quiet:
+            return 1
+        self._quiet_from = self._body.step_index
+        return quiet + 1
 
     def _await_controller(self, sim: Simulation) -> bool:
         """At start-up, after a wait expired: hold the run until a controller answers.
