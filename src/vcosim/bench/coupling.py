@@ -13,11 +13,13 @@ and the frames' lateness (p50, p99, p99.9 and the worst).
 
 from __future__ import annotations
 
+import os
 import select
 import socket
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -58,14 +60,16 @@ RATIOS = {
 """The same-run ratios this bench reports (``ratios()``), by their stable keys."""
 
 
-def _peer(link: ChildLink, busy: bool) -> None:
+def _peer(link: ChildLink, busy: bool, core: int | None = None) -> None:
     """A minimal controller: answer every datagram with 64 doubles, NaN but the echoed id.
 
     The stop request sets a thread-local flag, so the loop pays one attribute read per
     datagram for it, not a system call. A busy peer spins while datagrams come, and sleeps
     until the next one after ``PEER_SPIN`` without: between its turns it leaves the cores
-    to whatever runs then (a contract turn, a start-up).
+    to whatever runs then (a contract turn, a start-up). With ``core`` it runs on that CPU.
     """
+    if core is not None:
+        os.sched_setaffinity(0, {core})
     sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
     sock.bind(("127.0.0.1", 0))
     stopped = threading.Event()
@@ -96,9 +100,38 @@ def _peer(link: ChildLink, busy: bool) -> None:
     sock.close()
 
 
-def peer_process(busy: bool) -> ChildProcess:
+def peer_process(busy: bool, core: int | None = None) -> ChildProcess:
     """A ``_peer`` in its own process (its own GIL and core); ``ready()`` gives its port."""
-    return ChildProcess(_peer, busy, name="UDP peer")
+    return ChildProcess(_peer, busy, core, name="UDP peer")
+
+
+def two_cores() -> tuple[int, int] | None:
+    """Two CPUs this process may use, for a blocking pair's two ends; None if it has one.
+
+    A blocking ping-pong on one CPU costs the two ends' work and two context switches; on
+    two, the waking of an idle CPU, which on a virtual machine takes far longer. Left to
+    the scheduler, a pair whose ends sleep at once after sending (the raw one) shares a
+    CPU far more often than one that works on after sending (the simulator, which steps
+    the vehicle while the peer answers): each would be measured in another regime.
+    """
+    if not hasattr(os, "sched_getaffinity"):
+        return None
+    cores = sorted(os.sched_getaffinity(0))
+    return (cores[0], cores[1]) if len(cores) > 1 else None
+
+
+@contextmanager
+def on_core(core: int | None) -> Iterator[None]:
+    """Run the calling thread on ``core`` (None: wherever it may) for the block."""
+    if core is None:
+        yield
+        return
+    before = os.sched_getaffinity(0)
+    os.sched_setaffinity(0, {core})
+    try:
+        yield
+    finally:
+        os.sched_setaffinity(0, before)
 
 
 def raw_pingpong(port: int, seconds: float, busy: bool) -> Marks:
@@ -182,12 +215,14 @@ def in_turns(
     """The raw ping-pong's and the lock-step's exchanges/s against one peer, in turns.
 
     Each gets ``TURNS`` turns of ``seconds / TURNS``, alternating, and its best window over
-    them; the simulator spins (default) with a busy peer, or blocks with a blocking one.
-    Also returns the cores other processes used meanwhile (``Quiet``).
+    them; the simulator spins (default) with a busy peer, or blocks with a blocking one,
+    the peer then on one CPU and both measured ends on another (``two_cores``). Also returns the cores other processes used meanwhile (``Quiet``).
     """
     turn, spin = seconds / TURNS, (None if busy else 0.0)
     raw, lockstep, timeouts = 0.0, 0.0, 0
-    with peer_process(busy) as peer:
+    cores = None if busy else two_cores()  # blocking: the peer on one CPU, this end on the other
+    peer_core, own_core = cores if cores is not None else (None, None)
+    with peer_process(busy, peer_core) as peer, on_core(own_core):
         port = peer.port()
         quiet = Quiet()
         for _ in range(TURNS):
