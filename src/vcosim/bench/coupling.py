@@ -216,7 +216,8 @@ def in_turns(
 
     Each gets ``TURNS`` turns of ``seconds / TURNS``, alternating, and its best window over
     them; the simulator spins (default) with a busy peer, or blocks with a blocking one,
-    the peer then on one CPU and both measured ends on another (``two_cores``). Also returns the cores other processes used meanwhile (``Quiet``).
+    the peer then on one CPU and both measured ends on another (``two_cores``). Also
+    returns the cores other processes used meanwhile (``Quiet``).
     """
     turn, spin = seconds / TURNS, (None if busy else 0.0)
     raw, lockstep, timeouts = 0.0, 0.0, 0

@@ -7,9 +7,9 @@ the next message's departure, where the peer waits. ``look`` does those system c
 on the socket's descriptor (``MSG_DONTWAIT``, so the socket stays as the ``vcosim.net`` link
 made it), compares the sender's address as bytes, and sends the next message at once when
 the reply is the one it waits for; ``wait_look`` sleeps in ``poll`` first, without the GIL,
-so a blocking lock-step exchange is one call from Python. Anything else (a stranger, a wrong size, an id out of
-range, an error) goes back to Python with the datagram as it was received, to be judged and
-counted as ever.
+so a blocking lock-step exchange is one call from Python. Anything else (a stranger, a wrong
+size, an id out of range, an error) goes back to Python with the datagram as it was
+received, to be judged and counted as ever.
 
 Linux with glibc (``__errno_location``) on a 64-bit machine, where pointers are passed as
 machine words; elsewhere the link keeps to Python's socket calls (``transport.native_ok``).
