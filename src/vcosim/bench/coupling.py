@@ -3,10 +3,11 @@
 Every figure is measured in the same run on this machine: a raw Python ping-pong of the same
 datagram sizes (888 bytes out, 512 back) between two processes, and the simulator in
 lock-step (window 1, a message every physics step, the vehicle stepped each time) against the
-same minimal Python peer in another process, taking ``TURNS`` turns each: once with
-busy-polling receives, once with blocking ones. Each rate is that of the best 0.1 s window of
-its turns (``vcosim.bench.rates``): a ping-pong runs at full speed only while both processes
-hold a core, which a busy machine grants in stretches. Then the real-time section: a run in
+same minimal Python peer in another process, taking ``TURNS`` turns each with busy-polling
+receives, then ``BLOCKING_TURNS`` shorter ones each with blocking ones (the peer on one CPU,
+both measured ends on another). Each rate is that of the best 0.1 s window of its turns
+(``vcosim.bench.rates``): a ping-pong runs at full speed only while both processes hold a
+core, which a busy machine grants in stretches. Then the real-time section: a run in
 real-time pacing without coupling, for the drift of simulation time against the wall clock
 and the frames' lateness (p50, p99, p99.9 and the worst).
 """
@@ -34,6 +35,7 @@ from vcosim.tight.protocol import CONTROLLER_TO_SIM, SIM_TO_CONTROLLER
 SIM_BYTES = SIM_TO_CONTROLLER * 8
 REPLY_BYTES = CONTROLLER_TO_SIM * 8
 TURNS = 3  # turns of the raw ping-pong and the lock-step each, taken in alternation
+BLOCKING_TURNS = 6  # the same with blocking receives: more, shorter turns (see in_turns)
 MARK_EVERY = 64  # raw exchanges between clock reads
 PEER_SPIN = 0.05  # s a busy peer spins without a datagram before it sleeps until one comes
 TARGETS = {"exchanges_per_s": 40000, "ratio": 0.3, "realtime_drift_ms_per_10s": 1.0}
@@ -216,17 +218,21 @@ def in_turns(
 
     Each gets ``TURNS`` turns of ``seconds / TURNS``, alternating, and its best window over
     them; the simulator spins (default) with a busy peer, or blocks with a blocking one,
-    the peer then on one CPU and both measured ends on another (``two_cores``). Also
-    returns the cores other processes used meanwhile (``Quiet``).
+    the peer then on one CPU and both measured ends on another (``two_cores``), in
+    ``BLOCKING_TURNS`` turns: how fast a halted CPU wakes wanders over seconds, and more,
+    shorter turns let both sides meet the same stretches (with three, the ratio read
+    0.88-1.09 in seven quiet runs; with six, 0.95-1.13 in six). Also returns the cores other
+    processes used meanwhile (``Quiet``).
     """
-    turn, spin = seconds / TURNS, (None if busy else 0.0)
+    turns = TURNS if busy else BLOCKING_TURNS
+    turn, spin = seconds / turns, (None if busy else 0.0)
     raw, lockstep, timeouts = 0.0, 0.0, 0
     cores = None if busy else two_cores()  # blocking: the peer on one CPU, this end on the other
     peer_core, own_core = cores if cores is not None else (None, None)
     with peer_process(busy, peer_core) as peer, on_core(own_core):
         port = peer.port()
         quiet = Quiet()
-        for _ in range(TURNS):
+        for _ in range(turns):
             raw = max(raw, best_window(raw_pingpong(port, turn, busy)))
             tick()
             marks, late = lockstep_run(port, turn, spin)
@@ -357,7 +363,7 @@ def measure_coupling_bench(
     ``seconds`` is each exchange figure's share of wall time (the sum of its turns).
     """
     with bench_progress(progress) as bar:
-        task = bar.add_task("blocking: raw and lock-step", total=4 * TURNS + 1)
+        task = bar.add_task("blocking: raw and lock-step", total=2 * (TURNS + BLOCKING_TURNS) + 1)
 
         def tick() -> None:
             bar.advance(task)
