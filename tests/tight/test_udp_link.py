@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import signal
 import socket
 import time
 from collections.abc import Iterator
@@ -26,14 +27,18 @@ def peer() -> Iterator[socket.socket]:
     sock.close()
 
 
-@pytest.fixture(params=[False, True], ids=["python", "native"])
+@pytest.fixture(
+    params=[(False, 0.05), (True, 0.05), (True, 0.0)], ids=["python", "native", "native-blocking"]
+)
 def link(peer: socket.socket, request: pytest.FixtureRequest) -> Iterator[UdpLink]:
-    """A link expecting 4 values from ``peer``, spinning 50 ms before it sleeps.
+    """A link expecting 4 values from ``peer``, spinning 50 ms before it sleeps (or not).
 
-    Each test runs with Python's socket calls and with the compiled look (``tight.native``).
+    Each test runs with Python's socket calls, with the compiled look (``tight.native``),
+    and with the compiled sleeping wait alone (spin 0, the blocking lock-step's).
     """
+    native_calls, spin = request.param
     with_peer = UdpLink(
-        ("127.0.0.1", 0), peer.getsockname(), 4, spin=0.05, name="probe", native=request.param
+        ("127.0.0.1", 0), peer.getsockname(), 4, spin=spin, name="probe", native=native_calls
     )
     yield with_peer
     with_peer.close()
@@ -87,7 +92,7 @@ def test_a_failed_send_is_counted_and_logged_once_not_raised(
 
 def test_wait_gives_up_after_the_timeout_and_poll_never_waits(link: UdpLink):
     start = time.perf_counter()
-    assert link.wait(0.08) is False  # spins 50 ms, then sleeps the rest
+    assert link.wait(0.08) is False  # spins (50 ms), then sleeps the rest
     assert time.perf_counter() - start >= 0.079
     assert link.poll() is False
 
@@ -178,6 +183,26 @@ def test_a_failed_receive_is_counted_and_ends_the_wait(link: UdpLink):
     link.sock.close()  # the descriptor goes, under the link: the next receive fails
     assert link.wait(0.5) is False
     assert link.net.receive_errors == 1
+
+
+def test_a_signal_handler_runs_while_the_link_sleeps_and_can_end_the_wait(link: UdpLink):
+    """Ctrl-C (or SIGTERM turned into an exception) stops a blocked run: the sleep is cut
+    short and the handler's exception leaves the wait."""
+
+    class Interrupted(Exception):
+        pass
+
+    def interrupt(*_: object) -> None:
+        raise Interrupted
+
+    previous = signal.signal(signal.SIGALRM, interrupt)
+    try:
+        signal.setitimer(signal.ITIMER_REAL, 0.06)
+        with pytest.raises(Interrupted):
+            link.wait(30.0)
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0.0)
+        signal.signal(signal.SIGALRM, previous)
 
 
 def test_the_compiled_look_speaks_the_links_codes():

@@ -6,9 +6,10 @@ lock-step exchange's cost on the simulator side, most of it between the reply's 
 the next message's departure, where the peer waits. ``look`` does those system calls itself
 on the socket's descriptor (``MSG_DONTWAIT``, so the socket stays as the ``vcosim.net`` link
 made it), compares the sender's address as bytes, and sends the next message at once when
-the reply is the one it waits for. Anything else (a stranger, a wrong size, an id out of
-range, an error) goes back to Python with the datagram as it was received, to be judged and
-counted as ever.
+the reply is the one it waits for; ``wait_look`` sleeps in ``poll`` first, without the GIL,
+so a blocking lock-step exchange is one call from Python. Anything else (a stranger, a wrong
+size, an id out of range, an error) goes back to Python with the datagram as it was
+received, to be judged and counted as ever.
 
 Linux with glibc (``__errno_location``) on a 64-bit machine, where pointers are passed as
 machine words; elsewhere the link keeps to Python's socket calls (``transport.native_ok``).
@@ -17,6 +18,7 @@ machine words; elsewhere the link keeps to Python's socket calls (``transport.na
 from __future__ import annotations
 
 import errno
+import select
 import socket
 import struct
 from collections.abc import Callable
@@ -44,9 +46,11 @@ _recvfrom: Any = types.ExternalFunction(
 _sendto: Any = types.ExternalFunction(
     "sendto", types.intp(types.intc, _WORD, _WORD, types.intc, _WORD, types.uint32)
 )
+_poll: Any = types.ExternalFunction("poll", types.intc(_WORD, types.uintp, types.intc))
 _errno_location: Any = types.ExternalFunction("__errno_location", types.CPointer(types.intc)())
 _DONTWAIT = socket.MSG_DONTWAIT
 _AGAIN, _INTERRUPTED = errno.EAGAIN, errno.EINTR
+_READABLE = select.POLLIN
 
 
 class Descriptor:
@@ -54,6 +58,7 @@ class Descriptor:
 
     def __init__(self, sock: socket.socket, buffer: bytearray, peer: Address | None) -> None:
         self.look = compiled_look()
+        self.wait_look = compiled_wait_look()
         self.fd = sock.fileno()
         self.buffer = np.frombuffer(buffer, dtype=np.uint8)
         self.block = np.zeros(ADDRESS_BLOCK, dtype=np.uint8)
@@ -124,15 +129,54 @@ def look(
     return NOTHING
 
 
+@njit(cache=True, nogil=True)
+def wait_look(
+    fd: int,
+    buffer: np.ndarray,
+    block: np.ndarray,
+    milliseconds: int,
+    expected: int,
+    out: np.ndarray,
+    low: float,
+    high: float,
+) -> int:
+    """Sleep in ``poll`` until a datagram is in (at most ``milliseconds``), then ``look`` once.
+
+    ``NOTHING`` when the time is up or a signal interrupted the sleep: the caller, back in
+    Python, runs the signal's handler (Ctrl-C) and decides whether to wait on. A closed
+    descriptor wakes ``poll`` and fails the receive (``FAILED - EBADF``).
+    """
+    request = np.zeros(2, dtype=np.int32)  # a struct pollfd: the descriptor, events, revents
+    request[0] = fd
+    request[1:].view(np.int16)[0] = _READABLE
+    ready = _poll(request.ctypes.data, 1, milliseconds)
+    if ready == 0:
+        return NOTHING
+    if ready < 0:
+        code = _errno_location()[0]
+        return NOTHING if code == _INTERRUPTED else FAILED - code
+    return look(fd, buffer, block, 1, expected, out, low, high)
+
+
 def compiled_look() -> Callable[..., int]:
     """``look``'s machine code for the link's argument types (compiled, or from the cache).
 
     Called through numba's entry point, which skips the dispatcher's typing of every
-    argument: the link's arrays never change type.
+    argument: the link's arrays never change type. ``wait_look``'s is made ready too (the
+    suite's warm-up calls this), for ``compiled_wait_look``.
     """
+    compiled_wait_look()
+    return _entry_point(look)
+
+
+def compiled_wait_look() -> Callable[..., int]:
+    """``wait_look``'s machine code for the link's argument types, as ``compiled_look``."""
+    return _entry_point(wait_look)
+
+
+def _entry_point(kernel: Any) -> Callable[..., int]:
     buffer, block = np.zeros(16, np.uint8), np.zeros(ADDRESS_BLOCK, np.uint8)
-    args: tuple[object, ...] = (-1, buffer, block, 1, 8, np.zeros(1), 0.0, 1.0)
-    dispatcher: Any = look
-    dispatcher(*args)  # compiles, or loads from the cache
-    signature = tuple(dispatcher.typeof_pyval(a) for a in args)
-    return dispatcher.overloads[signature].entry_point
+    args: tuple[object, ...] = (-1, buffer, block, 0, 8, np.zeros(1), 0.0, 1.0)
+    kernel(*args)  # compiles, or loads from the cache (a descriptor of -1 fails at once)
+    signature = tuple(kernel.typeof_pyval(a) for a in args)
+    return kernel.overloads[signature].entry_point

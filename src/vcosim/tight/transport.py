@@ -11,6 +11,7 @@ net link's.
 from __future__ import annotations
 
 import logging
+import math
 import os
 import select
 import socket
@@ -31,6 +32,8 @@ TAKEN, ANSWERED = 1, 2
 """What ``wait_answer`` did: took a message; took it and sent the answer at once."""
 SPIN_LOOKS = 32
 """Looks at the socket per compiled call while spinning (about 10 µs between clock reads)."""
+SLEEP_SLICE = 0.1
+"""The longest sleep of the compiled wait (s) before it looks whether the link was closed."""
 _NO_ANSWER = np.zeros(0, dtype=WIRE_DTYPE)
 
 
@@ -337,8 +340,10 @@ class UdpLink:
     def _wait_native(self, timeout: float, answer: np.ndarray, low: float, high: float) -> int:
         """``wait_answer`` with the compiled look: ``SPIN_LOOKS`` a call while spinning.
 
-        Without a spin (or once it is over) it sleeps first, then looks once per wake-up: in
-        a blocking lock-step the reply is never in yet when the wait begins.
+        Without a spin (or once it is over) one compiled call sleeps in poll(2) and looks
+        once it wakes (``wait_look``): in a blocking lock-step the reply is never in yet
+        when the wait begins. It sleeps ``SLEEP_SLICE`` at most, so a link closed meanwhile
+        is noticed.
         """
         native = self._native
         assert native is not None
@@ -347,11 +352,11 @@ class UdpLink:
         now = clock()
         deadline, spin_end = now + timeout, now + min(self.spin, timeout)
         while not net.closed:
-            looks = SPIN_LOOKS
-            if now >= spin_end:
-                self._sleep(max(deadline - now, 0.0) * 1000.0)
-                looks = 1
-            code = look(fd, buffer, block, looks, expected, answer, low, high)
+            if now < spin_end:
+                code = look(fd, buffer, block, SPIN_LOOKS, expected, answer, low, high)
+            else:
+                sleep = math.ceil(min(deadline - now, SLEEP_SLICE) * 1000.0)
+                code = native.wait_look(fd, buffer, block, sleep, expected, answer, low, high)
             found = _FOUND.get(code)
             if found is not None:  # a message of the pinned peer
                 self.sender = self.pinned
