@@ -67,7 +67,9 @@ def test_worlds_of_a_few_cars_give_finite_positive_costs_and_a_line() -> None:
         figures = [row[k] for k in ("us_per_step", "kernel_us_per_vehicle_step", "realtime_factor")]
         assert all(math.isfinite(x) and x > 0 for x in figures)
         assert row["us_per_step"] == pytest.approx(int(size) * row["us_per_vehicle_step"], 1e-3)
-    assert math.isfinite(measured["line"]["fixed"]) and measured["line"]["per_unit"] > 0
+    # (the line's slope is not judged: two sizes timed for 5 ms each on a busy machine can
+    # come out either way; the fit itself is checked on made-up figures above)
+    assert all(math.isfinite(measured["line"][key]) for key in ("fixed", "per_unit"))
 
 
 def test_the_uncoupled_host_advances_simulated_time() -> None:
