@@ -19,6 +19,7 @@ from numba import types
 
 from vcosim.contracts import protocol as P
 from vcosim.vehicle._jit_cache import entry_point, njit  # (its cache: the kernels it calls)
+from vcosim.vehicle.model import advance
 from vcosim.vehicle.writes import write_inputs
 
 # libc's calls, by their C signatures (pointers passed as addresses: ``array.ctypes.data``)
@@ -133,6 +134,63 @@ def receive_update(
         target[:] = values
         want[2] = 1
         want[1] += _NEXT_SERIAL
+    return size
+
+
+@njit()
+def exchange(
+    fd: int,
+    buffer: np.ndarray,
+    sender: np.ndarray,
+    tries: int,
+    peer: np.ndarray,
+    words: np.ndarray,
+    want: np.ndarray,
+    stamp: np.ndarray,
+    values: np.ndarray,
+    inputs: np.ndarray,
+    rows: np.ndarray,
+    limits: np.ndarray,
+    clamps: np.ndarray,
+    x: np.ndarray,
+    u: np.ndarray,
+    params: np.ndarray,
+    y: np.ndarray,
+    scratch: np.ndarray,
+    height: np.ndarray,
+    friction: np.ndarray,
+    grid: np.ndarray,
+    index: np.ndarray,
+    out_values: np.ndarray,
+    serial_slot: np.ndarray,
+    time_slot: np.ndarray,
+    message: np.ndarray,
+    to: np.ndarray,
+    sent: np.ndarray,
+    due: float,
+    steps: int,
+    send: bool,
+    serial: int,
+    time: float,
+) -> int:
+    """``receive_answer``; if it answers the update of time ``due`` or later, step and send.
+
+    The lock-step server's whole turn between the client's answer and its next update, with
+    no Python in between: the inputs written, ``steps`` physics steps (``model.advance`` on
+    the vehicle's arrays ``x`` to ``grid``) and, if ``send``, the update of ``y``'s values
+    stamped ``serial`` and ``time`` sent to ``to`` (``send_gathered``). ``sent[0]`` is then
+    the send's result, ``sent[1]`` 1 if the steps ran (else both stay 0).
+    """
+    size = receive_answer(
+        fd, buffer, sender, tries, peer, words, want, stamp, values, inputs, rows, limits, clamps
+    )
+    if want[2] and stamp[0] >= due:
+        advance(x, u, params, y, scratch, height, friction, grid, steps)
+        sent[1] = 1
+        if send:
+            sent[0] = send_gathered(
+                fd, y, index, out_values, serial_slot, time_slot, message, to, serial, time
+            )
     return size
 
 
@@ -251,6 +309,22 @@ class Stamps:
         self.raw = np.frombuffer(message.buffer, np.uint8)
         self.serial = np.frombuffer(message.buffer, "<u4", 1, 12)
         self.time = np.frombuffer(message.buffer, "<f8", 1, 16)
+
+
+def warm_up_exchange(vehicle: tuple[object, ...]) -> None:
+    """Compile (or load) ``exchange`` for a vehicle's kernel arguments, as ``warm_up`` does."""
+    buffer = bytearray(HEAD + 8)
+    raw, sender = np.frombuffer(buffer, np.uint8), np.zeros(SENDER, dtype=np.uint8)
+    words, want = np.frombuffer(buffer, np.uint64, 2), np.zeros(4, dtype=np.uint64)
+    stamp = np.frombuffer(buffer, P.WIRE_DTYPE, 1, 16)
+    values = np.frombuffer(buffer, P.WIRE_DTYPE, 1, HEAD)
+    serial = np.frombuffer(buffer, "<u4", 1, 12)
+    reals, index, to = np.zeros(1), np.zeros(1, dtype=np.int64), sockaddr(("127.0.0.1", 0))
+    table = (np.zeros((1, 3), dtype=np.int64), np.zeros((1, 2)), index)
+    answer = (-1, raw, sender, 1, to, words, want, stamp, values, reals, *table, *vehicle)
+    sent = np.zeros(2, dtype=np.int64)
+    update = (index, values, serial, stamp, raw, to, sent, 0.0, 1, False, 0, 0.0)
+    entry_point(exchange, (*answer, *update))
 
 
 def warm_up(server: bool) -> None:
