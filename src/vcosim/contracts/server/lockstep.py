@@ -163,7 +163,8 @@ class LeanExchange:
         endpoint = server.endpoint
         if not expected.expect(answer.serial + 1):
             return False
-        receive, fd, args, want = self._receive, self.fd, self._receive_args, expected.want
+        receive, fd, want = self._receive, self.fd, expected.want
+        args: tuple[object, ...] = self._receive_args
         fused = steps > 0 and self._fused is not None
         if fused:  # (the update's time and whether it is due, as ``after_step`` will see them)
             now = (sim.body.step_index + steps) * self._dt
@@ -198,7 +199,7 @@ class LeanExchange:
                 if not expected.expect(answer.serial + 1):
                     return False
                 continue  # an answer to an earlier update: wait on
-            sender = wire.address_of(args[1])
+            sender = wire.address_of(self._receive_args[1])
             allow = endpoint.allow
             if allow is not None and not allow.admits(sender):
                 endpoint.reject(sender)
