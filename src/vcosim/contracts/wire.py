@@ -123,15 +123,27 @@ def receive_update(
     stamp: np.ndarray,
     values: np.ndarray,
     target: np.ndarray,
+    out: np.ndarray,
+    meta: np.ndarray,
+    t: float,
 ) -> int:
     """``receive``; if it is the update ``want`` describes, copy its values into ``target``.
 
-    Sets ``want[2]`` to 1 when the update was taken (and ``want[1]`` to the next serial).
+    Sets ``want[2]`` to 1 when the update was taken (and ``want[1]`` to the next serial),
+    and writes its meta values into ``out`` at the slots ``meta`` names (0: none): its time,
+    its age at local time ``t`` and its serial number.
     """
     size = receive(fd, buffer, sender, tries)
     want[2] = 0
     if size >= 0 and _expected(size, words, want, stamp, values.size):
         target[:] = values
+        sent_at = stamp[0]
+        if meta[0]:
+            out[meta[0]] = sent_at
+        if meta[1]:
+            out[meta[1]] = t - sent_at
+        if meta[2]:
+            out[meta[2]] = want[1] >> np.uint64(32)
         want[2] = 1
         want[1] += _NEXT_SERIAL
     return size
@@ -348,5 +360,7 @@ def warm_up(server: bool) -> None:
         entry_point(receive_answer, answer)
         entry_point(send_gathered, (-1, reals, index, values, serial, stamp, raw, to, 0, 0.0))
     else:
-        entry_point(receive_update, (-1, raw, sender, 1, words, want, stamp, values, reals))
+        meta = np.zeros(3, dtype=np.int64)
+        update = (-1, raw, sender, 1, words, want, stamp, values, reals, reals, meta, 0.0)
+        entry_point(receive_update, update)
         entry_point(send_values, (-1, reals, values, serial, stamp, raw, 0, 0.0))

@@ -66,7 +66,8 @@ class Face:
         The host calls this instead of stepping when the face overrides it and is its one face
         with step hooks (``Simulation.stepper``): a face that waits for a peer and must answer
         the moment the steps end (the contract server in lock-step) fuses its wait, the steps
-        and its send in one compiled call. Returns the steps run (1 to ``steps``).
+        and its send in one compiled call, calling its own ``after_step`` and ``before_step``
+        between them as the host would. Returns the steps run (1 to ``steps``).
         """
         sim.body.run(steps)
         return steps

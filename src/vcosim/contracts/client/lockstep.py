@@ -47,6 +47,7 @@ class LeanUpdate:
         "outgoing",
         "fd",
         "meta",
+        "pending",
         "_expected",
         "_receive",
         "_receive_args",
@@ -62,6 +63,7 @@ class LeanUpdate:
         self.fd = fd = endpoint.sock.fileno()
         slots = {meta: pos for meta, pos, _ in incoming.meta}  # (slot 0 is the status)
         self.meta = tuple(slots.get(meta, 0) for meta in META)
+        self.pending: float | None = None  # the time on the update taken, not booked yet
         expected = self._expected = wire.Expected(
             endpoint.buffer, session.session_id, int(incoming.id or 0), incoming.width
         )
@@ -74,8 +76,10 @@ class LeanUpdate:
             expected.stamp,
             expected.values,
             session.out[incoming.run],  # a view of the block's outputs
+            session.out,
+            np.array(self.meta, dtype=np.int64),
         )
-        self._receive = wire.entry_point(wire.receive_update, (fd, *self._receive_args))
+        self._receive = wire.entry_point(wire.receive_update, (fd, *self._receive_args, 0.0))
         self.outgoing: Outgoing | None = None
         self._send: Callable[..., int] | None = None
         self._send_args: tuple[object, ...] = ()
@@ -119,7 +123,7 @@ class LeanUpdate:
         endpoint = session.endpoint
         if not expected.expect(incoming.serial + 1):
             return False
-        receive, fd, args, want = self._receive, self.fd, self._receive_args, expected.want
+        receive, fd, args, want = self._receive, self.fd, (*self._receive_args, t), expected.want
         clock, idle = time.perf_counter, os.sched_yield
         polite = clock() + EAGER  # from then on, yield after each empty poll
         while True:
@@ -135,12 +139,14 @@ class LeanUpdate:
                 if now >= polite:
                     idle()  # let the server have the core, should it be waiting for one
                 continue
-            if want[2]:  # the update, its values in the outputs: the rest of ``_update``
+            if want[2]:  # the update, its values and meta values in the outputs
                 expected.taken()
                 sent_at = float(expected.stamp[0])
-                self._taken(sent_at, t)
+                incoming.received += 1
                 if sent_at >= t - EPS:
+                    self.pending = sent_at  # the rest once the answer is out (``settle``)
                     return True
+                self._taken(sent_at, t)
                 if not expected.expect(incoming.serial + 1):
                     return False
                 continue
@@ -149,27 +155,32 @@ class LeanUpdate:
             return False
 
     def _taken(self, sent_at: float, t: float) -> None:
-        """The update's bookkeeping and meta values as ``ClientSession._update`` does them."""
-        incoming, session = self.incoming, self.session
-        session.heard = time.perf_counter()
+        """The update's bookkeeping as ``ClientSession._update`` does it, but its count.
+
+        The kernel wrote the values and meta values and ``take`` counted it: what the step
+        function may read. The rest waits for the answer to be out (``settle``).
+        """
+        incoming = self.incoming
+        self.session.heard = time.perf_counter()
         incoming.serial += 1
         incoming.remote_time, incoming.rx_local = sent_at, t
-        incoming.received += 1
-        out, (at_time, at_offset, at_serial) = session.out, self.meta
-        if at_time:
-            out[at_time] = sent_at
-        if at_offset:
-            out[at_offset] = t - sent_at
-        if at_serial:
-            out[at_serial] = incoming.serial
+
+    def settle(self, t: float) -> None:
+        """The bookkeeping of the update taken for local time ``t``, if not done yet."""
+        sent_at = self.pending
+        if sent_at is not None:
+            self.pending = None
+            self._taken(sent_at, t)
 
     def send_due(self, t: float) -> None:
         """Send the input contract if due at local time ``t``, as ``ClientSession.send_due``."""
         out, session, send = self.outgoing, self.session, self._send
         if out is None or send is None:
+            self.settle(t)
             session.send_due(t)
             return
         if t + EPS < out.next_k * out.period:
+            self.settle(t)
             return
         message = out.message
         message.serial += 1
@@ -177,5 +188,6 @@ class LeanUpdate:
         sent = send(*self._send_args, message.serial, t)
         if sent < 0:
             session.endpoint.send_failed(wire.error_of(sent))
+        self.settle(t)  # (the update's bookkeeping, now that its answer is out)
         out.next_k = next_tick(t, out.period)
         out.sent += 1

@@ -163,7 +163,12 @@ class ContractServer(Face):
         update is sent: what arrives meanwhile (pings, an input of a shorter period) waits for
         the next ``before_step``, one update later at most. Not with time-synced or overdue
         contracts (each step's end is checked) nor in real time (data applies on arrival).
+        A server that runs the steps itself takes the whole frame (``advance``).
         """
+        return QUIET_MAX if self._vehicle is not None else self._ahead(sim)
+
+    def _ahead(self, sim: Simulation) -> int:
+        """The steps that may run in one call from now (``quiet_steps``)."""
         steps = self._lean_steps
         if steps:
             self._lean_steps = 0
@@ -174,20 +179,28 @@ class ContractServer(Face):
         return QUIET_MAX if ahead > QUIET_MAX else max(math.ceil(ahead - 1e-6), 1)
 
     def advance(self, sim: Simulation, steps: int) -> int:
-        """Lock-step with one client: wait for its answer, step and send in one compiled call.
+        """The frame's steps, with this face's hooks between its sends as the host calls them.
 
-        The update leaves the moment the steps end, before any Python runs
-        (``LeanExchange.take_answer``); ``after_step`` does its bookkeeping while the client
-        works. Otherwise (the wait ended another way) the steps run here after the hold.
+        In lock-step with one client, each wait for its answer, the steps up to the next
+        update and its send are one compiled call: the update leaves the moment the steps
+        end, before any Python runs (``LeanExchange.take_answer``), and the bookkeeping of
+        ``after_step`` and ``before_step`` runs while the client works. Otherwise (the wait
+        ended another way) the steps run after the hold.
         """
-        lean, self._awaiting = self._awaiting, None
-        if lean is not None and self._hold(sim, lean, steps):
-            return steps
-        if steps > 1:
-            sim.body.run(steps)
-        else:
-            sim.body.step()
-        return steps
+        left = steps
+        while True:
+            k = min(left, self._ahead(sim))
+            lean, self._awaiting = self._awaiting, None
+            if lean is None or not self._hold(sim, lean, k):
+                if k > 1:
+                    sim.body.run(k)
+                else:
+                    sim.body.step()
+            left -= k
+            if not left:
+                return steps
+            self.after_step(sim)
+            self.before_step(sim)
 
     def after_step(self, sim: Simulation) -> None:
         """Send every contract that is due, stamped with the simulation time after the step."""
