@@ -126,12 +126,13 @@ def receive_update(
     out: np.ndarray,
     meta: np.ndarray,
     t: float,
+    due: float,
 ) -> int:
     """``receive``; if it is the update ``want`` describes, copy its values into ``target``.
 
-    Sets ``want[2]`` to 1 when the update was taken (and ``want[1]`` to the next serial),
-    and writes its meta values into ``out`` at the slots ``meta`` names (0: none): its time,
-    its age at local time ``t`` and its serial number.
+    Sets ``want[2]`` when the update was taken (and ``want[1]`` to the next serial): to 2 if
+    it is stamped ``due`` or later, else 1. Writes its meta values into ``out`` at the slots
+    ``meta`` names (0: none): its time, its age at local time ``t`` and its serial number.
     """
     size = receive(fd, buffer, sender, tries)
     want[2] = 0
@@ -144,7 +145,7 @@ def receive_update(
             out[meta[1]] = t - sent_at
         if meta[2]:
             out[meta[2]] = want[1] >> np.uint64(32)
-        want[2] = 1
+        want[2] = 2 if sent_at >= due else 1
         want[1] += _NEXT_SERIAL
     return size
 
@@ -286,23 +287,17 @@ def send_gathered(
 
 
 @njit()
-def send_values(
-    fd: int,
-    source: np.ndarray,
-    values: np.ndarray,
-    serial_slot: np.ndarray,
-    time_slot: np.ndarray,
-    message: np.ndarray,
-    serial: int,
-    time: float,
-) -> int:
+def send_values(fd: int, source: np.ndarray, message: np.ndarray, serial: int, time: float) -> int:
     """Copy ``source`` into a DATA message, stamp it, send it on the connected socket ``fd``.
 
-    As ``send_gathered``, without the gather and the address.
+    As ``send_gathered``, without the gather and the address; the message's fields are
+    reached through views made here, as each array passed costs the call its unboxing.
     """
-    values[:] = source
-    serial_slot[0] = serial
-    time_slot[0] = time
+    words = message.view(np.float64)  # (the header is 3 words, the values follow)
+    for i in range(source.size):
+        words[3 + i] = source[i]
+    message.view(np.uint32)[3] = serial
+    words[2] = time
     sent = _send(fd, message.ctypes.data, message.size, 0)
     return sent if sent >= 0 else -1 - _errno()[0]
 
@@ -361,6 +356,6 @@ def warm_up(server: bool) -> None:
         entry_point(send_gathered, (-1, reals, index, values, serial, stamp, raw, to, 0, 0.0))
     else:
         meta = np.zeros(3, dtype=np.int64)
-        update = (-1, raw, sender, 1, words, want, stamp, values, reals, reals, meta, 0.0)
+        update = (-1, raw, sender, 1, words, want, stamp, values, reals, reals, meta, 0.0, 0.0)
         entry_point(receive_update, update)
-        entry_point(send_values, (-1, reals, values, serial, stamp, raw, 0, 0.0))
+        entry_point(send_values, (-1, reals, raw, 0, 0.0))
