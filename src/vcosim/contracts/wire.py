@@ -157,10 +157,8 @@ def exchange(
     sender: np.ndarray,
     tries: int,
     peer: np.ndarray,
-    words: np.ndarray,
     want: np.ndarray,
-    stamp: np.ndarray,
-    values: np.ndarray,
+    width: int,
     inputs: np.ndarray,
     rows: np.ndarray,
     limits: np.ndarray,
@@ -174,11 +172,7 @@ def exchange(
     friction: np.ndarray,
     grid: np.ndarray,
     index: np.ndarray,
-    out_values: np.ndarray,
-    serial_slot: np.ndarray,
-    time_slot: np.ndarray,
     message: np.ndarray,
-    to: np.ndarray,
     sent: np.ndarray,
     due: float,
     steps: int,
@@ -189,20 +183,28 @@ def exchange(
     """``receive_answer``; if it answers the update of time ``due`` or later, step and send.
 
     The lock-step server's whole turn between the client's answer and its next update, with
-    no Python in between: the inputs written, ``steps`` physics steps (``model.advance`` on
-    the vehicle's arrays ``x`` to ``grid``) and, if ``send``, the update of ``y``'s values
-    stamped ``serial`` and ``time`` sent to ``to`` (``send_gathered``). ``sent[0]`` is then
-    the send's result, ``sent[1]`` 1 if the steps ran (else both stay 0).
+    no Python in between: the answer's ``width`` inputs written, ``steps`` physics steps
+    (``model.advance`` on the vehicle's arrays ``x`` to ``grid``) and, if ``send``, the
+    update of ``y``'s values at ``index`` in ``message``, stamped ``serial`` and ``time``,
+    sent to ``peer`` (``send_gathered``). ``sent[0]`` is then the send's result, ``sent[1]``
+    1 if the steps ran (else both stay 0). The views of ``buffer`` and ``message`` are made
+    here: each array passed costs every call its unboxing, before the first poll.
     """
+    whole = buffer.size // 8 * 8
+    reals, words = buffer[:whole].view(np.float64), buffer[:whole].view(np.uint64)
+    stamp, values = reals[2:3], reals[3 : 3 + width]
     size = receive_answer(
-        fd, buffer, sender, tries, peer, words, want, stamp, values, inputs, rows, limits, clamps
-    )
+        fd, buffer, sender, tries, peer, words[:2], want, stamp, values, inputs, rows, limits,
+        clamps,
+    )  # fmt: skip
     if want[2] and stamp[0] >= due:
         advance(x, u, params, y, scratch, height, friction, grid, steps)
         sent[1] = 1
         if send:
+            fields = message.view(np.float64)
+            serial_slot, time_slot = message.view(np.uint32)[3:4], fields[2:3]
             sent[0] = send_gathered(
-                fd, y, index, out_values, serial_slot, time_slot, message, to, serial, time
+                fd, y, index, fields[3:], serial_slot, time_slot, message, peer, serial, time
             )
     return size
 
@@ -320,17 +322,12 @@ class Stamps:
 
 def warm_up_exchange(vehicle: tuple[object, ...]) -> None:
     """Compile (or load) ``exchange`` for a vehicle's kernel arguments, as ``warm_up`` does."""
-    buffer = bytearray(HEAD + 8)
-    raw, sender = np.frombuffer(buffer, np.uint8), np.zeros(SENDER, dtype=np.uint8)
-    words, want = np.frombuffer(buffer, np.uint64, 2), np.zeros(4, dtype=np.uint64)
-    stamp = np.frombuffer(buffer, P.WIRE_DTYPE, 1, 16)
-    values = np.frombuffer(buffer, P.WIRE_DTYPE, 1, HEAD)
-    serial = np.frombuffer(buffer, "<u4", 1, 12)
-    reals, index, to = np.zeros(1), np.zeros(1, dtype=np.int64), sockaddr(("127.0.0.1", 0))
+    raw, sender = np.zeros(HEAD + 8, dtype=np.uint8), np.zeros(SENDER, dtype=np.uint8)
+    want, to = np.zeros(4, dtype=np.uint64), sockaddr(("127.0.0.1", 0))
+    reals, index = np.zeros(1), np.zeros(1, dtype=np.int64)
     table = (np.zeros((1, 3), dtype=np.int64), np.zeros((1, 2)), index)
-    answer = (-1, raw, sender, 1, to, words, want, stamp, values, reals, *table, *vehicle)
-    sent = np.zeros(2, dtype=np.int64)
-    update = (index, values, serial, stamp, raw, to, sent, 0.0, 1, False, 0, 0.0)
+    answer = (-1, raw, sender, 1, to, want, 1, reals, *table, *vehicle)
+    update = (index, raw, np.zeros(2, dtype=np.int64), 0.0, 1, False, 0, 0.0)
     entry_point(exchange, (*answer, *update))
 
 

@@ -113,7 +113,10 @@ class LeanExchange:
         self._fused: Any = None
         self._fused_args: tuple[object, ...] = ()
         if vehicle is not None:
-            self._fused_args = (*self._receive_args, *vehicle, *self._send_args[2:], self._sent)
+            raw, sender, tries, to, _, want, *_ = self._receive_args
+            writes = (inputs, table.rows, table.limits, table.clamps)
+            self._fused_args = (raw, sender, tries, to, want, self.answer.width, *writes, *vehicle)
+            self._fused_args += (self.update.sig_idx, stamps.raw, self._sent)
             self._fused = wire.entry_point(
                 wire.exchange, (fd, *self._fused_args, 0.0, 1, False, 0, 0.0)
             )
