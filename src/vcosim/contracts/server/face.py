@@ -187,15 +187,15 @@ class ContractServer(Face):
         ``after_step`` and ``before_step`` runs while the client works. Otherwise (the wait
         ended another way) the steps run after the hold.
         """
+        if self._vehicle is None:  # not the lock-step server of a lone vehicle: as the host
+            _run(sim, steps)  # (quiet_steps counted them)
+            return steps
         left = steps
         while True:
             k = min(left, self._ahead(sim))
             lean, self._awaiting = self._awaiting, None
             if lean is None or not self._hold(sim, lean, k):
-                if k > 1:
-                    sim.body.run(k)
-                else:
-                    sim.body.step()
+                _run(sim, k)
             left -= k
             if not left:
                 return steps
@@ -498,3 +498,11 @@ class ContractServer(Face):
             for session in self.sessions.values():
                 self.endpoint.send(P.header(P.Kind.BYE, session.id), session.address)
         self.endpoint.close()
+
+
+def _run(sim: Simulation, steps: int) -> None:
+    """``steps`` physics steps, as the host runs them."""
+    if steps > 1:
+        sim.body.run(steps)
+    else:
+        sim.body.step()
