@@ -115,18 +115,21 @@ def test_two_lockstep_runs_with_contract_clients_record_identical_signals():
     assert np.ptp(first[0][:, SIGNAL_NAMES.index("steering")]) > 0.1  # the inputs did act
 
 
-def one_client_run(strays: bool = False):
+def one_client_run(strays: bool = False, record: bool = True):
     """One throttle client locked to a lock-step server: the server's lean exchange.
 
     ``strays``: once the client is served, a stranger sends the server garbage, a DATA of
-    an unknown session and the client's own latest DATA from another address.
+    an unknown session and the client's own latest DATA from another address. Without
+    ``record`` the server is the host's one stepping face: it runs the steps itself, fused
+    with its wait and its send (``ContractServer.advance``); the rows are the last outputs.
     """
     sim, server = served("lockstep", wait_for_clients=1, spin=0.0, sync_timeout=10.0)
-    signals = sim.attach("signals", SignalRecorder(every=1))
+    signals = sim.attach("signals", SignalRecorder(every=1)) if record else None
     pedal, trace = driver(server.address[1], "throttle", lambda t, v: min(0.1 + v, 1.0))
     server_run = Background(lambda: sim.run(DURATION))
     client_run = Background(lambda: pedal.run(DURATION))
     assert wait_until(lambda: isinstance(server._lean, LeanExchange))  # the lean path serves
+    assert (server._lean._fused is None) == record  # (wire.exchange: stepped and sent in it)
     if strays:
         session = next(iter(server.sessions.values()))
         forged = P.DataMessage(0, 1).pack(session.id, 0.0)
@@ -134,7 +137,8 @@ def one_client_run(strays: bool = False):
             for datagram in (b"garbage!", P.DataMessage(0, 1).pack(session.id ^ 1, 0.0), forged):
                 stranger.sendto(datagram, server.address)
     client, report = client_run.result(), server_run.result()
-    return signals.rows.copy(), trace, client, report
+    rows = signals.rows.copy() if signals is not None else sim.vehicle.outputs.copy()
+    return rows, trace, client, report
 
 
 def test_one_lockstep_client_is_served_lean_and_alike_twice():
@@ -156,3 +160,13 @@ def test_strays_during_a_lean_exchange_are_counted_as_before_and_the_run_goes_on
     assert served.sync_timeouts == 0 and served.received == client.sent[0]
     assert len(trace) == round(DURATION / PERIOD) and client.gaps == 0
     assert np.array_equal(rows, one_client_run()[0])  # the strays changed no step
+
+
+def test_a_server_stepping_alone_fuses_wait_steps_and_send_and_steps_alike():
+    rows, trace, client, report = one_client_run(strays=True, record=False)
+    served = report.faces["contracts"]
+    assert served.malformed == {"bad_magic": 1} and served.unknown_session == 2
+    assert served.sync_timeouts == 0 and served.received == client.sent[0]
+    assert len(trace) == round(DURATION / PERIOD) and client.gaps == 0
+    recorded, recorded_trace, _, _ = one_client_run()  # stepped by the host, sent in Python
+    assert np.array_equal(rows, recorded[-1]) and trace == recorded_trace

@@ -19,6 +19,7 @@ from numba import types
 
 from vcosim.contracts import protocol as P
 from vcosim.vehicle._jit_cache import entry_point, njit  # (its cache: the kernels it calls)
+from vcosim.vehicle.model import advance
 from vcosim.vehicle.writes import write_inputs
 
 # libc's calls, by their C signatures (pointers passed as addresses: ``array.ctypes.data``)
@@ -122,17 +123,89 @@ def receive_update(
     stamp: np.ndarray,
     values: np.ndarray,
     target: np.ndarray,
+    out: np.ndarray,
+    meta: np.ndarray,
+    t: float,
+    due: float,
 ) -> int:
     """``receive``; if it is the update ``want`` describes, copy its values into ``target``.
 
-    Sets ``want[2]`` to 1 when the update was taken (and ``want[1]`` to the next serial).
+    Sets ``want[2]`` when the update was taken (and ``want[1]`` to the next serial): to 2 if
+    it is stamped ``due`` or later, else 1. Writes its meta values into ``out`` at the slots
+    ``meta`` names (0: none): its time, its age at local time ``t`` and its serial number.
     """
     size = receive(fd, buffer, sender, tries)
     want[2] = 0
     if size >= 0 and _expected(size, words, want, stamp, values.size):
         target[:] = values
-        want[2] = 1
+        sent_at = stamp[0]
+        if meta[0]:
+            out[meta[0]] = sent_at
+        if meta[1]:
+            out[meta[1]] = t - sent_at
+        if meta[2]:
+            out[meta[2]] = want[1] >> np.uint64(32)
+        want[2] = 2 if sent_at >= due else 1
         want[1] += _NEXT_SERIAL
+    return size
+
+
+@njit()
+def exchange(
+    fd: int,
+    buffer: np.ndarray,
+    sender: np.ndarray,
+    tries: int,
+    peer: np.ndarray,
+    want: np.ndarray,
+    width: int,
+    inputs: np.ndarray,
+    rows: np.ndarray,
+    limits: np.ndarray,
+    clamps: np.ndarray,
+    x: np.ndarray,
+    u: np.ndarray,
+    params: np.ndarray,
+    y: np.ndarray,
+    scratch: np.ndarray,
+    height: np.ndarray,
+    friction: np.ndarray,
+    grid: np.ndarray,
+    index: np.ndarray,
+    message: np.ndarray,
+    sent: np.ndarray,
+    due: float,
+    steps: int,
+    send: bool,
+    serial: int,
+    time: float,
+) -> int:
+    """``receive_answer``; if it answers the update of time ``due`` or later, step and send.
+
+    The lock-step server's whole turn between the client's answer and its next update, with
+    no Python in between: the answer's ``width`` inputs written, ``steps`` physics steps
+    (``model.advance`` on the vehicle's arrays ``x`` to ``grid``) and, if ``send``, the
+    update of ``y``'s values at ``index`` in ``message``, stamped ``serial`` and ``time``,
+    sent to ``peer`` (``send_gathered``). ``sent[0]`` is then the send's result, ``sent[1]``
+    1 if the steps ran (else both stay 0). The views of ``buffer`` and ``message`` are made
+    here: each array passed costs every call its unboxing, before the first poll.
+    """
+    whole = buffer.size // 8 * 8
+    reals, words = buffer[:whole].view(np.float64), buffer[:whole].view(np.uint64)
+    stamp, values = reals[2:3], reals[3 : 3 + width]
+    size = receive_answer(
+        fd, buffer, sender, tries, peer, words[:2], want, stamp, values, inputs, rows, limits,
+        clamps,
+    )  # fmt: skip
+    if want[2] and stamp[0] >= due:
+        advance(x, u, params, y, scratch, height, friction, grid, steps)
+        sent[1] = 1
+        if send:
+            fields = message.view(np.float64)
+            serial_slot, time_slot = message.view(np.uint32)[3:4], fields[2:3]
+            sent[0] = send_gathered(
+                fd, y, index, fields[3:], serial_slot, time_slot, message, peer, serial, time
+            )
     return size
 
 
@@ -216,23 +289,17 @@ def send_gathered(
 
 
 @njit()
-def send_values(
-    fd: int,
-    source: np.ndarray,
-    values: np.ndarray,
-    serial_slot: np.ndarray,
-    time_slot: np.ndarray,
-    message: np.ndarray,
-    serial: int,
-    time: float,
-) -> int:
+def send_values(fd: int, source: np.ndarray, message: np.ndarray, serial: int, time: float) -> int:
     """Copy ``source`` into a DATA message, stamp it, send it on the connected socket ``fd``.
 
-    As ``send_gathered``, without the gather and the address.
+    As ``send_gathered``, without the gather and the address; the message's fields are
+    reached through views made here, as each array passed costs the call its unboxing.
     """
-    values[:] = source
-    serial_slot[0] = serial
-    time_slot[0] = time
+    words = message.view(np.float64)  # (the header is 3 words, the values follow)
+    for i in range(source.size):
+        words[3 + i] = source[i]
+    message.view(np.uint32)[3] = serial
+    words[2] = time
     sent = _send(fd, message.ctypes.data, message.size, 0)
     return sent if sent >= 0 else -1 - _errno()[0]
 
@@ -251,6 +318,17 @@ class Stamps:
         self.raw = np.frombuffer(message.buffer, np.uint8)
         self.serial = np.frombuffer(message.buffer, "<u4", 1, 12)
         self.time = np.frombuffer(message.buffer, "<f8", 1, 16)
+
+
+def warm_up_exchange(vehicle: tuple[object, ...]) -> None:
+    """Compile (or load) ``exchange`` for a vehicle's kernel arguments, as ``warm_up`` does."""
+    raw, sender = np.zeros(HEAD + 8, dtype=np.uint8), np.zeros(SENDER, dtype=np.uint8)
+    want, to = np.zeros(4, dtype=np.uint64), sockaddr(("127.0.0.1", 0))
+    reals, index = np.zeros(1), np.zeros(1, dtype=np.int64)
+    table = (np.zeros((1, 3), dtype=np.int64), np.zeros((1, 2)), index)
+    answer = (-1, raw, sender, 1, to, want, 1, reals, *table, *vehicle)
+    update = (index, raw, np.zeros(2, dtype=np.int64), 0.0, 1, False, 0, 0.0)
+    entry_point(exchange, (*answer, *update))
 
 
 def warm_up(server: bool) -> None:
@@ -274,5 +352,7 @@ def warm_up(server: bool) -> None:
         entry_point(receive_answer, answer)
         entry_point(send_gathered, (-1, reals, index, values, serial, stamp, raw, to, 0, 0.0))
     else:
-        entry_point(receive_update, (-1, raw, sender, 1, words, want, stamp, values, reals))
-        entry_point(send_values, (-1, reals, values, serial, stamp, raw, 0, 0.0))
+        meta = np.zeros(3, dtype=np.int64)
+        update = (-1, raw, sender, 1, words, want, stamp, values, reals, reals, meta, 0.0, 0.0)
+        entry_point(receive_update, update)
+        entry_point(send_values, (-1, reals, raw, 0, 0.0))

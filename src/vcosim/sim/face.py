@@ -63,6 +63,18 @@ class Face:
         """
         return 1
 
+    def advance(self, sim: Simulation, steps: int) -> int:
+        """Run the ``steps`` physics steps ``quiet_steps`` agreed on, in place of the host.
+
+        The host calls this instead of stepping when the face overrides it and is its one face
+        with step hooks (``Simulation.stepper``): a face that waits for a peer and must answer
+        the moment the steps end (the contract server in lock-step) fuses its wait, the steps
+        and its send in one compiled call, calling its own ``after_step`` and ``before_step``
+        between them as the host would. Returns the steps run (1 to ``steps``).
+        """
+        sim.body.run(steps)
+        return steps
+
     def report(self) -> Report | None:
         """What the face did, once the run is over (None: nothing to say)."""
         return None

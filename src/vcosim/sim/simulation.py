@@ -145,6 +145,23 @@ class Simulation:
                 self._all_quiet = False
         return face
 
+    def stepper(self) -> Face | None:
+        """The face that runs the physics steps itself (``Face.advance``), or None.
+
+        Only a face the host serves directly, overriding ``advance`` and ``quiet_steps``, and
+        the one face with step hooks: nothing else must run between its wait and its steps.
+        """
+        stepping = [
+            name
+            for name, face in self.faces.items()
+            if overrides(face, "before_step") or overrides(face, "after_step")
+        ]
+        if len(stepping) != 1 or self._serves[stepping[0]] is not None:
+            return None
+        face = self.faces[stepping[0]]
+        fused = overrides(face, "advance") and overrides(face, "quiet_steps")
+        return face if fused else None
+
     def couplings(self) -> dict[str | None, Face]:
         """The coupling endpoints by the vehicle they serve (None: the lone car, or the host's)."""
         return {
@@ -165,6 +182,8 @@ class Simulation:
         interrupted = False
         self._stopping = False
         before, after, frame = self._before, self._after, self._frame
+        stepper = self.stepper()
+        advance = None if stepper is None else stepper.advance
         live, start_time = self.live, body.time
         try:
             for name, face in self.faces.items():  # inside try: a face that fails to start
@@ -185,7 +204,9 @@ class Simulation:
                         k = n if quiet else 1
                         for q in quiet:
                             k = min(k, q(self))
-                        if k > 1:
+                        if advance is not None:
+                            k = advance(self, k)
+                        elif k > 1:
                             body.run(k)
                         else:
                             body.step()

@@ -423,6 +423,15 @@ class Vehicle(VehicleView):
         self._one_step = (state, inputs, self._p, outputs, self._s, *self._terrain, 1)
         self._advance_one: Callable[..., None] = self._first_step
 
+    @property
+    def kernel_args(self) -> tuple[object, ...]:
+        """``model.advance``'s arguments but the step count, for a compiled caller of its own.
+
+        The contract server's lock-step exchange steps the vehicle between its receive and
+        its send inside one compiled call (``vcosim.contracts.wire.exchange``).
+        """
+        return self._one_step[:-1]
+
     def _first_step(self, *one_step: object) -> None:
         """Find the kernel's entry point for these arrays, then step with it as every step will.
 

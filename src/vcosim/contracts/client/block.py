@@ -286,10 +286,10 @@ class ContractClient:
             session.service()
             if session.holds(t):
                 self._wait(t, session.lean)
-        outputs = self.outputs
+        outputs, step_fn = self.outputs, self.step_fn
         outputs.time = t
-        if self.step_fn is not None:
-            self.inputs.take(self.step_fn(outputs))
+        if step_fn is not None and (result := step_fn(outputs)) is not None:
+            self.inputs.take(result)
         lean = session.lean
         if lean is not None:
             lean.send_due(t)

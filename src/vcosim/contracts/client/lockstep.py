@@ -47,6 +47,7 @@ class LeanUpdate:
         "outgoing",
         "fd",
         "meta",
+        "pending",
         "_expected",
         "_receive",
         "_receive_args",
@@ -62,6 +63,7 @@ class LeanUpdate:
         self.fd = fd = endpoint.sock.fileno()
         slots = {meta: pos for meta, pos, _ in incoming.meta}  # (slot 0 is the status)
         self.meta = tuple(slots.get(meta, 0) for meta in META)
+        self.pending = False  # an update taken, not booked yet (``settle``)
         expected = self._expected = wire.Expected(
             endpoint.buffer, session.session_id, int(incoming.id or 0), incoming.width
         )
@@ -74,16 +76,17 @@ class LeanUpdate:
             expected.stamp,
             expected.values,
             session.out[incoming.run],  # a view of the block's outputs
+            session.out,
+            np.array(self.meta, dtype=np.int64),
         )
-        self._receive = wire.entry_point(wire.receive_update, (fd, *self._receive_args))
+        self._receive = wire.entry_point(wire.receive_update, (fd, *self._receive_args, 0.0, 0.0))
         self.outgoing: Outgoing | None = None
         self._send: Callable[..., int] | None = None
         self._send_args: tuple[object, ...] = ()
         if len(session.outgoing) == 1:
             out = self.outgoing = session.outgoing[0]
             stamps = wire.Stamps(out.message, session.session_id)
-            self._send_args = (fd, out.source, out.message.values, stamps.serial, stamps.time)
-            self._send_args += (stamps.raw,)
+            self._send_args = (fd, out.source, stamps.raw)
             self._send = wire.entry_point(wire.send_values, (*self._send_args, 0, 0.0))
 
     @classmethod
@@ -119,7 +122,8 @@ class LeanUpdate:
         endpoint = session.endpoint
         if not expected.expect(incoming.serial + 1):
             return False
-        receive, fd, args, want = self._receive, self.fd, self._receive_args, expected.want
+        receive, fd, want = self._receive, self.fd, expected.want
+        args = (*self._receive_args, t, t - EPS)
         clock, idle = time.perf_counter, os.sched_yield
         polite = clock() + EAGER  # from then on, yield after each empty poll
         while True:
@@ -135,12 +139,13 @@ class LeanUpdate:
                 if now >= polite:
                     idle()  # let the server have the core, should it be waiting for one
                 continue
-            if want[2]:  # the update, its values in the outputs: the rest of ``_update``
-                expected.taken()
-                sent_at = float(expected.stamp[0])
-                self._taken(sent_at, t)
-                if sent_at >= t - EPS:
+            taken = want[2]
+            if taken:  # the update, its values and meta values in the outputs
+                incoming.received += 1
+                if taken == 2:  # the update for ``t``: the rest once the answer is out
+                    self.pending = True
                     return True
+                self._taken(t)
                 if not expected.expect(incoming.serial + 1):
                     return False
                 continue
@@ -148,34 +153,41 @@ class LeanUpdate:
             session.take(size, endpoint.peer)
             return False
 
-    def _taken(self, sent_at: float, t: float) -> None:
-        """The update's bookkeeping and meta values as ``ClientSession._update`` does them."""
-        incoming, session = self.incoming, self.session
-        session.heard = time.perf_counter()
+    def _taken(self, t: float) -> None:
+        """The update's bookkeeping as ``ClientSession._update`` does it, but its count.
+
+        The kernel wrote the values and meta values and ``take`` counted it: what the step
+        function may read. The rest waits for the answer to be out (``settle``); nothing
+        receives meanwhile, so the update's header is still in the buffer.
+        """
+        incoming = self.incoming
+        self._expected.taken()
+        self.session.heard = time.perf_counter()
         incoming.serial += 1
-        incoming.remote_time, incoming.rx_local = sent_at, t
-        incoming.received += 1
-        out, (at_time, at_offset, at_serial) = session.out, self.meta
-        if at_time:
-            out[at_time] = sent_at
-        if at_offset:
-            out[at_offset] = t - sent_at
-        if at_serial:
-            out[at_serial] = incoming.serial
+        incoming.remote_time, incoming.rx_local = float(self._expected.stamp[0]), t
+
+    def settle(self, t: float) -> None:
+        """The bookkeeping of the update taken for local time ``t``, if not done yet."""
+        if self.pending:
+            self.pending = False
+            self._taken(t)
 
     def send_due(self, t: float) -> None:
         """Send the input contract if due at local time ``t``, as ``ClientSession.send_due``."""
         out, session, send = self.outgoing, self.session, self._send
         if out is None or send is None:
+            self.settle(t)
             session.send_due(t)
             return
         if t + EPS < out.next_k * out.period:
+            self.settle(t)
             return
         message = out.message
         message.serial += 1
-        session.sent_time = t
         sent = send(*self._send_args, message.serial, t)
+        session.sent_time = t
         if sent < 0:
             session.endpoint.send_failed(wire.error_of(sent))
+        self.settle(t)  # (the update's bookkeeping, now that its answer is out)
         out.next_k = next_tick(t, out.period)
         out.sent += 1

@@ -40,6 +40,7 @@ from vcosim.contracts.transport import Address, Endpoint
 from vcosim.errors import ProtocolError
 from vcosim.sim.face import Face
 from vcosim.sim.simulation import Simulation
+from vcosim.vehicle import Vehicle
 
 log = logging.getLogger("vcosim.contracts")
 EPS = 1e-9
@@ -90,6 +91,8 @@ class ContractServer(Face):
         self._next_expiry = 0.0  # perf_counter time of the next look for silent sessions
         self._lean: LeanExchange | None = None  # lock-step with one client (``_rebuild``)
         self._lean_steps = 0  # its steps to the next update, from before_step to quiet_steps
+        self._vehicle: tuple[object, ...] | None = None  # its kernel's arguments, if we step it
+        self._awaiting: LeanExchange | None = None  # the hold left to ``advance``
         self.doorman = Doorman(self.endpoint, self.stats, opts)
         self._closed = False
 
@@ -115,8 +118,15 @@ class ContractServer(Face):
             )
         self._inputs = self.catalogue.inputs
         self._outputs = self.catalogue.outputs
+        self._vehicle = None
         if self.lockstep:  # the lean exchange's kernels now, not while a client connects
             wire.warm_up(server=True)
+            vehicle = sim.body
+            if sim.stepper() is self and isinstance(vehicle, Vehicle):
+                args = vehicle.kernel_args
+                if args[1] is self._inputs and args[3] is self._outputs:
+                    self._vehicle = args
+                    wire.warm_up_exchange(args)
         if opts.wait_for_clients:
             self._wait_for_clients(sim, opts.wait_for_clients, opts.wait_timeout)
         elif self.lockstep:
@@ -131,7 +141,10 @@ class ContractServer(Face):
         if lean is not None and self._answers_due:  # lock-step with one client
             self._answers_due = False
             if lean.due():
-                self._hold(sim, lean)
+                if self._vehicle is not None:
+                    self._awaiting = lean  # the hold, the steps and the send in one call
+                else:
+                    self._hold(sim, lean)
             if self._lean is lean:  # (no step since the update: as quiet_steps would say)
                 self._lean_steps = lean.steps
             return
@@ -150,7 +163,12 @@ class ContractServer(Face):
         update is sent: what arrives meanwhile (pings, an input of a shorter period) waits for
         the next ``before_step``, one update later at most. Not with time-synced or overdue
         contracts (each step's end is checked) nor in real time (data applies on arrival).
+        A server that runs the steps itself takes the whole frame (``advance``).
         """
+        return QUIET_MAX if self._vehicle is not None else self._ahead(sim)
+
+    def _ahead(self, sim: Simulation) -> int:
+        """The steps that may run in one call from now (``quiet_steps``)."""
         steps = self._lean_steps
         if steps:
             self._lean_steps = 0
@@ -159,6 +177,30 @@ class ContractServer(Face):
             return 1
         ahead = (self._next_due - sim.time) / self._dt
         return QUIET_MAX if ahead > QUIET_MAX else max(math.ceil(ahead - 1e-6), 1)
+
+    def advance(self, sim: Simulation, steps: int) -> int:
+        """The frame's steps, with this face's hooks between its sends as the host calls them.
+
+        In lock-step with one client, each wait for its answer, the steps up to the next
+        update and its send are one compiled call: the update leaves the moment the steps
+        end, before any Python runs (``LeanExchange.take_answer``), and the bookkeeping of
+        ``after_step`` and ``before_step`` runs while the client works. Otherwise (the wait
+        ended another way) the steps run after the hold.
+        """
+        if self._vehicle is None:  # not the lock-step server of a lone vehicle: as the host
+            _run(sim, steps)  # (quiet_steps counted them)
+            return steps
+        left = steps
+        while True:
+            k = min(left, self._ahead(sim))
+            lean, self._awaiting = self._awaiting, None
+            if lean is None or not self._hold(sim, lean, k):
+                _run(sim, k)
+            left -= k
+            if not left:
+                return steps
+            self.after_step(sim)
+            self.before_step(sim)
 
     def after_step(self, sim: Simulation) -> None:
         """Send every contract that is due, stamped with the simulation time after the step."""
@@ -358,8 +400,9 @@ class ContractServer(Face):
         self._waiters = [c for s in sessions for c in s.to_server.values() if c.waited_for]
         self._timed = [c for c in self._waiters if c.time_sync or c.overdue is not None]
         self._next_due = min((c.due for s in sessions for c in s.to_client), default=math.inf)
-        self._lean = LeanExchange.of(self, self._inputs, self._outputs, self._dt)
+        self._lean = LeanExchange.of(self, self._inputs, self._outputs, self._dt, self._vehicle)
         self._lean_steps = 0
+        self._awaiting = None
 
     def _wait_for_clients(self, sim: Simulation, count: int, timeout: float | None) -> None:
         """Hold the run at its start until ``count`` clients have connected."""
@@ -384,14 +427,15 @@ class ContractServer(Face):
         """True if a contract forbids the step from ``now`` to ``end``."""
         return any(c.forbids(now, end) for c in self._waiters)
 
-    def _hold(self, sim: Simulation, lean: LeanExchange | None = None) -> None:
+    def _hold(self, sim: Simulation, lean: LeanExchange | None = None, steps: int = 0) -> bool:
         """Wait (serving every client) until no contract forbids the step, or give up.
 
         Busy-polls for ``spin`` seconds first (a lock-step client answers within
         microseconds, sooner than a sleeping process wakes up), yielding the core after each
         empty poll (a plain spin keeps a client that shares the core waiting a time slice),
         then sleeps between checks. ``lean``: the lock-step exchange with one client spins
-        for its answer first (``LeanExchange.take_answer``).
+        for its answer first (``LeanExchange.take_answer``), and with ``steps`` runs them and
+        sends once it is in: True if so.
         """
         stats, endpoint = self.stats, self.endpoint
         start = progress = time.perf_counter()
@@ -399,8 +443,8 @@ class ContractServer(Face):
         stats.holds += 1
         self.blocking = True
         try:
-            if lean is not None and lean.take_answer(sim, spin_end):
-                return
+            if lean is not None and lean.take_answer(sim, spin_end, steps):
+                return steps > 0
             now = sim.time
             end = now + self._dt
             while self._must_hold(now, end) and not sim.stopping:
@@ -420,6 +464,7 @@ class ContractServer(Face):
                     self._expire()
                 if self._sync_data != before:
                     progress = time.perf_counter()
+            return False
         finally:
             self.blocking = False
             stats.blocked_time += time.perf_counter() - start
@@ -453,3 +498,11 @@ class ContractServer(Face):
             for session in self.sessions.values():
                 self.endpoint.send(P.header(P.Kind.BYE, session.id), session.address)
         self.endpoint.close()
+
+
+def _run(sim: Simulation, steps: int) -> None:
+    """``steps`` physics steps, as the host runs them."""
+    if steps > 1:
+        sim.body.run(steps)
+    else:
+        sim.body.step()

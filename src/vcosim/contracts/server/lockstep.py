@@ -50,9 +50,13 @@ class LeanExchange:
         "fd",
         "now",
         "pending",
+        "presend",
         "steps",
         "_dt",
         "_expected",
+        "_fused",
+        "_fused_args",
+        "_sent",
         "_receive",
         "_receive_args",
         "_send",
@@ -67,6 +71,7 @@ class LeanExchange:
         inputs: np.ndarray,
         outputs: np.ndarray,
         dt: float,
+        vehicle: tuple[object, ...] | None = None,
     ) -> None:
         endpoint = server.endpoint
         self.server = server
@@ -77,6 +82,7 @@ class LeanExchange:
         self.now = session.started  # the time of the latest update sent
         self.steps = 1  # physics steps from the latest update to the next (quiet_steps)
         self.pending: float | None = None  # the time on an answer taken, not booked yet
+        self.presend = False  # the next update went out with the steps (``take_answer``)
         self._dt = dt
         self._to = wire.sockaddr(session.address)
         expected = self._expected = wire.Expected(
@@ -103,16 +109,33 @@ class LeanExchange:
         self._send_args: tuple[object, ...] = (fd, outputs, self.update.sig_idx, message.values)
         self._send_args += (stamps.serial, stamps.time, stamps.raw, self._to)
         self._send = wire.entry_point(wire.send_gathered, (*self._send_args, 0, 0.0))
+        self._sent = np.zeros(2, dtype=np.int64)  # the fused call's send result, and if it ran
+        self._fused: Any = None
+        self._fused_args: tuple[object, ...] = ()
+        if vehicle is not None:
+            raw, sender, tries, to, _, want, *_ = self._receive_args
+            writes = (inputs, table.rows, table.limits, table.clamps)
+            self._fused_args = (raw, sender, tries, to, want, self.answer.width, *writes, *vehicle)
+            self._fused_args += (self.update.sig_idx, stamps.raw, self._sent)
+            self._fused = wire.entry_point(
+                wire.exchange, (fd, *self._fused_args, 0.0, 1, False, 0, 0.0)
+            )
 
     @classmethod
     def of(
-        cls, server: ContractServer, inputs: Any, outputs: Any, dt: float
+        cls,
+        server: ContractServer,
+        inputs: Any,
+        outputs: Any,
+        dt: float,
+        vehicle: tuple[object, ...] | None = None,
     ) -> LeanExchange | None:
         """The lean exchange for the server's one locked session, or None if it is not that.
 
         Lock-step, one session, one contract each way, the update read by one ``take`` of
         the vehicle's signals, the answer awaited only for the lock (no time sync, no
-        overdue timeout).
+        overdue timeout). ``vehicle``: the vehicle's kernel arguments, when the server runs
+        the steps itself (``ContractServer.advance``): ``take_answer`` then steps and sends.
         """
         if not server.lockstep or len(server.sessions) != 1:
             return None
@@ -123,7 +146,7 @@ class LeanExchange:
         answer: ToServer = next(iter(session.to_server.values()))
         if not update.gather or update.functions or answer.time_sync or answer.overdue is not None:
             return None
-        return cls(server, session, inputs, outputs, dt)
+        return cls(server, session, inputs, outputs, dt, vehicle)
 
     def due(self) -> bool:
         """True while the latest update's answer is not in (the lock forbids the next step)."""
@@ -131,17 +154,28 @@ class LeanExchange:
         latest = answer.latest_time
         return not answer.released and (latest is None or latest < answer.ack_due - EPS)
 
-    def take_answer(self, sim: Simulation, spin_end: float) -> bool:
+    def take_answer(self, sim: Simulation, spin_end: float, steps: int = 0) -> bool:
         """Busy-poll for the answer until ``spin_end``; True once it is in and applied.
 
         False when the spin is over, the run stops or another datagram came (handed to the
-        server's general path, which then holds on as it would have).
+        server's general path, which then holds on as it would have). ``steps``: with the
+        vehicle's arguments, the answer is followed in the same compiled call by that many
+        physics steps and, if then due, the next update (``wire.exchange``; ``presend``).
         """
         server, answer, expected = self.server, self.answer, self._expected
         endpoint = server.endpoint
         if not expected.expect(answer.serial + 1):
             return False
-        receive, fd, args, want = self._receive, self.fd, self._receive_args, expected.want
+        receive, fd, want = self._receive, self.fd, expected.want
+        args: tuple[object, ...] = self._receive_args
+        fused = steps > 0 and self._fused is not None
+        if fused:  # (the update's time and whether it is due, as ``after_step`` will see them)
+            now = (sim.body.step_index + steps) * self._dt
+            send = now + EPS >= server._next_due
+            serial = self.update.message.serial + 1
+            receive = self._fused
+            args = (*self._fused_args, answer.ack_due - EPS, steps, send, serial, now)
+            self._sent[:] = 0
         clock, idle = time.perf_counter, os.sched_yield
         polite = clock() + EAGER  # from then on, yield after each empty poll
         while True:
@@ -162,12 +196,13 @@ class LeanExchange:
                 sent_at = float(expected.stamp[0])
                 if sent_at >= answer.ack_due - EPS:
                     self.pending = sent_at  # its bookkeeping once the update is out (``settle``)
+                    self.presend = fused and send
                     return True
                 self._taken(sent_at)
                 if not expected.expect(answer.serial + 1):
                     return False
                 continue  # an answer to an earlier update: wait on
-            sender = wire.address_of(args[1])
+            sender = wire.address_of(self._receive_args[1])
             allow = endpoint.allow
             if allow is not None and not allow.admits(sender):
                 endpoint.reject(sender)
@@ -206,7 +241,11 @@ class LeanExchange:
         update, server = self.update, self.server
         message = update.message
         message.serial += 1
-        sent = self._send(*self._send_args, message.serial, now)
+        if self.presend:  # (sent by ``take_answer``, stamped ``now``, this serial number)
+            self.presend = False
+            sent = int(self._sent[0])
+        else:
+            sent = self._send(*self._send_args, message.serial, now)
         if sent < 0:
             server.endpoint.send_failed(wire.error_of(sent))
         self.settle()  # (at the time the answer came: before ``now`` moves on)
