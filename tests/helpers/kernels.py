@@ -25,10 +25,11 @@ car.step(throttle=0.2)
 from vcosim.tight.native import compiled_look  # the coupling's receive and send
 
 compiled_look()
-from vcosim.contracts.wire import warm_up  # the contracts' lean lock-step paths
+from vcosim.contracts.wire import warm_up, warm_up_exchange  # the contracts' lean paths
 
 warm_up(server=True)
 warm_up(server=False)
+warm_up_exchange(car.kernel_args)  # the lock-step server's answer, steps and update
 """,
     """
 from vcosim.sim import Pacer, Simulation
