@@ -15,9 +15,7 @@ in turns) does not trip it. A bench with a ratio below half is measured again (`
 before it counts: a real slowdown persists, a burst of load elsewhere does not. A ratio of
 ping-pongs between processes measured while other processes took the cores is reported but
 not judged (its bench's ``unjudged()``, see ``vcosim.bench.rates.Quiet``): it measured the
-scheduler. So a bench of ping-pongs alone (``QUIET_ONLY``) first watches the machine for
-``PROBE`` seconds, and where other processes take the cores it is not run: its ratios are
-reported as not judged, and an update keeps their accepted values.
+scheduler.
 """
 
 from __future__ import annotations
@@ -33,7 +31,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
-from vcosim.bench.rates import Quiet, RatioDoc, unjudged_if_busy
+from vcosim.bench.rates import RatioDoc
 from vcosim.errors import ConfigError
 
 BENCHES = {
@@ -51,10 +49,6 @@ Each module has ``RATIOS`` (key: ``RatioDoc``) and ``QUICK`` (the options of ``-
 each measure function takes ``progress`` and returns a report with ``ratios()`` (and, where
 load elsewhere can void a ratio, ``unjudged()``)."""
 
-QUIET_ONLY = ("coupling", "contracts", "bus")
-"""Benches whose ratios are all ping-pongs between processes: judged on a quiet machine only."""
-PROBE = 0.3
-"""Seconds the machine is watched before a ``QUIET_ONLY`` bench: busy, it is not run."""
 GUARD = 0.5
 """A ratio below this share of its accepted value is a regression."""
 RETRIES = 2
@@ -163,19 +157,17 @@ class Baseline:
     ) -> Baseline:
         """The measured ratios as the accepted ones; targets kept for the keys still measured.
 
-        An ``unjudged`` ratio (measured, or left unmeasured, while other processes took the
-        cores) keeps its old value, or stays without one: a value the scheduler made would void
-        the guard.
+        An ``unjudged`` ratio (measured while other processes took the cores) keeps its old
+        value, or stays without one: a value the scheduler made would void the guard.
         """
         voided = set(unjudged)
-        keys = [*measured, *(key for key in unjudged if key not in measured)]
         ratios = {
-            key: float(f"{measured[key]:.3g}") if key not in voided else self.ratios.get(key)
-            for key in keys
+            key: float(f"{value:.3g}") if key not in voided else self.ratios.get(key)
+            for key, value in measured.items()
         }
         return Baseline(
             ratios={key: value for key, value in ratios.items() if value is not None},
-            targets={key: self.targets[key] for key in keys if self.targets.get(key)},
+            targets={key: self.targets[key] for key in measured if self.targets.get(key)},
             measured=provenance,
         )
 
@@ -263,7 +255,7 @@ class Verdict:
     @property
     def no_baseline(self) -> list[str]:
         """Ratios measured that the baseline does not hold: not judged."""
-        return [row.key for row in self.rows if row.baseline is None and row.value is not None]
+        return [row.key for row in self.rows if row.baseline is None]
 
     @property
     def unjudged(self) -> dict[str, str]:
@@ -272,8 +264,8 @@ class Verdict:
 
     @property
     def not_measured(self) -> list[str]:
-        """Ratios the baseline holds that no bench measured, for no reason given: not judged."""
-        return [row.key for row in self.rows if row.value is None and row.unjudged is None]
+        """Ratios the baseline holds that no bench measured: not judged."""
+        return [row.key for row in self.rows if row.value is None]
 
     @property
     def passed(self) -> bool:
@@ -284,18 +276,12 @@ class Verdict:
 def judge(
     measured: dict[str, float], baseline: Baseline, unjudged: dict[str, str] | None = None
 ) -> Verdict:
-    """Each ratio measured, left unjudged or accepted, beside its accepted value.
+    """Each measured ratio beside its accepted value; the baseline's unmeasured ones last.
 
-    ``unjudged``: ratios (with the reason) that are reported but cannot regress, measured or
-    not (a bench not run). The benches' ratios stand in the order the benches run, any other
-    after them: the measured first, the baseline's unmeasured last.
+    ``unjudged``: ratios (with the reason) that are reported but cannot regress.
     """
+    keys = [*measured, *(key for key in baseline.ratios if key not in measured)]
     voided = unjudged or {}
-    rank = {key: i for i, key in enumerate(ratio_docs())}
-    keys = sorted(
-        dict.fromkeys([*measured, *voided, *baseline.ratios]),
-        key=lambda key: rank.get(key, len(rank)),
-    )
     return Verdict(
         [
             Row(
@@ -357,13 +343,6 @@ def _standing(attempt: Attempt, baseline: Baseline | None, skip: Iterable[str] =
     return min(shares, default=float("inf"))
 
 
-def machine_busy(seconds: float = PROBE) -> str | None:
-    """Why a ping-pong measured now could not be judged (other processes' load), or None."""
-    witness = Quiet()
-    time.sleep(seconds)  # (a window of the machine's load, not a wait for anything)
-    return unjudged_if_busy(witness.others(), ["now"]).get("now")
-
-
 def measure_all(
     quick: bool,
     baseline: Baseline | None,
@@ -383,11 +362,6 @@ def measure_all(
     attempts: dict[str, list[Attempt]] = {}
     for index, name in enumerate(benches):
         tries = attempts[name] = []
-        if name in QUIET_ONLY and (busy := machine_busy()) is not None:
-            why = f"not run: {busy}"
-            keys = [f"{name}.{key}" for key in _module(name).RATIOS]
-            tries.append(Attempt({"not_run": why}, {}, dict.fromkeys(keys, why), PROBE))
-            continue
         while len(tries) <= RETRIES:
             on_start(name, index, len(tries) + 1)
             begun = time.perf_counter()
