@@ -1,7 +1,8 @@
 """Run a document's blocks as a reader would: in order, in one folder, as real processes.
 
 Each command is a process of its own in a new session (so Ctrl-C reaches it and its children,
-as in a terminal); its output is read line by line, so the runner waits for a line instead of
+as in a terminal), forked from a Python that imported vcosim once per document (``forkserver``;
+``VCOSIM_DOCS_FRESH=1`` starts each from scratch); its output is read line by line, so the runner waits for a line instead of
 sleeping. Documented ports are used as written, on a loopback of the document's own where the
 system allows (a private network namespace): nothing else on the machine can hold them, and
 documents can run side by side.
@@ -101,10 +102,55 @@ class Network:
             self.holder.wait()
 
 
+class ForkServer:
+    """Where a document's commands start from: a Python inside its network that imported vcosim.
+
+    Each command is still a process of its own (``forkserver`` says how), without paying
+    the ~1 s of CPU of importing everything anew. ``VCOSIM_DOCS_FRESH=1`` starts every
+    command from scratch instead (to see what a fresh start does).
+    """
+
+    def __init__(self, network: Network, folder: Path) -> None:
+        self.path = str(folder.with_suffix(".sock"))
+        self.server = subprocess.Popen(  # in the folder: where multiprocessing finds scripts
+            [*network.prefix, sys.executable, FORKSERVER, "serve", self.path],
+            cwd=folder,
+            env=dict(os.environ, COLUMNS=WIDE),
+            stdout=subprocess.PIPE,
+            text=True,
+            start_new_session=True,
+        )
+        assert self.server.stdout is not None
+        if self.server.stdout.readline().strip() != "ready":
+            self.close()
+            raise DocFailure(f"the forkserver did not start (exit {self.server.returncode})")
+
+    @classmethod
+    def start(cls, network: Network, folder: Path) -> ForkServer | None:
+        return None if os.environ.get("VCOSIM_DOCS_FRESH") == "1" else cls(network, folder)
+
+    def command(self, words: list[str]) -> list[str]:
+        return [sys.executable, "-S", "-E", FORKSERVER, "run", self.path, *words]
+
+    def close(self) -> None:
+        self.server.kill()
+        self.server.wait()
+
+
+FORKSERVER = str(Path(__file__).with_name("forkserver.py"))
+
+
 class Process:
     """A started command: its output as it comes, and when it ended."""
 
-    def __init__(self, command: Command, words: list[str], cwd: Path, network: Network) -> None:
+    def __init__(
+        self,
+        command: Command,
+        words: list[str],
+        cwd: Path,
+        network: Network,
+        forkserver: ForkServer | None = None,
+    ) -> None:
         self.command = command
         self.words = words
         self.lines: list[str] = []
@@ -113,8 +159,11 @@ class Process:
         # (a runtime folder of the document's own: `vcosim bus` keeps its table there)
         env = dict(os.environ, COLUMNS=WIDE, PYTHONUNBUFFERED="1", XDG_RUNTIME_DIR=str(cwd))
         self.started_at = time.monotonic()
+        started = [*network.prefix, program(words[0]), *words[1:]]
+        if forkserver is not None:
+            started = forkserver.command(words)
         self.popen = subprocess.Popen(
-            [*network.prefix, program(words[0]), *words[1:]],
+            started,
             cwd=cwd,
             env=env,
             stdin=subprocess.DEVNULL,
@@ -193,6 +242,7 @@ class Reader:
         self.running: list[Process] = []  # this block's, to stop whatever happens
         self.aborted = False
         self.program = ""  # the python blocks so far, for a block that joins them
+        self.forkserver: ForkServer | None = None
         shutil.copytree(ROOT / "examples", folder / "examples")
 
     def run(self, block: Block) -> float:
@@ -234,10 +284,15 @@ class Reader:
     def read(self) -> list[tuple[str, float]]:
         """Run every block of the document in order; each block's place and wall time."""
         times = []
-        for block in fenced_blocks(self.doc):
-            if self.aborted:
-                raise DocFailure(f"{block.where}: not run, the test session ended first")
-            times.append((block.where, self.run(block)))
+        self.forkserver = ForkServer.start(self.network, self.folder)
+        try:
+            for block in fenced_blocks(self.doc):
+                if self.aborted:
+                    raise DocFailure(f"{block.where}: not run, the test session ended first")
+                times.append((block.where, self.run(block)))
+        finally:
+            if self.forkserver is not None:
+                self.forkserver.close()
         return times
 
     def abort(self) -> None:
@@ -270,7 +325,7 @@ class Reader:
             raise DocFailure(f"{block.where}: `{command.text}` is not run; say how (run-by)")
         if running and command.delay:
             time.sleep(max(0.0, running[-1].started_at + command.delay - time.monotonic()))
-        process = Process(command, words, self.folder, self.network)
+        process = Process(command, words, self.folder, self.network, self.forkserver)
         self.running.append(process)
         if command.ready is not None:
             process.wait_for(command.ready, command.timeout)
