@@ -1,11 +1,11 @@
 """Run a document's blocks as a reader would: in order, in one folder, as real processes.
 
-Each command is a process of its own in a new session (so Ctrl-C reaches it and its children,
-as in a terminal), forked from a Python that imported vcosim once per document (``forkserver``;
-``VCOSIM_DOCS_FRESH=1`` starts each from scratch); its output is read line by line, so the runner waits for a line instead of
-sleeping. Documented ports are used as written, on a loopback of the document's own where the
-system allows (a private network namespace): nothing else on the machine can hold them, and
-documents can run side by side.
+Each command is a process of its own in a new session (so Ctrl-C reaches it and its children, as
+in a terminal), forked from a Python that imported vcosim once per document (``forkserver``;
+``VCOSIM_DOCS_FRESH=1`` starts each from scratch); its output is read line by line, so the
+runner waits for a line instead of sleeping. Documented ports are used as written, on a loopback
+of the document's own where the system allows (a private network namespace): nothing else on the
+machine can hold them, and documents can run side by side.
 """
 
 from __future__ import annotations
