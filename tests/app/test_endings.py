@@ -7,12 +7,12 @@ import json
 import math
 import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
 
+from helpers.forks import vcosim_command
 from helpers.loop import free_port, lockstep_simulation, wait_until_bound
 from vcosim.app import app
 from vcosim.app.console import describe_state, final_state
@@ -61,7 +61,7 @@ def test_controller_ends_with_the_vehicle_of_the_last_message(tmp_path: Path) ->
     sim, endpoint = lockstep_simulation(port)
     summary = tmp_path / "controller.json"
     process = subprocess.Popen(
-        [sys.executable, "-m", "vcosim", "controller", "cruise", "--speed", "5"]
+        [*vcosim_command(), "controller", "cruise", "--speed", "5"]
         + ["--listen", f"127.0.0.1:{port}", "--sim", f"127.0.0.1:{endpoint.address[1]}"]
         + ["--duration", "2", "--json-out", str(summary)],
         env={**os.environ, "COLUMNS": "200"},

@@ -11,8 +11,9 @@ import json
 import os
 import socket
 import subprocess
-import sys
 from pathlib import Path
+
+from helpers.forks import vcosim_command
 
 ROOT = Path(__file__).parents[2]
 
@@ -29,7 +30,7 @@ def coupled_run(folder: Path) -> tuple[bytes, str]:
     config = json.loads((ROOT / "examples/contracts/cruise.json").read_text())
     config["remotePort"] = port
     (folder / "cruise.json").write_text(json.dumps(config))
-    vcosim = [sys.executable, "-m", "vcosim"]
+    vcosim = vcosim_command()
     sim = subprocess.Popen(
         [*vcosim, "sim", "--contracts", "--contracts-listen", f"127.0.0.1:{port}"]
         + ["--no-coupling", "--pacing", "lockstep", "--wait-for-clients", "1"]

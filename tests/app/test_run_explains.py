@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import socket
 import subprocess
-import sys
 import time
+
+from helpers.forks import vcosim_command
 
 
 def test_sim_without_a_controller_says_what_it_waits_for() -> None:
@@ -13,7 +14,7 @@ def test_sim_without_a_controller_says_what_it_waits_for() -> None:
         nobody.bind(("127.0.0.1", 0))
         port = nobody.getsockname()[1]
         sim = subprocess.Popen(
-            [sys.executable, "-m", "vcosim", "sim", "--duration", "60"]
+            [*vcosim_command(), "sim", "--duration", "60"]
             + ["--listen", "127.0.0.1:0", "--controller", f"127.0.0.1:{port}"],
             stderr=subprocess.PIPE,
             text=True,

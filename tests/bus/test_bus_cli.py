@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
 
+from helpers.forks import vcosim_command
 from helpers.loop import free_port
 from vcosim.app import app
 from vcosim.bus.catalogue import FMVM, IMFM, Shutdown
@@ -23,7 +23,7 @@ from vcosim.modules.logger import McapRecorder, Recorded, read_recording  # noqa
 
 def vcosim(*args: str) -> subprocess.Popen[str]:
     return subprocess.Popen(
-        [sys.executable, "-m", "vcosim", *args],
+        [*vcosim_command(), *args],
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         text=True,

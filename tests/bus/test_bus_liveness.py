@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import subprocess
-import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -11,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from helpers.forks import vcosim_command
 from helpers.loop import free_port
 from vcosim.bus.catalogue import IMFM
 from vcosim.bus.client import BusClient, Liveness, RouterLost
@@ -27,7 +27,7 @@ class RouterProcess:
         self.port = port
         listen = f"127.0.0.1:{port}"
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "vcosim", "bus", "--listen", listen, "--state", str(state)],
+            [*vcosim_command(), "bus", "--listen", listen, "--state", str(state)],
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
         )

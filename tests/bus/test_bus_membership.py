@@ -10,13 +10,13 @@ from __future__ import annotations
 import json
 import socket
 import subprocess
-import sys
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
 
+from helpers.forks import vcosim_command
 from helpers.loop import free_port
 from vcosim.bus.catalogue import IMFM, Shutdown
 from vcosim.bus.client import BusClient, Liveness
@@ -273,7 +273,7 @@ def test_a_shutdown_forgets_the_state(tmp_path: Path):
 def test_vcosim_bus_restarted_gives_the_vehicle_its_id_back(tmp_path: Path):
     """The probe's reproduction: SIGKILL the router, a local process handshakes for 16 first."""
     port, state = free_port(), tmp_path / "bus.json"
-    command = [sys.executable, "-m", "vcosim", "bus", "--listen", f"127.0.0.1:{port}"]
+    command = [*vcosim_command(), "bus", "--listen", f"127.0.0.1:{port}"]
     command += ["--state", str(state)]
     router = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     vehicle: BusClient | None = None

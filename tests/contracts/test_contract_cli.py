@@ -5,12 +5,12 @@ from __future__ import annotations
 import json
 import signal
 import subprocess
-import sys
 from pathlib import Path
 
 from contract_helpers import Background
 from typer.testing import CliRunner
 
+from helpers.forks import vcosim_command
 from helpers.loop import free_port
 from vcosim.app import app
 
@@ -24,9 +24,7 @@ def test_vcosim_connect_runs_the_json_cruise_controller_against_vcosim_sim(tmp_p
     (tmp_path / "cruise.json").write_text(json.dumps(config))
     simulator = subprocess.Popen(
         [
-            sys.executable,
-            "-m",
-            "vcosim",
+            *vcosim_command(),
             "sim",
             "--contracts",
             "--contracts-listen",

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import subprocess
-import sys
 import textwrap
 from pathlib import Path
 
@@ -11,6 +10,7 @@ import numpy as np
 import pytest
 from pythonfmu import FmuBuilder
 
+from helpers.forks import vcosim_command
 from helpers.loop import closed_loop, free_port, lockstep_simulation, wait_until_bound
 from vcosim.controllers.fmu import FmuController
 from vcosim.errors import ConfigError, VcosimError
@@ -177,9 +177,7 @@ def test_pi_fmu_through_the_cli_holds_15_m_s(fmus):
     car = sim.vehicle
     process = subprocess.Popen(
         [
-            sys.executable,
-            "-m",
-            "vcosim",
+            *vcosim_command(),
             "controller",
             "--fmu",
             str(fmus["pi"]),

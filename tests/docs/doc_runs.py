@@ -1,8 +1,8 @@
 """Run a document's blocks as a reader would: in order, in one folder, as real processes.
 
 Each command is a process of its own in a new session (so Ctrl-C reaches it and its children, as
-in a terminal), forked from a Python that imported vcosim once per document (``forkserver``;
-``VCOSIM_DOCS_FRESH=1`` starts each from scratch); its output is read line by line, so the
+in a terminal), forked from a Python that imported vcosim once per document (``helpers.forks``;
+``VCOSIM_TESTS_FRESH=1`` starts each from scratch); its output is read line by line, so the
 runner waits for a line instead of sleeping. Documented ports are used as written, on a loopback
 of the document's own where the system allows (a private network namespace): nothing else on the
 machine can hold them, and documents can run side by side.
@@ -26,6 +26,7 @@ from pathlib import Path
 import tomli_w
 from doc_blocks import Block, Command, companion, fenced_blocks, parse
 
+from helpers.forks import FRESH, WIDE, ForkServer
 from vcosim.config import deep_merge
 
 if sys.version_info >= (3, 11):
@@ -34,7 +35,6 @@ else:  # pragma: no cover
     import tomli as tomllib
 
 ROOT = Path(__file__).parents[2]
-WIDE = "200"  # columns: the log's lines stay whole, so a waited-for line can be found
 
 
 class DocFailure(AssertionError):
@@ -102,44 +102,6 @@ class Network:
             self.holder.wait()
 
 
-class ForkServer:
-    """Where a document's commands start from: a Python inside its network that imported vcosim.
-
-    Each command is still a process of its own (``forkserver`` says how), without paying
-    the ~1 s of CPU of importing everything anew. ``VCOSIM_DOCS_FRESH=1`` starts every
-    command from scratch instead (to see what a fresh start does).
-    """
-
-    def __init__(self, network: Network, folder: Path) -> None:
-        self.path = str(folder.with_suffix(".sock"))
-        self.server = subprocess.Popen(  # in the folder: where multiprocessing finds scripts
-            [*network.prefix, sys.executable, FORKSERVER, "serve", self.path],
-            cwd=folder,
-            env=dict(os.environ, COLUMNS=WIDE),
-            stdout=subprocess.PIPE,
-            text=True,
-            start_new_session=True,
-        )
-        assert self.server.stdout is not None
-        if self.server.stdout.readline().strip() != "ready":
-            self.close()
-            raise DocFailure(f"the forkserver did not start (exit {self.server.returncode})")
-
-    @classmethod
-    def start(cls, network: Network, folder: Path) -> ForkServer | None:
-        return None if os.environ.get("VCOSIM_DOCS_FRESH") == "1" else cls(network, folder)
-
-    def command(self, words: list[str]) -> list[str]:
-        return [sys.executable, "-S", "-E", FORKSERVER, "run", self.path, *words]
-
-    def close(self) -> None:
-        self.server.kill()
-        self.server.wait()
-
-
-FORKSERVER = str(Path(__file__).with_name("forkserver.py"))
-
-
 class Process:
     """A started command: its output as it comes, and when it ended."""
 
@@ -160,8 +122,8 @@ class Process:
         env = dict(os.environ, COLUMNS=WIDE, PYTHONUNBUFFERED="1", XDG_RUNTIME_DIR=str(cwd))
         self.started_at = time.monotonic()
         started = [*network.prefix, program(words[0]), *words[1:]]
-        if forkserver is not None:
-            started = forkserver.command(words)
+        if forkserver is not None:  # a Ctrl-C to the process group reaches what it started
+            started = forkserver.command(words, group=True)
         self.popen = subprocess.Popen(
             started,
             cwd=cwd,
@@ -284,7 +246,8 @@ class Reader:
     def read(self) -> list[tuple[str, float]]:
         """Run every block of the document in order; each block's place and wall time."""
         times = []
-        self.forkserver = ForkServer.start(self.network, self.folder)
+        if not FRESH:  # a fork server inside the document's network, for its commands
+            self.forkserver = ForkServer(self.folder, self.network.prefix)
         try:
             for block in fenced_blocks(self.doc):
                 if self.aborted:

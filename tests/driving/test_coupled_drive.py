@@ -10,13 +10,13 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
 
 from driving.drivers import DURATION, SCHEDULE, STARTS
+from helpers.forks import vcosim_command
 from helpers.loop import free_port, wait_until_bound
 
 DRIVERS = Path(__file__).with_name("drivers.py")
@@ -32,7 +32,7 @@ NO_SPIN = ["--spin", "0"]
 def coupled_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[dict[str, np.ndarray], dict]:
     folder = tmp_path_factory.mktemp("coupled-drive")
     port = free_port()
-    vcosim = [sys.executable, "-m", "vcosim"]
+    vcosim = vcosim_command()
     controller = subprocess.Popen(
         [*vcosim, "controller", "--function", f"{DRIVERS}:CoupledScript"]
         + ["--listen", f"127.0.0.1:{port}", "--sim", "127.0.0.1:0", "--duration", f"{DURATION:g}"]

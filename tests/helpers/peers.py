@@ -2,7 +2,6 @@ from __future__ import annotations
 
 import socket
 import subprocess
-import sys
 import threading
 import time
 from collections.abc import Callable
@@ -10,6 +9,7 @@ from pathlib import Path
 
 import numpy as np
 
+from helpers.forks import vcosim_command
 from vcosim.sim.pacing import Pacer
 from vcosim.sim.simulation import Simulation
 from vcosim.tight.endpoint import CouplingConfig, SimulatorEndpoint
@@ -118,9 +118,7 @@ def read_log(path: Path) -> np.ndarray:
 def start_simulator(peer_port: int, log_dir: Path, *args: str) -> subprocess.Popen:
     """``vcosim sim`` in its own process (its own GIL), coupled to a peer on ``peer_port``."""
     command = [
-        sys.executable,
-        "-m",
-        "vcosim",
+        *vcosim_command(),
         "sim",
         "--listen-port",
         "0",

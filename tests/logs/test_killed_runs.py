@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 from mcap.reader import make_reader
 
+from helpers.forks import vcosim_command
 from helpers.peers import RawPeer, start_simulator
 from vcosim.analysis import load_run, read_logs
 from vcosim.modules.recording import read_recording, recover
@@ -70,7 +71,7 @@ def test_a_killed_coupled_run_is_analysed_from_what_it_left(peer, tmp_path):
     assert len(peer.received) >= len(run.sends)  # the log holds nothing that was not sent
     report = str(tmp_path / "report.md")
     analysed = subprocess.run(
-        [sys.executable, "-m", "vcosim", "analyze", str(folder), "--report", report],
+        [*vcosim_command(), "analyze", str(folder), "--report", report],
         capture_output=True,
         text=True,
         timeout=300,
@@ -78,7 +79,7 @@ def test_a_killed_coupled_run_is_analysed_from_what_it_left(peer, tmp_path):
     assert analysed.returncode == 0, analysed.stderr
     assert "verdict" in analysed.stdout
     converted = subprocess.run(
-        [sys.executable, "-m", "vcosim", "analyze", str(folder), "--report", report, "--write-csv"],
+        [*vcosim_command(), "analyze", str(folder), "--report", report, "--write-csv"],
         capture_output=True,
         text=True,
         timeout=300,
@@ -104,9 +105,7 @@ def _readable_messages(path: Path) -> int:
 def _record(path: Path) -> subprocess.Popen:
     return subprocess.Popen(
         [
-            sys.executable,
-            "-m",
-            "vcosim",
+            *vcosim_command(),
             "sim",
             "--no-coupling",
             "--pacing",
@@ -185,7 +184,7 @@ def test_a_killed_bus_recorder_reads_with_the_default_reader(tmp_path):
     assert recover(path, tmp_path / "whole.mcap").messages == found
     assert _messages(tmp_path / "whole.mcap") == found
     repaired = subprocess.run(
-        [sys.executable, "-m", "vcosim", "log", str(path), "--recover"],
+        [*vcosim_command(), "log", str(path), "--recover"],
         capture_output=True,
         text=True,
         timeout=120,

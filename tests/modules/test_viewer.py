@@ -20,6 +20,7 @@ websockets_sync = pytest.importorskip(
     "websockets.sync.client", reason="the viewer extra is not installed"
 )
 
+from helpers.forks import vcosim_command  # noqa: E402
 from helpers.pages import recv_until, wait_for, ws_url  # noqa: E402
 from vcosim.bus.catalogue import FMLM, FMVM, IMFM, VMFM, IMVMCamera, Shutdown, SoundOnce  # noqa: E402
 from vcosim.bus.client import BusClient  # noqa: E402
@@ -235,13 +236,10 @@ def test_a_taken_port_is_a_clear_error(viewer: Viewer, router: Router):
 
 def test_vcosim_view_serves_until_shutdown(router: Router, client):
     import subprocess
-    import sys
 
     proc = subprocess.Popen(
         [
-            sys.executable,
-            "-m",
-            "vcosim",
+            *vcosim_command(),
             "view",
             "--port",
             "0",
@@ -269,9 +267,8 @@ def test_ctrl_c_as_the_viewer_starts_ends_it_quietly(router: Router):
     """An interrupt right after the URL is printed, before the event loop owns the signals."""
     import signal
     import subprocess
-    import sys
 
-    command = [sys.executable, "-m", "vcosim", "view", "--listen", "127.0.0.1:0"]
+    command = [*vcosim_command(), "view", "--listen", "127.0.0.1:0"]
     proc = subprocess.Popen(
         [*command, "--bus", f"127.0.0.1:{router.address[1]}"],
         stdout=subprocess.PIPE,

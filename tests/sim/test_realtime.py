@@ -8,11 +8,11 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
+from helpers.forks import vcosim_command
 from vcosim.sim import pacing
 from vcosim.sim.face import Face
 from vcosim.sim.pacing import Pacer
@@ -105,7 +105,7 @@ def test_sim_with_realtime_priority_reports_what_it_got(tmp_path: Path) -> None:
     """Granted or refused, the run goes on: the JSON says which, the notes why."""
     out = tmp_path / "run.json"
     result = subprocess.run(
-        [sys.executable, "-m", "vcosim", "sim", "--no-coupling", "--duration", "0.1"]
+        [*vcosim_command(), "sim", "--no-coupling", "--duration", "0.1"]
         + ["--realtime-priority", "--cpu", "0", "--on-late", "skip", "--json-out", str(out)],
         capture_output=True,
         text=True,

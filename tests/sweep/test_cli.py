@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import subprocess
-import sys
 
 from typer.testing import CliRunner
 
+from helpers.forks import vcosim_command
 from vcosim.app import app
 from vcosim.sweep.tables import read_results
 
@@ -56,7 +56,7 @@ def test_a_bad_sweep_file_lists_every_problem(tmp_path):
         )
     )
     run = subprocess.run(
-        [sys.executable, "-m", "vcosim", "sweep", str(path)],
+        [*vcosim_command(), "sweep", str(path)],
         capture_output=True,
         text=True,
         timeout=60,

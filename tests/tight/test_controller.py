@@ -5,12 +5,12 @@ from __future__ import annotations
 import math
 import socket
 import subprocess
-import sys
 import threading
 
 import numpy as np
 import pytest
 
+from helpers.forks import vcosim_command
 from helpers.loop import closed_loop, free_port, lockstep_simulation, wait_until_bound
 from vcosim.controllers import example
 from vcosim.errors import UnknownNameError
@@ -197,9 +197,7 @@ def test_cli_runs_a_users_function(tmp_path):
     car = sim.vehicle
     process = subprocess.Popen(  # from the file's folder, by module name: no PYTHONPATH
         [
-            sys.executable,
-            "-m",
-            "vcosim",
+            *vcosim_command(),
             "controller",
             "--function",
             "my_controller:step",
@@ -227,12 +225,12 @@ def test_cli_runs_a_users_function(tmp_path):
 
 def test_cli_needs_exactly_one_controller_source():
     result = subprocess.run(
-        [sys.executable, "-m", "vcosim", "controller"], capture_output=True, text=True, timeout=60
+        [*vcosim_command(), "controller"], capture_output=True, text=True, timeout=60
     )
     assert result.returncode == 2
     assert "give exactly one of" in result.stderr
     result = subprocess.run(
-        [sys.executable, "-m", "vcosim", "controller", "cruse"],
+        [*vcosim_command(), "controller", "cruse"],
         capture_output=True,
         text=True,
         timeout=60,

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import math
 import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
 
+from helpers.forks import vcosim_command
 from helpers.loop import closed_loop, free_port, wait_until_bound
 from helpers.peers import coupled
 from vcosim.controllers import example
@@ -69,7 +69,7 @@ def test_every_unservable_name_is_refused_with_its_line(tmp_path):
 def test_a_bad_interface_stops_vcosim_sim_before_it_starts(tmp_path):
     path = write_csv(tmp_path, "signalTo,Powertrain,gearbox_gearRatio,,number,,,\n")
     result = subprocess.run(
-        [sys.executable, "-m", "vcosim", "sim", "--interface", str(path), "--duration", "1"],
+        [*vcosim_command(), "sim", "--interface", str(path), "--duration", "1"],
         capture_output=True,
         text=True,
         timeout=60,
@@ -205,9 +205,7 @@ def test_vcosim_controller_speaks_a_csv_interface():
     sim, endpoint = coupled_to_port(port)
     process = subprocess.Popen(
         [
-            sys.executable,
-            "-m",
-            "vcosim",
+            *vcosim_command(),
             "controller",
             "cruise",
             "--speed",

@@ -10,12 +10,12 @@ from __future__ import annotations
 import os
 import signal
 import subprocess
-import sys
 import threading
 
 import numpy as np
 import pytest
 
+from helpers.forks import vcosim_command
 from helpers.peers import RawPeer, coupled, nan_reply, read_log, start_simulator
 from vcosim.analysis import load_run
 from vcosim.analysis.cases import BUSY, CASES, LoadMeter, cpu_split, evaluate, set_affinity
@@ -178,9 +178,7 @@ def test_custom_hooks_from_the_command_line(peers, tmp_path):
     env = {**os.environ, "PYTHONPATH": str(tmp_path)}
     result = subprocess.run(
         [
-            sys.executable,
-            "-m",
-            "vcosim",
+            *vcosim_command(),
             "sim",
             "--listen-port",
             "0",

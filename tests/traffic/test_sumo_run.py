@@ -12,7 +12,6 @@ from __future__ import annotations
 import csv
 import json
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -21,6 +20,7 @@ pytest.importorskip("libsumo")
 
 from typer.testing import CliRunner  # noqa: E402
 
+from helpers.forks import vcosim_command
 from helpers.loop import free_port, wait_until_bound  # noqa: E402
 from vcosim.app import app  # noqa: E402
 
@@ -35,7 +35,7 @@ def coupled_run(folder: Path) -> dict:
     """`vcosim controller acc` in its process, `vcosim sim --sumo` in this one."""
     port = free_port()
     controller = subprocess.Popen(
-        [sys.executable, "-m", "vcosim", "controller", "acc", "--speed", "12"]
+        [*vcosim_command(), "controller", "acc", "--speed", "12"]
         + ["--param", "signals=true", "--ext-time", EXT_TIME, "--duration", DURATION]
         + ["--listen", f"127.0.0.1:{port}", "--sim", "127.0.0.1:0", "--timeout", TIMEOUT]
         + ["--spin", "0"],  # no busy-polling: the suite shares two cores

@@ -8,12 +8,15 @@ that did that once, it starts with them in memory.
 
 Two roles in one file, so that the client needs nothing but the standard library:
 
-    python forkserver.py serve SOCKET             import, listen, fork one child per client
-    python -S -E forkserver.py run SOCKET WORD..  what the docs' runner starts for a command
+    python forkserver.py serve SOCKET                 import, listen, fork one child per client
+    python -S -E forkserver.py run SOCKET MODE WORD.. what a test starts for a command
 
-The client is the process the runner sees: it hands the server its arguments, folder,
-environment and standard streams, forwards the signals it gets (Ctrl-C, SIGTERM) to the
-child's process group, and exits as the child did. Killed itself, its server kills the child.
+The client is the process the test sees: it hands the server its arguments, folder,
+environment and standard streams, forwards the signals it gets (Ctrl-C, SIGTERM) to the child,
+and exits as the child did; killed itself, its server kills the child. MODE ``pid`` forwards
+to the child alone, as a signal sent to one process reaches it; ``group`` forwards to the
+child's process group and kills the group with the client, as a terminal's Ctrl-C reaches a
+command and whatever it started.
 """
 
 from __future__ import annotations
@@ -42,23 +45,25 @@ def receive_exactly(connection: socket.socket, size: int) -> bytes:
 
 
 # -- the client -------------------------------------------------------------------------------
-def run_client(path: str, words: list[str]) -> int:
+def run_client(path: str, mode: str, words: list[str]) -> int:
     """Have the server start ``words`` here; forward signals to it; its exit code."""
     child: list[int] = []
     pending: list[int] = []
+    send = os.killpg if mode == "group" else os.kill
 
     def forward(number: int, _frame: Any) -> None:
         if not child:
             pending.append(number)  # before the child said who it is
             return
         with contextlib.suppress(ProcessLookupError):
-            os.killpg(child[0], number)
+            send(child[0], number)
 
     for number in SIGNALS:
         signal.signal(number, forward)
     connection = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     connection.connect(path)
-    header = json.dumps({"words": words, "cwd": os.getcwd(), "env": dict(os.environ)}).encode()
+    said = {"words": words, "cwd": os.getcwd(), "env": dict(os.environ), "mode": mode}
+    header = json.dumps(said).encode()
     socket.send_fds(connection, [INT.pack(len(header)) + header], [0, 1, 2])
     try:
         child.append(INT.unpack(receive_exactly(connection, INT.size))[0])
@@ -100,7 +105,9 @@ def serve(path: str) -> None:
     selector = selectors.DefaultSelector()
     selector.register(listener, selectors.EVENT_READ)
     selector.register(wake_read, selectors.EVENT_READ)
-    clients: dict[int, socket.socket] = {}  # child pid: its client
+    clients: dict[int, socket.socket] = {}  # child pid: its client, until the client ends
+    groups: dict[int, bool] = {}  # child pid: whether its group ends with its client
+    running: set[int] = set()  # children not reaped yet
     print("ready", flush=True)
     while True:
         for key, _ in selector.select():
@@ -115,17 +122,22 @@ def serve(path: str) -> None:
                 for fd in fds:
                     os.close(fd)
                 clients[pid] = connection
+                groups[pid] = header["mode"] == "group"
+                running.add(pid)
                 selector.register(connection, selectors.EVENT_READ, pid)
             elif key.fileobj == wake_read:
                 os.read(wake_read, 4096)
             elif not key.fileobj.recv(1):  # type: ignore[union-attr]
-                # its client ended or was killed: so does the child's process group
+                # its client ended or was killed: so does the child (or its group)
                 selector.unregister(key.fileobj)
                 key.fileobj.close()  # type: ignore[union-attr]
-                clients.pop(key.data, None)
+                del clients[key.data]
                 with contextlib.suppress(ProcessLookupError):
-                    os.killpg(key.data, signal.SIGKILL)
-        reap(clients)
+                    if groups.pop(key.data):
+                        os.killpg(key.data, signal.SIGKILL)
+                    elif key.data in running:  # a pid once reaped may be another's now
+                        os.kill(key.data, signal.SIGKILL)
+        reap(clients, running)
 
 
 def receive_header(connection: socket.socket) -> tuple[dict[str, Any], list[int]]:
@@ -137,7 +149,7 @@ def receive_header(connection: socket.socket) -> tuple[dict[str, Any], list[int]
     return json.loads(data), fds
 
 
-def reap(clients: dict[int, socket.socket]) -> None:
+def reap(clients: dict[int, socket.socket], running: set[int]) -> None:
     """Tell the client of every child that ended how it ended."""
     while True:
         try:
@@ -146,6 +158,7 @@ def reap(clients: dict[int, socket.socket]) -> None:
             return
         if pid == 0:
             return
+        running.discard(pid)
         client = clients.get(pid)
         if client is not None:
             with contextlib.suppress(OSError):
@@ -177,6 +190,8 @@ def become(
         os.chdir(header["cwd"])
         os.environ.clear()
         os.environ.update(header["env"])
+        added = os.environ.get("PYTHONPATH", "").split(os.pathsep)  # as a fresh start reads it
+        sys.path[1:1] = [os.path.abspath(p) for p in added if p and p not in sys.path]
         for stream in (sys.stdout, sys.stderr):
             stream.reconfigure(line_buffering=True)  # type: ignore[attr-defined]
         code = run(header["words"])
@@ -249,4 +264,4 @@ if __name__ == "__main__":
     if sys.argv[1] == "serve":
         serve(sys.argv[2])
     else:
-        sys.exit(run_client(sys.argv[2], sys.argv[3:]))
+        sys.exit(run_client(sys.argv[2], sys.argv[3], sys.argv[4:]))
