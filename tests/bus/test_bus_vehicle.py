@@ -207,7 +207,9 @@ def test_engine_status_carries_gear_rtf_and_the_couplings_latency(router: Router
     last = statuses[-1]
     assert last == bus.last_status and last.to == 18
     assert last.a == 1.0 and last.e == 1.0  # gear 1, engine running
-    assert last.b > 0 and last.b == pytest.approx(sim.live["realtime_factor"], rel=0.5)
+    # the run's real-time factor (simulated / wall time since the start) as of the last
+    # status, at 0.4 s or later: at least 0.4 / 0.5 of the end's, however the load varied
+    assert last.b >= 0.7 * sim.live["realtime_factor"] > 0
     assert last.d == 1.0 and 0.0 <= last.c < 1000.0  # connected, a real latency (ms)
     assert sim.live["coupling_connected"] == 1.0
 
