@@ -194,9 +194,10 @@ class ContractServer(Face):
         while True:
             k = min(left, self._ahead(sim))
             lean, self._awaiting = self._awaiting, None
-            if lean is None or not self._hold(sim, lean, k):
+            ran = 0 if lean is None else self._hold(sim, lean, k, left)
+            if not ran:
                 _run(sim, k)
-            left -= k
+            left -= ran or k
             if not left:
                 return steps
             self.after_step(sim)
@@ -427,7 +428,9 @@ class ContractServer(Face):
         """True if a contract forbids the step from ``now`` to ``end``."""
         return any(c.forbids(now, end) for c in self._waiters)
 
-    def _hold(self, sim: Simulation, lean: LeanExchange | None = None, steps: int = 0) -> bool:
+    def _hold(
+        self, sim: Simulation, lean: LeanExchange | None = None, steps: int = 0, budget: int = 0
+    ) -> int:
         """Wait (serving every client) until no contract forbids the step, or give up.
 
         Busy-polls for ``spin`` seconds first (a lock-step client answers within
@@ -435,7 +438,7 @@ class ContractServer(Face):
         empty poll (a plain spin keeps a client that shares the core waiting a time slice),
         then sleeps between checks. ``lean``: the lock-step exchange with one client spins
         for its answer first (``LeanExchange.take_answer``), and with ``steps`` runs them and
-        sends once it is in: True if so.
+        sends once it is in, and further turns within ``budget`` steps: the steps run if so.
         """
         stats, endpoint = self.stats, self.endpoint
         start = progress = time.perf_counter()
@@ -443,8 +446,8 @@ class ContractServer(Face):
         stats.holds += 1
         self.blocking = True
         try:
-            if lean is not None and lean.take_answer(sim, spin_end, steps):
-                return steps > 0
+            if lean is not None and lean.take_answer(sim, spin_end, steps, budget):
+                return lean.ran
             now = sim.time
             end = now + self._dt
             while self._must_hold(now, end) and not sim.stopping:
@@ -464,7 +467,7 @@ class ContractServer(Face):
                     self._expire()
                 if self._sync_data != before:
                     progress = time.perf_counter()
-            return False
+            return 0
         finally:
             self.blocking = False
             stats.blocked_time += time.perf_counter() - start
