@@ -47,6 +47,8 @@ NOTHING = -1
 """``receive``: no datagram within its tries."""
 STEPPED = -(1 << 20)
 """``exchange``: returned after a turn (below every ``-1 - errno``)."""
+UPDATED = -(1 << 21)
+"""``receive_update``: the update waited for is taken (one comparison for the caller)."""
 
 
 @njit()
@@ -135,8 +137,9 @@ def receive_update(
     """``receive``; if it is the update ``want`` describes, copy its values into ``target``.
 
     Sets ``want[2]`` when the update was taken (and ``want[1]`` to the next serial): to 2 if
-    it is stamped ``due`` or later, else 1. Writes its meta values into ``out`` at the slots
-    ``meta`` names (0: none): its time, its age at local time ``t`` and its serial number.
+    it is stamped ``due`` or later (then returns ``UPDATED``, not its size), else 1. Writes
+    its meta values into ``out`` at the slots ``meta`` names (0: none): its time, its age at
+    local time ``t`` and its serial number.
     """
     size = receive(fd, buffer, sender, tries)
     want[2] = 0
@@ -149,8 +152,11 @@ def receive_update(
             out[meta[1]] = t - sent_at
         if meta[2]:
             out[meta[2]] = want[1] >> np.uint64(32)
-        want[2] = 2 if sent_at >= due else 1
         want[1] += _NEXT_SERIAL
+        if sent_at >= due:
+            want[2] = 2
+            return UPDATED
+        want[2] = 1
     return size
 
 
