@@ -182,10 +182,12 @@ class ContractServer(Face):
         """The frame's steps, with this face's hooks between its sends as the host calls them.
 
         In lock-step with one client, each wait for its answer, the steps up to the next
-        update and its send are one compiled call: the update leaves the moment the steps
-        end, before any Python runs (``LeanExchange.take_answer``), and the bookkeeping of
-        ``after_step`` and ``before_step`` runs while the client works. Otherwise (the wait
-        ended another way) the steps run after the hold.
+        update and its send are one compiled call, which goes on with the next wait while
+        the frame has steps left (``LeanExchange.take_answer``): the update leaves the
+        moment the steps end and the next answer is taken the moment it comes, no Python
+        in between; the bookkeeping of ``after_step`` and ``before_step`` for those turns
+        runs after the call. Otherwise (the wait ended another way) the steps run after the
+        hold.
         """
         if self._vehicle is None:  # not the lock-step server of a lone vehicle: as the host
             _run(sim, steps)  # (quiet_steps counted them)

@@ -7,7 +7,10 @@ what it prepared once per session, each in one compiled call (``vcosim.contracts
 receive loop, which checks the answer's header, sender and time against what it expects and
 writes its inputs through the session's table; the gather of the update's values, its stamps
 and the send. Python keeps the counters, the clock and the decisions; no object is made per
-update.
+update. When the server steps the vehicle itself, one call runs turn after turn (answer,
+steps, update) as long as the answers come and the frame has steps left, and Python books
+the turns after it: the server's Python, a few microseconds a turn, would otherwise start
+each wait after the client's answer had come.
 
 Anything else (another sender, another kind, a gap or a repeat in the serial numbers, a
 malformed datagram) goes to the server's general path as it came, which counts and answers
