@@ -199,7 +199,8 @@ class ContractServer(Face):
             ran = 0 if lean is None else self._hold(sim, lean, k, left)
             if not ran:
                 _run(sim, k)
-            left -= ran or k
+                ran = k
+            left -= ran
             if not left:
                 return steps
             self.after_step(sim)
