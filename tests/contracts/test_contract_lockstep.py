@@ -10,6 +10,7 @@ from contract_helpers import Background, document, fields, served, wait_until
 
 from vcosim.contracts import ConnectionStatus, ContractClient
 from vcosim.contracts import protocol as P
+from vcosim.contracts.server import lockstep
 from vcosim.contracts.server.lockstep import LeanExchange
 from vcosim.sim.face import Face
 from vcosim.sim.recorder import SignalRecorder
@@ -115,15 +116,16 @@ def test_two_lockstep_runs_with_contract_clients_record_identical_signals():
     assert np.ptp(first[0][:, SIGNAL_NAMES.index("steering")]) > 0.1  # the inputs did act
 
 
-def one_client_run(strays: bool = False, record: bool = True):
+def one_client_run(strays: bool = False, record: bool = True, spin: float = 0.0):
     """One throttle client locked to a lock-step server: the server's lean exchange.
 
     ``strays``: once the client is served, a stranger sends the server garbage, a DATA of
     an unknown session and the client's own latest DATA from another address. Without
     ``record`` the server is the host's one stepping face: it runs the steps itself, fused
     with its wait and its send (``ContractServer.advance``); the rows are the last outputs.
+    ``spin``: the server's, its waits inside its compiled calls (which let the GIL go).
     """
-    sim, server = served("lockstep", wait_for_clients=1, spin=0.0, sync_timeout=10.0)
+    sim, server = served("lockstep", wait_for_clients=1, spin=spin, sync_timeout=10.0)
     signals = sim.attach("signals", SignalRecorder(every=1)) if record else None
     pedal, trace = driver(server.address[1], "throttle", lambda t, v: min(0.1 + v, 1.0))
     server_run = Background(lambda: sim.run(DURATION))
@@ -162,8 +164,21 @@ def test_strays_during_a_lean_exchange_are_counted_as_before_and_the_run_goes_on
     assert np.array_equal(rows, one_client_run()[0])  # the strays changed no step
 
 
-def test_a_server_stepping_alone_fuses_wait_steps_and_send_and_steps_alike():
-    rows, trace, client, report = one_client_run(strays=True, record=False)
+def test_a_server_stepping_alone_fuses_wait_steps_and_send_and_steps_alike(monkeypatch):
+    # each wait for an answer stays inside the compiled call, the client thread answering
+    # meanwhile: the call runs turn after turn (wire.exchange), strays arriving among them
+    monkeypatch.setattr(lockstep, "TRIES", 1 << 24)
+    turns: list[int] = []
+    booked = LeanExchange._turns
+
+    def counted(lean: LeanExchange, last: int) -> None:
+        turns.append(int(lean._sent[1]))
+        booked(lean, last)
+
+    monkeypatch.setattr(LeanExchange, "_turns", counted)
+    rows, trace, client, report = one_client_run(strays=True, record=False, spin=1.0)
+    monkeypatch.undo()
+    assert max(turns) > 1  # turns in a row in one call
     served = report.faces["contracts"]
     assert served.malformed == {"bad_magic": 1} and served.unknown_session == 2
     assert served.sync_timeouts == 0 and served.received == client.sent[0]

@@ -10,6 +10,7 @@ manners (yielding the core) in Python.
 
 from __future__ import annotations
 
+import math
 import os
 import socket
 from typing import Any
@@ -41,8 +42,13 @@ SOCKADDR = 16  # bytes of a sockaddr_in: family, port, IPv4 address, padding
 SENDER = SOCKADDR + 4  # a receive's sender: the sockaddr, then its length (u32)
 HEAD = 24  # bytes of a DATA message's header
 _NEXT_SERIAL = np.uint64(1 << 32)  # one more in the serial number's place of the second word
+EPS = 1e-9  # s: the server's tolerance on times (``ContractServer``)
 NOTHING = -1
 """``receive``: no datagram within its tries."""
+STEPPED = -(1 << 20)
+"""``exchange``: returned after a turn (below every ``-1 - errno``)."""
+UPDATED = -(1 << 21)
+"""``receive_update``: the update waited for is taken (one comparison for the caller)."""
 
 
 @njit()
@@ -131,8 +137,9 @@ def receive_update(
     """``receive``; if it is the update ``want`` describes, copy its values into ``target``.
 
     Sets ``want[2]`` when the update was taken (and ``want[1]`` to the next serial): to 2 if
-    it is stamped ``due`` or later, else 1. Writes its meta values into ``out`` at the slots
-    ``meta`` names (0: none): its time, its age at local time ``t`` and its serial number.
+    it is stamped ``due`` or later (then returns ``UPDATED``, not its size), else 1. Writes
+    its meta values into ``out`` at the slots ``meta`` names (0: none): its time, its age at
+    local time ``t`` and its serial number.
     """
     size = receive(fd, buffer, sender, tries)
     want[2] = 0
@@ -145,12 +152,21 @@ def receive_update(
             out[meta[1]] = t - sent_at
         if meta[2]:
             out[meta[2]] = want[1] >> np.uint64(32)
-        want[2] = 2 if sent_at >= due else 1
         want[1] += _NEXT_SERIAL
+        if sent_at >= due:
+            want[2] = 2
+            return UPDATED
+        want[2] = 1
     return size
 
 
 @njit()
+def next_tick(time: float, period: float) -> int:
+    """``layout.next_tick`` (after ``time``) in compiled code, by the same operations."""
+    return math.floor(time / period + 1e-9) + 1
+
+
+@njit(nogil=True)  # (its waits let the interpreter's other threads run: a client, say)
 def exchange(
     fd: int,
     buffer: np.ndarray,
@@ -174,39 +190,72 @@ def exchange(
     index: np.ndarray,
     message: np.ndarray,
     sent: np.ndarray,
-    due: float,
+    book: np.ndarray,
+    first: int,
+    budget: int,
     steps: int,
-    send: bool,
+    due: float,
+    next_due: float,
     serial: int,
-    time: float,
+    dt: float,
+    update_period: float,
+    answer_period: float,
 ) -> int:
-    """``receive_answer``; if it answers the update of time ``due`` or later, step and send.
+    """The lock-step server's turns, as many in a row as answers come: no Python in between.
 
-    The lock-step server's whole turn between the client's answer and its next update, with
-    no Python in between: the answer's ``width`` inputs written, ``steps`` physics steps
-    (``model.advance`` on the vehicle's arrays ``x`` to ``grid``) and, if ``send``, the
-    update of ``y``'s values at ``index`` in ``message``, stamped ``serial`` and ``time``,
-    sent to ``peer`` (``send_gathered``). ``sent[0]`` is then the send's result, ``sent[1]``
-    1 if the steps ran (else both stay 0). The views of ``buffer`` and ``message`` are made
-    here: each array passed costs every call its unboxing, before the first poll.
+    A turn is ``receive_answer``; if the answer is to the update waited for (stamped ``due``
+    or later), its ``width`` inputs written, ``steps`` physics steps (``model.advance`` on
+    the vehicle's arrays ``x`` to ``grid``, from step ``first``) and, if the update (of
+    the contract's signals ``y[index]``, in ``message``) is then due (at ``next_due``), its
+    send, stamped ``serial`` and the time (``send_gathered``). The next turn follows at once
+    while it is the same again: the update sent, the answer to it not in yet, its steps
+    within the ``budget`` left; the schedule is the server's (``ToClient.sent_at``,
+    ``ToServer.answered``, ``LeanExchange.send``) in the same arithmetic.
+
+    Returns ``STEPPED`` after a turn, else what the receive of a turn's answer got (its
+    size, ``NOTHING`` or an error; ``want[2]`` set if it is an answer, then an earlier one).
+    ``sent``: the last send's result, the turns whose steps ran, the updates sent, the
+    values clamped and the steps run. ``book``: the latest two answers' stamps, then the
+    latest three updates' times. The views of ``buffer`` and ``message`` are made here: each
+    array passed costs every call its unboxing, before the first poll.
     """
     whole = buffer.size // 8 * 8
     reals, words = buffer[:whole].view(np.float64), buffer[:whole].view(np.uint64)
     stamp, values = reals[2:3], reals[3 : 3 + width]
-    size = receive_answer(
-        fd, buffer, sender, tries, peer, words[:2], want, stamp, values, inputs, rows, limits,
-        clamps,
-    )  # fmt: skip
-    if want[2] and stamp[0] >= due:
+    fields = message.view(np.float64)
+    serial_slot, time_slot = message.view(np.uint32)[3:4], fields[2:3]
+    sent[:] = 0
+    step = first
+    while True:
+        size = receive_answer(
+            fd, buffer, sender, tries, peer, words[:2], want, stamp, values, inputs, rows,
+            limits, clamps,
+        )  # fmt: skip
+        if not want[2] or stamp[0] < due:
+            return size
+        sent[3] += want[3]
+        book[1], book[0] = book[0], stamp[0]
         advance(x, u, params, y, scratch, height, friction, grid, steps)
-        sent[1] = 1
-        if send:
-            fields = message.view(np.float64)
-            serial_slot, time_slot = message.view(np.uint32)[3:4], fields[2:3]
-            sent[0] = send_gathered(
-                fd, y, index, fields[3:], serial_slot, time_slot, message, peer, serial, time
-            )
-    return size
+        sent[1] += 1
+        sent[4] += steps
+        budget -= steps
+        step += steps
+        now = step * dt
+        if now + EPS < next_due:  # (the frame ends before the update is due)
+            return STEPPED
+        sent[0] = send_gathered(
+            fd, y, index, fields[3:], serial_slot, time_slot, message, peer, serial, now
+        )
+        sent[2] += 1
+        book[4], book[3], book[2] = book[3], book[2], now
+        if sent[0] < 0 or budget <= 0:
+            return STEPPED
+        next_due = next_tick(now, update_period) * update_period
+        due = (next_tick(now, answer_period) - 1) * answer_period - EPS
+        if book[0] >= due:  # (its answer is in already: nothing to wait for)
+            return STEPPED
+        steps = min(max(math.ceil((next_due - now) / dt - 1e-6), 1), budget)
+        serial += 1
 
 
 class Expected:
@@ -327,8 +376,8 @@ def warm_up_exchange(vehicle: tuple[object, ...]) -> None:
     reals, index = np.zeros(1), np.zeros(1, dtype=np.int64)
     table = (np.zeros((1, 3), dtype=np.int64), np.zeros((1, 2)), index)
     answer = (-1, raw, sender, 1, to, want, 1, reals, *table, *vehicle)
-    update = (index, raw, np.zeros(2, dtype=np.int64), 0.0, 1, False, 0, 0.0)
-    entry_point(exchange, (*answer, *update))
+    update = (index, raw, np.zeros(5, dtype=np.int64), np.zeros(5))
+    entry_point(exchange, (*answer, *update, 0, 1, 1, 0.0, 0.0, 0, 0.0, 0.0, 0.0))
 
 
 def warm_up(server: bool) -> None:

@@ -128,6 +128,10 @@ class LeanUpdate:
         polite = clock() + EAGER  # from then on, yield after each empty poll
         while True:
             size = receive(fd, *args)
+            if size == wire.UPDATED:  # the update for ``t``: the rest once the answer is out
+                incoming.received += 1
+                self.pending = True
+                return True
             if size < 0:
                 if size != wire.NOTHING:
                     if endpoint.receive_failed(wire.error_of(size)):
@@ -139,12 +143,8 @@ class LeanUpdate:
                 if now >= polite:
                     idle()  # let the server have the core, should it be waiting for one
                 continue
-            taken = want[2]
-            if taken:  # the update, its values and meta values in the outputs
+            if want[2]:  # an earlier update, its values and meta values in the outputs
                 incoming.received += 1
-                if taken == 2:  # the update for ``t``: the rest once the answer is out
-                    self.pending = True
-                    return True
                 self._taken(t)
                 if not expected.expect(incoming.serial + 1):
                     return False

@@ -182,10 +182,12 @@ class ContractServer(Face):
         """The frame's steps, with this face's hooks between its sends as the host calls them.
 
         In lock-step with one client, each wait for its answer, the steps up to the next
-        update and its send are one compiled call: the update leaves the moment the steps
-        end, before any Python runs (``LeanExchange.take_answer``), and the bookkeeping of
-        ``after_step`` and ``before_step`` runs while the client works. Otherwise (the wait
-        ended another way) the steps run after the hold.
+        update and its send are one compiled call, which goes on with the next wait while
+        the frame has steps left (``LeanExchange.take_answer``): the update leaves the
+        moment the steps end and the next answer is taken the moment it comes, no Python
+        in between; the bookkeeping of ``after_step`` and ``before_step`` for those turns
+        runs after the call. Otherwise (the wait ended another way) the steps run after the
+        hold.
         """
         if self._vehicle is None:  # not the lock-step server of a lone vehicle: as the host
             _run(sim, steps)  # (quiet_steps counted them)
@@ -194,9 +196,11 @@ class ContractServer(Face):
         while True:
             k = min(left, self._ahead(sim))
             lean, self._awaiting = self._awaiting, None
-            if lean is None or not self._hold(sim, lean, k):
+            ran = 0 if lean is None else self._hold(sim, lean, k, left)
+            if not ran:
                 _run(sim, k)
-            left -= k
+                ran = k
+            left -= ran
             if not left:
                 return steps
             self.after_step(sim)
@@ -427,7 +431,9 @@ class ContractServer(Face):
         """True if a contract forbids the step from ``now`` to ``end``."""
         return any(c.forbids(now, end) for c in self._waiters)
 
-    def _hold(self, sim: Simulation, lean: LeanExchange | None = None, steps: int = 0) -> bool:
+    def _hold(
+        self, sim: Simulation, lean: LeanExchange | None = None, steps: int = 0, budget: int = 0
+    ) -> int:
         """Wait (serving every client) until no contract forbids the step, or give up.
 
         Busy-polls for ``spin`` seconds first (a lock-step client answers within
@@ -435,7 +441,7 @@ class ContractServer(Face):
         empty poll (a plain spin keeps a client that shares the core waiting a time slice),
         then sleeps between checks. ``lean``: the lock-step exchange with one client spins
         for its answer first (``LeanExchange.take_answer``), and with ``steps`` runs them and
-        sends once it is in: True if so.
+        sends once it is in, and further turns within ``budget`` steps: the steps run if so.
         """
         stats, endpoint = self.stats, self.endpoint
         start = progress = time.perf_counter()
@@ -443,8 +449,8 @@ class ContractServer(Face):
         stats.holds += 1
         self.blocking = True
         try:
-            if lean is not None and lean.take_answer(sim, spin_end, steps):
-                return steps > 0
+            if lean is not None and lean.take_answer(sim, spin_end, steps, budget):
+                return lean.ran
             now = sim.time
             end = now + self._dt
             while self._must_hold(now, end) and not sim.stopping:
@@ -464,7 +470,7 @@ class ContractServer(Face):
                     self._expire()
                 if self._sync_data != before:
                     progress = time.perf_counter()
-            return False
+            return 0
         finally:
             self.blocking = False
             stats.blocked_time += time.perf_counter() - start

@@ -7,7 +7,10 @@ what it prepared once per session, each in one compiled call (``vcosim.contracts
 receive loop, which checks the answer's header, sender and time against what it expects and
 writes its inputs through the session's table; the gather of the update's values, its stamps
 and the send. Python keeps the counters, the clock and the decisions; no object is made per
-update.
+update. When the server steps the vehicle itself, one call runs turn after turn (answer,
+steps, update) as long as the answers come and the frame has steps left, and Python books
+the turns after it: the server's Python, a few microseconds a turn, would otherwise start
+each wait after the client's answer had come.
 
 Anything else (another sender, another kind, a gap or a repeat in the serial numbers, a
 malformed datagram) goes to the server's general path as it came, which counts and answers
@@ -51,12 +54,15 @@ class LeanExchange:
         "now",
         "pending",
         "presend",
+        "ran",
         "steps",
         "_dt",
         "_expected",
         "_fused",
         "_fused_args",
         "_sent",
+        "_book",
+        "_stash",
         "_receive",
         "_receive_args",
         "_send",
@@ -83,6 +89,7 @@ class LeanExchange:
         self.steps = 1  # physics steps from the latest update to the next (quiet_steps)
         self.pending: float | None = None  # the time on an answer taken, not booked yet
         self.presend = False  # the next update went out with the steps (``take_answer``)
+        self.ran = 0  # the physics steps the latest ``take_answer`` ran
         self._dt = dt
         self._to = wire.sockaddr(session.address)
         expected = self._expected = wire.Expected(
@@ -109,17 +116,18 @@ class LeanExchange:
         self._send_args: tuple[object, ...] = (fd, outputs, self.update.sig_idx, message.values)
         self._send_args += (stamps.serial, stamps.time, stamps.raw, self._to)
         self._send = wire.entry_point(wire.send_gathered, (*self._send_args, 0, 0.0))
-        self._sent = np.zeros(2, dtype=np.int64)  # the fused call's send result, and if it ran
+        self._sent = np.zeros(5, dtype=np.int64)  # the fused call's counts (``wire.exchange``)
+        self._book = np.zeros(5)  # and its latest stamps and times
+        self._stash: int | None = None  # what it received after its turns, for the next wait
         self._fused: Any = None
         self._fused_args: tuple[object, ...] = ()
         if vehicle is not None:
             raw, sender, tries, to, _, want, *_ = self._receive_args
             writes = (inputs, table.rows, table.limits, table.clamps)
             self._fused_args = (raw, sender, tries, to, want, self.answer.width, *writes, *vehicle)
-            self._fused_args += (self.update.sig_idx, stamps.raw, self._sent)
-            self._fused = wire.entry_point(
-                wire.exchange, (fd, *self._fused_args, 0.0, 1, False, 0, 0.0)
-            )
+            self._fused_args += (self.update.sig_idx, stamps.raw, self._sent, self._book)
+            schedule = (0, 1, 1, 0.0, 0.0, 0, 0.0, 0.0, 0.0)
+            self._fused = wire.entry_point(wire.exchange, (fd, *self._fused_args, *schedule))
 
     @classmethod
     def of(
@@ -154,32 +162,44 @@ class LeanExchange:
         latest = answer.latest_time
         return not answer.released and (latest is None or latest < answer.ack_due - EPS)
 
-    def take_answer(self, sim: Simulation, spin_end: float, steps: int = 0) -> bool:
+    def take_answer(
+        self, sim: Simulation, spin_end: float, steps: int = 0, budget: int = 0
+    ) -> bool:
         """Busy-poll for the answer until ``spin_end``; True once it is in and applied.
 
         False when the spin is over, the run stops or another datagram came (handed to the
         server's general path, which then holds on as it would have). ``steps``: with the
         vehicle's arguments, the answer is followed in the same compiled call by that many
-        physics steps and, if then due, the next update (``wire.exchange``; ``presend``).
+        physics steps and, if then due, the next update (``wire.exchange``; ``presend``),
+        and by as many more such turns as answers come and the ``budget`` of steps allows;
+        ``ran`` is then the steps run, and the last turn's bookkeeping is left as a single
+        one's. What the call received after its turns waits for the next call.
         """
         server, answer, expected = self.server, self.answer, self._expected
         endpoint = server.endpoint
+        stash, self._stash = self._stash, None
+        self.ran = 0
         if not expected.expect(answer.serial + 1):
             return False
         receive, fd, want = self._receive, self.fd, expected.want
         args: tuple[object, ...] = self._receive_args
         fused = steps > 0 and self._fused is not None
-        if fused:  # (the update's time and whether it is due, as ``after_step`` will see them)
-            now = (sim.body.step_index + steps) * self._dt
-            send = now + EPS >= server._next_due
-            serial = self.update.message.serial + 1
+        if fused:  # (the schedule, as ``after_step`` and ``before_step`` will see it)
             receive = self._fused
-            args = (*self._fused_args, answer.ack_due - EPS, steps, send, serial, now)
-            self._sent[:] = 0
+            first, due = sim.body.step_index, answer.ack_due - EPS
+            serial, periods = self.update.message.serial + 1, (self.update.period, answer.period)
+            schedule = (first, max(budget, steps), steps, due, server._next_due, serial, self._dt)
+            args = (*self._fused_args, *schedule, *periods)
         clock, idle = time.perf_counter, os.sched_yield
         polite = clock() + EAGER  # from then on, yield after each empty poll
         while True:
-            size = receive(fd, *args)
+            if stash is not None:  # (received by the last call, after its turns)
+                size, stash = stash, None
+            else:
+                size = receive(fd, *args)
+                if fused and self._sent[1]:  # turns ran: the bookkeeping, then the rest later
+                    self._turns(size)
+                    return True
             if size < 0:
                 if size != wire.NOTHING:
                     if endpoint.receive_failed(wire.error_of(size)):
@@ -196,7 +216,6 @@ class LeanExchange:
                 sent_at = float(expected.stamp[0])
                 if sent_at >= answer.ack_due - EPS:
                     self.pending = sent_at  # its bookkeeping once the update is out (``settle``)
-                    self.presend = fused and send
                     return True
                 self._taken(sent_at)
                 if not expected.expect(answer.serial + 1):
@@ -210,6 +229,28 @@ class LeanExchange:
             server._take(sim, size, sender)
             return False
 
+    def _turns(self, last: int) -> None:
+        """The bookkeeping of the turns a fused call ran, ``last`` what it returned.
+
+        Every turn but the last as ``_taken`` and ``send`` would have done it, in one go; the
+        last left as a single turn's (``pending``, ``presend``), for ``after_step``. What the
+        call received while waiting for a further answer is kept for the next wait.
+        """
+        counts, book = self._sent.tolist(), self._book.tolist()
+        _, turns, sends, clamped, self.ran = counts
+        self._expected.serial += turns  # (the kernel counted the answers it took)
+        if clamped:
+            self.server.stats.clamped.update(self.answer.table.take_clamps())
+        if turns > 1:  # turns 1..n complete: each answer taken, each update sent
+            n = turns - 1  # (book[2 + sends - i] is the time of the i-th update it sent)
+            self._taken(book[1], n, book[3 + sends - n] if n > 1 else self.now)
+            self._sent_many(n, book[2 + sends - n])
+            self.server.stats.holds += n  # (one wait each)
+        self.pending = book[0]
+        self.presend = sends == turns
+        if last != wire.STEPPED and last != wire.NOTHING:
+            self._stash = last  # (only while a further answer is due: the next wait takes it)
+
     def settle(self) -> None:
         """The bookkeeping of the answer taken last, if not done yet.
 
@@ -221,36 +262,45 @@ class LeanExchange:
             self.pending = None
             self._taken(sent_at)
 
-    def _taken(self, sent_at: float) -> None:
-        """The answer's bookkeeping as ``ContractServer._data`` does it."""
+    def _taken(self, sent_at: float, count: int = 1, answered: float | None = None) -> None:
+        """The answer's bookkeeping as ``ContractServer._data`` does it (``count`` of them).
+
+        ``answered``: the time of the update the last of them answered (the latest sent).
+        """
         answer, server = self.answer, self.server
         clamped = self._expected.want[3]  # (the kernel's count, until its next answer)
         stats = server.stats
         self.session.heard = time.perf_counter()
-        answer.serial += 1
-        answer.latest_time, answer.last_rx = sent_at, self.now
-        answer.received += 1
-        stats.received += 1
+        answer.serial += count
+        answer.latest_time = sent_at
+        answer.last_rx = self.now if answered is None else answered
+        answer.received += count
+        stats.received += count
         answer.released = False
-        server._sync_data += 1
+        server._sync_data += count
         if clamped:
             stats.clamped.update(answer.table.take_clamps())
 
     def send(self, now: float) -> None:
         """Send the update stamped ``now``; its answer is due from now on."""
-        update, server = self.update, self.server
-        message = update.message
-        message.serial += 1
+        message = self.update.message
         if self.presend:  # (sent by ``take_answer``, stamped ``now``, this serial number)
             self.presend = False
             sent = int(self._sent[0])
         else:
-            sent = self._send(*self._send_args, message.serial, now)
+            sent = self._send(*self._send_args, message.serial + 1, now)
         if sent < 0:
-            server.endpoint.send_failed(wire.error_of(sent))
+            self.server.endpoint.send_failed(wire.error_of(sent))
         self.settle()  # (at the time the answer came: before ``now`` moves on)
+        self._sent_many(1, now)
+
+    def _sent_many(self, count: int, now: float) -> None:
+        """The bookkeeping of ``count`` updates sent, the last stamped ``now``."""
+        update, server = self.update, self.server
+        update.message.serial += count
         self.now = now
         update.sent_at(now)
-        server.stats.sent += 1
+        server.stats.sent += count
         self.answer.answered(now)
         self.steps = max(math.ceil((update.due - now) / self._dt - 1e-6), 1)
+        server._next_due = update.due
