@@ -267,7 +267,7 @@ class RayBackend(Backend):
     def describe(self) -> str:
         """Ray and its CPUs."""
         where = self.address or os.environ.get("RAY_ADDRESS") or "local"
-        return f"ray at {where} ({self.workers} CPUs)"
+        return f"ray at {where} ({self.workers} CPU{'' if self.workers == 1 else 's'})"
 
     def map(
         self, scenario: Scenario, tasks: Sequence[Task], signals: SignalSpec | None = None
