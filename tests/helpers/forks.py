@@ -32,6 +32,7 @@ class ForkServer:
             [*prefix, sys.executable, FORKSERVER, "serve", self.path],
             cwd=folder,
             env=dict(os.environ, COLUMNS=WIDE),
+            stdin=subprocess.PIPE,  # the server ends when this process does
             stdout=subprocess.PIPE,
             text=True,
             start_new_session=True,

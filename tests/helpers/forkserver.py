@@ -91,7 +91,7 @@ def preload() -> None:
 
 
 def serve(path: str) -> None:
-    """Fork a child per client until killed; tell each client its child's end."""
+    """Fork a child per client until killed or left alone; tell each client its child's end."""
     import selectors
 
     preload()
@@ -105,6 +105,7 @@ def serve(path: str) -> None:
     selector = selectors.DefaultSelector()
     selector.register(listener, selectors.EVENT_READ)
     selector.register(wake_read, selectors.EVENT_READ)
+    selector.register(0, selectors.EVENT_READ)  # the starter's pipe: closed, it is gone
     clients: dict[int, socket.socket] = {}  # child pid: its client, until the client ends
     groups: dict[int, bool] = {}  # child pid: whether its group ends with its client
     running: set[int] = set()  # children not reaped yet
@@ -127,6 +128,9 @@ def serve(path: str) -> None:
                 selector.register(connection, selectors.EVENT_READ, pid)
             elif key.fileobj == wake_read:
                 os.read(wake_read, 4096)
+            elif key.fileobj == 0:
+                if not os.read(0, 4096):
+                    return  # whoever started the server ended, even if killed: so does it
             elif not key.fileobj.recv(1):  # type: ignore[union-attr]
                 # its client ended or was killed: so does the child (or its group)
                 selector.unregister(key.fileobj)
