@@ -9,13 +9,25 @@ import pytest
 from helpers.kernels import compile_kernels, write_bytecode
 
 COMPILED = "VCOSIM_TESTS_KERNELS_COMPILED"  # inherited: a pytest run inside the suite skips it
-LONGEST_FIRST = (  # files of a minute or more on a loaded machine, longest first
-    "tests/bench/test_bench_guard.py",
+LONGEST_FIRST = (  # files of 10 s or more (four workers, idle), longest first
     "tests/docs/test_docs_run.py",
-    "tests/sweep/test_backends.py",
+    "tests/bench/test_bench_guard.py",
     "tests/test_demo.py",
-    "tests/tight/test_timing.py",
+    "tests/sweep/test_backends.py",
+    "tests/modules/test_viewer_browser.py",
     "tests/fmi/test_fmus_apart.py",
+    "tests/datasheet/test_datasheet.py",
+    "tests/tight/test_timing.py",
+    "tests/driving/test_driving_table.py",
+    "tests/scenarios/test_harness.py",
+    "tests/app/test_help.py",
+    "tests/bus/test_bus_cli.py",
+    "tests/app/test_extras.py",
+    "tests/modules/test_drive_modules.py",
+    "tests/tight/test_beamng_parity.py",
+    "tests/tight/test_interface.py",
+    "tests/bus/test_bus_liveness.py",
+    "tests/tight/test_endpoint.py",
 )
 
 
@@ -30,7 +42,8 @@ def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """The longest files first: the workers take files in this order, so none starts late."""
+    """The longest files first: the workers take files in this order, so none starts late
+    and the workers end close together."""
     rank = {name: i for i, name in enumerate(LONGEST_FIRST)}
     root = config.rootpath
     items.sort(key=lambda item: rank.get(item.path.relative_to(root).as_posix(), len(rank)))
