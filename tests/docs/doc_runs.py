@@ -178,10 +178,16 @@ class Process:
                 os.killpg(self.popen.pid, signal.SIGINT)
 
     def kill(self) -> None:
-        """End it and whatever it started (its process group), if anything is left."""
+        """End it and whatever it started (its process group), if anything is left.
+
+        Returns once its output is closed: a forked command ends shortly after its client,
+        and must no longer hold its ports when the next block starts.
+        """
         with contextlib.suppress(ProcessLookupError):
             os.killpg(self.popen.pid, signal.SIGKILL)
         self.popen.wait()
+        with self._changed:
+            self._changed.wait_for(lambda: self.ended_at is not None, timeout=10.0)
 
     def tail(self, lines: int) -> str:
         with self._changed:
