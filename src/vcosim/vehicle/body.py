@@ -5,20 +5,27 @@ from __future__ import annotations
 import math
 
 from vcosim.vehicle._jit_cache import njit
+from vcosim.vehicle.elementary import tan
 
 HALF_PI = 0.5 * math.pi
 TAN_LIMIT = 0.99  # tan's argument stays below 0.99 * pi/2, as the seed clamps it
 
 
 @njit(error_model="numpy", inline="always")
-def suspension_force(compression: float, compression_speed: float, p) -> float:
-    """Normal load of one corner: tan-shaped spring plus damper, never pulling, zero in the air."""
-    if compression <= 0.0:
-        return 0.0
-    zs = min(compression / p.z_max, TAN_LIMIT)
-    zd = min(max(compression_speed / p.zdot_max, -TAN_LIMIT), TAN_LIMIT)
-    force = p.k_spring * math.tan(HALF_PI * zs) + p.c_damper * math.tan(HALF_PI * zd)
-    return force if force > 0.0 else 0.0
+def suspension_forces(s, p, compression: int, load: int) -> None:
+    """The four corners' loads: tan-shaped spring plus damper, never pulling, none in the air.
+
+    Into ``s[load : load + 4]``, from the compressions ``s[compression : compression + 4]``
+    and their rates (the next four). The parameters are read first and the loop touches
+    nothing but ``s``, so LLVM evaluates the eight tangents as vectors.
+    """
+    z_max, zdot_max, k_spring, c_damper = p.z_max, p.zdot_max, p.k_spring, p.c_damper
+    for k in range(4):
+        travel = s[compression + k]
+        zs = min(travel / z_max, TAN_LIMIT)
+        zd = min(max(s[compression + 4 + k] / zdot_max, -TAN_LIMIT), TAN_LIMIT)
+        force = k_spring * tan(HALF_PI * zs) + c_damper * tan(HALF_PI * zd)
+        s[load + k] = force if travel > 0.0 and force > 0.0 else 0.0
 
 
 @njit(error_model="numpy", inline="always")
