@@ -109,20 +109,23 @@ def atan_fit(x: float) -> float:
 
 
 @njit(error_model="numpy", inline="always")
-def _octant(a: float) -> tuple[int, float]:
-    """The even multiple ``j`` of pi/4 nearest below-or-at ``a``'s octant, mod 8, and ``j``."""
-    j = int(a * FOUR_OVER_PI)
-    j += j & 1
-    return j & 7, float(j)
+def _reduce(x: float, pi_4: tuple[float, float, float]) -> tuple[int, float]:
+    """|x| less the even multiple k of pi/4 nearest it, and k's octant (k mod 8).
+
+    pi/4 comes in three parts, each with few enough bits that its product with k is exact.
+    """
+    a = abs(x)
+    k = int(a * FOUR_OVER_PI)
+    k += k & 1
+    y = float(k)
+    d1, d2, d3 = pi_4
+    return k & 7, ((a - y * d1) - y * d2) - y * d3
 
 
 @njit(error_model="numpy", inline="always")
 def sin_fit(x: float) -> float:
     """Sine; ``x`` in rad, within +-1e9 (beyond, pi/4 in three parts no longer reduces it)."""
-    a = abs(x)
-    j, y = _octant(a)
-    d1, d2, d3 = SIN_PI_4
-    z = ((a - y * d1) - y * d2) - y * d3
+    j, z = _reduce(x, SIN_PI_4)
     zz = z * z
     if j & 2:  # within pi/4 of an odd multiple of pi/2: the cosine's polynomial
         c0, c1, c2, c3, c4, c5 = COS_COEFFS
@@ -139,10 +142,7 @@ def sin_fit(x: float) -> float:
 @njit(error_model="numpy", inline="always")
 def tan_fit(x: float) -> float:
     """Tangent; ``x`` in rad, within +-1e9."""
-    a = abs(x)
-    j, y = _octant(a)
-    d1, d2, d3 = TAN_PI_4
-    z = ((a - y * d1) - y * d2) - y * d3
+    j, z = _reduce(x, TAN_PI_4)
     zz = z * z
     p0, p1, p2 = TAN_P
     q0, q1, q2, q3 = TAN_Q
