@@ -21,10 +21,12 @@ operations a step (a lone car: 440 ns a step with them, 393 without; a ring of 1
 one thread: 407 and 391 ns per vehicle-step). Anything that would allocate in them fails to
 compile.
 
-The tyres' curves and the suspension's springs are computed for all wheels in loops that
-touch nothing but the scratch array ``s``, which LLVM turns into vector code
-(``vcosim.vehicle.elementary``); the wheel loop before them stores what they need in ``s``
-and the one after reads it back.
+Most of a step's work is done for all four wheels in loops that touch nothing but the
+scratch array ``s`` and values read before the loop, which LLVM turns into vector code: the
+tyres' curves, the suspension's springs (``vcosim.vehicle.elementary``), and each contact's
+frame, speeds and tyre forces. A loop that also read ``x`` or the parameter record would stay
+scalar: LLVM cannot tell that a store to ``s`` leaves them alone. Around them, short scalar
+loops copy in what they need and sum what they give in wheel order.
 
 Every kernel function divides as IEEE 754 does (numba's ``error_model="numpy"``): a division
 by zero gives an infinity or NaN instead of raising ZeroDivisionError. Python's rule costs a
@@ -139,7 +141,7 @@ from vcosim.vehicle.tyres import (
     tyre_curves,
 )
 
-N_SCRATCH = 108
+N_SCRATCH = 152
 # Scratch slots beyond the driveline's 0..27: contact-point speeds and the tyre results, then
 # what the step's wheel loops hand on (each a block of 4 values per wheel quantity).
 S_VX = 28
@@ -151,6 +153,8 @@ S_CURVES = 48  # 24: the tyres' forces per unit of friction limit (tyre_curves),
 S_ARM = 72  # 12: attach points relative to the centre of mass, world axes (x, y, z)
 S_GROUND = 84  # 16: ground height, its two slopes and its friction under each wheel
 S_COMPRESSION = 100  # 8: suspension compression, then its rate
+S_SURFACE = 108  # 4: the wheels' surface speeds
+S_FRAME = 112  # 40: each contact's axes along, across and normal (x, y, z each), its height
 BLINK_PERIOD = 0.8  # s: 75 flashes a minute
 
 
@@ -350,11 +354,23 @@ def physics_step(x, u, p, y, s, height, friction, grid, write_outputs: bool) -> 
     suspension_forces(s, p, S_COMPRESSION, S_NORMAL)
     tyre_curves(x, p, s, S_CURVES)
 
-    fx_sum = fy_sum = fz_sum = 0.0
-    mx_sum = my_sum = mz_sum = 0.0
-    aligning = 0.0
+    # Each contact's frame, speeds and tyre forces: one loop over the wheels on nothing but
+    # ``s`` and values read before it (LLVM's vector code), then the sums in wheel order.
     for k in range(4):
-        front = k < 2
+        mu = s[S_GROUND + 12 + k] * p.mu
+        if p.noise_std > 0.0:
+            mu = max(mu + p.noise_std * friction_noise(x[X_STEP], k, p.noise_seed), 0.0)
+        s[S_MU + k] = mu
+        s[S_SURFACE + k] = x[X_OMEGA + k] * p.r
+    z = x[X_POS + 2]
+    bump = p.ride_height - p.z_max  # the wheel's centre at full bump, below the attach point
+    v_low, d_low = p.v_low, p.d_low
+    front_x, front_y, front_z = (
+        cos_d * r00 + sin_d * r01,
+        cos_d * r10 + sin_d * r11,
+        cos_d * r20 + sin_d * r21,
+    )
+    for k in range(4):
         rx, ry, rz = s[S_ARM + k], s[S_ARM + 4 + k], s[S_ARM + 8 + k]
         h, hx, hy = s[S_GROUND + k], s[S_GROUND + 4 + k], s[S_GROUND + 8 + k]
         load = s[S_NORMAL + k]
@@ -364,16 +380,12 @@ def physics_step(x, u, p, y, s, height, friction, grid, write_outputs: bool) -> 
         # Contact patch: under the attach point, on the ground, but never above the wheel at
         # full bump (a ground far above a wheel, given from outside, acts on the bump stop).
         cx, cy = rx, ry
-        cz = min(h, x[X_POS + 2] + rz - p.ride_height + p.z_max) - x[X_POS + 2]
+        cz = min(h, z + rz - bump) - z
         vcx = vx_w + wy_w * cz - wz_w * cy
         vcy = vy_w + wz_w * cx - wx_w * cz
         vcz = vz_w + wx_w * cy - wy_w * cx
-        if front:
-            hdx = cos_d * r00 + sin_d * r01
-            hdy = cos_d * r10 + sin_d * r11
-            hdz = cos_d * r20 + sin_d * r21
-        else:
-            hdx, hdy, hdz = r00, r10, r20
+        front = k < 2
+        hdx, hdy, hdz = (front_x, front_y, front_z) if front else (r00, r10, r20)
         along = hdx * nx + hdy * ny + hdz * nz
         lx, ly, lz = hdx - along * nx, hdy - along * ny, hdz - along * nz
         norm = math.sqrt(lx * lx + ly * ly + lz * lz)
@@ -382,22 +394,33 @@ def physics_step(x, u, p, y, s, height, friction, grid, write_outputs: bool) -> 
         v_long = vcx * lx + vcy * ly + vcz * lz
         v_lat = vcx * tx + vcy * ty + vcz * tz
 
-        mu = s[S_GROUND + 12 + k] * p.mu
-        if p.noise_std > 0.0:
-            mu = max(mu + p.noise_std * friction_noise(x[X_STEP], k, p.noise_seed), 0.0)
-        limit = mu * load
+        limit = s[S_MU + k] * load
         f_long, f_lat = limit * s[S_CURVES + k], limit * s[S_CURVES + 4 + k]
-        surface = x[X_OMEGA + k] * p.r
+        surface = s[S_SURFACE + k]
         rolling = max(abs(v_long), abs(surface))  # a spinning wheel is not at standstill
-        f_long += low_speed_damping(rolling, p) * load * (surface - v_long)
-        f_lat -= low_speed_damping(v_long, p) * load * v_lat
+        f_long += low_speed_damping(rolling, v_low, d_low) * load * (surface - v_long)
+        f_lat -= low_speed_damping(v_long, v_low, d_low) * load * v_lat
         f_mag = math.sqrt(f_long * f_long + f_lat * f_lat)
-        if f_mag > limit:
-            scale = limit / f_mag
-            f_long *= scale
-            f_lat *= scale
+        scale = limit / f_mag if f_mag > limit else 1.0
+        s[k], s[S_FY + k] = f_long * scale, f_lat * scale
+        s[S_VX + k], s[S_VY + k] = v_long, v_lat
+        s[S_FRAME + k], s[S_FRAME + 4 + k], s[S_FRAME + 8 + k] = lx, ly, lz
+        s[S_FRAME + 12 + k], s[S_FRAME + 16 + k], s[S_FRAME + 20 + k] = tx, ty, tz
+        s[S_FRAME + 24 + k], s[S_FRAME + 28 + k], s[S_FRAME + 32 + k] = nx, ny, nz
+        s[S_FRAME + 36 + k] = cz
+
+    fx_sum = fy_sum = fz_sum = 0.0
+    mx_sum = my_sum = mz_sum = 0.0
+    aligning = 0.0
+    for k in range(4):
+        front = k < 2
+        f_long, f_lat, load = s[k], s[S_FY + k], s[S_NORMAL + k]
+        lx, ly, lz = s[S_FRAME + k], s[S_FRAME + 4 + k], s[S_FRAME + 8 + k]
+        tx, ty, tz = s[S_FRAME + 12 + k], s[S_FRAME + 16 + k], s[S_FRAME + 20 + k]
+        nx, ny, nz = s[S_FRAME + 24 + k], s[S_FRAME + 28 + k], s[S_FRAME + 32 + k]
+        cx, cy, cz = s[S_ARM + k], s[S_ARM + 4 + k], s[S_FRAME + 36 + k]
         if front and write_outputs:  # force feedback: read only from the outputs
-            aligning += aligning_moment(atan(x[X_ALPHA + k]), load, mu, p)
+            aligning += aligning_moment(atan(x[X_ALPHA + k]), load, s[S_MU + k], p)
 
         fwx = f_long * lx + f_lat * tx + load * nx
         fwy = f_long * ly + f_lat * ty + load * ny
@@ -409,12 +432,6 @@ def physics_step(x, u, p, y, s, height, friction, grid, write_outputs: bool) -> 
         my_sum += cz * fwx - cx * fwz
         mz_sum += cx * fwy - cy * fwx
 
-        s[k] = f_long
-        s[S_VX + k] = v_long
-        s[S_VY + k] = v_lat
-        s[S_NORMAL + k] = load
-        s[S_FY + k] = f_lat
-        s[S_MU + k] = mu
         if torque_mode:
             s[4 + k] = min(max(u[U_PROPULSION + k], LOW[U_PROPULSION]), HIGH[U_PROPULSION])
             s[8 + k] = min(max(u[U_BRAKING + k], LOW[U_BRAKING]), HIGH[U_BRAKING])
@@ -422,7 +439,7 @@ def physics_step(x, u, p, y, s, height, friction, grid, write_outputs: bool) -> 
             s[4 + k] = 0.0
             s[8 + k] = brake_in * (p.brake_f if front else p.brake_r)
             if p.abs_on > 0.5:
-                s[8 + k] *= anti_lock(x, k, p, brake_in, v_long)
+                s[8 + k] *= anti_lock(x, k, p, brake_in, s[S_VX + k])
         if not front:
             s[8 + k] += park_in * p.park_brake
         s[12 + k] = p.f_roll * load * p.r

@@ -70,14 +70,15 @@ def tyre_curves(x, p, s, at: int) -> None:
 
 
 @njit(error_model="numpy", inline="always")
-def low_speed_damping(v_long: float, p) -> float:
-    """Damping factor (s/m, times the load) that fades out above ``p.v_low`` (speed ``v_long``).
+def low_speed_damping(v_long: float, v_low: float, d_low: float) -> float:
+    """Damping factor (s/m, times the load) that fades out above ``v_low`` (speed ``v_long``).
 
     The relaxation states make the tyre a spring at standstill; this adds the damper that a
-    real tyre's hysteresis provides, so the spring does not ring.
+    real tyre's hysteresis provides, so the spring does not ring. (The parameters come as
+    values: the step reads them before its wheel loop, whose vector code they would block.)
     """
-    fade = 1.0 - abs(v_long) / p.v_low
-    return p.d_low * fade if fade > 0.0 else 0.0
+    fade = 1.0 - abs(v_long) / v_low
+    return d_low * fade if fade > 0.0 else 0.0
 
 
 @njit(error_model="numpy", inline="always")
