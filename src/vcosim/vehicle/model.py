@@ -141,7 +141,7 @@ from vcosim.vehicle.tyres import (
     tyre_curves,
 )
 
-N_SCRATCH = 152
+N_SCRATCH = 164
 # Scratch slots beyond the driveline's 0..27: contact-point speeds and the tyre results, then
 # what the step's wheel loops hand on (each a block of 4 values per wheel quantity).
 S_VX = 28
@@ -155,6 +155,7 @@ S_GROUND = 84  # 16: ground height, its two slopes and its friction under each w
 S_COMPRESSION = 100  # 8: suspension compression, then its rate
 S_SURFACE = 108  # 4: the wheels' surface speeds
 S_FRAME = 112  # 40: each contact's axes along, across and normal (x, y, z each), its height
+S_RELAX = 152  # 12: room for relax_slips
 BLINK_PERIOD = 0.8  # s: 75 flashes a minute
 
 
@@ -448,18 +449,7 @@ def physics_step(x, u, p, y, s, height, friction, grid, write_outputs: bool) -> 
     driveline_step(
         x, p, s, engine_torque, engine_friction, engagement, torque_mode, automatic, one_way, dt
     )
-    for k in range(4):
-        surface = x[X_OMEGA + k] * p.r
-        x[X_KAPPA + k], x[X_ALPHA + k] = relax_slips(
-            x[X_KAPPA + k],
-            x[X_ALPHA + k],
-            surface - s[S_VX + k],
-            s[S_VX + k],
-            s[S_VY + k],
-            surface,
-            dt,
-            p,
-        )
+    relax_slips(x, p, s, S_VX, S_RELAX, dt)
 
     # Air drag and other body resistance, against the velocity.
     speed = math.sqrt(vx_w * vx_w + vy_w * vy_w + vz_w * vz_w)

@@ -15,7 +15,7 @@ import numpy as np
 
 from vcosim.vehicle._jit_cache import njit
 from vcosim.vehicle.elementary import atan, sin
-from vcosim.vehicle.layout import X_ALPHA, X_KAPPA
+from vcosim.vehicle.layout import X_ALPHA, X_KAPPA, X_OMEGA
 
 
 @njit(error_model="numpy", inline="always")
@@ -82,17 +82,8 @@ def low_speed_damping(v_long: float, v_low: float, d_low: float) -> float:
 
 
 @njit(error_model="numpy", inline="always")
-def relax_slips(
-    kappa: float,
-    tan_alpha: float,
-    slip_speed: float,
-    v_long: float,
-    v_lat: float,
-    wheel_surface_speed: float,
-    dt: float,
-    p,
-) -> tuple[float, float]:
-    """Advance the transient slips one step (implicit in the decay term, so always stable).
+def relax_slips(x, p, s, road: int, room: int, dt: float) -> None:
+    """Advance the four wheels' transient slips one step (implicit in the decay term, so stable).
 
     Longitudinal: d kappa/dt = (slip_speed - max(|v|, |r w|) kappa) / sigma_long, whose steady
     state is the seed's slip in [-1, 1]. Lateral: d tan_a/dt = (-v_lat - |v| tan_a)/sigma_lat,
@@ -101,14 +92,28 @@ def relax_slips(
     linearised tyre reaches its friction limit (1 / (B C)), so a tyre that slid to a stop
     does not spring the car back. The longitudinal limit fades with the faster of road and
     wheel surface: a wheel spinning on the spot slides as it would at speed.
+
+    ``s[road : road + 4]`` are the contact points' speeds along the wheels, the next four
+    across them. The states are copied to ``s[room : room + 12]`` and the parameters read
+    first, so that the loop touches nothing but ``s`` and LLVM makes vector code of it.
     """
-    ref = max(abs(v_long), abs(wheel_surface_speed))
-    kappa = (kappa + dt / p.sigma_long * slip_speed) / (1.0 + dt * ref / p.sigma_long)
-    tan_alpha = (tan_alpha - dt / p.sigma_lat * v_lat) / (1.0 + dt * abs(v_long) / p.sigma_lat)
-    kappa_max = p.kappa_sat + min(ref / p.v_low, 1.0) * (1.0 - p.kappa_sat)
-    fade = min(abs(v_long) / p.v_low, 1.0)
-    alpha_max = p.alpha_sat + fade * (TAN_ALPHA_MAX - p.alpha_sat)
-    return min(max(kappa, -kappa_max), kappa_max), min(max(tan_alpha, -alpha_max), alpha_max)
+    for k in range(4):
+        s[room + k] = x[X_OMEGA + k] * p.r
+        s[room + 4 + k] = x[X_KAPPA + k]
+        s[room + 8 + k] = x[X_ALPHA + k]
+    long_rate, lat_rate, per_v_low = dt / p.sigma_long, dt / p.sigma_lat, 1.0 / p.v_low
+    kappa_sat, alpha_sat = p.kappa_sat, p.alpha_sat
+    for k in range(4):
+        v_long, v_lat, surface = s[road + k], s[road + 4 + k], s[room + k]
+        ref = max(abs(v_long), abs(surface))
+        kappa = (s[room + 4 + k] + long_rate * (surface - v_long)) / (1.0 + long_rate * ref)
+        tan_alpha = (s[room + 8 + k] - lat_rate * v_lat) / (1.0 + lat_rate * abs(v_long))
+        kappa_max = kappa_sat + min(ref * per_v_low, 1.0) * (1.0 - kappa_sat)
+        alpha_max = alpha_sat + min(abs(v_long) * per_v_low, 1.0) * (TAN_ALPHA_MAX - alpha_sat)
+        s[room + 4 + k] = min(max(kappa, -kappa_max), kappa_max)
+        s[room + 8 + k] = min(max(tan_alpha, -alpha_max), alpha_max)
+    for k in range(4):
+        x[X_KAPPA + k], x[X_ALPHA + k] = s[room + 4 + k], s[room + 8 + k]
 
 
 TAN_ALPHA_MAX = 10.0  # 84 degrees: beyond, a sliding tyre's force no longer changes
