@@ -12,8 +12,8 @@ reaches (tests/vehicle/test_elementary.py), rounded alike on every machine; libm
 between its builds in the last bit.
 
 With vectors of two doubles (SSE2 alone, ARM's NEON) the written-out functions lose to
-libm's scalar ones (a ring of 100 cars, compiled for a bare x86-64: 660 ns per vehicle-step
-against 520), so there ``atan``, ``sin`` and ``tan`` are libm's (``WIDE_VECTORS``).
+libm's scalar ones (100 cars, compiled for a bare x86-64: 597 ns per vehicle-step against
+509-518), so there ``atan``, ``sin`` and ``tan`` are libm's (``WIDE_VECTORS``).
 """
 
 from __future__ import annotations
