@@ -364,7 +364,7 @@ def physics_step(x, u, p, y, s, height, friction, grid, write_outputs: bool) -> 
         s[S_MU + k] = mu
         s[S_SURFACE + k] = x[X_OMEGA + k] * p.r
     z = x[X_POS + 2]
-    bump = p.ride_height - p.z_max  # the wheel's centre at full bump, below the attach point
+    bump = p.ride_height - p.z_max  # the attach point's height above the ground at full bump
     v_low, d_low = p.v_low, p.d_low
     front_x, front_y, front_z = (
         cos_d * r00 + sin_d * r01,
