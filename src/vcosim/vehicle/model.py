@@ -141,7 +141,6 @@ from vcosim.vehicle.tyres import (
     tyre_curves,
 )
 
-N_SCRATCH = 164
 # Scratch slots beyond the driveline's 0..27: contact-point speeds and the tyre results, then
 # what the step's wheel loops hand on (each a block of 4 values per wheel quantity).
 S_VX = 28
@@ -156,6 +155,7 @@ S_COMPRESSION = 100  # 8: suspension compression, then its rate
 S_SURFACE = 108  # 4: the wheels' surface speeds
 S_FRAME = 112  # 40: each contact's axes along, across and normal (x, y, z each), its height
 S_RELAX = 152  # 12: room for relax_slips
+N_SCRATCH = S_RELAX + 12
 BLINK_PERIOD = 0.8  # s: 75 flashes a minute
 
 
