@@ -31,6 +31,7 @@ from vcosim.app import (
     fmu,
     modules,
     runs,
+    scenario,
     signals,
     simulator,
     vehicle,
@@ -173,6 +174,7 @@ app.add_typer(bench.bench_app, name="bench")
 app.add_typer(fmu.fmu_app, name="fmu")
 app.add_typer(vehicle.vehicle_app, name="vehicle")
 app.add_typer(world.world_app, name="world")
+app.add_typer(scenario.scenario_app, name="scenario")
 
 # Old spellings, still understood until REMOVED_IN: each is rewritten to its new form with a
 # one-line warning that says when it goes.

@@ -27,7 +27,7 @@ from vcosim.errors import ConfigError
 from vcosim.openscenario import model as m
 from vcosim.openscenario.expressions import ExpressionError, evaluate
 
-VERSIONS = ((1, 0), (1, 1), (1, 2))
+VERSIONS = ((1, 0), (1, 1), (1, 2), (1, 3))
 PRESETS = {"car": "nightrider", "van": "nightrider"}
 """vehicleCategory -> the vcosim preset that drives it (a ``preset`` property overrides)."""
 EXTERNAL = "external"
@@ -354,7 +354,7 @@ def _scenario(r: Reader, root: Node, path: Path, given: dict[str, object]) -> m.
         part.used = True
     version = (r.integer(header, "revMajor"), r.integer(header, "revMinor"))
     if version not in VERSIONS:
-        raise Refused(header, f"OpenSCENARIO {version[0]}.{version[1]}: 1.0 to 1.2 are read")
+        raise Refused(header, f"OpenSCENARIO {version[0]}.{version[1]}: 1.0 to 1.3 are read")
     declared = r.one(root, "ParameterDeclarations", required=False)
     for node in r.kids(declared, "ParameterDeclaration") if declared is not None else []:
         r.parameters[r.text(node, "name")] = r.text(node, "value")

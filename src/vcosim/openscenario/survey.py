@@ -1,0 +1,200 @@
+"""How much of the field's OpenSCENARIO vcosim reads: every ``.xosc`` under some folders.
+
+Each scenario file is read as ``vcosim sim --scenario`` reads it (the file, its catalogues,
+its road, the world its entities start in): accepted, refused (every problem, one line each),
+or crashed (an exception no reader should let out: always a defect of vcosim). With ``run``,
+each accepted file also runs, fast, to its stop trigger: an external ego is driven by the ACC
+at its start speed, in process, as a coupled controller would. The reasons are ranked by the
+files they block, and by the files each alone blocks (what supporting it would gain).
+
+Catalogue files (``<Catalog>``) are not scenarios and are not counted; a
+``ParameterValueDistribution`` file counts as read when its variations and the scenario it
+varies are.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import re
+import time
+import traceback
+from collections import Counter
+from collections.abc import Callable, Iterable
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from vcosim.errors import ConfigError, VcosimError
+from vcosim.reports import Report
+
+ACCEPTED, REFUSED, CRASHED = "accepted", "refused", "crashed"
+ENDED, STILL_RUNNING, FAILED = "ended", "still running", "failed"
+RUN_LIMIT = 120.0
+"""Simulated seconds a survey run may take before it counts as not ending."""
+
+
+@dataclass
+class FileSurvey(Report):
+    """One file: what reading it gave, and (with runs) what running it gave."""
+
+    path: str
+    corpus: str
+    outcome: str
+    problems: list[str] = field(default_factory=list)
+    run: str = ""
+    ended_by: str = ""
+    simulated: float = 0.0
+    wall: float = 0.0
+
+
+@dataclass
+class SurveyReport(Report):
+    """Every file, the counts by corpus, and the reasons ranked."""
+
+    files: list[FileSurvey]
+
+    def corpora(self) -> dict[str, Counter[str]]:
+        """Per corpus: files, and how many were accepted, refused, crashed, ran to an end."""
+        table: dict[str, Counter[str]] = {}
+        for f in self.files:
+            counts = table.setdefault(f.corpus, Counter())
+            counts["files"] += 1
+            counts[f.outcome] += 1
+            if f.run:
+                counts[f.run] += 1
+        return table
+
+    def reasons(self) -> list[tuple[str, int, int]]:
+        """Each reason, the files it is found in, and the files it alone refuses."""
+        found: Counter[str] = Counter()
+        alone: Counter[str] = Counter()
+        for f in self.files:
+            keys = {reason_of(p) for p in f.problems} if f.outcome == REFUSED else set()
+            found.update(keys)
+            if len(keys) == 1:
+                alone.update(keys)
+        return sorted(
+            ((k, n, alone[k]) for k, n in found.items()), key=lambda r: (-r[1], -r[2], r[0])
+        )
+
+
+def reason_of(problem: str) -> str:
+    """A problem without its line, file and the names that differ between files."""
+    text = re.sub(r"^line \d+( of [^:]+)?: ", "", problem)
+    text = re.sub(r"'[^']*'", "…", text)
+    return re.sub(r"-?\d+(\.\d+)?", "N", text)
+
+
+def corpus_names(folders: list[Path]) -> list[str]:
+    """Each folder's name from where the folders part (``esmini/resources/xosc``)."""
+    absolute = [f.resolve() for f in folders]
+    if len(absolute) == 1:
+        return [absolute[0].name]
+    common = Path(os.path.commonpath(absolute))
+    return [str(f.relative_to(common)) or f.name for f in absolute]
+
+
+def scenario_files(folder: Path) -> list[Path]:
+    """The ``.xosc`` files under ``folder`` that hold a scenario or a distribution."""
+    found = []
+    for path in sorted(folder.rglob("*.xosc")):
+        try:
+            head = path.read_bytes()[:4096]
+        except OSError:
+            continue
+        if b"<Catalog " in head or b"<Catalog>" in head:
+            continue
+        found.append(path)
+    return found
+
+
+def survey(
+    folders: Iterable[Path],
+    run: bool = False,
+    limit: float = RUN_LIMIT,
+    workers: int = 1,
+    progress: Callable[[FileSurvey], None] | None = None,
+) -> SurveyReport:
+    """Read (and with ``run``, run) every scenario file under ``folders``."""
+    folders = [Path(f) for f in folders]
+    names = corpus_names(folders)
+    jobs = [
+        (path, name, run, limit)
+        for folder, name in zip(folders, names, strict=True)
+        for path in scenario_files(folder)
+    ]
+    files: list[FileSurvey] = []
+    if workers <= 1:
+        results: Iterable[FileSurvey] = (_one(*job) for job in jobs)
+        for result in results:
+            files.append(result)
+            if progress is not None:
+                progress(result)
+    else:
+        with ProcessPoolExecutor(workers) as pool:
+            for result in pool.map(_one_job, jobs):
+                files.append(result)
+                if progress is not None:
+                    progress(result)
+    return SurveyReport(files)
+
+
+def _one_job(job: tuple[Path, str, bool, float]) -> FileSurvey:
+    return _one(*job)
+
+
+def _one(path: Path, corpus: str, run: bool, limit: float) -> FileSurvey:
+    """Read one file; run it if it was accepted and ``run`` is asked for."""
+    from vcosim.openscenario.distribution import read_distribution
+    from vcosim.openscenario.storyboard import scenario_run
+
+    result = FileSurvey(str(path), corpus, ACCEPTED)
+    started = time.perf_counter()
+    try:
+        if b"ParameterValueDistribution" in path.read_bytes():
+            scenario, variations = read_distribution(path)
+            scenario_run(scenario, dict(variations[0]) if variations else None)
+            run = False  # a distribution's scenario is surveyed as a file of its own
+        elif run:
+            result.run, result.ended_by, result.simulated = _run(path, limit)
+        else:
+            scenario_run(path)
+    except ConfigError as exc:
+        result.outcome, result.problems = REFUSED, list(exc.problems)
+    except VcosimError as exc:
+        if result.outcome == ACCEPTED and run:
+            result.run, result.ended_by = FAILED, str(exc)
+        else:
+            result.outcome, result.problems = REFUSED, [str(exc)]
+    except Exception as exc:  # the survey's point: a reader that lets one out is a defect
+        frame = traceback.extract_tb(exc.__traceback__)[-1]
+        where = f"{Path(frame.filename).name}:{frame.lineno}"
+        result.outcome = CRASHED
+        result.problems = [f"{type(exc).__name__} at {where}: {exc}"]
+        result.run = ""
+    result.wall = time.perf_counter() - started
+    return result
+
+
+def _run(path: Path, limit: float) -> tuple[str, str, float]:
+    """Run a scenario fast to its stop trigger (or ``limit``), the external ego on the ACC."""
+    from vcosim.controllers.acc import Acc
+    from vcosim.openscenario import read_xosc
+    from vcosim.openscenario.storyboard import StoryboardReport, scenario_run
+    from vcosim.scenarios import PacingSpec, RunSpec, build_simulation
+    from vcosim.tight.inprocess import couple_in_process
+
+    face, world = scenario_run(path)  # refusals before anything runs
+    scenario = read_xosc(path)
+    sim = build_simulation(RunSpec(world=world, pacing=PacingSpec(mode="fast"), faces=[face]))
+    if scenario.external:
+        speed = scenario.init[scenario.external[0]].speed
+        couple_in_process(sim, Acc(speed=speed if math.isfinite(speed) else 0.0))
+    report = sim.run(limit)
+    board = report.faces["storyboard"]
+    assert isinstance(board, StoryboardReport)
+    ended = not board.ended_by.startswith("the run's duration") or all(
+        e.state == "complete" for e in board.elements if e.kind == "story"
+    )
+    return (ENDED if ended else STILL_RUNNING), board.ended_by, float(report.sim_time)
