@@ -177,8 +177,12 @@ class Channels:
         run.done = True
 
     def command(self, now: float) -> tuple[float, float, float]:
-        """(speed, its rate, offset from the path) the driver is to follow at ``now``."""
+        """(speed, its rate, offset from the path) the driver is to follow at ``now``.
+
+        The speed may be negative (backwards): a kinematic object takes it, a car's driver
+        stops at 0.
+        """
         speed, rate = self.ramps["speed"].at(now)
         lane, _ = self.ramps["lane"].at(now)
         offset, _ = self.ramps["offset"].at(now)
-        return max(speed, 0.0), rate, lane + offset
+        return speed, rate, lane + offset

@@ -442,7 +442,12 @@ class Story:
 
 @dataclass(frozen=True)
 class Entity:
-    """A vehicle: the vcosim preset it maps to, its box, and who drives it."""
+    """An entity: what it is, its box, and who drives it.
+
+    A car or van driven from outside or by the storyboard is a physical vehicle of the world
+    (its ``preset``); every other entity (pedestrians, obstacles, trucks, buses, bicycles,
+    motorbikes, trailers) moves kinematically where the storyboard puts it (``kinematic``).
+    """
 
     name: str
     preset: str
@@ -451,6 +456,20 @@ class Entity:
     max_speed: float
     external: bool
     line: int
+    kind: str = "vehicle"
+    """``vehicle``, ``pedestrian`` or ``misc``."""
+    category: str = "car"
+    """The file's vehicleCategory, pedestrianCategory or miscObjectCategory."""
+    height: float = 1.5
+    kinematic: bool = False
+    trailer: str | None = None
+    """The entity this one tows (its ``TrailerRef``)."""
+    wheelbase: float = 0.0
+    """m between the front and rear axle."""
+    hitch: float = 0.0
+    """m ahead of the box's centre: where a towing vehicle's trailer hitch is."""
+    coupler: float = 0.0
+    """m ahead of the box's centre: where a trailer's coupler is."""
 
 
 @dataclass(frozen=True)

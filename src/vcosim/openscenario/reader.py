@@ -29,7 +29,21 @@ from vcosim.openscenario.expressions import ExpressionError, evaluate
 
 VERSIONS = ((1, 0), (1, 1), (1, 2), (1, 3))
 PRESETS = {"car": "nightrider", "van": "nightrider"}
-"""vehicleCategory -> the vcosim preset that drives it (a ``preset`` property overrides)."""
+"""vehicleCategory -> the vcosim preset that drives it (a ``preset`` property overrides);
+other categories move kinematically, unless driven from outside (then as this preset):"""
+DEFAULT_PRESET = "nightrider"
+VEHICLES = {"car", "van", "truck", "trailer", "semitrailer", "bus", "motorbike", "bicycle",
+            "train", "tram"}  # fmt: skip
+OBJECTS = {
+    "Vehicle": ("VehicleCatalog", "vehicle", "vehicleCategory", VEHICLES),
+    "Pedestrian": ("PedestrianCatalog", "pedestrian", "pedestrianCategory",
+                   {"pedestrian", "wheelchair", "animal"}),
+    "MiscObject": ("MiscObjectCatalog", "misc", "miscObjectCategory",
+                   {"none", "obstacle", "pole", "tree", "vegetation", "barrier", "building",
+                    "parkingSpace", "patch", "railing", "trafficIsland", "crosswalk",
+                    "streetLamp", "gantry", "soundBarrier", "wind", "roadMark"}),
+}  # fmt: skip
+"""What a ScenarioObject may be: its catalogue, kind, category attribute and categories."""
 EXTERNAL = "external"
 """A Controller named this, or with ``<Property name="controller" value="external"/>``, makes
 its entity driven from outside (a tight-coupling endpoint)."""
@@ -52,17 +66,20 @@ PRIORITIES = {
 }
 CATALOGS = {
     "VehicleCatalog": "Vehicle",
+    "PedestrianCatalog": "Pedestrian",
+    "MiscObjectCatalog": "MiscObject",
     "ControllerCatalog": "Controller",
     "ManeuverCatalog": "Maneuver",
     "TrajectoryCatalog": "Trajectory",
 }
 """The catalogues whose entries a scenario may reference, and the element each holds."""
-OTHER_CATALOGS = {"PedestrianCatalog", "MiscObjectCatalog", "EnvironmentCatalog", "RouteCatalog"}
+OTHER_CATALOGS = {"EnvironmentCatalog", "RouteCatalog"}
 """Catalogue locations accepted (a file may list them) whose entries cannot be referenced."""
 # Elements that carry nothing a run needs; read and accepted as they are.
 HARMLESS = {"FileHeader", "CatalogLocations", "Properties", "Property", "Performance", "Axles",
             "FrontAxle", "RearAxle", "AdditionalAxle", "BoundingBox", "Center", "Dimensions",
-            "Orientation", "ParameterDeclarations", "ParameterDeclaration", "License"}  # fmt: skip
+            "Orientation", "ParameterDeclarations", "ParameterDeclaration", "License",
+            "TrailerHitch", "TrailerCoupler", "File", "Model3d"}  # fmt: skip
 
 
 UNSUPPORTED = "is not supported (docs/scenarios.md lists what is)"
@@ -71,8 +88,10 @@ UNSUPPORTED = "is not supported (docs/scenarios.md lists what is)"
 class Refused(Exception):
     """One problem of the file, with the line it is on."""
 
-    def __init__(self, node: Node, message: str) -> None:
+    def __init__(self, node: Node, message: str, quiet: bool = False) -> None:
         super().__init__(f"line {node.line}: <{node.tag}>: {message}")
+        self.quiet = quiet
+        """A consequence of a problem said elsewhere (a refused entity named again)."""
 
 
 @dataclass
@@ -124,6 +143,8 @@ class Reader:
         self.read_entries: list[tuple[Path, Node]] = []
         self.trajectories: list[m.Trajectory] = []
         self.assigned_external: set[str] = set()
+        self.declared: set[str] = set()
+        """Every entity the file declares, read or refused (a refused one is not named again)."""
 
     @contextmanager
     def scope(self, node: Node, assigned: Mapping[str, str] | None = None) -> Iterator[None]:
@@ -141,22 +162,34 @@ class Reader:
             self.parameters = outer
 
     # -- catalogues -------------------------------------------------------------------------
-    def catalog_entry(self, ref: Node, kind: str) -> tuple[Node, dict[str, str]]:
-        """The ``kind`` (``Vehicle``, ...) a CatalogReference names, and its assignments.
+    def catalog_entry(self, ref: Node, *kinds: str) -> tuple[Node, dict[str, str]]:
+        """The entry a CatalogReference names (one of ``kinds``), and its assignments.
 
-        The entry is looked for in the ``<Catalog name=catalogName>`` of the files of that
+        The entry is looked for in the ``<Catalog name=catalogName>`` of the files of each
         kind's catalogue directory; assignments are resolved in the referencing scope.
         """
         catalog, entry = self.text(ref, "catalogName"), self.text(ref, "entryName")
-        location = f"{kind}Catalog"
-        directory = self.catalogs.get(location)
-        if directory is None:
-            raise Refused(ref, f"no <{location}> in <CatalogLocations> for catalogue {catalog!r}")
-        if (location, "") not in self.entries:
-            self._load(location, directory)
-        found = self.entries.get((location, f"{catalog}/{entry}"))
-        if found is None or found[1].tag != kind:
-            raise Refused(ref, f"catalogue {catalog!r} in {directory} has no {kind} {entry!r}")
+        searched: list[str] = []
+        found = None
+        for kind in kinds:
+            location = f"{kind}Catalog"
+            directory = self.catalogs.get(location)
+            if directory is None:
+                continue
+            searched.append(str(directory))
+            if (location, "") not in self.entries:
+                self._load(location, directory)
+            found = self.entries.get((location, f"{catalog}/{entry}"))
+            if found is not None and found[1].tag == kind:
+                break
+            found = None
+        what = " or ".join(kinds)
+        if not searched:
+            locations = " or ".join(f"<{kind}Catalog>" for kind in kinds)
+            raise Refused(ref, f"no {locations} in <CatalogLocations> for catalogue {catalog!r}")
+        if found is None:
+            where = ", ".join(searched)
+            raise Refused(ref, f"catalogue {catalog!r} in {where} has no {what} {entry!r}")
         assignments = self.one(ref, "ParameterAssignments", required=False)
         assigned = {  # a parameterRef names a parameter (some files write it with its $)
             a.attrib.get("parameterRef", "").lstrip("$"): self.text(a, "value")
@@ -265,7 +298,8 @@ class Reader:
             try:
                 out.append(read(node))
             except Refused as exc:
-                self.problems.append(str(exc))
+                if not exc.quiet:
+                    self.problems.append(str(exc))
                 for part in node.walk():  # its problem is said: not its parts again
                     part.used = True
         return out
@@ -412,19 +446,23 @@ def _is_external(r: Reader, controller: Node) -> bool:
 
 
 def _entity(r: Reader, node: Node) -> m.Entity:
+    """A ScenarioObject: its Vehicle, Pedestrian or MiscObject (inline or catalogued)."""
     name = r.text(node, "name")
-    vehicle = r.one(node, "Vehicle", required=False)
+    r.declared.add(name)
+    inline = [c for c in node.children if c.tag in OBJECTS]
     assigned: dict[str, str] = {}
-    reference = r.one(node, "CatalogReference", required=False)
-    if vehicle is None and reference is not None:
-        vehicle, assigned = r.catalog_entry(reference, "Vehicle")
-    if vehicle is None:
-        other = next((c for c in node.children if c.tag != "ObjectController"), node)
-        raise Refused(other, f"entity {name!r}: only <Vehicle> entities are supported")
-    controller = r.one(node, "ObjectController", required=False)
-    external = controller is not None and _external_controller(r, controller)
-    with r.scope(vehicle, assigned):
-        return _vehicle(r, vehicle, name, external, node.line)
+    if inline:
+        thing = r.need(node, inline[0].tag)
+    else:
+        reference = r.one(node, "CatalogReference", required=False)
+        if reference is None:
+            other = next((c for c in node.children if c.tag != "ObjectController"), node)
+            raise Refused(other, f"entity {name!r}: a Vehicle, Pedestrian or MiscObject is read")
+        thing, assigned = r.catalog_entry(reference, *OBJECTS)
+    controllers = r.kids(node, "ObjectController")  # 1.3: one per domain, several
+    external = any([_external_controller(r, c) for c in controllers])
+    with r.scope(thing, assigned):
+        return _object(r, thing, name, external, node.line)
 
 
 def _external_controller(r: Reader, node: Node) -> bool:
@@ -440,33 +478,69 @@ def _external_controller(r: Reader, node: Node) -> bool:
         return _is_external(r, controller)
 
 
-def _trailer(r: Reader, vehicle: Node) -> None:
-    """Accept a trailer hitch, and a ``<Trailer>`` that tows nothing (an empty reference)."""
-    r.one(vehicle, "TrailerHitch", required=False)
-    r.one(vehicle, "TrailerCoupler", required=False)
+def _trailer(r: Reader, vehicle: Node) -> str | None:
+    """The entity a vehicle tows (its ``TrailerRef``), None when it tows none."""
     trailer = r.one(vehicle, "Trailer", required=False)
-    ref = None if trailer is None else r.one(trailer, "TrailerRef", required=False)
-    if trailer is not None and (ref is None or r.text(ref, "entityRef", "")):
-        raise Refused(trailer, "trailers are not supported")
+    if trailer is None:
+        return None
+    ref = r.one(trailer, "TrailerRef", required=False)
+    if ref is None:
+        raise Refused(trailer, "a trailer is named by a <TrailerRef> to its entity")
+    return r.text(ref, "entityRef", "") or None
 
 
-def _vehicle(r: Reader, vehicle: Node, name: str, external: bool, line: int) -> m.Entity:
-    for part in vehicle.walk():
+def _hitch(r: Reader, vehicle: Node, tag: str) -> float:
+    """How far ahead of the box's centre a hitch (or coupler) is; 0 where none is given."""
+    point = r.one(vehicle, tag, required=False)
+    box = r.one(vehicle, "BoundingBox", required=False)
+    centre = None if box is None else r.one(box, "Center", required=False)
+    if point is None:
+        return 0.0
+    return r.number(point, "dx") - (0.0 if centre is None else r.number(centre, "x", 0.0))
+
+
+def _object(r: Reader, thing: Node, name: str, external: bool, line: int) -> m.Entity:
+    """An entity's description: its kind and category, its box, how it moves."""
+    for part in thing.walk():
         part.used = part.used or part.tag in HARMLESS
-    _trailer(r, vehicle)
-    category = r.choice(vehicle, "vehicleCategory", PRESETS)
-    preset = category
-    props = r.one(vehicle, "Properties", required=False)
+    kind, category_attr, categories = OBJECTS[thing.tag][1:]
+    category = r.choice(thing, category_attr, categories)
+    preset = None
+    props = r.one(thing, "Properties", required=False)
     for prop in r.kids(props, "Property") if props is not None else []:
         if r.text(prop, "name", "") == "preset":
             preset = r.text(prop, "value")
-    box = r.need(vehicle, "BoundingBox")
-    dims = r.need(box, "Dimensions")
-    r.need(vehicle, "Axles")
-    performance = r.need(vehicle, "Performance")
+    box = r.one(thing, "BoundingBox", required=thing.tag != "Vehicle")
+    dims = None if box is None else r.need(box, "Dimensions")
+    size = [r.number(dims, a) if dims is not None else 0.0 for a in ("length", "width", "height")]
+    if thing.tag != "Vehicle":
+        if external:
+            raise Refused(thing, f"{name!r} is driven from outside: only a vehicle can be")
+        return m.Entity(
+            name=name, preset="", length=size[0], width=size[1], max_speed=math.inf,
+            external=False, line=line, kind=kind, category=category, height=size[2],
+            kinematic=True,
+        )  # fmt: skip
+    trailer = _trailer(r, thing)
+    coupler = _hitch(r, thing, "TrailerCoupler")
+    hitch = _hitch(r, thing, "TrailerHitch")
+    axles = r.one(thing, "Axles", required=False)
+    front = None if axles is None else r.one(axles, "FrontAxle", required=False)
+    rear = None if axles is None else r.one(axles, "RearAxle", required=False)
+    wheelbase = (
+        r.number(front, "positionX") - r.number(rear, "positionX")
+        if front is not None and rear is not None
+        else 0.0
+    )
+    performance = r.one(thing, "Performance", required=False)
+    physical = external or preset is not None or category in PRESETS
     return m.Entity(
-        name=name, preset=preset, length=r.number(dims, "length"), width=r.number(dims, "width"),
-        max_speed=r.number(performance, "maxSpeed"), external=external, line=line,
+        name=name, preset=preset or PRESETS.get(category, DEFAULT_PRESET) if physical else "",
+        length=size[0], width=size[1],
+        max_speed=math.inf if performance is None else r.number(performance, "maxSpeed"),
+        external=external, line=line, kind=kind, category=category, height=size[2] or 1.5,
+        kinematic=not physical, trailer=trailer, wheelbase=wheelbase, hitch=hitch,
+        coupler=coupler,
     )  # fmt: skip
 
 
@@ -517,7 +591,8 @@ def _init(
 def _entity_ref(r: Reader, node: Node, attr: str = "entityRef") -> str:
     name = r.text(node, attr)
     if name not in r.entities:
-        raise Refused(node, f"{attr}={name!r}: no entity of that name")
+        refused = name in r.declared  # its own problem is listed
+        raise Refused(node, f"{attr}={name!r}: no entity of that name", quiet=refused)
     return name
 
 

@@ -47,11 +47,18 @@ from vcosim.openscenario.conditions import (
 from vcosim.openscenario.place import PlaceError, on_lane, resolve, shift_lane
 from vcosim.openscenario.reader import read_xosc
 from vcosim.openscenario.trajectory import layout, schedule_speed, trajectory_path
-from vcosim.openscenario.world import network_of, scenario_world
+from vcosim.openscenario.world import (
+    lane_line,
+    network_of,
+    physical,
+    scenario_world,
+    start_poses,
+)
 from vcosim.reports import Report
 from vcosim.scenarios.spec import UserFaceSpec
 from vcosim.sim.face import Face
 from vcosim.world.geometry import R_AHEAD, R_DISTANCE, R_RELATIVE_SPEED, R_TARGET
+from vcosim.world.movers import Mover, Movers
 from vcosim.world.spec import WorldFile
 
 if TYPE_CHECKING:
@@ -169,6 +176,7 @@ class Storyboard(Face):
         self.min_headway = (math.inf, 0.0)
         self.min_ttc = (math.inf, 0.0)
         self.collisions = 0
+        self.movers: Movers | None = None
 
     def _triggers(self) -> list[m.Trigger | None]:
         triggers: list[m.Trigger | None] = [self.scenario.stop]
@@ -183,14 +191,15 @@ class Storyboard(Face):
     def start(self, sim: Simulation) -> None:
         """Find the driven vehicles' channels and take the first look at t = 0."""
         world = sim.world
-        if world is None or set(world.names) != set(self.scenario.entities):
+        if world is None or set(world.names) != set(physical(self.scenario)):
             raise ConfigError(
                 ["the storyboard runs on its scenario's world (vcosim sim --scenario FILE)"],
                 f"OpenSCENARIO {self.scenario.path}",
             )
         self.sim, self.world, self.ego = sim, world, world.ego
+        self._add_movers(world)
         for name, entity in self.scenario.entities.items():
-            if entity.external:
+            if entity.external or entity.kinematic:
                 continue
             driver = world.spec.vehicles[world.row(name)].driver
             lanes = world.spec.paths[name].lanes or []
@@ -204,6 +213,47 @@ class Storyboard(Face):
                     0.0, 0.0, init.speed, duration, init.ramp.shape
                 )
         self._tick()
+
+    def _add_movers(self, world: World) -> None:
+        """The kinematic entities join the world, each on its lane's route (or straight on)."""
+        kinematic = [(n, e) for n, e in self.scenario.entities.items() if e.kinematic]
+        if not kinematic:
+            return
+        if world.objects is not None:
+            raise ConfigError(
+                ["a scenario's pedestrians, objects and kinematic vehicles cannot share the "
+                 "world with SUMO's traffic"],
+                f"OpenSCENARIO {self.scenario.path}",
+            )  # fmt: skip
+        poses = start_poses(self.scenario)
+        towing = {e.trailer: n for n, e in self.scenario.entities.items() if e.trailer}
+        movers = []
+        for name, entity in kinematic:
+            line, legs = lane_line(self.network, poses[name])
+            tractor = towing.get(name)
+            hitch = 0.0
+            if tractor is not None:
+                towed = self.scenario.entities[tractor]
+                hitch = towed.hitch or -towed.length / 2
+            mover = Mover(
+                name, entity.kind, entity.category, entity.length, entity.width, entity.height,
+                line, towed_by=tractor, hitch=hitch, coupler=entity.coupler,
+            )  # fmt: skip
+            mover.s, mover.offset = mover.locate(*poses[name][:2])
+            init = self.scenario.init[name]
+            mover.speed = 0.0 if init.ramp is not None else init.speed
+            movers.append(mover)
+            self.legs[name] = {str(road): lane for road, lane in legs}
+            self.channels[name] = Channels(mover.speed, mover.offset)
+            if init.ramp is not None:
+                duration = speed_duration(init.ramp, 0.0, init.speed)
+                self.channels[name].ramps["speed"] = Ramp(
+                    0.0, 0.0, init.speed, duration, init.ramp.shape
+                )
+        # trailers after what tows them: a tractor's pose is known when its trailer is moved
+        movers.sort(key=lambda mv: mv.towed_by is not None)
+        self.movers = Movers(movers, world.driver_steps, world.dt)
+        world.add_objects(self.movers)
 
     def after_step(self, sim: Simulation) -> None:
         """A look at the world every driver period, as the drivers decide."""
@@ -242,9 +292,12 @@ class Storyboard(Face):
     def _scene(self) -> Scene:
         world = self.world
         assert world is not None
+        rows = dict(world.index)
+        if self.movers is not None:
+            rows.update({mv.name: len(world) + k for k, mv in enumerate(self.movers.movers)})
         return Scene(
             time=world.time,
-            rows=world.index,
+            rows=rows,
             poses=world.poses(),
             network=self.network,
             touching=lambda a, b: world.overlap(a, b) > 0.0,
@@ -276,9 +329,13 @@ class Storyboard(Face):
             self._keep_relative_speed(channels, scene)
         for story in self.stories:
             self._advance_story(story, scene)
+        movers = self.movers
         for name, channels in self.channels.items():
             speed, rate, offset = channels.command(now)
-            world.drivers.command(world.row(name), speed, rate, offset)
+            if movers is not None and name in movers.slots:
+                movers.command(movers.slots[name], speed, rate, offset)
+            else:
+                world.drivers.command(world.row(name), max(speed, 0.0), rate, offset)
 
     def _watch_ego(self, scene: Scene) -> None:
         world = self.world
@@ -435,7 +492,8 @@ class Storyboard(Face):
             if do.entity is not None:
                 ref = scene.value("speed", do.entity)
                 target = ref + do.value if do.relative == "delta" else ref * do.value
-            target = max(target, 0.0)
+            if not self.scenario.entities[actor].kinematic:
+                target = max(target, 0.0)
             ramp = Ramp(
                 now, start, target, speed_duration(do.dynamics, start, target), do.dynamics.shape
             )
@@ -519,7 +577,7 @@ class Storyboard(Face):
         """Switch the actor's driver onto the trajectory's path (with its timing, its speed)."""
         world = self.world
         assert world is not None
-        paths, k = world.paths, self._driver(actor)
+        paths = world.paths
         q = paths.index[trajectory_path(do.trajectory.index)]
         cum = paths.cum[paths.starts[q] : paths.ends[q]]
         times = None
@@ -537,19 +595,35 @@ class Storyboard(Face):
             if speed is not None and not speed.done:
                 speed.done = speed.overridden = True
             channels.owners["speed"] = run
-        world.drivers.path_of[k] = q
-        world.drivers.hint[k] = -1
+        mover = self._mover(actor)
+        if mover is not None:
+            mover.follow(paths.points[paths.starts[q] : paths.ends[q]])
+            mover.s, _ = mover.locate(*self._scene().pose(actor)[:2])
+        else:
+            k = self._driver(actor)
+            world.drivers.path_of[k] = q
+            world.drivers.hint[k] = -1
         self.following[actor] = run
         return run
+
+    def _mover(self, actor: str) -> Mover | None:
+        """The kinematic object ``actor`` is (None: it is a vehicle of the world)."""
+        movers = self.movers
+        slot = None if movers is None else movers.slots.get(actor)
+        return None if slot is None or movers is None else movers.movers[slot]
 
     def _follow(self, actor: str, now: float) -> None:
         """One look at a trajectory being followed: its end, or the speed its schedule wants."""
         world = self.world
         assert world is not None
-        run, k = self.following[actor], self._driver(actor)
-        if world.drivers.hint[k] < 0 and not run.done:
-            return  # the driver has not looked at the trajectory yet: its arc is the route's
-        arc = float(world.drivers.arc[k]) + float(world.geometry["rear"][world.row(actor)])
+        run, mover = self.following[actor], self._mover(actor)
+        if mover is not None:
+            arc = mover.s
+        else:
+            k = self._driver(actor)
+            if world.drivers.hint[k] < 0 and not run.done:
+                return  # the driver has not looked at the trajectory yet: its arc is the route's
+            arc = float(world.drivers.arc[k]) + float(world.geometry["rear"][world.row(actor)])
         if not run.done and arc >= run.cum[-1] - TRAJECTORY_END:
             run.done = True
         if run.done:
@@ -567,6 +641,10 @@ class Storyboard(Face):
         if run is None or world is None:
             return
         run.done = True
+        mover = self._mover(actor)
+        if mover is not None:
+            self._reroute(actor, mover, self._scene().pose(actor))
+            return
         try:
             road_id, s, lane, _ = on_lane(self.network, self._scene().pose(actor), actor)
             offset = self._from_path(actor, road_id, s, lane)
@@ -581,6 +659,13 @@ class Storyboard(Face):
         world = self.world
         assert world is not None
         x, y, heading = resolve(do.position, self.network, scene.all_poses())
+        mover = self._mover(actor)
+        if mover is not None:
+            assert self.movers is not None
+            self.movers.place(self.movers.slots[actor], x, y, heading, mover.line)
+            self._reroute(actor, mover, (x, y, heading))
+            world.teleported()
+            return
         car = world.vehicles[actor]
         car.teleport(x, y, math.degrees(heading), speed=scene.value("speed", actor))
         world.teleported()
@@ -589,6 +674,16 @@ class Storyboard(Face):
         road_id, s, _, t = on_lane(self.network, (x, y, heading), actor)
         channels = self.channels[actor]
         channels.ramps["lane"] = Ramp.hold(self._from_path(actor, road_id, s, 0, t))
+        channels.ramps["offset"] = Ramp.hold(0.0)
+
+    def _reroute(self, actor: str, mover: Mover, pose: tuple[float, float, float]) -> None:
+        """A kinematic object follows its lane's route from where it is (or straight on)."""
+        line, legs = lane_line(self.network, pose)
+        mover.follow(line)
+        mover.s, mover.offset = mover.locate(*pose[:2])
+        self.legs[actor] = {str(road): lane for road, lane in legs}
+        channels = self.channels[actor]
+        channels.ramps["lane"] = Ramp.hold(mover.offset)
         channels.ramps["offset"] = Ramp.hold(0.0)
 
 

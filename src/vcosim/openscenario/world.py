@@ -12,10 +12,14 @@ import math
 from functools import lru_cache
 from pathlib import Path
 
+import numpy as np
+
+from vcosim.errors import ConfigError
 from vcosim.openscenario.model import Scenario
-from vcosim.openscenario.place import Pose, on_lane, resolve
+from vcosim.openscenario.place import PlaceError, Pose, on_lane, resolve
 from vcosim.openscenario.trajectory import layout, trajectory_path
 from vcosim.roads import RoadNetwork, read_xodr
+from vcosim.world.movers import straight_line
 from vcosim.world.spec import WorldFile
 
 LONGEST_ROUTE = 100
@@ -55,27 +59,60 @@ def start_poses(scenario: Scenario) -> dict[str, Pose]:
     return poses
 
 
+def lane_line(network: RoadNetwork | None, pose: Pose) -> tuple[np.ndarray, list[tuple[str, int]]]:
+    """The line a kinematic object follows from ``pose``, and the lanes it runs through.
+
+    Its lane's route, or straight on along its heading where it is on no lane.
+    """
+    try:
+        road, _, lane, _ = on_lane(network, pose, "")
+    except PlaceError:
+        return straight_line(*pose), []
+    assert network is not None
+    legs = route(network, road, lane)
+    return network.route_path(list(legs))[:, :2], legs
+
+
+def physical(scenario: Scenario) -> list[str]:
+    """The entities that are vehicles of the world (the others move kinematically)."""
+    return [name for name, entity in scenario.entities.items() if not entity.kinematic]
+
+
 def scenario_world(scenario: Scenario) -> WorldFile:
     """The world the scenario runs in (``ConfigError`` if an entity cannot be placed)."""
     network = network_of(scenario)
     poses = start_poses(scenario)
     vehicles: list[dict[str, object]] = []
     paths: dict[str, object] = {}
+    if not physical(scenario):
+        raise ConfigError(
+            ["no car or van to simulate: every entity moves kinematically (a world needs one "
+             "vehicle; a Property preset on a Vehicle makes it one)"],
+            f"OpenSCENARIO {scenario.path}",
+        )  # fmt: skip
     for name, entity in scenario.entities.items():
+        if entity.kinematic:
+            continue
         x, y, heading = poses[name]
         start = {"x": x, "y": y, "heading": math.degrees(heading)}
         ramped = scenario.init[name].ramp is not None  # the storyboard brings it up to speed
         start["speed"] = 0.0 if ramped else scenario.init[name].speed
         vehicle: dict[str, object] = {"name": name, "vehicle": entity.preset, "start": start}
         if not entity.external:
-            assert network is not None  # on_lane refuses otherwise
-            road, s, lane, t = on_lane(network, poses[name], name)
-            paths[name] = {"lanes": [list(leg) for leg in route(network, road, lane)]}
-            offset = float(t - network.road(road).lane_t(s, lane)[0])
+            offset = 0.0
+            try:
+                road, s, lane, t = on_lane(network, poses[name], name)
+            except PlaceError:  # no road, or off its lanes: it drives straight on
+                paths[name] = {"points": straight_line(*poses[name]).tolist()}
+            else:
+                assert network is not None
+                paths[name] = {"lanes": [list(leg) for leg in route(network, road, lane)]}
+                offset = float(t - network.road(road).lane_t(s, lane)[0])
+                offset = offset if network.forward(road, lane) else -offset
             vehicle["driver"] = {
                 "kind": "profile",
                 "path": name,
-                "offset": offset if network.forward(road, lane) else -offset,
+                "offset": offset,
                 "speeds": [[0.0, start["speed"]]],
             }
         vehicles.append(vehicle)
@@ -84,7 +121,7 @@ def scenario_world(scenario: Scenario) -> WorldFile:
         paths[trajectory_path(trajectory.index)] = {"points": points.tolist()}
     data: dict[str, object] = {"vehicles": vehicles, "paths": paths}
     external = scenario.external
-    data["ego"] = external[0] if external else next(iter(scenario.entities))
+    data["ego"] = external[0] if external else physical(scenario)[0]
     if scenario.road is not None:
         data["terrain"] = {"road": str(scenario.road.resolve())}
         ego = poses[str(data["ego"])]
