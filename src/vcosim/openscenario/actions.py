@@ -107,6 +107,8 @@ CHANNELS = {
     m.TeleportAction: None,
     m.FollowTrajectoryAction: "lane",
     m.ActivateControllerAction: None,
+    m.AssignRouteAction: None,
+    m.AcquirePositionAction: "lane",
 }
 """The channel each action drives (a teleport none: it is done at once)."""
 
@@ -152,6 +154,17 @@ class TrajectoryRun(Run):
 
     def update(self, now: float) -> None:
         """Ended by the storyboard (the path's end, an override or a stop), not by a ramp."""
+
+
+class RouteRun(Run):
+    """An AcquirePositionAction on one actor: done at ``arrive`` m along its new path."""
+
+    def __init__(self, action: m.Action, actor: str, arrive: float) -> None:
+        super().__init__(action, actor, "lane", Ramp.hold(0.0))
+        self.arrive = arrive
+
+    def update(self, now: float) -> None:
+        """Ended by the storyboard (arrived, overridden or stopped), not by a ramp."""
 
 
 class Channels:

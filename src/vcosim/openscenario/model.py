@@ -81,9 +81,33 @@ class Oriented:
         | RelativeLanePosition
         | RelativeObjectPosition
         | RelativeRoadPosition
+        | RoutePosition
     )
     h: float
     relative: bool = False
+
+
+@dataclass(frozen=True)
+class Route:
+    """A route through the road network: its waypoints, in order, driven along their lanes."""
+
+    name: str
+    waypoints: tuple[Position, ...]
+    closed: bool = False
+
+
+@dataclass(frozen=True)
+class RoutePosition:
+    """``s`` along a route (from its first waypoint), ``lane`` (0: its own) and ``offset``.
+
+    With ``entity``: where that entity is on the route, ``s`` on from there.
+    """
+
+    route: Route
+    s: float
+    lane: int = 0
+    offset: float = 0.0
+    entity: str | None = None
 
 
 Position = (
@@ -93,6 +117,7 @@ Position = (
     | RelativeLanePosition
     | RelativeObjectPosition
     | RelativeRoadPosition
+    | RoutePosition
     | Oriented
 )
 
@@ -214,6 +239,23 @@ class ActivateControllerAction:
     longitudinal: bool | None
 
 
+@dataclass(frozen=True)
+class AssignRouteAction:
+    """Drive along ``route`` from where the entity is.
+
+    The shortest way through its waypoints, then on along the lanes it leads to.
+    """
+
+    route: Route
+
+
+@dataclass(frozen=True)
+class AcquirePositionAction:
+    """Drive to ``position`` along the roads; done when there."""
+
+    position: Position
+
+
 PrivateAction = (
     SpeedAction
     | LaneChangeAction
@@ -221,6 +263,8 @@ PrivateAction = (
     | TeleportAction
     | FollowTrajectoryAction
     | ActivateControllerAction
+    | AssignRouteAction
+    | AcquirePositionAction
 )
 
 # -- conditions -----------------------------------------------------------------------------
@@ -499,6 +543,9 @@ class Scenario:
     notes: tuple[str, ...] = field(default=())
     trajectories: tuple[Trajectory, ...] = ()
     """Every trajectory a FollowTrajectoryAction follows, by its ``index``."""
+    init_actions: tuple[tuple[str, Action], ...] = ()
+    """Init's actions that take time (routes, trajectories, speed ramps, lateral actions), each
+    with its entity: the storyboard starts them at t = 0, as it starts an event's."""
 
     @property
     def external(self) -> list[str]:

@@ -8,12 +8,19 @@ and from -1 it is 1 (across the centre line, the other way).
 
 from __future__ import annotations
 
+import heapq
 import math
 from collections.abc import Mapping
+
+import numpy as np
 
 from vcosim.errors import ConfigError
 from vcosim.openscenario import model as m
 from vcosim.roads import NO_LANE, RoadNetwork
+
+LONGEST_ROUTE = 100
+"""Lanes a route runs through at most (a ring road comes round)."""
+LaneRef = tuple[str, int]
 
 HEADING_TOLERANCE = 0.01
 """rad: an absolute orientation this close to the road's heading is the road's."""
@@ -86,6 +93,8 @@ def resolve(position: m.Position, network: RoadNetwork | None, poses: Mapping[st
                 "start along their lane"
             )
         return x, y, h
+    if isinstance(position, m.RoutePosition):
+        return route_pose(network, position, poses)
     if isinstance(position, m.RelativeObjectPosition):
         x, y, h = _pose_of(position.entity, poses)
         c, s = math.cos(h), math.sin(h)
@@ -117,3 +126,102 @@ def _pose_of(name: str, poses: Mapping[str, Pose]) -> Pose:
     if name not in poses:
         raise PlaceError(f"{name!r} is not placed yet (place it earlier in Init)")
     return poses[name]
+
+
+# -- routes ---------------------------------------------------------------------------------
+def route(network: RoadNetwork, road: str, lane: int) -> list[LaneRef]:
+    """From (road, lane) on along the lanes it leads to (the first at each junction)."""
+    legs = [(road, lane)]
+    while len(legs) < LONGEST_ROUTE:
+        ahead = network.next_lanes(*legs[-1])
+        if not ahead or ahead[0] in legs:
+            break
+        legs.append((str(ahead[0][0]), int(ahead[0][1])))
+    return legs
+
+
+def _neighbours(network: RoadNetwork, road: str, lane: int) -> list[LaneRef]:
+    """The lanes of ``road`` a car in ``lane`` could change into (same direction), and it."""
+    forward = network.forward(road, lane)
+    lanes = network.road(road).sections[0].lanes
+    return [(road, k) for k in lanes if k != 0 and network.forward(road, k) == forward]
+
+
+def lanes_between(
+    network: RoadNetwork, start: LaneRef, road: str, lane: int | None = None
+) -> list[LaneRef] | None:
+    """The shortest chain of lanes from ``start`` to ``road`` (its ``lane`` if it can).
+
+    A car may take any lane of its start road that runs its way (it changes into it); after
+    that it follows the lanes' links. None where no chain reaches ``road``.
+    """
+    queue: list[tuple[float, int, LaneRef]] = []
+    came: dict[LaneRef, LaneRef | None] = {}
+    for k, node in enumerate(_neighbours(network, *start)):
+        heapq.heappush(queue, (0.0 if node == start else 1.0, k, node))
+        came[node] = None
+    fallback: LaneRef | None = None
+    count = len(queue)
+    while queue:
+        cost, _, node = heapq.heappop(queue)
+        if node[0] == road:
+            if lane is None or node[1] == lane:
+                fallback = node
+                break
+            fallback = fallback or node
+            continue
+        length = network.road(node[0]).length
+        for nxt in network.next_lanes(*node):
+            ahead = (str(nxt[0]), int(nxt[1]))
+            if ahead not in came:
+                came[ahead] = node
+                count += 1
+                heapq.heappush(queue, (cost + length, count, ahead))
+    if fallback is None:
+        return None
+    chain = [fallback]
+    while (before := came[chain[-1]]) is not None:
+        chain.append(before)
+    return chain[::-1]
+
+
+def plan_route(
+    network: RoadNetwork | None, start: LaneRef | None, waypoints: list[Pose], who: str
+) -> list[LaneRef]:
+    """The lanes from ``start`` through every waypoint's road, then on along their links.
+
+    Without ``start``, from the first waypoint's lane.
+    """
+    road_net = need_road(network, f"{who}'s route")
+    targets = [on_lane(road_net, pose, f"a waypoint of {who}'s route") for pose in waypoints]
+    legs = [start] if start is not None else [(targets[0][0], targets[0][2])]
+    for road_id, _, lane, _ in targets:
+        if legs[-1][0] == road_id:
+            continue
+        chain = lanes_between(road_net, legs[-1], road_id, lane)
+        if chain is None:
+            raise PlaceError(f"{who}: no way along the roads from road {legs[-1][0]!r} to "
+                             f"road {road_id!r}")  # fmt: skip
+        legs[-1:] = chain
+    return legs[:-1] + route(road_net, *legs[-1])
+
+
+def route_pose(
+    network: RoadNetwork | None,
+    position: m.RoutePosition,
+    poses: Mapping[str, Pose],
+) -> Pose:
+    """Where a position along a route is: ``s`` on from its first waypoint (or the entity)."""
+    road_net = need_road(network, "a route position")
+    firsts = [resolve(w, network, poses) for w in position.route.waypoints]
+    legs = plan_route(road_net, None, firsts, f"route {position.route.name!r}")
+    line = road_net.route_path(list(legs))
+    cum = np.concatenate(([0.0], np.cumsum(np.hypot(*np.diff(line[:, :2], axis=0).T))))
+    origin = firsts[0] if position.entity is None else _pose_of(position.entity, poses)
+    near = int(np.argmin(np.hypot(line[:, 0] - origin[0], line[:, 1] - origin[1])))
+    along = float(cum[near]) + position.s
+    k = int(np.clip(np.searchsorted(cum, along), 1, len(cum) - 1))
+    share = (along - cum[k - 1]) / max(cum[k] - cum[k - 1], 1e-9)
+    x, y = line[k - 1, :2] + (line[k, :2] - line[k - 1, :2]) * share
+    road_id, s, lane, _ = on_lane(road_net, (float(x), float(y), 0.0), "a route position")
+    return lane_pose(road_net, road_id, s, position.lane or lane, position.offset)

@@ -65,6 +65,7 @@ PRIORITIES = {
     "parallel": "parallel",
 }
 CATALOGS = {
+    "RouteCatalog": "Route",
     "VehicleCatalog": "Vehicle",
     "PedestrianCatalog": "Pedestrian",
     "MiscObjectCatalog": "MiscObject",
@@ -73,7 +74,7 @@ CATALOGS = {
     "TrajectoryCatalog": "Trajectory",
 }
 """The catalogues whose entries a scenario may reference, and the element each holds."""
-OTHER_CATALOGS = {"EnvironmentCatalog", "RouteCatalog"}
+OTHER_CATALOGS = {"EnvironmentCatalog"}
 """Catalogue locations accepted (a file may list them) whose entries cannot be referenced."""
 # Elements that carry nothing a run needs; read and accepted as they are.
 HARMLESS = {"FileHeader", "CatalogLocations", "Properties", "Property", "Performance", "Axles",
@@ -414,7 +415,7 @@ def _scenario(r: Reader, root: Node, path: Path, given: dict[str, object]) -> m.
         for e in r.each(r.kids(r.need(root, "Entities"), "ScenarioObject"), lambda n: _entity(r, n))
     }
     board = r.need(root, "Storyboard")
-    init, order, assigned = _init(r, r.need(board, "Init"), entities)
+    init, order, assigned, later = _init(r, r.need(board, "Init"), entities)
     for name in assigned:
         entities[name] = _external(entities[name])
     stories = tuple(r.each(r.kids(board, "Story"), lambda n: _story(r, n, entities)))
@@ -424,6 +425,7 @@ def _scenario(r: Reader, root: Node, path: Path, given: dict[str, object]) -> m.
         path=path, version=version, parameters=dict(r.parameters), road=road,
         entities=entities, init=init, init_order=order, stories=stories, stop=stop,
         description=header.attrib.get("description", ""), trajectories=tuple(r.trajectories),
+        init_actions=tuple(later),
     )  # fmt: skip
 
 
@@ -544,13 +546,17 @@ def _object(r: Reader, thing: Node, name: str, external: bool, line: int) -> m.E
     )  # fmt: skip
 
 
-def _init(
-    r: Reader, node: Node, entities: dict[str, m.Entity]
-) -> tuple[dict[str, m.InitState], tuple[str, ...], list[str]]:
-    """Each entity's start, the order entities were placed in, and those assigned ``external``."""
+def _init(r: Reader, node: Node, entities: dict[str, m.Entity]) -> tuple[
+    dict[str, m.InitState], tuple[str, ...], list[str], list[tuple[str, m.Action]]
+]:  # fmt: skip
+    """Each entity's start, the order of placing, those assigned ``external``, and more.
+
+    The more: Init's actions that take time, which the storyboard starts at t = 0.
+    """
     init = {name: m.InitState() for name in entities}
     order: list[str] = []
     assigned: list[str] = []
+    later: list[tuple[str, m.Action]] = []
     actions = r.need(node, "Actions")
     for private in r.kids(actions, "Private"):
         name = _entity_ref(r, private)
@@ -560,11 +566,9 @@ def _init(
                 position = _position(r, r.need(kind, "Position"))
                 init[name] = m.InitState(position, init[name].speed, init[name].ramp)
                 order.append(name)
-            elif kind.tag == "LongitudinalAction":
+            elif kind.tag == "LongitudinalAction" and _absolute_speed(kind):
                 speed = _speed(r, r.need(kind, "SpeedAction"))
                 ramp = None if speed.dynamics.shape == "step" else speed.dynamics
-                if speed.entity is not None:
-                    raise Refused(kind, "Init takes an absolute target speed")
                 if ramp is not None and entities[name].external:
                     raise Refused(kind, f"{name!r} is driven from outside: it starts at a step")
                 init[name] = m.InitState(init[name].position, speed.value, ramp)
@@ -580,12 +584,27 @@ def _init(
                         _activate(r, part, name)
                     else:
                         raise Refused(part, "not supported in Init")
+            elif kind.tag in ("LongitudinalAction", "LateralAction", "RoutingAction"):
+                do = _private(r, action)
+                if entities[name].external and not isinstance(do, m.AssignRouteAction):
+                    raise Refused(kind, f"{name!r} is driven from outside: the storyboard "
+                                  "cannot act on it")  # fmt: skip
+                if not entities[name].external:  # an external car's route is its own business
+                    later.append((name, m.Action(f"Init {kind.tag} of {name}", do, kind.line)))
             else:
                 raise Refused(kind, "not supported in Init")
     for name in entities:
         if init[name].position is None:
             r.problems.append(f"entity {name!r}: Init gives it no TeleportAction (no position)")
-    return init, tuple(order), assigned
+    return init, tuple(order), assigned, later
+
+
+def _absolute_speed(node: Node) -> bool:
+    """Whether a LongitudinalAction is a speed action to an absolute speed (Init's start)."""
+    speed = next((c for c in node.children if c.tag == "SpeedAction"), None)
+    return speed is not None and any(
+        t.tag == "AbsoluteTargetSpeed" for c in speed.children for t in c.children
+    )
 
 
 def _entity_ref(r: Reader, node: Node, attr: str = "entityRef") -> str:
@@ -640,7 +659,46 @@ def _where(r: Reader, kind: Node) -> m.Position:
         return m.RelativeRoadPosition(
             _entity_ref(r, kind), r.number(kind, "ds"), r.number(kind, "dt")
         )
+    if kind.tag == "RoutePosition":
+        return _route_position(r, kind)
     raise Refused(kind, "this position is not supported")
+
+
+def _route(r: Reader, node: Node) -> m.Route:
+    """A Route (inline, or a CatalogReference to a route catalogue's), its waypoints read."""
+    assigned: dict[str, str] = {}
+    if node.tag == "CatalogReference":
+        node, assigned = r.catalog_entry(node, "Route")
+    elif node.tag != "Route":
+        raise Refused(node, "not a route")
+    with r.scope(node, assigned):
+        waypoints = r.kids(node, "Waypoint")
+        if not waypoints:
+            raise Refused(node, "a route needs a waypoint or more")
+        for waypoint in waypoints:  # the shortest way is the one vcosim takes
+            r.choice(waypoint, "routeStrategy", {"fastest", "shortest", "leastIntersections",
+                                                  "random"}, "shortest")  # fmt: skip
+        return m.Route(
+            r.text(node, "name"),
+            tuple(_position(r, r.need(w, "Position")) for w in waypoints),
+            r.flag(node, "closed"),
+        )
+
+
+def _route_position(r: Reader, node: Node) -> m.RoutePosition:
+    ref = r.need(node, "RouteRef")
+    route = _route(r, r.need(ref))
+    where = r.need(r.need(node, "InRoutePosition"))
+    if where.tag == "FromCurrentEntity":
+        return m.RoutePosition(route, 0.0, entity=_entity_ref(r, where))
+    if where.tag == "FromLaneCoordinates":
+        return m.RoutePosition(
+            route, r.number(where, "pathS"), r.integer(where, "laneId"),
+            r.number(where, "laneOffset", 0.0),
+        )  # fmt: skip
+    if where.tag == "FromRoadCoordinates":
+        raise Refused(where, "a route position by road coordinates (t) is not supported")
+    raise Refused(where, "not a position in a route")
 
 
 def _dynamics(r: Reader, node: Node, dimensions: set[str]) -> m.Dynamics:
@@ -778,6 +836,10 @@ def _private(r: Reader, node: Node) -> m.PrivateAction:
     inner = r.need(kind)
     if kind.tag == "RoutingAction" and inner.tag == "FollowTrajectoryAction":
         return _follow(r, inner)
+    if kind.tag == "RoutingAction" and inner.tag == "AssignRouteAction":
+        return m.AssignRouteAction(_route(r, r.need(inner)))
+    if kind.tag == "RoutingAction" and inner.tag == "AcquirePositionAction":
+        return m.AcquirePositionAction(_position(r, r.need(inner, "Position")))
     if kind.tag == "ControllerAction" and inner.tag == "ActivateControllerAction":
         return _activate(r, inner, None)
     if kind.tag == "LongitudinalAction" and inner.tag == "SpeedAction":

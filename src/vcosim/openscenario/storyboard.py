@@ -30,6 +30,7 @@ from vcosim.openscenario.actions import (
     CHANNELS,
     Channels,
     Ramp,
+    RouteRun,
     Run,
     TrajectoryRun,
     change_duration,
@@ -44,7 +45,7 @@ from vcosim.openscenario.conditions import (
     compare,
     time_gap,
 )
-from vcosim.openscenario.place import PlaceError, on_lane, resolve, shift_lane
+from vcosim.openscenario.place import PlaceError, Pose, on_lane, plan_route, resolve, shift_lane
 from vcosim.openscenario.reader import read_xosc
 from vcosim.openscenario.trajectory import layout, schedule_speed, trajectory_path
 from vcosim.openscenario.world import (
@@ -58,7 +59,7 @@ from vcosim.reports import Report
 from vcosim.scenarios.spec import UserFaceSpec
 from vcosim.sim.face import Face
 from vcosim.world.geometry import R_AHEAD, R_DISTANCE, R_RELATIVE_SPEED, R_TARGET
-from vcosim.world.movers import Mover, Movers
+from vcosim.world.movers import Mover, Movers, arc_lengths, locate
 from vcosim.world.spec import WorldFile
 
 if TYPE_CHECKING:
@@ -177,6 +178,8 @@ class Storyboard(Face):
         self.min_ttc = (math.inf, 0.0)
         self.collisions = 0
         self.movers: Movers | None = None
+        self.init_runs: list[Run] | None = None
+        self.arriving: dict[str, RouteRun] = {}
 
     def _triggers(self) -> list[m.Trigger | None]:
         triggers: list[m.Trigger | None] = [self.scenario.stop]
@@ -323,8 +326,16 @@ class Storyboard(Face):
                 self._stop(story, now)
             sim.stop()
             return
+        if self.init_runs is None:  # Init's actions that take time start with the first look
+            self.init_runs = [
+                self._begin(action, actor, scene) for actor, action in self.scenario.init_actions
+            ]
+        for run in self.init_runs:
+            run.update(now)
         for actor in list(self.following):
             self._follow(actor, now)
+        for actor in list(self.arriving):
+            self._arrive(actor)
         for channels in self.channels.values():
             self._keep_relative_speed(channels, scene)
         for story in self.stories:
@@ -510,10 +521,54 @@ class Storyboard(Face):
             ramp = Ramp(now, start, target, offset_duration(do, target - start), do.shape)
         elif isinstance(do, m.TeleportAction):
             self._teleport(actor, do, scene)
+        elif isinstance(do, m.AssignRouteAction):
+            poses = [resolve(w, self.network, scene.all_poses()) for w in do.route.waypoints]
+            self._take_route(actor, poses, scene)
+        elif isinstance(do, m.AcquirePositionAction):
+            goal = resolve(do.position, self.network, scene.all_poses())
+            line = self._take_route(actor, [goal], scene)
+            arrive, _ = locate(line, arc_lengths(line), goal[0], goal[1])
+            self.arriving[actor] = RouteRun(action, actor, arrive)
+            return self.arriving[actor]
         run = Run(action, actor, channel, ramp)  # ActivateControllerAction: done at once
         if ramp is not None:
             channels.take(run)
         return run
+
+    def _take_route(self, actor: str, waypoints: list[Pose], scene: Scene) -> np.ndarray:
+        """Put ``actor`` on the lanes through ``waypoints`` (from its own): the line it drives.
+
+        It eases onto the route's lane within a couple of seconds.
+        """
+        world, network, pose = self.world, self.network, scene.pose(actor)
+        assert world is not None
+        try:
+            road_id, _, lane, _ = on_lane(network, pose, actor)
+            start: tuple[str, int] | None = (road_id, lane)
+        except PlaceError:
+            start = None
+        try:
+            legs = plan_route(network, start, waypoints, actor)
+        except PlaceError as exc:
+            raise ScenarioRunError(exc.problems[0]) from None
+        assert network is not None
+        line = network.route_path(list(legs))[:, :2]
+        self.legs[actor] = {road: lane for road, lane in reversed(legs)}
+        mover = self._mover(actor)
+        if mover is not None:
+            mover.follow(line)
+            mover.s, off = mover.locate(*pose[:2])
+        else:
+            q = world.paths.add(f"{actor} route {len(world.paths.index)}", line)
+            k = self._driver(actor)
+            world.drivers.path_of[k] = q
+            world.drivers.hint[k] = -1
+            _, off = locate(line, arc_lengths(line), pose[0], pose[1])
+        now = scene.time
+        channels = self.channels[actor]
+        channels.ramps["lane"] = Ramp(now, off, 0.0, max(1.0, abs(off) / 1.5), "sinusoidal")
+        channels.ramps["offset"] = Ramp.hold(0.0)
+        return line
 
     def _lane_offset(self, actor: str, do: m.LaneChangeAction, scene: Scene) -> float:
         """The offset from the actor's path of the target lane's centre (+ targetLaneOffset)."""
@@ -605,6 +660,22 @@ class Storyboard(Face):
             world.drivers.hint[k] = -1
         self.following[actor] = run
         return run
+
+    def _arrive(self, actor: str) -> None:
+        """An AcquirePositionAction is done once its actor has come to where it drives to."""
+        world, run = self.world, self.arriving[actor]
+        assert world is not None
+        mover = self._mover(actor)
+        if mover is not None:
+            arc = mover.s
+        else:
+            k = self._driver(actor)
+            if world.drivers.hint[k] < 0:
+                return  # the driver has not looked at its new path yet
+            arc = float(world.drivers.arc[k]) + float(world.geometry["rear"][world.row(actor)])
+        if run.done or arc >= run.arrive - TRAJECTORY_END:
+            run.done = True
+            del self.arriving[actor]
 
     def _mover(self, actor: str) -> Mover | None:
         """The kinematic object ``actor`` is (None: it is a vehicle of the world)."""

@@ -16,14 +16,11 @@ import numpy as np
 
 from vcosim.errors import ConfigError
 from vcosim.openscenario.model import Scenario
-from vcosim.openscenario.place import PlaceError, Pose, on_lane, resolve
+from vcosim.openscenario.place import PlaceError, Pose, on_lane, resolve, route
 from vcosim.openscenario.trajectory import layout, trajectory_path
 from vcosim.roads import RoadNetwork, read_xodr
 from vcosim.world.movers import straight_line
 from vcosim.world.spec import WorldFile
-
-LONGEST_ROUTE = 100
-"""Lanes a storyboard vehicle's route runs through at most (a ring road comes round)."""
 
 
 @lru_cache(maxsize=4)
@@ -35,17 +32,6 @@ def road_network(path: Path) -> RoadNetwork:
 def network_of(scenario: Scenario) -> RoadNetwork | None:
     """The scenario's road network (None without a LogicFile)."""
     return None if scenario.road is None else road_network(scenario.road.resolve())
-
-
-def route(network: RoadNetwork, road: str, lane: int) -> list[tuple[str, int]]:
-    """From (road, lane) on along the lanes it leads to (the first at each junction)."""
-    legs = [(road, lane)]
-    while len(legs) < LONGEST_ROUTE:
-        ahead = network.next_lanes(*legs[-1])
-        if not ahead or ahead[0] in legs:
-            break
-        legs.append(ahead[0])
-    return legs
 
 
 def start_poses(scenario: Scenario) -> dict[str, Pose]:

@@ -58,21 +58,30 @@ class Mover:
         line = np.asarray(line, dtype=float)
         keep = np.concatenate(([True], np.hypot(*np.diff(line, axis=0).T) > 1e-9))
         self.line = line[keep]
-        self.cum = np.concatenate(([0.0], np.cumsum(np.hypot(*np.diff(self.line, axis=0).T))))
+        self.cum = arc_lengths(self.line)
         if s is not None:
             self.s = s
 
     def locate(self, x: float, y: float) -> tuple[float, float]:
         """(s, offset) of a point on this line."""
-        s, k = project(self.line, self.cum, 0, len(self.line), False, x, y, -1)
-        px, py, heading, _ = point_at(self.line, self.cum, 0, len(self.line), False, s, 0.0, k)
-        left = -(x - px) * math.sin(heading) + (y - py) * math.cos(heading)
-        return float(s), float(left)
+        return locate(self.line, self.cum, x, y)
 
     def at(self, s: float, offset: float) -> tuple[float, float, float]:
         """(x, y, heading) at arc length ``s`` and ``offset`` to the left."""
         x, y, heading, _ = point_at(self.line, self.cum, 0, len(self.line), False, s, offset, 0)
         return float(x), float(y), float(heading)
+
+
+def arc_lengths(line: np.ndarray) -> np.ndarray:
+    """The arc length at each point of a polyline."""
+    return np.concatenate(([0.0], np.cumsum(np.hypot(*np.diff(line[:, :2], axis=0).T))))
+
+
+def locate(line: np.ndarray, cum: np.ndarray, x: float, y: float) -> tuple[float, float]:
+    """(s, offset to the left) of the point (x, y) on a polyline with arc lengths ``cum``."""
+    s, k = project(line, cum, 0, len(line), False, x, y, -1)
+    px, py, heading, _ = point_at(line, cum, 0, len(line), False, s, 0.0, k)
+    return float(s), float(-(x - px) * math.sin(heading) + (y - py) * math.cos(heading))
 
 
 def straight_line(x: float, y: float, heading: float) -> np.ndarray:

@@ -44,6 +44,22 @@ class Paths:
             self.cum[self.starts[q] + 1 : self.ends[q]] = np.cumsum(seg)
         self.closed = np.array([spec.is_loop for spec in specs.values()], dtype=np.bool_)
 
+    def add(self, name: str, line: np.ndarray) -> int:
+        """A path more, from now (a route the storyboard assigns): its index."""
+        line = np.asarray(line, dtype=float)[:, :2]
+        keep = np.concatenate(([True], np.hypot(*np.diff(line, axis=0).T) > 1e-9))
+        line = line[keep]
+        q = len(self.index)
+        self.index[name] = q
+        start = len(self.points)
+        self.starts = np.append(self.starts, start).astype(np.int64)
+        self.ends = np.append(self.ends, start + len(line)).astype(np.int64)
+        self.points = np.concatenate((self.points, line))
+        cum = np.concatenate(([0.0], np.cumsum(np.hypot(*np.diff(line, axis=0).T))))
+        self.cum = np.concatenate((self.cum, cum))
+        self.closed = np.append(self.closed, False)
+        return q
+
     def pose_at(self, name: str, s: float, offset: float) -> tuple[float, float, float]:
         """(x, y, heading in degrees) ``s`` metres along path ``name``, ``offset`` to its left."""
         q = self.index[name]
