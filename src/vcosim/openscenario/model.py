@@ -256,6 +256,47 @@ class AcquirePositionAction:
     position: Position
 
 
+@dataclass(frozen=True)
+class EnvironmentAction:
+    """The environment from now: road friction (a factor on the terrain's), time, weather.
+
+    ``weather`` keeps what the file says (``fog.visualRange``: "100", ...) for the faces.
+    """
+
+    friction: float | None = None
+    time_of_day: str | None = None
+    weather: tuple[tuple[str, str], ...] = ()
+
+
+@dataclass(frozen=True)
+class ParameterAction:
+    """Set a parameter (or a 1.2 variable) to ``value``, or add to or multiply it by it."""
+
+    name: str
+    rule: str  # set, add, multiply
+    value: str
+    variable: bool = False
+
+
+@dataclass(frozen=True)
+class AddEntityAction:
+    """``entity`` enters the world at ``position``."""
+
+    entity: str
+    position: Position
+
+
+@dataclass(frozen=True)
+class DeleteEntityAction:
+    """``entity`` leaves the world."""
+
+    entity: str
+
+
+GlobalAction = EnvironmentAction | ParameterAction | AddEntityAction | DeleteEntityAction
+"""An action on the scenario as a whole: it runs once, whoever the event's actors are."""
+
+
 PrivateAction = (
     SpeedAction
     | LaneChangeAction
@@ -294,6 +335,8 @@ class ParameterCondition:
     parameter: str
     value: str
     rule: str
+    variable: bool = False
+    """A 1.2 VariableCondition: ``parameter`` names a variable."""
 
 
 @dataclass(frozen=True)
@@ -422,10 +465,10 @@ class Trigger:
 
 @dataclass(frozen=True)
 class Action:
-    """A private action of a storyboard event."""
+    """An action of a storyboard event: on each of its actors, or global."""
 
     name: str
-    action: PrivateAction
+    action: PrivateAction | GlobalAction
     line: int
 
 
@@ -543,6 +586,10 @@ class Scenario:
     notes: tuple[str, ...] = field(default=())
     trajectories: tuple[Trajectory, ...] = ()
     """Every trajectory a FollowTrajectoryAction follows, by its ``index``."""
+    variables: dict[str, str] = field(default_factory=dict)
+    """1.2's variables, as declared (the storyboard's actions change its own copy)."""
+    absent: tuple[str, ...] = ()
+    """Entities Init gives no position: out of the world until an AddEntityAction."""
     init_actions: tuple[tuple[str, Action], ...] = ()
     """Init's actions that take time (routes, trajectories, speed ramps, lateral actions), each
     with its entity: the storyboard starts them at t = 0, as it starts an event's."""

@@ -65,6 +65,7 @@ PRIORITIES = {
     "parallel": "parallel",
 }
 CATALOGS = {
+    "EnvironmentCatalog": "Environment",
     "RouteCatalog": "Route",
     "VehicleCatalog": "Vehicle",
     "PedestrianCatalog": "Pedestrian",
@@ -74,8 +75,6 @@ CATALOGS = {
     "TrajectoryCatalog": "Trajectory",
 }
 """The catalogues whose entries a scenario may reference, and the element each holds."""
-OTHER_CATALOGS = {"EnvironmentCatalog"}
-"""Catalogue locations accepted (a file may list them) whose entries cannot be referenced."""
 # Elements that carry nothing a run needs; read and accepted as they are.
 HARMLESS = {"FileHeader", "CatalogLocations", "Properties", "Property", "Performance", "Axles",
             "FrontAxle", "RearAxle", "AdditionalAxle", "BoundingBox", "Center", "Dimensions",
@@ -144,6 +143,7 @@ class Reader:
         self.read_entries: list[tuple[Path, Node]] = []
         self.trajectories: list[m.Trajectory] = []
         self.assigned_external: set[str] = set()
+        self.variables: dict[str, str] = {}
         self.declared: set[str] = set()
         """Every entity the file declares, read or refused (a refused one is not named again)."""
 
@@ -397,9 +397,14 @@ def _scenario(r: Reader, root: Node, path: Path, given: dict[str, object]) -> m.
     if unknown:
         r.problems.append(f"parameters not declared in the file: {', '.join(unknown)}")
     r.parameters.update({k: str(v) for k, v in given.items()})
+    variables = r.one(root, "VariableDeclarations", required=False)
+    for node in r.kids(variables, "VariableDeclaration") if variables is not None else []:
+        r.choice(node, "variableType", {"boolean", "dateTime", "double", "integer", "string",
+                                        "unsignedInt", "unsignedShort"})  # fmt: skip
+        r.variables[r.text(node, "name")] = r.text(node, "value")
     catalogs = r.one(root, "CatalogLocations", required=False)
     for location in r.kids(catalogs) if catalogs is not None else []:
-        if location.tag not in CATALOGS and location.tag not in OTHER_CATALOGS:
+        if location.tag not in CATALOGS:
             raise Refused(location, "not a catalogue location")
         directory = r.need(location, "Directory")
         r.catalogs[location.tag] = path.parent / r.text(directory, "path")
@@ -425,7 +430,8 @@ def _scenario(r: Reader, root: Node, path: Path, given: dict[str, object]) -> m.
         path=path, version=version, parameters=dict(r.parameters), road=road,
         entities=entities, init=init, init_order=order, stories=stories, stop=stop,
         description=header.attrib.get("description", ""), trajectories=tuple(r.trajectories),
-        init_actions=tuple(later),
+        init_actions=tuple(later), variables=dict(r.variables),
+        absent=tuple(n for n in entities if init[n].position is None),
     )  # fmt: skip
 
 
@@ -558,6 +564,8 @@ def _init(r: Reader, node: Node, entities: dict[str, m.Entity]) -> tuple[
     assigned: list[str] = []
     later: list[tuple[str, m.Action]] = []
     actions = r.need(node, "Actions")
+    for glob in r.kids(actions, "GlobalAction"):
+        later.append(("", m.Action(f"Init {r.need(glob).tag}", _global(r, glob), glob.line)))
     for private in r.kids(actions, "Private"):
         name = _entity_ref(r, private)
         for action in r.kids(private, "PrivateAction"):
@@ -593,9 +601,6 @@ def _init(r: Reader, node: Node, entities: dict[str, m.Entity]) -> tuple[
                     later.append((name, m.Action(f"Init {kind.tag} of {name}", do, kind.line)))
             else:
                 raise Refused(kind, "not supported in Init")
-    for name in entities:
-        if init[name].position is None:
-            r.problems.append(f"entity {name!r}: Init gives it no TeleportAction (no position)")
     return init, tuple(order), assigned, later
 
 
@@ -919,17 +924,86 @@ def _maneuver(r: Reader, node: Node, entities: dict[str, m.Entity]) -> m.Maneuve
 def _event(r: Reader, node: Node, entities: dict[str, m.Entity]) -> m.Event:
     actions = []
     for action in r.kids(node, "Action"):
-        private = r.one(action, "PrivateAction", required=False)
-        if private is None:
-            other = r.need(action)
-            raise Refused(other, "only private actions are supported")
-        actions.append(m.Action(r.text(action, "name"), _private(r, private), action.line))
+        inner = r.need(action)
+        do: m.PrivateAction | m.GlobalAction
+        if inner.tag == "PrivateAction":
+            do = _private(r, inner)
+        elif inner.tag == "GlobalAction":
+            do = _global(r, inner)
+        else:
+            raise Refused(inner, "private and global actions are supported")
+        actions.append(m.Action(r.text(action, "name"), do, action.line))
     start = r.one(node, "StartTrigger", required=False)
     return m.Event(
         r.text(node, "name"), r.choice(node, "priority", PRIORITIES),
         r.integer(node, "maximumExecutionCount", 1), tuple(actions),
         None if start is None else _trigger(r, start), node.line,
     )  # fmt: skip
+
+
+def _global(r: Reader, node: Node) -> m.GlobalAction:
+    """A GlobalAction: the environment, parameters and variables, entities added and deleted."""
+    kind = r.need(node)
+    if kind.tag == "EnvironmentAction":
+        return _environment(r, kind)
+    if kind.tag in ("ParameterAction", "VariableAction"):
+        variable = kind.tag == "VariableAction"
+        name = r.text(kind, "variableRef" if variable else "parameterRef").lstrip("$")
+        known = r.variables if variable else r.parameters
+        if name not in known:
+            what = "variable" if variable else "parameter"
+            raise Refused(kind, f"no {what} named {name!r}")
+        how = r.need(kind)
+        if how.tag == "SetAction":
+            return m.ParameterAction(name, "set", r.text(how, "value"), variable)
+        if how.tag == "ModifyAction":
+            rule = r.need(r.need(how, "Rule"))
+            rules = {"AddValue": "add", "MultiplyByValue": "multiply"}
+            if rule.tag not in rules:
+                raise Refused(rule, "not a modify rule (AddValue, MultiplyByValue)")
+            return m.ParameterAction(name, rules[rule.tag], str(r.number(rule, "value")), variable)
+        raise Refused(how, "not a parameter action (SetAction, ModifyAction)")
+    if kind.tag == "EntityAction":
+        name = r.text(kind, "entityRef")
+        if name not in r.entities:
+            raise Refused(
+                kind, f"entityRef={name!r}: no entity of that name", quiet=name in r.declared
+            )
+        how = r.need(kind)
+        if how.tag == "AddEntityAction":
+            return m.AddEntityAction(name, _position(r, r.need(how, "Position")))
+        if how.tag == "DeleteEntityAction":
+            return m.DeleteEntityAction(name)
+        raise Refused(how, "not an entity action")
+    raise Refused(kind, "this global action is not supported")
+
+
+def _environment(r: Reader, node: Node) -> m.EnvironmentAction:
+    """An EnvironmentAction's Environment (inline or catalogued): friction, time, weather."""
+    found = [c for c in node.children if c.tag in ("Environment", "CatalogReference")]
+    if len(found) != 1:
+        raise Refused(node, "needs one Environment (inline or a CatalogReference)")
+    env, assigned = found[0], dict[str, str]()
+    env.used = True
+    if env.tag == "CatalogReference":
+        env, assigned = r.catalog_entry(env, "Environment")
+    with r.scope(env, assigned):
+        for part in env.walk():
+            part.used = True  # weather's parts are kept as they are said
+        road = r.one(env, "RoadCondition", required=False)
+        friction = None if road is None else r.number(road, "frictionScaleFactor")
+        if road is not None and friction is not None and friction < 0:
+            raise Refused(road, "frictionScaleFactor must not be negative")
+        time = r.one(env, "TimeOfDay", required=False)
+        weather = r.one(env, "Weather", required=False)
+        kept = [] if weather is None else [
+            (f"{part.tag}.{key}" if part is not weather else key, r.text(part, key))
+            for part in weather.walk()
+            for key in part.attrib
+        ]  # fmt: skip
+        return m.EnvironmentAction(
+            friction, None if time is None else r.text(time, "dateTime"), tuple(kept)
+        )
 
 
 def _trigger(r: Reader, node: Node) -> m.Trigger:
@@ -974,6 +1048,13 @@ def _by_value(r: Reader, node: Node) -> m.ValueCondition:
         if name not in r.parameters:
             raise Refused(node, f"no parameter named {name!r}")
         return m.ParameterCondition(name, r.text(node, "value"), r.choice(node, "rule", RULES))
+    if node.tag == "VariableCondition":
+        name = r.text(node, "variableRef")
+        if name not in r.variables:
+            raise Refused(node, f"no variable named {name!r}")
+        return m.ParameterCondition(
+            name, r.text(node, "value"), r.choice(node, "rule", RULES), variable=True
+        )
     raise Refused(node, "this condition is not supported")
 
 

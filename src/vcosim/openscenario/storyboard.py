@@ -59,7 +59,7 @@ from vcosim.reports import Report
 from vcosim.scenarios.spec import UserFaceSpec
 from vcosim.sim.face import Face
 from vcosim.world.geometry import R_AHEAD, R_DISTANCE, R_RELATIVE_SPEED, R_TARGET
-from vcosim.world.movers import Mover, Movers, arc_lengths, locate
+from vcosim.world.movers import AWAY, Mover, Movers, arc_lengths, locate, straight_line
 from vcosim.world.spec import WorldFile
 
 if TYPE_CHECKING:
@@ -101,6 +101,8 @@ class StoryboardReport(Report):
     ego_min_time_headway: float | None
     ego_min_time_to_collision: float | None
     ego_closest: str
+    environment: dict[str, str] = field(default_factory=dict)
+    """The environment at the end: road friction factor, time of day, weather."""
 
 
 class Element:
@@ -178,6 +180,10 @@ class Storyboard(Face):
         self.min_ttc = (math.inf, 0.0)
         self.collisions = 0
         self.movers: Movers | None = None
+        self.parameters = dict(self.scenario.parameters)
+        self.variables = dict(self.scenario.variables)
+        self.environment: dict[str, str] = {}
+        self.absent: set[str] = set(self.scenario.absent)
         self.init_runs: list[Run] | None = None
         self.arriving: dict[str, RouteRun] = {}
 
@@ -232,6 +238,7 @@ class Storyboard(Face):
         towing = {e.trailer: n for n, e in self.scenario.entities.items() if e.trailer}
         movers = []
         for name, entity in kinematic:
+            poses.setdefault(name, (AWAY, AWAY, 0.0))  # absent until an AddEntityAction
             line, legs = lane_line(self.network, poses[name])
             tractor = towing.get(name)
             hitch = 0.0
@@ -243,6 +250,7 @@ class Storyboard(Face):
                 line, towed_by=tractor, hitch=hitch, coupler=entity.coupler,
             )  # fmt: skip
             mover.s, mover.offset = mover.locate(*poses[name][:2])
+            mover.present = name not in self.absent
             init = self.scenario.init[name]
             mover.speed = 0.0 if init.ramp is not None else init.speed
             movers.append(mover)
@@ -289,6 +297,7 @@ class Storyboard(Face):
             ego_min_time_headway=round(headway, 3) if math.isfinite(headway) else None,
             ego_min_time_to_collision=round(ttc, 3) if math.isfinite(ttc) else None,
             ego_closest=", ".join(c for c in closest if c) or "nobody ahead",
+            environment=dict(self.environment),
         )
 
     # -- one look at the world --------------------------------------------------------------
@@ -304,7 +313,7 @@ class Storyboard(Face):
             poses=world.poses(),
             network=self.network,
             touching=lambda a, b: world.overlap(a, b) > 0.0,
-            parameters=self.scenario.parameters,
+            parameters=self.parameters,
         )
 
     def _tick(self) -> None:
@@ -328,7 +337,8 @@ class Storyboard(Face):
             return
         if self.init_runs is None:  # Init's actions that take time start with the first look
             self.init_runs = [
-                self._begin(action, actor, scene) for actor, action in self.scenario.init_actions
+                self._begin(action, actor, scene) if actor else self._global(action, scene)
+                for actor, action in self.scenario.init_actions
             ]
         for run in self.init_runs:
             run.update(now)
@@ -373,7 +383,7 @@ class Storyboard(Face):
         if isinstance(test, m.SimulationTime):
             return compare(scene.time, test.rule, test.value)
         if isinstance(test, m.ParameterCondition):
-            value = scene.parameters[test.parameter]
+            value = (self.variables if test.variable else scene.parameters)[test.parameter]
             try:
                 return compare(float(value), test.rule, float(test.value))
             except ValueError:
@@ -456,7 +466,12 @@ class Storyboard(Face):
             event.go(RUNNING, "startTransition", now)
             for action in event.children:
                 action.go(RUNNING, "startTransition", now)
-                action.runs = [self._begin(action.model, actor, scene) for actor in actors]  # type: ignore[arg-type]
+                do = action.model
+                assert isinstance(do, m.Action)
+                action.runs = (
+                    [self._global(do, scene)] if isinstance(do.action, GLOBAL)
+                    else [self._begin(do, actor, scene) for actor in actors]
+                )  # fmt: skip
         for event in maneuver.children:
             if event.state == RUNNING:
                 self._progress_event(event, now)
@@ -484,7 +499,8 @@ class Storyboard(Face):
             if e.state != COMPLETE:
                 e.go(COMPLETE, "stopTransition", now)
                 for run in e.runs:
-                    self.channels[run.actor].stop(run, now)
+                    if run.actor in self.channels:
+                        self.channels[run.actor].stop(run, now)
 
     # -- actions ----------------------------------------------------------------------------
     def _begin(self, action: m.Action, actor: str, scene: Scene) -> Run:
@@ -535,24 +551,86 @@ class Storyboard(Face):
             channels.take(run)
         return run
 
-    def _take_route(self, actor: str, waypoints: list[Pose], scene: Scene) -> np.ndarray:
+    def _global(self, action: m.Action, scene: Scene) -> Run:
+        """A global action: done at once."""
+        do = action.action
+        if isinstance(do, m.EnvironmentAction):
+            if do.friction is not None:
+                assert self.world is not None
+                self.world.scale_friction(do.friction)
+                self.environment["friction"] = f"{do.friction:g}"
+            if do.time_of_day is not None:
+                self.environment["time_of_day"] = do.time_of_day
+            self.environment.update(dict(do.weather))
+        elif isinstance(do, m.ParameterAction):
+            values = self.variables if do.variable else self.parameters
+            values[do.name] = _modified(values[do.name], do.rule, do.value)
+        elif isinstance(do, m.AddEntityAction):
+            pose = resolve(do.position, self.network, scene.all_poses())
+            self._enter(do.entity, pose, scene)
+        elif isinstance(do, m.DeleteEntityAction):
+            self._leave(do.entity)
+        return Run(action, "", None, None)
+
+    def _enter(self, name: str, pose: Pose, scene: Scene) -> None:
+        """``name`` comes into the world at ``pose``, standing, on its lane's route."""
+        world = self.world
+        assert world is not None
+        self.absent.discard(name)
+        self._leave_trajectory(name)
+        mover = self._mover(name)
+        if mover is not None:
+            assert self.movers is not None
+            mover.speed = 0.0
+            self.movers.place(self.movers.slots[name], *pose, mover.line)
+        elif name in self.channels:
+            world.vehicles[name].teleport(pose[0], pose[1], math.degrees(pose[2]), speed=0.0)
+        if name in self.channels:
+            self.channels[name].ramps["speed"] = Ramp.hold(0.0)
+            self._take_route(name, [], scene, pose)
+        world.teleported()
+
+    def _leave(self, name: str) -> None:
+        """``name`` leaves the world: a kinematic one is gone, a car is parked far away."""
+        world = self.world
+        assert world is not None
+        self.absent.add(name)
+        mover = self._mover(name)
+        if mover is not None:
+            mover.present = False
+        elif name in self.channels or name in world.index:
+            row = world.row(name)
+            world.vehicles[name].teleport(AWAY + 100.0 * row, -AWAY, 0.0, speed=0.0)
+        if name in self.channels:
+            self.channels[name].ramps["speed"] = Ramp.hold(0.0)
+        world.teleported()
+
+    def _take_route(
+        self, actor: str, waypoints: list[Pose], scene: Scene, pose: Pose | None = None
+    ) -> np.ndarray:
         """Put ``actor`` on the lanes through ``waypoints`` (from its own): the line it drives.
 
-        It eases onto the route's lane within a couple of seconds.
+        It eases onto the route's lane within a couple of seconds; off every lane (and with no
+        waypoint) it drives straight on.
         """
-        world, network, pose = self.world, self.network, scene.pose(actor)
+        world, network = self.world, self.network
+        pose = scene.pose(actor) if pose is None else pose
         assert world is not None
         try:
             road_id, _, lane, _ = on_lane(network, pose, actor)
             start: tuple[str, int] | None = (road_id, lane)
         except PlaceError:
             start = None
-        try:
-            legs = plan_route(network, start, waypoints, actor)
-        except PlaceError as exc:
-            raise ScenarioRunError(exc.problems[0]) from None
-        assert network is not None
-        line = network.route_path(list(legs))[:, :2]
+        if start is None and not waypoints:
+            legs: list[tuple[str, int]] = []
+            line = straight_line(*pose)
+        else:
+            try:
+                legs = plan_route(network, start, waypoints, actor)
+            except PlaceError as exc:
+                raise ScenarioRunError(exc.problems[0]) from None
+            assert network is not None
+            line = network.route_path(list(legs))[:, :2]
         self.legs[actor] = {road: lane for road, lane in reversed(legs)}
         mover = self._mover(actor)
         if mover is not None:
@@ -756,6 +834,21 @@ class Storyboard(Face):
         channels = self.channels[actor]
         channels.ramps["lane"] = Ramp.hold(mover.offset)
         channels.ramps["offset"] = Ramp.hold(0.0)
+
+
+GLOBAL = (m.EnvironmentAction, m.ParameterAction, m.AddEntityAction, m.DeleteEntityAction)
+
+
+def _modified(value: str, rule: str, by: str) -> str:
+    """A parameter's (or variable's) value after a set, add or multiply."""
+    if rule == "set":
+        return by
+    try:
+        number = float(value)
+    except ValueError:
+        raise ScenarioRunError(f"cannot {rule} {by} to the value {value!r}") from None
+    result = number + float(by) if rule == "add" else number * float(by)
+    return str(int(result)) if result.is_integer() and "." not in value else repr(result)
 
 
 def scenario_run(

@@ -19,7 +19,7 @@ from vcosim.openscenario.model import Scenario
 from vcosim.openscenario.place import PlaceError, Pose, on_lane, resolve, route
 from vcosim.openscenario.trajectory import layout, trajectory_path
 from vcosim.roads import RoadNetwork, read_xodr
-from vcosim.world.movers import straight_line
+from vcosim.world.movers import AWAY, straight_line
 from vcosim.world.spec import WorldFile
 
 
@@ -76,9 +76,11 @@ def scenario_world(scenario: Scenario) -> WorldFile:
              "vehicle; a Property preset on a Vehicle makes it one)"],
             f"OpenSCENARIO {scenario.path}",
         )  # fmt: skip
-    for name, entity in scenario.entities.items():
+    for k, name in enumerate(scenario.entities):
+        entity = scenario.entities[name]
         if entity.kinematic:
             continue
+        poses.setdefault(name, (AWAY + 100.0 * k, -AWAY, 0.0))  # absent: parked far away
         x, y, heading = poses[name]
         start = {"x": x, "y": y, "heading": math.degrees(heading)}
         ramped = scenario.init[name].ramp is not None  # the storyboard brings it up to speed

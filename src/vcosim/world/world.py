@@ -352,6 +352,11 @@ class World:
         )  # fmt: skip
         self.drivers.decide(self.time, self.spec.driver_period, p, self.readings, self.inputs)
 
+    def scale_friction(self, factor: float) -> None:
+        """Every tyre's road friction from now: the terrain's times ``factor`` (the weather)."""
+        height, _, grid = self._terrain
+        self._terrain = (height, self.terrain.friction * factor, grid)
+
     def teleported(self) -> None:
         """After moving a vehicle by hand: look at the collision horizon afresh."""
         self._poses = self.poses()
