@@ -493,7 +493,9 @@ def _trailer(r: Reader, vehicle: Node) -> str | None:
         return None
     ref = r.one(trailer, "TrailerRef", required=False)
     if ref is None:
-        raise Refused(trailer, "a trailer is named by a <TrailerRef> to its entity")
+        if trailer.children:
+            raise Refused(trailer, "a trailer is named by a <TrailerRef> to its entity")
+        return None  # an empty <Trailer/>: it tows nothing
     return r.text(ref, "entityRef", "") or None
 
 
