@@ -44,16 +44,19 @@ def install(folder: Path) -> Path:
     return python.parent
 
 
-def errors(bin_folder: Path, file: Path) -> list[str]:
+def errors(bin_folder: Path, file: Path, work: Path) -> list[str]:
     """Every error the checker of ``file``'s kind (``.xosc``, ``.xodr``) finds in it, and
-    every check that broke down (an internal error of the checker)."""
+    every check that broke down (an internal error of the checker).
+
+    The configuration and the results go into ``work``, not beside the file.
+    """
     command, bundle = CHECKERS[file.suffix]
-    out = file.parent / f"{file.name}.xqar"
+    out = work / f"{file.name}.xqar"
     config = ET.Element("Config")
     ET.SubElement(config, "Param", name="InputFile", value=str(file.resolve()))
     checker = ET.SubElement(config, "CheckerBundle", application=bundle)
     ET.SubElement(checker, "Param", name="resultFile", value=str(out.resolve()))
-    config_file = file.parent / f"{file.name}.qc.xml"
+    config_file = work / f"{file.name}.qc.xml"
     ET.ElementTree(config).write(config_file, encoding="utf-8", xml_declaration=True)
     done = subprocess.run(
         [str(bin_folder / command), "-c", str(config_file)],

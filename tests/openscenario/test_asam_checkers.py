@@ -1,5 +1,6 @@
 """ASAM's own checkers find no error in what vcosim writes (the export of every example world
-that exports) nor in its example scenarios (tests/helpers/scenarios.py writes them)."""
+that exports) nor in its example scenarios (tests/helpers/scenarios.py writes them, and
+esmini's samples beside them)."""
 
 from __future__ import annotations
 
@@ -14,6 +15,9 @@ from vcosim.world import WorldFile
 ROOT = Path(__file__).parents[2]
 WORLDS = ROOT / "examples" / "worlds"
 SCENARIOS = ROOT / "examples" / "scenarios"
+CATALOGS = "Catalogs"
+"""esmini's catalogues, kept as esmini wrote them: 19 errors (parameters without defaults in
+its VehicleCatalog, names given twice), not vcosim's to mend."""
 EXPORTED = {"cut-in", "follow", "two-cars"}
 """The example worlds that export (the others say SUMO, IDM drivers, another sensor)."""
 
@@ -34,7 +38,7 @@ def test_every_example_export_passes_both_checkers(checkers: Path, tmp_path: Pat
         exported.add(world.stem)
     assert exported == EXPORTED
     found = {
-        file.name: errors(checkers, file)
+        file.name: errors(checkers, file, tmp_path)
         for file in sorted(tmp_path.glob("*.xosc")) + sorted(tmp_path.glob("*.xodr"))
     }
     assert len(found) == 2 * len(EXPORTED)
@@ -43,11 +47,11 @@ def test_every_example_export_passes_both_checkers(checkers: Path, tmp_path: Pat
 
 @pytest.mark.parametrize(
     "name",
-    sorted(p.name for p in SCENARIOS.iterdir() if p.suffix in (".xosc", ".xodr")),
+    sorted(
+        str(p.relative_to(SCENARIOS))
+        for p in SCENARIOS.rglob("*")
+        if p.suffix in (".xosc", ".xodr") and CATALOGS not in p.parts
+    ),
 )
 def test_the_example_scenarios_pass_the_checkers(checkers: Path, tmp_path: Path, name: str) -> None:
-    file = tmp_path / name  # the results go beside the file: not into examples/
-    file.write_bytes((SCENARIOS / name).read_bytes())
-    if name.endswith(".xosc"):  # the road, for the checks of references into it
-        (tmp_path / "straight.xodr").write_bytes((SCENARIOS / "straight.xodr").read_bytes())
-    assert errors(checkers, file) == []
+    assert errors(checkers, SCENARIOS / name, tmp_path) == []
