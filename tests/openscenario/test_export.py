@@ -10,10 +10,16 @@ import pytest
 from typer.testing import CliRunner
 
 from vcosim.app.cli import app
+from vcosim.controllers.acc import Acc
+from vcosim.openscenario import model as m
+from vcosim.openscenario import read_xosc
 from vcosim.openscenario.export import export_world
-from vcosim.openscenario.storyboard import scenario_run
+from vcosim.openscenario.place import on_lane
+from vcosim.openscenario.storyboard import StoryboardReport, scenario_run
+from vcosim.openscenario.world import start_poses
 from vcosim.roads import read_xodr
 from vcosim.scenarios import PacingSpec, RunSpec, build_simulation
+from vcosim.tight.inprocess import couple_in_process
 from vcosim.world import WorldFile
 
 if sys.version_info >= (3, 11):
@@ -83,3 +89,35 @@ def test_what_a_scenario_cannot_say_is_refused_exit_2(tmp_path: Path) -> None:
     assert result.exit_code == 2
     assert "paths.ring: a loop" in result.output and "an IDM driver" in result.output
     assert not (tmp_path / "ring.xosc").exists()
+
+
+@pytest.mark.parametrize("name", ["cut-in", "follow", "two-cars"])  # every one that exports
+def test_an_example_export_reads_back_and_ends_by_its_stop_trigger(
+    tmp_path: Path, name: str
+) -> None:
+    world = WorldFile.load(WORLDS / f"{name}.toml")
+    export_world(world, tmp_path / "out.xosc", duration=8.0)
+    face, again = scenario_run(tmp_path / "out.xosc")
+    assert [v.name for v in again.vehicles] == [v.name for v in world.all_vehicles()]
+    sim = build_simulation(RunSpec(world=again, pacing=PacingSpec(mode="fast"), faces=[face]))
+    couple_in_process(sim, Acc(speed=20.0))  # each has an external ego: its controller
+    report = sim.run(20.0)  # longer: the stop trigger ends it
+    board = report.faces["storyboard"]
+    assert isinstance(board, StoryboardReport)
+    assert board.ended_by == "the stop trigger ('end') at t = 8.00 s"
+    assert report.sim_time == pytest.approx(8.0, abs=0.011)
+
+
+def test_the_command_line_export_ends_at_its_duration_on_a_road_under_every_car(
+    tmp_path: Path,
+) -> None:
+    out = tmp_path / "two-cars.xosc"
+    world = str(WORLDS / "two-cars.toml")
+    result = CliRunner().invoke(app, ["world", "export", world, str(out), "--duration", "5"])
+    assert result.exit_code == 0, result.output
+    scenario = read_xosc(out)
+    ((end,),) = scenario.stop.groups if scenario.stop is not None else ((),)
+    assert end.test == m.SimulationTime(5.0, "greaterOrEqual")
+    network = read_xodr(out.with_suffix(".xodr"))  # a world without paths: one road
+    lanes = {name: on_lane(network, pose, name)[2] for name, pose in start_poses(scenario).items()}
+    assert lanes == {"ego": -3, "side": -1}  # y = 0 and 6: the rightmost lane, two to its left

@@ -8,6 +8,7 @@ from typing import Annotated
 import typer
 
 from vcosim.app.console import results, setup_logging
+from vcosim.app.options import positive
 
 world_app = typer.Typer(
     help="Worlds as standard files: export a world (docs/worlds.md) as OpenSCENARIO on an "
@@ -30,13 +31,21 @@ def export(
             help="The scenario to write; its road goes beside it as OUT.xodr.",
         ),
     ],
+    duration: Annotated[
+        float,
+        typer.Option(
+            callback=positive,
+            help="Simulated seconds: the scenario's stop trigger ends the run then.",
+        ),
+    ] = 60.0,
 ) -> None:
     """Write a world as OUT.xosc and OUT.xodr: `vcosim sim --scenario OUT.xosc` runs it again.
 
     Its vehicles start where they start, external ones with the external controller, and
     each profile driver's speeds and lane change become storyboard events; its polyline paths
-    become roads (or its OpenDRIVE road is copied). What a scenario cannot say (IDM drivers,
-    loops, SUMO, pictures of the ground) is refused, each named, exit 2.
+    become roads (or its OpenDRIVE road is copied; without paths, a straight road under its
+    vehicles); the stop trigger ends the run after --duration. What a scenario cannot say (IDM
+    drivers, loops, SUMO, pictures of the ground) is refused, each named, exit 2.
     """
     from vcosim.openscenario.export import export_world
     from vcosim.world import WorldFile
@@ -44,5 +53,5 @@ def export(
     setup_logging()
     if out.suffix.lower() != ".xosc":
         raise typer.BadParameter(f"a .xosc file, not {out.name!r}", param_hint="OUT.xosc")
-    road = export_world(WorldFile.load(world), out, f"world {world}")
+    road = export_world(WorldFile.load(world), out, f"world {world}", duration)
     results.print(f"wrote {out} and its road {road}", highlight=False, soft_wrap=True)

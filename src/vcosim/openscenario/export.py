@@ -5,13 +5,19 @@
 
 - the road: the world's OpenDRIVE road, copied; or, on flat ground, one road per polyline
   path, its reference line along the path and lanes 3.5 m wide, all running along the path,
-  one centred on it and as many beside it as the vehicles' offsets need;
+  one centred on it and as many beside it as the vehicles' offsets need; without paths, one
+  straight road along the first vehicle's heading, with lanes under every vehicle;
 - every vehicle: a ``Vehicle`` whose ``preset`` property is its vehicle, placed at its start
   (``WorldPosition``) with its start speed; an external one gets the ``external`` controller;
 - a profile driver: a speed event per rising or falling stretch of its profile (a linear
   ``SpeedAction`` from its start time), a lane change: a cubic ``LaneOffsetAction`` whose
   lateral acceleration gives the change its duration, started at its time or, cued by the
-  vehicle ahead of which it cuts in, when the gap rises past its value.
+  vehicle ahead of which it cuts in, when the gap rises past its value;
+- the run's end: the storyboard's stop trigger at ``duration`` (a world has none of its own).
+
+Every Act and Event has a start trigger ("at once" is simulation time >= 0, as the 1.0-1.2
+schemas require the element), and every storyboard element a name of its own: ASAM's
+checkers (``asam-qc-openscenarioxml``, ``asam-qc-opendrive``) find no error in the files.
 
 A world that says more than that (IDM drivers, circles, SUMO, pictures for the ground, ...)
 is refused, each thing it cannot say named.
@@ -45,10 +51,17 @@ LANE_WIDTH = 3.5
 """m: the lanes of a road made from a path (the range sensor's default lane width)."""
 
 EXTERNAL = "external"
+WHITE = "standard"
+"""A road mark's colour (OpenDRIVE's ``standard``: white)."""
 Pose = tuple[float, float, float]
 """x, y (m) and heading (rad)."""
 CAR_LENGTH = 4.6
 """m: the box a vehicle is written with (read, not applied: the preset's box counts)."""
+DURATION = 60.0
+"""s: the run's length when none is given (the storyboard's stop trigger)."""
+BEHIND, AHEAD = 100.0, 1000.0
+"""m: the road of a world without paths: behind the rearmost start, and at least ahead of the
+foremost (farther if twice the fastest start speed covers more within the run)."""
 
 
 class ExportError(ConfigError):
@@ -58,8 +71,13 @@ class ExportError(ConfigError):
         super().__init__(problems, f"{source} as OpenSCENARIO")
 
 
-def export_world(world: WorldFile, out: Path, source: str = "world") -> Path:
-    """Write ``out`` (``.xosc``) and its road (``out`` with ``.xodr``); the road's path."""
+def export_world(
+    world: WorldFile, out: Path, source: str = "world", duration: float = DURATION
+) -> Path:
+    """Write ``out`` (``.xosc``) and its road (``out`` with ``.xodr``); the road's path.
+
+    The scenario ends by its stop trigger at ``duration`` simulated seconds.
+    """
     problems = _refusals(world)
     if problems:
         raise ExportError(problems, source)
@@ -76,16 +94,10 @@ def export_world(world: WorldFile, out: Path, source: str = "world") -> Path:
         if given.resolve() != road.resolve():
             shutil.copyfile(given, road)
     else:
-        offsets: dict[str, list[float]] = {name: [0.0] for name in world.paths}
-        for entry in vehicles:
-            driver = entry.driver
-            if isinstance(driver, ProfileDriver):
-                offsets[driver.path].append(driver.offset)
-                if driver.lane_change is not None:
-                    offsets[driver.path].append(driver.lane_change.offset)
-        road.write_bytes(_xodr(world.paths, offsets))
+        road.write_bytes(_xodr(*_road_paths(world, vehicles, duration)))
     poses = _starts(world, vehicles)
-    _xosc(world, vehicles, poses, road.name).write(out, encoding="utf-8", xml_declaration=True)
+    scenario = _xosc(world, vehicles, poses, road.name, duration)
+    scenario.write(out, encoding="utf-8", xml_declaration=True)
     return road
 
 
@@ -154,10 +166,50 @@ def _lanes_beside(offsets: list[float]) -> tuple[int, int]:
     return left, right
 
 
+def _road_paths(
+    world: WorldFile, vehicles: list[VehicleEntry], duration: float
+) -> tuple[dict[str, PathSpec], dict[str, list[float]]]:
+    """The paths that become roads, and the offsets (m, left of the path) their lanes hold."""
+    if not world.paths:
+        return _straight(vehicles, duration)
+    offsets: dict[str, list[float]] = {name: [0.0] for name in world.paths}
+    for entry in vehicles:
+        driver = entry.driver
+        if isinstance(driver, ProfileDriver):
+            offsets[driver.path].append(driver.offset)
+            if driver.lane_change is not None:
+                offsets[driver.path].append(driver.lane_change.offset)
+    return world.paths, offsets
+
+
+def _straight(
+    vehicles: list[VehicleEntry], duration: float
+) -> tuple[dict[str, PathSpec], dict[str, list[float]]]:
+    """A road for a world without paths: a scenario names one, and a road file holds one.
+
+    Straight along the first vehicle's heading, with lanes under every vehicle, long enough
+    for the run (``BEHIND``, ``AHEAD``).
+    """
+    first = vehicles[0].start
+    assert first.x is not None and first.y is not None  # no path: every start is a pose
+    x0, y0, h = first.x, first.y, math.radians(first.heading)
+    along, left = [], []
+    for entry in vehicles:
+        assert entry.start.x is not None and entry.start.y is not None
+        dx, dy = entry.start.x - x0, entry.start.y - y0
+        along.append(dx * math.cos(h) + dy * math.sin(h))
+        left.append(dy * math.cos(h) - dx * math.sin(h))
+    fastest = max(entry.start.speed for entry in vehicles)
+    ends = (min(along) - BEHIND, max(along) + max(AHEAD, 2.0 * fastest * duration))
+    points = [[x0 + s * math.cos(h), y0 + s * math.sin(h)] for s in ends]
+    return {"road": PathSpec(points=points)}, {"road": [0.0, *left]}
+
+
 def _xodr(paths: dict[str, PathSpec], offsets: dict[str, list[float]]) -> bytes:
     """One road per polyline path (ids 1, 2, ... in the paths' order)."""
     root = ET.Element("OpenDRIVE")
-    ET.SubElement(root, "header", revMajor="1", revMinor="6", name="vcosim export")
+    # 1.8, though 1.4 says all of it: ASAM's checker skips most of its checks below 1.7
+    ET.SubElement(root, "header", revMajor="1", revMinor="8", name="vcosim export")
     for k, (name, path) in enumerate(paths.items(), start=1):
         points = np.asarray(path.polyline(), dtype=float)
         steps = np.diff(points, axis=0)
@@ -179,13 +231,13 @@ def _xodr(paths: dict[str, PathSpec], offsets: dict[str, list[float]]) -> bytes:
         ET.SubElement(lanes, "laneOffset", s="0", a=_f(shift), b="0", c="0", d="0")
         section = ET.SubElement(lanes, "laneSection", s="0")
         centre = ET.SubElement(ET.SubElement(section, "center"), "lane", id="0", type="none")
-        ET.SubElement(centre, "roadMark", sOffset="0", type="solid", width="0.12")
+        ET.SubElement(centre, "roadMark", sOffset="0", type="solid", width="0.12", color=WHITE)
         side = ET.SubElement(section, "right")
         for n in range(1, left + right + 2):
             lane = ET.SubElement(side, "lane", id=str(-n), type="driving", level="false")
             ET.SubElement(lane, "width", sOffset="0", a=_f(LANE_WIDTH), b="0", c="0", d="0")
             kind = "solid" if n == left + right + 1 else "broken"
-            ET.SubElement(lane, "roadMark", sOffset="0", type=kind, width="0.12")
+            ET.SubElement(lane, "roadMark", sOffset="0", type=kind, width="0.12", color=WHITE)
     ET.indent(root)
     return ET.tostring(root, encoding="utf-8", xml_declaration=True)
 
@@ -219,6 +271,7 @@ def _xosc(
     vehicles: list[VehicleEntry],
     poses: dict[str, Pose],
     road: str,
+    duration: float,
 ) -> ET.ElementTree:
     root = ET.Element("OpenSCENARIO")
     ET.SubElement(
@@ -245,9 +298,11 @@ def _xosc(
     for entry in vehicles:
         if isinstance(entry.driver, ProfileDriver):
             _driver(act, entry, entry.driver, poses)
-    if not any(child.tag == "ManeuverGroup" for child in act):
-        story.remove(act)
+    if any(child.tag == "ManeuverGroup" for child in act):
+        _at(act, "drivers start", 0.0)
+    else:
         board.remove(story)
+    _when(ET.SubElement(board, "StopTrigger"), "end", duration)
     ET.indent(root)
     return ET.ElementTree(root)
 
@@ -302,22 +357,23 @@ def _driver(
     first_time, first_speed = profile[0]
     if first_speed != entry.start.speed:  # the profile's speed from the start
         event = _event(maneuver, f"{entry.name} speed 0")
-        _speed(_private(_action(event, "to the profile"), "LongitudinalAction"),
+        _speed(_private(_action(event, f"{entry.name} to the profile"), "LongitudinalAction"),
                first_speed, "step", 0.0)  # fmt: skip
-        _at(event, 0.0)
+        _at(event, f"{entry.name} speed 0 at", 0.0)
     for k, ((t0, v0), (t1, v1)) in enumerate(zip(profile, profile[1:], strict=False), start=1):
         if v1 == v0:
             continue
         event = _event(maneuver, f"{entry.name} speed {k}")
-        _speed(_private(_action(event, f"ramp {k}"), "LongitudinalAction"), v1, "linear", t1 - t0)
-        _at(event, t0)
+        action = _action(event, f"{entry.name} ramp {k}")
+        _speed(_private(action, "LongitudinalAction"), v1, "linear", t1 - t0)
+        _at(event, f"{entry.name} speed {k} at", t0)
     change = driver.lane_change
     if change is not None:
         # The scenario's driver keeps to its lane's centre plus the offset it started at; the
         # lane offset action adds the change to that, so the path ends ``change.offset`` away.
         move = change.offset - driver.offset
         event = _event(maneuver, f"{entry.name} lane change")
-        lateral = _private(_action(event, "change lanes"), "LateralAction")
+        lateral = _private(_action(event, f"{entry.name} changes lanes"), "LateralAction")
         offset = ET.SubElement(lateral, "LaneOffsetAction", continuous="false")
         acc = 6.0 * abs(move) / change.duration**2 if move else 1.0  # cubic: T = sqrt(6 d / a)
         ET.SubElement(offset, "LaneOffsetActionDynamics", dynamicsShape="cubic",
@@ -325,7 +381,7 @@ def _driver(
         target = ET.SubElement(offset, "LaneOffsetTarget")
         ET.SubElement(target, "AbsoluteTargetLaneOffset", value=_f(move))
         if change.at is not None:
-            _at(event, change.at)
+            _at(event, f"{entry.name} lane change at", change.at)
         else:
             assert change.ahead_of is not None
             _cut_in(event, entry.name, change.ahead_of, change.gap, poses)
@@ -342,8 +398,14 @@ def _action(event: ET.Element, name: str) -> ET.Element:
     return ET.SubElement(event, "Action", name=name)
 
 
-def _at(event: ET.Element, time: float) -> None:
-    condition = _condition(event, "at", "none")
+def _at(element: ET.Element, name: str, time: float) -> None:
+    """Start ``element`` (an Act or an Event) once the simulation time is ``time``."""
+    _when(ET.SubElement(element, "StartTrigger"), name, time)
+
+
+def _when(trigger: ET.Element, name: str, time: float) -> None:
+    """``trigger`` fires once the simulation time is ``time`` (and on: edge none)."""
+    condition = _condition(trigger, name, "none")
     value = ET.SubElement(condition, "ByValueCondition")
     ET.SubElement(value, "SimulationTimeCondition", value=_f(time), rule="greaterOrEqual")
 
@@ -363,7 +425,7 @@ def _cut_in(
     (x, y, _), (tx, ty, heading) = poses[who], poses[ahead_of]
     along = (x - tx) * math.cos(heading) + (y - ty) * math.sin(heading)
     ahead = along - CAR_LENGTH > gap  # bumper gap at the start, of two cars' usual length
-    condition = _condition(event, "ahead", "rising")
+    condition = _condition(ET.SubElement(event, "StartTrigger"), f"{who} ahead", "rising")
     by = ET.SubElement(condition, "ByEntityCondition")
     triggering = ET.SubElement(by, "TriggeringEntities", triggeringEntitiesRule="any")
     ET.SubElement(triggering, "EntityRef", entityRef=who)
@@ -375,8 +437,7 @@ def _cut_in(
     )  # fmt: skip
 
 
-def _condition(event: ET.Element, name: str, edge: str) -> ET.Element:
-    trigger = ET.SubElement(event, "StartTrigger")
+def _condition(trigger: ET.Element, name: str, edge: str) -> ET.Element:
     group = ET.SubElement(trigger, "ConditionGroup")
     return ET.SubElement(group, "Condition", name=name, delay="0", conditionEdge=edge)
 
