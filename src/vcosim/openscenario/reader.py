@@ -885,12 +885,10 @@ def _story(r: Reader, node: Node, entities: dict[str, m.Entity]) -> m.Story:
 
 def _act(r: Reader, node: Node, entities: dict[str, m.Entity]) -> m.Act:
     groups = tuple(r.each(r.kids(node, "ManeuverGroup"), lambda n: _group(r, n, entities)))
-    start = r.one(node, "StartTrigger", required=False)
     stop = r.one(node, "StopTrigger", required=False)
     return m.Act(
-        r.text(node, "name"), groups,
-        None if start is None else _trigger(r, start), None if stop is None else _trigger(r, stop),
-        node.line,
+        r.text(node, "name"), groups, _start(r, node),
+        None if stop is None else _trigger(r, stop), node.line,
     )  # fmt: skip
 
 
@@ -935,11 +933,9 @@ def _event(r: Reader, node: Node, entities: dict[str, m.Entity]) -> m.Event:
         else:
             raise Refused(inner, "private and global actions are supported")
         actions.append(m.Action(r.text(action, "name"), do, action.line))
-    start = r.one(node, "StartTrigger", required=False)
     return m.Event(
         r.text(node, "name"), r.choice(node, "priority", PRIORITIES),
-        r.integer(node, "maximumExecutionCount", 1), tuple(actions),
-        None if start is None else _trigger(r, start), node.line,
+        r.integer(node, "maximumExecutionCount", 1), tuple(actions), _start(r, node), node.line,
     )  # fmt: skip
 
 
@@ -1006,6 +1002,17 @@ def _environment(r: Reader, node: Node) -> m.EnvironmentAction:
         return m.EnvironmentAction(
             friction, None if time is None else r.text(time, "dateTime"), tuple(kept)
         )
+
+
+def _start(r: Reader, node: Node) -> m.Trigger | None:
+    """An Act's or Event's StartTrigger; None (at once) when it is missing or empty.
+
+    The 1.0 to 1.2 schemas require the element, so ``<StartTrigger/>`` is how files say "at
+    once", and esmini and scenario_runner start such an element at once.
+    """
+    start = r.one(node, "StartTrigger", required=False)
+    trigger = None if start is None else _trigger(r, start)
+    return trigger if trigger is not None and any(trigger.groups) else None
 
 
 def _trigger(r: Reader, node: Node) -> m.Trigger:
