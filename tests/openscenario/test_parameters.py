@@ -1,0 +1,146 @@
+"""Parameter declarations: read in order with the values given from outside in their place,
+names written with their ``$``, ``${...}`` in a scenario, and 1.2's value constraints checked
+before anything runs (each refusal with its line)."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import pytest
+
+from helpers.scenarios import cut_in, write_road
+from vcosim.errors import ConfigError
+from vcosim.openscenario import model as m
+from vcosim.openscenario import read_xosc
+
+DECLARED = """<ParameterDeclaration name="EgoSpeed" parameterType="double" value="25.0"/>
+        <ParameterDeclaration name="OtherSpeed" parameterType="double" value="18.0"/>"""
+
+
+@pytest.fixture(scope="module")
+def folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    here = tmp_path_factory.mktemp("parameters")
+    write_road(here)
+    cut_in().write_xml(str(here / "cut_in.xosc"))
+    return here
+
+
+def declaring(folder: Path, declarations: str, name: str = "declared") -> Path:
+    """The cut-in with ``declarations`` in place of its two."""
+    text = (folder / "cut_in.xosc").read_text()
+    assert DECLARED in text
+    path = folder / f"{name}.xosc"
+    path.write_text(text.replace(DECLARED, declarations))
+    return path
+
+
+def line_of(path: Path, needle: str) -> int:
+    return next(i for i, line in enumerate(path.read_text().splitlines(), 1) if needle in line)
+
+
+def test_a_given_value_is_seen_by_the_declarations_after_it(folder: Path) -> None:
+    path = declaring(
+        folder,
+        """<ParameterDeclaration name="EgoKph" parameterType="double" value="90"/>
+        <ParameterDeclaration name="EgoSpeed" parameterType="double" value="${$EgoKph / 3.6}"/>
+        <ParameterDeclaration name="OtherSpeed" parameterType="double"
+          value="${$EgoSpeed - 7}"/>""",
+    )
+    s = read_xosc(path)
+    assert s.init["Ego"].speed == pytest.approx(25.0)
+    assert s.init["Cutter"].speed == pytest.approx(18.0)
+    varied = read_xosc(path, {"EgoKph": 72})
+    assert varied.init["Ego"].speed == pytest.approx(20.0)  # derived from the given value
+    assert varied.init["Cutter"].speed == pytest.approx(13.0)
+    assert varied.parameters["EgoSpeed"] == "20"
+
+
+def test_a_name_declared_with_its_dollar_is_the_name_without_it(folder: Path) -> None:
+    path = declaring(
+        folder,
+        """<ParameterDeclaration name="$EgoSpeed" parameterType="double" value="21"/>
+        <ParameterDeclaration name="OtherSpeed" parameterType="double" value="${pi * 5}"/>""",
+    )
+    s = read_xosc(path)
+    assert s.init["Ego"].speed == 21.0 and s.init["Cutter"].speed == pytest.approx(5 * math.pi)
+
+
+def test_a_value_within_its_constraints_is_taken(folder: Path) -> None:
+    path = declaring(
+        folder,
+        """<ParameterDeclaration name="EgoSpeed" parameterType="double" value="25.0">
+          <ConstraintGroup>
+            <ValueConstraint rule="greaterThan" value="0.0"/>
+            <ValueConstraint rule="lessOrEqual" value="30.0"/>
+          </ConstraintGroup>
+          <ConstraintGroup>
+            <ValueConstraint rule="equalTo" value="40"/>
+          </ConstraintGroup>
+        </ParameterDeclaration>
+        <ParameterDeclaration name="OtherSpeed" parameterType="double" value="18.0"/>""",
+        "constrained",
+    )
+    assert read_xosc(path).init["Ego"].speed == 25.0
+    assert read_xosc(path, {"EgoSpeed": 40}).init["Ego"].speed == 40.0  # the other group
+    line = line_of(path, 'name="EgoSpeed"')
+    for outside in (0, 30.5, 39):
+        with pytest.raises(ConfigError) as caught:
+            read_xosc(path, {"EgoSpeed": outside})
+        assert caught.value.problems == [
+            f"line {line}: <ParameterDeclaration>: EgoSpeed = '{outside}' (given) is "
+            "outside its constraints: (greaterThan 0.0 and lessOrEqual 30.0) or (equalTo 40)"
+        ]
+
+
+def test_a_declared_value_outside_its_constraints_is_refused_with_its_line(folder: Path) -> None:
+    path = declaring(
+        folder,
+        """<ParameterDeclaration name="EgoSpeed" parameterType="double" value="70">
+          <ConstraintGroup><ValueConstraint rule="lessOrEqual" value="60"/></ConstraintGroup>
+        </ParameterDeclaration>
+        <ParameterDeclaration name="Who" parameterType="string" value="Ego">
+          <ConstraintGroup><ValueConstraint rule="notEqualTo" value="Ego"/></ConstraintGroup>
+        </ParameterDeclaration>
+        <ParameterDeclaration name="OtherSpeed" parameterType="double" value="18.0"/>""",
+        "outside",
+    )
+    with pytest.raises(ConfigError) as caught:
+        read_xosc(path)
+    speed, who = line_of(path, 'name="EgoSpeed"'), line_of(path, 'name="Who"')
+    assert caught.value.problems == [  # every problem at once
+        f"line {speed}: <ParameterDeclaration>: EgoSpeed = '70' is outside its constraints: "
+        "(lessOrEqual 60)",
+        f"line {who}: <ParameterDeclaration>: Who = 'Ego' is outside its constraints: "
+        "(notEqualTo Ego)",
+    ]
+    with pytest.raises(ConfigError) as caught:
+        read_xosc(path, {"EgoSpeed": 50, "Who": "Ego"})
+    assert caught.value.problems == [
+        f"line {who}: <ParameterDeclaration>: Who = 'Ego' (given) is outside its constraints: "
+        "(notEqualTo Ego)"
+    ]
+    assert read_xosc(path, {"EgoSpeed": 50, "Who": "Lead"}).init["Ego"].speed == 50.0
+
+
+def test_a_parameter_condition_names_its_parameter_with_or_without_its_dollar(
+    folder: Path,
+) -> None:
+    text = (folder / "cut_in.xosc").read_text()
+    timed = '<SimulationTimeCondition value="40.0" rule="greaterThan"/>'
+    assert timed in text
+    for ref in ("EgoSpeed", "$EgoSpeed"):
+        path = folder / "condition.xosc"
+        condition = f'<ParameterCondition parameterRef="{ref}" value="30" rule="greaterThan"/>'
+        path.write_text(text.replace(timed, condition))
+        tests = [c.test for group in read_xosc(path).stop.groups for c in group]  # type: ignore[union-attr]
+        assert m.ParameterCondition("EgoSpeed", "30", "greaterThan") in tests
+    path.write_text(
+        text.replace(timed, '<ParameterCondition parameterRef="" value="" rule="lessThan"/>')
+    )
+    with pytest.raises(ConfigError) as caught:
+        read_xosc(path)
+    line = line_of(path, 'parameterRef=""')
+    assert f"line {line}: <ParameterCondition>: parameterRef: needs a parameter's name" in (
+        caught.value.problems
+    )
