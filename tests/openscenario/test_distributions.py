@@ -173,13 +173,13 @@ def test_a_run_outside_the_scenarios_constraints_is_refused_before_any_run(
     with pytest.raises(ConfigError) as caught:
         read_distribution(distribution)
     assert caught.value.problems == [
-        f"line {line}: <DeterministicSingleParameterDistribution>: EgoSpeed = '30' "
-        f"(run 9, 10, 11, 12) is outside its constraints at line {declared} of cut_in.xosc: "
-        "(lessOrEqual 25)"
+        f"line {line}: <DeterministicSingleParameterDistribution>: parameter 'EgoSpeed' = '30' "
+        f"(in runs '9, 10, 11, 12') is outside its constraints at line {declared} of "
+        "'cut_in.xosc': (lessOrEqual 25)"
     ]
     (tmp_path / "sweep.toml").write_text(SWEEP.replace("DISTRIBUTION", distribution.name))
     result = CliRunner().invoke(app, ["sweep", str(tmp_path / "sweep.toml"), "--check"])
-    assert result.exit_code == 2 and "EgoSpeed = '30' (run 9, 10, 11, 12)" in result.output
+    assert result.exit_code == 2 and "'EgoSpeed' = '30' (in runs '9, 10, 11, 12')" in result.output
 
 
 SWEEP = """

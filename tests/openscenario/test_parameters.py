@@ -88,7 +88,7 @@ def test_a_value_within_its_constraints_is_taken(folder: Path) -> None:
         with pytest.raises(ConfigError) as caught:
             read_xosc(path, {"EgoSpeed": outside})
         assert caught.value.problems == [
-            f"line {line}: <ParameterDeclaration>: EgoSpeed = '{outside}' (given) is "
+            f"line {line}: <ParameterDeclaration>: parameter 'EgoSpeed' = '{outside}' (given) is "
             "outside its constraints: (greaterThan 0.0 and lessOrEqual 30.0) or (equalTo 40)"
         ]
 
@@ -109,16 +109,16 @@ def test_a_declared_value_outside_its_constraints_is_refused_with_its_line(folde
         read_xosc(path)
     speed, who = line_of(path, 'name="EgoSpeed"'), line_of(path, 'name="Who"')
     assert caught.value.problems == [  # every problem at once
-        f"line {speed}: <ParameterDeclaration>: EgoSpeed = '70' is outside its constraints: "
-        "(lessOrEqual 60)",
-        f"line {who}: <ParameterDeclaration>: Who = 'Ego' is outside its constraints: "
+        f"line {speed}: <ParameterDeclaration>: parameter 'EgoSpeed' = '70' is outside its "
+        "constraints: (lessOrEqual 60)",
+        f"line {who}: <ParameterDeclaration>: parameter 'Who' = 'Ego' is outside its constraints: "
         "(notEqualTo Ego)",
     ]
     with pytest.raises(ConfigError) as caught:
         read_xosc(path, {"EgoSpeed": 50, "Who": "Ego"})
     assert caught.value.problems == [
-        f"line {who}: <ParameterDeclaration>: Who = 'Ego' (given) is outside its constraints: "
-        "(notEqualTo Ego)"
+        f"line {who}: <ParameterDeclaration>: parameter 'Who' = 'Ego' (given) is outside its "
+        "constraints: (notEqualTo Ego)"
     ]
     assert read_xosc(path, {"EgoSpeed": 50, "Who": "Lead"}).init["Ego"].speed == 50.0
 

@@ -102,8 +102,9 @@ def outside_constraints(
         more = f" and {len(runs) - SHOWN_RUNS} more" if len(runs) > SHOWN_RUNS else ""
         origin = origins[name]
         problems.append(
-            f"line {origin.line}: <{origin.tag}>: {name} = {value!r} (run {shown}{more}) is "
-            f"outside its constraints at line {line} of {scenario.name}: {unmet}"
+            f"line {origin.line}: <{origin.tag}>: parameter {name!r} = {value!r} (in runs "
+            f"'{shown}{more}') is outside its constraints at line {line} of "
+            f"'{scenario.name}': {unmet}"
         )
     return problems
 

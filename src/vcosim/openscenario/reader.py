@@ -157,7 +157,7 @@ class Reader:
             )
             if unmet:  # said, and the value kept: what refers to it is not refused too
                 said = f"{value!r} (given)" if name in given else f"{value!r}"
-                message = f"{name} = {said} is outside its constraints: {unmet}"
+                message = f"parameter {name!r} = {said} is outside its constraints: {unmet}"
                 self.problems.append(str(Refused(decl, message)))
                 self.outside.append((name, decl.line, unmet))
             self.parameters[name] = value
