@@ -144,3 +144,29 @@ def test_a_parameter_condition_names_its_parameter_with_or_without_its_dollar(
     assert f"line {line}: <ParameterCondition>: parameterRef: needs a parameter's name" in (
         caught.value.problems
     )
+
+
+def test_scenario_runners_criteria_are_conditions_that_never_hold(folder: Path) -> None:
+    """CARLA's examples end their storyboard on ``criteria_...`` parameter conditions on ''."""
+    text = (folder / "cut_in.xosc").read_text()
+    late = """<Condition name="late" delay="0.0" conditionEdge="rising">
+                    <ByValueCondition>
+                        <SimulationTimeCondition value="40.0" rule="greaterThan"/>"""
+    assert late in text
+    path = folder / "criteria.xosc"
+    path.write_text(
+        text.replace(
+            late,
+            late.replace('"late"', '"criteria_CollisionTest"').replace(
+                '<SimulationTimeCondition value="40.0" rule="greaterThan"/>',
+                '<ParameterCondition parameterRef="" value="" rule="lessThan"/>',
+            ),
+        )
+    )
+    stop = read_xosc(path).stop
+    assert stop is not None
+    (criterion,) = [c for group in stop.groups for c in group if c.name.startswith("criteria_")]
+    assert isinstance(criterion.test, m.SimulationTime) and criterion.test.value == math.inf
+    path.write_text(path.read_text().replace("criteria_CollisionTest", "CollisionTest"))
+    with pytest.raises(ConfigError, match="parameterRef: needs a parameter's name"):
+        read_xosc(path)

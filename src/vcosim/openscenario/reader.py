@@ -870,7 +870,7 @@ def _condition(r: Reader, node: Node) -> m.Condition:
     kind = r.need(node)
     test: m.ValueCondition | m.EntityCondition
     if kind.tag == "ByValueCondition":
-        test = _by_value(r, r.need(kind))
+        test = _criterion(r, node, kind) or _by_value(r, r.need(kind))
     elif kind.tag == "ByEntityCondition":
         who = r.need(kind, "TriggeringEntities")
         rule = r.choice(who, "triggeringEntitiesRule", {"any", "all"})
@@ -900,6 +900,20 @@ def _by_value(r: Reader, node: Node) -> m.ValueCondition:
             raise Refused(node, f"no parameter named {name!r}")
         return m.ParameterCondition(name, r.text(node, "value"), r.choice(node, "rule", RULES))
     raise Refused(node, "this condition is not supported")
+
+
+CRITERION = "criteria_"
+"""scenario_runner's evaluation criteria: a ``ParameterCondition`` in a condition whose name
+starts so (``criteria_CollisionTest``) names a test of the run, not a parameter."""
+
+
+def _criterion(r: Reader, condition: Node, kind: Node) -> m.ValueCondition | None:
+    """A scenario_runner criterion: a condition that never holds (its test is not run)."""
+    test = next((c for c in kind.children if c.tag == "ParameterCondition"), None)
+    if not condition.attrib.get("name", "").startswith(CRITERION) or test is None:
+        return None
+    r.need(kind, "ParameterCondition")
+    return m.SimulationTime(math.inf, "greaterThan")  # never: a criterion triggers nothing
 
 
 def _measure(r: Reader, node: Node) -> str:
