@@ -14,6 +14,7 @@ from helpers.scenarios import cut_in, variations, write_road
 from vcosim.app import app
 from vcosim.errors import ConfigError
 from vcosim.openscenario.distribution import read_distribution, seed_of
+from vcosim.sweep.config import load_sweep
 
 HEAD = """<?xml version="1.0" encoding="utf-8"?>
 <OpenSCENARIO>
@@ -209,3 +210,22 @@ def test_a_sweep_check_lists_the_drawn_runs(folder: Path) -> None:
     assert "6 runs" in result.output
     for run in read_distribution(path)[1]:
         assert f"{float(run['EgoSpeed']):.4g}"[:4] in result.output
+
+
+def test_a_swept_parameter_outside_the_constraints_is_refused_before_any_run(
+    tmp_path: Path,
+) -> None:
+    write_road(tmp_path, length=200.0)
+    cut_in().write_xml(str(tmp_path / "cut_in.xosc"))
+    constrained(tmp_path)
+    sweep = SWEEP.split("[sweep]")[0] + (
+        '[world]\nfile = "cut_in.xosc"\n[sweep.parameters]\n"world.EgoSpeed" = [20.0, 28.0]\n'
+    )
+    (tmp_path / "swept.toml").write_text(sweep)
+    with pytest.raises(ConfigError) as caught:
+        load_sweep(tmp_path / "swept.toml")
+    (problem,) = caught.value.problems
+    assert "parameter 'EgoSpeed' = '28.0' (given) is outside its constraints: (lessOrEqual 25)" in (
+        problem
+    )
+    assert problem.endswith("(run 1; first: world.EgoSpeed = 28.0)")  # the second run only
