@@ -170,3 +170,46 @@ def test_scenario_runners_criteria_are_conditions_that_never_hold(folder: Path) 
     path.write_text(path.read_text().replace("criteria_CollisionTest", "CollisionTest"))
     with pytest.raises(ConfigError, match="parameterRef: needs a parameter's name"):
         read_xosc(path)
+
+
+def test_a_story_and_a_maneuver_declare_parameters_known_within_them(folder: Path) -> None:
+    text = (folder / "cut_in.xosc").read_text()
+    story = '<Story name="story_act_maneuvuergroup_cut_in">'
+    maneuver = '<Maneuver name="cut_in">'
+    dynamics = 'dynamicsShape="sinusoidal" value="3.0"'
+    assert story in text and maneuver in text and dynamics in text
+    path = folder / "scoped.xosc"
+    path.write_text(
+        text.replace(
+            story,
+            story + '<ParameterDeclarations><ParameterDeclaration name="Took" '
+            'parameterType="double" value="${$EgoSpeed / 5}"><ConstraintGroup>'
+            '<ValueConstraint rule="lessThan" value="6"/></ConstraintGroup>'
+            "</ParameterDeclaration></ParameterDeclarations>",
+        )
+        .replace(
+            maneuver,
+            maneuver + '<ParameterDeclarations><ParameterDeclaration name="Time" '
+            'parameterType="double" value="${$Took - 1}"/></ParameterDeclarations>',
+        )
+        .replace(dynamics, 'dynamicsShape="sinusoidal" value="$Time"')
+    )
+    s = read_xosc(path)
+    assert lane_change_time(s) == 4.0
+    assert "Took" not in s.parameters and "Time" not in s.parameters  # not known outside
+    assert lane_change_time(read_xosc(path, {"EgoSpeed": 20})) == 3.0
+    with pytest.raises(ConfigError) as caught:
+        read_xosc(path, {"EgoSpeed": 30})
+    took = line_of(path, 'name="Took"')
+    assert caught.value.problems == [
+        f"line {took}: <ParameterDeclaration>: parameter 'Took' = '6' "
+        "is outside its constraints: (lessThan 6)"
+    ]
+
+
+def lane_change_time(s: m.Scenario) -> float:
+    """The duration of the cut-in's lane change."""
+    (event,) = s.stories[0].acts[0].groups[0].maneuvers[0].events
+    action = event.actions[0].action
+    assert isinstance(action, m.LaneChangeAction)
+    return action.dynamics.value
