@@ -130,6 +130,8 @@ def test_a_seed_that_is_not_a_whole_number_still_seeds() -> None:
         ('<UniformDistribution><Range lowerLimit="5" upperLimit="1"/></UniformDistribution>',
          "<Range>: upperLimit 1 is below lowerLimit 5"),
         ("<ProbabilityDistributionSet/>", "<ProbabilityDistributionSet>: an empty set"),
+        ('<Histogram><Bin weight="0"><Range lowerLimit="0" upperLimit="1"/></Bin></Histogram>',
+         "<Histogram>: the weights must be positive or 0, and not all 0"),
     ],
 )  # fmt: skip
 def test_what_cannot_be_drawn_is_refused_with_its_line(
@@ -229,3 +231,19 @@ def test_a_swept_parameter_outside_the_constraints_is_refused_before_any_run(
         problem
     )
     assert problem.endswith("(run 1; first: world.EgoSpeed = 28.0)")  # the second run only
+
+
+def test_a_range_steps_without_floating_point_noise_and_is_bounded(tmp_path: Path) -> None:
+    path = tmp_path / "range.xosc"
+    single = (
+        '<Deterministic><DeterministicSingleParameterDistribution parameterName="EgoSpeed">'
+        '<DistributionRange stepWidth="STEP"><Range lowerLimit="0.1" upperLimit="0.5"/>'
+        "</DistributionRange></DeterministicSingleParameterDistribution></Deterministic>\n"
+    )
+    path.write_text(HEAD + single.replace("STEP", "0.1") + TAIL)
+    assert [run["EgoSpeed"] for run in read_distribution(path)[1]] == [
+        "0.1", "0.2", "0.3", "0.4", "0.5"
+    ]  # fmt: skip
+    path.write_text(HEAD + single.replace("STEP", "1e-9") + TAIL)
+    with pytest.raises(ConfigError, match="400,000,001 values, more than 1,000,000"):
+        read_distribution(path)

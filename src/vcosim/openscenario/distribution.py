@@ -37,6 +37,8 @@ DEFAULT_SEED = 0
 REDRAWS = 1000
 """How many times values outside a distribution's ``Range`` are drawn again before the range
 is refused as holding (almost) none of it."""
+MAX_RUNS = 1_000_000
+"""The most runs a distribution may give (a sweep's own ``max_runs`` is usually far fewer)."""
 SHOWN_RUNS = 5
 """How many runs a problem names before it says how many more there are."""
 
@@ -140,6 +142,8 @@ def _deterministic(r: Reader, kind: Node) -> tuple[list[dict[str, str]], Origins
         origins.update(dict.fromkeys((name for run in axes[-1] for name in run), part))
     if not axes:
         raise Refused(kind, "no distribution in it")
+    if math.prod(len(axis) for axis in axes) > MAX_RUNS:
+        raise Refused(kind, f"{math.prod(len(a) for a in axes):,} runs, more than {MAX_RUNS:,}")
     variations = [
         {name: value for chosen in combination for name, value in chosen.items()}
         for combination in itertools.product(*axes)
@@ -160,7 +164,9 @@ def _values(r: Reader, node: Node) -> list[str]:
         if step <= 0:
             raise Refused(node, f"no values from {low:g} to {high:g} in steps of {step:g}")
         count = int((high - low) / step * (1 + RANGE_TOLERANCE) + RANGE_TOLERANCE) + 1
-        return [repr(low + k * step) for k in range(count)]
+        if count > MAX_RUNS:
+            raise Refused(node, f"{count:,} values, more than {MAX_RUNS:,}")
+        return [repr(float(f"{low + k * step:.12g}")) for k in range(count)]  # 0.3, not 0.30..04
     if node.tag == "UserDefinedDistribution":
         raise Refused(node, f"a user-defined distribution ({r.text(node, 'type', '')!r})")
     raise Refused(node, "not a set or a range")
@@ -169,8 +175,8 @@ def _values(r: Reader, node: Node) -> list[str]:
 def _stochastic(r: Reader, node: Node) -> tuple[list[dict[str, str]], Origins]:
     """``numberOfTestRuns`` runs, each parameter drawn from its distribution."""
     runs = r.integer(node, "numberOfTestRuns")
-    if runs < 1:
-        raise Refused(node, f"numberOfTestRuns={runs}: no runs")
+    if runs < 1 or runs > MAX_RUNS:
+        raise Refused(node, f"numberOfTestRuns={runs}: 1 to {MAX_RUNS:,} runs are drawn")
     rng = np.random.default_rng(seed_of(r.number(node, "randomSeed", float(DEFAULT_SEED))))
     columns: dict[str, list[str]] = {}
     origins: Origins = {}
