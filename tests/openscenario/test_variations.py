@@ -48,13 +48,15 @@ def test_the_distribution_is_every_combination_of_its_set_and_range(folder: Path
     assert len({tuple(run.items()) for run in runs}) == 12
 
 
-def test_a_stochastic_distribution_is_refused_with_its_line(folder: Path) -> None:
+def test_a_stochastic_distribution_without_distributions_is_refused_with_its_line(
+    folder: Path,
+) -> None:
     text = (folder / "cut_in_variations.xosc").read_text()
     start, end = text.index("<Deterministic>"), text.index("</Deterministic>") + 16
     path = folder / "stochastic.xosc"
     path.write_text(text[:start] + '<Stochastic numberOfTestRuns="3"/>' + text[end:])
     line = next(i for i, s in enumerate(path.read_text().splitlines(), 1) if "Stochastic" in s)
-    with pytest.raises(ConfigError, match=f"line {line}: <Stochastic>: stochastic"):
+    with pytest.raises(ConfigError, match=f"line {line}: <Stochastic>: no distribution in it"):
         read_distribution(path)
 
 

@@ -146,21 +146,59 @@ class Reader:
         self.variables: dict[str, str] = {}
         self.declared: set[str] = set()
         """Every entity the file declares, read or refused (a refused one is not named again)."""
+        self.outside: list[tuple[str, int, str]] = []
+        """The parameters whose values are outside their constraints: name, line, what fails."""
 
     @contextmanager
     def scope(self, node: Node, assigned: Mapping[str, str] | None = None) -> Iterator[None]:
         """Within: the parameters ``node`` declares (given ``assigned`` values) are known too."""
         outer = dict(self.parameters)
-        declared = self.one(node, "ParameterDeclarations", required=False)
-        for decl in self.kids(declared, "ParameterDeclaration") if declared is not None else []:
-            for part in decl.walk():  # constraints of a declaration are its own business
-                part.used = True
-            self.parameters[self.text(decl, "name")] = self.text(decl, "value")
-        self.parameters.update(assigned or {})
+        assigned = dict(assigned or {})
+        names = self.declare(self.one(node, "ParameterDeclarations", required=False), assigned)
+        self.parameters.update({k: v for k, v in assigned.items() if k not in names})
         try:
             yield
         finally:
             self.parameters = outer
+
+    def declare(self, declared: Node | None, given: Mapping[str, str]) -> set[str]:
+        """Take a ``ParameterDeclarations``' parameters in order; the names declared.
+
+        A value given from outside (a variation, a catalogue reference's assignment) replaces
+        the declared one where it is declared, so the declarations after it see it; each
+        value must satisfy its declaration's ``ConstraintGroup``s (1.2).
+        """
+        names: set[str] = set()
+        for decl in self.kids(declared, "ParameterDeclaration") if declared is not None else []:
+            name = self.parameter_name(decl, "name")
+            value = given[name] if name in given else self.text(decl, "value")
+            groups = self.kids(decl, "ConstraintGroup")
+            unmet = constraints_unmet(
+                value,
+                [[self.constraint(c) for c in self.kids(g, "ValueConstraint")] for g in groups],
+            )
+            if unmet:  # said, and the value kept: what refers to it is not refused too
+                said = f"{value!r} (given)" if name in given else f"{value!r}"
+                message = f"parameter {name!r} = {said} is outside its constraints: {unmet}"
+                self.problems.append(str(Refused(decl, message)))
+                self.outside.append((name, decl.line, unmet))
+            self.parameters[name] = value
+            names.add(name)
+        return names
+
+    def parameter_name(self, node: Node, attribute: str) -> str:
+        """The name of a parameter an attribute declares or refers to, as written.
+
+        Not resolved as a value is (some files write the name with its ``$``).
+        """
+        name = node.attrib.get(attribute, "").removeprefix("$")
+        if not name:
+            raise Refused(node, f"{attribute}: needs a parameter's name")
+        return name
+
+    def constraint(self, node: Node) -> tuple[str, str]:
+        """A ``ValueConstraint``: its rule and its value."""
+        return self.choice(node, "rule", RULES), self.text(node, "value")
 
     # -- catalogues -------------------------------------------------------------------------
     def catalog_entry(self, ref: Node, *kinds: str) -> tuple[Node, dict[str, str]]:
@@ -306,6 +344,31 @@ class Reader:
         return out
 
 
+def constraints_unmet(value: str, groups: list[list[tuple[str, str]]]) -> str:
+    """What a value fails of its declaration's constraint groups ('' when it meets them).
+
+    It meets them when it meets every constraint of one group (or there is no group);
+    numbers are compared as numbers, anything else as text.
+    """
+    if not groups or any(all(_meets(value, rule, bound) for rule, bound in g) for g in groups):
+        return ""
+    return " or ".join(
+        "(" + " and ".join(f"{rule} {bound}" for rule, bound in g) + ")" for g in groups
+    )
+
+
+def _meets(value: str, rule: str, bound: str) -> bool:
+    try:
+        a, b = float(value), float(bound)
+    except ValueError:
+        same = value == bound
+        return same if rule == "equalTo" else (not same) if rule == "notEqualTo" else False
+    return {
+        "greaterThan": a > b, "lessThan": a < b, "equalTo": a == b,
+        "greaterOrEqual": a >= b, "lessOrEqual": a <= b, "notEqualTo": a != b,
+    }[rule]  # fmt: skip
+
+
 def read_root(path: Path, source: str) -> Node:
     """A file's XML tree; a file that cannot be read or is not XML is one ``ConfigError``."""
     try:
@@ -390,13 +453,12 @@ def _scenario(r: Reader, root: Node, path: Path, given: dict[str, object]) -> m.
     version = (r.integer(header, "revMajor"), r.integer(header, "revMinor"))
     if version not in VERSIONS:
         raise Refused(header, f"OpenSCENARIO {version[0]}.{version[1]}: 1.0 to 1.3 are read")
-    declared = r.one(root, "ParameterDeclarations", required=False)
-    for node in r.kids(declared, "ParameterDeclaration") if declared is not None else []:
-        r.parameters[r.text(node, "name")] = r.text(node, "value")
-    unknown = sorted(set(given) - set(r.parameters))
+    given_text = {k: str(v) for k, v in given.items()}
+    declared = r.declare(r.one(root, "ParameterDeclarations", required=False), given_text)
+    unknown = sorted(set(given) - declared)
     if unknown:
         r.problems.append(f"parameters not declared in the file: {', '.join(unknown)}")
-    r.parameters.update({k: str(v) for k, v in given.items()})
+    r.parameters.update(given_text)
     variables = r.one(root, "VariableDeclarations", required=False)
     for node in r.kids(variables, "VariableDeclaration") if variables is not None else []:
         r.choice(node, "variableType", {"boolean", "dateTime", "double", "integer", "string",
@@ -1028,7 +1090,7 @@ def _condition(r: Reader, node: Node) -> m.Condition:
     kind = r.need(node)
     test: m.ValueCondition | m.EntityCondition
     if kind.tag == "ByValueCondition":
-        test = _by_value(r, r.need(kind))
+        test = _criterion(r, node, kind) or _by_value(r, r.need(kind))
     elif kind.tag == "ByEntityCondition":
         who = r.need(kind, "TriggeringEntities")
         rule = r.choice(who, "triggeringEntitiesRule", {"any", "all"})
@@ -1053,7 +1115,7 @@ def _by_value(r: Reader, node: Node) -> m.ValueCondition:
             r.choice(node, "state", STATES),
         )  # fmt: skip
     if node.tag == "ParameterCondition":
-        name = r.text(node, "parameterRef")
+        name = r.parameter_name(node, "parameterRef")
         if name not in r.parameters:
             raise Refused(node, f"no parameter named {name!r}")
         return m.ParameterCondition(name, r.text(node, "value"), r.choice(node, "rule", RULES))
@@ -1065,6 +1127,20 @@ def _by_value(r: Reader, node: Node) -> m.ValueCondition:
             name, r.text(node, "value"), r.choice(node, "rule", RULES), variable=True
         )
     raise Refused(node, "this condition is not supported")
+
+
+CRITERION = "criteria_"
+"""scenario_runner's evaluation criteria: a ``ParameterCondition`` in a condition whose name
+starts so (``criteria_CollisionTest``) names a test of the run, not a parameter."""
+
+
+def _criterion(r: Reader, condition: Node, kind: Node) -> m.ValueCondition | None:
+    """A scenario_runner criterion: a condition that never holds (its test is not run)."""
+    test = next((c for c in kind.children if c.tag == "ParameterCondition"), None)
+    if not condition.attrib.get("name", "").startswith(CRITERION) or test is None:
+        return None
+    r.need(kind, "ParameterCondition")
+    return m.SimulationTime(math.inf, "greaterThan")  # never: a criterion triggers nothing
 
 
 def _measure(r: Reader, node: Node) -> str:
