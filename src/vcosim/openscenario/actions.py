@@ -109,6 +109,10 @@ CHANNELS = {
     m.ActivateControllerAction: None,
     m.AssignRouteAction: None,
     m.AcquirePositionAction: "lane",
+    m.LongitudinalDistanceAction: "speed",
+    m.SynchronizeAction: "speed",
+    m.OverrideAction: None,
+    m.NoEffectAction: None,
 }
 """The channel each action drives (a teleport none: it is done at once)."""
 
@@ -165,6 +169,17 @@ class RouteRun(Run):
 
     def update(self, now: float) -> None:
         """Ended by the storyboard (arrived, overridden or stopped), not by a ramp."""
+
+
+class SteeredRun(Run):
+    """An action whose speed the storyboard sets at every look: a distance, a meeting."""
+
+    def __init__(self, action: m.Action, actor: str, speed: float) -> None:
+        super().__init__(action, actor, "speed", Ramp.hold(speed))
+        self.speed = speed  # the last speed commanded
+
+    def update(self, now: float) -> None:
+        """Ended by the storyboard, not by a ramp."""
 
 
 class Channels:

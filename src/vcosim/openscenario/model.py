@@ -295,6 +295,61 @@ class DeleteEntityAction:
 
 GlobalAction = EnvironmentAction | ParameterAction | AddEntityAction | DeleteEntityAction
 """An action on the scenario as a whole: it runs once, whoever the event's actors are."""
+GLOBAL_ACTIONS = (EnvironmentAction, ParameterAction, AddEntityAction, DeleteEntityAction)
+
+
+@dataclass(frozen=True)
+class LongitudinalDistanceAction:
+    """Keep (or reach) a distance, or a time gap at the own speed, to ``entity``.
+
+    ``ahead``: the actor in front of the entity (``leadingReferencedEntity``), else behind.
+    Without limits (``max_acceleration`` ...) the actor is put there at once, as esmini does.
+    """
+
+    entity: str
+    distance: float | None
+    time_gap: float | None
+    freespace: bool
+    continuous: bool
+    ahead: bool
+    max_acceleration: float | None = None
+    max_deceleration: float | None = None
+    max_speed: float | None = None
+
+
+@dataclass(frozen=True)
+class SynchronizeAction:
+    """Reach ``target`` when ``master`` reaches ``master_target``, at a final speed.
+
+    ``final`` is an absolute speed, or with ``relative`` ("delta", "factor") one relative to
+    the master's at arrival; None: no final speed asked for.
+    """
+
+    master: str
+    master_target: Position
+    target: Position
+    final: float | None = None
+    relative: str | None = None
+    master_tolerance: float = 1.0
+    tolerance: float = 1.0
+
+
+@dataclass(frozen=True)
+class OverrideAction:
+    """Inputs forced on a vehicle, over its driver or its coupled controller, while active.
+
+    ``values``: (input name, value, active) for throttle, brake, clutch, parkingbrake,
+    steering (already the model's -1..1) and gear.
+    """
+
+    values: tuple[tuple[str, float, bool], ...]
+
+
+@dataclass(frozen=True)
+class NoEffectAction:
+    """An action read and accepted that changes nothing vcosim simulates (lights, looks)."""
+
+    kind: str
 
 
 PrivateAction = (
@@ -306,6 +361,10 @@ PrivateAction = (
     | ActivateControllerAction
     | AssignRouteAction
     | AcquirePositionAction
+    | LongitudinalDistanceAction
+    | SynchronizeAction
+    | OverrideAction
+    | NoEffectAction
 )
 
 # -- conditions -----------------------------------------------------------------------------

@@ -654,6 +654,11 @@ def _init(r: Reader, node: Node, entities: dict[str, m.Entity]) -> tuple[
                             r.assigned_external.add(name)
                     elif part.tag == "ActivateControllerAction":
                         _activate(r, part, name)
+                    elif part.tag == "OverrideControllerValueAction":
+                        forced = _override(r, part)
+                        later.append(
+                            (name, m.Action(f"Init override of {name}", forced, part.line))
+                        )
                     else:
                         raise Refused(part, "not supported in Init")
             elif kind.tag in ("LongitudinalAction", "LateralAction", "RoutingAction"):
@@ -902,6 +907,12 @@ def _private(r: Reader, node: Node) -> m.PrivateAction:
         return m.TeleportAction(_position(r, r.need(kind, "Position")))
     if kind.tag == "ActivateControllerAction":  # 1.0: directly in the PrivateAction
         return _activate(r, kind, None)
+    if kind.tag == "VisibilityAction":  # who sees it: every sensor of vcosim sees everything
+        return m.NoEffectAction(kind.tag)
+    if kind.tag == "SynchronizeAction":
+        return _synchronize(r, kind)
+    if kind.tag == "ControllerAction" and len(kind.children) > 1:  # 1.1: several at once
+        return _controller_actions(r, kind)
     inner = r.need(kind)
     if kind.tag == "RoutingAction" and inner.tag == "FollowTrajectoryAction":
         return _follow(r, inner)
@@ -909,6 +920,15 @@ def _private(r: Reader, node: Node) -> m.PrivateAction:
         return m.AssignRouteAction(_route(r, r.need(inner)))
     if kind.tag == "RoutingAction" and inner.tag == "AcquirePositionAction":
         return m.AcquirePositionAction(_position(r, r.need(inner, "Position")))
+    if kind.tag == "LongitudinalAction" and inner.tag == "LongitudinalDistanceAction":
+        return _distance_action(r, inner)
+    if kind.tag == "ControllerAction" and inner.tag in ("OverrideControllerValueAction",
+                                                        "AssignControllerAction"):  # fmt: skip
+        return _controller_actions(r, kind)
+    if kind.tag in ("AppearanceAction", "VisibilityAction"):
+        for part in kind.walk():
+            part.used = True
+        return m.NoEffectAction(inner.tag)
     if kind.tag == "ControllerAction" and inner.tag == "ActivateControllerAction":
         return _activate(r, inner, None)
     if kind.tag == "LongitudinalAction" and inner.tag == "SpeedAction":
@@ -939,6 +959,119 @@ def _private(r: Reader, node: Node) -> m.PrivateAction:
     raise Refused(inner, "this action is not supported")
 
 
+def _distance_action(r: Reader, node: Node) -> m.LongitudinalDistanceAction:
+    """LongitudinalDistanceAction: a distance or a time gap to an entity, ahead or behind."""
+    if ("distance" in node.attrib) == ("timeGap" in node.attrib):
+        raise Refused(node, "give a distance or a timeGap (one of them)")
+    if "coordinateSystem" in node.attrib:
+        r.choice(node, "coordinateSystem", {"entity", "road", "lane"})  # along it: the same
+    displacement = r.choice(
+        node, "displacement", {"trailingReferencedEntity", "leadingReferencedEntity", "any"},
+        "trailingReferencedEntity",
+    )  # fmt: skip
+    limits = r.one(node, "DynamicConstraints", required=False)
+    bound = {
+        key: (r.number(limits, key) if limits is not None and key in limits.attrib else None)
+        for key in ("maxAcceleration", "maxDeceleration", "maxSpeed")
+    }
+    return m.LongitudinalDistanceAction(
+        _entity_ref(r, node),
+        r.number(node, "distance") if "distance" in node.attrib else None,
+        r.number(node, "timeGap") if "timeGap" in node.attrib else None,
+        r.flag(node, "freespace"), r.flag(node, "continuous"),
+        displacement == "leadingReferencedEntity",
+        bound["maxAcceleration"], bound["maxDeceleration"], bound["maxSpeed"],
+    )  # fmt: skip
+
+
+def _synchronize(r: Reader, node: Node) -> m.SynchronizeAction:
+    """SynchronizeAction: be at a position when the master is at its own."""
+    final = r.one(node, "FinalSpeed", required=False)
+    speed = relative = None
+    if final is not None:
+        kind = r.need(final)
+        if kind.tag == "AbsoluteSpeed":
+            for part in kind.walk():  # steady state: arrive at the final speed, as without
+                part.used = True
+            speed = r.number(kind, "value")
+        elif kind.tag == "RelativeSpeedToMaster":
+            for part in kind.walk():
+                part.used = True
+            speed = r.number(kind, "value")
+            relative = r.choice(kind, "speedTargetValueType", {"delta", "factor"})
+        else:
+            raise Refused(kind, "not a final speed")
+    return m.SynchronizeAction(
+        _entity_ref(r, node, "masterEntityRef"),
+        _position(r, r.need(r.need(node, "TargetPositionMaster"))),
+        _position(r, r.need(r.need(node, "TargetPosition"))),
+        speed, relative,
+        r.number(node, "targetToleranceMaster", 1.0), r.number(node, "targetTolerance", 1.0),
+    )  # fmt: skip
+
+
+def _controller_actions(r: Reader, node: Node) -> m.PrivateAction:
+    """A ControllerAction's parts: an override if it has one, else activation or assignment.
+
+    Assigning a controller to a storyboard vehicle changes nothing (its built-in driver is
+    every controller it has); making one external during the run is refused.
+    """
+    found: m.PrivateAction = m.NoEffectAction("ControllerAction")
+    for part in r.kids(node):
+        if part.tag == "OverrideControllerValueAction":
+            found = _override(r, part)
+        elif part.tag == "ActivateControllerAction":
+            activated = _activate(r, part, None)
+            found = activated if isinstance(found, m.NoEffectAction) else found
+        elif part.tag == "AssignControllerAction":
+            if _external_controller(r, part):
+                raise Refused(part, "an external controller is assigned in Init, not later")
+        else:
+            raise Refused(part, "not a controller action")
+    return found
+
+
+FROM_OUTSIDE = (m.OverrideAction, m.ActivateControllerAction, m.NoEffectAction,
+                m.AssignRouteAction)  # fmt: skip
+"""What the storyboard may do to a vehicle driven from outside (the rest is its controller's)."""
+STEERING_RATIO = 15.0
+"""Steering wheel angle per road-wheel angle: an override of the wheel (rad) becomes the
+road-wheel angle it gives, as a fraction of the vehicle's largest."""
+OVERRIDES = {"Throttle": "throttle", "Brake": "brake", "Clutch": "clutch",
+             "ParkingBrake": "parkingbrake", "SteeringWheel": "steering",
+             "Gear": "gear"}  # fmt: skip
+AUTOMATIC_GEARS = {"p": 0.0, "n": 0.0, "r": -1.0, "d": 1.0}
+
+
+def _override(r: Reader, node: Node) -> m.OverrideAction:
+    """OverrideControllerValueAction: the inputs it forces (1.0's values, 1.2's inputs)."""
+    values = []
+    for part in r.kids(node):
+        if part.tag not in OVERRIDES:
+            raise Refused(part, "not a controller value to override")
+        active = r.flag(part, "active")
+        for inner in part.walk():
+            inner.used = True  # maxRate, maxTorque: the forced value is taken as it is
+        if part.tag == "Gear":
+            gear = next((c for c in part.children), None)
+            if gear is not None and gear.tag == "AutomaticGear":
+                value = AUTOMATIC_GEARS[r.choice(gear, "gear", set(AUTOMATIC_GEARS))]
+            else:
+                value = r.number(gear if gear is not None else part, "number")
+        elif part.children:  # 1.2: BrakePercent (0..1) or BrakeForce (N): the percent read
+            inner = part.children[0]
+            if inner.tag != "BrakePercent":
+                raise Refused(inner, "a brake override by force is not supported (BrakePercent is)")
+            value = r.number(inner, "value")
+        else:
+            value = r.number(part, "value")
+        name = OVERRIDES[part.tag]
+        if name == "steering":
+            value = value / STEERING_RATIO  # road-wheel angle (rad); scaled by the vehicle
+        values.append((name, value, active))
+    return m.OverrideAction(tuple(values))
+
+
 def _story(r: Reader, node: Node, entities: dict[str, m.Entity]) -> m.Story:
     with r.scope(node):
         acts = tuple(r.each(r.kids(node, "Act"), lambda n: _act(r, n, entities)))
@@ -959,15 +1092,17 @@ def _group(r: Reader, node: Node, entities: dict[str, m.Entity]) -> m.ManeuverGr
     if r.flag(actors_node, "selectTriggeringEntities"):
         raise Refused(actors_node, "selectTriggeringEntities='true' is not supported")
     actors = tuple(_entity_ref(r, a) for a in r.kids(actors_node, "EntityRef"))
-    for actor in actors:
-        if entities[actor].external:
-            raise Refused(
-                actors_node, f"{actor!r} is driven from outside: the storyboard cannot act on it"
-            )
     chosen = [c for c in node.children if c.tag in ("Maneuver", "CatalogReference")]
     for child in chosen:
         child.used = True
     maneuvers = tuple(r.each(chosen, lambda n: _maneuver(r, n, entities)))
+    for actor in (a for a in actors if entities[a].external):
+        for action in (a for man in maneuvers for e in man.events for a in e.actions):
+            if not isinstance(action.action, (*m.GLOBAL_ACTIONS, *FROM_OUTSIDE)):
+                raise Refused(
+                    actors_node, f"{actor!r} is driven from outside: the storyboard cannot "
+                    f"act on it ({type(action.action).__name__} {action.name!r})",
+                )  # fmt: skip
     return m.ManeuverGroup(
         r.text(node, "name"), r.integer(node, "maximumExecutionCount", 1), actors, maneuvers,
         node.line,

@@ -32,6 +32,7 @@ from vcosim.openscenario.actions import (
     Ramp,
     RouteRun,
     Run,
+    SteeredRun,
     TrajectoryRun,
     change_duration,
     offset_duration,
@@ -186,6 +187,7 @@ class Storyboard(Face):
         self.absent: set[str] = set(self.scenario.absent)
         self.init_runs: list[Run] | None = None
         self.arriving: dict[str, RouteRun] = {}
+        self.steered: dict[str, SteeredRun] = {}
 
     def _triggers(self) -> list[m.Trigger | None]:
         triggers: list[m.Trigger | None] = [self.scenario.stop]
@@ -346,6 +348,13 @@ class Storyboard(Face):
             self._follow(actor, now)
         for actor in list(self.arriving):
             self._arrive(actor)
+        for actor, steered in list(self.steered.items()):
+            if steered.done:
+                del self.steered[actor]
+            elif isinstance(steered.action.action, m.SynchronizeAction):
+                self._synchronize(actor, steered, scene)
+            else:
+                self._keep_distance(actor, steered, scene)
         for channels in self.channels.values():
             self._keep_relative_speed(channels, scene)
         for story in self.stories:
@@ -469,7 +478,7 @@ class Storyboard(Face):
                 do = action.model
                 assert isinstance(do, m.Action)
                 action.runs = (
-                    [self._global(do, scene)] if isinstance(do.action, GLOBAL)
+                    [self._global(do, scene)] if isinstance(do.action, m.GLOBAL_ACTIONS)
                     else [self._begin(do, actor, scene) for actor in actors]
                 )  # fmt: skip
         for event in maneuver.children:
@@ -509,7 +518,7 @@ class Storyboard(Face):
         channels = self.channels[actor]
         channel = CHANNELS[type(do)]
         ramp: Ramp | None = None
-        if not isinstance(do, (m.SpeedAction, m.ActivateControllerAction)):
+        if not isinstance(do, LONGITUDINAL):
             self._leave_trajectory(actor)  # a lateral action or a teleport ends a trajectory
         if isinstance(do, m.FollowTrajectoryAction):
             return self._start_trajectory(action, actor, do, now)
@@ -537,6 +546,17 @@ class Storyboard(Face):
             ramp = Ramp(now, start, target, offset_duration(do, target - start), do.shape)
         elif isinstance(do, m.TeleportAction):
             self._teleport(actor, do, scene)
+        elif isinstance(do, m.OverrideAction):
+            if actor in (self.world.index if self.world is not None else {}):
+                assert self.world is not None
+                self.world.override(actor, {name: (v, on) for name, v, on in do.values})
+        elif isinstance(do, (m.LongitudinalDistanceAction, m.SynchronizeAction)):
+            steered = SteeredRun(action, actor, scene.value("speed", actor))
+            channels.take(steered)
+            self.steered[actor] = steered
+            if isinstance(do, m.LongitudinalDistanceAction) and do.max_acceleration is None:
+                self._keep_distance(actor, steered, scene, at_once=True)
+            return steered
         elif isinstance(do, m.AssignRouteAction):
             poses = [resolve(w, self.network, scene.all_poses()) for w in do.route.waypoints]
             self._take_route(actor, poses, scene)
@@ -604,6 +624,86 @@ class Storyboard(Face):
         if name in self.channels:
             self.channels[name].ramps["speed"] = Ramp.hold(0.0)
         world.teleported()
+
+    def _keep_distance(
+        self, actor: str, run: SteeredRun, scene: Scene, at_once: bool = False
+    ) -> None:
+        """A LongitudinalDistanceAction's look: the speed that closes the gap to the wanted.
+
+        ``at_once`` (no dynamic limits: esmini puts the actor there) moves it there first.
+        """
+        do = run.action.action
+        assert isinstance(do, m.LongitudinalDistanceAction)
+        ahead, _ = scene.offsets(do.entity, actor, do.freespace)
+        sign = 1.0 if do.ahead else -1.0
+        gap = sign * ahead
+        follower = do.entity if do.ahead else actor
+        wanted = do.distance if do.distance is not None else (
+            (do.time_gap or 0.0) * max(scene.value("speed", follower), 0.0)
+        )  # fmt: skip
+        reference = scene.along(do.entity, actor)
+        if at_once:
+            self._shift(actor, sign * (wanted - gap), reference, scene)
+            gap = wanted
+        speed = reference + sign * DISTANCE_GAIN * (wanted - gap)
+        period = self.world.spec.driver_period if self.world is not None else 0.01
+        if do.max_acceleration is not None:
+            speed = min(speed, run.speed + do.max_acceleration * period)
+        if do.max_deceleration is not None:
+            speed = max(speed, run.speed - do.max_deceleration * period)
+        if do.max_speed is not None:
+            speed = min(speed, do.max_speed)
+        run.speed = max(speed, 0.0)
+        self.channels[actor].ramps["speed"] = Ramp.hold(run.speed)
+        if (
+            not do.continuous
+            and abs(gap - wanted) < DISTANCE_REACHED
+            and abs(scene.value("speed", actor) - reference) < DISTANCE_REACHED
+        ):
+            run.done = True
+
+    def _shift(self, actor: str, ds: float, speed: float, scene: Scene) -> None:
+        """Move ``actor`` ``ds`` metres on along the line it follows, at ``speed``."""
+        world = self.world
+        assert world is not None
+        mover = self._mover(actor)
+        if mover is not None:
+            mover.s += ds
+            mover.speed = speed
+            assert self.movers is not None
+            x, y, h = mover.at(mover.s, mover.offset)
+            self.movers.place(self.movers.slots[actor], x, y, h, mover.line)
+        elif actor in self.channels:
+            x, y, h = scene.pose(actor)
+            x, y = x + ds * math.cos(h), y + ds * math.sin(h)
+            world.vehicles[actor].teleport(x, y, math.degrees(h), speed=max(speed, 0.0))
+            world.drivers.hint[self._driver(actor)] = -1
+        world.teleported()
+
+    def _synchronize(self, actor: str, run: SteeredRun, scene: Scene) -> None:
+        """A SynchronizeAction's look: the speed that arrives when the master does."""
+        do = run.action.action
+        assert isinstance(do, m.SynchronizeAction)
+        poses = scene.all_poses()
+        mx, my, _ = resolve(do.master_target, self.network, poses)
+        tx, ty, _ = resolve(do.target, self.network, poses)
+        master = scene.pose(do.master)
+        to_go = math.hypot(mx - master[0], my - master[1])
+        final = do.final
+        if final is not None and do.relative is not None:
+            v = scene.value("speed", do.master)
+            final = v + final if do.relative == "delta" else v * final
+        if to_go <= do.master_tolerance:
+            run.done = True
+            if final is not None:
+                self.channels[actor].ramps["speed"] = Ramp.hold(max(final, 0.0))
+            return
+        left = to_go / max(scene.value("speed", do.master), 0.1)
+        here = scene.pose(actor)
+        mine = math.hypot(tx - here[0], ty - here[1])
+        speed = mine / left if final is None else 2.0 * mine / left - final
+        run.speed = max(speed, 0.0)
+        self.channels[actor].ramps["speed"] = Ramp.hold(run.speed)
 
     def _take_route(
         self, actor: str, waypoints: list[Pose], scene: Scene, pose: Pose | None = None
@@ -836,7 +936,13 @@ class Storyboard(Face):
         channels.ramps["offset"] = Ramp.hold(0.0)
 
 
-GLOBAL = (m.EnvironmentAction, m.ParameterAction, m.AddEntityAction, m.DeleteEntityAction)
+LONGITUDINAL = (m.SpeedAction, m.ActivateControllerAction, m.LongitudinalDistanceAction,
+                m.SynchronizeAction, m.OverrideAction, m.NoEffectAction)  # fmt: skip
+"""Actions that leave a vehicle following its trajectory."""
+DISTANCE_GAIN = 0.5
+"""1/s: how fast a LongitudinalDistanceAction closes the gap to the one wanted."""
+DISTANCE_REACHED = 0.5
+"""m and m/s: a LongitudinalDistanceAction that is not continuous ends this close to it."""
 
 
 def _modified(value: str, rule: str, by: str) -> str:

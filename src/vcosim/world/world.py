@@ -34,6 +34,7 @@ from vcosim.roads import RoadNetwork, read_xodr
 from vcosim.traffic.others import Others, Signal
 from vcosim.vehicle import Terrain, Vehicle, VehicleParams, VehicleView
 from vcosim.vehicle import layout as L
+from vcosim.vehicle.inputs import CATALOGUE as INPUTS
 from vcosim.world.drivers import Drivers
 from vcosim.world.geometry import (
     N_RANGE,
@@ -202,6 +203,9 @@ class World:
         self.stop_requested = False
         self._safe_until = 0
         self.readings = np.zeros((len(entries), N_RANGE))
+        self.overrides: dict[int, dict[int, float]] = {}
+        """Inputs forced over drivers and controllers (OpenSCENARIO's overrides): row ->
+        input index -> value."""
         self.objects: Objects | None = None
         self._objects_at = -1  # the step the objects last advanced at
         self._poses = self.poses()
@@ -256,6 +260,8 @@ class World:
                 self._safe_until = step + self._safe_steps()
             to_decision = self.driver_steps - step % self.driver_steps
             n = min(left, to_decision, self._safe_until - step, to_objects)
+            if self.overrides:
+                self._force()
             self._stepper(self._arrays(), n)
             left -= n
             step += n
@@ -351,6 +357,30 @@ class World:
             len(self),
         )  # fmt: skip
         self.drivers.decide(self.time, self.spec.driver_period, p, self.readings, self.inputs)
+
+    def override(self, name: str, values: dict[str, tuple[float, bool]]) -> None:
+        """Force inputs of vehicle ``name`` over its driver or controller.
+
+        ``values``: input name -> (value, active); an inactive one is no longer forced.
+        """
+        index = {i.name: i.index for i in INPUTS}
+        row = self.row(name)
+        forced = self.overrides.setdefault(row, {})
+        for key, (value, active) in values.items():
+            if key == "steering":  # given as a road-wheel angle (rad)
+                value = value / float(self.geometry["max_steer"][row])
+            if active:
+                forced[index[key]] = value
+            else:
+                forced.pop(index[key], None)
+        if not forced:
+            del self.overrides[row]
+
+    def _force(self) -> None:
+        """The overridden inputs, over whatever drivers and controllers wrote."""
+        for row, forced in self.overrides.items():
+            for index, value in forced.items():
+                self.inputs[row, index] = value
 
     def scale_friction(self, factor: float) -> None:
         """Every tyre's road friction from now: the terrain's times ``factor`` (the weather)."""
