@@ -176,7 +176,10 @@ class TeleportAction:
 
 @dataclass(frozen=True)
 class Polyline:
-    """A trajectory through fixed positions, each with its time (s) or None."""
+    """A trajectory through positions, each with its time (s) or None.
+
+    Relative positions are taken where their entities are when the trajectory is started.
+    """
 
     vertices: tuple[Position, ...]
     times: tuple[float | None, ...]
@@ -186,10 +189,11 @@ class Polyline:
 class Clothoid:
     """A trajectory of ``length`` m from ``start`` (its heading too), the curvature changing.
 
-    Curvature (1/m) ``curvature`` at the start, changing by ``curvature_rate`` (1/m²).
+    Curvature (1/m) ``curvature`` at the start, changing by ``curvature_rate`` (1/m²); with no
+    ``start`` it starts where its entity is.
     """
 
-    start: Position
+    start: Position | None
     curvature: float
     curvature_rate: float
     length: float
@@ -198,11 +202,24 @@ class Clothoid:
 
 
 @dataclass(frozen=True)
+class ClothoidSpline:
+    """Clothoids end to end, from ``start`` (its heading too), or where its entity is.
+
+    Each segment: curvature at its start and end, length, heading offset at its start.
+    """
+
+    segments: tuple[tuple[float, float, float, float], ...]
+    start: Position | None
+    start_time: float | None = None
+    stop_time: float | None = None
+
+
+@dataclass(frozen=True)
 class Trajectory:
-    """A named path to follow; ``index`` names the world path it becomes (read order)."""
+    """A named path to follow; ``index`` is its place in the file's reading order."""
 
     name: str
-    shape: Polyline | Clothoid
+    shape: Polyline | Clothoid | ClothoidSpline
     index: int
 
 
@@ -229,6 +246,8 @@ class FollowTrajectoryAction:
     trajectory: Trajectory
     timing: Timing | None
     mode: str = "position"
+    initial_offset: float = 0.0
+    """m along the trajectory where the entity starts following it (put there at once)."""
 
 
 @dataclass(frozen=True)

@@ -828,46 +828,62 @@ def _trajectory(r: Reader, node: Node) -> m.Trajectory:
     with r.scope(node, assigned):
         r.flag(node, "closed")
         shape_node = r.need(r.need(node, "Shape"))
-        shape: m.Polyline | m.Clothoid
+        shape: m.Polyline | m.Clothoid | m.ClothoidSpline
         if shape_node.tag == "Polyline":
             vertices = r.kids(shape_node, "Vertex")
             if len(vertices) < 2:
                 raise Refused(shape_node, "a polyline needs two vertices or more")
             shape = m.Polyline(
-                tuple(_fixed(r, r.need(v, "Position")) for v in vertices),
+                tuple(_position(r, r.need(v, "Position")) for v in vertices),
                 tuple(r.number(v, "time") if "time" in v.attrib else None for v in vertices),
             )
         elif shape_node.tag == "Clothoid":
             rate = "curvaturePrime" if "curvaturePrime" in shape_node.attrib else "curvatureDot"
-            times = [r.number(shape_node, a) if a in shape_node.attrib else None
-                     for a in ("startTime", "stopTime")]  # fmt: skip
+            start = r.one(shape_node, "Position", required=False)
             shape = m.Clothoid(
-                _fixed(r, r.need(shape_node, "Position")), r.number(shape_node, "curvature"),
-                r.number(shape_node, rate, 0.0), r.number(shape_node, "length"), *times,
+                None if start is None else _position(r, start),
+                r.number(shape_node, "curvature"), r.number(shape_node, rate, 0.0),
+                r.number(shape_node, "length"), *_times(r, shape_node, "startTime", "stopTime"),
             )  # fmt: skip
             if shape.length <= 0:
                 raise Refused(shape_node, "length must be positive")
+        elif shape_node.tag == "ClothoidSpline":
+            shape = _spline(r, shape_node)
         else:
-            raise Refused(shape_node, "only Polyline and Clothoid trajectories are supported")
+            raise Refused(shape_node, "Nurbs trajectories are not supported")
         trajectory = m.Trajectory(r.text(node, "name"), shape, len(r.trajectories))
     r.trajectories.append(trajectory)
     return trajectory
 
 
-def _fixed(r: Reader, node: Node) -> m.Position:
-    """A position that does not move with an entity (a trajectory is laid out at the start)."""
-    position = _position(r, node)
-    inner = position.position if isinstance(position, m.Oriented) else position
-    relative = (m.RelativeLanePosition, m.RelativeObjectPosition, m.RelativeRoadPosition)
-    if isinstance(inner, relative):
-        raise Refused(node, "a trajectory's positions are World, Lane or Road positions")
-    return position
+def _times(r: Reader, node: Node, *names: str) -> list[float | None]:
+    return [r.number(node, a) if a in node.attrib else None for a in names]
+
+
+def _spline(r: Reader, node: Node) -> m.ClothoidSpline:
+    """A ClothoidSpline: its segments, from the first one's PositionStart (if it has one)."""
+    segments = r.kids(node, "ClothoidSplineSegment")
+    if not segments:
+        raise Refused(node, "a clothoid spline needs a segment or more")
+    start = None
+    parts = []
+    for k, segment in enumerate(segments):
+        position = r.one(segment, "PositionStart", required=False)
+        if position is not None and k > 0:
+            raise Refused(position, "only the first segment may say where it starts")
+        if position is not None:
+            start = _position(r, position)
+        length = r.number(segment, "length")
+        if length <= 0:
+            raise Refused(segment, "length must be positive")
+        parts.append((r.number(segment, "curvatureStart"), r.number(segment, "curvatureEnd"),
+                      length, r.number(segment, "hOffset", 0.0)))  # fmt: skip
+    first = _times(r, segments[0], "timeStart")[0]
+    return m.ClothoidSpline(tuple(parts), start, first, _times(r, node, "timeEnd")[0])
 
 
 def _follow(r: Reader, node: Node) -> m.FollowTrajectoryAction:
     """FollowTrajectoryAction: the trajectory (inline, by catalogue, or a TrajectoryRef)."""
-    if "initialDistanceOffset" in node.attrib and r.number(node, "initialDistanceOffset"):
-        raise Refused(node, "initialDistanceOffset is not supported")
     found = [c for c in node.children if c.tag in ("Trajectory", "CatalogReference")]
     ref = r.one(node, "TrajectoryRef", required=False)
     if ref is not None:
@@ -883,13 +899,11 @@ def _follow(r: Reader, node: Node) -> m.FollowTrajectoryAction:
             r.choice(reference, "domainAbsoluteRelative", {"absolute", "relative"}),
             r.number(reference, "scale", 1.0), r.number(reference, "offset", 0.0),
         )  # fmt: skip
-        if not isinstance(trajectory.shape, m.Clothoid) and None in trajectory.shape.times:
+        shape = trajectory.shape
+        if isinstance(shape, m.Polyline) and None in shape.times:
             raise Refused(reference, "timing needs a time on every vertex")
-        if isinstance(trajectory.shape, m.Clothoid) and None in (
-            trajectory.shape.start_time,
-            trajectory.shape.stop_time,
-        ):
-            raise Refused(reference, "timing needs the clothoid's startTime and stopTime")
+        if not isinstance(shape, m.Polyline) and None in (shape.start_time, shape.stop_time):
+            raise Refused(reference, "timing needs the clothoid's start and stop times")
     elif reference.tag != "None":
         raise Refused(reference, "not a time reference")
     mode = r.one(node, "TrajectoryFollowingMode", required=False)
@@ -898,7 +912,9 @@ def _follow(r: Reader, node: Node) -> m.FollowTrajectoryAction:
         following = r.choice(mode, "followingMode", {"position", "follow"})
         if "followingLateralMode" in mode.attrib:
             r.choice(mode, "followingLateralMode", {"position", "follow"})
-    return m.FollowTrajectoryAction(trajectory, timing, following)
+    return m.FollowTrajectoryAction(
+        trajectory, timing, following, r.number(node, "initialDistanceOffset", 0.0)
+    )
 
 
 def _private(r: Reader, node: Node) -> m.PrivateAction:
@@ -1003,8 +1019,8 @@ def _synchronize(r: Reader, node: Node) -> m.SynchronizeAction:
             raise Refused(kind, "not a final speed")
     return m.SynchronizeAction(
         _entity_ref(r, node, "masterEntityRef"),
-        _position(r, r.need(r.need(node, "TargetPositionMaster"))),
-        _position(r, r.need(r.need(node, "TargetPosition"))),
+        _position(r, r.need(node, "TargetPositionMaster")),
+        _position(r, r.need(node, "TargetPosition")),
         speed, relative,
         r.number(node, "targetToleranceMaster", 1.0), r.number(node, "targetTolerance", 1.0),
     )  # fmt: skip

@@ -48,7 +48,7 @@ from vcosim.openscenario.conditions import (
 )
 from vcosim.openscenario.place import PlaceError, Pose, on_lane, plan_route, resolve, shift_lane
 from vcosim.openscenario.reader import read_xosc
-from vcosim.openscenario.trajectory import layout, schedule_speed, trajectory_path
+from vcosim.openscenario.trajectory import layout, schedule_speed
 from vcosim.openscenario.world import (
     lane_line,
     network_of,
@@ -61,6 +61,7 @@ from vcosim.scenarios.spec import UserFaceSpec
 from vcosim.sim.face import Face
 from vcosim.world.geometry import R_AHEAD, R_DISTANCE, R_RELATIVE_SPEED, R_TARGET
 from vcosim.world.movers import AWAY, Mover, Movers, arc_lengths, locate, straight_line
+from vcosim.world.paths import point_at
 from vcosim.world.spec import WorldFile
 
 if TYPE_CHECKING:
@@ -810,12 +811,17 @@ class Storyboard(Face):
         """Switch the actor's driver onto the trajectory's path (with its timing, its speed)."""
         world = self.world
         assert world is not None
+        scene = self._scene()
+        points, scheduled = layout(
+            do.trajectory, self.network, scene.all_poses(), scene.pose(actor)
+        )
+        if len(points) < 2:
+            raise ScenarioRunError(f"{actor}'s trajectory {do.trajectory.name!r} has one point")
         paths = world.paths
-        q = paths.index[trajectory_path(do.trajectory.index)]
+        q = paths.add(f"{actor} trajectory {len(paths.index)}", points)
         cum = paths.cum[paths.starts[q] : paths.ends[q]]
         times = None
         if do.timing is not None:
-            scheduled = layout(do.trajectory, self.network)[1]
             assert scheduled is not None  # the reader refuses timing without times
             times = scheduled * do.timing.scale + do.timing.offset
             times = times + (now if do.timing.domain == "relative" else 0.0)
@@ -831,11 +837,22 @@ class Storyboard(Face):
         mover = self._mover(actor)
         if mover is not None:
             mover.follow(paths.points[paths.starts[q] : paths.ends[q]])
-            mover.s, _ = mover.locate(*self._scene().pose(actor)[:2])
+            mover.s, _ = mover.locate(*scene.pose(actor)[:2])
+            if do.initial_offset:
+                ds = do.initial_offset - mover.s
+                self._shift(actor, ds, scene.value("speed", actor), scene)
         else:
             k = self._driver(actor)
             world.drivers.path_of[k] = q
             world.drivers.hint[k] = -1
+            if do.initial_offset:  # put there at once, heading along the trajectory
+                x, y, h, _ = point_at(
+                    paths.points, paths.cum, paths.starts[q], paths.ends[q], False,
+                    do.initial_offset, 0.0, 0,
+                )  # fmt: skip
+                moving = max(scene.value("speed", actor), 0.0)
+                world.vehicles[actor].teleport(x, y, math.degrees(h), speed=moving)
+                world.teleported()
         self.following[actor] = run
         return run
 

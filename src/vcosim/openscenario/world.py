@@ -17,7 +17,6 @@ import numpy as np
 from vcosim.errors import ConfigError
 from vcosim.openscenario.model import Scenario
 from vcosim.openscenario.place import PlaceError, Pose, on_lane, resolve, route
-from vcosim.openscenario.trajectory import layout, trajectory_path
 from vcosim.roads import RoadNetwork, read_xodr
 from vcosim.world.movers import AWAY, straight_line
 from vcosim.world.spec import WorldFile
@@ -104,9 +103,6 @@ def scenario_world(scenario: Scenario) -> WorldFile:
                 "speeds": [[0.0, start["speed"]]],
             }
         vehicles.append(vehicle)
-    for trajectory in scenario.trajectories:  # paths a FollowTrajectoryAction switches onto
-        points, _ = layout(trajectory, network)
-        paths[trajectory_path(trajectory.index)] = {"points": points.tolist()}
     data: dict[str, object] = {"vehicles": vehicles, "paths": paths}
     external = scenario.external
     data["ego"] = external[0] if external else physical(scenario)[0]
