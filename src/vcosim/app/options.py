@@ -10,6 +10,7 @@ imported here, so ``vcosim --help`` stays fast.
 
 from __future__ import annotations
 
+import os
 from enum import Enum
 from pathlib import Path
 from typing import Annotated, NamedTuple
@@ -102,6 +103,28 @@ WorldOption = Annotated[
         "place of --vehicle and --terrain.",
     ),
 ]
+Maps = Annotated[
+    list[Path] | None,
+    typer.Option(
+        exists=True,
+        file_okay=False,
+        metavar="DIR",
+        help="A folder of maps (repeatable): a scenario's LogicFile that names a map "
+        "(CARLA's 'Town01') is its DIR/Town01.xodr. Default: VCOSIM_MAPS.",
+    ),
+]
+
+
+def use_maps(maps: list[Path] | None) -> None:
+    """``--maps``: where every OpenSCENARIO read of this process (and its workers) looks.
+
+    The folders go ahead of those ``VCOSIM_MAPS`` already names.
+    """
+    if maps:
+        known = os.environ.get("VCOSIM_MAPS", "")
+        os.environ["VCOSIM_MAPS"] = os.pathsep.join([*map(str, maps), *filter(None, [known])])
+
+
 RunFolder = Annotated[
     Path, typer.Option(help="Folder for the run; a timestamped sub-folder is created.")
 ]

@@ -10,7 +10,7 @@ from typing import Annotated
 import typer
 
 from vcosim.app.console import console, results, setup_logging
-from vcosim.app.options import JsonOut, positive
+from vcosim.app.options import JsonOut, Maps, positive, use_maps
 
 scenario_app = typer.Typer(
     help="OpenSCENARIO files (docs/scenarios.md): how much of a corpus vcosim reads and runs.",
@@ -48,6 +48,7 @@ def survey(
     reasons: Annotated[
         int, typer.Option(help="How many refusal reasons to list, most files first.")
     ] = 25,
+    maps: Maps = None,
     json_out: JsonOut = None,
 ) -> None:
     """Read every OpenSCENARIO file under DIR... and tell what was accepted, refused, crashed.
@@ -63,6 +64,7 @@ def survey(
     from vcosim.openscenario.survey import survey as run_survey
 
     setup_logging()
+    use_maps(maps)
     total = sum(len(scenario_files(folder)) for folder in folders)
     with Progress(console=console, transient=True) as bar:
         task = bar.add_task("reading" if not run else "reading and running", total=total)

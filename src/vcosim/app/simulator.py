@@ -36,6 +36,7 @@ from vcosim.app.options import (
     InterfaceCsv,
     JsonOut,
     Listen,
+    Maps,
     OnLate,
     OnLatePolicy,
     RealtimePriority,
@@ -48,6 +49,7 @@ from vcosim.app.options import (
     non_negative,
     parse_address,
     positive,
+    use_maps,
 )
 from vcosim.app.sim_run import run_simulator
 from vcosim.constants import (
@@ -225,6 +227,7 @@ def sim(
             "'external' is coupled like a world's external vehicle.",
         ),
     ] = None,
+    maps: Maps = None,
     sumo: Annotated[
         Path | None,
         typer.Option(
@@ -372,6 +375,7 @@ def sim(
         if scenario is not None:
             from vcosim.openscenario.storyboard import scenario_run
 
+            use_maps(maps)
             story, scene = scenario_run(scenario)
             faces.append(story)
         said: dict[str, object] = {

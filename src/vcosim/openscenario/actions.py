@@ -77,12 +77,22 @@ def speed_duration(dynamics: m.Dynamics, start: float, end: float) -> float:
     return dynamics.value / mean if mean > 0 else 0.0
 
 
-def change_duration(dynamics: m.Dynamics, speed: float) -> float:
-    """Seconds a lane change takes: given, or over a distance at today's speed."""
+PEAK_RATE = {"linear": 1.0, "cubic": 1.5, "sinusoidal": math.pi / 2}
+"""A shape's peak rate of change over its mean rate (d / T)."""
+
+
+def change_duration(dynamics: m.Dynamics, speed: float, across: float = 0.0) -> float:
+    """Seconds a lane change takes: given, over a distance at today's speed, or at a rate.
+
+    A rate is the largest lateral speed (m/s), reached mid-way: ``across`` m take
+    ``peak * across / rate`` (the shape's peak over its mean).
+    """
     if dynamics.shape == "step":
         return 0.0
     if dynamics.dimension == "time":
         return dynamics.value
+    if dynamics.dimension == "rate":
+        return PEAK_RATE[dynamics.shape] * abs(across) / max(abs(dynamics.value), 1e-6)
     return dynamics.value / max(speed, STANDING)
 
 

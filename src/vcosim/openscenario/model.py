@@ -82,6 +82,7 @@ class Oriented:
         | RelativeObjectPosition
         | RelativeRoadPosition
         | RoutePosition
+        | TrajectoryPosition
     )
     h: float
     relative: bool = False
@@ -108,6 +109,17 @@ class RoutePosition:
     lane: int = 0
     offset: float = 0.0
     entity: str | None = None
+    t: float | None = None
+    """By road coordinates: ``t`` across the road there (the lane and offset unsaid)."""
+
+
+@dataclass(frozen=True)
+class TrajectoryPosition:
+    """``s`` along a trajectory (laid out as it is at the time), ``t`` to its left."""
+
+    trajectory: Trajectory
+    s: float
+    t: float = 0.0
 
 
 Position = (
@@ -118,6 +130,7 @@ Position = (
     | RelativeObjectPosition
     | RelativeRoadPosition
     | RoutePosition
+    | TrajectoryPosition
     | Oriented
 )
 

@@ -95,6 +95,8 @@ def resolve(position: m.Position, network: RoadNetwork | None, poses: Mapping[st
         return x, y, h
     if isinstance(position, m.RoutePosition):
         return route_pose(network, position, poses)
+    if isinstance(position, m.TrajectoryPosition):
+        return trajectory_pose(network, position, poses)
     if isinstance(position, m.RelativeObjectPosition):
         x, y, h = _pose_of(position.entity, poses)
         c, s = math.cos(h), math.sin(h)
@@ -224,4 +226,26 @@ def route_pose(
     share = (along - cum[k - 1]) / max(cum[k] - cum[k - 1], 1e-9)
     x, y = line[k - 1, :2] + (line[k, :2] - line[k - 1, :2]) * share
     road_id, s, lane, _ = on_lane(road_net, (float(x), float(y), 0.0), "a route position")
+    if position.t is not None:
+        road = road_net.road(road_id)
+        px, py, _, heading = road.point(s, position.t)
+        turn = 0.0 if road_net.forward(road_id, lane) else math.pi
+        return float(px[0]), float(py[0]), float(heading[0]) + turn
     return lane_pose(road_net, road_id, s, position.lane or lane, position.offset)
+
+
+def trajectory_pose(
+    network: RoadNetwork | None, position: m.TrajectoryPosition, poses: Mapping[str, Pose]
+) -> Pose:
+    """Where a position along a trajectory is: ``s`` along it, ``t`` to its left."""
+    from vcosim.openscenario.trajectory import layout  # it places its own positions here
+
+    line, _ = layout(position.trajectory, network, poses)
+    cum = np.concatenate(([0.0], np.cumsum(np.hypot(*np.diff(line, axis=0).T))))
+    k = int(np.clip(np.searchsorted(cum, position.s), 1, len(cum) - 1))
+    dx, dy = line[k] - line[k - 1]
+    length = max(math.hypot(dx, dy), 1e-9)
+    share = (position.s - cum[k - 1]) / length
+    x, y = line[k - 1] + (line[k] - line[k - 1]) * share
+    heading = math.atan2(dy, dx)
+    return (float(x - position.t * dy / length), float(y + position.t * dx / length), heading)

@@ -16,7 +16,8 @@ sharing the reader's marking of what was taken; split, the subset would be harde
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterator, Mapping
+import os
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -83,13 +84,21 @@ HARMLESS = {"FileHeader", "CatalogLocations", "Properties", "Property", "Perform
 
 
 UNSUPPORTED = "is not supported (docs/scenarios.md lists what is)"
+MAPS = "VCOSIM_MAPS"
+"""The environment variable naming the folders of maps (os.pathsep between them)."""
+
+
+def map_folders() -> list[str]:
+    """The folders ``VCOSIM_MAPS`` names."""
+    return [p for p in os.environ.get(MAPS, "").split(os.pathsep) if p]
 
 
 class Refused(Exception):
     """One problem of the file, with the line it is on."""
 
     def __init__(self, node: Node, message: str, quiet: bool = False) -> None:
-        super().__init__(f"line {node.line}: <{node.tag}>: {message}")
+        where = f"line {node.line} of {node.file}" if node.file else f"line {node.line}"
+        super().__init__(f"{where}: <{node.tag}>: {message}")
         self.quiet = quiet
         """A consequence of a problem said elsewhere (a refused entity named again)."""
 
@@ -103,6 +112,8 @@ class Node:
     line: int
     children: list[Node] = field(default_factory=list)
     used: bool = False
+    file: str = ""
+    """The catalogue file it is in ("" in the scenario's own file)."""
 
     def walk(self) -> Iterator[Node]:
         """The node and every node below it."""
@@ -111,14 +122,14 @@ class Node:
             yield from child.walk()
 
 
-def parse(text: bytes) -> Node:
-    """The element tree of ``text``, every node with its line."""
+def parse(text: bytes, file: str = "") -> Node:
+    """The element tree of ``text``, every node with its line (and ``file``: a catalogue's)."""
     parser = expat.ParserCreate()
     stack: list[Node] = []
     root: list[Node] = []
 
     def start(tag: str, attrib: dict[str, str]) -> None:
-        node = Node(tag, attrib, parser.CurrentLineNumber)
+        node = Node(tag, attrib, parser.CurrentLineNumber, file=file)
         (stack[-1].children if stack else root).append(node)
         stack.append(node)
 
@@ -144,6 +155,9 @@ class Reader:
         self.trajectories: list[m.Trajectory] = []
         self.assigned_external: set[str] = set()
         self.variables: dict[str, str] = {}
+        self.maps: list[Path] = []
+        self.towed: list[m.Entity] = []
+        """Trailers a vehicle brings along (1.3's inline Trailer): entities of their own."""
         self.declared: set[str] = set()
         """Every entity the file declares, read or refused (a refused one is not named again)."""
         self.outside: list[tuple[str, int, str]] = []
@@ -243,7 +257,7 @@ class Reader:
         """Every entry of every catalogue file in a directory, by (location, catalog/entry)."""
         self.entries[(location, "")] = (directory, Node("", {}, 0))  # looked here
         for path in sorted(directory.glob("*.xosc")) if directory.is_dir() else []:
-            root = read_root(path, f"OpenSCENARIO catalogue {path}")
+            root = read_root(path, f"OpenSCENARIO catalogue {path}", catalogue=True)
             for catalog in (c for c in root.children if c.tag == "Catalog"):
                 name = catalog.attrib.get("name", "")
                 for entry in catalog.children:
@@ -369,10 +383,13 @@ def _meets(value: str, rule: str, bound: str) -> bool:
     }[rule]  # fmt: skip
 
 
-def read_root(path: Path, source: str) -> Node:
-    """A file's XML tree; a file that cannot be read or is not XML is one ``ConfigError``."""
+def read_root(path: Path, source: str, catalogue: bool = False) -> Node:
+    """A file's XML tree; a file that cannot be read or is not XML is one ``ConfigError``.
+
+    A catalogue's nodes know their file, so a problem in one names it.
+    """
     try:
-        return parse(path.read_bytes())
+        return parse(path.read_bytes(), path.name if catalogue else "")
     except OSError as exc:
         raise ConfigError([f"cannot read it: {exc.strerror}"], source) from None
     except expat.ExpatError as exc:
@@ -381,10 +398,16 @@ def read_root(path: Path, source: str) -> Node:
         ) from None
 
 
-def read_xosc(path: str | Path, parameters: Mapping[str, object] | None = None) -> m.Scenario:
+def read_xosc(
+    path: str | Path,
+    parameters: Mapping[str, object] | None = None,
+    maps: Sequence[str | Path] | None = None,
+) -> m.Scenario:
     """Read a ``.xosc`` file; ``parameters`` override its declared values (a variation).
 
-    Raises ``ConfigError`` listing every problem, each with its line and element.
+    ``maps``: folders where a LogicFile that names a map is looked for (default: the
+    ``VCOSIM_MAPS`` environment variable, folders separated as in ``PATH``). Raises
+    ``ConfigError`` listing every problem, each with its line and element.
     """
     path = Path(path)
     source = f"OpenSCENARIO {path}"
@@ -392,6 +415,7 @@ def read_xosc(path: str | Path, parameters: Mapping[str, object] | None = None) 
     if root.tag != "OpenSCENARIO":
         raise ConfigError([f"line {root.line}: <{root.tag}> is not <OpenSCENARIO>"], source)
     reader = Reader({})
+    reader.maps = [Path(p) for p in (maps if maps is not None else map_folders())]
     try:
         scenario = _scenario(reader, root, path, dict(parameters or {}))
     except Refused as exc:
@@ -475,14 +499,13 @@ def _scenario(r: Reader, root: Node, path: Path, given: dict[str, object]) -> m.
     if network is not None:
         logic = r.one(network, "LogicFile", required=False)
         if logic is not None:
-            road = path.parent / r.text(logic, "filepath")
+            road = _road_file(r, logic, path)
         r.one(network, "SceneGraphFile", required=False)  # a 3D model to look at: not needed
-    entities = r.entities = {
-        e.name: e
-        for e in r.each(r.kids(r.need(root, "Entities"), "ScenarioObject"), lambda n: _entity(r, n))
-    }
+    read = r.each(r.kids(r.need(root, "Entities"), "ScenarioObject"), lambda n: _entity(r, n))
+    entities = r.entities = {e.name: e for e in [*read, *r.towed]}
     board = r.need(root, "Storyboard")
     init, order, assigned, later = _init(r, r.need(board, "Init"), entities)
+    towed = {e.trailer for e in entities.values()}  # placed behind what tows them
     for name in assigned:
         entities[name] = _external(entities[name])
     stories = tuple(r.each(r.kids(board, "Story"), lambda n: _story(r, n, entities)))
@@ -493,8 +516,29 @@ def _scenario(r: Reader, root: Node, path: Path, given: dict[str, object]) -> m.
         entities=entities, init=init, init_order=order, stories=stories, stop=stop,
         description=header.attrib.get("description", ""), trajectories=tuple(r.trajectories),
         init_actions=tuple(later), variables=dict(r.variables),
-        absent=tuple(n for n in entities if init[n].position is None),
+        absent=tuple(n for n in entities if init[n].position is None and n not in towed),
     )  # fmt: skip
+
+
+def _road_file(r: Reader, logic: Node, path: Path) -> Path:
+    """The LogicFile's road: a path relative to the scenario, or a map found in ``r.maps``.
+
+    CARLA's examples name a map (``Town01``), not a file: its OpenDRIVE file (``Town01.xodr``)
+    is looked for in the folders the user names.
+    """
+    name = r.text(logic, "filepath")
+    road = path.parent / name
+    if road.is_file():
+        return road
+    for folder in r.maps:
+        for found in (folder / name, folder / f"{name}.xodr"):
+            if found.is_file():
+                return found
+    hint = "" if Path(name).suffix else (
+        f": a map's name? give the folder of {name}.xodr with --maps DIR (or {MAPS})"
+    )  # fmt: skip
+    looked = f" (looked in {', '.join(map(str, r.maps))})" if r.maps else ""
+    raise Refused(logic, f"filepath={name!r}: no such file{looked}{hint}")
 
 
 def _external(entity: m.Entity) -> m.Entity:
@@ -515,9 +559,9 @@ def _is_external(r: Reader, controller: Node) -> bool:
     )
 
 
-def _entity(r: Reader, node: Node) -> m.Entity:
+def _entity(r: Reader, node: Node, name: str | None = None) -> m.Entity:
     """A ScenarioObject: its Vehicle, Pedestrian or MiscObject (inline or catalogued)."""
-    name = r.text(node, "name")
+    name = r.text(node, "name") if name is None else name
     r.declared.add(name)
     inline = [c for c in node.children if c.tag in OBJECTS]
     assigned: dict[str, str] = {}
@@ -540,6 +584,9 @@ def _external_controller(r: Reader, node: Node) -> bool:
 
     The Controller is given inline or as a reference to a controller catalogue's entry.
     """
+    wrapped = r.one(node, "ObjectController", required=False)  # 1.3's AssignControllerAction
+    if wrapped is not None:
+        return _external_controller(r, wrapped)
     reference = r.one(node, "CatalogReference", required=False)
     if reference is None:
         return _is_external(r, r.need(node, "Controller"))
@@ -548,17 +595,23 @@ def _external_controller(r: Reader, node: Node) -> bool:
         return _is_external(r, controller)
 
 
-def _trailer(r: Reader, vehicle: Node) -> str | None:
-    """The entity a vehicle tows (its ``TrailerRef``), None when it tows none."""
+def _trailer(r: Reader, vehicle: Node, tractor: str) -> str | None:
+    """The entity a vehicle tows, None when it tows none.
+
+    A ``TrailerRef`` names another entity; 1.3's inline ``<Trailer name>`` (a Vehicle or a
+    catalogue's) becomes an entity of its own, named ``TRACTOR_NAME``.
+    """
     trailer = r.one(vehicle, "Trailer", required=False)
-    if trailer is None:
-        return None
-    ref = r.one(trailer, "TrailerRef", required=False)
-    if ref is None:
-        if trailer.children:
-            raise Refused(trailer, "a trailer is named by a <TrailerRef> to its entity")
+    if trailer is None or not trailer.children:
         return None  # an empty <Trailer/>: it tows nothing
-    return r.text(ref, "entityRef", "") or None
+    inner = r.need(trailer)
+    if inner.tag == "TrailerRef":
+        return r.text(inner, "entityRef", "") or None
+    if inner.tag != "Trailer":
+        raise Refused(inner, "a trailer is a <TrailerRef> or a <Trailer> of its own")
+    name = f"{tractor}_{r.text(inner, 'name')}"
+    r.towed.append(_entity(r, inner, name))
+    return name
 
 
 def _hitch(r: Reader, vehicle: Node, tag: str) -> float:
@@ -593,7 +646,7 @@ def _object(r: Reader, thing: Node, name: str, external: bool, line: int) -> m.E
             external=False, line=line, kind=kind, category=category, height=size[2],
             kinematic=True,
         )  # fmt: skip
-    trailer = _trailer(r, thing)
+    trailer = _trailer(r, thing, name)
     coupler = _hitch(r, thing, "TrailerCoupler")
     hitch = _hitch(r, thing, "TrailerHitch")
     axles = r.one(thing, "Axles", required=False)
@@ -735,6 +788,11 @@ def _where(r: Reader, kind: Node) -> m.Position:
         )
     if kind.tag == "RoutePosition":
         return _route_position(r, kind)
+    if kind.tag == "TrajectoryPosition":
+        ref = r.need(kind, "TrajectoryRef")
+        return m.TrajectoryPosition(
+            _trajectory(r, r.need(ref)), r.number(kind, "s"), r.number(kind, "t", 0.0)
+        )
     raise Refused(kind, "this position is not supported")
 
 
@@ -771,7 +829,7 @@ def _route_position(r: Reader, node: Node) -> m.RoutePosition:
             r.number(where, "laneOffset", 0.0),
         )  # fmt: skip
     if where.tag == "FromRoadCoordinates":
-        raise Refused(where, "a route position by road coordinates (t) is not supported")
+        return m.RoutePosition(route, r.number(where, "pathS"), t=r.number(where, "t"))
     raise Refused(where, "not a position in a route")
 
 
@@ -950,7 +1008,9 @@ def _private(r: Reader, node: Node) -> m.PrivateAction:
     if kind.tag == "LongitudinalAction" and inner.tag == "SpeedAction":
         return _speed(r, inner)
     if kind.tag == "LateralAction" and inner.tag == "LaneChangeAction":
-        dynamics = _dynamics(r, r.need(inner, "LaneChangeActionDynamics"), {"time", "distance"})
+        dynamics = _dynamics(
+            r, r.need(inner, "LaneChangeActionDynamics"), {"time", "distance", "rate"}
+        )
         target = r.need(r.need(inner, "LaneChangeTarget"))
         offset = r.number(inner, "targetLaneOffset", 0.0)
         if target.tag == "AbsoluteTargetLane":
@@ -1137,9 +1197,11 @@ def _maneuver(r: Reader, node: Node, entities: dict[str, m.Entity]) -> m.Maneuve
 def _event(r: Reader, node: Node, entities: dict[str, m.Entity]) -> m.Event:
     actions = []
     for action in r.kids(node, "Action"):
-        inner = r.need(action)
+        inner = r.one(action, required=False)
         do: m.PrivateAction | m.GlobalAction
-        if inner.tag == "PrivateAction":
+        if inner is None:  # an action of nothing (a placeholder): done at once
+            do = m.NoEffectAction("Action")
+        elif inner.tag == "PrivateAction":
             do = _private(r, inner)
         elif inner.tag == "GlobalAction":
             do = _global(r, inner)

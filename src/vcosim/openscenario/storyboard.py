@@ -537,7 +537,7 @@ class Storyboard(Face):
         elif isinstance(do, m.LaneChangeAction):
             start = channels.ramps["lane"].at(now)[0]
             target = self._lane_offset(actor, do, scene)
-            duration = change_duration(do.dynamics, scene.value("speed", actor))
+            duration = change_duration(do.dynamics, scene.value("speed", actor), target - start)
             ramp = Ramp(now, start, target, duration, do.dynamics.shape)
         elif isinstance(do, m.LaneOffsetAction):
             start = channels.ramps["offset"].at(now)[0]
