@@ -235,7 +235,7 @@ def test_a_catalogued_clothoid_is_followed_in_follow_mode_without_timing(folder:
 def test_a_relative_road_position_with_a_heading_along_the_lane(
     folder: Path, h: float, absolute: bool, placed: bool
 ) -> None:
-    from vcosim.openscenario.world import start_poses
+    from vcosim.openscenario.world import scenario_world, start_poses
 
     context = xosc.ReferenceContext.absolute if absolute else xosc.ReferenceContext.relative
     beside = xosc.RelativeRoadPosition(15.0, -3.5, "Ego", xosc.Orientation(h=h, reference=context))
@@ -249,9 +249,10 @@ def test_a_relative_road_position_with_a_heading_along_the_lane(
     end = text.index("</Position>", start) + len("</Position>")
     path.write_text(text[:start] + _xml(beside) + text[end:])
     scenario = read_xosc(path)
-    if not placed:
-        with pytest.raises(ConfigError, match="vehicles start along their lane"):
-            start_poses(scenario)
+    if not placed:  # placed as it says, and refused: a storyboard car drives along its lane
+        assert start_poses(scenario)["Car"][2] == pytest.approx(math.pi)
+        with pytest.raises(ConfigError, match="a storyboard car drives along its lane"):
+            scenario_world(scenario)
         return
     x, y, heading = start_poses(scenario)["Car"]
     assert (x, y, heading) == pytest.approx((10.0 + 15.0, -LANE_WIDTH / 2 - 3.5, 0.0), abs=1e-9)

@@ -60,6 +60,15 @@ class RelativeObjectPosition:
 
 
 @dataclass(frozen=True)
+class RelativeWorldPosition:
+    """``dx`` east and ``dy`` north of ``entity``."""
+
+    entity: str
+    dx: float
+    dy: float
+
+
+@dataclass(frozen=True)
 class RelativeRoadPosition:
     """``ds`` along and ``dt`` across the road ``entity`` is on, from where it is."""
 
@@ -81,6 +90,7 @@ class Oriented:
         | RelativeLanePosition
         | RelativeObjectPosition
         | RelativeRoadPosition
+        | RelativeWorldPosition
         | RoutePosition
         | TrajectoryPosition
     )
@@ -129,6 +139,7 @@ Position = (
     | RelativeLanePosition
     | RelativeObjectPosition
     | RelativeRoadPosition
+    | RelativeWorldPosition
     | RoutePosition
     | TrajectoryPosition
     | Oriented

@@ -24,6 +24,8 @@ LaneRef = tuple[str, int]
 
 HEADING_TOLERANCE = 0.01
 """rad: an absolute orientation this close to the road's heading is the road's."""
+AGAINST_LANE = math.pi / 2
+"""rad: a storyboard car heading further than this from its lane's traffic is refused."""
 
 Pose = tuple[float, float, float]
 """x, y (m) and heading (rad, anticlockwise from east)."""
@@ -87,16 +89,16 @@ def resolve(position: m.Position, network: RoadNetwork | None, poses: Mapping[st
             if where.road[0] == "":
                 raise PlaceError(f"({x:.2f}, {y:.2f}) is on no road: no heading to be relative to")
             wanted += float(need_road(network, "").road(str(where.road[0])).point(where.s[0])[3][0])
-        if abs(math.remainder(wanted - h, 2.0 * math.pi)) > HEADING_TOLERANCE:
-            raise PlaceError(
-                f"a heading of {wanted:.3f} rad where the lane heads {h:.3f} rad: vehicles "
-                "start along their lane"
-            )
-        return x, y, h
+        if abs(math.remainder(wanted - h, 2.0 * math.pi)) <= HEADING_TOLERANCE:
+            return x, y, h  # along the lane: exactly its heading
+        return x, y, wanted
     if isinstance(position, m.RoutePosition):
         return route_pose(network, position, poses)
     if isinstance(position, m.TrajectoryPosition):
         return trajectory_pose(network, position, poses)
+    if isinstance(position, m.RelativeWorldPosition):
+        x, y, h = _pose_of(position.entity, poses)
+        return x + position.dx, y + position.dy, h
     if isinstance(position, m.RelativeObjectPosition):
         x, y, h = _pose_of(position.entity, poses)
         c, s = math.cos(h), math.sin(h)
@@ -124,9 +126,14 @@ def resolve(position: m.Position, network: RoadNetwork | None, poses: Mapping[st
     return lane_pose(road, road_id, along, target, position.offset)
 
 
+class NotPlaced(PlaceError):
+    """A position relative to an entity that has no place (yet)."""
+
+
 def _pose_of(name: str, poses: Mapping[str, Pose]) -> Pose:
     if name not in poses:
-        raise PlaceError(f"{name!r} is not placed yet (place it earlier in Init)")
+        raise NotPlaced(f"{name!r} has no place: Init places it relative to itself or to "
+                        "entities without one")  # fmt: skip
     return poses[name]
 
 

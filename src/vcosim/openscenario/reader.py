@@ -771,13 +771,15 @@ def _where(r: Reader, kind: Node) -> m.Position:
         )  # fmt: skip
     if kind.tag == "RoadPosition":
         return m.RoadPosition(r.text(kind, "roadId"), r.number(kind, "s"), r.number(kind, "t"))
-    if kind.tag == "RelativeLanePosition":
-        if "dsLane" in kind.attrib:
-            raise Refused(kind, "dsLane is not supported (give ds)")
+    if kind.tag == "RelativeLanePosition":  # dsLane (along the lane): taken as ds
+        ds = r.number(kind, "dsLane") if "dsLane" in kind.attrib else r.number(kind, "ds", 0.0)
         return m.RelativeLanePosition(
-            _entity_ref(r, kind), r.integer(kind, "dLane"), r.number(kind, "ds", 0.0),
-            r.number(kind, "offset", 0.0),
-        )  # fmt: skip
+            _entity_ref(r, kind), r.integer(kind, "dLane"), ds, r.number(kind, "offset", 0.0)
+        )
+    if kind.tag == "RelativeWorldPosition":
+        return m.RelativeWorldPosition(
+            _entity_ref(r, kind), r.number(kind, "dx"), r.number(kind, "dy")
+        )
     if kind.tag == "RelativeObjectPosition":
         return m.RelativeObjectPosition(
             _entity_ref(r, kind), r.number(kind, "dx"), r.number(kind, "dy")

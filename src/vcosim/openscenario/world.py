@@ -16,7 +16,16 @@ import numpy as np
 
 from vcosim.errors import ConfigError
 from vcosim.openscenario.model import Scenario
-from vcosim.openscenario.place import PlaceError, Pose, on_lane, resolve, route
+from vcosim.openscenario.place import (
+    AGAINST_LANE,
+    NotPlaced,
+    PlaceError,
+    Pose,
+    lane_pose,
+    on_lane,
+    resolve,
+    route,
+)
 from vcosim.roads import RoadNetwork, read_xodr
 from vcosim.world.movers import AWAY, straight_line
 from vcosim.world.spec import WorldFile
@@ -37,25 +46,45 @@ def start_poses(scenario: Scenario) -> dict[str, Pose]:
     """Each entity's start pose, placed in Init's order (relative positions need the earlier)."""
     network = network_of(scenario)
     poses: dict[str, Pose] = {}
-    for name in scenario.init_order:
-        position = scenario.init[name].position
-        assert position is not None
-        poses[name] = resolve(position, network, poses)
+    waiting = list(dict.fromkeys(scenario.init_order))
+    while waiting:  # a position relative to an entity placed later in Init waits for it
+        placed = []
+        for name in waiting:
+            position = scenario.init[name].position
+            assert position is not None
+            try:
+                poses[name] = resolve(position, network, poses)
+            except NotPlaced:
+                continue
+            placed.append(name)
+        if not placed:  # says which cannot be placed
+            first = scenario.init[waiting[0]].position
+            assert first is not None
+            resolve(first, network, poses)
+        waiting = [name for name in waiting if name not in placed]
     return poses
 
 
 def lane_line(network: RoadNetwork | None, pose: Pose) -> tuple[np.ndarray, list[tuple[str, int]]]:
     """The line a kinematic object follows from ``pose``, and the lanes it runs through.
 
-    Its lane's route, or straight on along its heading where it is on no lane.
+    Its lane's route where it heads along its lane; straight on along its heading where it
+    is on no lane, or heads across or against it.
     """
     try:
-        road, _, lane, _ = on_lane(network, pose, "")
+        road, s, lane, _ = on_lane(network, pose, "")
     except PlaceError:
         return straight_line(*pose), []
     assert network is not None
+    along = lane_pose(network, road, s, lane)[2]
+    if abs(math.remainder(pose[2] - along, 2 * math.pi)) > ACROSS_LANE:
+        return straight_line(*pose), []
     legs = route(network, road, lane)
     return network.route_path(list(legs))[:, :2], legs
+
+
+ACROSS_LANE = math.pi / 4
+"""rad: a kinematic object heading further than this from its lane's line goes straight on."""
 
 
 def physical(scenario: Scenario) -> list[str]:
@@ -93,6 +122,12 @@ def scenario_world(scenario: Scenario) -> WorldFile:
                 paths[name] = {"points": straight_line(*poses[name]).tolist()}
             else:
                 assert network is not None
+                along = lane_pose(network, road, s, lane)[2]
+                if abs(math.remainder(heading - along, 2 * math.pi)) > AGAINST_LANE:
+                    raise PlaceError(
+                        f"{name} heads {heading:.3f} rad where its lane heads {along:.3f} rad: "
+                        "a storyboard car drives along its lane"
+                    )
                 paths[name] = {"lanes": [list(leg) for leg in route(network, road, lane)]}
                 offset = float(t - network.road(road).lane_t(s, lane)[0])
                 offset = offset if network.forward(road, lane) else -offset
