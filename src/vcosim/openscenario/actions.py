@@ -120,6 +120,8 @@ CHANNELS = {
     m.AssignRouteAction: None,
     m.AcquirePositionAction: "lane",
     m.LongitudinalDistanceAction: "speed",
+    m.SpeedProfileAction: "speed",
+    m.LateralDistanceAction: "lane",
     m.SynchronizeAction: "speed",
     m.OverrideAction: None,
     m.NoEffectAction: None,
@@ -138,7 +140,7 @@ class Run:
         self.done = ramp is None
         self.overridden = False
         do = action.action
-        self.continuous = isinstance(do, m.SpeedAction) and do.continuous
+        self.continuous = isinstance(do, (m.SpeedAction, m.LaneOffsetAction)) and do.continuous
 
     def update(self, now: float) -> None:
         """Done once its ramp has arrived (a continuous one only when stopped or overridden)."""
@@ -184,9 +186,11 @@ class RouteRun(Run):
 class SteeredRun(Run):
     """An action whose speed the storyboard sets at every look: a distance, a meeting."""
 
-    def __init__(self, action: m.Action, actor: str, speed: float) -> None:
-        super().__init__(action, actor, "speed", Ramp.hold(speed))
-        self.speed = speed  # the last speed commanded
+    def __init__(self, action: m.Action, actor: str, speed: float, channel: str = "speed") -> None:
+        super().__init__(action, actor, channel, Ramp.hold(speed))
+        self.speed = speed  # the last value commanded (a speed, or a lateral offset)
+        self.profile: tuple[np.ndarray, np.ndarray] | None = None  # a speed profile's
+        self.aside: float | None = None  # a lateral distance kept as it was
 
     def update(self, now: float) -> None:
         """Ended by the storyboard, not by a ramp."""

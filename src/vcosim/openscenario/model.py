@@ -189,6 +189,8 @@ class LaneOffsetAction:
     value: float
     max_lateral_acc: float
     entity: str | None = None
+    continuous: bool = False
+    """It never ends by itself; relative to an entity, it follows the entity's offset."""
 
 
 @dataclass(frozen=True)
@@ -361,6 +363,35 @@ class LongitudinalDistanceAction:
 
 
 @dataclass(frozen=True)
+class SpeedProfileAction:
+    """Speeds one after another, each ``(speed, time)`` reached ``time`` s after the last.
+
+    A time None: as fast as ``max_acceleration``/``max_deceleration`` allow, else at once;
+    with ``entity``, speeds relative to its speed at the start.
+    """
+
+    entries: tuple[tuple[float, float | None], ...]
+    entity: str | None = None
+    max_acceleration: float | None = None
+    max_deceleration: float | None = None
+
+
+@dataclass(frozen=True)
+class LateralDistanceAction:
+    """Keep (or reach) ``distance`` m to the side of ``entity`` (``side``: left, right, any).
+
+    ``distance`` None: keep the distance there is at the start.
+    """
+
+    entity: str
+    distance: float | None
+    side: str
+    freespace: bool
+    continuous: bool
+    max_speed: float | None = None
+
+
+@dataclass(frozen=True)
 class SynchronizeAction:
     """Reach ``target`` when ``master`` reaches ``master_target``, at a final speed.
 
@@ -405,6 +436,8 @@ PrivateAction = (
     | AssignRouteAction
     | AcquirePositionAction
     | LongitudinalDistanceAction
+    | LateralDistanceAction
+    | SpeedProfileAction
     | SynchronizeAction
     | OverrideAction
     | NoEffectAction

@@ -1021,18 +1021,21 @@ def _private(r: Reader, node: Node) -> m.PrivateAction:
             ref = _entity_ref(r, target)
             return m.LaneChangeAction(dynamics, r.integer(target, "value"), ref, offset)
         raise Refused(target, "not a lane change target")
+    if kind.tag == "LongitudinalAction" and inner.tag == "SpeedProfileAction":
+        return _speed_profile(r, inner)
+    if kind.tag == "LateralAction" and inner.tag == "LateralDistanceAction":
+        return _lateral_distance(r, inner)
     if kind.tag == "LateralAction" and inner.tag == "LaneOffsetAction":
-        if r.flag(inner, "continuous"):
-            raise Refused(inner, "continuous='true' is not supported")
+        continuous = r.flag(inner, "continuous")
         how = r.need(inner, "LaneOffsetActionDynamics")
         target = r.need(r.need(inner, "LaneOffsetTarget"))
         shape = r.choice(how, "dynamicsShape", SHAPES)
         acc = r.number(how, "maxLateralAcc", 1.0)
         if target.tag == "AbsoluteTargetLaneOffset":
-            return m.LaneOffsetAction(shape, r.number(target, "value"), acc)
+            return m.LaneOffsetAction(shape, r.number(target, "value"), acc, continuous=continuous)
         if target.tag == "RelativeTargetLaneOffset":
             ref = _entity_ref(r, target)
-            return m.LaneOffsetAction(shape, r.number(target, "value"), acc, ref)
+            return m.LaneOffsetAction(shape, r.number(target, "value"), acc, ref, continuous)
         raise Refused(target, "not a lane offset target")
     raise Refused(inner, "this action is not supported")
 
@@ -1047,18 +1050,58 @@ def _distance_action(r: Reader, node: Node) -> m.LongitudinalDistanceAction:
         node, "displacement", {"trailingReferencedEntity", "leadingReferencedEntity", "any"},
         "trailingReferencedEntity",
     )  # fmt: skip
-    limits = r.one(node, "DynamicConstraints", required=False)
-    bound = {
-        key: (r.number(limits, key) if limits is not None and key in limits.attrib else None)
-        for key in ("maxAcceleration", "maxDeceleration", "maxSpeed")
-    }
     return m.LongitudinalDistanceAction(
         _entity_ref(r, node),
         r.number(node, "distance") if "distance" in node.attrib else None,
         r.number(node, "timeGap") if "timeGap" in node.attrib else None,
         r.flag(node, "freespace"), r.flag(node, "continuous"),
         displacement == "leadingReferencedEntity",
-        bound["maxAcceleration"], bound["maxDeceleration"], bound["maxSpeed"],
+        *_limits(r, node, "maxAcceleration", "maxDeceleration", "maxSpeed"),
+    )  # fmt: skip
+
+
+def _limits(r: Reader, node: Node, *keys: str) -> list[float | None]:
+    """A DynamicConstraints' limits (None where it gives none, or there is none)."""
+    limits = r.one(node, "DynamicConstraints", required=False)
+    if limits is not None:
+        for part in limits.walk():  # rates of acceleration: not followed
+            part.used = True
+    return [
+        r.number(limits, key) if limits is not None and key in limits.attrib else None
+        for key in keys
+    ]
+
+
+def _speed_profile(r: Reader, node: Node) -> m.SpeedProfileAction:
+    """SpeedProfileAction: its entries, in order, relative to an entity's speed if named."""
+    r.choice(node, "followingMode", {"follow", "position"}, "follow")
+    entries = r.kids(node, "SpeedProfileEntry")
+    if not entries:
+        raise Refused(node, "a speed profile needs an entry or more")
+    acceleration, deceleration = _limits(r, node, "maxAcceleration", "maxDeceleration")
+    return m.SpeedProfileAction(
+        tuple(
+            (r.number(e, "speed"), r.number(e, "time") if "time" in e.attrib else None)
+            for e in entries
+        ),
+        _entity_ref(r, node) if "entityRef" in node.attrib else None,
+        acceleration, deceleration,
+    )  # fmt: skip
+
+
+def _lateral_distance(r: Reader, node: Node) -> m.LateralDistanceAction:
+    """LateralDistanceAction: a distance to the side of an entity, kept or reached."""
+    if "coordinateSystem" in node.attrib:
+        r.choice(node, "coordinateSystem", {"entity", "road", "lane"})  # across: the same
+    side = r.choice(
+        node, "displacement",
+        {"any": "any", "leftToReferencedEntity": "left", "rightToReferencedEntity": "right"},
+        "any",
+    )  # fmt: skip
+    (speed,) = _limits(r, node, "maxSpeed")
+    return m.LateralDistanceAction(
+        _entity_ref(r, node), r.number(node, "distance") if "distance" in node.attrib else None,
+        side, r.flag(node, "freespace"), r.flag(node, "continuous"), speed,
     )  # fmt: skip
 
 

@@ -188,7 +188,8 @@ class Storyboard(Face):
         self.absent: set[str] = set(self.scenario.absent)
         self.init_runs: list[Run] | None = None
         self.arriving: dict[str, RouteRun] = {}
-        self.steered: dict[str, SteeredRun] = {}
+        self.steered: dict[tuple[str, str], SteeredRun] = {}
+        """The runs whose channel the storyboard sets at every look, by (actor, channel)."""
 
     def _triggers(self) -> list[m.Trigger | None]:
         triggers: list[m.Trigger | None] = [self.scenario.stop]
@@ -349,15 +350,25 @@ class Storyboard(Face):
             self._follow(actor, now)
         for actor in list(self.arriving):
             self._arrive(actor)
-        for actor, steered in list(self.steered.items()):
+        for key, steered in list(self.steered.items()):
+            actor, do = steered.actor, steered.action.action
             if steered.done:
-                del self.steered[actor]
-            elif isinstance(steered.action.action, m.SynchronizeAction):
+                del self.steered[key]
+            elif isinstance(do, m.SynchronizeAction):
                 self._synchronize(actor, steered, scene)
+            elif isinstance(do, m.SpeedProfileAction):
+                assert steered.profile is not None
+                times, speeds = steered.profile
+                speed = float(np.interp(now, times, speeds))
+                self.channels[actor].ramps["speed"] = Ramp.hold(speed)
+                steered.done = now >= times[-1]
+            elif isinstance(do, m.LateralDistanceAction):
+                self._keep_aside(actor, steered, scene)
             else:
                 self._keep_distance(actor, steered, scene)
         for channels in self.channels.values():
             self._keep_relative_speed(channels, scene)
+            self._keep_relative_offset(channels, scene)
         for story in self.stories:
             self._advance_story(story, scene)
         movers = self.movers
@@ -551,12 +562,19 @@ class Storyboard(Face):
             if actor in (self.world.index if self.world is not None else {}):
                 assert self.world is not None
                 self.world.override(actor, {name: (v, on) for name, v, on in do.values})
-        elif isinstance(do, (m.LongitudinalDistanceAction, m.SynchronizeAction)):
-            steered = SteeredRun(action, actor, scene.value("speed", actor))
+        elif isinstance(do, STEERED):
+            lateral = isinstance(do, m.LateralDistanceAction)
+            start = channels.ramps["lane"].at(now)[0] if lateral else scene.value("speed", actor)
+            steered = SteeredRun(action, actor, start, "lane" if lateral else "speed")
             channels.take(steered)
-            self.steered[actor] = steered
+            self.steered[(actor, steered.channel or "")] = steered
+            if isinstance(do, m.SpeedProfileAction):
+                steered.profile = _profile(do, start, scene, now)
             if isinstance(do, m.LongitudinalDistanceAction) and do.max_acceleration is None:
                 self._keep_distance(actor, steered, scene, at_once=True)
+            if isinstance(do, m.LateralDistanceAction) and do.distance is None:
+                _, left = scene.offsets(do.entity, actor, do.freespace)
+                steered.aside = left  # the distance there is, kept
             return steered
         elif isinstance(do, m.AssignRouteAction):
             poses = [resolve(w, self.network, scene.all_poses()) for w in do.route.waypoints]
@@ -662,6 +680,38 @@ class Storyboard(Face):
             and abs(scene.value("speed", actor) - reference) < DISTANCE_REACHED
         ):
             run.done = True
+
+    def _keep_aside(self, actor: str, run: SteeredRun, scene: Scene) -> None:
+        """A LateralDistanceAction's look: the lane offset that closes the distance across."""
+        do = run.action.action
+        assert isinstance(do, m.LateralDistanceAction)
+        _, left = scene.offsets(do.entity, actor, do.freespace)
+        wanted = run.aside if run.aside is not None else (do.distance or 0.0)
+        if do.side == "right" or (do.side == "any" and left < 0 and run.aside is None):
+            wanted = -abs(wanted)
+        elif run.aside is None:
+            wanted = abs(wanted)
+        error = wanted - left
+        period = self.world.spec.driver_period if self.world is not None else 0.01
+        most = (do.max_speed or ASIDE_SPEED) * period
+        run.speed += max(-most, min(most, error))
+        self.channels[actor].ramps["lane"] = Ramp.hold(run.speed)
+        if not do.continuous and abs(error) < ASIDE_REACHED:
+            run.done = True
+
+    def _keep_relative_offset(self, channels: Channels, scene: Scene) -> None:
+        """A continuous lane offset relative to an entity follows the entity's offset."""
+        run = channels.owners.get("offset")
+        do = None if run is None else run.action.action
+        if run is None or run.done or not isinstance(do, m.LaneOffsetAction):
+            return
+        if (
+            not run.continuous
+            or do.entity is None
+            or not channels.ramps["offset"].arrived(scene.time)
+        ):
+            return
+        channels.ramps["offset"] = Ramp.hold(do.value + self._offset_in_lane(do.entity, scene))
 
     def _shift(self, actor: str, ds: float, speed: float, scene: Scene) -> None:
         """Move ``actor`` ``ds`` metres on along the line it follows, at ``speed``."""
@@ -954,12 +1004,39 @@ class Storyboard(Face):
 
 
 LONGITUDINAL = (m.SpeedAction, m.ActivateControllerAction, m.LongitudinalDistanceAction,
-                m.SynchronizeAction, m.OverrideAction, m.NoEffectAction)  # fmt: skip
+                m.SynchronizeAction, m.OverrideAction, m.NoEffectAction,
+                m.SpeedProfileAction)  # fmt: skip
+STEERED = (m.LongitudinalDistanceAction, m.SynchronizeAction, m.SpeedProfileAction,
+           m.LateralDistanceAction)  # fmt: skip
+"""Actions whose channel the storyboard sets at every look."""
+ASIDE_SPEED = 1.0
+"""m/s: how fast a LateralDistanceAction without limits moves across."""
+ASIDE_REACHED = 0.1
+"""m: a LateralDistanceAction that is not continuous ends this close to its distance."""
 """Actions that leave a vehicle following its trajectory."""
 DISTANCE_GAIN = 0.5
 """1/s: how fast a LongitudinalDistanceAction closes the gap to the one wanted."""
 DISTANCE_REACHED = 0.5
 """m and m/s: a LongitudinalDistanceAction that is not continuous ends this close to it."""
+
+
+def _profile(
+    do: m.SpeedProfileAction, start: float, scene: Scene, now: float
+) -> tuple[np.ndarray, np.ndarray]:
+    """A speed profile as (times, speeds).
+
+    Each entry is reached in its time, or as fast as the limits allow (at once without any).
+    """
+    base = 0.0 if do.entity is None else scene.value("speed", do.entity)
+    times, speeds = [now], [start]
+    for speed, time in do.entries:
+        target = base + speed
+        if time is None:
+            limit = do.max_acceleration if target > speeds[-1] else do.max_deceleration
+            time = abs(target - speeds[-1]) / limit if limit else 0.0
+        times.append(times[-1] + max(time, 1e-6))
+        speeds.append(target)
+    return np.array(times), np.array(speeds)
 
 
 def _modified(value: str, rule: str, by: str) -> str:
