@@ -150,10 +150,38 @@ def route(network: RoadNetwork, road: str, lane: int) -> list[LaneRef]:
 
 
 def _neighbours(network: RoadNetwork, road: str, lane: int) -> list[LaneRef]:
-    """The lanes of ``road`` a car in ``lane`` could change into (same direction), and it."""
+    """The lanes of ``road`` a car in ``lane`` could change into (same direction), and it.
+
+    Lanes that begin further along (a highway exit's) count too.
+    """
     forward = network.forward(road, lane)
-    lanes = network.road(road).sections[0].lanes
-    return [(road, k) for k in lanes if k != 0 and network.forward(road, k) == forward]
+    lanes = {k for section in network.road(road).sections for k in section.lanes}
+    return [(road, k) for k in sorted(lanes) if k != 0 and network.forward(road, k) == forward]
+
+
+def route_line(network: RoadNetwork, legs: list[LaneRef], entry: int | None = None) -> np.ndarray:
+    """The centre line (x, y rows) along ``legs``.
+
+    The first road is driven in lane ``entry`` (where the car is) until its route lane
+    begins (an exit lane, say), then in that.
+    """
+    road_id, lane = legs[0]
+    road = network.road(road_id)
+    forward = network.forward(road_id, lane)
+    order = list(range(len(road.sections)))
+    pieces = []
+    for k in order if forward else order[::-1]:
+        lanes = road.sections[k].lanes
+        here = lane if lane in lanes else entry if entry in lanes else None
+        if here is None:
+            raise PlaceError(f"road {road_id!r} has no lane {lane} in its section {k}")
+        _, points = road.lane_centre(here, k, 1.0)
+        pieces.append(points[:, :2] if forward else points[::-1, :2])
+    if len(legs) > 1:
+        pieces.append(network.route_path(list(legs[1:]))[:, :2])
+    line = np.concatenate(pieces)
+    keep = np.concatenate(([True], np.hypot(*np.diff(line, axis=0).T) > 1e-6))
+    return line[keep]
 
 
 def lanes_between(
@@ -224,8 +252,8 @@ def route_pose(
     road_net = need_road(network, "a route position")
     firsts = [resolve(w, network, poses) for w in position.route.waypoints]
     legs = plan_route(road_net, None, firsts, f"route {position.route.name!r}")
-    line = road_net.route_path(list(legs))
-    cum = np.concatenate(([0.0], np.cumsum(np.hypot(*np.diff(line[:, :2], axis=0).T))))
+    line = route_line(road_net, legs)
+    cum = np.concatenate(([0.0], np.cumsum(np.hypot(*np.diff(line, axis=0).T))))
     origin = firsts[0] if position.entity is None else _pose_of(position.entity, poses)
     near = int(np.argmin(np.hypot(line[:, 0] - origin[0], line[:, 1] - origin[1])))
     along = float(cum[near]) + position.s

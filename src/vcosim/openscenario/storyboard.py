@@ -46,7 +46,15 @@ from vcosim.openscenario.conditions import (
     compare,
     time_gap,
 )
-from vcosim.openscenario.place import PlaceError, Pose, on_lane, plan_route, resolve, shift_lane
+from vcosim.openscenario.place import (
+    PlaceError,
+    Pose,
+    on_lane,
+    plan_route,
+    resolve,
+    route_line,
+    shift_lane,
+)
 from vcosim.openscenario.reader import read_xosc
 from vcosim.openscenario.trajectory import layout, schedule_speed
 from vcosim.openscenario.world import (
@@ -781,7 +789,7 @@ class Storyboard(Face):
             except PlaceError as exc:
                 raise ScenarioRunError(exc.problems[0]) from None
             assert network is not None
-            line = network.route_path(list(legs))[:, :2]
+            line = route_line(network, legs, None if start is None else start[1])
         self.legs[actor] = {road: lane for road, lane in reversed(legs)}
         mover = self._mover(actor)
         if mover is not None:

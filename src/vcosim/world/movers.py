@@ -23,7 +23,7 @@ from vcosim.world.paths import point_at, project
 if TYPE_CHECKING:
     from vcosim.world.world import World
 
-AWAY = 1.0e7
+AWAY = 1.0e6
 """m: where an object that is not in the world (yet, or any more) is kept, out of every sight."""
 STRAIGHT_ON = 10_000.0
 """m: how far the line of an object with no lane to follow reaches ahead of its start."""
