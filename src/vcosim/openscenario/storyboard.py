@@ -249,6 +249,7 @@ class Storyboard(Face):
             network=self.network,
             touching=lambda a, b: world.overlap(a, b) > 0.0,
             parameters=self.scenario.parameters,
+            kinds={n: getattr(e, "kind", "vehicle") for n, e in self.scenario.entities.items()},
         )
 
     def _tick(self) -> None:
@@ -305,7 +306,9 @@ class Storyboard(Face):
         if isinstance(test, m.SimulationTime):
             return compare(scene.time, test.rule, test.value)
         if isinstance(test, m.ParameterCondition):
-            value = scene.parameters[test.parameter]
+            value = scene.parameters.get(test.parameter)
+            if value is None:  # not declared: never true (as esmini)
+                return False
             try:
                 return compare(float(value), test.rule, float(test.value))
             except ValueError:
