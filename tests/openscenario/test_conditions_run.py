@@ -1,0 +1,145 @@
+"""The new conditions in a storyboard run, on a small file of their own: a car brakes after a
+traveled distance and the run ends when it stood still for a second; another drives off the
+end of the road (EndOfRoad, not Offroad); the stop trigger's group with a ParameterCondition
+on an undeclared parameter never fires (as esmini)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from helpers.scenarios import write_road
+from vcosim.openscenario.storyboard import ElementReport, StoryboardReport, scenario_run
+from vcosim.scenarios import PacingSpec, RunSpec, build_simulation
+
+VEHICLE = """<Vehicle name="car" vehicleCategory="car">
+  <BoundingBox><Center x="1.4" y="0.0" z="0.75"/>
+    <Dimensions width="1.9" length="4.6" height="1.5"/></BoundingBox>
+  <Performance maxSpeed="60.0" maxDeceleration="8.0" maxAcceleration="8.0"/>
+  <Axles>
+    <FrontAxle maxSteering="0.5" wheelDiameter="0.65" trackWidth="1.6" positionX="2.8"
+      positionZ="0.33"/>
+    <RearAxle maxSteering="0.0" wheelDiameter="0.65" trackWidth="1.6" positionX="0.0"
+      positionZ="0.33"/>
+  </Axles>
+</Vehicle>"""
+
+
+def start(name: str, s: float, speed: float) -> str:
+    return f"""<Private entityRef="{name}">
+  <PrivateAction><TeleportAction><Position>
+    <LanePosition roadId="1" laneId="-1" s="{s}" offset="0"/>
+  </Position></TeleportAction></PrivateAction>
+  <PrivateAction><LongitudinalAction><SpeedAction>
+    <SpeedActionDynamics dynamicsShape="step" value="0" dynamicsDimension="time"/>
+    <SpeedActionTarget><AbsoluteTargetSpeed value="{speed}"/></SpeedActionTarget>
+  </SpeedAction></LongitudinalAction></PrivateAction>
+</Private>"""
+
+
+def when(name: str, who: str, test: str, edge: str = "rising") -> str:
+    return f"""<Condition name="{name}" delay="0" conditionEdge="{edge}"><ByEntityCondition>
+  <TriggeringEntities triggeringEntitiesRule="any">
+    <EntityRef entityRef="{who}"/>
+  </TriggeringEntities>
+  <EntityCondition>{test}</EntityCondition>
+</ByEntityCondition></Condition>"""
+
+
+def event(name: str, speed: float, condition: str, shape: str = "linear rate 4") -> str:
+    kind, dimension, value = shape.split()
+    return f"""<Event name="{name}" priority="override"><Action name="{name}"><PrivateAction>
+  <LongitudinalAction><SpeedAction>
+    <SpeedActionDynamics dynamicsShape="{kind}" value="{value}" dynamicsDimension="{dimension}"/>
+    <SpeedActionTarget><AbsoluteTargetSpeed value="{speed}"/></SpeedActionTarget>
+  </SpeedAction></LongitudinalAction></PrivateAction></Action>
+  <StartTrigger><ConditionGroup>{condition}</ConditionGroup></StartTrigger>
+</Event>"""
+
+
+def group(name: str, actor: str, *events: str) -> str:
+    return f"""<ManeuverGroup name="{name}" maximumExecutionCount="1">
+  <Actors selectTriggeringEntities="false"><EntityRef entityRef="{actor}"/></Actors>
+  <Maneuver name="{name}">{"".join(events)}</Maneuver>
+</ManeuverGroup>"""
+
+
+SCENARIO = f"""<?xml version="1.0" encoding="utf-8"?>
+<OpenSCENARIO>
+<FileHeader description="conditions" author="vcosim tests" revMajor="1" revMinor="2"
+  date="2026-12-07T00:00:00"/>
+<ParameterDeclarations/>
+<CatalogLocations/>
+<RoadNetwork><LogicFile filepath="straight.xodr"/></RoadNetwork>
+<Entities>
+  <ScenarioObject name="Braker">{VEHICLE}</ScenarioObject>
+  <ScenarioObject name="Leaver">{VEHICLE}</ScenarioObject>
+</Entities>
+<Storyboard>
+<Init><Actions>{start("Braker", 20.0, 10.0)}{start("Leaver", 440.0, 20.0)}</Actions></Init>
+<Story name="story"><Act name="act">
+  {
+    group(
+        "braking",
+        "Braker",
+        event("brake", 0.0, when("driven", "Braker", '<TraveledDistanceCondition value="50"/>')),
+    )
+}
+  {
+    group(
+        "leaving",
+        "Leaver",
+        event("gone", 20.0, when("past the end", "Leaver", '<EndOfRoadCondition duration="0.5"/>')),
+        event("aside", 20.0, when("beside", "Leaver", '<OffroadCondition duration="0"/>')),
+    )
+}
+  <StartTrigger><ConditionGroup><Condition name="go" delay="0" conditionEdge="none">
+    <ByValueCondition><SimulationTimeCondition value="0" rule="greaterOrEqual"/></ByValueCondition>
+  </Condition></ConditionGroup></StartTrigger>
+</Act></Story>
+<StopTrigger>
+  <ConditionGroup>{
+    when("stood", "Braker", '<StandStillCondition duration="1"/>', "none")
+}</ConditionGroup>
+  <ConditionGroup><Condition name="criteria" delay="0" conditionEdge="rising"><ByValueCondition>
+    <ParameterCondition parameterRef="" value="" rule="lessThan"/></ByValueCondition></Condition>
+  </ConditionGroup>
+</StopTrigger>
+</Storyboard>
+</OpenSCENARIO>
+"""
+
+
+@pytest.fixture(scope="module")
+def board(tmp_path_factory: pytest.TempPathFactory) -> StoryboardReport:
+    folder = tmp_path_factory.mktemp("conditions")
+    write_road(folder)
+    path = folder / "conditions.xosc"
+    path.write_text(SCENARIO)
+    face, world = scenario_run(Path(path))
+    sim = build_simulation(RunSpec(world=world, pacing=PacingSpec(mode="fast"), faces=[face]))
+    report = sim.run(30.0).faces["storyboard"]
+    assert isinstance(report, StoryboardReport)
+    return report
+
+
+def element(board: StoryboardReport, name: str) -> ElementReport:
+    (found,) = (e for e in board.elements if e.name == name and e.kind == "event")
+    return found
+
+
+def test_the_car_brakes_after_50_m_and_the_run_ends_a_second_after_it_stood(
+    board: StoryboardReport,
+) -> None:
+    brake = element(board, "brake")
+    assert brake.started == [pytest.approx(5.0, abs=0.05)]  # 50 m at 10 m/s
+    assert board.ended_by.startswith("the stop trigger ('stood') at t = ")
+    ended = float(board.ended_by.split("t = ")[1].split()[0])
+    assert 5.0 + 2.5 + 1.0 - 0.1 < ended < 5.0 + 2.5 + 1.0 + 2.0  # braking 10 m/s at 4 m/s2
+
+
+def test_past_the_end_of_the_road_is_end_of_road_not_offroad(board: StoryboardReport) -> None:
+    # the car's point passes s = 500 m at 3 s (60 m at 20 m/s); 0.5 s later the condition
+    assert element(board, "gone").started == [pytest.approx(3.5, abs=0.1)]
+    assert element(board, "aside").started == []
