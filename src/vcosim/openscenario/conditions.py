@@ -209,6 +209,7 @@ class EntityTests:
         self.whereabouts: Whereabouts | None = None
         self.where: dict[str, OnRoad] = {}
         self.where_time: float | None = None
+        self.detail = False
         self.crossing: dict[tuple[int, str], float] = {}
         self.points: dict[m.Position, Pose] = {}
 
@@ -234,13 +235,23 @@ class EntityTests:
         if self.whereabouts is not None:
             self.located(scene)
 
-    def located(self, scene: Scene) -> dict[str, OnRoad]:
-        """Every entity's road position at this look (found once per look)."""
-        if self.where_time == scene.time or scene.network is None:
+    def located(self, scene: Scene, detail: bool = False) -> dict[str, OnRoad]:
+        """Every entity's road position at this look (found once per look).
+
+        ``detail``: with lanes and road headings (distances along the road, lanes around);
+        once asked for, every later look has them.
+        """
+        if scene.network is None:
+            return self.where
+        wanted = detail and not self.detail
+        self.detail = self.detail or detail
+        if self.where_time == scene.time and not wanted:
             return self.where
         if self.whereabouts is None:
             self.whereabouts = Whereabouts(scene.network)
-        self.where = self.whereabouts.look(scene.rows, scene.poses)
+        self.where = self.whereabouts.look(scene.rows, scene.poses, self.detail)
+        if self.where_time == scene.time:
+            return self.where  # the same look again, in detail: the timers are set
         self.where_time = scene.time
         for name, at in self.where.items():
             off_side = not at.road and not at.beyond
@@ -337,7 +348,7 @@ class EntityTests:
         while isinstance(position, m.Oriented):  # a heading does not move a point
             position = position.position
         if isinstance(position, (m.RelativeLanePosition, m.RelativeRoadPosition)):
-            where = self.located(scene).get(position.entity, OFF)
+            where = self.located(scene, detail=True).get(position.entity, OFF)
             if scene.network is None or not where.road:
                 return None
             return relative_point(position, where, scene.network)
@@ -378,7 +389,7 @@ class EntityTests:
         Along joined roads, in the direction ``who`` drives; None where either is off the
         lanes or the roads are not joined.
         """
-        where = self.located(scene)
+        where = self.located(scene, detail=True)
         if self.whereabouts is None:
             return None, (0.0, 0.0)
         a = where.get(who, OFF)
@@ -448,7 +459,7 @@ class EntityTests:
         an entity counts when its road position is within the stretch and its lane within a
         range (of ``who``'s direction unless ``opposite``).
         """
-        where = self.located(scene)
+        where = self.located(scene, detail=True)
         a = where.get(who, OFF)
         network = scene.network
         if not a.road or a.lane in (0, NO_LANE) or self.whereabouts is None or network is None:
@@ -490,7 +501,7 @@ class EntityTests:
         elif test.system == "entity":
             angle = 0.0  # its own frame (as esmini)
         elif test.system in ("road", "lane"):
-            at = self.located(scene).get(who, OFF)
+            at = self.located(scene, detail=True).get(who, OFF)
             if not at.road:
                 return False
             angle = heading - at.heading

@@ -21,7 +21,7 @@ import numpy as np
 from vcosim.openscenario import model as m
 from vcosim.openscenario.place import Pose, lane_pose, resolve, shift_lane
 from vcosim.roads import NO_LANE, RoadNetwork
-from vcosim.roads.grid import RoadGrid, RoadOffsets
+from vcosim.roads.grid import STEP, RoadGrid, RoadOffsets
 from vcosim.roads.network import END_TOLERANCE
 
 
@@ -44,6 +44,9 @@ class OnRoad:
 OFF = OnRoad("", math.nan, math.nan, 0, math.nan)
 STEPS = 2
 """Newton steps projecting an entity onto its road from its last s (10 ms of travel away)."""
+MARGIN = 0.25
+"""m: nearer a road's outer edge than this, whether a point is on a lane is worked out exactly
+(its edges interpolated between samples 2 m apart are off by far less where lanes taper)."""
 
 
 class Whereabouts:
@@ -55,13 +58,18 @@ class Whereabouts:
         self.offsets = RoadOffsets(network)
         self._last: dict[str, tuple[str, float]] = {}
         self._points: dict[m.Position, OnRoad] = {}
+        self._edges: dict[str, tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]] = {}
 
-    def look(self, rows: Mapping[str, int], poses: Mapping[str, np.ndarray]) -> dict[str, OnRoad]:
+    def look(
+        self, rows: Mapping[str, int], poses: Mapping[str, np.ndarray], detail: bool = True
+    ) -> dict[str, OnRoad]:
         """Every entity's road position now.
 
         The entities on a road at the last look are projected onto it together, from their
         last s (:data:`STEPS` Newton steps); those off its lanes now (past an end: ``beyond``)
-        are looked for on the roads near them.
+        are looked for on the roads near them. Without ``detail`` (what EndOfRoad and
+        Offroad need) an entity well within its road's width is on it, lane 0 and heading
+        NaN: its lane is only found near the road's edges (:data:`MARGIN`).
         """
         x, y = poses["x"], poses["y"]
         out: dict[str, OnRoad] = {}
@@ -76,16 +84,26 @@ class Whereabouts:
             s, t, along = road.project(
                 x[k], y[k], np.array([self._last[n][1] for n in names]), STEPS
             )
-            lane = road.lane_at(s, t)
-            heading = road.plan.pose(s)[2]
+            lane = np.zeros(s.size, dtype=np.int64)
+            heading = np.full(s.size, math.nan)
+            ends = np.abs(along) < END_TOLERANCE
+            if detail:
+                lane, heading = road.lane_at(s, t), road.plan.pose(s)[2]
+                on = ends & (lane != NO_LANE)
+            else:  # lane 0: not looked for
+                on = ends & self._inside(road_id, s, t)
+                unsure = ends & ~on
+                if unsure.any():
+                    lane[unsure] = road.lane_at(s[unsure], t[unsure])
+                    on |= unsure & (lane != NO_LANE)
             for j, name in enumerate(names):
-                if abs(along[j]) < END_TOLERANCE and lane[j] != NO_LANE:
+                if on[j]:
                     self._last[name] = (road_id, float(s[j]))
                     out[name] = OnRoad(
                         road_id, float(s[j]), float(t[j]), int(lane[j]), float(heading[j])
                     )
                 else:
-                    beyond[name] = abs(float(along[j])) >= END_TOLERANCE
+                    beyond[name] = not ends[j]
         for name, row in rows.items():
             if name not in out:
                 found = self.locate(float(x[row]), float(y[row]))
@@ -95,6 +113,23 @@ class Whereabouts:
                 else:
                     out[name] = OnRoad("", math.nan, math.nan, 0, math.nan, beyond.get(name, False))
         return out
+
+    def _inside(self, road_id: str, s: np.ndarray, t: np.ndarray) -> np.ndarray:
+        """True where (s, t) is surely within the road's lanes (:data:`MARGIN` inside).
+
+        From the road's outer edges sampled every :data:`vcosim.roads.grid.STEP` m and
+        interpolated; not sure across a lane section's start (where lanes change at once).
+        """
+        if road_id not in self._edges:
+            road = self.network.roads[road_id]
+            at = road.samples(STEP)
+            low, high = road.t_range(at)
+            section = road.section_index(at)
+            self._edges[road_id] = (at, low, high, section[1:] == section[:-1])
+        at, low, high, smooth = self._edges[road_id]
+        k = np.clip(np.searchsorted(at, s, side="right") - 1, 0, max(smooth.size - 1, 0))
+        within = (t > np.interp(s, at, low) + MARGIN) & (t < np.interp(s, at, high) - MARGIN)
+        return within & (smooth[k] if smooth.size else False)
 
     def locate(self, x: float, y: float) -> OnRoad:
         """The road position of a point, searched for on the roads near it only."""
