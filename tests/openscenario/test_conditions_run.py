@@ -1,7 +1,8 @@
 """The new conditions in a storyboard run, on a small file of their own: a car brakes after a
 traveled distance and the run ends when it stood still for a second; another drives off the
 end of the road (EndOfRoad, not Offroad); the stop trigger's group with a ParameterCondition
-on an undeclared parameter never fires (as esmini)."""
+on an undeclared parameter never fires (as esmini). And esmini's 2+1 road: the overtaking
+starts when the passing lane begins (RelativeClearanceCondition)."""
 
 from __future__ import annotations
 
@@ -10,7 +11,9 @@ from pathlib import Path
 import pytest
 
 from helpers.scenarios import write_road
+from vcosim.openscenario.reader import read_xosc
 from vcosim.openscenario.storyboard import ElementReport, StoryboardReport, scenario_run
+from vcosim.openscenario.world import network_of
 from vcosim.scenarios import PacingSpec, RunSpec, build_simulation
 
 VEHICLE = """<Vehicle name="car" vehicleCategory="car">
@@ -143,3 +146,31 @@ def test_past_the_end_of_the_road_is_end_of_road_not_offroad(board: StoryboardRe
     # the car's point passes s = 500 m at 3 s (60 m at 20 m/s); 0.5 s later the condition
     assert element(board, "gone").started == [pytest.approx(3.5, abs=0.1)]
     assert element(board, "aside").started == []
+
+
+ESMINI = Path(__file__).parents[2] / "examples" / "scenarios" / "public" / "esmini" / "xosc"
+
+
+def test_the_overtaking_on_esminis_2_plus_1_road_waits_for_the_passing_lane() -> None:
+    """The target may change into the lane to its left (RelativeLaneRange 1 to 1, its own
+    direction only) when it is clear: before s = 125 m that lane runs the other way, from
+    there a lane of its own direction opens. esmini's own test (TwoPlusOneRoadTest) has the
+    target at s = 115 m at 4 s and already 0.27 m into its change at 5.25 s: it starts at
+    about 4.6 s."""
+    path = ESMINI / "two_plus_one_road.xosc"
+    face, world = scenario_run(path)
+    sim = build_simulation(RunSpec(world=world, pacing=PacingSpec(mode="fast"), faces=[face]))
+    where: dict[float, float] = {}
+    network = network_of(read_xosc(path))
+
+    def look(t: float) -> None:
+        assert sim.world is not None
+        if abs(t - 4.0) < 1e-6:
+            p = sim.world.poses()
+            where[4.0] = float(network.locate(p["x"][1], p["y"][1]).s[0])
+
+    report = sim.run(8.0, on_progress=look).faces["storyboard"]
+    assert isinstance(report, StoryboardReport)
+    assert where[4.0] == pytest.approx(115.0, abs=1.0)  # as esmini's
+    (overtake,) = (e for e in report.elements if e.name == "OvertakeEvent")
+    assert overtake.started == [pytest.approx(4.65, abs=0.1)]
