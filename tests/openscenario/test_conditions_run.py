@@ -1,8 +1,8 @@
 """The new conditions in a storyboard run, on a small file of their own: a car brakes after a
 traveled distance and the run ends when it stood still for a second; another drives off the
 end of the road (EndOfRoad, not Offroad); the stop trigger's group with a ParameterCondition
-on an undeclared parameter never fires (as esmini). And esmini's 2+1 road: the overtaking
-starts when the passing lane begins (RelativeClearanceCondition)."""
+on an undeclared parameter never fires (as esmini), one on a Story's parameter does. And
+esmini's 2+1 road: the overtaking starts when the passing lane begins (RelativeClearance)."""
 
 from __future__ import annotations
 
@@ -81,7 +81,26 @@ SCENARIO = f"""<?xml version="1.0" encoding="utf-8"?>
 </Entities>
 <Storyboard>
 <Init><Actions>{start("Braker", 20.0, 10.0)}{start("Leaver", 440.0, 20.0)}</Actions></Init>
-<Story name="story"><Act name="act">
+<Story name="story">
+<ParameterDeclarations>
+  <ParameterDeclaration name="Gap" parameterType="double" value="5"/>
+</ParameterDeclarations>
+<Act name="act">
+  {
+    group(
+        "declared",
+        "Leaver",
+        event(
+            "story parameter",
+            20.0,
+            '''<Condition name="gap"
+    delay="0" conditionEdge="none"><ByValueCondition>
+    <ParameterCondition parameterRef="Gap" value="5.0" rule="equalTo"/>
+  </ByValueCondition></Condition>''',
+            "step time 0",
+        ),
+    )
+}
   {
     group(
         "braking",
@@ -140,6 +159,10 @@ def test_the_car_brakes_after_50_m_and_the_run_ends_a_second_after_it_stood(
     assert board.ended_by.startswith("the stop trigger ('stood') at t = ")
     ended = float(board.ended_by.split("t = ")[1].split()[0])
     assert 5.0 + 2.5 + 1.0 - 0.1 < ended < 5.0 + 2.5 + 1.0 + 2.0  # braking 10 m/s at 4 m/s2
+
+
+def test_a_parameter_condition_on_a_storys_parameter(board: StoryboardReport) -> None:
+    assert element(board, "story parameter").started == [0.0]
 
 
 def test_past_the_end_of_the_road_is_end_of_road_not_offroad(board: StoryboardReport) -> None:

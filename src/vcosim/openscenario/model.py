@@ -245,11 +245,16 @@ class ElementState:
 
 @dataclass(frozen=True)
 class ParameterCondition:
-    """A parameter's value against ``value`` (numbers, else text)."""
+    """A parameter's value against ``value`` (numbers, else text).
+
+    ``declared``: the parameter's value where the condition is, as read (a parameter a Story
+    declares is not among the scenario's); None: not declared there (never true, as esmini).
+    """
 
     parameter: str
     value: str
     rule: str
+    declared: str | None = None
 
 
 @dataclass(frozen=True)

@@ -835,8 +835,9 @@ def _by_value(r: Reader, node: Node) -> m.ValueCondition:
     if node.tag == "ParameterCondition":
         # a parameter not declared (where the condition is: '', or one a Story declares) is
         # never true, as esmini has it ("Parameter ... not found"); docs/scenarios.md
+        name = r.text(node, "parameterRef")
         return m.ParameterCondition(
-            r.text(node, "parameterRef"), r.text(node, "value"), r.choice(node, "rule", RULES)
+            name, r.text(node, "value"), r.choice(node, "rule", RULES), r.parameters.get(name)
         )
     if node.tag in NOT_GIVEN:
         raise Refused(node, NOT_GIVEN[node.tag])

@@ -306,7 +306,7 @@ class Storyboard(Face):
         if isinstance(test, m.SimulationTime):
             return compare(scene.time, test.rule, test.value)
         if isinstance(test, m.ParameterCondition):
-            value = scene.parameters.get(test.parameter)
+            value = scene.parameters.get(test.parameter, test.declared)
             if value is None:  # not declared: never true (as esmini)
                 return False
             try:
