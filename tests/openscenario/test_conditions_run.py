@@ -29,10 +29,10 @@ VEHICLE = """<Vehicle name="car" vehicleCategory="car">
 </Vehicle>"""
 
 
-def start(name: str, s: float, speed: float) -> str:
+def start(name: str, s: float, speed: float, lane: int = -1) -> str:
     return f"""<Private entityRef="{name}">
   <PrivateAction><TeleportAction><Position>
-    <LanePosition roadId="1" laneId="-1" s="{s}" offset="0"/>
+    <LanePosition roadId="1" laneId="{lane}" s="{s}" offset="0"/>
   </Position></TeleportAction></PrivateAction>
   <PrivateAction><LongitudinalAction><SpeedAction>
     <SpeedActionDynamics dynamicsShape="step" value="0" dynamicsDimension="time"/>
@@ -197,3 +197,72 @@ def test_the_overtaking_on_esminis_2_plus_1_road_waits_for_the_passing_lane() ->
     assert where[4.0] == pytest.approx(115.0, abs=1.0)  # as esmini's
     (overtake,) = (e for e in report.elements if e.name == "OvertakeEvent")
     assert overtake.started == [pytest.approx(4.65, abs=0.1)]
+
+
+def head_on(lateral: float) -> str:
+    """esmini's ttc_condition.xosc (its test TestTTCAndLateralDist), the act started at once
+    as its empty StartTrigger means: the ego (lane -1, s = 50 m, 10 m/s) slows to 1 m/s when
+    its time to collision with the target coming the other way (lane 1, s = 150 m, 15 m/s) is
+    under 2.5 s, along the road, and their lateral freespace distance across the road under
+    ``lateral``."""
+    ttc = """<TimeToCollisionCondition coordinateSystem="road" freespace="false"
+      relativeDistanceType="longitudinal" rule="lessThan" value="2.5">
+      <TimeToCollisionConditionTarget>
+        <EntityRef entityRef="Target"/>
+      </TimeToCollisionConditionTarget>
+    </TimeToCollisionCondition>"""
+    across = f"""<RelativeDistanceCondition coordinateSystem="road" entityRef="Target"
+      freespace="true" relativeDistanceType="lateral" rule="lessThan" value="{lateral}"/>"""
+    act = group(
+        "slow", "Ego",
+        event("slow", 1.0, when("ttc", "Ego", ttc, "none") + when("across", "Ego", across, "none"),
+              "step time 0"),
+    )  # fmt: skip
+    return (
+        SCENARIO.split("<Entities>")[0]
+        + f"""<Entities>
+  <ScenarioObject name="Ego">{VEHICLE}</ScenarioObject>
+  <ScenarioObject name="Target">{VEHICLE}</ScenarioObject>
+</Entities>
+<Storyboard>
+<Init><Actions>{start("Ego", 50.0, 10.0)}{start("Target", 150.0, 15.0, 1)}</Actions></Init>
+<Story name="story"><Act name="act">{act}
+  <StartTrigger><ConditionGroup><Condition name="go" delay="0" conditionEdge="none">
+    <ByValueCondition><SimulationTimeCondition value="0" rule="greaterOrEqual"/></ByValueCondition>
+  </Condition></ConditionGroup></StartTrigger>
+</Act></Story>
+<StopTrigger><ConditionGroup><Condition name="end" delay="0" conditionEdge="rising">
+  <ByValueCondition><SimulationTimeCondition value="2.5" rule="greaterThan"/></ByValueCondition>
+</Condition></ConditionGroup></StopTrigger>
+</Storyboard>
+</OpenSCENARIO>
+"""
+    )
+
+
+@pytest.mark.parametrize(("lateral", "slows"), [(5.0, True), (0.2, False)])
+def test_time_to_collision_and_lateral_distance_along_the_road(
+    tmp_path: Path, lateral: float, slows: bool
+) -> None:
+    write_road(tmp_path)
+    path = tmp_path / "ttc.xosc"
+    path.write_text(head_on(lateral))
+    face, world = scenario_run(path)
+    sim = build_simulation(RunSpec(world=world, pacing=PacingSpec(mode="fast"), faces=[face]))
+    ttc: list[tuple[float, float]] = []
+
+    def look(t: float) -> None:  # the time to collision of the cars as they are, every 10 ms
+        assert sim.world is not None
+        if abs(t * 100 - round(t * 100)) < 1e-6:
+            p = sim.world.poses()
+            gap, closing = p["x"][1] - p["x"][0], p["vx"][0] - p["vx"][1]
+            ttc.append((round(t, 2), float(gap / closing)))
+
+    report = sim.run(10.0, on_progress=look).faces["storyboard"]
+    assert isinstance(report, StoryboardReport)
+    # 100 m apart, closing at about 25 m/s (the physical cars dip a little below their
+    # speeds): under 2.5 s after about 1.5 s; across the road the boxes (1.9 m wide) are
+    # 3.5 - 1.9 = 1.6 m apart
+    first = next(t for t, seconds in ttc if seconds < 2.5)
+    assert first == pytest.approx(1.55, abs=0.05)
+    assert element(report, "slow").started == ([pytest.approx(first, abs=0.011)] if slows else [])
