@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from helpers.scenarios import write_road
+from vcosim.errors import ConfigError
 from vcosim.openscenario.reader import read_xosc
 from vcosim.openscenario.storyboard import ElementReport, StoryboardReport, scenario_run
 from vcosim.openscenario.world import network_of
@@ -266,3 +267,30 @@ def test_time_to_collision_and_lateral_distance_along_the_road(
     first = next(t for t, seconds in ttc if seconds < 2.5)
     assert first == pytest.approx(1.55, abs=0.05)
     assert element(report, "slow").started == ([pytest.approx(first, abs=0.011)] if slows else [])
+
+
+@pytest.mark.parametrize(
+    ("condition", "says"),
+    [
+        ('<TimeOfDayCondition dateTime="2026-12-07T12:00:00" rule="greaterThan"/>',
+         "no environment gives the time of day"),
+        ('<TrafficSignalCondition name="1" state="red"/>', "traffic signal states are not read"),
+        ('<TrafficSignalControllerCondition trafficSignalControllerRef="c" phase="go"/>',
+         "traffic signal controllers are not read"),
+        ('<UserDefinedValueCondition name="x" value="1" rule="equalTo"/>',
+         "no face supplies user-defined values"),
+    ],
+)  # fmt: skip
+def test_conditions_on_what_nothing_gives_are_refused_by_name(
+    tmp_path: Path, condition: str, says: str
+) -> None:
+    refused = SCENARIO.replace(
+        '<ParameterCondition parameterRef="" value="" rule="lessThan"/>', condition
+    )
+    path = tmp_path / "refused.xosc"
+    path.write_text(refused)
+    line = next(k for k, text in enumerate(refused.splitlines(), 1) if condition[:20] in text)
+    tag = condition[1:].split()[0]
+    with pytest.raises(ConfigError) as caught:
+        read_xosc(path)
+    assert f"line {line}: <{tag}>: {says}" in " ".join(caught.value.problems)

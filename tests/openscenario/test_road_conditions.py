@@ -187,3 +187,27 @@ def test_relative_clearance_lanes_and_stretch(network) -> None:
     assert not tests.passes(clearance(((1, 1),)), "A", opposite)  # no lane of A's way there
     # lanes that do not exist (three to the right): not clear
     assert not tests.passes(clearance(((-3, -3),)), "A", far)
+
+
+def test_positions_along_the_road_and_headings_to_it(network, monkeypatch) -> None:
+    tests = EntityTests()
+    a = (80.0, -1.75, 0.1)  # turned 0.1 rad left of the road
+    b = on_arc(40.0, -1.75)
+    now = scene(network, {"A": a, "B": b}, 0.0)
+    monkeypatch.setattr(RoadNetwork, "locate", lambda *_: pytest.fail("a network search"))
+    # a lane position 40 m along the arc: 60 m on along the road, 0 across
+    point = m.LanePosition("2", -1, 40.0)
+    along = m.Distance(60.0, "equalTo", False, "longitudinal", point, None, "road")
+    assert tests.passes(along, "A", now)
+    # a position relative to B's lane, one lane to its left: 3.5 m across the road from A
+    left_of_b = m.RelativeLanePosition("B", 1, 0.0)
+    across = m.Distance(3.5, "equalTo", False, "lateral", left_of_b, None, "road")
+    assert tests.passes(across, "A", now)
+    assert tests.passes(m.ReachPosition(m.RelativeLanePosition("A", 0, 0.0), 0.01), "A", now)
+    # headings: absolute, to the road, to the lane (lane 1 runs against s)
+    assert tests.passes(m.Angle(0.1, 0.001, "road"), "A", now)
+    assert not tests.passes(m.Angle(0.1, 0.001, "road"), "B", now)
+    assert tests.passes(m.Angle(0.0, 0.001, "road"), "B", now)
+    later = scene(network, {"A": (80.0, 1.75, math.pi)}, 0.01)
+    assert tests.passes(m.Angle(0.0, 0.001, "lane"), "A", later)
+    assert tests.passes(m.Angle(math.pi, 0.001, "road"), "A", later)
