@@ -104,10 +104,12 @@ def test_speed_and_acceleration_components_in_the_entitys_frame() -> None:
     assert tests.passes(m.Speed(0.0, "equalTo", "vertical"), "B", now)
     assert tests.passes(m.Acceleration(-2.0, "equalTo", "longitudinal"), "A", now)
     assert tests.passes(m.Acceleration(0.0, "equalTo", "lateral"), "A", now)
-    # relative: B's velocity in A's frame is 10 m/s to the left, A's 20 ahead
-    assert tests.passes(m.RelativeSpeed("A", -20.0, "equalTo", "longitudinal"), "B", now) is False
-    assert tests.passes(m.RelativeSpeed("B", 20.0, "equalTo", "longitudinal"), "A", now)
-    assert tests.passes(m.RelativeSpeed("B", -10.0, "equalTo", "lateral"), "A", now)
+    # relative, in the reference's frame: A's 20 m/s east is, in B's frame (heading north),
+    # 0 along and 20 m/s to the right; B's own 10 m/s along
+    assert tests.passes(m.RelativeSpeed("B", -10.0, "equalTo", "longitudinal"), "A", now)
+    assert tests.passes(m.RelativeSpeed("B", -20.0, "equalTo", "lateral"), "A", now)
+    assert tests.passes(m.RelativeSpeed("A", 10.0, "equalTo", "lateral"), "B", now)
+    assert not tests.passes(m.RelativeSpeed("B", 20.0, "equalTo", "longitudinal"), "A", now)
 
 
 def moving(speed: float, time: float, ax: float = 0.0) -> Scene:

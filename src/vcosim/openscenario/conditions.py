@@ -210,7 +210,8 @@ class EntityTests:
         self.where: dict[str, OnRoad] = {}
         self.where_time: float | None = None
         self.detail = False
-        self.crossing: dict[tuple[int, str], float] = {}
+        self.crossing: dict[tuple[m.EntityTest, str], tuple[float, float | None, float]] = {}
+        """(test, entity): (the look, the value's offset at the look before, at this one)."""
         self.points: dict[m.Position, Pose] = {}
 
     # -- the state kept from look to look ---------------------------------------------------
@@ -326,16 +327,19 @@ class EntityTests:
             if test.direction is None:
                 value = scene.value("speed", who) - scene.value("speed", test.entity)
             else:
-                value = scene.component("v", who, test.direction) - scene.component(
-                    "v", test.entity, test.direction, who
-                )
+                value = scene.component("v", who, test.direction, test.entity) - scene.component(
+                    "v", test.entity, test.direction
+                )  # in the reference entity's frame, as esmini
         else:
             value = scene.component("v" if isinstance(test, m.Speed) else "a", who, test.direction)
         if test.rule not in ("equalTo", "notEqualTo"):
             return compare(value, test.rule, test.value)
         off = value - test.value
-        before = self.crossing.get((id(test), who))
-        self.crossing[(id(test), who)] = off
+        key = (test, who)  # equal tests of an entity see the same values
+        seen, before, _ = self.crossing.get(key, (scene.time, None, off))
+        if seen != scene.time:  # the last look's value is the one before this look's
+            before = self.crossing[key][2]
+        self.crossing[key] = (scene.time, before, off)
         equal = abs(off) < SMALL or (before is not None and (before < 0.0) != (off < 0.0))
         return equal == (test.rule == "equalTo")
 

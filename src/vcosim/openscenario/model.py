@@ -282,7 +282,7 @@ class RelativeSpeed:
     entity: str
     value: float
     rule: str
-    direction: str | None = None  # the component of the relative velocity, own frame
+    direction: str | None = None  # that component of the velocities, the reference's frame
 
 
 @dataclass(frozen=True)
