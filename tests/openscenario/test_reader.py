@@ -95,7 +95,7 @@ def test_lanes_to_the_left_are_counted_as_their_traffic_sees_them() -> None:
          "AngleCondition", "angleType='pitch': the storyboard sees headings only"),
         ('rule="lessThan"', 'rule="almost"', 'rule="almost"', "rule='almost' is not supported"),
         ('value="0.0"/>', 'value="$Missing"/>', "$Missing", "no parameter named 'Missing'"),
-        ('revMinor="2"', 'revMinor="3"', "revMinor", "OpenSCENARIO 1.3"),
+        ('revMinor="2"', 'revMinor="4"', "revMinor", "OpenSCENARIO 1.4"),
         ('<AbsoluteTargetSpeed value="0.0"/>', '<AbsoluteTargetSpeed value="fast"/>', '"fast"',
          "value='fast' is not a number"),
     ],
