@@ -9,7 +9,13 @@ import numpy as np
 import pytest
 
 from vcosim.openscenario import model as m
-from vcosim.openscenario.conditions import ConditionState, EntityTests, Scene, time_to_collision
+from vcosim.openscenario.conditions import (
+    ConditionState,
+    EntityTests,
+    Scene,
+    compare,
+    time_to_collision,
+)
 
 
 def scene(time: float = 0.0) -> Scene:
@@ -80,3 +86,100 @@ def test_a_delay_reports_the_condition_that_much_later() -> None:
     raw = [False, True, True, True, True, True, True]
     got = [int(state.update(v, 0.01 * k)) for k, v in enumerate(raw)]
     assert got == [0, 0, 0, 0, 1, 0, 0]  # the edge at 0.01 s, seen at 0.04 s
+
+
+def test_rules_compare_within_esminis_margin() -> None:
+    assert compare(1.0 + 5e-7, "equalTo", 1.0) and not compare(1.0 + 2e-6, "equalTo", 1.0)
+    assert compare(1.0 + 2e-6, "notEqualTo", 1.0) and not compare(1.0, "notEqualTo", 1.0)
+    assert not compare(1.0 + 5e-7, "greaterThan", 1.0) and compare(1.0 + 2e-6, "greaterThan", 1.0)
+    assert compare(1.0 - 5e-7, "greaterOrEqual", 1.0) and not compare(0.99, "greaterOrEqual", 1.0)
+    assert not compare(1.0 - 5e-7, "lessThan", 1.0) and compare(1.0 + 5e-7, "lessOrEqual", 1.0)
+
+
+def test_speed_and_acceleration_components_in_the_entitys_frame() -> None:
+    tests, now = EntityTests(), scene()
+    # B heads north at 10 m/s: all of it longitudinal, none lateral, none vertical
+    assert tests.passes(m.Speed(10.0, "equalTo", "longitudinal"), "B", now)
+    assert tests.passes(m.Speed(0.0, "equalTo", "lateral"), "B", now)
+    assert tests.passes(m.Speed(0.0, "equalTo", "vertical"), "B", now)
+    assert tests.passes(m.Acceleration(-2.0, "equalTo", "longitudinal"), "A", now)
+    assert tests.passes(m.Acceleration(0.0, "equalTo", "lateral"), "A", now)
+    # relative, in the reference's frame: A's 20 m/s east is, in B's frame (heading north),
+    # 0 along and 20 m/s to the right; B's own 10 m/s along
+    assert tests.passes(m.RelativeSpeed("B", -10.0, "equalTo", "longitudinal"), "A", now)
+    assert tests.passes(m.RelativeSpeed("B", -20.0, "equalTo", "lateral"), "A", now)
+    assert tests.passes(m.RelativeSpeed("A", 10.0, "equalTo", "lateral"), "B", now)
+    assert not tests.passes(m.RelativeSpeed("B", 20.0, "equalTo", "longitudinal"), "A", now)
+
+
+def moving(speed: float, time: float, ax: float = 0.0) -> Scene:
+    now = scene(time)
+    poses = dict(now.poses)
+    poses["speed"] = np.array([speed, 10.0])
+    poses["vx"] = np.array([speed, 0.0])
+    poses["ax"] = np.array([ax, 0.0])
+    return Scene(time, now.rows, poses, None, now.touching, now.parameters)
+
+
+def test_equal_to_holds_where_the_value_passed_through_it() -> None:
+    tests = EntityTests()
+    equal = m.Speed(10.0, "equalTo")
+    seen = [
+        tests.passes(equal, "A", moving(v, 0.01 * k))
+        for k, v in enumerate([9.8, 9.9, 10.05, 10.2, 10.0])
+    ]
+    assert seen == [False, False, True, False, True]  # passed 10 between 9.9 and 10.05
+    unequal = m.Acceleration(0.0, "notEqualTo")
+    seen = [
+        tests.passes(unequal, "A", moving(20, 1 + 0.01 * k, a))
+        for k, a in enumerate([-0.3, 0.2, 0.4])
+    ]
+    assert seen == [True, False, True]
+
+
+def test_stand_still_for_a_duration_and_the_odometer() -> None:
+    tests = EntityTests()
+    still = m.StandStill(0.05)
+    # A at 10 m/s until 0.1 s, slowing linearly to 0 at 0.2 s, then standing
+    speeds = [10.0 if k <= 10 else max(0.0, 10.0 - (k - 10)) for k in range(40)]
+    fired = [tests.passes(still, "A", moving(v, 0.01 * k)) for k, v in enumerate(speeds)]
+    assert fired.index(True) == 25 and all(fired[25:]) and not any(fired[:25])
+    # driven: 0.1 s at 10 m/s, then 0.1 s slowing to 0 (0.5 m): 1.5 m, exact for linear ramps
+    assert tests.odometer["A"] == pytest.approx(1.5)
+    assert tests.passes(m.TraveledDistance(1.5), "A", moving(0.0, 0.4))
+    assert not tests.passes(m.TraveledDistance(1.51), "A", moving(0.0, 0.41))
+    moving_again = moving(1.0, 0.42)
+    assert not tests.passes(still, "A", moving_again)
+
+
+def test_collision_by_type_with_the_entities_kinds() -> None:
+    now = scene()
+    touching = Scene(now.time, now.rows, now.poses, None, lambda a, b: {a, b} == {"A", "B"},
+                     {}, {"B": "pedestrian"})  # fmt: skip
+    tests = EntityTests()
+    assert tests.passes(m.CollisionCondition(None, "pedestrian"), "A", touching)
+    assert not tests.passes(m.CollisionCondition(None, "vehicle"), "A", touching)
+    assert tests.passes(m.CollisionCondition(None, "vehicle"), "B", touching)  # A is a vehicle
+    assert tests.passes(m.CollisionCondition(None), "A", touching)
+    assert not tests.passes(m.CollisionCondition(None), "A", now)
+
+
+def test_time_to_collision_across_and_in_a_straight_line() -> None:
+    now = scene()
+    # B 3 m to A's left moving away (north) at 10 m/s: no lateral collision; A closes the
+    # 30 m longitudinal gap at 20 m/s; the cartesian gap closes at (30 * 20 - 3 * 10) / |gap|
+    ttc = lambda measure: time_to_collision(  # noqa: E731
+        m.TimeToCollision(0, "lessThan", False, "B", measure=measure), "A", now
+    )
+    assert ttc("lateral") == math.inf
+    assert ttc("longitudinal") == pytest.approx(1.5)
+    gap = math.hypot(30.0, 3.0)
+    assert ttc("cartesian") == pytest.approx(gap / ((30 * 20 - 3 * 10) / gap))
+
+
+def test_angles_absolute_to_the_road_and_to_another_entity() -> None:
+    tests, now = EntityTests(), scene()
+    assert tests.passes(m.Angle(math.pi / 2, 0.01, "world"), "B", now)
+    assert not tests.passes(m.Angle(1.5, 0.05, "world"), "B", now)
+    assert tests.passes(m.Angle(-math.pi / 2, 0.01, "world", entity="B"), "A", now)
+    assert tests.passes(m.Angle(0.0, 0.0, "entity"), "A", now)  # its own frame: 0

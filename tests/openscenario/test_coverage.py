@@ -15,8 +15,8 @@ from vcosim.errors import ConfigError
 from vcosim.openscenario import model as m
 from vcosim.openscenario import read_xosc
 from vcosim.openscenario.expressions import evaluate
+from vcosim.openscenario.place import layout
 from vcosim.openscenario.storyboard import StoryboardReport, scenario_run
-from vcosim.openscenario.trajectory import layout
 from vcosim.scenarios import PacingSpec, RunSpec, build_simulation
 
 TIME = xosc.DynamicsDimension.time

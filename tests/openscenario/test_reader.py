@@ -90,8 +90,9 @@ def test_lanes_to_the_left_are_counted_as_their_traffic_sees_them() -> None:
 @pytest.mark.parametrize(
     ("old", "new", "needle", "says"),
     [
-        ('<SpeedCondition value="0.1" rule="lessThan"/>', '<StandStillCondition duration="1"/>',
-         "StandStillCondition", "<StandStillCondition>: this condition is not supported"),
+        ('<SpeedCondition value="0.1" rule="lessThan"/>',
+         '<AngleCondition angle="0.1" angleTolerance="0.1" angleType="pitch"/>',
+         "AngleCondition", "angleType='pitch': the storyboard sees headings only"),
         ('rule="lessThan"', 'rule="almost"', 'rule="almost"', "rule='almost' is not supported"),
         ('value="0.0"/>', 'value="$Missing"/>', "$Missing", "no parameter named 'Missing'"),
         ('revMinor="2"', 'revMinor="4"', "revMinor", "OpenSCENARIO 1.4"),

@@ -465,29 +465,36 @@ class ElementState:
 
 @dataclass(frozen=True)
 class ParameterCondition:
-    """A parameter's value against ``value`` (numbers, else text)."""
+    """A parameter's value against ``value`` (numbers, else text).
+
+    ``declared``: the parameter's value where the condition is, as read (a parameter a Story
+    declares is not among the scenario's); None: not declared there (never true, as esmini).
+    """
 
     parameter: str
     value: str
     rule: str
+    declared: str | None = None
     variable: bool = False
     """A 1.2 VariableCondition: ``parameter`` names a variable."""
 
 
 @dataclass(frozen=True)
 class Speed:
-    """The entity's speed (m/s)."""
+    """The entity's speed (m/s); a ``direction``: that component of its velocity."""
 
     value: float
     rule: str
+    direction: str | None = None  # longitudinal, lateral, vertical (in its own frame)
 
 
 @dataclass(frozen=True)
 class Acceleration:
-    """The entity's acceleration along its heading (m/s2)."""
+    """The entity's acceleration along its heading (m/s2), or its ``direction`` component."""
 
     value: float
     rule: str
+    direction: str | None = None
 
 
 @dataclass(frozen=True)
@@ -497,6 +504,7 @@ class RelativeSpeed:
     entity: str
     value: float
     rule: str
+    direction: str | None = None  # that component of the velocities, the reference's frame
 
 
 @dataclass(frozen=True)
@@ -517,6 +525,7 @@ class Distance:
     measure: str  # longitudinal, lateral, cartesian
     position: Position | None = None
     entity: str | None = None
+    system: str = "entity"  # entity, road, lane
 
 
 @dataclass(frozen=True)
@@ -527,6 +536,8 @@ class TimeHeadway:
     value: float
     rule: str
     freespace: bool
+    measure: str = "longitudinal"
+    system: str = "entity"
 
 
 @dataclass(frozen=True)
@@ -538,20 +549,74 @@ class TimeToCollision:
     freespace: bool
     entity: str | None = None
     position: Position | None = None
+    measure: str = "longitudinal"
+    system: str = "entity"
 
 
 @dataclass(frozen=True)
 class CollisionCondition:
-    """A collision with ``entity`` (None: with anything)."""
+    """A collision with ``entity``, or with any entity of ``kind`` (both None: with anything)."""
 
     entity: str | None
+    kind: str | None = None  # vehicle, pedestrian, miscellaneous
 
 
 @dataclass(frozen=True)
 class EndOfRoad:
-    """Off every road for ``duration`` seconds."""
+    """Beyond the end of its road (off every lane) for ``duration`` seconds."""
 
     duration: float
+
+
+@dataclass(frozen=True)
+class Offroad:
+    """Off every lane for ``duration`` seconds."""
+
+    duration: float
+
+
+@dataclass(frozen=True)
+class StandStill:
+    """Standing (speed below ``conditions.STAND_STILL``) for ``duration`` seconds."""
+
+    duration: float
+
+
+@dataclass(frozen=True)
+class TraveledDistance:
+    """At least ``value`` metres driven since the start (the entity's odometer)."""
+
+    value: float
+
+
+@dataclass(frozen=True)
+class RelativeClearance:
+    """No entity (of ``entities``; none listed: any) in the lanes and stretch around.
+
+    ``lanes`` are (from, to) ranges of lanes left of the entity's (0 its own); the stretch is
+    ``backward`` m behind to ``forward`` m ahead along the road; ``opposite``: lanes of the
+    other direction count too.
+    """
+
+    entities: tuple[str, ...]
+    lanes: tuple[tuple[int, int], ...]
+    forward: float
+    backward: float
+    freespace: bool
+    opposite: bool
+
+
+@dataclass(frozen=True)
+class Angle:
+    """The heading (rad) within ``tolerance`` of ``value``: absolute, to the road or lane.
+
+    ``entity`` given (RelativeAngleCondition): relative to that entity's heading.
+    """
+
+    value: float
+    tolerance: float
+    system: str  # entity, world, road, lane
+    entity: str | None = None
 
 
 ValueCondition = SimulationTime | ElementState | ParameterCondition
@@ -565,6 +630,11 @@ EntityTest = (
     | TimeToCollision
     | CollisionCondition
     | EndOfRoad
+    | Offroad
+    | StandStill
+    | TraveledDistance
+    | RelativeClearance
+    | Angle
 )
 
 

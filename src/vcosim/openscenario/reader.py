@@ -1373,10 +1373,12 @@ def _by_value(r: Reader, node: Node) -> m.ValueCondition:
             r.choice(node, "state", STATES),
         )  # fmt: skip
     if node.tag == "ParameterCondition":
-        name = r.parameter_name(node, "parameterRef")
-        if name not in r.parameters:
-            raise Refused(node, f"no parameter named {name!r}")
-        return m.ParameterCondition(name, r.text(node, "value"), r.choice(node, "rule", RULES))
+        # a parameter not declared where the condition is ('', or one a Story declares) is
+        # never true, as esmini has it ("Parameter ... not found"); docs/scenarios.md
+        name = node.attrib.get("parameterRef", "").removeprefix("$")  # a name, not a value
+        return m.ParameterCondition(
+            name, r.text(node, "value"), r.choice(node, "rule", RULES), r.parameters.get(name)
+        )
     if node.tag == "VariableCondition":
         name = r.text(node, "variableRef")
         if name not in r.variables:
@@ -1384,6 +1386,8 @@ def _by_value(r: Reader, node: Node) -> m.ValueCondition:
         return m.ParameterCondition(
             name, r.text(node, "value"), r.choice(node, "rule", RULES), variable=True
         )
+    if node.tag in NOT_GIVEN:
+        raise Refused(node, NOT_GIVEN[node.tag])
     raise Refused(node, "this condition is not supported")
 
 
@@ -1401,10 +1405,24 @@ def _criterion(r: Reader, condition: Node, kind: Node) -> m.ValueCondition | Non
     return m.SimulationTime(math.inf, "greaterThan")  # never: a criterion triggers nothing
 
 
-def _measure(r: Reader, node: Node) -> str:
-    """longitudinal, lateral or cartesian, in the entity's frame.
+NOT_GIVEN = {
+    "TimeOfDayCondition": "no environment gives the time of day (an EnvironmentAction's is "
+    "kept, not advanced)",
+    "TrafficSignalCondition": "traffic signal states are not read yet",
+    "TrafficSignalControllerCondition": "traffic signal controllers are not read yet",
+    "UserDefinedValueCondition": "no face supplies user-defined values",
+}
+"""Conditions on values nothing in a vcosim run gives: refused by name, with why."""
+DIRECTIONS = {"longitudinal", "lateral", "vertical"}
+SYSTEMS = {"entity", "road", "lane"}
+OBJECT_TYPES = {"vehicle", "pedestrian", "miscellaneous"}
 
-    A cartesian distance is the same in the road's frame, so ``road`` is taken for it.
+
+def _measure(r: Reader, node: Node) -> tuple[str, str]:
+    """(longitudinal, lateral or cartesian; the coordinate system: entity, road or lane).
+
+    1.0's ``alongRoute`` is the longitudinal distance; a cartesian distance is the same in
+    every system.
     """
     kinds = {
         "longitudinal": "longitudinal",
@@ -1418,26 +1436,24 @@ def _measure(r: Reader, node: Node) -> str:
         measure = "longitudinal"
     else:
         measure = "cartesian"
-    if "coordinateSystem" in node.attrib:
-        r.choice(
-            node, "coordinateSystem", {"entity", "road"} if measure == "cartesian" else {"entity"}
-        )
-    return measure
+    system = r.choice(node, "coordinateSystem", SYSTEMS, "entity")
+    return measure, "entity" if measure == "cartesian" else system
+
+
+def _direction(r: Reader, node: Node) -> str | None:
+    return r.choice(node, "direction", DIRECTIONS) if "direction" in node.attrib else None
 
 
 def _by_entity(r: Reader, node: Node) -> m.EntityTest:
     tag = node.tag
     if tag in ("SpeedCondition", "AccelerationCondition"):
-        if "direction" in node.attrib:
-            raise Refused(node, "direction is not supported")
         cls = m.Speed if tag == "SpeedCondition" else m.Acceleration
-        return cls(r.number(node, "value"), r.choice(node, "rule", RULES))
+        return cls(r.number(node, "value"), r.choice(node, "rule", RULES), _direction(r, node))
     if tag == "RelativeSpeedCondition":
-        if "direction" in node.attrib:
-            raise Refused(node, "direction is not supported")
         return m.RelativeSpeed(
-            _entity_ref(r, node), r.number(node, "value"), r.choice(node, "rule", RULES)
-        )
+            _entity_ref(r, node), r.number(node, "value"), r.choice(node, "rule", RULES),
+            _direction(r, node),
+        )  # fmt: skip
     if tag == "ReachPositionCondition":
         return m.ReachPosition(_position(r, r.need(node, "Position")), r.number(node, "tolerance"))
     if tag in ("DistanceCondition", "RelativeDistanceCondition"):
@@ -1445,20 +1461,19 @@ def _by_entity(r: Reader, node: Node) -> m.EntityTest:
             raise Refused(node, "routingAlgorithm is not supported")
         position = _position(r, r.need(node, "Position")) if tag == "DistanceCondition" else None
         entity = _entity_ref(r, node) if tag == "RelativeDistanceCondition" else None
+        measure, system = _measure(r, node)
         return m.Distance(
             r.number(node, "value"), r.choice(node, "rule", RULES), r.flag(node, "freespace"),
-            _measure(r, node), position, entity,
+            measure, position, entity, system,
         )  # fmt: skip
     if tag == "TimeHeadwayCondition":
-        _measure(r, node)
+        measure, system = _measure(r, node)
         return m.TimeHeadway(
-            _entity_ref(r, node),
-            r.number(node, "value"),
-            r.choice(node, "rule", RULES),
-            r.flag(node, "freespace"),
-        )
+            _entity_ref(r, node), r.number(node, "value"), r.choice(node, "rule", RULES),
+            r.flag(node, "freespace"), measure, system,
+        )  # fmt: skip
     if tag == "TimeToCollisionCondition":
-        _measure(r, node)
+        measure, system = _measure(r, node)
         target = r.need(r.need(node, "TimeToCollisionConditionTarget"))
         entity = position = None
         if target.tag == "EntityRef":
@@ -1468,19 +1483,43 @@ def _by_entity(r: Reader, node: Node) -> m.EntityTest:
             if position is None:
                 raise Refused(target, "not a time-to-collision target")
         return m.TimeToCollision(
-            r.number(node, "value"),
-            r.choice(node, "rule", RULES),
-            r.flag(node, "freespace"),
-            entity,
-            position,
-        )
+            r.number(node, "value"), r.choice(node, "rule", RULES), r.flag(node, "freespace"),
+            entity, position, measure, system,
+        )  # fmt: skip
     if tag == "CollisionCondition":
         target = r.need(node)
+        if target.tag == "ByType":
+            return m.CollisionCondition(None, r.choice(target, "type", OBJECT_TYPES))
         if target.tag != "EntityRef":
-            raise Refused(
-                target, "a collision with an entity (EntityRef) is supported, not by type"
-            )
+            raise Refused(target, "a collision is with an entity (EntityRef) or a kind (ByType)")
         return m.CollisionCondition(_entity_ref(r, target))
     if tag == "EndOfRoadCondition":
         return m.EndOfRoad(r.number(node, "duration"))
+    if tag == "OffroadCondition":
+        return m.Offroad(r.number(node, "duration"))
+    if tag == "StandStillCondition":
+        return m.StandStill(r.number(node, "duration"))
+    if tag == "TraveledDistanceCondition":
+        return m.TraveledDistance(r.number(node, "value"))
+    if tag == "RelativeClearanceCondition":
+        lanes = []
+        for span in r.kids(node, "RelativeLaneRange"):
+            low, high = r.integer(span, "from", -99), r.integer(span, "to", 99)
+            if low > high:
+                raise Refused(span, f"from={low} is above to={high}")
+            lanes.append((low, high))
+        return m.RelativeClearance(
+            tuple(_entity_ref(r, e) for e in r.kids(node, "EntityRef")), tuple(lanes),
+            r.number(node, "distanceForward", 0.0), r.number(node, "distanceBackward", 0.0),
+            r.flag(node, "freeSpace"), r.flag(node, "oppositeLanes"),
+        )  # fmt: skip
+    if tag in ("AngleCondition", "RelativeAngleCondition"):
+        angle = r.text(node, "angleType")
+        if angle != "heading":
+            raise Refused(node, f"angleType={angle!r}: the storyboard sees headings only")
+        return m.Angle(
+            r.number(node, "angle"), r.number(node, "angleTolerance"),
+            r.choice(node, "coordinateSystem", SYSTEMS | {"world"}, "world"),
+            _entity_ref(r, node) if tag == "RelativeAngleCondition" else None,
+        )  # fmt: skip
     raise Refused(node, "this condition is not supported")

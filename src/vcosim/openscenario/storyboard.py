@@ -49,6 +49,7 @@ from vcosim.openscenario.conditions import (
 from vcosim.openscenario.place import (
     PlaceError,
     Pose,
+    layout,
     on_lane,
     plan_route,
     resolve,
@@ -56,7 +57,7 @@ from vcosim.openscenario.place import (
     shift_lane,
 )
 from vcosim.openscenario.reader import read_xosc
-from vcosim.openscenario.trajectory import layout, schedule_speed
+from vcosim.openscenario.trajectory import schedule_speed
 from vcosim.openscenario.world import (
     lane_line,
     network_of,
@@ -326,6 +327,7 @@ class Storyboard(Face):
             network=self.network,
             touching=lambda a, b: world.overlap(a, b) > 0.0,
             parameters=self.parameters,
+            kinds={name: e.kind for name, e in self.scenario.entities.items()},
         )
 
     def _tick(self) -> None:
@@ -412,7 +414,10 @@ class Storyboard(Face):
         if isinstance(test, m.SimulationTime):
             return compare(scene.time, test.rule, test.value)
         if isinstance(test, m.ParameterCondition):
-            value = (self.variables if test.variable else scene.parameters)[test.parameter]
+            values = self.variables if test.variable else scene.parameters
+            value = values.get(test.parameter, test.declared)
+            if value is None:  # not declared: never true (as esmini)
+                return False
             try:
                 return compare(float(value), test.rule, float(test.value))
             except ValueError:

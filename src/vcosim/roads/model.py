@@ -139,14 +139,15 @@ class Road:
         return x - across * np.sin(heading), y + across * np.cos(heading), z, heading
 
     def project(
-        self, x: np.ndarray, y: np.ndarray, s: np.ndarray
+        self, x: np.ndarray, y: np.ndarray, s: np.ndarray, steps: int = PROJECTION_STEPS
     ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(s, t, along) of points (x, y) on this road, from a first guess of s each.
 
-        Newton steps to the foot point on the reference line; ``along`` is what is left of the
-        distance along the line there (0 unless the foot point lies beyond an end of the road).
+        ``steps`` Newton steps to the foot point on the reference line (from a guess a step's
+        travel away, two do); ``along`` is what is left of the distance along the line there
+        (0 unless the foot point lies beyond an end of the road, or the steps were too few).
         """
-        for _ in range(PROJECTION_STEPS):
+        for _ in range(steps):
             rx, ry, heading = self.plan.pose(s)
             c, n = np.cos(heading), np.sin(heading)
             ex, ey = x - rx, y - ry
