@@ -25,7 +25,8 @@ LaneRef = tuple[str, int]
 HEADING_TOLERANCE = 0.01
 """rad: an absolute orientation this close to the road's heading is the road's."""
 AGAINST_LANE = math.pi / 2
-"""rad: a storyboard car heading further than this from its lane's traffic is refused."""
+"""rad: a car heading further than this from its lane's traffic drives the lane the other way
+(as esmini's default controller does: an overtaker on the oncoming lane)."""
 
 Pose = tuple[float, float, float]
 """x, y (m) and heading (rad, anticlockwise from east)."""

@@ -59,6 +59,7 @@ from vcosim.openscenario.place import (
 from vcosim.openscenario.reader import read_xosc
 from vcosim.openscenario.trajectory import schedule_speed
 from vcosim.openscenario.world import (
+    against,
     lane_line,
     network_of,
     physical,
@@ -191,6 +192,8 @@ class Storyboard(Face):
         self.min_ttc = (math.inf, 0.0)
         self.collisions = 0
         self.movers: Movers | None = None
+        self.against: set[str] = set()
+        """Storyboard cars driving their lane against its traffic (its left is the road's right)."""
         self.parameters = dict(self.scenario.parameters)
         self.variables = dict(self.scenario.variables)
         self.environment: dict[str, str] = {}
@@ -226,6 +229,11 @@ class Storyboard(Face):
             driver = world.spec.vehicles[world.row(name)].driver
             lanes = world.spec.paths[name].lanes or []
             self.legs[name] = {str(road): lane for road, lane in lanes}
+            pose = self._start_pose(name)
+            if not lanes and pose is not None and self.network and against(self.network, pose):
+                road_id, _, lane, _ = on_lane(self.network, pose, name)
+                self.legs[name] = {road_id: lane}  # its lane, driven the other way
+                self.against.add(name)
             offset = getattr(driver, "offset", 0.0)
             init = self.scenario.init[name]
             self.channels[name] = Channels(init.speed, offset)
@@ -235,6 +243,18 @@ class Storyboard(Face):
                     0.0, 0.0, init.speed, duration, init.ramp.shape
                 )
         self._tick()
+
+    def _start_pose(self, name: str) -> Pose | None:
+        """Where ``name`` is at the start, on a lane of the road (None: on none)."""
+        world = self.world
+        if world is None or self.network is None:
+            return None
+        x, y, yaw = (float(world.poses()[k][world.row(name)]) for k in ("x", "y", "yaw"))
+        try:
+            on_lane(self.network, (x, y, yaw), name)
+        except PlaceError:
+            return None
+        return x, y, yaw
 
     def _add_movers(self, world: World) -> None:
         """The kinematic entities join the world, each on its lane's route (or straight on)."""
@@ -838,7 +858,8 @@ class Storyboard(Face):
         if not math.isfinite(where):
             raise ScenarioRunError(f"road {road_id!r} has no lane {lane} at s = {s:.1f} m")
         across = where - float(road.lane_t(s, path_lane)[0])
-        return across if self.network.forward(road_id, path_lane) else -across
+        forward = self.network.forward(road_id, path_lane) != (actor in self.against)
+        return across if forward else -across
 
     def _offset_in_lane(self, name: str, scene: Scene) -> float:
         """How far left of its lane's centre an entity is."""

@@ -65,6 +65,29 @@ def start_poses(scenario: Scenario) -> dict[str, Pose]:
     return poses
 
 
+ACROSS_LANE = math.pi / 4
+"""rad: a kinematic object heading further than this from its lane's line goes straight on."""
+
+
+def against(network: RoadNetwork, pose: Pose) -> bool:
+    """Whether ``pose`` heads against the traffic of the lane it is on (more than 90 degrees)."""
+    road, s, lane, _ = on_lane(network, pose, "")
+    along = lane_pose(network, road, s, lane)[2]
+    return abs(math.remainder(pose[2] - along, 2 * math.pi)) > AGAINST_LANE
+
+
+def against_line(network: RoadNetwork, road_id: str, lane: int) -> np.ndarray:
+    """A lane's centre line against its traffic (the road driven the other way).
+
+    Beyond its end a car drives straight on (a path is extended straight).
+    """
+    road = network.road(road_id)
+    pieces = [road.lane_centre(lane, k, 1.0)[1][:, :2] for k in range(len(road.sections))
+              if lane in road.sections[k].lanes]  # fmt: skip
+    line = np.concatenate(pieces)
+    return line if not network.forward(road_id, lane) else line[::-1]
+
+
 def lane_line(network: RoadNetwork | None, pose: Pose) -> tuple[np.ndarray, list[tuple[str, int]]]:
     """The line a kinematic object follows from ``pose``, and the lanes it runs through.
 
@@ -81,10 +104,6 @@ def lane_line(network: RoadNetwork | None, pose: Pose) -> tuple[np.ndarray, list
         return straight_line(*pose), []
     legs = route(network, road, lane)
     return network.route_path(list(legs))[:, :2], legs
-
-
-ACROSS_LANE = math.pi / 4
-"""rad: a kinematic object heading further than this from its lane's line goes straight on."""
 
 
 def physical(scenario: Scenario) -> list[str]:
@@ -122,15 +141,13 @@ def scenario_world(scenario: Scenario) -> WorldFile:
                 paths[name] = {"points": straight_line(*poses[name]).tolist()}
             else:
                 assert network is not None
-                along = lane_pose(network, road, s, lane)[2]
-                if abs(math.remainder(heading - along, 2 * math.pi)) > AGAINST_LANE:
-                    raise PlaceError(
-                        f"{name} heads {heading:.3f} rad where its lane heads {along:.3f} rad: "
-                        "a storyboard car drives along its lane"
-                    )
-                paths[name] = {"lanes": [list(leg) for leg in route(network, road, lane)]}
                 offset = float(t - network.road(road).lane_t(s, lane)[0])
-                offset = offset if network.forward(road, lane) else -offset
+                if against(network, poses[name]):  # it drives its lane the other way
+                    paths[name] = {"points": against_line(network, road, lane).tolist()}
+                    offset = -offset if network.forward(road, lane) else offset
+                else:
+                    paths[name] = {"lanes": [list(leg) for leg in route(network, road, lane)]}
+                    offset = offset if network.forward(road, lane) else -offset
             vehicle["driver"] = {
                 "kind": "profile",
                 "path": name,
