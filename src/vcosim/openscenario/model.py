@@ -241,11 +241,20 @@ class ClothoidSpline:
 
 
 @dataclass(frozen=True)
+class Nurbs:
+    """A NURBS curve of ``order``: control points (position, weight, time or None), knots."""
+
+    order: int
+    points: tuple[tuple[Position, float, float | None], ...]
+    knots: tuple[float, ...]
+
+
+@dataclass(frozen=True)
 class Trajectory:
     """A named path to follow; ``index`` is its place in the file's reading order."""
 
     name: str
-    shape: Polyline | Clothoid | ClothoidSpline
+    shape: Polyline | Clothoid | ClothoidSpline | Nurbs
     index: int
 
 

@@ -293,7 +293,7 @@ def layout(
 
 
 def _points(
-    shape: m.Polyline | m.Clothoid | m.ClothoidSpline,
+    shape: m.Polyline | m.Clothoid | m.ClothoidSpline | m.Nurbs,
     network: RoadNetwork | None,
     poses: Mapping[str, Pose],
     own: Pose,
@@ -302,6 +302,8 @@ def _points(
         points = np.array([resolve(v, network, poses)[:2] for v in shape.vertices])
         times = None if None in shape.times else np.array(shape.times, dtype=float)
         return points, times
+    if isinstance(shape, m.Nurbs):
+        return _nurbs(shape, network, poses)
     x, y, h = own if shape.start is None else resolve(shape.start, network, poses)
     if isinstance(shape, m.Clothoid):
         rate = shape.curvature_rate
@@ -337,6 +339,40 @@ def _clothoid(
     x = x0 + np.concatenate([[0.0], np.cumsum(dx)])
     y = y0 + np.concatenate([[0.0], np.cumsum(dy)])
     return np.column_stack((x, y))[::20], float(x[-1]), float(y[-1]), float(heading[-1])
+
+
+NURBS_SAMPLES = 400
+"""Points a NURBS trajectory is sampled at (evenly in its parameter)."""
+
+
+def _nurbs(
+    shape: m.Nurbs, network: RoadNetwork | None, poses: Mapping[str, Pose]
+) -> tuple[np.ndarray, np.ndarray | None]:
+    """A NURBS sampled: points (and times, evaluated as a third coordinate) by de Boor."""
+    controls = np.array([resolve(p, network, poses)[:2] for p, _, _ in shape.points])
+    weights = np.array([w for _, w, _ in shape.points])
+    timed = all(t is not None for _, _, t in shape.points)
+    times = np.array([t if t is not None else 0.0 for _, _, t in shape.points])
+    knots, k = np.array(shape.knots), shape.order
+    start, end = knots[k - 1], knots[len(shape.points)]
+    samples = []
+    for u in np.linspace(start, end, NURBS_SAMPLES):
+        span = int(
+            np.clip(np.searchsorted(knots, u, side="right") - 1, k - 1, len(shape.points) - 1)
+        )
+        # de Boor on homogeneous points (x w, y w, t w, w)
+        d = [np.array([*controls[j] * weights[j], times[j] * weights[j], weights[j]])
+             for j in range(span - k + 1, span + 1)]  # fmt: skip
+        for level in range(1, k):
+            for j in range(k - 1, level - 1, -1):
+                i = j + span - k + 1
+                denominator = knots[i + k - level] - knots[i]
+                alpha = 0.0 if denominator == 0 else (u - knots[i]) / denominator
+                d[j] = (1.0 - alpha) * d[j - 1] + alpha * d[j]
+        x, y, t, w = d[k - 1]
+        samples.append((x / w, y / w, t / w))
+    table = np.array(samples)
+    return table[:, :2], table[:, 2] if timed else None
 
 
 def trajectory_pose(

@@ -749,8 +749,8 @@ def _position(r: Reader, node: Node) -> m.Position:
     if orientation is None:
         return position
     absolute = r.choice(orientation, "type", {"relative", "absolute"}, "relative") == "absolute"
-    if any(r.number(orientation, a, 0.0) for a in ("p", "r")):
-        raise Refused(orientation, "pitch and roll come from the road")
+    for angle in ("p", "r"):  # pitch and roll come from the road under the wheels
+        r.number(orientation, angle, 0.0)
     h = r.number(orientation, "h", 0.0)
     if not absolute and (not h or isinstance(position, m.WorldPosition)):
         return position  # the lane's own direction (a world position: h is its heading)
@@ -888,7 +888,7 @@ def _trajectory(r: Reader, node: Node) -> m.Trajectory:
     with r.scope(node, assigned):
         r.flag(node, "closed")
         shape_node = r.need(r.need(node, "Shape"))
-        shape: m.Polyline | m.Clothoid | m.ClothoidSpline
+        shape: m.Polyline | m.Clothoid | m.ClothoidSpline | m.Nurbs
         if shape_node.tag == "Polyline":
             vertices = r.kids(shape_node, "Vertex")
             if len(vertices) < 2:
@@ -909,11 +909,32 @@ def _trajectory(r: Reader, node: Node) -> m.Trajectory:
                 raise Refused(shape_node, "length must be positive")
         elif shape_node.tag == "ClothoidSpline":
             shape = _spline(r, shape_node)
+        elif shape_node.tag == "Nurbs":
+            shape = _nurbs(r, shape_node)
         else:
-            raise Refused(shape_node, "Nurbs trajectories are not supported")
+            raise Refused(shape_node, "not a trajectory's shape")
         trajectory = m.Trajectory(r.text(node, "name"), shape, len(r.trajectories))
     r.trajectories.append(trajectory)
     return trajectory
+
+
+def _nurbs(r: Reader, node: Node) -> m.Nurbs:
+    """A Nurbs: order, control points (weights, times) and knots, checked to fit together."""
+    order = r.integer(node, "order")
+    points = tuple(
+        (_position(r, r.need(p, "Position")), r.number(p, "weight", 1.0),
+         r.number(p, "time") if "time" in p.attrib else None)
+        for p in r.kids(node, "ControlPoint")
+    )  # fmt: skip
+    knots = tuple(r.number(k, "value") for k in r.kids(node, "Knot"))
+    if order < 2 or len(points) < order or len(knots) != len(points) + order:
+        raise Refused(
+            node, f"order {order}, {len(points)} control points and {len(knots)} knots: a "
+            "NURBS needs as many knots as points and its order, and its order of points or more",
+        )  # fmt: skip
+    if any(b < a for a, b in zip(knots, knots[1:], strict=False)):
+        raise Refused(node, "knots must not decrease")
+    return m.Nurbs(order, points, knots)
 
 
 def _times(r: Reader, node: Node, *names: str) -> list[float | None]:
@@ -962,7 +983,12 @@ def _follow(r: Reader, node: Node) -> m.FollowTrajectoryAction:
         shape = trajectory.shape
         if isinstance(shape, m.Polyline) and None in shape.times:
             raise Refused(reference, "timing needs a time on every vertex")
-        if not isinstance(shape, m.Polyline) and None in (shape.start_time, shape.stop_time):
+        if isinstance(shape, m.Nurbs) and any(t is None for _, _, t in shape.points):
+            raise Refused(reference, "timing needs a time on every control point")
+        if isinstance(shape, (m.Clothoid, m.ClothoidSpline)) and None in (
+            shape.start_time,
+            shape.stop_time,
+        ):
             raise Refused(reference, "timing needs the clothoid's start and stop times")
     elif reference.tag != "None":
         raise Refused(reference, "not a time reference")
