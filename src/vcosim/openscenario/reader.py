@@ -19,7 +19,7 @@ import math
 import os
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TypeVar
 from xml.parsers import expat
@@ -509,6 +509,9 @@ def _scenario(r: Reader, root: Node, path: Path, given: dict[str, object]) -> m.
     for name in assigned:
         entities[name] = _external(entities[name])
     stories = tuple(r.each(r.kids(board, "Story"), lambda n: _story(r, n, entities)))
+    for name in _backwards(stories, init, later):
+        if not entities[name].external:
+            entities[name] = replace(entities[name], kinematic=True, preset="")
     stop_node = r.one(board, "StopTrigger", required=False)
     stop = _trigger(r, stop_node) if stop_node is not None else None
     return m.Scenario(
@@ -518,6 +521,33 @@ def _scenario(r: Reader, root: Node, path: Path, given: dict[str, object]) -> m.
         init_actions=tuple(later), variables=dict(r.variables),
         absent=tuple(n for n in entities if init[n].position is None and n not in towed),
     )  # fmt: skip
+
+
+def _backwards(
+    stories: tuple[m.Story, ...],
+    init: dict[str, m.InitState],
+    later: list[tuple[str, m.Action]],
+) -> set[str]:
+    """Entities the file drives backwards (a negative speed): they move kinematically.
+
+    vcosim's built-in driver drives forwards; a storyboard car that reverses is moved
+    where the storyboard says instead (docs/scenarios.md).
+    """
+    backwards = {name for name, state in init.items() if state.speed < 0}
+    acts = [(actor, action) for actor, action in later]
+    acts += [
+        (actor, action)
+        for story in stories for act in story.acts for group in act.groups
+        for maneuver in group.maneuvers for event in maneuver.events
+        for action in event.actions for actor in group.actors
+    ]  # fmt: skip
+    for actor, action in acts:
+        do = action.action
+        if isinstance(do, m.SpeedAction) and do.entity is None and do.value < 0:
+            backwards.add(actor)
+        if isinstance(do, m.SpeedProfileAction) and any(v < 0 for v, _ in do.entries):
+            backwards.add(actor)
+    return backwards
 
 
 def _road_file(r: Reader, logic: Node, path: Path) -> Path:
@@ -542,8 +572,6 @@ def _road_file(r: Reader, logic: Node, path: Path) -> Path:
 
 
 def _external(entity: m.Entity) -> m.Entity:
-    from dataclasses import replace
-
     return replace(entity, external=True)
 
 
