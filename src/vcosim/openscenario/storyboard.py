@@ -694,8 +694,9 @@ class Storyboard(Face):
             (do.time_gap or 0.0) * max(scene.value("speed", follower), 0.0)
         )  # fmt: skip
         reference = scene.along(do.entity, actor)
-        if at_once:
-            self._shift(actor, sign * (wanted - gap), reference, scene)
+        if at_once:  # moved along the entity's heading, on the actor's own line
+            turn = scene.value("yaw", actor) - scene.value("yaw", do.entity)
+            self._shift(actor, sign * (wanted - gap) * math.cos(turn), reference, scene)
             gap = wanted
         speed = reference + sign * DISTANCE_GAIN * (wanted - gap)
         period = self.world.spec.driver_period if self.world is not None else 0.01

@@ -203,6 +203,8 @@ class World:
         self.stop_requested = False
         self._safe_until = 0
         self.readings = np.zeros((len(entries), N_RANGE))
+        self.friction_factor = 1.0
+        """The terrain's friction is multiplied by this (OpenSCENARIO's road condition)."""
         self.overrides: dict[int, dict[int, float]] = {}
         """Inputs forced over drivers and controllers (OpenSCENARIO's overrides): row ->
         input index -> value."""
@@ -386,6 +388,7 @@ class World:
         """Every tyre's road friction from now: the terrain's times ``factor`` (the weather)."""
         height, _, grid = self._terrain
         self._terrain = (height, self.terrain.friction * factor, grid)
+        self.friction_factor = factor
 
     def teleported(self) -> None:
         """After moving a vehicle by hand: look at the collision horizon afresh."""
