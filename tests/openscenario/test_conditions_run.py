@@ -274,7 +274,6 @@ def test_time_to_collision_and_lateral_distance_along_the_road(
     [
         ('<TimeOfDayCondition dateTime="2026-12-07T12:00:00" rule="greaterThan"/>',
          "no environment gives the time of day"),
-        ('<TrafficSignalCondition name="1" state="red"/>', "traffic signal states are not read"),
         ('<TrafficSignalControllerCondition trafficSignalControllerRef="c" phase="go"/>',
          "traffic signal controllers are not read"),
         ('<UserDefinedValueCondition name="x" value="1" rule="equalTo"/>',

@@ -76,6 +76,7 @@ SCENARIO = f"""<?xml version="1.0" encoding="utf-8"?>
   date="2026-12-07T00:00:00"/>
 <ParameterDeclarations>
   <ParameterDeclaration name="Count" parameterType="integer" value="1"/>
+  <ParameterDeclaration name="Seen" parameterType="string" value="no"/>
 </ParameterDeclarations>
 <VariableDeclarations>
   <VariableDeclaration name="Flag" variableType="boolean" value="false"/>
@@ -149,6 +150,24 @@ SCENARIO = f"""<?xml version="1.0" encoding="utf-8"?>
         f'<EntityAction entityRef="Late"><AddEntityAction><Position>{lane(400.0, -2)}'
         "</Position></AddEntityAction></EntityAction>",
         at(1.0),
+    )
+}
+      {
+    glob(
+        "light",
+        "<InfrastructureAction><TrafficSignalAction>"
+        '<TrafficSignalStateAction name="1" state="green"/></TrafficSignalAction>'
+        "</InfrastructureAction>",
+        at(1.5),
+    )
+}
+      {
+    glob(
+        "on green",
+        '<ParameterAction parameterRef="Seen"><SetAction value="yes"/></ParameterAction>',
+        '<StartTrigger><ConditionGroup><Condition name="green" delay="0" conditionEdge="none">'
+        '<ByValueCondition><TrafficSignalCondition name="1" state="green"/></ByValueCondition>'
+        "</Condition></ConditionGroup></StartTrigger>",
     )
 }
       {
@@ -271,6 +290,9 @@ def test_global_actions_change_friction_variables_and_parameters(
     face = sim.faces["storyboard"]
     assert isinstance(face, Storyboard)
     assert face.variables["Flag"] == "true" and face.parameters["Count"] == "5"
+    assert face.signals == {"1": "green"} and face.parameters["Seen"] == "yes"
+    (seen,) = (e for e in board.elements if e.name == "on green")
+    assert seen.started and seen.started[0] >= 1.5
     (count,) = (e for e in board.elements if e.name == "count")
     assert count.state == "complete" and count.started and count.started[0] > 0.5
 

@@ -347,9 +347,24 @@ class DeleteEntityAction:
     entity: str
 
 
-GlobalAction = EnvironmentAction | ParameterAction | AddEntityAction | DeleteEntityAction
+@dataclass(frozen=True)
+class TrafficSignalStateAction:
+    """The traffic signal named ``name`` shows ``state`` from now (the storyboard's record)."""
+
+    name: str
+    state: str
+
+
+GlobalAction = (
+    EnvironmentAction
+    | ParameterAction
+    | AddEntityAction
+    | DeleteEntityAction
+    | TrafficSignalStateAction
+)
 """An action on the scenario as a whole: it runs once, whoever the event's actors are."""
-GLOBAL_ACTIONS = (EnvironmentAction, ParameterAction, AddEntityAction, DeleteEntityAction)
+GLOBAL_ACTIONS = (EnvironmentAction, ParameterAction, AddEntityAction, DeleteEntityAction,
+                  TrafficSignalStateAction)  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -628,7 +643,15 @@ class Angle:
     entity: str | None = None
 
 
-ValueCondition = SimulationTime | ElementState | ParameterCondition
+@dataclass(frozen=True)
+class TrafficSignalCondition:
+    """A traffic signal (by the name the file gives it) shows ``state``."""
+
+    name: str
+    state: str
+
+
+ValueCondition = SimulationTime | ElementState | ParameterCondition | TrafficSignalCondition
 EntityTest = (
     Speed
     | Acceleration

@@ -1347,6 +1347,11 @@ def _global(r: Reader, node: Node) -> m.GlobalAction:
         if how.tag == "DeleteEntityAction":
             return m.DeleteEntityAction(name)
         raise Refused(how, "not an entity action")
+    if kind.tag == "InfrastructureAction":
+        signal = r.need(r.need(kind, "TrafficSignalAction"))
+        if signal.tag != "TrafficSignalStateAction":
+            raise Refused(signal, "traffic signal controllers are not read yet")
+        return m.TrafficSignalStateAction(r.text(signal, "name"), r.text(signal, "state"))
     raise Refused(kind, "this global action is not supported")
 
 
@@ -1440,6 +1445,8 @@ def _by_value(r: Reader, node: Node) -> m.ValueCondition:
         return m.ParameterCondition(
             name, r.text(node, "value"), r.choice(node, "rule", RULES), variable=True
         )
+    if node.tag == "TrafficSignalCondition":
+        return m.TrafficSignalCondition(r.text(node, "name"), r.text(node, "state"))
     if node.tag in NOT_GIVEN:
         raise Refused(node, NOT_GIVEN[node.tag])
     raise Refused(node, "this condition is not supported")
@@ -1462,7 +1469,6 @@ def _criterion(r: Reader, condition: Node, kind: Node) -> m.ValueCondition | Non
 NOT_GIVEN = {
     "TimeOfDayCondition": "no environment gives the time of day (an EnvironmentAction's is "
     "kept, not advanced)",
-    "TrafficSignalCondition": "traffic signal states are not read yet",
     "TrafficSignalControllerCondition": "traffic signal controllers are not read yet",
     "UserDefinedValueCondition": "no face supplies user-defined values",
 }

@@ -197,6 +197,8 @@ class Storyboard(Face):
         self.parameters = dict(self.scenario.parameters)
         self.variables = dict(self.scenario.variables)
         self.environment: dict[str, str] = {}
+        self.signals: dict[str, str] = {}
+        """Traffic signals' states as the storyboard set them (OpenDRIVE's are not read)."""
         self.absent: set[str] = set(self.scenario.absent)
         self.init_runs: list[Run] | None = None
         self.arriving: dict[str, RouteRun] = {}
@@ -433,6 +435,8 @@ class Storyboard(Face):
             return any(results) if test.any else all(results)
         if isinstance(test, m.SimulationTime):
             return compare(scene.time, test.rule, test.value)
+        if isinstance(test, m.TrafficSignalCondition):
+            return self.signals.get(test.name) == test.state
         if isinstance(test, m.ParameterCondition):
             values = self.variables if test.variable else scene.parameters
             value = values.get(test.parameter, test.declared)
@@ -642,6 +646,8 @@ class Storyboard(Face):
             self._enter(do.entity, pose, scene)
         elif isinstance(do, m.DeleteEntityAction):
             self._leave(do.entity)
+        elif isinstance(do, m.TrafficSignalStateAction):
+            self.signals[do.name] = do.state
         return Run(action, "", None, None)
 
     def _enter(self, name: str, pose: Pose, scene: Scene) -> None:
