@@ -64,6 +64,16 @@ others (off, blinking) -1."""
 SIGNAL_HEIGHT, SIGNAL_STACK = 3.0, 0.5
 """m: a lane's first signal head above the ground, and each next one above that."""
 
+OURS_TYPE = "vcosim"
+"""The SUMO vehicle type ours are copies of: one whose driver draws no random number."""
+OURS_TYPE_XML = (
+    "<additional>\n"
+    f'    <vType id="{OURS_TYPE}" carFollowModel="IDM" sigma="0" speedDev="0" speedFactor="1"/>\n'
+    "</additional>\n"
+)
+"""SUMO's file of ``OURS_TYPE``: IDM, because Krauss (SUMO's default) draws its dawdling from
+the lane's random stream every step, even with sigma 0, and other lanes share that stream."""
+
 MAX_STRAIGHT_ON = 50
 """Edges at most in the route of a coupled vehicle SUMO is given none for."""
 
@@ -132,7 +142,7 @@ class SumoTraffic:
         self._trace: TextIO | None = None
         self.lanes: LaneMap | None = None
         """With ``road``: the map between SUMO's lanes and the OpenDRIVE road's."""
-        self._folder: Path | None = None  # where SUMO's network of the road is written
+        self._folder: Path | None = None  # our vehicle type's file, the road's network
         try:
             self.api = self._connect(spec, base, world)
         except BaseException:
@@ -173,11 +183,16 @@ class SumoTraffic:
             self._subscribe(traci)
             return traci
         source = self._road_network(world, base) if spec.road else self._config(base)
+        options, additional = _split_additional(spec.options)
+        if not spec.road:
+            additional = _config_additional(Path(source[1])) + additional
+        additional.append(str(self._ours_type()))
         for earlier in list(_running):
             earlier.close()
         api = _libsumo()
-        command = [sumo_tool("sumo"), *source, "--step-length", f"{spec.step_length}",
-                   "--seed", str(spec.seed), *QUIET, *spec.options]  # fmt: skip
+        command = [sumo_tool("sumo"), *source, "--additional-files", ",".join(additional),
+                   "--step-length", f"{spec.step_length}", "--seed", str(spec.seed), *QUIET,
+                   *options]  # fmt: skip
         config = source[1]
         try:
             api.start(command)
@@ -188,6 +203,14 @@ class SumoTraffic:
         _running.append(self)
         self._subscribe(api)
         return api
+
+    def _ours_type(self) -> Path:
+        """Write ``OURS_TYPE_XML`` into this run's temporary folder (removed at the end)."""
+        if self._folder is None:
+            self._folder = Path(tempfile.mkdtemp(prefix="vcosim-sumo-"))
+        path = self._folder / "vcosim.add.xml"
+        path.write_text(OURS_TYPE_XML, encoding="utf-8")
+        return path
 
     def _config(self, base: Path | None) -> list[str]:
         """SUMO's options for the section's ``.sumocfg``."""
@@ -207,7 +230,8 @@ class SumoTraffic:
         missing = [str(path) for path in routes if not path.is_file()]
         if missing:
             raise ConfigError([f"sumo.route_files: no file {', '.join(missing)}"], "sumo")
-        self._folder = Path(tempfile.mkdtemp(prefix="vcosim-sumo-"))
+        if self._folder is None:
+            self._folder = Path(tempfile.mkdtemp(prefix="vcosim-sumo-"))
         net = self._folder / "road.net.xml"
         try:
             self.lanes = sumo_network(_relative(road, base), net)
@@ -225,18 +249,23 @@ class SumoTraffic:
     def _add_ours(self, world: World) -> None:
         """Put the world's vehicles into SUMO: a type of their box's size, on their route."""
         api, p = self.api, world.poses()
+        # a SUMO elsewhere has OURS_TYPE only if it was started with its file
+        ours = OURS_TYPE if OURS_TYPE in api.vehicletype.getIDList() else "DEFAULT_VEHTYPE"
         for name in self.coupled:
             row = world.row(name)
             kind = f"vcosim.{name}"
-            api.vehicletype.copy("DEFAULT_VEHTYPE", kind)
+            api.vehicletype.copy(ours, kind)
             api.vehicletype.setLength(kind, 2.0 * float(p["half_length"][row]))
             api.vehicletype.setWidth(kind, 2.0 * float(p["half_width"][row]))
+            _draws_nothing(api, kind)
             edges = self.spec.routes.get(name)
             if edges is None:
                 edges = self._straight_on(*self._front(p, row)[:2])
             try:
                 api.route.add(kind, edges)
-                api.vehicle.add(name, kind, typeID=kind)
+                # a fixed departure: nothing drawn for it
+                fixed = {"depart": "now", "departLane": "first", "departPos": "base"}
+                api.vehicle.add(name, kind, typeID=kind, departSpeed="0", **fixed)
             except Exception as error:  # a route SUMO's network does not have
                 raise ConfigError(
                     [f"sumo.routes.{name}: SUMO refused {edges}: {error}"], "sumo"
@@ -507,6 +536,55 @@ class SumoTraffic:
 
     def __exit__(self, *_: object) -> None:
         self.close()
+
+
+def _draws_nothing(api: Any, kind: str) -> None:
+    """Make a type of ours take nothing from SUMO's random streams (docs/traffic.md).
+
+    A vehicle's speed factor is drawn from the stream that also draws the demand's speed
+    factors and random departures when its type has a speed deviation: 0 here (also for a
+    remote SUMO without ``OURS_TYPE``, where Krauss still dawdles from the lane's stream).
+    """
+    api.vehicletype.setSpeedDeviation(kind, 0.0)
+    api.vehicletype.setSpeedFactor(kind, 1.0)
+    api.vehicletype.setImperfection(kind, 0.0)
+
+
+def _split_additional(options: list[str]) -> tuple[list[str], list[str]]:
+    """The section's options without its additional files, and those files.
+
+    SUMO takes one ``--additional-files`` (the last given wins), so vcosim joins every one
+    into a single list with its own type's file.
+    """
+    rest: list[str] = []
+    files: list[str] = []
+    words = iter(options)
+    for word in words:
+        name, equals, value = word.partition("=")
+        if name in ("-a", "--additional-files"):
+            value = value if equals else next(words, "")
+            files.extend(f for f in value.split(",") if f)
+        else:
+            rest.append(word)
+    return rest, files
+
+
+def _config_additional(config: Path) -> list[str]:
+    """The additional files a ``.sumocfg`` names, relative to its folder as SUMO reads them."""
+    import xml.etree.ElementTree as ElementTree
+
+    try:
+        root = ElementTree.parse(config).getroot()
+    except (ElementTree.ParseError, OSError):
+        return []  # SUMO itself reports what is wrong with the file when it starts
+    files = []
+    for element in root.iter("additional-files"):
+        for name in (element.get("value") or "").split(","):
+            name = name.strip()
+            if name:
+                path = Path(name)
+                files.append(str(path if path.is_absolute() else config.parent / path))
+    return files
 
 
 def _relative(name: str, base: Path | None) -> Path:
