@@ -9,8 +9,6 @@ road must give the same positions for every car at every step; an ego in the gri
 
 from __future__ import annotations
 
-import subprocess
-import sys
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
@@ -18,48 +16,21 @@ import pytest
 
 pytest.importorskip("libsumo")
 
+from helpers.sumo_city import FAR_ROAD, build_city  # noqa: E402
 from vcosim.traffic.spec import SumoSpec  # noqa: E402
 from vcosim.traffic.sumo import QUIET, _libsumo, attach_sumo, sumo_tool  # noqa: E402
 from vcosim.world import World, WorldFile  # noqa: E402
 
 STEPS = 1000  # SUMO steps of 10 ms: 10 s
 FCD = ["--precision", "6", "--fcd-output.attributes", "x,y"]
-FAR = (4100.0, -1.6)  # on the far road's lane, 3.6 km from the grid
+FAR = FAR_ROAD  # on the far road's lane, 3.6 km from the grid
 AMONG = (75.0, -1.6)  # on the grid's first eastbound edge
-
-
-def _tool(command: list[str], folder: Path) -> None:
-    done = subprocess.run(command, cwd=folder, capture_output=True, text=True, check=False)
-    assert done.returncode == 0, done.stderr
 
 
 @pytest.fixture(scope="module")
 def city(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A 4 x 4 grid of traffic lights, a far road, 100 cars in 10 s: its .sumocfg."""
-    folder = tmp_path_factory.mktemp("city")
-    tools = Path(sumo_tool("sumo")).parents[1] / "tools"
-    _tool([sumo_tool("netgenerate"), "--grid", "--grid.number", "4", "--grid.length", "150",
-           "--default-junction-type", "traffic_light", "--seed", "1", "-o", "grid.net.xml"],
-          folder)  # fmt: skip
-    (folder / "far.nod.xml").write_text(
-        '<nodes><node id="farA" x="4000" y="0"/><node id="farB" x="4400" y="0"/></nodes>'
-    )
-    (folder / "far.edg.xml").write_text(
-        '<edges><edge id="far" from="farA" to="farB" numLanes="1" speed="13.9"/></edges>'
-    )
-    _tool([sumo_tool("netconvert"), "-s", "grid.net.xml", "-n", "far.nod.xml",
-           "-e", "far.edg.xml", "-o", "city.net.xml"], folder)  # fmt: skip
-    _tool([sys.executable, str(tools / "randomTrips.py"), "-n", "grid.net.xml",
-           "-o", "city.trips.xml", "-b", "0", "-e", "10", "-p", "0.1", "--seed", "3",
-           "--trip-attributes", 'departPos="random" departSpeed="random"'], folder)  # fmt: skip
-    _tool([sumo_tool("duarouter"), "-n", "city.net.xml", "--route-files", "city.trips.xml",
-           "-o", "city.rou.xml", "--seed", "3"], folder)  # fmt: skip
-    config = folder / "city.sumocfg"
-    config.write_text(
-        '<configuration><input><net-file value="city.net.xml"/>'
-        '<route-files value="city.rou.xml"/></input></configuration>'
-    )
-    return config
+    return build_city(tmp_path_factory.mktemp("city"), end=10.0, period=0.1)
 
 
 def positions(fcd: Path) -> dict[tuple[str, str], tuple[float, float]]:

@@ -10,11 +10,13 @@ import pytest
 pytest.importorskip("libsumo")
 pytest.importorskip("osi3trace")
 
-from vcosim.groundtruth.osi import OBJECT_REFERENCE, OsiOutput  # noqa: E402
+from helpers.sumo_city import build_corridor  # noqa: E402
+from vcosim.groundtruth.osi import OBJECT_REFERENCE, SUMO_VEHICLE_IDS, OsiOutput  # noqa: E402
 from vcosim.groundtruth.osi_io import read_trace  # noqa: E402
 from vcosim.sim import Pacer, Simulation  # noqa: E402
-from vcosim.traffic.sumo import SumoTraffic  # noqa: E402
-from vcosim.world import World  # noqa: E402
+from vcosim.traffic.spec import SumoSpec  # noqa: E402
+from vcosim.traffic.sumo import SumoTraffic, attach_sumo  # noqa: E402
+from vcosim.world import World, WorldFile  # noqa: E402
 
 JUNCTION = Path(__file__).parents[2] / "examples" / "worlds" / "sumo-junction.toml"
 
@@ -47,3 +49,47 @@ def test_an_osi_trace_has_every_sumo_car_at_the_pose_of_sumos_trace(tmp_path: Pa
             assert car.base.orientation.yaw == pytest.approx(float(row["yaw"]), abs=1e-6)
             compared += 1
     assert compared > 30  # 30 frames, with two SUMO cars or more in most
+
+
+@pytest.fixture(scope="module")
+def corridor_trace(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    """60 s of four busy roads where hundreds of vehicles enter and leave: an OSI trace at
+    10 Hz and SUMO's own trace (every vehicle at every step), with an ego on the first road."""
+    folder = tmp_path_factory.mktemp("corridor")
+    config = build_corridor(folder, end=60.0)
+    ego = {"name": "ego", "start": {"x": 20.0, "y": -4.8, "speed": 5.0},
+           "driver": {"kind": "profile", "path": "road", "speeds": [[0, 5]]}}  # fmt: skip
+    road = {"road": {"points": [[0.0, -4.8], [400.0, -4.8]]}}
+    world = World(WorldFile.from_dict({"paths": road, "vehicles": [ego]}))
+    spec = SumoSpec(config=str(config), step_length=0.1, seed=1, routes={"ego": ["R0"]})
+    traffic = attach_sumo(world, spec)
+    try:
+        traffic.trace(folder / "sumo.csv")
+        sim = Simulation(world, Pacer("fast"))
+        sim.attach("osi", OsiOutput(200, trace=folder / "corridor.osi"))
+        sim.run(60.0)
+    finally:
+        traffic.close()
+    return folder / "corridor.osi", folder / "sumo.csv"
+
+
+def test_no_osi_id_names_two_objects_while_hundreds_of_cars_come_and_go(corridor_trace) -> None:
+    osi, _ = corridor_trace
+    named: dict[int, str] = {}
+    seen_in: dict[str, set[int]] = {}
+    reused = frames = 0
+    for view in read_trace(osi):
+        frames += 1
+        ids = [m.id.value for m in view.global_ground_truth.moving_object]
+        assert len(set(ids)) == len(ids)
+        for car in view.global_ground_truth.moving_object:
+            name = car.source_reference[0].identifier[0]
+            reused += named.setdefault(car.id.value, name) != name
+            seen_in.setdefault(name, set()).add(car.id.value)
+    assert frames == 601
+    assert reused == 0  # no id went on to another car
+    assert all(len(ids) == 1 for ids in seen_in.values())  # nor a car to another id
+    left = len(seen_in) - len(view.global_ground_truth.moving_object)
+    assert len(seen_in) > 300 and left > 150  # hundreds came, half of them left again
+    sumo = {m.id.value for m in view.global_ground_truth.moving_object} - {1}
+    assert min(sumo) >= SUMO_VEHICLE_IDS

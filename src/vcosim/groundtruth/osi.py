@@ -49,8 +49,14 @@ VEHICLE_REFERENCE = "net.vcosim.vehicle"
 """``ExternalReference.type`` of a moving object's vcosim name."""
 OBJECT_REFERENCE = "net.vcosim.object"
 """``ExternalReference.type`` of a world object's name (a SUMO car's id, docs/traffic.md)."""
+SUMO_VEHICLE_IDS = 1 << 24
+"""The OSI ids of a world's objects (SUMO's vehicles) count from here, in the order they first
+come; the world's own vehicles are their row + 1, below it."""
+PEDESTRIAN_IDS = 1 << 30
+"""The OSI ids of a world's pedestrians (SUMO's persons) count from here."""
 TRAFFIC_LIGHT_IDS = 1 << 31
-"""The OSI id of a world's traffic-light head ``i`` is this + ``i`` (apart from every other id)."""
+"""The OSI id of a world's traffic-light head ``i`` is this + ``i``; lanes and lane boundaries
+count from 2^32 (``osi_road.FIRST_ID``): the kinds' ranges are disjoint."""
 OSI_COLOURS = {RED: "COLOR_RED", AMBER: "COLOR_YELLOW", GREEN: "COLOR_GREEN"}
 """OSI's colour of a head's state (bank H's codes); an unlit head is ``MODE_OFF``."""
 OBJECT_HEIGHT = 1.5
@@ -58,6 +64,31 @@ OBJECT_HEIGHT = 1.5
 
 GroundTruthPart = Callable[["GroundTruth", "Simulation | Any"], None]
 """Adds what the vehicles are not (lanes, traffic lights) to a frame's ground truth."""
+
+
+class ObjectIds:
+    """OSI ids that name one object for a whole trace: the next free one of its kind's range.
+
+    OSI asks that an identifier name one object for the whole trace, so a SUMO car that
+    leaves keeps its id (a slot of the world, which the next car takes, would lend it on).
+    """
+
+    def __init__(self) -> None:
+        self._ids: dict[tuple[int, str], int] = {}
+        self._taken: dict[int, int] = {}
+
+    def __call__(self, first: int, name: str) -> int:
+        """The id of object ``name`` in the range that starts at ``first``."""
+        key = (first, name)
+        found = self._ids.get(key)
+        if found is None:
+            taken = self._taken.get(first, 0)
+            found = self._ids[key] = first + taken
+            self._taken[first] = taken + 1
+        return found
+
+    def __len__(self) -> int:
+        return len(self._ids)
 
 
 class GroundTruthEncoder:
@@ -71,6 +102,8 @@ class GroundTruthEncoder:
         self.ids = {name: row + 1 for row, name in enumerate(self.names)}
         self.ego = getattr(sim, "vehicle_name", None) or _ego_name(sim)
         self.parts = tuple(parts)
+        self.object_ids = ObjectIds()
+        """The ids of the world's objects, kept for the whole trace."""
         self._version = interface_version()
         self._template = GroundTruth()  # what does not change: ids, sizes, attributes
         self._fill_static(self._template)
@@ -121,7 +154,7 @@ class GroundTruthEncoder:
             state = moving.vehicle_classification.light_state
             state.indicator_state, state.head_light, state.high_beam = lights[row][:3]
             state.brake_light_state, state.reversing_light = lights[row][3:]
-        world_objects(truth, sim)
+        world_objects(truth, sim, self.object_ids)
         for part in self.parts:
             part(truth, sim)
         return truth
@@ -149,11 +182,14 @@ class GroundTruthEncoder:
         return (front - shape.rear_axle[0], 0.0, shape.centre_offset[2] - shape.rear_axle[2])
 
 
-def world_objects(truth: GroundTruth, sim: Simulation | Any) -> None:
+def world_objects(
+    truth: GroundTruth, sim: Simulation | Any, ids: ObjectIds | None = None
+) -> None:
     """The world's objects (SUMO's cars) after its vehicles, as the world sees them now.
 
-    Each is a car's box on flat ground, ``OBJECT_HEIGHT`` tall: id = its row in the world
-    + 1, its name in ``source_reference`` (type ``net.vcosim.object``), centre, yaw, velocity,
+    Each is a car's box on flat ground, ``OBJECT_HEIGHT`` tall: its id from ``ids`` (from
+    ``SUMO_VEHICLE_IDS``, its own for the whole trace; pass the same ``ids`` every frame),
+    its name in ``source_reference`` (type ``net.vcosim.object``), centre, yaw, velocity,
     acceleration and yaw rate (the world's interpolation between SUMO's steps).
     """
     world = getattr(sim, "world", None)
@@ -161,11 +197,12 @@ def world_objects(truth: GroundTruth, sim: Simulation | Any) -> None:
         return
     from osi3.osi_object_pb2 import MovingObject
 
+    ids = ObjectIds() if ids is None else ids
     others = world.others()
-    p, first = others.poses, others.first_row
+    p = others.poses
     for slot, name in others.cars():
         moving = truth.moving_object.add()
-        moving.id.value = first + slot + 1
+        moving.id.value = ids(SUMO_VEHICLE_IDS, name)
         moving.type = MovingObject.TYPE_VEHICLE
         reference = moving.source_reference.add()
         reference.type = OBJECT_REFERENCE
