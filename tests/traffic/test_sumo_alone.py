@@ -77,7 +77,7 @@ def beside_egos(
     )
     traffic = attach_sumo(world, spec)
     try:
-        world.run(STEPS * traffic.period_steps)
+        world.run((STEPS - 1) * traffic.period_steps)  # SUMO steps once as it starts
     finally:
         traffic.close()
     return positions(fcd)

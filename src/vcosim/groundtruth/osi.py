@@ -60,7 +60,22 @@ count from 2^32 (``osi_road.FIRST_ID``): the kinds' ranges are disjoint."""
 OSI_COLOURS = {RED: "COLOR_RED", AMBER: "COLOR_YELLOW", GREEN: "COLOR_GREEN"}
 """OSI's colour of a head's state (bank H's codes); an unlit head is ``MODE_OFF``."""
 OBJECT_HEIGHT = 1.5
-"""m: the height of a world object's box (the world knows only its footprint)."""
+"""m: the height of a world object's box when the world gives none."""
+PEDESTRIAN_CLASS = "pedestrian"
+"""The ``kind`` (SUMO's vehicle class) of a SUMO person."""
+OSI_VEHICLE_TYPES = {
+    "bus": "TYPE_BUS", "coach": "TYPE_BUS", "truck": "TYPE_HEAVY_TRUCK",
+    "trailer": "TYPE_SEMITRACTOR", "delivery": "TYPE_DELIVERY_VAN",
+    "motorcycle": "TYPE_MOTORBIKE", "moped": "TYPE_MOTORBIKE", "bicycle": "TYPE_BICYCLE",
+    "scooter": "TYPE_STANDUP_SCOOTER", "wheelchair": "TYPE_WHEELCHAIR", "tram": "TYPE_TRAM",
+    "rail_urban": "TYPE_TRAIN", "rail": "TYPE_TRAIN", "rail_electric": "TYPE_TRAIN",
+    "rail_fast": "TYPE_TRAIN", "subway": "TYPE_TRAIN",
+}  # fmt: skip
+"""OSI's vehicle type of SUMO's vehicle classes; every other class (passenger, taxi, ...) is
+``TYPE_CAR``, as vcosim's own cars."""
+SUMO_BLINKER_RIGHT, SUMO_BLINKER_LEFT, SUMO_BLINKER_EMERGENCY = 1, 2, 4
+SUMO_BRAKE_LIGHT, SUMO_FRONT_LIGHT, SUMO_HIGH_BEAM, SUMO_BACKDRIVE = 8, 16, 64, 128
+"""The bits of SUMO's vehicle signals (``VEH_SIGNAL_*``) that OSI's light state has."""
 
 GroundTruthPart = Callable[["GroundTruth", "Simulation | Any"], None]
 """Adds what the vehicles are not (lanes, traffic lights) to a frame's ground truth."""
@@ -182,15 +197,16 @@ class GroundTruthEncoder:
         return (front - shape.rear_axle[0], 0.0, shape.centre_offset[2] - shape.rear_axle[2])
 
 
-def world_objects(
-    truth: GroundTruth, sim: Simulation | Any, ids: ObjectIds | None = None
-) -> None:
-    """The world's objects (SUMO's cars) after its vehicles, as the world sees them now.
+def world_objects(truth: GroundTruth, sim: Simulation | Any, ids: ObjectIds | None = None) -> None:
+    """The world's objects (SUMO's vehicles and persons) after its vehicles, as it sees them.
 
-    Each is a car's box on flat ground, ``OBJECT_HEIGHT`` tall: its id from ``ids`` (from
-    ``SUMO_VEHICLE_IDS``, its own for the whole trace; pass the same ``ids`` every frame),
-    its name in ``source_reference`` (type ``net.vcosim.object``), centre, yaw, velocity,
-    acceleration and yaw rate (the world's interpolation between SUMO's steps).
+    Each is a box on flat ground of its SUMO type's size (``OBJECT_HEIGHT`` tall when the
+    world gives no height): its id from ``ids`` (vehicles from ``SUMO_VEHICLE_IDS``, persons
+    from ``PEDESTRIAN_IDS``, each its own for the whole trace: pass the same ``ids`` every
+    frame), its name in ``source_reference`` (type ``net.vcosim.object``), centre, yaw,
+    velocity, acceleration and yaw rate (the world's interpolation between SUMO's steps). A
+    vehicle has SUMO's vehicle class as OSI's (``OSI_VEHICLE_TYPES``) and its lights from
+    SUMO's signal bits; a person is a ``TYPE_PEDESTRIAN``.
     """
     world = getattr(sim, "world", None)
     if world is None or world.objects is None:
@@ -200,24 +216,61 @@ def world_objects(
     ids = ObjectIds() if ids is None else ids
     others = world.others()
     p = others.poses
+    heights = p.get("height")
+    kinds = p.get("kind")
+    signals = p.get("signals")
+    classes = MovingObject.VehicleClassification
     for slot, name in others.cars():
+        kind = "passenger" if kinds is None else str(kinds[slot])
+        height = float(heights[slot]) if heights is not None else 0.0
+        height = height if height > 0.0 else OBJECT_HEIGHT
         moving = truth.moving_object.add()
-        moving.id.value = ids(SUMO_VEHICLE_IDS, name)
-        moving.type = MovingObject.TYPE_VEHICLE
+        pedestrian = kind == PEDESTRIAN_CLASS
+        moving.id.value = ids(PEDESTRIAN_IDS if pedestrian else SUMO_VEHICLE_IDS, name)
+        moving.type = MovingObject.TYPE_PEDESTRIAN if pedestrian else MovingObject.TYPE_VEHICLE
         reference = moving.source_reference.add()
         reference.type = OBJECT_REFERENCE
         reference.identifier.append(name)
         base = moving.base
         base.dimension.length = 2.0 * float(p["half_length"][slot])
         base.dimension.width = 2.0 * float(p["half_width"][slot])
-        base.dimension.height = OBJECT_HEIGHT
-        _vector(base.position, (p["cx"][slot], p["cy"][slot], OBJECT_HEIGHT / 2))
+        base.dimension.height = height
+        _vector(base.position, (p["cx"][slot], p["cy"][slot], height / 2))
         _orientation(base.orientation, (0.0, 0.0, p["yaw"][slot]))
         _vector(base.velocity, (p["vx"][slot], p["vy"][slot], 0.0))
         _vector(base.acceleration, (p["ax"][slot], p["ay"][slot], 0.0))
         _orientation(base.orientation_rate, (0.0, 0.0, p["yaw_rate"][slot]))
-        moving.vehicle_classification.type = MovingObject.VehicleClassification.TYPE_CAR
+        if pedestrian:
+            continue
+        classification = moving.vehicle_classification
+        classification.type = classes.Type.Value(OSI_VEHICLE_TYPES.get(kind, "TYPE_CAR"))
+        if signals is not None:
+            _sumo_lights(classification.light_state, int(signals[slot]))
     traffic_lights(truth, others)
+
+
+def _sumo_lights(state: Any, bits: int) -> None:
+    """OSI's light state of SUMO's signal bits (blinkers, brake, front and high beam, back)."""
+    from osi3.osi_object_pb2 import MovingObject
+
+    states = MovingObject.VehicleClassification.LightState
+    on, off = states.GENERIC_LIGHT_STATE_ON, states.GENERIC_LIGHT_STATE_OFF
+    right, left = bits & SUMO_BLINKER_RIGHT, bits & SUMO_BLINKER_LEFT
+    if bits & SUMO_BLINKER_EMERGENCY or (left and right):
+        state.indicator_state = states.INDICATOR_STATE_WARNING
+    elif left or right:
+        state.indicator_state = (
+            states.INDICATOR_STATE_LEFT if left else states.INDICATOR_STATE_RIGHT
+        )
+    else:
+        state.indicator_state = states.INDICATOR_STATE_OFF
+    braking = bits & SUMO_BRAKE_LIGHT
+    state.brake_light_state = (
+        states.BRAKE_LIGHT_STATE_NORMAL if braking else states.BRAKE_LIGHT_STATE_OFF
+    )
+    state.head_light = on if bits & (SUMO_FRONT_LIGHT | SUMO_HIGH_BEAM) else off
+    state.high_beam = on if bits & SUMO_HIGH_BEAM else off
+    state.reversing_light = on if bits & SUMO_BACKDRIVE else off
 
 
 def traffic_lights(truth: GroundTruth, others: Others) -> None:

@@ -48,10 +48,15 @@ if TYPE_CHECKING:
 # TraCI's variable ids (traci.constants), so that nothing here imports SUMO before it is needed.
 VAR_POSITION, VAR_ANGLE, VAR_SPEED, VAR_ACCELERATION, VAR_SIGNALS = 0x42, 0x43, 0x40, 0x72, 0x5B
 VAR_DEPARTED_VEHICLES_IDS, VAR_ARRIVED_VEHICLES_IDS = 0x74, 0x7A
+VAR_DEPARTED_PERSONS_IDS, VAR_ARRIVED_PERSONS_IDS = 0x25, 0x27
 TL_RED_YELLOW_GREEN_STATE = 0x20
 CMD_GET_VEHICLE_VARIABLE = 0xA4
 SUBSCRIBED = (VAR_POSITION, VAR_ANGLE, VAR_SPEED, VAR_ACCELERATION, VAR_SIGNALS)
 """What SUMO reports of each vehicle every step (its type once, as it enters)."""
+PERSON_SUBSCRIBED = (VAR_POSITION, VAR_ANGLE, VAR_SPEED)
+"""What SUMO reports of each person every step (a person has no acceleration or signals)."""
+PEDESTRIAN = "pedestrian"
+"""The vehicle class of SUMO's persons, as ``kind`` gives it."""
 BRAKE_LIGHT = 8
 """The brake light's bit in SUMO's vehicle signals (``VEH_SIGNAL_BRAKELIGHT``)."""
 PARKED = 1e9
@@ -98,8 +103,9 @@ class SumoTraffic:
     """
 
     ARRAYS = ("_x0", "_y0", "_yaw0", "_x1", "_y1", "_yaw1", "_speed", "_accel",
-              "_half_length", "_half_width", "_signals")  # fmt: skip
-    """By slot: the pose at the start and the end of the interval, and what SUMO said."""
+              "_half_length", "_half_width", "_height", "_signals", "_kind")  # fmt: skip
+    """By slot: the pose at the start and the end of the interval, and what SUMO said; the
+    size and SUMO's vehicle class (``kind``, ``pedestrian`` for a person) of its type."""
     _x0: np.ndarray
     _y0: np.ndarray
     _yaw0: np.ndarray
@@ -110,7 +116,9 @@ class SumoTraffic:
     _accel: np.ndarray
     _half_length: np.ndarray
     _half_width: np.ndarray
+    _height: np.ndarray
     _signals: np.ndarray
+    _kind: np.ndarray
 
     def __init__(
         self, world: World, spec: SumoSpec, base: Path | None = None, record: Path | None = None
@@ -124,8 +132,9 @@ class SumoTraffic:
         self._keep_route = {name: 1 if name in spec.routes else 2 for name in self.coupled}
         self._ids: list[str | None] = []
         self._slots: dict[str, int] = {}
+        self._person_slots: dict[str, int] = {}  # SUMO's persons: ids of their own
         self._free: list[int] = []
-        self._sizes: dict[str, tuple[float, float]] = {}
+        self._sizes: dict[str, tuple[float, float, float, str]] = {}
         self._t0 = self._t1 = world.time
         self._grow(16)
         self.lights: dict[str, str] = {}
@@ -156,6 +165,9 @@ class SumoTraffic:
             lights = self.api.trafficlight  # SUMO's cars come with its first step
             self.lights = {tls: lights.getRedYellowGreenState(tls) for tls in lights.getIDList()}
             self.signals = self._signal_heads()
+            # SUMO's state after a step is the one its outputs (fcd) give the time before: one
+            # step now makes the world's time SUMO's, so the world sees SUMO's cars at their time
+            self._step(world.time - self.step_length)
         except BaseException:
             self.close()
             raise
@@ -242,7 +254,10 @@ class SumoTraffic:
     @staticmethod
     def _subscribe(api: Any) -> None:
         """Who comes and goes every step, and every traffic light's state."""
-        api.simulation.subscribe([VAR_DEPARTED_VEHICLES_IDS, VAR_ARRIVED_VEHICLES_IDS])
+        api.simulation.subscribe(
+            [VAR_DEPARTED_VEHICLES_IDS, VAR_ARRIVED_VEHICLES_IDS, VAR_DEPARTED_PERSONS_IDS,
+             VAR_ARRIVED_PERSONS_IDS]
+        )  # fmt: skip
         for light in api.trafficlight.getIDList():
             api.trafficlight.subscribe(light, [TL_RED_YELLOW_GREEN_STATE])
 
@@ -333,12 +348,16 @@ class SumoTraffic:
         p = world.poses()
         for name in self.coupled:
             self._move(p, world, name)
+        self._step(world.time)
+
+    def _step(self, now: float) -> None:
+        """SUMO one step on, its vehicles read back as the end of the interval from ``now``."""
         start = time.perf_counter()
         self.api.simulationStep()
         stepped = time.perf_counter()
         self.sumo_seconds += stepped - start
         self.steps += 1
-        self._read(world.time)
+        self._read(now)
         self.read_seconds += time.perf_counter() - stepped
 
     def _read(self, now: float) -> None:
@@ -346,13 +365,20 @@ class SumoTraffic:
         api = self.api
         events = api.simulation.getSubscriptionResults()
         for vid in events.get(VAR_ARRIVED_VEHICLES_IDS, ()):
-            self._leave(vid)
+            self._leave(vid, self._slots)
+        for pid in events.get(VAR_ARRIVED_PERSONS_IDS, ()):
+            self._leave(pid, self._person_slots)
         coupled = set(self.coupled)
+        people: dict[str, Any] = {}
         if self.spec.radius is None:
             for vid in events.get(VAR_DEPARTED_VEHICLES_IDS, ()):
                 if vid not in coupled:
                     api.vehicle.subscribe(vid, SUBSCRIBED)
+            for pid in events.get(VAR_DEPARTED_PERSONS_IDS, ()):
+                api.person.subscribe(pid, PERSON_SUBSCRIBED)
             results = api.vehicle.getAllSubscriptionResults()
+            if self._person_slots or events.get(VAR_DEPARTED_PERSONS_IDS):
+                people = api.person.getAllSubscriptionResults()
         else:  # the vehicles around each of ours
             results = {}
             for around in api.vehicle.getAllContextSubscriptionResults().values():
@@ -360,14 +386,20 @@ class SumoTraffic:
             for name in coupled.intersection(results):
                 del results[name]
         for vid in sorted(self._slots.keys() - results.keys()):  # teleported away, or gone
-            self._leave(vid)
+            self._leave(vid, self._slots)
+        for pid in sorted(self._person_slots.keys() - people.keys()):
+            self._leave(pid, self._person_slots)
         self._x0[:], self._y0[:], self._yaw0[:] = self._x1, self._y1, self._yaw1
         new = []  # every vehicle with a slot has a result now: more results, more vehicles
         if len(results) > len(self._slots):
-            new = [self._enter(vid) for vid in results if vid not in self._slots]
+            new = [self._enter(vid, self._slots) for vid in results if vid not in self._slots]
+        if len(people) > len(self._person_slots):
+            new += [
+                self._enter(pid, self._person_slots)
+                for pid in people
+                if pid not in self._person_slots
+            ]
         if results:
-            count = len(results)
-            slots = np.fromiter(map(self._slots.__getitem__, results), np.int64, count)
             table = np.fromiter(
                 chain.from_iterable(
                     (*v[VAR_POSITION], v[VAR_ANGLE], v[VAR_SPEED], v[VAR_ACCELERATION],
@@ -375,15 +407,19 @@ class SumoTraffic:
                     for v in results.values()
                 ),
                 float,
-                6 * count,
-            ).reshape(count, 6)  # fmt: skip
-            yaw = np.radians(90.0 - table[:, 2])
-            back = self._half_length[slots]
-            self._x1[slots] = table[:, 0] - back * np.cos(yaw)
-            self._y1[slots] = table[:, 1] - back * np.sin(yaw)
-            self._yaw1[slots] = yaw
-            self._speed[slots], self._accel[slots] = table[:, 3], table[:, 4]
-            self._signals[slots] = table[:, 5].astype(np.int64)
+                6 * len(results),
+            ).reshape(len(results), 6)  # fmt: skip
+            self._fill(self._slots, results, table)
+        if people:
+            table = np.fromiter(
+                chain.from_iterable(
+                    (*v[VAR_POSITION], v[VAR_ANGLE], v[VAR_SPEED], 0.0, 0.0)
+                    for v in people.values()
+                ),
+                float,
+                6 * len(people),
+            ).reshape(len(people), 6)
+            self._fill(self._person_slots, people, table)
         if new:  # a vehicle that just came stands at its first pose for the interval
             self._x0[new], self._y0[new], self._yaw0[new] = (
                 self._x1[new], self._y1[new], self._yaw1[new],
@@ -394,22 +430,41 @@ class SumoTraffic:
         if self._trace is not None:
             self._write(self._t1)
 
-    def _enter(self, vid: str) -> int:
-        kind = self.api.vehicle.getTypeID(vid)
+    def _fill(self, slots_of: dict[str, int], results: dict[str, Any], table: np.ndarray) -> None:
+        """The end of the interval from SUMO's ``table`` (x, y, angle, speed, accel, signals).
+
+        SUMO places a vehicle (and a person) by its front and its angle in degrees clockwise
+        from north: the box's centre is half its length back, its yaw wrapped to (-pi, pi].
+        """
+        slots = np.fromiter(map(slots_of.__getitem__, results), np.int64, len(results))
+        yaw = wrap(np.radians(90.0 - table[:, 2]))
+        back = self._half_length[slots]
+        self._x1[slots] = table[:, 0] - back * np.cos(yaw)
+        self._y1[slots] = table[:, 1] - back * np.sin(yaw)
+        self._yaw1[slots] = yaw
+        self._speed[slots], self._accel[slots] = table[:, 3], table[:, 4]
+        self._signals[slots] = table[:, 5].astype(np.int64)
+
+    def _enter(self, vid: str, slots_of: dict[str, int]) -> int:
+        person = slots_of is self._person_slots
+        kind = (self.api.person if person else self.api.vehicle).getTypeID(vid)
         if not self._free:
             self._grow(2 * len(self._ids))
         slot = heapq.heappop(self._free)
-        self._ids[slot], self._slots[vid] = vid, slot
+        self._ids[slot], slots_of[vid] = vid, slot
         if kind not in self._sizes:
+            types = self.api.vehicletype
             self._sizes[kind] = (
-                self.api.vehicletype.getLength(kind), self.api.vehicletype.getWidth(kind),
+                types.getLength(kind), types.getWidth(kind), types.getHeight(kind),
+                PEDESTRIAN if person else types.getVehicleClass(kind),
             )  # fmt: skip
-        length, width = self._sizes[kind]
+        length, width, height, vclass = self._sizes[kind]
         self._half_length[slot], self._half_width[slot] = length / 2.0, width / 2.0
+        self._height[slot], self._kind[slot] = height, vclass
         return slot
 
-    def _leave(self, vid: str) -> None:
-        slot = self._slots.pop(vid, None)
+    def _leave(self, vid: str, slots_of: dict[str, int]) -> None:
+        slot = slots_of.pop(vid, None)
         if slot is None:
             return
         self._ids[slot] = None
@@ -420,7 +475,8 @@ class SumoTraffic:
         """Room for ``capacity`` vehicles (a world keeps the slots it had)."""
         old = len(self._ids)
         for name in self.ARRAYS:
-            grown = np.zeros(capacity, dtype=np.int64 if name == "_signals" else float)
+            kind = {"_signals": np.int64, "_kind": object}.get(name, float)
+            grown = np.zeros(capacity, dtype=kind)
             if old:
                 grown[:old] = getattr(self, name)
             setattr(self, name, grown)
@@ -434,11 +490,15 @@ class SumoTraffic:
         for x in (self._x0, self._x1):
             x[slots] = PARKED + 1000.0 * slots
         for column in (self._y0, self._y1, self._yaw0, self._yaw1, self._speed, self._accel,
-                       self._half_length, self._half_width, self._signals):  # fmt: skip
+                       self._half_length, self._half_width, self._height,
+                       self._signals):  # fmt: skip
             column[slots] = 0
+        self._kind[slots] = ""
 
     def trace(self, path: Path | str) -> None:
         """From now on write every SUMO vehicle's pose at every SUMO step to CSV ``path``.
+
+        The first rows are the vehicles as they are now (SUMO's last step).
 
         A row per vehicle and step, by id: the time of the pose, id, box centre (m), yaw
         (rad), speed (m/s), acceleration (m/s2) and SUMO's signal bits (8: brake light).
@@ -447,6 +507,8 @@ class SumoTraffic:
             self._trace.close()
         self._trace = open(path, "w", encoding="utf-8")  # noqa: SIM115 (closed by close())
         self._trace.write("time,id,x,y,yaw,speed,acceleration,signals\n")
+        if self._slots:  # the vehicles as the world sees them now, at SUMO's last step
+            self._write(self._t1)
 
     def _write(self, now: float) -> None:
         assert self._trace is not None
@@ -459,17 +521,25 @@ class SumoTraffic:
 
     # -- what the world asks --------------------------------------------------------------------
     def poses(self, now: float) -> dict[str, np.ndarray]:
-        """Every slot at ``now``: on the straight line from the last SUMO pose to the next."""
+        """Every slot at ``now``: on the straight line from the last SUMO pose to the next.
+
+        Velocity and acceleration are SUMO's speed and acceleration along the heading (not
+        the line's, which jumps sideways at a lane change and is 0 in a car's first
+        interval). Beyond the world's pose columns: each box's ``height``, SUMO's ``signals``
+        bits and ``kind`` (SUMO's vehicle class; ``pedestrian`` for a person).
+        """
         f = min(max((now - self._t0) / self.step_length, 0.0), 1.0)
-        dx, dy = self._x1 - self._x0, self._y1 - self._y0
-        turn = (self._yaw1 - self._yaw0 + math.pi) % (2.0 * math.pi) - math.pi
-        x, y, yaw = self._x0 + f * dx, self._y0 + f * dy, self._yaw0 + f * turn
+        turn = wrap(self._yaw1 - self._yaw0)
+        x = self._x0 + f * (self._x1 - self._x0)
+        y = self._y0 + f * (self._y1 - self._y0)
+        yaw = wrap(self._yaw0 + f * turn)
         c, s = np.cos(yaw), np.sin(yaw)
         return {
             "x": x, "y": y, "yaw": yaw,
-            "vx": dx / self.step_length, "vy": dy / self.step_length, "speed": self._speed,
+            "vx": self._speed * c, "vy": self._speed * s, "speed": self._speed,
             "ax": self._accel * c, "ay": self._accel * s, "yaw_rate": turn / self.step_length,
             "cx": x, "cy": y, "half_length": self._half_length, "half_width": self._half_width,
+            "height": self._height, "signals": self._signals, "kind": self._kind,
         }  # fmt: skip
 
     def position(self, slot: int, now: float) -> tuple[float, float]:
@@ -483,13 +553,21 @@ class SumoTraffic:
         return self._ids[slot] or ""
 
     def slot(self, name: str) -> int | None:
-        """The slot of SUMO vehicle ``name``, None when it is not in the network."""
-        return self._slots.get(name)
+        """The slot of SUMO vehicle (else person) ``name``, None when it is not in the network."""
+        slot = self._slots.get(name)
+        return self._person_slots.get(name) if slot is None else slot
 
     @property
     def ids(self) -> list[str]:
-        """SUMO's vehicles in the world now, by slot."""
-        return [vid for vid in self._ids if vid is not None]
+        """SUMO's vehicles in the world now, by slot (persons apart: ``persons``)."""
+        slots = self._slots
+        return [vid for slot, vid in enumerate(self._ids) if vid and slots.get(vid) == slot]
+
+    @property
+    def persons(self) -> list[str]:
+        """SUMO's persons in the world now, by slot."""
+        slots = self._person_slots
+        return [pid for slot, pid in enumerate(self._ids) if pid and slots.get(pid) == slot]
 
     def state(self, vid: str) -> dict[str, float]:
         """What SUMO said of vehicle ``vid`` at its last step: speed, acceleration, brake light."""
@@ -536,6 +614,11 @@ class SumoTraffic:
 
     def __exit__(self, *_: object) -> None:
         self.close()
+
+
+def wrap(angle: np.ndarray) -> np.ndarray:
+    """Angles (rad) wrapped to (-pi, pi], as OSI and the world give a yaw."""
+    return math.pi - np.mod(math.pi - angle, 2.0 * math.pi)
 
 
 def _draws_nothing(api: Any, kind: str) -> None:
