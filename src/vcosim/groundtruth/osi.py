@@ -378,6 +378,8 @@ class OsiOutput(Sampler):
         udp: ``(host, port)`` of a receiver, or None.
         trace: A ``.osi`` or ``.mcap`` file, or None.
         parts: What else each ``GroundTruth`` carries (see the module docstring).
+        udp_framing: ``datagram`` (a ``SensorView`` per datagram, at most 64 kB) or
+            ``esmini`` (the ``GroundTruth`` in esmini's numbered fragments, any size).
     """
 
     def __init__(
@@ -387,6 +389,7 @@ class OsiOutput(Sampler):
         udp: tuple[str, int] | None = None,
         trace: str | Path | None = None,
         parts: Sequence[GroundTruthPart] = (),
+        udp_framing: str = "datagram",
     ) -> None:
         super().__init__(every)
         if trace is not None and Path(trace).suffix.lower() not in (".osi", ".mcap"):
@@ -394,6 +397,7 @@ class OsiOutput(Sampler):
                 [f"--osi-trace: a .osi or .mcap file, not {Path(trace).name!r}"], "osi"
             )
         self.udp_address = udp
+        self.udp_framing = udp_framing
         self.trace_path = None if trace is None else Path(trace)
         self.parts = parts
         self._sinks: list[OsiSink] = []
@@ -404,7 +408,7 @@ class OsiOutput(Sampler):
         """Read the vehicles' shapes and open the socket and the trace."""
         self._encoder = encoder = GroundTruthEncoder(sim, self.parts)
         if self.udp_address is not None:
-            self._udp = OsiUdp(*self.udp_address)
+            self._udp = OsiUdp(*self.udp_address, framing=self.udp_framing)
             self._sinks.append(self._udp)
         if self.trace_path is not None:
             if self.trace_path.suffix.lower() == ".mcap":
@@ -432,7 +436,8 @@ class OsiOutput(Sampler):
         """Frames, the UDP counts and the trace file."""
         destinations = []
         if self.udp_address is not None:
-            destinations.append(f"udp://{self.udp_address[0]}:{self.udp_address[1]}")
+            scheme = "esmini" if self.udp_framing == "esmini" else "udp"
+            destinations.append(f"{scheme}://{self.udp_address[0]}:{self.udp_address[1]}")
         if self.trace_path is not None:
             destinations.append(str(self.trace_path))
         return OsiReport(
@@ -444,8 +449,20 @@ class OsiOutput(Sampler):
         )
 
 
+UDP_SCHEMES = {"udp": "datagram", "esmini": "esmini"}
+"""``--osi``'s schemes and their framing (``osi_io.OsiUdp``)."""
+
+
+def udp_framing(text: str) -> str:
+    """The framing ``--osi``'s address asks for: ``esmini://`` esmini's, else ``datagram``."""
+    scheme, sep, _ = text.strip().partition("://")
+    return UDP_SCHEMES.get(scheme.lower(), "datagram") if sep else "datagram"
+
+
 def parse_udp_url(text: str) -> tuple[str, int]:
-    """``udp://HOST:PORT`` (also ``HOST:PORT``, ``:PORT``): host defaults to loopback.
+    """``udp://HOST:PORT`` or ``esmini://HOST:PORT`` (also ``HOST:PORT``, ``:PORT``).
+
+    The host defaults to loopback, the port to OSI's 48198.
 
     Raises:
         ConfigError: not such an address.
@@ -453,8 +470,10 @@ def parse_udp_url(text: str) -> tuple[str, int]:
     rest = text.strip()
     scheme, sep, tail = rest.partition("://")
     if sep:
-        if scheme.lower() != "udp":
-            raise ConfigError([f"--osi {text!r}: OSI goes over udp://HOST:PORT"], "osi")
+        if scheme.lower() not in UDP_SCHEMES:
+            raise ConfigError(
+                [f"--osi {text!r}: OSI goes over udp://HOST:PORT or esmini://HOST:PORT"], "osi"
+            )
         rest = tail
     host, colon, port_text = rest.rpartition(":")
     if not colon:
