@@ -564,6 +564,11 @@ class SumoTraffic:
         return [vid for slot, vid in enumerate(self._ids) if vid and slots.get(vid) == slot]
 
     @property
+    def vehicle_count(self) -> int:
+        """How many SUMO vehicles are in the world now (``len(ids)`` without the list)."""
+        return len(self._slots)
+
+    @property
     def persons(self) -> list[str]:
         """SUMO's persons in the world now, by slot."""
         slots = self._person_slots
