@@ -23,8 +23,8 @@ The settings: a 10 ms step with SUMO's drivers deciding every step (SUMO's defau
 step with them deciding every 100 ms (``--default.action-step-length 0.1``: cars still move
 every 10 ms, and the world sees them at every physics step), and a 100 ms step.
 
-Reported, not guarded: there is no baseline in the same run to take a ratio against (SUMO
-alone is most of the cost), so ``vcosim bench all`` does not run it.
+Reported, not guarded: ``cpu_ratio`` is the same-run ratio a guard would hold, but a run
+takes minutes, so ``vcosim bench all`` does not run it.
 """
 
 from __future__ import annotations
