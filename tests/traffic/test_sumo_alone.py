@@ -130,3 +130,15 @@ def test_the_configs_and_sections_additional_files_and_ours_all_reach_sumo(
         assert traffic.api.vehicletype.getSpeedDeviation("vcosim.ego") == 0.0
     finally:
         traffic.close()
+
+
+def test_whether_lanes_share_sumos_random_streams_is_known(city: Path) -> None:
+    start = {"x": FAR[0], "y": FAR[1]}
+    for options, shared in (([], True), (["--thread-rngs", "5000"], False)):
+        world = World(WorldFile.from_dict({"vehicles": [{"name": "ego", "start": start}]}))
+        traffic = attach_sumo(world, SumoSpec(config=str(city), options=options))
+        try:
+            assert traffic.api.lane.getIDCount() > 64  # SUMO's default --thread-rngs
+            assert traffic.shared_streams is shared
+        finally:
+            traffic.close()

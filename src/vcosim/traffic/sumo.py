@@ -24,6 +24,7 @@ import atexit
 import contextlib
 import heapq
 import io
+import logging
 import math
 import shutil
 import tempfile
@@ -83,6 +84,9 @@ MAX_STRAIGHT_ON = 50
 """Edges at most in the route of a coupled vehicle SUMO is given none for."""
 
 _running: list[SumoTraffic] = []  # the libsumo SUMO of this process, if any
+log = logging.getLogger("vcosim.traffic")
+SUMO_THREAD_RNGS = 64
+"""SUMO's default ``--thread-rngs``: the random streams its lanes share (lane i: stream i mod n)."""
 
 
 def _libsumo() -> ModuleType:
@@ -159,6 +163,8 @@ class SumoTraffic:
                 shutil.rmtree(self._folder, ignore_errors=True)
             raise
         try:
+            self.shared_streams = self._check_streams()
+            """Whether SUMO's lanes share random streams (more lanes than ``--thread-rngs``)."""
             self._add_ours(world)
             if record is not None:
                 self.trace(record)
@@ -260,6 +266,32 @@ class SumoTraffic:
         )  # fmt: skip
         for light in api.trafficlight.getIDList():
             api.trafficlight.subscribe(light, [TL_RED_YELLOW_GREEN_STATE])
+
+    def _check_streams(self) -> bool:
+        """Whether lanes share SUMO's random streams; say so once (docs/traffic.md).
+
+        A SUMO car that reacts to one of ours (brakes, changes lanes) draws differently from
+        its lane's stream; a lane that shares it, anywhere in the network, then dawdles
+        differently from SUMO alone. ``--thread-rngs`` of at least the lane count avoids it.
+        """
+        streams, words = SUMO_THREAD_RNGS, iter(self.spec.options)
+        for word in words:
+            name, equals, value = word.partition("=")
+            if name == "--thread-rngs":
+                value = value if equals else next(words, "")
+                streams = int(value) if value.isdigit() else streams
+        lanes = int(self.api.lane.getIDCount())
+        if lanes <= streams:
+            return False
+        log.info(
+            "SUMO: %d lanes share %d random streams: a SUMO car reacting to a vcosim car can "
+            "change the dawdling of cars on far lanes; for a stream per lane give SUMO "
+            "--thread-rngs %d (and the same to a baseline run)",
+            lanes,
+            streams,
+            lanes,
+        )
+        return True
 
     def _add_ours(self, world: World) -> None:
         """Put the world's vehicles into SUMO: a type of their box's size, on their route."""
