@@ -135,3 +135,29 @@ def test_a_run_sends_every_frame_to_an_esmini_receiver() -> None:
     assert report.destinations == [f"esmini://{receiver.address[0]}:{receiver.address[1]}"]
     assert [len(t.moving_object) for t in truths] == [3] * 26
     assert truths[-1].timestamp.nanos == 500_000_000
+
+
+def test_vcosim_sim_sends_esmini_fragments_when_asked_by_the_address() -> None:
+    from typer.testing import CliRunner
+
+    from vcosim.app import app
+
+    received: list[GroundTruth] = []
+    with EsminiReceiver(0) as receiver:
+
+        def receive() -> None:
+            for _ in range(11):  # 0.1 s at 100 Hz, and the first frame
+                received.append(GroundTruth.FromString(receiver.receive(timeout=30.0)))
+
+        reading = threading.Thread(target=receive)
+        reading.start()
+        host, port = receiver.address
+        result = CliRunner().invoke(
+            app,
+            ["sim", "--world", str(PLATOON), "--no-coupling", "--pacing", "fast",
+             "--duration", "0.1", "--osi", f"esmini://{host}:{port}"],
+        )  # fmt: skip
+        reading.join(timeout=60.0)
+    assert result.exit_code == 0, result.output
+    assert "in esmini's fragments" in result.output
+    assert len(received) == 11 and len(received[-1].moving_object) == 3

@@ -91,7 +91,10 @@ class GroundTruthOutputs:
             where = ", ".join(face.report().destinations)
             n = 0 if road is None else len(road.roads)
             lanes = f", with the lanes of {n} road{'s' * (n != 1)}" if n else ""
-            lines.append(f"osi: the ego's SensorView at {self.osi_rate:g} Hz to {where}{lanes}")
+            what = "the ego's SensorView"
+            if self.osi is not None and self.osi_framing == "esmini":
+                what += " (over UDP its GroundTruth, in esmini's fragments)"
+            lines.append(f"osi: {what} at {self.osi_rate:g} Hz to {where}{lanes}")
         if self.foxglove is not None:
             from vcosim.groundtruth.foxglove import FoxgloveLive
 
