@@ -13,7 +13,7 @@ from vcosim.bench.sumo import measure_sumo_bench  # noqa: E402
 
 def test_a_run_gives_the_cpu_time_of_sumo_alone_and_coupled_and_their_ratio() -> None:
     bench = measure_sumo_bench(
-        sizes=(60,), seconds=0.3, warmup=0.2, radii=(None,), settings=((0.01, None),)
+        sizes=(60,), seconds=0.3, warmup=0.2, radii=(None,), settings=((0.01, None),), repeats=2
     )
     (row,) = bench.sizes
     assert row.in_sumo > 10 and row.present == pytest.approx(row.in_sumo, abs=1.0)  # all in it

@@ -134,6 +134,7 @@ class SumoTraffic:
         self.coupled = list(spec.vehicles if spec.vehicles is not None else world.names)
         """The world's vehicles that SUMO sees, under their own names."""
         self._keep_route = {name: 1 if name in spec.routes else 2 for name in self.coupled}
+        self._coupled = set(self.coupled)
         self._ids: list[str | None] = []
         self._slots: dict[str, int] = {}
         self._person_slots: dict[str, int] = {}  # SUMO's persons: ids of their own
@@ -400,58 +401,23 @@ class SumoTraffic:
             self._leave(vid, self._slots)
         for pid in events.get(VAR_ARRIVED_PERSONS_IDS, ()):
             self._leave(pid, self._person_slots)
-        coupled = set(self.coupled)
-        people: dict[str, Any] = {}
-        if self.spec.radius is None:
-            for vid in events.get(VAR_DEPARTED_VEHICLES_IDS, ()):
-                if vid not in coupled:
-                    api.vehicle.subscribe(vid, SUBSCRIBED)
-            for pid in events.get(VAR_DEPARTED_PERSONS_IDS, ()):
-                api.person.subscribe(pid, PERSON_SUBSCRIBED)
-            results = api.vehicle.getAllSubscriptionResults()
-            if self._person_slots or events.get(VAR_DEPARTED_PERSONS_IDS):
-                people = api.person.getAllSubscriptionResults()
-        else:  # the vehicles around each of ours
-            results = {}
-            for around in api.vehicle.getAllContextSubscriptionResults().values():
-                results.update(around)
-            for name in coupled.intersection(results):
-                del results[name]
-        for vid in sorted(self._slots.keys() - results.keys()):  # teleported away, or gone
+        vehicles, table = self._vehicles_now(events)
+        persons, person_table = self._persons_now(events)
+        for vid in sorted(self._slots.keys() - set(vehicles)):  # teleported away, or gone
             self._leave(vid, self._slots)
-        for pid in sorted(self._person_slots.keys() - people.keys()):
+        for pid in sorted(self._person_slots.keys() - set(persons)):
             self._leave(pid, self._person_slots)
         self._x0[:], self._y0[:], self._yaw0[:] = self._x1, self._y1, self._yaw1
-        new = []  # every vehicle with a slot has a result now: more results, more vehicles
-        if len(results) > len(self._slots):
-            new = [self._enter(vid, self._slots) for vid in results if vid not in self._slots]
-        if len(people) > len(self._person_slots):
-            new += [
-                self._enter(pid, self._person_slots)
-                for pid in people
-                if pid not in self._person_slots
-            ]
-        if results:
-            table = np.fromiter(
-                chain.from_iterable(
-                    (*v[VAR_POSITION], v[VAR_ANGLE], v[VAR_SPEED], v[VAR_ACCELERATION],
-                     v[VAR_SIGNALS])
-                    for v in results.values()
-                ),
-                float,
-                6 * len(results),
-            ).reshape(len(results), 6)  # fmt: skip
-            self._fill(self._slots, results, table)
-        if people:
-            table = np.fromiter(
-                chain.from_iterable(
-                    (*v[VAR_POSITION], v[VAR_ANGLE], v[VAR_SPEED], 0.0, 0.0)
-                    for v in people.values()
-                ),
-                float,
-                6 * len(people),
-            ).reshape(len(people), 6)
-            self._fill(self._person_slots, people, table)
+        new = []  # every vehicle with a slot is read now: more read, more vehicles
+        if len(vehicles) > len(self._slots):
+            new = [self._enter(vid, self._slots) for vid in vehicles if vid not in self._slots]
+        if len(persons) > len(self._person_slots):
+            slots = self._person_slots
+            new += [self._enter(pid, slots) for pid in persons if pid not in slots]
+        if vehicles:
+            self._fill(self._slots, vehicles, table)
+        if persons:
+            self._fill(self._person_slots, persons, person_table)
         if new:  # a vehicle that just came stands at its first pose for the interval
             self._x0[new], self._y0[new], self._yaw0[new] = (
                 self._x1[new], self._y1[new], self._yaw1[new],
@@ -462,13 +428,79 @@ class SumoTraffic:
         if self._trace is not None:
             self._write(self._t1)
 
-    def _fill(self, slots_of: dict[str, int], results: dict[str, Any], table: np.ndarray) -> None:
-        """The end of the interval from SUMO's ``table`` (x, y, angle, speed, accel, signals).
+    def _vehicles_now(self, events: dict[int, Any]) -> tuple[list[str], np.ndarray]:
+        """SUMO's vehicles in the world, ours apart, and a row of SUMO's values each.
 
-        SUMO places a vehicle (and a person) by its front and its angle in degrees clockwise
-        from north: the box's centre is half its length back, its yaw wrapped to (-pi, pi].
+        A row: x, y (the front), angle, speed, acceleration, signals. In process, car by
+        car: libsumo's getters cost less than its subscriptions, which add 3-4 us per car
+        to SUMO's step and hand back a dict per car (docs/traffic.md, Speed). Over TraCI,
+        where every call is a round trip, by subscription; with a ``radius``, by the
+        context subscriptions around ours.
         """
-        slots = np.fromiter(map(slots_of.__getitem__, results), np.int64, len(results))
+        api, coupled = self.api, self._coupled
+        if self.spec.radius is not None:
+            results: dict[str, Any] = {}
+            for around in api.vehicle.getAllContextSubscriptionResults().values():
+                results.update(around)
+            for name in coupled.intersection(results):
+                del results[name]
+        elif self.spec.host is None:
+            v = api.vehicle
+            ids = [vid for vid in v.getIDList() if vid not in coupled]
+            position, angle, speed = v.getPosition, v.getAngle, v.getSpeed
+            acceleration, signals = v.getAcceleration, v.getSignals
+            rows = chain.from_iterable(
+                (*position(vid), angle(vid), speed(vid), acceleration(vid), signals(vid))
+                for vid in ids
+            )
+            return ids, np.fromiter(rows, float, 6 * len(ids)).reshape(len(ids), 6)
+        else:
+            for vid in events.get(VAR_DEPARTED_VEHICLES_IDS, ()):
+                if vid not in coupled:
+                    api.vehicle.subscribe(vid, SUBSCRIBED)
+            results = api.vehicle.getAllSubscriptionResults()
+        rows = chain.from_iterable(
+            (*v[VAR_POSITION], v[VAR_ANGLE], v[VAR_SPEED], v[VAR_ACCELERATION], v[VAR_SIGNALS])
+            for v in results.values()
+        )
+        count = len(results)
+        return list(results), np.fromiter(rows, float, 6 * count).reshape(count, 6)
+
+    def _persons_now(self, events: dict[int, Any]) -> tuple[list[str], np.ndarray]:
+        """SUMO's persons and a row each as ``_vehicles_now`` (no acceleration or signals).
+
+        None with a ``radius`` (only the vehicles around ours are read then).
+        """
+        api = self.api
+        if self.spec.radius is not None:
+            return [], np.zeros((0, 6))
+        if self.spec.host is None:
+            p = api.person
+            ids = list(p.getIDList())
+            position, angle, speed = p.getPosition, p.getAngle, p.getSpeed
+            rows = chain.from_iterable(
+                (*position(pid), angle(pid), speed(pid), 0.0, 0.0) for pid in ids
+            )
+        else:
+            for pid in events.get(VAR_DEPARTED_PERSONS_IDS, ()):
+                api.person.subscribe(pid, PERSON_SUBSCRIBED)
+            results: dict[str, Any] = {}
+            if self._person_slots or events.get(VAR_DEPARTED_PERSONS_IDS):
+                results = api.person.getAllSubscriptionResults()
+            ids = list(results)
+            rows = chain.from_iterable(
+                (*v[VAR_POSITION], v[VAR_ANGLE], v[VAR_SPEED], 0.0, 0.0) for v in results.values()
+            )
+        return ids, np.fromiter(rows, float, 6 * len(ids)).reshape(len(ids), 6)
+
+    def _fill(self, slots_of: dict[str, int], ids: list[str], table: np.ndarray) -> None:
+        """The end of the interval of ``ids`` from SUMO's ``table`` (a row each).
+
+        A row: x, y, angle, speed, acceleration, signals. SUMO places a vehicle (and a
+        person) by its front and its angle in degrees clockwise from north: the box's
+        centre is half its length back, its yaw wrapped to (-pi, pi].
+        """
+        slots = np.fromiter(map(slots_of.__getitem__, ids), np.int64, len(ids))
         yaw = wrap(np.radians(90.0 - table[:, 2]))
         back = self._half_length[slots]
         self._x1[slots] = table[:, 0] - back * np.cos(yaw)
