@@ -54,17 +54,22 @@ def city_frame(time: float, cars: int = 1000, heads: int = 1300) -> SensorView:
 def test_frames_of_a_city_arrive_whole_in_esminis_fragments() -> None:
     frames = [city_frame(0.05 * k) for k in range(20)]  # a second at 20 Hz
     received: list[GroundTruth] = []
+    # at most two frames on their way, as at 20 Hz: UDP has no flow control of its own, and a
+    # burst of every frame at once could outgrow the receive buffer of a busy machine
+    in_flight = threading.Semaphore(2)
     with EsminiReceiver(0) as receiver:
 
         def receive() -> None:  # as a receiver does: reading while the frames come
             for _ in frames:
                 received.append(GroundTruth.FromString(receiver.receive(timeout=10.0)))
+                in_flight.release()
 
         reading = threading.Thread(target=receive)
         reading.start()
         sender = OsiUdp(*receiver.address, framing="esmini")
         try:
             for view in frames:
+                assert in_flight.acquire(timeout=30.0)
                 sender.put(view, b"")
         finally:
             sender.close()
@@ -160,4 +165,5 @@ def test_vcosim_sim_sends_esmini_fragments_when_asked_by_the_address() -> None:
         reading.join(timeout=60.0)
     assert result.exit_code == 0, result.output
     assert "in esmini's fragments" in result.output
+    assert "osi: udp dropped" in result.output and "osi: udp largest bytes" in result.output
     assert len(received) == 11 and len(received[-1].moving_object) == 3

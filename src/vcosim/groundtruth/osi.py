@@ -368,6 +368,8 @@ class OsiReport(Report):
     udp: UdpCounts | None = None
     trace: str | None = None
     destinations: list[str] = field(default_factory=list)
+    udp_largest_bytes: int | None = None  # the summary's lines of ``udp``: its largest frame,
+    udp_dropped: int | None = None  # frames not sent (too large for a datagram, or failed)
 
 
 class OsiOutput(Sampler):
@@ -440,12 +442,15 @@ class OsiOutput(Sampler):
             destinations.append(f"{scheme}://{self.udp_address[0]}:{self.udp_address[1]}")
         if self.trace_path is not None:
             destinations.append(str(self.trace_path))
+        udp = None if self._udp is None else self._udp.counts
         return OsiReport(
             frames=self.samples,
             every_steps=self.every,
-            udp=None if self._udp is None else self._udp.counts,
+            udp=udp,
             trace=None if self.trace_path is None else str(self.trace_path),
             destinations=destinations,
+            udp_largest_bytes=None if udp is None else udp.largest_bytes,
+            udp_dropped=None if udp is None else udp.too_large + udp.send_errors,
         )
 
 
