@@ -102,6 +102,10 @@ def test_a_far_ego_leaves_sumos_traffic_exactly_as_sumo_alone(city: Path, tmp_pa
     assert far.keys() == alone.keys()  # the same cars at the same steps
     worst, differ = difference(alone, far)
     assert (worst, differ) == (0.0, 0)
+    three = beside_egos(
+        city, tmp_path / "three.xml", FAR, (FAR[0] + 100, FAR[1]), (FAR[0] + 200, FAR[1])
+    )
+    assert three.keys() == alone.keys() and difference(alone, three) == (0.0, 0)
     # the egos reach SUMO: with one among the cars, SUMO's cars react to it
     among = beside_egos(city, tmp_path / "among.xml", AMONG, FAR)
     shared = {key: among[key] for key in alone.keys() & among.keys()}
