@@ -10,6 +10,7 @@ import struct
 import threading
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from typer.testing import CliRunner
@@ -22,6 +23,7 @@ from websockets.sync.client import connect  # noqa: E402
 
 from vcosim.app import app  # noqa: E402
 from vcosim.groundtruth.foxglove import SUBPROTOCOL, FoxgloveLive  # noqa: E402
+from vcosim.groundtruth.gate import CLASSIC_SUBPROTOCOL  # noqa: E402
 from vcosim.groundtruth.layout import layout, layout_topics  # noqa: E402
 from vcosim.groundtruth.objects import Shape  # noqa: E402
 from vcosim.scenarios import build_simulation  # noqa: E402
@@ -100,6 +102,66 @@ def test_a_page_from_a_foreign_origin_is_refused(live) -> None:
             assert json.loads(ws.recv(timeout=30))["op"] == "serverInfo"
 
 
+def subscribe_scene(ws: Any) -> list[str]:
+    """What a naive client does: read text frames up to the advertisement, then subscribe to
+    /scene (id 7); the ops it read. Fails on a binary frame before the channels."""
+    ops: list[str] = []
+    channels: dict[str, dict] = {}
+    while "/scene" not in channels:
+        frame = ws.recv(timeout=30)
+        assert isinstance(frame, str), f"binary data before the channels, after {ops}"
+        message = json.loads(frame)
+        ops.append(message["op"])
+        if message["op"] == "advertise":
+            channels.update({c["topic"]: c for c in message["channels"]})
+    subscription = {"id": 7, "channelId": channels["/scene"]["id"]}
+    ws.send(json.dumps({"op": "subscribe", "subscriptions": [subscription]}))
+    return ops
+
+
+def scenes(ws: Any, wanted: int) -> dict[int, bytes]:
+    """The next ``wanted`` /scene messages, by timestamp."""
+    got: dict[int, bytes] = {}
+    while len(got) < wanted:
+        frame = ws.recv(timeout=30)
+        if isinstance(frame, bytes) and frame[0] == MESSAGE_DATA:
+            subscription, stamp = struct.unpack_from("<IQ", frame, 1)
+            assert subscription == 7
+            got[stamp] = frame[13:]
+    return got
+
+
+def test_a_classic_and_an_sdk_client_get_the_same_scene_channels_first(live) -> None:
+    _, (host, port) = live
+    url = f"ws://{host}:{port}"
+    with (
+        connect(url, subprotocols=[CLASSIC_SUBPROTOCOL], open_timeout=30) as classic,
+        connect(url, subprotocols=[SUBPROTOCOL], open_timeout=30) as sdk,
+    ):
+        assert (classic.subprotocol, sdk.subprotocol) == (CLASSIC_SUBPROTOCOL, SUBPROTOCOL)
+        ops = subscribe_scene(classic), subscribe_scene(sdk)
+        classic_scenes, sdk_scenes = scenes(classic, 2 * WANTED), scenes(sdk, 2 * WANTED)
+    assert ops[0][0] == ops[1][0] == "serverInfo"
+    shared = classic_scenes.keys() & sdk_scenes.keys()
+    assert shared  # the same samples, byte for byte
+    assert all(classic_scenes[stamp] == sdk_scenes[stamp] for stamp in shared)
+    assert b"ego" in classic_scenes[max(shared)]
+
+
+def test_a_classic_client_from_a_foreign_origin_is_refused(live) -> None:
+    face, (host, port) = live
+    before = face.report().refused.get("origin", 0)
+    with pytest.raises(InvalidStatus) as refused:
+        connect(
+            f"ws://{host}:{port}",
+            subprotocols=[CLASSIC_SUBPROTOCOL],
+            origin="http://evil.example",
+            open_timeout=30,
+        )
+    assert refused.value.response.status_code == 403
+    assert face.report().refused["origin"] == before + 1
+
+
 def test_a_port_in_use_is_one_line_exit_2() -> None:
     taken = socket.socket()
     taken.bind(("127.0.0.1", 0))
@@ -155,3 +217,34 @@ def test_the_shipped_layout_is_the_one_vcosim_makes_and_reads_its_topics() -> No
     panels = json.dumps(json.loads(shipped))
     for topic in layout_topics():
         assert f'"{topic}' in panels
+
+
+def test_the_gate_holds_the_servers_clock_back_until_the_channels_are_advertised() -> None:
+    from websockets.sync.server import serve
+
+    from vcosim.groundtruth.gate import OriginGate
+    from vcosim.modules.viewer.gate import Gate
+
+    clock = struct.pack("<BQ", TIME, 123)
+
+    def upstream_server(ws: Any) -> None:  # a server whose clock ticks before it advertises
+        ws.send(json.dumps({"op": "serverInfo", "name": "early", "capabilities": ["time"]}))
+        ws.send(clock)
+        ws.send(json.dumps({"op": "advertise", "channels": []}))
+        ws.send(clock)
+        ws.recv(timeout=30)  # until the client goes
+
+    with serve(upstream_server, "127.0.0.1", 0, subprotocols=[SUBPROTOCOL]) as upstream:
+        serving = threading.Thread(target=upstream.serve_forever, daemon=True)
+        serving.start()
+        gate = OriginGate("127.0.0.1", 0, upstream.socket.getsockname()[1])
+        try:
+            gate.gate = Gate.serving("127.0.0.1", ("127.0.0.1", gate.bind()))
+            url = f"ws://127.0.0.1:{gate.port}"
+            with connect(url, subprotocols=[CLASSIC_SUBPROTOCOL], open_timeout=30) as ws:
+                frames = [ws.recv(timeout=30) for _ in range(4)]
+        finally:
+            gate.close()
+            upstream.shutdown()
+    assert [json.loads(f)["op"] for f in frames[:2]] == ["serverInfo", "advertise"]
+    assert frames[2:] == [clock, clock]  # the held tick right after, then the next

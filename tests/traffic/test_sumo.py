@@ -228,16 +228,18 @@ def test_a_sumo_elsewhere_over_traci_gives_the_same_traffic(runs: tuple) -> None
     import socket
     import subprocess
 
-    from vcosim.traffic.sumo import QUIET, sumo_tool
+    from vcosim.traffic.sumo import OURS_TYPE_XML, QUIET, sumo_tool
 
     _, first, _ = runs
+    ours = first.with_name("vcosim.add.xml")  # the type vcosim's cars are copies of
+    ours.write_text(OURS_TYPE_XML, encoding="utf-8")
     with socket.socket() as probe:  # a free port for SUMO to listen on
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
     config = WORLD.parents[1] / "sumo" / "junction.sumocfg"
     sumo = subprocess.Popen(
         [sumo_tool("sumo"), "-c", str(config), "--step-length", "0.01", "--seed", "1",
-         "--remote-port", str(port), *QUIET],
+         "--remote-port", str(port), "-a", str(ours), *QUIET],
         stdout=subprocess.DEVNULL,
     )  # fmt: skip
     try:
@@ -257,6 +259,6 @@ def test_a_sumo_elsewhere_over_traci_gives_the_same_traffic(runs: tuple) -> None
         assert sumo.wait(timeout=30) == 0  # closing the connection ends that SUMO
     finally:
         sumo.kill()
-    ours = trace.read_text().splitlines()
-    assert len(ours) > 10
-    assert ours == first.read_text().splitlines()[: len(ours)]  # the same, row by row
+    rows = trace.read_text().splitlines()
+    assert len(rows) > 10
+    assert rows == first.read_text().splitlines()[: len(rows)]  # the same, row by row

@@ -20,9 +20,11 @@ if TYPE_CHECKING:
 Osi = Annotated[
     str | None,
     typer.Option(
-        metavar="udp://HOST:PORT",
-        help="Send ASAM OSI: the ego's SensorView, with every vehicle's GroundTruth, one "
-        f"message per datagram (the `osi` extra; host default {LOOPBACK}, port {OSI_PORT}).",
+        metavar="udp://HOST:PORT|esmini://HOST:PORT",
+        help="Send ASAM OSI: udp:// the ego's SensorView, with every vehicle's GroundTruth, one "
+        "message per datagram (64 kB at most); esmini:// the GroundTruth of any size in "
+        "esmini's numbered fragments (the `osi` extra; host default "
+        f"{LOOPBACK}, port {OSI_PORT}).",
     ),
 ]
 OsiTrace = Annotated[
@@ -75,7 +77,7 @@ def ground_truth_outputs(
     record_every: int = 20,
 ) -> GroundTruthOutputs:
     """The options as ``GroundTruthOutputs``, checked (missing extra, rates) before the run."""
-    from vcosim.groundtruth.osi import parse_udp_url
+    from vcosim.groundtruth.osi import parse_udp_url, udp_framing
     from vcosim.groundtruth.outputs import GroundTruthOutputs
 
     live = None
@@ -88,6 +90,7 @@ def ground_truth_outputs(
         )
     outputs = GroundTruthOutputs(
         osi=None if osi is None else parse_udp_url(osi),
+        osi_framing="datagram" if osi is None else udp_framing(osi),
         osi_trace=osi_trace,
         osi_rate=osi_rate,
         foxglove=live,

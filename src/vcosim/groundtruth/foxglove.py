@@ -59,7 +59,7 @@ SIGNALS_SCHEMA = {
 EGO_COLOUR = (0.95, 0.55, 0.1, 0.9)
 OTHER_COLOUR = (0.3, 0.55, 0.9, 0.8)
 OBJECT_HEIGHT = 1.5
-"""m: a world object's box (a SUMO car), as OSI's (``osi.OBJECT_HEIGHT``)."""
+"""m: a world object's box (a SUMO car) when the world gives no height, as OSI's."""
 SIGNAL_SIZE = 0.5  # m: a traffic light's head, a ball
 SIGNAL_COLOURS = {RED: (0.9, 0.2, 0.2), AMBER: (1.0, 0.7, 0.0), GREEN: (0.25, 0.65, 0.3),
                   OFF: (0.4, 0.4, 0.4)}  # fmt: skip
@@ -142,18 +142,19 @@ class SceneEncoder:
         if not others.names and not others.signals:
             return []
         p = others.poses
+        heights = p.get("height")  # SUMO's types' heights, where the objects give them
+        tall = [
+            float(heights[slot]) if heights is not None and heights[slot] > 0 else OBJECT_HEIGHT
+            for slot, _ in others.cars()
+        ]
         r, g, b, a = OTHER_COLOUR
         cubes = [
             CubePrimitive(
-                pose=_pose(
-                    (p["cx"][slot], p["cy"][slot], OBJECT_HEIGHT / 2), (0.0, 0.0, p["yaw"][slot])
-                ),
-                size=_vector3(
-                    (2 * p["half_length"][slot], 2 * p["half_width"][slot], OBJECT_HEIGHT)
-                ),
+                pose=_pose((p["cx"][slot], p["cy"][slot], h / 2), (0.0, 0.0, p["yaw"][slot])),
+                size=_vector3((2 * p["half_length"][slot], 2 * p["half_width"][slot], h)),
                 color=Color(r=r, g=g, b=b, a=a),
-            )  # fmt: skip
-            for slot, _ in others.cars()
+            )
+            for (slot, _), h in zip(others.cars(), tall, strict=True)
         ]
         balls = []
         for head, state in zip(others.signals, others.states.tolist(), strict=True):

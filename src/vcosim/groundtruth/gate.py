@@ -5,11 +5,18 @@ stream from it. So it binds a private loopback port, and ``OriginGate`` listens 
 asked: it answers a handshake only if the viewer's ``Gate`` (``vcosim.modules.viewer.gate``)
 admits its ``Host`` and ``Origin``, refuses any other with HTTP 400 or 403 before anything is
 forwarded, and passes an admitted connection's frames to and from the private port.
+
+It speaks both of Foxglove's subprotocols: ``foxglove.sdk.v1`` (foxglove-sdk's) and the
+classic ``foxglove.websocket.v1`` (Lichtblick, older Foxglove apps), the same protocol under
+two names (Foxglove's stance since the SDK), so a classic client's frames go to the upstream
+as they are. And it holds the server's binary frames (its clock) back from a client until the
+channels are advertised: a client sees ``serverInfo`` and ``advertise`` before any data.
 """
 
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 import threading
 from http import HTTPStatus
@@ -24,6 +31,10 @@ _QUIET.setLevel(logging.WARNING)  # its opening and closing are not news
 
 SUBPROTOCOL = "foxglove.sdk.v1"
 """The websocket subprotocol ``foxglove-sdk`` 0.30 speaks (it refuses foxglove.websocket.v1)."""
+CLASSIC_SUBPROTOCOL = "foxglove.websocket.v1"
+"""Foxglove's classic name of the same protocol, which Lichtblick and older apps ask for."""
+SUBPROTOCOLS = (SUBPROTOCOL, CLASSIC_SUBPROTOCOL)
+"""What the gate answers, its preference first."""
 
 
 class OriginGate:
@@ -87,7 +98,7 @@ class OriginGate:
             self.host,
             self.port,
             process_request=self._admit,
-            subprotocols=[Subprotocol(SUBPROTOCOL)],
+            subprotocols=[Subprotocol(name) for name in SUBPROTOCOLS],
             compression=None,
             max_size=None,
             logger=_QUIET,
@@ -125,8 +136,8 @@ class OriginGate:
         from websockets.exceptions import ConnectionClosed
         from websockets.typing import Subprotocol
 
-        if client.subprotocol != SUBPROTOCOL:
-            await client.close(1002, f"speak {SUBPROTOCOL}")
+        if client.subprotocol not in SUBPROTOCOLS:
+            await client.close(1002, f"speak {' or '.join(SUBPROTOCOLS)}")
             return
         self.clients += 1
         async with connect(
@@ -143,9 +154,30 @@ class OriginGate:
                 except ConnectionClosed:
                     pass
 
+            async def advertised_first(source: Any, sink: Any) -> None:
+                """The server's frames, its binary ones (the clock) only after an advertise.
+
+                Until then the latest binary frame waits and goes right after it.
+                """
+                held: bytes | None = None
+                try:
+                    async for message in source:
+                        if isinstance(message, bytes):
+                            held = message
+                            continue
+                        await sink.send(message)
+                        if json.loads(message).get("op") == "advertise":
+                            break
+                    if held is not None:
+                        await sink.send(held)
+                    async for message in source:
+                        await sink.send(message)
+                except ConnectionClosed:
+                    pass
+
             tasks = [
                 asyncio.ensure_future(pump(client, upstream)),
-                asyncio.ensure_future(pump(upstream, client)),
+                asyncio.ensure_future(advertised_first(upstream, client)),
             ]
             await asyncio.wait(tasks, return_when=asyncio.FIRST_COMPLETED)
             for task in tasks:

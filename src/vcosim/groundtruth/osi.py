@@ -49,15 +49,61 @@ VEHICLE_REFERENCE = "net.vcosim.vehicle"
 """``ExternalReference.type`` of a moving object's vcosim name."""
 OBJECT_REFERENCE = "net.vcosim.object"
 """``ExternalReference.type`` of a world object's name (a SUMO car's id, docs/traffic.md)."""
+SUMO_VEHICLE_IDS = 1 << 24
+"""The OSI ids of a world's objects (SUMO's vehicles) count from here, in the order they first
+come; the world's own vehicles are their row + 1, below it."""
+PEDESTRIAN_IDS = 1 << 30
+"""The OSI ids of a world's pedestrians (SUMO's persons) count from here."""
 TRAFFIC_LIGHT_IDS = 1 << 31
-"""The OSI id of a world's traffic-light head ``i`` is this + ``i`` (apart from every other id)."""
+"""The OSI id of a world's traffic-light head ``i`` is this + ``i``; lanes and lane boundaries
+count from 2^32 (``osi_road.FIRST_ID``): the kinds' ranges are disjoint."""
 OSI_COLOURS = {RED: "COLOR_RED", AMBER: "COLOR_YELLOW", GREEN: "COLOR_GREEN"}
 """OSI's colour of a head's state (bank H's codes); an unlit head is ``MODE_OFF``."""
 OBJECT_HEIGHT = 1.5
-"""m: the height of a world object's box (the world knows only its footprint)."""
+"""m: the height of a world object's box when the world gives none."""
+PEDESTRIAN_CLASS = "pedestrian"
+"""The ``kind`` (SUMO's vehicle class) of a SUMO person."""
+OSI_VEHICLE_TYPES = {
+    "bus": "TYPE_BUS", "coach": "TYPE_BUS", "truck": "TYPE_HEAVY_TRUCK",
+    "trailer": "TYPE_SEMITRACTOR", "delivery": "TYPE_DELIVERY_VAN",
+    "motorcycle": "TYPE_MOTORBIKE", "moped": "TYPE_MOTORBIKE", "bicycle": "TYPE_BICYCLE",
+    "scooter": "TYPE_STANDUP_SCOOTER", "wheelchair": "TYPE_WHEELCHAIR", "tram": "TYPE_TRAM",
+    "rail_urban": "TYPE_TRAIN", "rail": "TYPE_TRAIN", "rail_electric": "TYPE_TRAIN",
+    "rail_fast": "TYPE_TRAIN", "subway": "TYPE_TRAIN",
+}  # fmt: skip
+"""OSI's vehicle type of SUMO's vehicle classes; every other class (passenger, taxi, ...) is
+``TYPE_CAR``, as vcosim's own cars."""
+SUMO_BLINKER_RIGHT, SUMO_BLINKER_LEFT, SUMO_BLINKER_EMERGENCY = 1, 2, 4
+SUMO_BRAKE_LIGHT, SUMO_FRONT_LIGHT, SUMO_HIGH_BEAM, SUMO_BACKDRIVE = 8, 16, 64, 128
+"""The bits of SUMO's vehicle signals (``VEH_SIGNAL_*``) that OSI's light state has."""
 
 GroundTruthPart = Callable[["GroundTruth", "Simulation | Any"], None]
 """Adds what the vehicles are not (lanes, traffic lights) to a frame's ground truth."""
+
+
+class ObjectIds:
+    """OSI ids that name one object for a whole trace: the next free one of its kind's range.
+
+    OSI asks that an identifier name one object for the whole trace, so a SUMO car that
+    leaves keeps its id (a slot of the world, which the next car takes, would lend it on).
+    """
+
+    def __init__(self) -> None:
+        self._ids: dict[tuple[int, str], int] = {}
+        self._taken: dict[int, int] = {}
+
+    def __call__(self, first: int, name: str) -> int:
+        """The id of object ``name`` in the range that starts at ``first``."""
+        key = (first, name)
+        found = self._ids.get(key)
+        if found is None:
+            taken = self._taken.get(first, 0)
+            found = self._ids[key] = first + taken
+            self._taken[first] = taken + 1
+        return found
+
+    def __len__(self) -> int:
+        return len(self._ids)
 
 
 class GroundTruthEncoder:
@@ -71,6 +117,8 @@ class GroundTruthEncoder:
         self.ids = {name: row + 1 for row, name in enumerate(self.names)}
         self.ego = getattr(sim, "vehicle_name", None) or _ego_name(sim)
         self.parts = tuple(parts)
+        self.object_ids = ObjectIds()
+        """The ids of the world's objects, kept for the whole trace."""
         self._version = interface_version()
         self._template = GroundTruth()  # what does not change: ids, sizes, attributes
         self._fill_static(self._template)
@@ -121,7 +169,7 @@ class GroundTruthEncoder:
             state = moving.vehicle_classification.light_state
             state.indicator_state, state.head_light, state.high_beam = lights[row][:3]
             state.brake_light_state, state.reversing_light = lights[row][3:]
-        world_objects(truth, sim)
+        world_objects(truth, sim, self.object_ids)
         for part in self.parts:
             part(truth, sim)
         return truth
@@ -149,38 +197,80 @@ class GroundTruthEncoder:
         return (front - shape.rear_axle[0], 0.0, shape.centre_offset[2] - shape.rear_axle[2])
 
 
-def world_objects(truth: GroundTruth, sim: Simulation | Any) -> None:
-    """The world's objects (SUMO's cars) after its vehicles, as the world sees them now.
+def world_objects(truth: GroundTruth, sim: Simulation | Any, ids: ObjectIds | None = None) -> None:
+    """The world's objects (SUMO's vehicles and persons) after its vehicles, as it sees them.
 
-    Each is a car's box on flat ground, ``OBJECT_HEIGHT`` tall: id = its row in the world
-    + 1, its name in ``source_reference`` (type ``net.vcosim.object``), centre, yaw, velocity,
-    acceleration and yaw rate (the world's interpolation between SUMO's steps).
+    Each is a box on flat ground of its SUMO type's size (``OBJECT_HEIGHT`` tall when the
+    world gives no height): its id from ``ids`` (vehicles from ``SUMO_VEHICLE_IDS``, persons
+    from ``PEDESTRIAN_IDS``, each its own for the whole trace: pass the same ``ids`` every
+    frame), its name in ``source_reference`` (type ``net.vcosim.object``), centre, yaw,
+    velocity, acceleration and yaw rate (the world's interpolation between SUMO's steps). A
+    vehicle has SUMO's vehicle class as OSI's (``OSI_VEHICLE_TYPES``) and its lights from
+    SUMO's signal bits; a person is a ``TYPE_PEDESTRIAN``.
     """
     world = getattr(sim, "world", None)
     if world is None or world.objects is None:
         return
     from osi3.osi_object_pb2 import MovingObject
 
+    ids = ObjectIds() if ids is None else ids
     others = world.others()
-    p, first = others.poses, others.first_row
+    p = others.poses
+    heights = p.get("height")
+    kinds = p.get("kind")
+    signals = p.get("signals")
+    classes = MovingObject.VehicleClassification
     for slot, name in others.cars():
+        kind = "passenger" if kinds is None else str(kinds[slot])
+        height = float(heights[slot]) if heights is not None else 0.0
+        height = height if height > 0.0 else OBJECT_HEIGHT
         moving = truth.moving_object.add()
-        moving.id.value = first + slot + 1
-        moving.type = MovingObject.TYPE_VEHICLE
+        pedestrian = kind == PEDESTRIAN_CLASS
+        moving.id.value = ids(PEDESTRIAN_IDS if pedestrian else SUMO_VEHICLE_IDS, name)
+        moving.type = MovingObject.TYPE_PEDESTRIAN if pedestrian else MovingObject.TYPE_VEHICLE
         reference = moving.source_reference.add()
         reference.type = OBJECT_REFERENCE
         reference.identifier.append(name)
         base = moving.base
         base.dimension.length = 2.0 * float(p["half_length"][slot])
         base.dimension.width = 2.0 * float(p["half_width"][slot])
-        base.dimension.height = OBJECT_HEIGHT
-        _vector(base.position, (p["cx"][slot], p["cy"][slot], OBJECT_HEIGHT / 2))
+        base.dimension.height = height
+        _vector(base.position, (p["cx"][slot], p["cy"][slot], height / 2))
         _orientation(base.orientation, (0.0, 0.0, p["yaw"][slot]))
         _vector(base.velocity, (p["vx"][slot], p["vy"][slot], 0.0))
         _vector(base.acceleration, (p["ax"][slot], p["ay"][slot], 0.0))
         _orientation(base.orientation_rate, (0.0, 0.0, p["yaw_rate"][slot]))
-        moving.vehicle_classification.type = MovingObject.VehicleClassification.TYPE_CAR
+        if pedestrian:
+            continue
+        classification = moving.vehicle_classification
+        classification.type = classes.Type.Value(OSI_VEHICLE_TYPES.get(kind, "TYPE_CAR"))
+        if signals is not None:
+            _sumo_lights(classification.light_state, int(signals[slot]))
     traffic_lights(truth, others)
+
+
+def _sumo_lights(state: Any, bits: int) -> None:
+    """OSI's light state of SUMO's signal bits (blinkers, brake, front and high beam, back)."""
+    from osi3.osi_object_pb2 import MovingObject
+
+    states = MovingObject.VehicleClassification.LightState
+    on, off = states.GENERIC_LIGHT_STATE_ON, states.GENERIC_LIGHT_STATE_OFF
+    right, left = bits & SUMO_BLINKER_RIGHT, bits & SUMO_BLINKER_LEFT
+    if bits & SUMO_BLINKER_EMERGENCY or (left and right):
+        state.indicator_state = states.INDICATOR_STATE_WARNING
+    elif left or right:
+        state.indicator_state = (
+            states.INDICATOR_STATE_LEFT if left else states.INDICATOR_STATE_RIGHT
+        )
+    else:
+        state.indicator_state = states.INDICATOR_STATE_OFF
+    braking = bits & SUMO_BRAKE_LIGHT
+    state.brake_light_state = (
+        states.BRAKE_LIGHT_STATE_NORMAL if braking else states.BRAKE_LIGHT_STATE_OFF
+    )
+    state.head_light = on if bits & (SUMO_FRONT_LIGHT | SUMO_HIGH_BEAM) else off
+    state.high_beam = on if bits & SUMO_HIGH_BEAM else off
+    state.reversing_light = on if bits & SUMO_BACKDRIVE else off
 
 
 def traffic_lights(truth: GroundTruth, others: Others) -> None:
@@ -278,6 +368,8 @@ class OsiReport(Report):
     udp: UdpCounts | None = None
     trace: str | None = None
     destinations: list[str] = field(default_factory=list)
+    udp_largest_bytes: int | None = None  # the summary's lines of ``udp``: its largest frame,
+    udp_dropped: int | None = None  # frames not sent (too large for a datagram, or failed)
 
 
 class OsiOutput(Sampler):
@@ -288,6 +380,8 @@ class OsiOutput(Sampler):
         udp: ``(host, port)`` of a receiver, or None.
         trace: A ``.osi`` or ``.mcap`` file, or None.
         parts: What else each ``GroundTruth`` carries (see the module docstring).
+        udp_framing: ``datagram`` (a ``SensorView`` per datagram, at most 64 kB) or
+            ``esmini`` (the ``GroundTruth`` in esmini's numbered fragments, any size).
     """
 
     def __init__(
@@ -297,6 +391,7 @@ class OsiOutput(Sampler):
         udp: tuple[str, int] | None = None,
         trace: str | Path | None = None,
         parts: Sequence[GroundTruthPart] = (),
+        udp_framing: str = "datagram",
     ) -> None:
         super().__init__(every)
         if trace is not None and Path(trace).suffix.lower() not in (".osi", ".mcap"):
@@ -304,6 +399,7 @@ class OsiOutput(Sampler):
                 [f"--osi-trace: a .osi or .mcap file, not {Path(trace).name!r}"], "osi"
             )
         self.udp_address = udp
+        self.udp_framing = udp_framing
         self.trace_path = None if trace is None else Path(trace)
         self.parts = parts
         self._sinks: list[OsiSink] = []
@@ -314,7 +410,7 @@ class OsiOutput(Sampler):
         """Read the vehicles' shapes and open the socket and the trace."""
         self._encoder = encoder = GroundTruthEncoder(sim, self.parts)
         if self.udp_address is not None:
-            self._udp = OsiUdp(*self.udp_address)
+            self._udp = OsiUdp(*self.udp_address, framing=self.udp_framing)
             self._sinks.append(self._udp)
         if self.trace_path is not None:
             if self.trace_path.suffix.lower() == ".mcap":
@@ -342,20 +438,36 @@ class OsiOutput(Sampler):
         """Frames, the UDP counts and the trace file."""
         destinations = []
         if self.udp_address is not None:
-            destinations.append(f"udp://{self.udp_address[0]}:{self.udp_address[1]}")
+            scheme = "esmini" if self.udp_framing == "esmini" else "udp"
+            destinations.append(f"{scheme}://{self.udp_address[0]}:{self.udp_address[1]}")
         if self.trace_path is not None:
             destinations.append(str(self.trace_path))
+        udp = None if self._udp is None else self._udp.counts
         return OsiReport(
             frames=self.samples,
             every_steps=self.every,
-            udp=None if self._udp is None else self._udp.counts,
+            udp=udp,
             trace=None if self.trace_path is None else str(self.trace_path),
             destinations=destinations,
+            udp_largest_bytes=None if udp is None else udp.largest_bytes,
+            udp_dropped=None if udp is None else udp.too_large + udp.send_errors,
         )
 
 
+UDP_SCHEMES = {"udp": "datagram", "esmini": "esmini"}
+"""``--osi``'s schemes and their framing (``osi_io.OsiUdp``)."""
+
+
+def udp_framing(text: str) -> str:
+    """The framing ``--osi``'s address asks for: ``esmini://`` esmini's, else ``datagram``."""
+    scheme, sep, _ = text.strip().partition("://")
+    return UDP_SCHEMES.get(scheme.lower(), "datagram") if sep else "datagram"
+
+
 def parse_udp_url(text: str) -> tuple[str, int]:
-    """``udp://HOST:PORT`` (also ``HOST:PORT``, ``:PORT``): host defaults to loopback.
+    """``udp://HOST:PORT`` or ``esmini://HOST:PORT`` (also ``HOST:PORT``, ``:PORT``).
+
+    The host defaults to loopback, the port to OSI's 48198.
 
     Raises:
         ConfigError: not such an address.
@@ -363,8 +475,10 @@ def parse_udp_url(text: str) -> tuple[str, int]:
     rest = text.strip()
     scheme, sep, tail = rest.partition("://")
     if sep:
-        if scheme.lower() != "udp":
-            raise ConfigError([f"--osi {text!r}: OSI goes over udp://HOST:PORT"], "osi")
+        if scheme.lower() not in UDP_SCHEMES:
+            raise ConfigError(
+                [f"--osi {text!r}: OSI goes over udp://HOST:PORT or esmini://HOST:PORT"], "osi"
+            )
         rest = tail
     host, colon, port_text = rest.rpartition(":")
     if not colon:

@@ -1,7 +1,9 @@
 """OSI's transports: UDP datagrams and trace files, written and read back.
 
-- ``OsiUdp``: one serialized ``SensorView`` per datagram to a receiver; a message too large
-  for one datagram (65,507 bytes) is counted and not sent.
+- ``OsiUdp``: one serialized ``SensorView`` per datagram to a receiver (a message too large
+  for one datagram, 65,507 bytes, is counted and not sent), or, framed as esmini's OSI UDP
+  output, each frame's ``GroundTruth`` of any size in numbered fragments (``EsminiReceiver``
+  reads them back).
 - ``OsiBinaryTrace`` (``FILE.osi``): the single-channel trace of the OSI specification, each
   serialized ``SensorView`` after its length as a 4-byte little-endian unsigned integer.
 - ``OsiMcapTrace`` (``FILE.mcap``): the multi-channel trace, an indexed MCAP file with the
@@ -32,6 +34,13 @@ log = logging.getLogger("vcosim.osi")
 
 MAX_DATAGRAM = 65507
 """The largest UDP payload over IPv4: a larger message cannot go in one datagram."""
+FRAGMENT_HEADER = struct.Struct("<iI")
+"""esmini's OSI UDP fragment header: a counter (int32: 1, 2, ...; the last one negated) and the
+size of the data after it (uint32), little-endian as esmini writes them on x86 and ARM."""
+FRAGMENT_DATA = 8192
+"""Bytes of a message at most in one of esmini's fragments."""
+FRAMINGS = ("datagram", "esmini")
+"""``datagram``: a SensorView per datagram; ``esmini``: a GroundTruth in esmini's fragments."""
 
 
 class OsiSink(Protocol):
@@ -61,30 +70,46 @@ class UdpCounts(Report):
     too_large: int = 0
     send_errors: int = 0
     largest_bytes: int = 0
+    fragments: int = 0
+    framing: str = "datagram"
 
 
 class OsiUdp:
-    """One serialized ``SensorView`` per datagram to ``(host, port)``.
+    """Each frame to ``(host, port)``: a ``SensorView`` per datagram, or esmini's fragments.
+
+    With ``framing = "esmini"`` each frame's ``GroundTruth`` (what esmini sends) goes in
+    fragments of at most ``FRAGMENT_DATA`` bytes, each after ``FRAGMENT_HEADER``: its counter
+    (1, 2, ...; the last negated, so a one-fragment frame is -1) and its data's size. esmini's
+    receivers (``osi_receiver``, ``OSIReceiver`` of its scripts) put them together again, as
+    ``EsminiReceiver`` does: frames of any size.
 
     The socket is not connected: a receiver that is not (yet) listening costs nothing but the
-    datagram, and one that starts later gets the frames from then on.
+    datagrams, and one that starts later gets the frames from then on.
     """
 
-    def __init__(self, host: str, port: int) -> None:
+    def __init__(self, host: str, port: int, framing: str = "datagram") -> None:
+        if framing not in FRAMINGS:
+            raise ConfigError([f"OSI over UDP: framing {framing!r} is none of {FRAMINGS}"], "osi")
         self.address = (host, port)
         family = socket.AF_INET6 if ":" in host else socket.AF_INET
         self._socket: socket.socket | None = socket.socket(family, socket.SOCK_DGRAM)
-        self.counts = UdpCounts()
+        self.counts = UdpCounts(framing=framing)
 
     def put(self, sensor_view: SensorView, data: bytes) -> None:
-        """Send ``data``; a message over ``MAX_DATAGRAM`` bytes is counted, not sent."""
+        """Send the frame: ``data`` in a datagram, or its ground truth in esmini's fragments.
+
+        In a datagram, a message over ``MAX_DATAGRAM`` bytes is counted, not sent.
+        """
+        if self.counts.framing == "esmini":
+            self._fragments(sensor_view.global_ground_truth.SerializeToString())
+            return
         counts = self.counts
         counts.largest_bytes = max(counts.largest_bytes, len(data))
         if len(data) > MAX_DATAGRAM:
             if not counts.too_large:
                 log.warning(
                     "OSI: a SensorView of %d bytes does not fit in a datagram (%d at most): "
-                    "not sent; fewer vehicles, or a trace (--osi-trace), carry it",
+                    "not sent; esmini://HOST:PORT (fragments) or a trace (--osi-trace) carry it",
                     len(data),
                     MAX_DATAGRAM,
                 )
@@ -98,11 +123,94 @@ class OsiUdp:
         except OSError:
             counts.send_errors += 1
 
+    def _fragments(self, message: bytes) -> None:
+        """Send ``message`` in esmini's numbered fragments (a frame is sent whole or counted)."""
+        counts = self.counts
+        counts.largest_bytes = max(counts.largest_bytes, len(message))
+        if self._socket is None:
+            return
+        starts = range(0, max(len(message), 1), FRAGMENT_DATA)
+        last = len(starts)
+        try:
+            for number, start in enumerate(starts, 1):
+                part = message[start : start + FRAGMENT_DATA]
+                counter = -number if number == last else number
+                self._socket.sendto(FRAGMENT_HEADER.pack(counter, len(part)) + part, self.address)
+                counts.fragments += 1
+            counts.sent += 1
+        except OSError:
+            counts.send_errors += 1
+
     def close(self) -> None:
         """Close the socket (safe twice)."""
         if self._socket is not None:
             self._socket.close()
             self._socket = None
+
+
+class EsminiReceiver:
+    """Receives OSI frames sent in esmini's numbered fragments (``OsiUdp`` ``esmini``, esmini).
+
+    A frame is whole when its negated counter comes after each number before it; a fragment
+    out of turn drops the frame it belonged to (counted in ``broken``), and the next counter 1
+    starts the next. The socket asks for a large receive buffer (``buffer`` bytes, as far as
+    the system allows: ``net.core.rmem_max``), since a frame arrives as a burst of fragments.
+
+    Args:
+        port: The UDP port to listen on (0: any free one, ``address`` says which).
+        host: The address to bind (loopback unless told otherwise).
+        buffer: Bytes of receive buffer to ask for.
+    """
+
+    def __init__(self, port: int, host: str = "127.0.0.1", buffer: int = 1 << 23) -> None:
+        self._socket = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        self._socket.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, buffer)
+        self._socket.bind((host, port))
+        self.address: tuple[str, int] = self._socket.getsockname()[:2]
+        self.broken = 0
+        """Frames dropped because a fragment of theirs was missing or out of turn."""
+        self._parts: list[bytes] = []
+
+    def receive(self, timeout: float | None = None) -> bytes:
+        """The next whole frame's message (serialized ``GroundTruth``).
+
+        Raises:
+            TimeoutError: no fragment came for ``timeout`` seconds.
+        """
+        self._socket.settimeout(timeout)
+        header = FRAGMENT_HEADER.size
+        while True:
+            try:
+                datagram = self._socket.recv(header + FRAGMENT_DATA)
+            except TimeoutError as error:
+                raise TimeoutError(f"no OSI fragment for {timeout} s") from error
+            if len(datagram) < header:
+                continue
+            counter, size = FRAGMENT_HEADER.unpack_from(datagram)
+            part = datagram[header : header + size]
+            number = abs(counter)
+            if number == 1:
+                if self._parts:
+                    self.broken += 1
+                self._parts = []
+            elif number != len(self._parts) + 1 or not self._parts:
+                self.broken += bool(self._parts)
+                self._parts = []
+                continue
+            self._parts.append(part)
+            if counter < 0:
+                message, self._parts = b"".join(self._parts), []
+                return message
+
+    def close(self) -> None:
+        """Close the socket (safe twice)."""
+        self._socket.close()
+
+    def __enter__(self) -> EsminiReceiver:
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self.close()
 
 
 class OsiBinaryTrace:

@@ -26,6 +26,7 @@ class GroundTruthOutputs:
     """Where a run's ground truth goes (None: not there)."""
 
     osi: tuple[str, int] | None = None
+    osi_framing: str = "datagram"  # over UDP: a SensorView per datagram, or "esmini"'s fragments
     osi_trace: Path | None = None
     osi_rate: float = 100.0
     foxglove: tuple[str, int] | None = None
@@ -78,12 +79,22 @@ class GroundTruthOutputs:
             every = steps_per_sample(self.osi_rate, "--osi-rate", sim.dt)
             parts = [] if road is None else [road_part(road)]
             face = sim.attach(
-                "osi", OsiOutput(every, udp=self.osi, trace=self.osi_trace, parts=parts)
+                "osi",
+                OsiOutput(
+                    every,
+                    udp=self.osi,
+                    trace=self.osi_trace,
+                    parts=parts,
+                    udp_framing=self.osi_framing,
+                ),
             )
             where = ", ".join(face.report().destinations)
             n = 0 if road is None else len(road.roads)
             lanes = f", with the lanes of {n} road{'s' * (n != 1)}" if n else ""
-            lines.append(f"osi: the ego's SensorView at {self.osi_rate:g} Hz to {where}{lanes}")
+            what = "the ego's SensorView"
+            if self.osi is not None and self.osi_framing == "esmini":
+                what += " (over UDP its GroundTruth, in esmini's fragments)"
+            lines.append(f"osi: {what} at {self.osi_rate:g} Hz to {where}{lanes}")
         if self.foxglove is not None:
             from vcosim.groundtruth.foxglove import FoxgloveLive
 

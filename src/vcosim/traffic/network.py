@@ -43,6 +43,7 @@ def grid_scenario(
     """
     from vcosim.traffic.sumo import sumo_tool
 
+    folder = Path(folder).resolve()  # the tools run in it: a relative name would be twice
     folder.mkdir(parents=True, exist_ok=True)
     net, trips = folder / "grid.net.xml", folder / "grid.trips.xml"
     _run(

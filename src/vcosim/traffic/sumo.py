@@ -24,6 +24,7 @@ import atexit
 import contextlib
 import heapq
 import io
+import logging
 import math
 import shutil
 import tempfile
@@ -48,10 +49,15 @@ if TYPE_CHECKING:
 # TraCI's variable ids (traci.constants), so that nothing here imports SUMO before it is needed.
 VAR_POSITION, VAR_ANGLE, VAR_SPEED, VAR_ACCELERATION, VAR_SIGNALS = 0x42, 0x43, 0x40, 0x72, 0x5B
 VAR_DEPARTED_VEHICLES_IDS, VAR_ARRIVED_VEHICLES_IDS = 0x74, 0x7A
+VAR_DEPARTED_PERSONS_IDS, VAR_ARRIVED_PERSONS_IDS = 0x25, 0x27
 TL_RED_YELLOW_GREEN_STATE = 0x20
 CMD_GET_VEHICLE_VARIABLE = 0xA4
 SUBSCRIBED = (VAR_POSITION, VAR_ANGLE, VAR_SPEED, VAR_ACCELERATION, VAR_SIGNALS)
 """What SUMO reports of each vehicle every step (its type once, as it enters)."""
+PERSON_SUBSCRIBED = (VAR_POSITION, VAR_ANGLE, VAR_SPEED)
+"""What SUMO reports of each person every step (a person has no acceleration or signals)."""
+PEDESTRIAN = "pedestrian"
+"""The vehicle class of SUMO's persons, as ``kind`` gives it."""
 BRAKE_LIGHT = 8
 """The brake light's bit in SUMO's vehicle signals (``VEH_SIGNAL_BRAKELIGHT``)."""
 PARKED = 1e9
@@ -64,10 +70,23 @@ others (off, blinking) -1."""
 SIGNAL_HEIGHT, SIGNAL_STACK = 3.0, 0.5
 """m: a lane's first signal head above the ground, and each next one above that."""
 
+OURS_TYPE = "vcosim"
+"""The SUMO vehicle type ours are copies of: one whose driver draws no random number."""
+OURS_TYPE_XML = (
+    "<additional>\n"
+    f'    <vType id="{OURS_TYPE}" carFollowModel="IDM" sigma="0" speedDev="0" speedFactor="1"/>\n'
+    "</additional>\n"
+)
+"""SUMO's file of ``OURS_TYPE``: IDM, because Krauss (SUMO's default) draws its dawdling from
+the lane's random stream every step, even with sigma 0, and other lanes share that stream."""
+
 MAX_STRAIGHT_ON = 50
 """Edges at most in the route of a coupled vehicle SUMO is given none for."""
 
 _running: list[SumoTraffic] = []  # the libsumo SUMO of this process, if any
+log = logging.getLogger("vcosim.traffic")
+SUMO_THREAD_RNGS = 64
+"""SUMO's default ``--thread-rngs``: the random streams its lanes share (lane i: stream i mod n)."""
 
 
 def _libsumo() -> ModuleType:
@@ -88,8 +107,9 @@ class SumoTraffic:
     """
 
     ARRAYS = ("_x0", "_y0", "_yaw0", "_x1", "_y1", "_yaw1", "_speed", "_accel",
-              "_half_length", "_half_width", "_signals")  # fmt: skip
-    """By slot: the pose at the start and the end of the interval, and what SUMO said."""
+              "_half_length", "_half_width", "_height", "_signals", "_kind")  # fmt: skip
+    """By slot: the pose at the start and the end of the interval, and what SUMO said; the
+    size and SUMO's vehicle class (``kind``, ``pedestrian`` for a person) of its type."""
     _x0: np.ndarray
     _y0: np.ndarray
     _yaw0: np.ndarray
@@ -100,7 +120,9 @@ class SumoTraffic:
     _accel: np.ndarray
     _half_length: np.ndarray
     _half_width: np.ndarray
+    _height: np.ndarray
     _signals: np.ndarray
+    _kind: np.ndarray
 
     def __init__(
         self, world: World, spec: SumoSpec, base: Path | None = None, record: Path | None = None
@@ -112,10 +134,12 @@ class SumoTraffic:
         self.coupled = list(spec.vehicles if spec.vehicles is not None else world.names)
         """The world's vehicles that SUMO sees, under their own names."""
         self._keep_route = {name: 1 if name in spec.routes else 2 for name in self.coupled}
+        self._coupled = set(self.coupled)
         self._ids: list[str | None] = []
         self._slots: dict[str, int] = {}
+        self._person_slots: dict[str, int] = {}  # SUMO's persons: ids of their own
         self._free: list[int] = []
-        self._sizes: dict[str, tuple[float, float]] = {}
+        self._sizes: dict[str, tuple[float, float, float, str]] = {}
         self._t0 = self._t1 = world.time
         self._grow(16)
         self.lights: dict[str, str] = {}
@@ -132,7 +156,7 @@ class SumoTraffic:
         self._trace: TextIO | None = None
         self.lanes: LaneMap | None = None
         """With ``road``: the map between SUMO's lanes and the OpenDRIVE road's."""
-        self._folder: Path | None = None  # where SUMO's network of the road is written
+        self._folder: Path | None = None  # our vehicle type's file, the road's network
         try:
             self.api = self._connect(spec, base, world)
         except BaseException:
@@ -140,12 +164,17 @@ class SumoTraffic:
                 shutil.rmtree(self._folder, ignore_errors=True)
             raise
         try:
+            self.shared_streams = self._check_streams()
+            """Whether SUMO's lanes share random streams (more lanes than ``--thread-rngs``)."""
             self._add_ours(world)
             if record is not None:
                 self.trace(record)
             lights = self.api.trafficlight  # SUMO's cars come with its first step
             self.lights = {tls: lights.getRedYellowGreenState(tls) for tls in lights.getIDList()}
             self.signals = self._signal_heads()
+            # SUMO's state after a step is the one its outputs (fcd) give the time before: one
+            # step now makes the world's time SUMO's, so the world sees SUMO's cars at their time
+            self._step(world.time - self.step_length)
         except BaseException:
             self.close()
             raise
@@ -173,11 +202,16 @@ class SumoTraffic:
             self._subscribe(traci)
             return traci
         source = self._road_network(world, base) if spec.road else self._config(base)
+        options, additional = _split_additional(spec.options)
+        if not spec.road:
+            additional = _config_additional(Path(source[1])) + additional
+        additional.append(str(self._ours_type()))
         for earlier in list(_running):
             earlier.close()
         api = _libsumo()
-        command = [sumo_tool("sumo"), *source, "--step-length", f"{spec.step_length}",
-                   "--seed", str(spec.seed), *QUIET, *spec.options]  # fmt: skip
+        command = [sumo_tool("sumo"), *source, "--additional-files", ",".join(additional),
+                   "--step-length", f"{spec.step_length}", "--seed", str(spec.seed), *QUIET,
+                   *options]  # fmt: skip
         config = source[1]
         try:
             api.start(command)
@@ -188,6 +222,14 @@ class SumoTraffic:
         _running.append(self)
         self._subscribe(api)
         return api
+
+    def _ours_type(self) -> Path:
+        """Write ``OURS_TYPE_XML`` into this run's temporary folder (removed at the end)."""
+        if self._folder is None:
+            self._folder = Path(tempfile.mkdtemp(prefix="vcosim-sumo-"))
+        path = self._folder / "vcosim.add.xml"
+        path.write_text(OURS_TYPE_XML, encoding="utf-8")
+        return path
 
     def _config(self, base: Path | None) -> list[str]:
         """SUMO's options for the section's ``.sumocfg``."""
@@ -207,7 +249,8 @@ class SumoTraffic:
         missing = [str(path) for path in routes if not path.is_file()]
         if missing:
             raise ConfigError([f"sumo.route_files: no file {', '.join(missing)}"], "sumo")
-        self._folder = Path(tempfile.mkdtemp(prefix="vcosim-sumo-"))
+        if self._folder is None:
+            self._folder = Path(tempfile.mkdtemp(prefix="vcosim-sumo-"))
         net = self._folder / "road.net.xml"
         try:
             self.lanes = sumo_network(_relative(road, base), net)
@@ -218,25 +261,59 @@ class SumoTraffic:
     @staticmethod
     def _subscribe(api: Any) -> None:
         """Who comes and goes every step, and every traffic light's state."""
-        api.simulation.subscribe([VAR_DEPARTED_VEHICLES_IDS, VAR_ARRIVED_VEHICLES_IDS])
+        api.simulation.subscribe(
+            [VAR_DEPARTED_VEHICLES_IDS, VAR_ARRIVED_VEHICLES_IDS, VAR_DEPARTED_PERSONS_IDS,
+             VAR_ARRIVED_PERSONS_IDS]
+        )  # fmt: skip
         for light in api.trafficlight.getIDList():
             api.trafficlight.subscribe(light, [TL_RED_YELLOW_GREEN_STATE])
+
+    def _check_streams(self) -> bool:
+        """Whether lanes share SUMO's random streams; say so once (docs/traffic.md).
+
+        A SUMO car that reacts to one of ours (brakes, changes lanes) draws differently from
+        its lane's stream; a lane that shares it, anywhere in the network, then dawdles
+        differently from SUMO alone. ``--thread-rngs`` of at least the lane count avoids it.
+        """
+        streams, words = SUMO_THREAD_RNGS, iter(self.spec.options)
+        for word in words:
+            name, equals, value = word.partition("=")
+            if name == "--thread-rngs":
+                value = value if equals else next(words, "")
+                streams = int(value) if value.isdigit() else streams
+        lanes = int(self.api.lane.getIDCount())
+        if lanes <= streams:
+            return False
+        log.info(
+            "SUMO: %d lanes share %d random streams: a SUMO car reacting to a vcosim car can "
+            "change the dawdling of cars on far lanes; for a stream per lane give SUMO "
+            "--thread-rngs %d (and the same to a baseline run)",
+            lanes,
+            streams,
+            lanes,
+        )
+        return True
 
     def _add_ours(self, world: World) -> None:
         """Put the world's vehicles into SUMO: a type of their box's size, on their route."""
         api, p = self.api, world.poses()
+        # a SUMO elsewhere has OURS_TYPE only if it was started with its file
+        ours = OURS_TYPE if OURS_TYPE in api.vehicletype.getIDList() else "DEFAULT_VEHTYPE"
         for name in self.coupled:
             row = world.row(name)
             kind = f"vcosim.{name}"
-            api.vehicletype.copy("DEFAULT_VEHTYPE", kind)
+            api.vehicletype.copy(ours, kind)
             api.vehicletype.setLength(kind, 2.0 * float(p["half_length"][row]))
             api.vehicletype.setWidth(kind, 2.0 * float(p["half_width"][row]))
+            _draws_nothing(api, kind)
             edges = self.spec.routes.get(name)
             if edges is None:
                 edges = self._straight_on(*self._front(p, row)[:2])
             try:
                 api.route.add(kind, edges)
-                api.vehicle.add(name, kind, typeID=kind)
+                # a fixed departure: nothing drawn for it
+                fixed = {"depart": "now", "departLane": "first", "departPos": "base"}
+                api.vehicle.add(name, kind, typeID=kind, departSpeed="0", **fixed)
             except Exception as error:  # a route SUMO's network does not have
                 raise ConfigError(
                     [f"sumo.routes.{name}: SUMO refused {edges}: {error}"], "sumo"
@@ -304,12 +381,16 @@ class SumoTraffic:
         p = world.poses()
         for name in self.coupled:
             self._move(p, world, name)
+        self._step(world.time)
+
+    def _step(self, now: float) -> None:
+        """SUMO one step on, its vehicles read back as the end of the interval from ``now``."""
         start = time.perf_counter()
         self.api.simulationStep()
         stepped = time.perf_counter()
         self.sumo_seconds += stepped - start
         self.steps += 1
-        self._read(world.time)
+        self._read(now)
         self.read_seconds += time.perf_counter() - stepped
 
     def _read(self, now: float) -> None:
@@ -317,44 +398,26 @@ class SumoTraffic:
         api = self.api
         events = api.simulation.getSubscriptionResults()
         for vid in events.get(VAR_ARRIVED_VEHICLES_IDS, ()):
-            self._leave(vid)
-        coupled = set(self.coupled)
-        if self.spec.radius is None:
-            for vid in events.get(VAR_DEPARTED_VEHICLES_IDS, ()):
-                if vid not in coupled:
-                    api.vehicle.subscribe(vid, SUBSCRIBED)
-            results = api.vehicle.getAllSubscriptionResults()
-        else:  # the vehicles around each of ours
-            results = {}
-            for around in api.vehicle.getAllContextSubscriptionResults().values():
-                results.update(around)
-            for name in coupled.intersection(results):
-                del results[name]
-        for vid in sorted(self._slots.keys() - results.keys()):  # teleported away, or gone
-            self._leave(vid)
+            self._leave(vid, self._slots)
+        for pid in events.get(VAR_ARRIVED_PERSONS_IDS, ()):
+            self._leave(pid, self._person_slots)
+        vehicles, table = self._vehicles_now(events)
+        persons, person_table = self._persons_now(events)
+        for vid in sorted(self._slots.keys() - set(vehicles)):  # teleported away, or gone
+            self._leave(vid, self._slots)
+        for pid in sorted(self._person_slots.keys() - set(persons)):
+            self._leave(pid, self._person_slots)
         self._x0[:], self._y0[:], self._yaw0[:] = self._x1, self._y1, self._yaw1
-        new = []  # every vehicle with a slot has a result now: more results, more vehicles
-        if len(results) > len(self._slots):
-            new = [self._enter(vid) for vid in results if vid not in self._slots]
-        if results:
-            count = len(results)
-            slots = np.fromiter(map(self._slots.__getitem__, results), np.int64, count)
-            table = np.fromiter(
-                chain.from_iterable(
-                    (*v[VAR_POSITION], v[VAR_ANGLE], v[VAR_SPEED], v[VAR_ACCELERATION],
-                     v[VAR_SIGNALS])
-                    for v in results.values()
-                ),
-                float,
-                6 * count,
-            ).reshape(count, 6)  # fmt: skip
-            yaw = np.radians(90.0 - table[:, 2])
-            back = self._half_length[slots]
-            self._x1[slots] = table[:, 0] - back * np.cos(yaw)
-            self._y1[slots] = table[:, 1] - back * np.sin(yaw)
-            self._yaw1[slots] = yaw
-            self._speed[slots], self._accel[slots] = table[:, 3], table[:, 4]
-            self._signals[slots] = table[:, 5].astype(np.int64)
+        new = []  # every vehicle with a slot is read now: more read, more vehicles
+        if len(vehicles) > len(self._slots):
+            new = [self._enter(vid, self._slots) for vid in vehicles if vid not in self._slots]
+        if len(persons) > len(self._person_slots):
+            slots = self._person_slots
+            new += [self._enter(pid, slots) for pid in persons if pid not in slots]
+        if vehicles:
+            self._fill(self._slots, vehicles, table)
+        if persons:
+            self._fill(self._person_slots, persons, person_table)
         if new:  # a vehicle that just came stands at its first pose for the interval
             self._x0[new], self._y0[new], self._yaw0[new] = (
                 self._x1[new], self._y1[new], self._yaw1[new],
@@ -365,22 +428,107 @@ class SumoTraffic:
         if self._trace is not None:
             self._write(self._t1)
 
-    def _enter(self, vid: str) -> int:
-        kind = self.api.vehicle.getTypeID(vid)
+    def _vehicles_now(self, events: dict[int, Any]) -> tuple[list[str], np.ndarray]:
+        """SUMO's vehicles in the world, ours apart, and a row of SUMO's values each.
+
+        A row: x, y (the front), angle, speed, acceleration, signals. In process, car by
+        car: libsumo's getters cost less than its subscriptions, which add 3-4 us per car
+        to SUMO's step and hand back a dict per car (docs/traffic.md, Speed). Over TraCI,
+        where every call is a round trip, by subscription; with a ``radius``, by the
+        context subscriptions around ours.
+        """
+        api, coupled = self.api, self._coupled
+        if self.spec.radius is not None:
+            results: dict[str, Any] = {}
+            for around in api.vehicle.getAllContextSubscriptionResults().values():
+                results.update(around)
+            for name in coupled.intersection(results):
+                del results[name]
+        elif self.spec.host is None:
+            v = api.vehicle
+            ids = [vid for vid in v.getIDList() if vid not in coupled]
+            position, angle, speed = v.getPosition, v.getAngle, v.getSpeed
+            acceleration, signals = v.getAcceleration, v.getSignals
+            rows = chain.from_iterable(
+                (*position(vid), angle(vid), speed(vid), acceleration(vid), signals(vid))
+                for vid in ids
+            )
+            return ids, np.fromiter(rows, float, 6 * len(ids)).reshape(len(ids), 6)
+        else:
+            for vid in events.get(VAR_DEPARTED_VEHICLES_IDS, ()):
+                if vid not in coupled:
+                    api.vehicle.subscribe(vid, SUBSCRIBED)
+            results = api.vehicle.getAllSubscriptionResults()
+        rows = chain.from_iterable(
+            (*v[VAR_POSITION], v[VAR_ANGLE], v[VAR_SPEED], v[VAR_ACCELERATION], v[VAR_SIGNALS])
+            for v in results.values()
+        )
+        count = len(results)
+        return list(results), np.fromiter(rows, float, 6 * count).reshape(count, 6)
+
+    def _persons_now(self, events: dict[int, Any]) -> tuple[list[str], np.ndarray]:
+        """SUMO's persons and a row each as ``_vehicles_now`` (no acceleration or signals).
+
+        None with a ``radius`` (only the vehicles around ours are read then).
+        """
+        api = self.api
+        if self.spec.radius is not None:
+            return [], np.zeros((0, 6))
+        if self.spec.host is None:
+            p = api.person
+            ids = list(p.getIDList())
+            position, angle, speed = p.getPosition, p.getAngle, p.getSpeed
+            rows = chain.from_iterable(
+                (*position(pid), angle(pid), speed(pid), 0.0, 0.0) for pid in ids
+            )
+        else:
+            for pid in events.get(VAR_DEPARTED_PERSONS_IDS, ()):
+                api.person.subscribe(pid, PERSON_SUBSCRIBED)
+            results: dict[str, Any] = {}
+            if self._person_slots or events.get(VAR_DEPARTED_PERSONS_IDS):
+                results = api.person.getAllSubscriptionResults()
+            ids = list(results)
+            rows = chain.from_iterable(
+                (*v[VAR_POSITION], v[VAR_ANGLE], v[VAR_SPEED], 0.0, 0.0) for v in results.values()
+            )
+        return ids, np.fromiter(rows, float, 6 * len(ids)).reshape(len(ids), 6)
+
+    def _fill(self, slots_of: dict[str, int], ids: list[str], table: np.ndarray) -> None:
+        """The end of the interval of ``ids`` from SUMO's ``table`` (a row each).
+
+        A row: x, y, angle, speed, acceleration, signals. SUMO places a vehicle (and a
+        person) by its front and its angle in degrees clockwise from north: the box's
+        centre is half its length back, its yaw wrapped to (-pi, pi].
+        """
+        slots = np.fromiter(map(slots_of.__getitem__, ids), np.int64, len(ids))
+        yaw = wrap(np.radians(90.0 - table[:, 2]))
+        back = self._half_length[slots]
+        self._x1[slots] = table[:, 0] - back * np.cos(yaw)
+        self._y1[slots] = table[:, 1] - back * np.sin(yaw)
+        self._yaw1[slots] = yaw
+        self._speed[slots], self._accel[slots] = table[:, 3], table[:, 4]
+        self._signals[slots] = table[:, 5].astype(np.int64)
+
+    def _enter(self, vid: str, slots_of: dict[str, int]) -> int:
+        person = slots_of is self._person_slots
+        kind = (self.api.person if person else self.api.vehicle).getTypeID(vid)
         if not self._free:
             self._grow(2 * len(self._ids))
         slot = heapq.heappop(self._free)
-        self._ids[slot], self._slots[vid] = vid, slot
+        self._ids[slot], slots_of[vid] = vid, slot
         if kind not in self._sizes:
+            types = self.api.vehicletype
             self._sizes[kind] = (
-                self.api.vehicletype.getLength(kind), self.api.vehicletype.getWidth(kind),
+                types.getLength(kind), types.getWidth(kind), types.getHeight(kind),
+                PEDESTRIAN if person else types.getVehicleClass(kind),
             )  # fmt: skip
-        length, width = self._sizes[kind]
+        length, width, height, vclass = self._sizes[kind]
         self._half_length[slot], self._half_width[slot] = length / 2.0, width / 2.0
+        self._height[slot], self._kind[slot] = height, vclass
         return slot
 
-    def _leave(self, vid: str) -> None:
-        slot = self._slots.pop(vid, None)
+    def _leave(self, vid: str, slots_of: dict[str, int]) -> None:
+        slot = slots_of.pop(vid, None)
         if slot is None:
             return
         self._ids[slot] = None
@@ -391,7 +539,8 @@ class SumoTraffic:
         """Room for ``capacity`` vehicles (a world keeps the slots it had)."""
         old = len(self._ids)
         for name in self.ARRAYS:
-            grown = np.zeros(capacity, dtype=np.int64 if name == "_signals" else float)
+            kind = {"_signals": np.int64, "_kind": object}.get(name, float)
+            grown = np.zeros(capacity, dtype=kind)
             if old:
                 grown[:old] = getattr(self, name)
             setattr(self, name, grown)
@@ -405,11 +554,15 @@ class SumoTraffic:
         for x in (self._x0, self._x1):
             x[slots] = PARKED + 1000.0 * slots
         for column in (self._y0, self._y1, self._yaw0, self._yaw1, self._speed, self._accel,
-                       self._half_length, self._half_width, self._signals):  # fmt: skip
+                       self._half_length, self._half_width, self._height,
+                       self._signals):  # fmt: skip
             column[slots] = 0
+        self._kind[slots] = ""
 
     def trace(self, path: Path | str) -> None:
         """From now on write every SUMO vehicle's pose at every SUMO step to CSV ``path``.
+
+        The first rows are the vehicles as they are now (SUMO's last step).
 
         A row per vehicle and step, by id: the time of the pose, id, box centre (m), yaw
         (rad), speed (m/s), acceleration (m/s2) and SUMO's signal bits (8: brake light).
@@ -418,6 +571,8 @@ class SumoTraffic:
             self._trace.close()
         self._trace = open(path, "w", encoding="utf-8")  # noqa: SIM115 (closed by close())
         self._trace.write("time,id,x,y,yaw,speed,acceleration,signals\n")
+        if self._slots:  # the vehicles as the world sees them now, at SUMO's last step
+            self._write(self._t1)
 
     def _write(self, now: float) -> None:
         assert self._trace is not None
@@ -430,17 +585,25 @@ class SumoTraffic:
 
     # -- what the world asks --------------------------------------------------------------------
     def poses(self, now: float) -> dict[str, np.ndarray]:
-        """Every slot at ``now``: on the straight line from the last SUMO pose to the next."""
+        """Every slot at ``now``: on the straight line from the last SUMO pose to the next.
+
+        Velocity and acceleration are SUMO's speed and acceleration along the heading (not
+        the line's, which jumps sideways at a lane change and is 0 in a car's first
+        interval). Beyond the world's pose columns: each box's ``height``, SUMO's ``signals``
+        bits and ``kind`` (SUMO's vehicle class; ``pedestrian`` for a person).
+        """
         f = min(max((now - self._t0) / self.step_length, 0.0), 1.0)
-        dx, dy = self._x1 - self._x0, self._y1 - self._y0
-        turn = (self._yaw1 - self._yaw0 + math.pi) % (2.0 * math.pi) - math.pi
-        x, y, yaw = self._x0 + f * dx, self._y0 + f * dy, self._yaw0 + f * turn
+        turn = wrap(self._yaw1 - self._yaw0)
+        x = self._x0 + f * (self._x1 - self._x0)
+        y = self._y0 + f * (self._y1 - self._y0)
+        yaw = wrap(self._yaw0 + f * turn)
         c, s = np.cos(yaw), np.sin(yaw)
         return {
             "x": x, "y": y, "yaw": yaw,
-            "vx": dx / self.step_length, "vy": dy / self.step_length, "speed": self._speed,
+            "vx": self._speed * c, "vy": self._speed * s, "speed": self._speed,
             "ax": self._accel * c, "ay": self._accel * s, "yaw_rate": turn / self.step_length,
             "cx": x, "cy": y, "half_length": self._half_length, "half_width": self._half_width,
+            "height": self._height, "signals": self._signals, "kind": self._kind,
         }  # fmt: skip
 
     def position(self, slot: int, now: float) -> tuple[float, float]:
@@ -454,13 +617,26 @@ class SumoTraffic:
         return self._ids[slot] or ""
 
     def slot(self, name: str) -> int | None:
-        """The slot of SUMO vehicle ``name``, None when it is not in the network."""
-        return self._slots.get(name)
+        """The slot of SUMO vehicle (else person) ``name``, None when it is not in the network."""
+        slot = self._slots.get(name)
+        return self._person_slots.get(name) if slot is None else slot
 
     @property
     def ids(self) -> list[str]:
-        """SUMO's vehicles in the world now, by slot."""
-        return [vid for vid in self._ids if vid is not None]
+        """SUMO's vehicles in the world now, by slot (persons apart: ``persons``)."""
+        slots = self._slots
+        return [vid for slot, vid in enumerate(self._ids) if vid and slots.get(vid) == slot]
+
+    @property
+    def vehicle_count(self) -> int:
+        """How many SUMO vehicles are in the world now (``len(ids)`` without the list)."""
+        return len(self._slots)
+
+    @property
+    def persons(self) -> list[str]:
+        """SUMO's persons in the world now, by slot."""
+        slots = self._person_slots
+        return [pid for slot, pid in enumerate(self._ids) if pid and slots.get(pid) == slot]
 
     def state(self, vid: str) -> dict[str, float]:
         """What SUMO said of vehicle ``vid`` at its last step: speed, acceleration, brake light."""
@@ -507,6 +683,60 @@ class SumoTraffic:
 
     def __exit__(self, *_: object) -> None:
         self.close()
+
+
+def wrap(angle: np.ndarray) -> np.ndarray:
+    """Angles (rad) wrapped to (-pi, pi], as OSI and the world give a yaw."""
+    return math.pi - np.mod(math.pi - angle, 2.0 * math.pi)
+
+
+def _draws_nothing(api: Any, kind: str) -> None:
+    """Make a type of ours take nothing from SUMO's random streams (docs/traffic.md).
+
+    A vehicle's speed factor is drawn from the stream that also draws the demand's speed
+    factors and random departures when its type has a speed deviation: 0 here (also for a
+    remote SUMO without ``OURS_TYPE``, where Krauss still dawdles from the lane's stream).
+    """
+    api.vehicletype.setSpeedDeviation(kind, 0.0)
+    api.vehicletype.setSpeedFactor(kind, 1.0)
+    api.vehicletype.setImperfection(kind, 0.0)
+
+
+def _split_additional(options: list[str]) -> tuple[list[str], list[str]]:
+    """The section's options without its additional files, and those files.
+
+    SUMO takes one ``--additional-files`` (the last given wins), so vcosim joins every one
+    into a single list with its own type's file.
+    """
+    rest: list[str] = []
+    files: list[str] = []
+    words = iter(options)
+    for word in words:
+        name, equals, value = word.partition("=")
+        if name in ("-a", "--additional-files"):
+            value = value if equals else next(words, "")
+            files.extend(f for f in value.split(",") if f)
+        else:
+            rest.append(word)
+    return rest, files
+
+
+def _config_additional(config: Path) -> list[str]:
+    """The additional files a ``.sumocfg`` names, relative to its folder as SUMO reads them."""
+    import xml.etree.ElementTree as ElementTree
+
+    try:
+        root = ElementTree.parse(config).getroot()
+    except (ElementTree.ParseError, OSError):
+        return []  # SUMO itself reports what is wrong with the file when it starts
+    files = []
+    for element in root.iter("additional-files"):
+        for name in (element.get("value") or "").split(","):
+            name = name.strip()
+            if name:
+                path = Path(name)
+                files.append(str(path if path.is_absolute() else config.parent / path))
+    return files
 
 
 def _relative(name: str, base: Path | None) -> Path:
