@@ -894,7 +894,7 @@ class Storyboard(Face):
         """The actor's index among the world's built-in drivers."""
         world = self.world
         assert world is not None
-        return int(np.flatnonzero(world.drivers.rows == world.row(actor))[0])
+        return world.drivers.position[world.row(actor)]
 
     def _start_trajectory(
         self, action: m.Action, actor: str, do: m.FollowTrajectoryAction, now: float
@@ -1027,7 +1027,7 @@ class Storyboard(Face):
         car.teleport(x, y, math.degrees(heading), speed=scene.value("speed", actor))
         world.teleported()
         row = world.row(actor)
-        world.drivers.hint[int((world.drivers.rows == row).nonzero()[0][0])] = -1
+        world.drivers.hint[world.drivers.position[row]] = -1
         road_id, s, _, t = on_lane(self.network, (x, y, heading), actor)
         channels = self.channels[actor]
         channels.ramps["lane"] = Ramp.hold(self._from_path(actor, road_id, s, 0, t))

@@ -41,6 +41,8 @@ class Drivers:
     ) -> None:
         n = len(rows)
         self.rows = np.asarray(rows, dtype=np.int64)
+        self.position = {int(row): m for m, row in enumerate(self.rows)}
+        """Each driven world row's place among the drivers."""
         self.paths = paths
         self.geometry = geometry
         drivers = [entry.driver for entry in entries]
@@ -82,7 +84,7 @@ class Drivers:
         It tracks ``speed``, changing at ``acceleration``, ``offset`` m left of its path;
         the row must have a profile driver.
         """
-        m = int(np.flatnonzero(self.rows == row)[0])
+        m = self.position[row]
         self.commands[m] = (speed, acceleration)
         self.offset[m] = offset
 
@@ -106,6 +108,8 @@ class Drivers:
             self.arc,
         )  # fmt: skip
         for m, profile in self.profiles:
+            if m in self.commands:
+                continue  # driven from outside: its own profile is not followed
             target, slope = _profile(profile, time)
             self.wanted[m] = slope + (target - poses["speed"][rows[m]]) / SPEED_TIME_CONSTANT
         for m, (target, slope) in self.commands.items():

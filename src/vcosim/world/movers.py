@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from vcosim.traffic.others import Signal
+from vcosim.vehicle._jit_cache import kernel
 from vcosim.world.geometry import POSE_NAMES
 from vcosim.world.paths import point_at, project
 
@@ -84,6 +85,18 @@ def locate(line: np.ndarray, cum: np.ndarray, x: float, y: float) -> tuple[float
     return float(s), float(-(x - px) * math.sin(heading) + (y - py) * math.cos(heading))
 
 
+@kernel
+def points_at(points, cum, starts, ends, s, offset, hint, x, y, heading):  # fmt: skip
+    """(x, y, heading) of every object at its arc length ``s`` and ``offset`` on its line.
+
+    The search for each starts at its segment of the last call (``hint``, updated).
+    """
+    for k in range(s.shape[0]):
+        x[k], y[k], heading[k], hint[k] = point_at(
+            points, cum, starts[k], ends[k], False, s[k], offset[k], hint[k]
+        )
+
+
 def straight_line(x: float, y: float, heading: float) -> np.ndarray:
     """A line through (x, y) along ``heading``, far ahead and a little behind."""
     c, s = math.cos(heading), math.sin(heading)
@@ -101,6 +114,12 @@ class Movers:
         self.period = period_steps * dt
         self.signals = []
         self.slots = {m.name: slot for slot, m in enumerate(movers)}
+        self.towed = [slot for slot, m in enumerate(movers) if m.towed_by is not None]
+        self.half_length = np.array([max(m.length, 0.1) / 2 for m in movers])
+        self.half_width = np.array([max(m.width, 0.1) / 2 for m in movers])
+        self._packed_key: tuple[int, ...] = ()
+        self._hint = np.zeros(len(movers), dtype=np.int64)
+        self._packed = (np.zeros((0, 2)), np.zeros(0), np.zeros(0, np.int64), np.zeros(0, np.int64))
         self.commands = [(m.speed, 0.0, m.offset) for m in movers]
         self._start = 0.0  # the period being interpolated: from here, to _start + period
         self._before = self._table()
@@ -169,36 +188,56 @@ class Movers:
         world: World | None = None,
         override: dict[int, tuple[float, float, float]] | None = None,
     ) -> dict[str, np.ndarray]:
-        """Every object's pose at the end of the period being moved (or now, at a placement)."""
-        n = len(self.movers)
+        """Every object's pose at the end of the period being moved (or now, at a placement).
+
+        The objects on their lines in one compiled call; trailers after their tractors.
+        """
+        movers, n = self.movers, len(self.movers)
         table = {key: np.zeros(n) for key in (*POSE_NAMES, "half_length", "half_width")}
         before = getattr(self, "_after", None)
-        for slot, mover in enumerate(self.movers):
-            if override and slot in override:
-                x, y, yaw = override[slot]
-            elif mover.towed_by is not None:
-                x, y, yaw = self._towed(mover, slot, table, world, before)
-            else:
-                x, y, yaw = mover.at(mover.s, mover.offset)
-                if mover.speed < 0.0 and mover.kind != "vehicle":
-                    yaw += math.pi  # a pedestrian walking back turns round; a car reverses
-            if not mover.present:
-                x, y = AWAY + 100.0 * slot, AWAY
-            table["x"][slot], table["y"][slot], table["yaw"][slot] = x, y, yaw
-            table["half_length"][slot] = max(mover.length, 0.1) / 2
-            table["half_width"][slot] = max(mover.width, 0.1) / 2
-            if before is not None and mover.present:
-                dx, dy = x - before["x"][slot], y - before["y"][slot]
-                moved = math.hypot(dx, dy) / self.period
-                if moved < 100.0:  # not across a placement
-                    table["vx"][slot], table["vy"][slot] = dx / self.period, dy / self.period
-                    turn = math.remainder(yaw - before["yaw"][slot], 2 * math.pi)
-                    table["yaw_rate"][slot] = turn / self.period
-            table["speed"][slot] = math.hypot(table["vx"][slot], table["vy"][slot])
-            table["ax"][slot] = mover.acceleration * math.cos(yaw)
-            table["ay"][slot] = mover.acceleration * math.sin(yaw)
-        table["cx"], table["cy"] = table["x"].copy(), table["y"].copy()
+        points, cum, starts, ends = self._lines()
+        s = np.array([m.s for m in movers])
+        offset = np.array([m.offset for m in movers])
+        x, y, yaw = table["x"], table["y"], table["yaw"]
+        points_at(points, cum, starts, ends, s, offset, self._hint, x, y, yaw)
+        speed = np.array([m.speed for m in movers])
+        backwards = (speed < 0.0) & np.array([m.kind != "vehicle" for m in movers])
+        yaw[backwards] += math.pi  # a pedestrian walking back turns round; a car reverses
+        for slot, where in (override or {}).items():
+            x[slot], y[slot], yaw[slot] = where
+        for slot in self.towed:
+            x[slot], y[slot], yaw[slot] = self._towed(movers[slot], slot, table, world, before)
+        present = np.array([m.present for m in movers])
+        away = np.flatnonzero(~present)
+        x[away], y[away] = AWAY + 100.0 * away, AWAY
+        table["half_length"][:] = self.half_length
+        table["half_width"][:] = self.half_width
+        if before is not None:
+            vx, vy = (x - before["x"]) / self.period, (y - before["y"]) / self.period
+            moving = present & (np.hypot(vx, vy) < 100.0)  # not across a placement
+            table["vx"][moving], table["vy"][moving] = vx[moving], vy[moving]
+            turn = np.remainder(yaw - before["yaw"] + math.pi, 2 * math.pi) - math.pi
+            table["yaw_rate"][moving] = turn[moving] / self.period
+        table["speed"][:] = np.hypot(table["vx"], table["vy"])
+        acceleration = np.array([m.acceleration for m in movers])
+        table["ax"][:], table["ay"][:] = acceleration * np.cos(yaw), acceleration * np.sin(yaw)
+        table["cx"], table["cy"] = x.copy(), y.copy()
         return table
+
+    def _lines(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """Every object's line packed in one array (again only when one of them changed)."""
+        key = tuple(id(m.line) for m in self.movers)
+        if key != self._packed_key:
+            lines = [m.line for m in self.movers]
+            lengths = np.array([len(line) for line in lines], dtype=np.int64)
+            starts = np.concatenate(([0], np.cumsum(lengths)[:-1])).astype(np.int64)
+            self._packed = (
+                np.concatenate(lines), np.concatenate([m.cum for m in self.movers]),
+                starts, starts + lengths,
+            )  # fmt: skip
+            self._packed_key = key
+            self._hint = np.zeros(len(lines), dtype=np.int64)
+        return self._packed
 
     def _towed(
         self,
@@ -211,7 +250,7 @@ class Movers:
         """A trailer's pose: its coupler on the hitch, its centre dragged behind (a tractrix)."""
         assert mover.towed_by is not None
         tractor = self.slots.get(mover.towed_by)
-        if tractor is not None and tractor < slot:  # moved already, earlier in this table
+        if tractor is not None:  # moved already, earlier in this table
             tx, ty, tyaw = table["x"][tractor], table["y"][tractor], table["yaw"][tractor]
         elif world is not None and mover.towed_by in world.index:
             p = world.poses()
