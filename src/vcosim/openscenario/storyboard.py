@@ -192,6 +192,12 @@ class Storyboard(Face):
         self.min_ttc = (math.inf, 0.0)
         self.collisions = 0
         self.movers: Movers | None = None
+        stop = self.scenario.stop
+        self._can_stop = stop is not None and any(
+            all(not _never(c.test) for c in group) for group in stop.groups if group
+        )
+        """Whether the stop trigger has a group that could fire; without one the run ends when
+        every story has (as scenario_runner's, whose stop triggers hold criteria only)."""
         self.against: set[str] = set()
         """Storyboard cars driving their lane against its traffic (its left is the road's right)."""
         self.parameters = dict(self.scenario.parameters)
@@ -403,6 +409,10 @@ class Storyboard(Face):
             self._keep_relative_offset(channels, scene)
         for story in self.stories:
             self._advance_story(story, scene)
+        if self.stories and not self._can_stop and all(s.state == COMPLETE for s in self.stories):
+            self.ended_by = f"the end of every story at t = {now:.2f} s (no stop trigger can fire)"
+            sim.stop()
+            return
         movers = self.movers
         for name, channels in self.channels.items():
             speed, rate, offset = channels.command(now)
@@ -1059,6 +1069,11 @@ DISTANCE_GAIN = 0.5
 """1/s: how fast a LongitudinalDistanceAction closes the gap to the one wanted."""
 DISTANCE_REACHED = 0.5
 """m and m/s: a LongitudinalDistanceAction that is not continuous ends this close to it."""
+
+
+def _never(test: m.ValueCondition | m.EntityCondition) -> bool:
+    """A condition that can never hold (a criterion of scenario_runner's)."""
+    return isinstance(test, m.SimulationTime) and test.value == math.inf
 
 
 def _profile(

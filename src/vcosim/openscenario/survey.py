@@ -3,9 +3,11 @@
 Each scenario file is read as ``vcosim sim --scenario`` reads it (the file, its catalogues,
 its road, the world its entities start in): accepted, refused (every problem, one line each),
 or crashed (an exception no reader should let out: always a defect of vcosim). With ``run``,
-each accepted file also runs, fast, to its stop trigger: an external ego is driven by the ACC
-at its start speed, in process, as a coupled controller would. The reasons are ranked by the
-files they block, and by the files each alone blocks (what supporting it would gain).
+each accepted file also runs, fast, to its stop trigger (or, where no stop trigger can fire,
+to the end of its stories): an external ego is driven by the ACC at its start speed, in
+process, as a coupled controller would; a distribution runs its first variation. The reasons
+are ranked by the files they block, and by the files each alone blocks (what supporting it
+would gain).
 
 Catalogue files (``<Catalog>``) are not scenarios and are not counted; a
 ``ParameterValueDistribution`` file counts as read when its variations and the scenario it
@@ -154,8 +156,11 @@ def _one(path: Path, corpus: str, run: bool, limit: float) -> FileSurvey:
     try:
         if b"ParameterValueDistribution" in path.read_bytes():
             scenario, variations = read_distribution(path)
-            scenario_run(scenario, dict(variations[0]) if variations else None)
-            run = False  # a distribution's scenario is surveyed as a file of its own
+            first: dict[str, object] | None = dict(variations[0]) if variations else None
+            if run:  # its first variation, run
+                result.run, result.ended_by, result.simulated = _run(scenario, limit, first)
+            else:
+                scenario_run(scenario, first)
         elif run:
             result.run, result.ended_by, result.simulated = _run(path, limit)
         else:
@@ -177,7 +182,9 @@ def _one(path: Path, corpus: str, run: bool, limit: float) -> FileSurvey:
     return result
 
 
-def _run(path: Path, limit: float) -> tuple[str, str, float]:
+def _run(
+    path: Path, limit: float, parameters: dict[str, object] | None = None
+) -> tuple[str, str, float]:
     """Run a scenario fast to its stop trigger (or ``limit``), the external ego on the ACC."""
     from vcosim.controllers.acc import Acc
     from vcosim.openscenario import read_xosc
@@ -185,8 +192,8 @@ def _run(path: Path, limit: float) -> tuple[str, str, float]:
     from vcosim.scenarios import PacingSpec, RunSpec, build_simulation
     from vcosim.tight.inprocess import couple_in_process
 
-    face, world = scenario_run(path)  # refusals before anything runs
-    scenario = read_xosc(path)
+    face, world = scenario_run(path, parameters)  # refusals before anything runs
+    scenario = read_xosc(path, parameters)
     sim = build_simulation(RunSpec(world=world, pacing=PacingSpec(mode="fast"), faces=[face]))
     if scenario.external:
         speed = scenario.init[scenario.external[0]].speed
@@ -194,7 +201,5 @@ def _run(path: Path, limit: float) -> tuple[str, str, float]:
     report = sim.run(limit)
     board = report.faces["storyboard"]
     assert isinstance(board, StoryboardReport)
-    ended = not board.ended_by.startswith("the run's duration") or all(
-        e.state == "complete" for e in board.elements if e.kind == "story"
-    )
+    ended = not board.ended_by.startswith("the run's duration")
     return (ENDED if ended else STILL_RUNNING), board.ended_by, float(report.sim_time)
