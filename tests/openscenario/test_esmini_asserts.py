@@ -10,6 +10,7 @@ from vcosim.openscenario.esmini_asserts import (
     Sample,
     check_file,
     csv_row,
+    esmini_order,
     extract,
     smoke_samples,
     unit_samples,
@@ -151,3 +152,14 @@ def test_a_missing_scenario_is_reported_not_raised(tmp_path: Path) -> None:
 @pytest.mark.parametrize("text", ["", "TEST(A, B)\n{\n}\n"])
 def test_empty_texts_give_no_samples(text: str) -> None:
     assert unit_samples(text).samples == []
+
+
+def test_esmini_numbers_its_objects_in_the_order_init_names_them(tmp_path: Path) -> None:
+    xosc = tmp_path / "order.xosc"
+    xosc.write_text(
+        "<OpenSCENARIO><Entities/><Storyboard><Init><Actions>"
+        '<Private entityRef="Lead"/><Private entityRef="Follower"/><Private entityRef="Lead"/>'
+        "</Actions></Init></Storyboard></OpenSCENARIO>"
+    )
+    assert esmini_order(xosc, ["Follower", "Lead"]) == ["Lead", "Follower"]
+    assert esmini_order(xosc, ["Follower", "Lead", "Lead_trailer"]) is None  # not named in Init

@@ -44,7 +44,7 @@ def esmini_check(
         task = bar.add_task("running", total=len(runs))
         report = check(esmini_dir, progress=lambda _: bar.advance(task))
     table = Table(title="Against esmini's asserted positions")
-    table.add_column("file")
+    table.add_column("file", overflow="fold")
     table.add_column("step (s)", justify="right")
     for column in ("samples", "compared", "within", "worst error (m)"):
         table.add_column(column, justify="right")

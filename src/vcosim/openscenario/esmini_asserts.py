@@ -602,7 +602,7 @@ def _run(path: Path, samples: list[Sample]) -> tuple[list[SampleResult], float]:
 
     face, world = scenario_run(path)
     scenario = read_xosc(path)
-    order = list(scenario.entities)
+    order = esmini_order(path, list(scenario.entities))
     sim = build_simulation(RunSpec(world=world, pacing=PacingSpec(mode="fast"), faces=[face]))
     if scenario.external:
         speed = scenario.init[scenario.external[0]].speed
@@ -614,12 +614,33 @@ def _run(path: Path, samples: list[Sample]) -> tuple[list[SampleResult], float]:
     return probe.results(), float(report.sim_time)
 
 
+def esmini_order(path: Path, entities: list[str]) -> list[str] | None:
+    """The entities in esmini's object order (its ``object_[N]``); None when not known.
+
+    esmini adds an entity to its objects when it reads the entity's ``Private`` in Init, in
+    the order of those; a trailer follows its tractor. With an entity Init does not name (a
+    trailer, one added later) the order is not known for sure.
+    """
+    import xml.etree.ElementTree as ET
+
+    try:
+        root = ET.parse(path).getroot()
+    except (ET.ParseError, OSError):
+        return None
+    order: list[str] = []
+    for private in root.iterfind("./Storyboard/Init/Actions/Private"):
+        name = private.get("entityRef", "")
+        if name not in order:
+            order.append(name)
+    return order if sorted(order) == sorted(entities) else None
+
+
 class _Probe(Face):
     """A face reading every entity's pose at the steps nearest the samples' times."""
 
     kind = "probe"
 
-    def __init__(self, samples: list[Sample], order: list[str], dt: float) -> None:
+    def __init__(self, samples: list[Sample], order: list[str] | None, dt: float) -> None:
         self.order = order
         self.due: dict[int, list[Sample]] = {}
         self.found: dict[Sample, SampleResult] = {}
@@ -654,6 +675,9 @@ class _Probe(Face):
         name = sample.entity
         if name.startswith("#"):
             index = int(name[1:])
+            if self.order is None:
+                result.note = "esmini's object order not known (an entity Init does not name)"
+                return result
             if index >= len(self.order):
                 result.note = "no entity of that index"
                 return result
