@@ -7,7 +7,10 @@ from pathlib import Path
 import pytest
 
 from vcosim.openscenario.esmini_asserts import (
+    CheckReport,
+    FileCheck,
     Sample,
+    SampleResult,
     check_file,
     csv_row,
     esmini_order,
@@ -163,3 +166,17 @@ def test_esmini_numbers_its_objects_in_the_order_init_names_them(tmp_path: Path)
     )
     assert esmini_order(xosc, ["Follower", "Lead"]) == ["Lead", "Follower"]
     assert esmini_order(xosc, ["Follower", "Lead", "Lead_trailer"]) is None  # not named in Init
+
+
+def test_totals_count_the_accepted_files_only() -> None:
+    near = SampleResult("t", 1, 1.0, "Ego", 0.0, 0.0, 0.5, 0.0, 10.0, 0.5, 1.1, True)
+    far = SampleResult("t", 2, 2.0, "Ego", 0.0, 0.0, 9.0, 0.0, 10.0, 9.0, 1.1, False)
+    ghost = SampleResult("t", 3, 2.0, "Ego_ghost", 0.0, 0.0, note="esmini's ghost")
+    report = CheckReport(
+        [
+            FileCheck("a.xosc", 0.01, "", "accepted", samples=[near, far, ghost]),
+            FileCheck("b.xosc", 0.01, "", "refused", reason="line 3: <X> is not supported"),
+        ]
+    )
+    assert report.totals() == (3, 2, 1, 9.0)
+    assert report.files[0].compared == 2 and report.files[0].worst == 9.0

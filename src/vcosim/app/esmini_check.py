@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections import Counter
 from pathlib import Path
 from typing import Annotated
 
@@ -53,22 +54,22 @@ def esmini_check(
         if f.outcome != ACCEPTED:
             refused.append(f)
             continue
-        compared = sum(s.error is not None for s in f.samples)
         worst = f.worst
         table.add_row(
-            f.file, f"{f.timestep:g}", str(len(f.samples)), str(compared), str(f.within),
+            f.file, f"{f.timestep:g}", str(len(f.samples)), str(f.compared), str(f.within),
             "" if worst is None else f"{worst:.2f}",
         )  # fmt: skip
     results.print(table)
     for f in refused:
         results.print(f"{f.outcome}: {f.file}: {f.reason}", highlight=False, soft_wrap=True)
-    samples, within, worst = report.totals()
-    compared = sum(
-        s.error is not None for f in report.files if f.outcome == ACCEPTED for s in f.samples
+    samples, compared, within, worst = report.totals()
+    outcomes = Counter(f.outcome for f in report.files)
+    others = ", ".join(
+        f"{n} {outcome}" for outcome, n in sorted(outcomes.items()) if outcome != ACCEPTED
     )
-    accepted = sum(f.outcome == ACCEPTED for f in report.files)
     results.print(
-        f"{accepted} of {len(report.files)} runs accepted: {samples} samples, {compared} "
+        f"{outcomes[ACCEPTED]} of {len(report.files)} runs accepted ({others}): {samples} "
+        f"samples, {compared} "
         f"compared, {within} within 1 m plus a step's travel; worst "
         + ("-" if worst is None else f"{worst:.2f} m")
         + f"; {len(report.skipped)} assertions left out (time or scenario not known for sure)",

@@ -115,10 +115,10 @@ class _SmokeTest:
                 self.block(stmt.body, (*guards, test))
                 self.block(stmt.orelse, (*guards, f"not ({test})"))
             elif isinstance(stmt, (ast.For, ast.While, ast.With, ast.Try)):
-                self.run, self.why = None, "inside a loop or block"
+                self.run, self.why = None, "after a loop or block that may run esmini"
                 for child in ast.walk(stmt):
                     if isinstance(child, ast.Call) and _called(child) == "assertTrue":
-                        self.assertion(child, guards, counted_only=True)
+                        self.assertion(child, guards, in_loop=True)
             else:
                 self.statement(stmt, guards)
 
@@ -176,22 +176,23 @@ class _SmokeTest:
             return None if left is None or right is None else left + right
         return None
 
-    def assertion(self, call: ast.Call, guards: tuple[str, ...], counted_only: bool = False):
+    def assertion(self, call: ast.Call, guards: tuple[str, ...], in_loop: bool = False) -> None:
+        """``assertTrue(re.search(PATTERN, csv))``: a sample, or a line left out and why."""
         search = call.args[0] if call.args else None
         if not (isinstance(search, ast.Call) and _called(search) == "search"):
             return
-        if len(search.args) < 2 or not isinstance(search.args[1], ast.Name):
+        if len(search.args) < 2:
             return
-        if search.args[1].id not in self.csv_names and not counted_only:
+        pattern, haystack = search.args[0], search.args[1]
+        if not isinstance(haystack, ast.Name):
             return
-        pattern = search.args[0]
+        if haystack.id not in self.csv_names and not (in_loop and haystack.id == "csv"):
+            return  # the log, not the CSV
         if not (isinstance(pattern, ast.Constant) and isinstance(pattern.value, str)):
             return
-        if search.args[1].id != "csv" and search.args[1].id not in self.csv_names:
-            return
         where = f"{self.test}, line {call.lineno}"
-        if counted_only or self.run is None:
-            self.out.skipped.append(f"{where}: {self.why if not counted_only else 'in a loop'}")
+        if in_loop or self.run is None:
+            self.out.skipped.append(f"{where}: {'in a loop' if in_loop else self.why}")
             return
         row = csv_row(pattern.value)
         if row is None:
@@ -530,6 +531,11 @@ class FileCheck(Report):
     ended_at: float | None = None
 
     @property
+    def compared(self) -> int:
+        """How many samples have a vcosim position to compare."""
+        return sum(s.error is not None for s in self.samples)
+
+    @property
     def within(self) -> int:
         """How many samples agree."""
         return sum(s.within for s in self.samples)
@@ -548,12 +554,14 @@ class CheckReport(Report):
     files: list[FileCheck]
     skipped: list[str] = field(default_factory=list)
 
-    def totals(self) -> tuple[int, int, float | None]:
-        """Samples of the accepted files, those within tolerance, the worst distance."""
+    def totals(self) -> tuple[int, int, int, float | None]:
+        """Of the accepted files: samples, those compared, those within, the worst distance."""
         accepted = [f for f in self.files if f.outcome == ACCEPTED]
         samples = sum(len(f.samples) for f in accepted)
+        compared = sum(s.error is not None for f in accepted for s in f.samples)
         worsts = [w for f in accepted if (w := f.worst) is not None]
-        return samples, sum(f.within for f in accepted), max(worsts) if worsts else None
+        within = sum(f.within for f in accepted)
+        return samples, compared, within, max(worsts) if worsts else None
 
 
 def check(esmini: Path, progress: Callable[[FileCheck], None] | None = None) -> CheckReport:
