@@ -32,7 +32,7 @@ def spelled(param: Any) -> str:
 def documented() -> dict[str, list[str]]:
     text = DOC.read_text()
     block = text[text.index("<!-- options") : text.index("<!-- /options -->")]
-    rows = re.findall(r"^\| `([a-z ]+)` \| (.+) \|$", block, flags=re.M)
+    rows = re.findall(r"^\| `([a-z -]+)` \| (.+) \|$", block, flags=re.M)
     return {name: re.findall(r"`([^`]+)`", options) for name, options in rows}
 
 

@@ -10,6 +10,7 @@ from typing import Annotated
 import typer
 
 from vcosim.app.console import console, results, setup_logging
+from vcosim.app.esmini_check import esmini_check
 from vcosim.app.options import JsonOut, Maps, positive, use_maps
 
 scenario_app = typer.Typer(
@@ -101,3 +102,6 @@ def survey(
         json_out.write_text(json.dumps([f.to_dict() for f in report.files], indent=1))
     if crashed:
         raise typer.Exit(1)
+
+
+scenario_app.command("esmini-check")(esmini_check)
