@@ -751,6 +751,18 @@ def _init(r: Reader, node: Node, entities: dict[str, m.Entity]) -> tuple[
                     later.append((name, m.Action(f"Init {kind.tag} of {name}", do, kind.line)))
             else:
                 raise Refused(kind, "not supported in Init")
+    for name, step in list(later):  # a step to a speed relative to another's start speed
+        relative = step.action
+        if (
+            isinstance(relative, m.SpeedAction) and relative.entity is not None
+            and not relative.continuous and relative.dynamics.shape == "step"
+            and init[relative.entity].ramp is None
+        ):  # fmt: skip
+            ref = init[relative.entity].speed
+            value = relative.value
+            start = ref + value if relative.relative == "delta" else ref * value
+            init[name] = m.InitState(init[name].position, start, None)
+            later.remove((name, step))
     return init, tuple(order), assigned, later
 
 
