@@ -262,9 +262,9 @@ def test_kinematic_entities_move_as_told_and_a_trailer_follows_its_hitch(
     assert where["Walker"][0] == pytest.approx(60.0 + 1.5 * 3.0, abs=0.05)
     assert where["Truck"][0] == pytest.approx(100.0 + 8.0 * 3.0, abs=0.05)
     truck, trailer = np.array(where["Truck"][:2]), np.array(where["Trailer"][:2])
-    # the coupler (7 m ahead of the trailer's rear axle: 4 m ahead of its centre) sits on the
-    # hitch (1 m behind the truck's rear axle: 3 m behind its centre)
-    assert float(np.linalg.norm(truck - trailer)) == pytest.approx(7.0, abs=0.05)
+    # the coupler (7 m ahead of the trailer's reference point, its rear axle) sits on the
+    # hitch (1 m behind the truck's)
+    assert float(np.linalg.norm(truck - trailer)) == pytest.approx(8.0, abs=0.05)
     assert trailer[0] < truck[0] and where["Trailer"][2] == pytest.approx(0.0, abs=1e-6)
 
 

@@ -791,9 +791,11 @@ class Entity:
     wheelbase: float = 0.0
     """m between the front and rear axle."""
     hitch: float = 0.0
-    """m ahead of the box's centre: where a towing vehicle's trailer hitch is."""
+    """m ahead of its position (the reference point): where a towing vehicle's hitch is."""
     coupler: float = 0.0
-    """m ahead of the box's centre: where a trailer's coupler is."""
+    """m ahead of its position (the reference point): where a trailer's coupler is."""
+    centre: float = 0.0
+    """m: how far ahead of its position (the standard's reference point) its box's centre is."""
 
 
 @dataclass(frozen=True)

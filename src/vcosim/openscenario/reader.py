@@ -643,13 +643,9 @@ def _trailer(r: Reader, vehicle: Node, tractor: str) -> str | None:
 
 
 def _hitch(r: Reader, vehicle: Node, tag: str) -> float:
-    """How far ahead of the box's centre a hitch (or coupler) is; 0 where none is given."""
+    """How far ahead of the reference point a hitch (or coupler) is; 0 where none is given."""
     point = r.one(vehicle, tag, required=False)
-    box = r.one(vehicle, "BoundingBox", required=False)
-    centre = None if box is None else r.one(box, "Center", required=False)
-    if point is None:
-        return 0.0
-    return r.number(point, "dx") - (0.0 if centre is None else r.number(centre, "x", 0.0))
+    return 0.0 if point is None else r.number(point, "dx")
 
 
 def _object(r: Reader, thing: Node, name: str, external: bool, line: int) -> m.Entity:
@@ -666,13 +662,15 @@ def _object(r: Reader, thing: Node, name: str, external: bool, line: int) -> m.E
     box = r.one(thing, "BoundingBox", required=thing.tag != "Vehicle")
     dims = None if box is None else r.need(box, "Dimensions")
     size = [r.number(dims, a) if dims is not None else 0.0 for a in ("length", "width", "height")]
+    centre = None if box is None else r.one(box, "Center", required=False)
+    ahead = 0.0 if centre is None else r.number(centre, "x", 0.0)
     if thing.tag != "Vehicle":
         if external:
             raise Refused(thing, f"{name!r} is driven from outside: only a vehicle can be")
         return m.Entity(
             name=name, preset="", length=size[0], width=size[1], max_speed=math.inf,
             external=False, line=line, kind=kind, category=category, height=size[2],
-            kinematic=True,
+            kinematic=True, centre=ahead,
         )  # fmt: skip
     trailer = _trailer(r, thing, name)
     coupler = _hitch(r, thing, "TrailerCoupler")
@@ -693,7 +691,7 @@ def _object(r: Reader, thing: Node, name: str, external: bool, line: int) -> m.E
         max_speed=math.inf if performance is None else r.number(performance, "maxSpeed"),
         external=external, line=line, kind=kind, category=category, height=size[2] or 1.5,
         kinematic=not physical, trailer=trailer, wheelbase=wheelbase, hitch=hitch,
-        coupler=coupler,
+        coupler=coupler, centre=ahead,
     )  # fmt: skip
 
 

@@ -285,10 +285,11 @@ class Storyboard(Face):
             hitch = 0.0
             if tractor is not None:
                 towed = self.scenario.entities[tractor]
-                hitch = towed.hitch or -towed.length / 2
+                hitch = towed.hitch or towed.centre - towed.length / 2  # else at its back
             mover = Mover(
                 name, entity.kind, entity.category, entity.length, entity.width, entity.height,
                 line, towed_by=tractor, hitch=hitch, coupler=entity.coupler,
+                centre=entity.centre,
             )  # fmt: skip
             mover.s, mover.offset = mover.locate(*poses[name][:2])
             mover.present = name not in self.absent

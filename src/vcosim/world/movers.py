@@ -47,8 +47,9 @@ class Mover:
     acceleration: float = 0.0
     present: bool = True
     towed_by: str | None = None  # the entity whose hitch it follows (a trailer)
-    hitch: float = 0.0  # m ahead of the tractor's centre (negative: behind)
-    coupler: float = 0.0  # m ahead of its own centre
+    hitch: float = 0.0  # m ahead of the tractor's position (negative: behind)
+    coupler: float = 0.0  # m ahead of its own position
+    centre: float = 0.0  # m: its box's centre ahead of its position (the reference point)
     cum: np.ndarray = field(init=False)
 
     def __post_init__(self) -> None:
@@ -117,6 +118,7 @@ class Movers:
         self.towed = [slot for slot, m in enumerate(movers) if m.towed_by is not None]
         self.half_length = np.array([max(m.length, 0.1) / 2 for m in movers])
         self.half_width = np.array([max(m.width, 0.1) / 2 for m in movers])
+        self.centre = np.array([m.centre for m in movers])
         self._packed_key: tuple[int, ...] = ()
         self._hint = np.zeros(len(movers), dtype=np.int64)
         self._packed = (np.zeros((0, 2)), np.zeros(0), np.zeros(0, np.int64), np.zeros(0, np.int64))
@@ -221,7 +223,7 @@ class Movers:
         table["speed"][:] = np.hypot(table["vx"], table["vy"])
         acceleration = np.array([m.acceleration for m in movers])
         table["ax"][:], table["ay"][:] = acceleration * np.cos(yaw), acceleration * np.sin(yaw)
-        table["cx"], table["cy"] = x.copy(), y.copy()
+        table["cx"], table["cy"] = x + self.centre * np.cos(yaw), y + self.centre * np.sin(yaw)
         return table
 
     def _lines(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
@@ -259,11 +261,13 @@ class Movers:
             tx = float(p["x"][row] + p["vx"][row] * period)
             ty = float(p["y"][row] + p["vy"][row] * period)
             tyaw = float(p["yaw"][row] + p["yaw_rate"][row] * period)
+            rear = float(world.geometry["rear"][row])  # its position is its centre of gravity
+            tx, ty = tx - rear * math.cos(tyaw), ty - rear * math.sin(tyaw)
         else:
             x, y, yaw = mover.at(mover.s, mover.offset)
             return x, y, yaw
         hx, hy = tx + mover.hitch * math.cos(tyaw), ty + mover.hitch * math.sin(tyaw)
-        reach = mover.coupler if mover.coupler > 0.0 else mover.length / 2
+        reach = mover.coupler if mover.coupler > 0.0 else mover.centre + mover.length / 2
         if before is None:
             yaw = tyaw
         else:
