@@ -1,0 +1,178 @@
+"""The vehicle kernel as object code: numba's LLVM IR behind C entry points, per target.
+
+numba compiles ``advance`` for the host CPU of the process that calls it; an FMU must run on
+any x86-64. So the IR is made in a child process whose numba targets the generic x86-64
+(``NUMBA_CPU_NAME=generic``), and llvmlite emits it for each target triple. numba's IR names
+runtime and error-reporting symbols of the Python C API on paths no call of these entry
+points reaches (the kernel divides as IEEE 754 does and allocates nothing):
+``c/stubs.c`` defines them, so the library needs only libc and libm.
+
+Entry points (C declarations in ``c/vcosim_kernel.h``):
+
+- ``vcosim_advance``: ``model.advance`` over raw arrays, the terrain's grid included.
+- ``vcosim_body_properties``, ``vcosim_brake_torques``: ``params.body_properties`` and
+  ``params.brake_torques``, for the masses and brake torques a master sets.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+from vcosim.errors import VcosimError
+
+ADVANCE = "vcosim_advance"
+BODY = "vcosim_body_properties"
+BRAKES = "vcosim_brake_torques"
+TARGETS = {
+    "x86_64-linux": "x86_64-unknown-linux-gnu",
+    "x86_64-windows": "x86_64-pc-windows-gnu",
+}
+"""FMI platform tuple (FMI 3's names; FMI 2's linux64, win64) -> LLVM target triple."""
+CPU = "x86-64"
+"""The oldest x86-64: SSE2 only, so the FMU runs on every x86-64 a master runs on."""
+
+
+class KernelBuildError(VcosimError):
+    """The kernel could not be compiled to object code (a numba or llvmlite failure)."""
+
+
+def _kernel_ir() -> str:
+    """The LLVM IR of the three entry points, linked into one module (numba imported here)."""
+    import llvmlite.binding as llvm
+    from numba import carray, cfunc, from_dtype, njit, types
+
+    from vcosim.vehicle import layout as L
+    from vcosim.vehicle.model import N_SCRATCH, advance
+    from vcosim.vehicle.params import PARAM_DTYPE, body_properties, brake_torques
+
+    n_states, n_inputs, n_outputs = L.N_STATES, L.N_INPUTS, L.N_OUTPUTS
+    f8, i8 = types.float64, types.int64
+    f8p = types.CPointer(f8)
+    record = types.CPointer(from_dtype(PARAM_DTYPE))
+
+    # carray makes arrays over the caller's memory; numba's reference counting of them (on
+    # no allocation: their meminfo is NULL) stays in, so these wrappers keep numba's runtime.
+    @cfunc(types.void(f8p, f8p, record, f8p, f8p, f8p, f8p, i8, i8, f8p, i8), error_model="numpy")
+    def advance_c(x, u, p, y, s, height, friction, rows, cols, grid, n):
+        advance(
+            carray(x, (n_states,)),
+            carray(u, (n_inputs,)),
+            carray(p, (1,)),
+            carray(y, (n_outputs,)),
+            carray(s, (N_SCRATCH,)),
+            carray(height, (rows, cols)),
+            carray(friction, (rows, cols)),
+            carray(grid, (3,)),
+            n,
+        )
+
+    body_kernel = njit(error_model="numpy")(body_properties)
+    brakes_kernel = njit(error_model="numpy")(brake_torques)
+
+    @cfunc(types.void(f8, f8, f8, f8, f8, f8, f8, f8, f8p), error_model="numpy")
+    def body_c(m_c, m_m, wheelbase, track, height, roll, pitch, yaw, out):
+        values = body_kernel(m_c, m_m, wheelbase, track, height, roll, pitch, yaw)
+        for k in range(6):
+            out[k] = values[k]
+
+    @cfunc(types.void(f8, f8, f8, f8p), error_model="numpy")
+    def brakes_c(front, rear, share, out):
+        out[0], out[1] = brakes_kernel(front, rear, share)
+
+    llvm.initialize_all_targets()
+    llvm.initialize_all_asmprinters()
+    linked = None
+    wrappers: tuple[tuple[Any, str], ...] = (
+        (advance_c, ADVANCE),
+        (body_c, BODY),
+        (brakes_c, BRAKES),
+    )
+    for wrapper, name in wrappers:
+        module = llvm.parse_assembly(wrapper._library.get_llvm_str())
+        module.get_function(wrapper.native_name).name = name
+        if linked is None:
+            linked = module
+        else:
+            linked.link_in(module)
+    assert linked is not None
+    for function in linked.functions:  # only the entry points leave the object file
+        if not function.is_declaration and function.name not in (ADVANCE, BODY, BRAKES):
+            function.linkage = "internal"
+    for variable in linked.global_variables:  # numba's environment pointers (unused here)
+        if not variable.is_declaration:
+            variable.linkage = "internal"
+    linked.verify()
+    return str(linked)
+
+
+def _emit(ir: str, triple: str) -> bytes:
+    """Object code of ``ir`` for ``triple`` (position independent, generic x86-64)."""
+    import llvmlite.binding as llvm
+
+    module = llvm.parse_assembly(ir)
+    module.triple = triple
+    machine = llvm.Target.from_triple(triple).create_target_machine(
+        cpu=CPU, features="", opt=3, reloc="pic", codemodel="default"
+    )
+    module.data_layout = str(machine.target_data)
+    return bytes(machine.emit_object(module))
+
+
+_COMPILED: dict[str, bytes] = {}
+"""Object code per platform compiled by this process: the kernel's sources do not change
+while it runs, and a process building several FMUs (the tests) compiles them once."""
+
+
+def build_objects(folder: Path, platforms: tuple[str, ...]) -> dict[str, Path]:
+    """The kernel's object file per platform in ``folder``, compiled in a child process.
+
+    The child's numba targets the generic x86-64 whatever this process's numba does.
+    """
+    unknown = [p for p in platforms if p not in TARGETS]
+    if unknown:
+        raise KernelBuildError(f"no kernel for platform {', '.join(unknown)}: {sorted(TARGETS)}")
+    missing = tuple(p for p in platforms if p not in _COMPILED)
+    if missing:
+        for platform, path in _compile(folder, missing).items():
+            _COMPILED[platform] = path.read_bytes()
+    written = {}
+    for platform in platforms:
+        written[platform] = folder / f"kernel-{platform}.o"
+        written[platform].write_bytes(_COMPILED[platform])
+    return written
+
+
+def _compile(folder: Path, platforms: tuple[str, ...]) -> dict[str, Path]:
+    """Compile the kernel for ``platforms`` in a child process whose numba is generic."""
+    env = dict(os.environ, NUMBA_CPU_NAME="generic", NUMBA_CPU_FEATURES="")
+    command = [sys.executable, "-m", "vcosim.fmi.native.kernel", str(folder), *platforms]
+    done = subprocess.run(command, env=env, capture_output=True, text=True, check=False)
+    if done.returncode != 0:
+        raise KernelBuildError(f"compiling the vehicle kernel failed:\n{done.stderr[-3000:]}")
+    written: dict[str, str] = json.loads(done.stdout.strip().splitlines()[-1])
+    return {platform: Path(path) for platform, path in written.items()}
+
+
+def main(argv: list[str] | None = None) -> None:
+    """The child process: write ``FOLDER/kernel-<platform>.o``, print them as JSON."""
+    parser = argparse.ArgumentParser(prog="python -m vcosim.fmi.native.kernel")
+    parser.add_argument("folder", type=Path)
+    parser.add_argument("platforms", nargs="+", choices=sorted(TARGETS))
+    args = parser.parse_args(argv)
+    ir = _kernel_ir()
+    written = {}
+    for platform in args.platforms:
+        path = args.folder / f"kernel-{platform}.o"
+        path.write_bytes(_emit(ir, TARGETS[platform]))
+        written[platform] = str(path)
+    print(json.dumps(written))
+
+
+if __name__ == "__main__":
+    main()
