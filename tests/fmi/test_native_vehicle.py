@@ -38,24 +38,39 @@ CHANGES = {"tyres.friction": 0.8, "body.chassis_mass": 1500.0, "wheels.brake_tor
 
 
 @pytest.fixture(scope="module")
-def native_fmus(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
-    """The FMI 2 vehicle FMU of every preset (automatic gearbox built in)."""
+def native_fmus(tmp_path_factory: pytest.TempPathFactory) -> dict[tuple[str, int], Path]:
+    """The vehicle FMU of every preset, FMI 2 and 3 (automatic gearbox built in)."""
     folder = tmp_path_factory.mktemp("native")
     return {
-        name: build_vehicle_fmu(folder / f"{name}.fmu", vehicle=name, fmi_version=2)
+        (name, version): build_vehicle_fmu(
+            folder / f"{name}-{version}.fmu", vehicle=name, fmi_version=version
+        )
         for name in PRESETS
+        for version in (2, 3)
     }
 
 
+VERSIONS = pytest.mark.parametrize("version", [2, 3], ids=["fmi2", "fmi3"])
+
+
 class Car:
-    """An FMI 2 instance under FMPy, variables by name."""
+    """An FMI 2 or 3 instance under FMPy, variables by name."""
 
     def __init__(self, path: Path, unzip: Path) -> None:
         description = read_model_description(str(path))
+        self.version = int(description.fmiVersion[0])
         self.ref = {v.name: v.valueReference for v in description.modelVariables}
         self.kind = {v.name: v.type for v in description.modelVariables}
         self.fmu = instantiate_fmu(extract(str(path), unzipdir=str(unzip)), description)
         self.time = 0.0
+
+    def start(self, **parameters: float) -> Car:
+        if self.version == 2:
+            self.fmu.setupExperiment(startTime=0.0)
+        self.fmu.enterInitializationMode()
+        self.set(**parameters)
+        self.fmu.exitInitializationMode()
+        return self
 
     def set(self, **values: float) -> None:
         for name, value in values.items():
@@ -64,7 +79,8 @@ class Car:
             setter([self.ref[name]], [bool(value) if kind == "Boolean" else value])
 
     def outputs(self) -> np.ndarray:
-        return np.array(self.fmu.getReal([self.ref[o.name] for o in OUTPUTS]))
+        getter = self.fmu.getReal if self.version == 2 else self.fmu.getFloat64
+        return np.array(getter([self.ref[o.name] for o in OUTPUTS]))
 
     def step(self, size: float) -> None:
         self.fmu.doStep(self.time, size)
@@ -99,27 +115,23 @@ def drive(car: Car, vehicle: Vehicle) -> None:
     assert vehicle.signal("groundspeed") != 0.0  # it drove
 
 
+@VERSIONS
 @pytest.mark.parametrize("automatic", [True, False], ids=["automatic", "manual"])
 @pytest.mark.parametrize("preset", PRESETS)
 def test_every_preset_drives_bit_for_bit_as_the_in_process_vehicle(
-    native_fmus, preset, automatic, tmp_path
+    native_fmus, preset, automatic, version, tmp_path
 ):
-    car = Car(native_fmus[preset], tmp_path)
-    car.fmu.setupExperiment(startTime=0.0)
-    car.fmu.enterInitializationMode()
-    car.set(automatic=automatic)
-    car.fmu.exitInitializationMode()
+    car = Car(native_fmus[preset, version], tmp_path).start(automatic=automatic)
     drive(car, reference(VehicleParams.preset(preset), automatic))
     car.fmu.terminate()
     car.fmu.freeInstance()
 
 
-def test_parameters_a_master_sets_give_the_vehicle_those_parameters_make(native_fmus, tmp_path):
-    car = Car(native_fmus["nightrider"], tmp_path)
-    car.fmu.setupExperiment(startTime=0.0)
-    car.fmu.enterInitializationMode()
-    car.set(**CHANGES)
-    car.fmu.exitInitializationMode()
+@VERSIONS
+def test_parameters_a_master_sets_give_the_vehicle_those_parameters_make(
+    native_fmus, version, tmp_path
+):
+    car = Car(native_fmus["nightrider", version], tmp_path).start(**CHANGES)
     drive(car, reference(VehicleParams.preset("nightrider").with_changes(**CHANGES), True))
     car.fmu.freeInstance()
 
@@ -140,61 +152,64 @@ def test_each_parameter_changes_exactly_the_packed_fields_the_c_layer_writes(par
     assert moved and moved <= written
 
 
+@VERSIONS
 def test_a_refused_parameter_fails_leaving_initialization_with_pydantics_words(
-    native_fmus, tmp_path, capfd
+    native_fmus, version, tmp_path, capfd
 ):
     """Read from FMPy's own logger (a logger of the test's would outlive its callback: FMPy's
     native proxy keeps the last one in a global and calls it for every FMU after)."""
-    description = read_model_description(str(native_fmus["nightrider"]))
-    ref = {v.name: v.valueReference for v in description.modelVariables}
-    fmu = instantiate_fmu(
-        extract(str(native_fmus["nightrider"]), unzipdir=str(tmp_path)),
-        description,
-    )
-    fmu.setupExperiment(startTime=0.0)
-    fmu.enterInitializationMode()
-    fmu.setReal([ref["engine.initial_fuel"], ref["body.chassis_mass"]], [2.0, 0.0])
-    with pytest.raises(FMICallException, match="fmi2ExitInitializationMode failed"):
-        fmu.exitInitializationMode()
+    car = Car(native_fmus["nightrider", version], tmp_path)
+    if version == 2:
+        car.fmu.setupExperiment(startTime=0.0)
+    car.fmu.enterInitializationMode()
+    car.set(**{"engine.initial_fuel": 2.0, "body.chassis_mass": 0.0})
+    with pytest.raises(FMICallException, match=f"fmi{version}ExitInitializationMode failed"):
+        car.fmu.exitInitializationMode()
     said = capfd.readouterr().out.splitlines()
     assert said[-1] == (
         "[ERROR] parameters refused: body.chassis_mass: Input should be greater than 0; "
         "engine.initial_fuel: Input should be less than or equal to 1"
     )
-    with pytest.raises(FMICallException, match="fmi2DoStep failed"):
-        fmu.doStep(0.0, 0.001)
-    fmu.freeInstance()
+    with pytest.raises(FMICallException, match=f"fmi{version}DoStep failed"):
+        car.step(0.001)
+    car.fmu.freeInstance()
 
 
-def test_the_state_serializes_and_a_fresh_instance_replays_from_it(native_fmus, tmp_path):
-    first = Car(native_fmus["nightrider"], tmp_path / "a")
-    for car in (first,):
-        car.fmu.setupExperiment(startTime=0.0)
-        car.fmu.enterInitializationMode()
-        car.fmu.exitInitializationMode()
+@VERSIONS
+def test_the_state_serializes_and_a_fresh_instance_replays_from_it(native_fmus, version, tmp_path):
+    path = native_fmus["nightrider", version]
+    first = Car(path, tmp_path / "a").start()
     first.set(throttle=0.7)
     for _ in range(200):
         first.step(0.005)
-    serialized = first.fmu.serializeFMUstate(first.fmu.getFMUstate())
+    if version == 2:
+        serialized = first.fmu.serializeFMUstate(first.fmu.getFMUstate())
+    else:
+        serialized = first.fmu.serializeFMUState(first.fmu.getFMUState())
     for _ in range(100):
         first.step(0.005)
-    second = Car(native_fmus["nightrider"], tmp_path / "b")
-    second.fmu.setupExperiment(startTime=0.0)
-    second.fmu.enterInitializationMode()
-    second.fmu.exitInitializationMode()
-    second.fmu.setFMUstate(second.fmu.deSerializeFMUstate(serialized))
+    second = Car(path, tmp_path / "b").start()
+    if version == 2:
+        second.fmu.setFMUstate(second.fmu.deSerializeFMUstate(serialized))
+    else:
+        second.fmu.setFMUState(second.fmu.deserializeFMUState(serialized))
     for _ in range(100):
         second.step(0.005)
     assert np.array_equal(second.outputs(), first.outputs())
-    with pytest.raises(FMICallException, match="fmi2DeSerializeFMUstate failed"):
-        second.fmu.deSerializeFMUstate(serialized[:-1])
+    call = "fmi2DeSerializeFMUstate" if version == 2 else "fmi3DeserializeFMUState"
+    with pytest.raises(FMICallException, match=f"{call} failed"):
+        getattr(second.fmu, call.replace("fmi2D", "d").replace("fmi3D", "d"))(serialized[:-1])
+    for car in (first, second):
+        car.fmu.freeInstance()
 
 
-def test_the_fmu_carries_no_python_and_its_binaries_need_only_libc_and_libm(native_fmus):
-    with zipfile.ZipFile(native_fmus["nightrider"]) as fmu:
+@VERSIONS
+def test_the_fmu_carries_no_python_and_its_binaries_need_only_libc_and_libm(native_fmus, version):
+    linux, windows = ("linux64", "win64") if version == 2 else ("x86_64-linux", "x86_64-windows")
+    with zipfile.ZipFile(native_fmus["nightrider", version]) as fmu:
         names = fmu.namelist()
-        so = fmu.read("binaries/linux64/VcosimVehicleFmi2.so")
-        dll = fmu.read("binaries/win64/VcosimVehicleFmi2.dll")
+        so = fmu.read(f"binaries/{linux}/VcosimVehicleFmi{version}.so")
+        dll = fmu.read(f"binaries/{windows}/VcosimVehicleFmi{version}.dll")
     assert not [n for n in names if n.endswith((".py", ".pyc"))]
     assert not [n for n in names if "python" in n.lower()]
     needed = elf_needed(so)
@@ -203,23 +218,24 @@ def test_the_fmu_carries_no_python_and_its_binaries_need_only_libc_and_libm(nati
     assert (machine, magic) == (0x8664, 0x20B)  # x86-64, PE32+
 
 
+@VERSIONS
 def test_a_plain_c_master_with_no_python_gets_the_in_process_speed_to_the_last_bit(
-    native_fmus, tmp_path
+    native_fmus, version, tmp_path
 ):
-    """host2.c in an empty environment: 10 s at 1 ms steps with throttle 0.5, then 200
-    instantiate/step/free cycles with flat resident memory."""
-    fmu = native_fmus["nightrider"]
+    """host2.c or host3.c in an empty environment: 10 s at 1 ms steps with throttle 0.5, then
+    200 instantiate/step/free cycles with flat resident memory."""
+    fmu = native_fmus["nightrider", version]
     folder = tmp_path / "unzipped"
     extract(str(fmu), unzipdir=str(folder))
     description = read_model_description(str(fmu))
     ref = {v.name: v.valueReference for v in description.modelVariables}
-    host = tmp_path / "host2"
-    zig_cc(
-        "x86_64-linux",
-        ["-O2", f"-I{fmi_headers()}", "-o", str(host), str(HERE / "native" / "host2.c")],
-    )
-    library = folder / "binaries" / "linux64" / "VcosimVehicleFmi2.so"
-    args = [str(host), str(library), description.guid, str(ref["throttle"])]
+    host = tmp_path / f"host{version}"
+    source = HERE / "native" / f"host{version}.c"
+    zig_cc("x86_64-linux", ["-O2", f"-I{fmi_headers()}", "-o", str(host), str(source)])
+    platform = "linux64" if version == 2 else "x86_64-linux"
+    library = folder / "binaries" / platform / f"VcosimVehicleFmi{version}.so"
+    token = description.guid if version == 2 else description.instantiationToken
+    args = [str(host), str(library), token, str(ref["throttle"])]
     args += [str(ref["groundspeed"]), "10", "200"]
     done = subprocess.run(args, env={}, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr
@@ -229,7 +245,7 @@ def test_a_plain_c_master_with_no_python_gets_the_in_process_speed_to_the_last_b
     assert float.fromhex(said["speed"]) == vehicle.signal("groundspeed")
     before, after = map(int, said["resident_kb"].split())
     assert after - before < 10_000, said  # kB: 200 cycles leak nothing worth the name
-    print("C host:", said["physics_steps_per_s"], "physics steps/s")  # measured, not asserted
+    print(f"C host FMI {version}:", said["physics_steps_per_s"], "physics steps/s")
 
 
 def elf_needed(binary: bytes) -> list[str]:

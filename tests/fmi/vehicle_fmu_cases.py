@@ -169,12 +169,12 @@ def test_a_bad_parameter_or_input_is_refused_and_logged(vehicle_fmus, open_fmu):
 def test_refused_parameters_make_simulate_fmu_raise_with_the_reason_logged(
     vehicle_fmus, version, capfd
 ):
-    """FMI 2 refuses at exitInitializationMode, FMI 3 at the first doStep; FMPy raises for
-    both, and its log (printed with debug_logging) says why. Before, FMI 2 ended quietly with
-    two rows at t = 0."""
+    """Both versions refuse at exitInitializationMode (the native FMUs; pythonfmu3's refused
+    at the first doStep); FMPy raises, and its log (printed with debug_logging) says why.
+    Before, FMI 2 ended quietly with two rows at t = 0."""
     from fmpy import simulate_fmu
 
-    call = "fmi2ExitInitializationMode" if version == 2 else "fmi3DoStep"
+    call = f"fmi{version}ExitInitializationMode"
     with pytest.raises(FMICallException, match=f"{call} failed"):
         simulate_fmu(
             str(vehicle_fmus[version]),

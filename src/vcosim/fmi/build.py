@@ -73,7 +73,7 @@ def _build(
     return out
 
 
-NATIVE_VERSIONS = (2,)
+NATIVE_VERSIONS = (2, 3)
 """FMI versions whose vehicle FMU is native (vcosim.fmi.native): no Python in the host."""
 
 
