@@ -216,6 +216,29 @@ def test_the_fmu_carries_no_python_and_its_binaries_need_only_libc_and_libm(nati
     assert set(needed) <= {"libc.so.6", "libm.so.6"}, needed
     machine, magic = pe_header(dll)
     assert (machine, magic) == (0x8664, 0x20B)  # x86-64, PE32+
+    assert pe_exports(dll) >= fmi_functions(version)
+
+
+MODEL_EXCHANGE_ONLY = {
+    "fmi2EnterEventMode",
+    "fmi2NewDiscreteStates",
+    "fmi2EnterContinuousTimeMode",
+    "fmi2CompletedIntegratorStep",
+    "fmi2SetTime",
+    "fmi2SetContinuousStates",
+    "fmi2GetDerivatives",
+    "fmi2GetEventIndicators",
+    "fmi2GetContinuousStates",
+    "fmi2GetNominalsOfContinuousStates",
+}
+
+
+def fmi_functions(version: int) -> set[str]:
+    """The functions of the FMI C API a co-simulation FMU exports, from the standard's header
+    (FMI 3: every one; FMI 2: all but model exchange's)."""
+    header = (fmi_headers() / f"fmi{version}FunctionTypes.h").read_text()
+    names = {f"fmi{version}{n}" for n in re.findall(rf"fmi{version}(\w+)TYPE", header)}
+    return names - MODEL_EXCHANGE_ONLY
 
 
 @VERSIONS
@@ -273,6 +296,38 @@ def pe_header(binary: bytes) -> tuple[int, int]:
     (machine,) = struct.unpack_from("<H", binary, pe + 4)
     (magic,) = struct.unpack_from("<H", binary, pe + 24)
     return machine, magic
+
+
+def pe_exports(binary: bytes) -> set[str]:
+    """The names a PE32+ image exports (its export directory's name table)."""
+    pe = struct.unpack_from("<I", binary, 0x3C)[0]
+    n_sections, optional_size = (
+        struct.unpack_from("<H", binary, pe + 6)[0],
+        struct.unpack_from("<H", binary, pe + 20)[0],
+    )
+    optional = pe + 24
+    export_rva = struct.unpack_from("<I", binary, optional + 112)[0]  # data directory 0
+    sections = [
+        struct.unpack_from("<IIII", binary, optional + optional_size + 40 * i + 8)
+        for i in range(n_sections)
+    ]
+
+    def at(rva: int) -> int:
+        for size, address, raw_size, raw in sections:
+            if address <= rva < address + max(size, raw_size):
+                return rva - address + raw
+        raise ValueError(f"RVA {rva:#x} in no section")
+
+    directory = at(export_rva)
+    count, names = (
+        struct.unpack_from("<I", binary, directory + 24)[0],
+        at(struct.unpack_from("<I", binary, directory + 32)[0]),
+    )
+    out = set()
+    for i in range(count):
+        start = at(struct.unpack_from("<I", binary, names + 4 * i)[0])
+        out.add(binary[start : binary.index(b"\0", start)].decode())
+    return out
 
 
 def test_elf_needed_reads_what_the_dynamic_section_names():
