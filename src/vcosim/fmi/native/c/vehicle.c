@@ -76,6 +76,7 @@ void vc_init(vc_model *m, vc_logger log, void *log_env) {
     memcpy(m->now.values, VC_INPUT_START, sizeof m->now.values);
     m->automatic = VC_AUTOMATIC;
     m->engine_running = 1;
+    m->step_size = -1.0; /* no step size checked yet (0 would pass unchecked) */
     make_vehicle(m); /* the built-in vehicle stands: vcosim fmu checked it */
 }
 

@@ -1,0 +1,67 @@
+"""The native FMU's C layer under AddressSanitizer, UndefinedBehaviorSanitizer and
+LeakSanitizer: every FMI 2 call sequence of ``native/sequences2.c``, error paths included.
+
+The C layer is compiled with the sanitizers and linked into the sequence program with the
+kernel's object file (itself not instrumented: numba's code, checked bit for bit elsewhere).
+zig ships no sanitizer runtime, so this build uses the system's gcc and its libasan; without
+them the test is skipped, saying so.
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from vcosim.fmi.native.kernel import build_objects
+from vcosim.fmi.native.vehicle import c_folder, fmi_headers, model_header
+from vcosim.vehicle.params import VehicleParams
+
+HERE = Path(__file__).parent
+SANITIZERS = "-fsanitize=address,undefined"
+
+
+def sanitizing_compiler(folder: Path) -> str:
+    """The system's gcc if it links a sanitized program here, else skip the test."""
+    gcc = shutil.which("gcc")
+    if gcc is None:
+        pytest.skip("no gcc: zig has no sanitizer runtime, so the ASan run needs gcc's")
+    probe = folder / "probe.c"
+    probe.write_text("int main(void) { return 0; }\n")
+    done = subprocess.run(
+        [gcc, SANITIZERS, str(probe), "-o", str(folder / "probe")], capture_output=True
+    )
+    if done.returncode != 0:
+        pytest.skip(f"gcc cannot link {SANITIZERS}: {done.stderr.decode()[-300:]}")
+    return gcc
+
+
+def test_every_fmi2_call_sequence_runs_clean_under_the_sanitizers(tmp_path):
+    gcc = sanitizing_compiler(tmp_path)
+    (tmp_path / "vcosim_model.h").write_text(
+        model_header(VehicleParams.preset("nightrider"), True, "{sanitized}")
+    )
+    kernel = build_objects(tmp_path, ("x86_64-linux",))["x86_64-linux"]
+    c = c_folder()
+    program = tmp_path / "sequences2"
+    command = [gcc, "-std=c11", "-O1", "-g", SANITIZERS, "-fno-sanitize-recover=all"]
+    command += ["-fno-omit-frame-pointer", "-Wall", "-Werror"]
+    command += [f"-I{tmp_path}", f"-I{c}", f"-I{fmi_headers()}", "-o", str(program)]
+    command += [str(HERE / "native" / "sequences2.c")]
+    command += [str(c / name) for name in ("vehicle.c", "fmi2.c", "stubs.c")]
+    command += [str(kernel), "-lm"]
+    built = subprocess.run(command, capture_output=True, text=True)
+    assert built.returncode == 0, built.stderr
+    options = "detect_leaks=1:halt_on_error=1:abort_on_error=0"
+    done = subprocess.run(
+        [str(program)],
+        env={"ASAN_OPTIONS": options, "UBSAN_OPTIONS": "halt_on_error=1:print_stacktrace=1"},
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert done.returncode == 0, done.stderr[-4000:]
+    assert "Sanitizer" not in done.stderr and "runtime error" not in done.stderr, done.stderr
+    assert done.stdout.startswith("all sequences passed")
