@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import re
 import struct
-import subprocess
 import zipfile
 from pathlib import Path
 
@@ -20,7 +19,7 @@ from fmpy.fmi1 import FMICallException
 
 from vcosim.fmi.build import build_vehicle_fmu
 from vcosim.fmi.metadata import INPUTS, OUTPUTS, PARAMETERS
-from vcosim.fmi.native.toolchain import zig_cc
+from vcosim.fmi.native.hosts import build_host, run_host
 from vcosim.fmi.native.vehicle import (
     BODY_FIELDS,
     BRAKE_FIELDS,
@@ -245,30 +244,16 @@ def fmi_functions(version: int) -> set[str]:
 def test_a_plain_c_master_with_no_python_gets_the_in_process_speed_to_the_last_bit(
     native_fmus, version, tmp_path
 ):
-    """host2.c or host3.c in an empty environment: 10 s at 1 ms steps with throttle 0.5, then
-    200 instantiate/step/free cycles with flat resident memory."""
-    fmu = native_fmus["nightrider", version]
-    folder = tmp_path / "unzipped"
-    extract(str(fmu), unzipdir=str(folder))
-    description = read_model_description(str(fmu))
-    ref = {v.name: v.valueReference for v in description.modelVariables}
-    host = tmp_path / f"host{version}"
-    source = HERE / "native" / f"host{version}.c"
-    zig_cc("x86_64-linux", ["-O2", f"-I{fmi_headers()}", "-o", str(host), str(source)])
-    platform = "linux64" if version == 2 else "x86_64-linux"
-    library = folder / "binaries" / platform / f"VcosimVehicleFmi{version}.so"
-    token = description.guid if version == 2 else description.instantiationToken
-    args = [str(host), str(library), token, str(ref["throttle"])]
-    args += [str(ref["groundspeed"]), "10", "200"]
-    done = subprocess.run(args, env={}, capture_output=True, text=True, timeout=300)
-    assert done.returncode == 0, done.stderr
-    said = dict(line.split(" ", 1) for line in done.stdout.splitlines())
+    """The C master of vcosim.fmi.native.hosts in an empty environment: 10 s at 1 ms steps
+    with throttle 0.5, then 200 instantiate/step/free cycles with flat resident memory."""
+    host = build_host(version, tmp_path / f"host{version}")
+    said = run_host(host, native_fmus["nightrider", version], seconds=10.0, cycles=200)
     vehicle = reference(VehicleParams.preset("nightrider"), True)
     vehicle.run(20000, throttle=0.5)
-    assert float.fromhex(said["speed"]) == vehicle.signal("groundspeed")
-    before, after = map(int, said["resident_kb"].split())
+    assert said.speed == vehicle.signal("groundspeed")
+    before, after = said.resident_kb
     assert after - before < 10_000, said  # kB: 200 cycles leak nothing worth the name
-    print(f"C host FMI {version}:", said["physics_steps_per_s"], "physics steps/s")
+    print(f"C host FMI {version}: {said.physics_steps_per_s:.0f} physics steps/s")
 
 
 def elf_needed(binary: bytes) -> list[str]:

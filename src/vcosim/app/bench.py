@@ -223,7 +223,7 @@ def bench_fmi(
         float | None, _seconds("Wall-clock budget per measurement (s).", 3.0, 0.6)
     ] = None,
 ) -> None:
-    """The vehicle FMU's doSteps/s under FMPy against the in-process kernel, 1 ms step."""
+    """The vehicle FMU's doSteps/s under FMPy and under a C master, against the kernel."""
     _run("fmi", quick, as_json, seconds=seconds)
 
 
