@@ -43,7 +43,7 @@ def test_every_fmi2_call_sequence_runs_clean_under_the_sanitizers(tmp_path):
     (tmp_path / "vcosim_model.h").write_text(
         model_header(VehicleParams.preset("nightrider"), True, "{sanitized}")
     )
-    kernel = build_objects(tmp_path, ("x86_64-linux",))["x86_64-linux"]
+    kernels = build_objects(tmp_path, ("x86_64-linux",))["x86_64-linux"]
     c = c_folder()
     program = tmp_path / "sequences2"
     command = [gcc, "-std=c11", "-O1", "-g", SANITIZERS, "-fno-sanitize-recover=all"]
@@ -51,7 +51,7 @@ def test_every_fmi2_call_sequence_runs_clean_under_the_sanitizers(tmp_path):
     command += [f"-I{tmp_path}", f"-I{c}", f"-I{fmi_headers()}", "-o", str(program)]
     command += [str(HERE / "native" / "sequences2.c")]
     command += [str(c / name) for name in ("vehicle.c", "fmi2.c", "stubs.c")]
-    command += [str(kernel), "-lm"]
+    command += [*map(str, kernels), "-lm"]
     built = subprocess.run(command, capture_output=True, text=True)
     assert built.returncode == 0, built.stderr
     options = "detect_leaks=1:halt_on_error=1:abort_on_error=0"

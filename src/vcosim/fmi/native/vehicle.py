@@ -458,7 +458,8 @@ def build_native_vehicle_fmu(
         for path in (*sources, *(c_dir / h for h in ("vehicle.h", "registry.h"))):
             digest.update(path.read_bytes())
         for platform in sorted(objects):
-            digest.update(objects[platform].read_bytes())
+            for path in objects[platform]:
+                digest.update(path.read_bytes())
         guid = "{" + str(uuid.UUID(digest.hexdigest()[:32])) + "}"
         (folder / "vcosim_model.h").write_text(model_header(params, automatic, guid))
         files = {
@@ -469,7 +470,7 @@ def build_native_vehicle_fmu(
         for platform in platforms:
             built = folder / platform / f"{identifier}{SUFFIX[platform]}"
             built.parent.mkdir()
-            link_library(platform, built, sources, [objects[platform]], [folder, *include])
+            link_library(platform, built, sources, objects[platform], [folder, *include])
             place = FMI2_FOLDER[platform] if fmi_version == 2 else platform
             files[f"binaries/{place}/{built.name}"] = built.read_bytes()
         _zip(out, files)

@@ -1,6 +1,7 @@
 /* The vehicle FMU's model over the compiled kernel (vehicle.h says what it is). */
 #include "vehicle.h"
 
+#include <cpuid.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -19,8 +20,39 @@ static void say(const vc_model *m, int level, const char *format, ...) {
 }
 
 static void advance(vc_model *m, double *x, double *u, double *y, double *s, long long n) {
-    vcosim_advance(x, u, m->packed, y, s, VC_TERRAIN_HEIGHT, VC_TERRAIN_FRICTION,
-                   VC_TERRAIN_ROWS, VC_TERRAIN_COLS, VC_TERRAIN_GRID, n);
+    vcosim_advance_fn *kernel = (vcosim_advance_fn *)m->kernel;
+    kernel(x, u, m->packed, y, s, VC_TERRAIN_HEIGHT, VC_TERRAIN_FRICTION, VC_TERRAIN_ROWS,
+           VC_TERRAIN_COLS, VC_TERRAIN_GRID, n);
+}
+
+/* Whether the CPU (and the operating system, which must save the AVX registers) runs code of
+   the x86-64-v3 level: AVX, AVX2, BMI1, BMI2, F16C, FMA, LZCNT, MOVBE. Read with cpuid here
+   rather than with __builtin_cpu_supports, whose runtime (compiler-rt) would bring its own
+   sin, cos and log in place of the C library's, which the in-process kernel calls. */
+static int has_x86_64_v3(void) {
+    unsigned int a, b, c, d;
+    if (!__get_cpuid(1, &a, &b, &c, &d)) return 0;
+    const unsigned int leaf1 = (1u << 12) | (1u << 22) | (1u << 27) | (1u << 28) | (1u << 29);
+    if ((c & leaf1) != leaf1) return 0; /* FMA, MOVBE, OSXSAVE, AVX, F16C */
+    unsigned int low, high;
+    __asm__ volatile("xgetbv" : "=a"(low), "=d"(high) : "c"(0));
+    if ((low & 6u) != 6u) return 0; /* the OS saves the XMM and YMM registers */
+    if (!__get_cpuid_count(7, 0, &a, &b, &c, &d)) return 0;
+    const unsigned int leaf7 = (1u << 3) | (1u << 5) | (1u << 8);
+    if ((b & leaf7) != leaf7) return 0; /* BMI1, AVX2, BMI2 */
+    if (!__get_cpuid(0x80000001u, &a, &b, &c, &d)) return 0;
+    return (c & (1u << 5)) != 0; /* LZCNT */
+}
+
+/* The best kernel this CPU runs (vehicle.h). */
+static vcosim_advance_fn *choose_kernel(const char **name) {
+    const char *wanted = getenv("VCOSIM_FMU_KERNEL");
+    if ((wanted == NULL || strcmp(wanted, "x86-64") != 0) && has_x86_64_v3()) {
+        *name = "x86-64-v3";
+        return vcosim_advance_x86_64_v3;
+    }
+    *name = "x86-64";
+    return vcosim_advance_x86_64;
 }
 
 /* Vehicle(params, engine_running=...): released at rest, settled for 2 s with the brakes
@@ -74,6 +106,9 @@ void vc_init(vc_model *m, vc_logger log, void *log_env) {
     memcpy(m->packed, VC_PACKED, sizeof m->packed);
     memcpy(m->parameters, VC_PARAMETER_DEFAULT, sizeof m->parameters);
     memcpy(m->now.values, VC_INPUT_START, sizeof m->now.values);
+    const char *level = NULL;
+    m->kernel = (void *)choose_kernel(&level);
+    say(m, VC_LOG_INFO, "kernel compiled for %s", level);
     m->automatic = VC_AUTOMATIC;
     m->engine_running = 1;
     m->step_size = -1.0; /* no step size checked yet (0 would pass unchecked) */

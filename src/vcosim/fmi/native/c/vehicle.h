@@ -39,9 +39,12 @@ typedef struct {
     char failed[512]; /* why the model refuses to step (refused parameters), or "" */
     vc_logger log;
     void *log_env;
+    void *kernel; /* the compiled advance for this CPU (vcosim_advance_fn) */
 } vc_model;
 
-/* A new model with the built-in parameters, settled; its outputs are readable at once. */
+/* A new model with the built-in parameters, settled; its outputs are readable at once. The
+   kernel is the x86-64-v3 one where the CPU has AVX2 and the rest of that level, else the
+   generic one; VCOSIM_FMU_KERNEL=x86-64 in the environment insists on the generic one. */
 void vc_init(vc_model *m, vc_logger log, void *log_env);
 /* The kind of the variable with this value reference, or VC_NONE. */
 int vc_kind(unsigned int vr);

@@ -42,8 +42,10 @@ def build_host(version: int, out: Path) -> Path:
     return out
 
 
-def run_host(host: Path, fmu: Path, seconds: float, cycles: int = 0) -> HostRun:
-    """Run ``host`` on the Linux binary of ``fmu`` in an empty environment."""
+def run_host(
+    host: Path, fmu: Path, seconds: float, cycles: int = 0, env: dict[str, str] | None = None
+) -> HostRun:
+    """Run ``host`` on the Linux binary of ``fmu`` in an empty environment (or ``env``)."""
     with tempfile.TemporaryDirectory(prefix="vcosim-host-") as scratch:
         with zipfile.ZipFile(fmu) as archive:
             archive.extractall(scratch)
@@ -56,7 +58,7 @@ def run_host(host: Path, fmu: Path, seconds: float, cycles: int = 0) -> HostRun:
         library = Path(scratch) / "binaries" / platform / f"{identifier}.so"
         args = [str(host), str(library), token, str(refs["throttle"]), str(refs["groundspeed"])]
         args += [repr(float(seconds)), str(cycles)]
-        done = subprocess.run(args, env={}, capture_output=True, text=True, check=False)
+        done = subprocess.run(args, env=env or {}, capture_output=True, text=True, check=False)
     if done.returncode != 0:
         raise HostError(f"{host.name} failed ({done.returncode}): {done.stderr[-2000:]}")
     said = dict(line.split(" ", 1) for line in done.stdout.splitlines())
