@@ -1,5 +1,6 @@
 """The native FMU's C layer under AddressSanitizer, UndefinedBehaviorSanitizer and
-LeakSanitizer: every FMI 2 call sequence of ``native/sequences2.c``, error paths included.
+LeakSanitizer: every FMI 2 and FMI 3 call sequence of ``native/sequences2.c`` and
+``native/sequences3.c``, error paths included.
 
 The C layer is compiled with the sanitizers and linked into the sequence program with the
 kernel's object file (itself not instrumented: numba's code, checked bit for bit elsewhere).
@@ -38,19 +39,20 @@ def sanitizing_compiler(folder: Path) -> str:
     return gcc
 
 
-def test_every_fmi2_call_sequence_runs_clean_under_the_sanitizers(tmp_path):
+@pytest.mark.parametrize("version", [2, 3], ids=["fmi2", "fmi3"])
+def test_every_call_sequence_runs_clean_under_the_sanitizers(version, tmp_path):
     gcc = sanitizing_compiler(tmp_path)
     (tmp_path / "vcosim_model.h").write_text(
         model_header(VehicleParams.preset("nightrider"), True, "{sanitized}")
     )
     kernels = build_objects(tmp_path, ("x86_64-linux",))["x86_64-linux"]
     c = c_folder()
-    program = tmp_path / "sequences2"
+    program = tmp_path / f"sequences{version}"
     command = [gcc, "-std=c11", "-O1", "-g", SANITIZERS, "-fno-sanitize-recover=all"]
     command += ["-fno-omit-frame-pointer", "-Wall", "-Werror"]
     command += [f"-I{tmp_path}", f"-I{c}", f"-I{fmi_headers()}", "-o", str(program)]
-    command += [str(HERE / "native" / "sequences2.c")]
-    command += [str(c / name) for name in ("vehicle.c", "fmi2.c", "stubs.c")]
+    command += [str(HERE / "native" / f"sequences{version}.c")]
+    command += [str(c / name) for name in ("vehicle.c", f"fmi{version}.c", "stubs.c")]
     command += [*map(str, kernels), "-lm"]
     built = subprocess.run(command, capture_output=True, text=True)
     assert built.returncode == 0, built.stderr
