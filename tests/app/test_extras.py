@@ -108,7 +108,7 @@ def test_drive_refuses_in_one_line_before_it_starts_anything(monkeypatch, tmp_pa
             "--record FILE.mcap needs the `logging` extra",
         ),
         ("fmpy", ["controller", "--fmu", "{tmp}/file"], "--fmu needs the `fmu` extra"),
-        ("pythonfmu", ["fmu", "vehicle", "{tmp}/car.fmu"], "FMI 2 FMUs needs the `fmi` extra"),
+        ("ziglang", ["fmu", "vehicle", "{tmp}/car.fmu"], "FMI 2 FMUs needs the `fmi` extra"),
         ("pythonfmu3", ["fmu", "coupling", "{tmp}/c.fmu", "--fmi", "3"], "the `fmi` extra"),
         ("vehiclemodels", ["vehicle", "report"], "vehicle report needs the `datasheet` extra"),
         ("vehiclemodels", ["bench", "physics"], "bench physics needs the `bench` extra"),

@@ -45,7 +45,7 @@ def _seconds(help: str, full: float, quick: float) -> Any:
 # Benches whose same-run baseline is another package: (extra, its modules needed).
 _NEEDS: dict[str, tuple[str, tuple[str, ...] | None]] = {
     "physics": ("bench", None),
-    "fmi": ("fmi", ("pythonfmu", "fmpy")),
+    "fmi": ("fmi", ("ziglang", "fmpy")),
 }
 
 

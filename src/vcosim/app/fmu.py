@@ -31,7 +31,11 @@ OutFile = Annotated[
     Path, typer.Argument(metavar="OUT.fmu", dir_okay=False, help="The FMU file to write.")
 ]
 Fmi = Annotated[
-    FmiVersion, typer.Option("--fmi", help="FMI 2.0 (pythonfmu) or FMI 3.0 (pythonfmu3).")
+    FmiVersion,
+    typer.Option(
+        "--fmi",
+        help="FMI 2.0 or FMI 3.0 (the vehicle: native; the coupling: pythonfmu, pythonfmu3).",
+    ),
 ]
 
 
