@@ -115,12 +115,18 @@ def _kernel_ir(level: str) -> str:
         else:
             linked.link_in(module)
     assert linked is not None
-    for function in linked.functions:  # only the entry points leave the object file
-        if not function.is_declaration and function.name not in exported:
-            function.linkage = "internal"
-    for variable in linked.global_variables:  # numba's environment pointers (unused here)
-        if not variable.is_declaration:
-            variable.linkage = "internal"
+    # Only the entry points leave the object file. The others are renamed in order: numba's
+    # names count the functions the process compiled, so a kernel compiled afresh and one
+    # loaded from numba's cache would otherwise differ in their (local) symbols.
+    tag = level.replace("-", "_")
+    internal = [f for f in linked.functions if not f.is_declaration and f.name not in exported]
+    for i, function in enumerate(internal):
+        function.linkage = "internal"
+        function.name = f"vcosim_{tag}_f{i}"
+    variables = [v for v in linked.global_variables if not v.is_declaration]
+    for i, variable in enumerate(variables):  # numba's environment pointers (unused here)
+        variable.linkage = "internal"
+        variable.name = f"vcosim_{tag}_g{i}"
     linked.verify()
     return str(linked)
 
