@@ -58,6 +58,7 @@ int main(void) {
     const fmi2ValueReference speed = VC_VR_OUTPUTS, fuel = parameter("engine.initial_fuel");
     fmi2Real value = 0.0;
     fmi2Integer integer = 0;
+    fmi2String text0 = "";
 
     /* refused instantiations */
     EXPECT(fmi2Instantiate("x", fmi2ModelExchange, VC_GUID, "", &callbacks, 0, 0) == NULL);
@@ -78,6 +79,13 @@ int main(void) {
     EXPECT(fmi2GetReal(c, &speed, 1, NULL) == fmi2Error);
     EXPECT(fmi2GetReal(NULL, &speed, 1, &value) == fmi2Error);
     EXPECT(fmi2GetReal(c, &speed, 0, NULL) == fmi2OK);
+    EXPECT(fmi2GetInteger(c, &gear, 1, NULL) == fmi2Error);
+    EXPECT(fmi2SetInteger(c, NULL, 1, &integer) == fmi2Error);
+    EXPECT(fmi2GetBoolean(c, &gear, 1, NULL) == fmi2Error);
+    EXPECT(fmi2SetBoolean(c, &gear, 1, NULL) == fmi2Error);
+    EXPECT(strstr(last, "fmi2SetBoolean: NULL") != NULL);
+    EXPECT(fmi2SetString(c, &speed, 1, &text0) == fmi2Error);
+    EXPECT(fmi2SetInteger(c, &gear, 0, NULL) == fmi2OK);
     const fmi2ValueReference nowhere = VC_VR_END + 7;
     EXPECT(fmi2GetReal(c, &nowhere, 1, &value) == fmi2Error);
     EXPECT(fmi2GetInteger(c, &speed, 1, &integer) == fmi2Error); /* a Real */

@@ -98,6 +98,10 @@ int main(void) {
     EXPECT(fmi3GetFloat64(c, &nowhere, 1, &value, 1) == fmi3Error);
     EXPECT(fmi3GetInt32(c, &speed, 1, &integer, 1) == fmi3Error);
     EXPECT(fmi3GetInt32(c, &gear, 1, &integer, 1) == fmi3OK && integer == 1);
+    EXPECT(fmi3GetInt32(c, &gear, 1, NULL, 1) == fmi3Error);
+    EXPECT(fmi3SetInt32(c, NULL, 1, &integer, 1) == fmi3Error);
+    EXPECT(fmi3SetBoolean(c, &automatic, 1, NULL, 1) == fmi3Error);
+    EXPECT(fmi3SetInt32(c, &gear, 1, &integer, 3) == fmi3Error);
     EXPECT(fmi3GetBoolean(c, &automatic, 1, &flag, 1) == fmi3OK && flag);
     fmi3Float32 single = 0.0f;
     EXPECT(fmi3GetFloat32(c, &speed, 1, &single, 1) == fmi3Error);

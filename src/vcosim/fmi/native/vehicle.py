@@ -14,7 +14,6 @@ the outputs, each in the order of :mod:`vcosim.fmi.metadata`.
 from __future__ import annotations
 
 import hashlib
-import shutil
 import tempfile
 import uuid
 import zipfile
@@ -474,5 +473,4 @@ def build_native_vehicle_fmu(
             place = FMI2_FOLDER[platform] if fmi_version == 2 else platform
             files[f"binaries/{place}/{built.name}"] = built.read_bytes()
         _zip(out, files)
-    shutil.rmtree(folder, ignore_errors=True)
     return out

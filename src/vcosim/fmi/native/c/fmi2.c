@@ -151,7 +151,7 @@ fmi2Status fmi2Reset(fmi2Component c) {
 static fmi2Status get_values(fmi2Component c, const char *call, int kind,
                              const fmi2ValueReference vr[], size_t n, double *out) {
     instance *self = checked(c, call, ANY_MODE);
-    if (self == NULL || (n > 0 && (vr == NULL || out == NULL))) return fmi2Error;
+    if (self == NULL) return fmi2Error;
     for (size_t i = 0; i < n; i++) {
         if (vc_kind(vr[i]) != kind) {
             char text[160];
@@ -167,9 +167,8 @@ static fmi2Status get_values(fmi2Component c, const char *call, int kind,
 
 static fmi2Status set_values(fmi2Component c, const char *call, int kind,
                              const fmi2ValueReference vr[], size_t n, const double *in) {
-    instance *self =
-        checked(c, call, BIT(INSTANTIATED) | BIT(INITIALIZING) | BIT(STEPPING));
-    if (self == NULL || (n > 0 && (vr == NULL || in == NULL))) return fmi2Error;
+    instance *self = checked(c, call, BIT(INSTANTIATED) | BIT(INITIALIZING) | BIT(STEPPING));
+    if (self == NULL) return fmi2Error;
     int worst = VC_OK;
     for (size_t i = 0; i < n; i++) {
         if (vc_kind(vr[i]) != kind) {
@@ -185,82 +184,98 @@ static fmi2Status set_values(fmi2Component c, const char *call, int kind,
     return STATUS[worst];
 }
 
+/* NULL arrays with values to pass: refused, said, and nothing read or written. */
+static int null_arrays(fmi2Component c, const char *call, size_t n, const void *vr,
+                       const void *values) {
+    if (n == 0 || (vr != NULL && values != NULL)) return 0;
+    if (vc_known(c, 0)) {
+        char text[160];
+        snprintf(text, sizeof text, "%s: NULL value references or values", call);
+        log_to_master(c, VC_LOG_ERROR, text);
+    }
+    return 1;
+}
+
 #define CHUNK 64
+
+/* Integer and Boolean go through doubles, CHUNK values at a time. */
+#define GET_CONVERTED(name, type, kind, convert)                                          \
+    fmi2Status name(fmi2Component c, const fmi2ValueReference vr[], size_t nvr,          \
+                    type value[]) {                                                      \
+        if (null_arrays(c, #name, nvr, vr, value)) return fmi2Error;                     \
+        if (nvr == 0) return get_values(c, #name, kind, vr, 0, NULL);                    \
+        for (size_t done = 0; done < nvr; done += CHUNK) {                               \
+            size_t n = nvr - done < CHUNK ? nvr - done : CHUNK;                          \
+            double read[CHUNK];                                                          \
+            fmi2Status status = get_values(c, #name, kind, vr + done, n, read);          \
+            if (status != fmi2OK) return status;                                         \
+            for (size_t i = 0; i < n; i++) value[done + i] = convert(read[i]);           \
+        }                                                                                \
+        return fmi2OK;                                                                   \
+    }
+
+#define SET_CONVERTED(name, type, kind, convert)                                          \
+    fmi2Status name(fmi2Component c, const fmi2ValueReference vr[], size_t nvr,          \
+                    const type value[]) {                                                \
+        if (null_arrays(c, #name, nvr, vr, value)) return fmi2Error;                     \
+        if (nvr == 0) return set_values(c, #name, kind, vr, 0, NULL);                    \
+        fmi2Status worst = fmi2OK;                                                       \
+        for (size_t done = 0; done < nvr; done += CHUNK) {                               \
+            size_t n = nvr - done < CHUNK ? nvr - done : CHUNK;                          \
+            double written[CHUNK];                                                       \
+            for (size_t i = 0; i < n; i++) written[i] = convert(value[done + i]);        \
+            fmi2Status status = set_values(c, #name, kind, vr + done, n, written);       \
+            if (status > worst) worst = status;                                          \
+            if (status > fmi2Warning) return status;                                     \
+        }                                                                                \
+        return worst;                                                                    \
+    }
+
+#define TO_INTEGER(v) ((fmi2Integer)(v))
+#define TO_BOOLEAN(v) ((fmi2Boolean)((v) != 0.0))
+#define FROM_INTEGER(v) ((double)(v))
+#define FROM_BOOLEAN(v) ((v) ? 1.0 : 0.0)
 
 fmi2Status fmi2GetReal(fmi2Component c, const fmi2ValueReference vr[], size_t nvr,
                        fmi2Real value[]) {
+    if (null_arrays(c, "fmi2GetReal", nvr, vr, value)) return fmi2Error;
     return get_values(c, "fmi2GetReal", VC_REAL, vr, nvr, value);
 }
 
-fmi2Status fmi2GetInteger(fmi2Component c, const fmi2ValueReference vr[], size_t nvr,
-                          fmi2Integer value[]) {
-    for (size_t done = 0; done < nvr || done == 0; done += CHUNK) {
-        size_t n = nvr - done < CHUNK ? nvr - done : CHUNK;
-        double values[CHUNK];
-        fmi2Status status = get_values(c, "fmi2GetInteger", VC_INTEGER, vr + done, n, values);
-        if (status != fmi2OK) return status;
-        for (size_t i = 0; i < n; i++) value[done + i] = (fmi2Integer)values[i];
-        if (nvr == 0) break;
-    }
-    return fmi2OK;
+fmi2Status fmi2SetReal(fmi2Component c, const fmi2ValueReference vr[], size_t nvr,
+                       const fmi2Real value[]) {
+    if (null_arrays(c, "fmi2SetReal", nvr, vr, value)) return fmi2Error;
+    return set_values(c, "fmi2SetReal", VC_REAL, vr, nvr, value);
 }
 
-fmi2Status fmi2GetBoolean(fmi2Component c, const fmi2ValueReference vr[], size_t nvr,
-                          fmi2Boolean value[]) {
-    for (size_t done = 0; done < nvr || done == 0; done += CHUNK) {
-        size_t n = nvr - done < CHUNK ? nvr - done : CHUNK;
-        double values[CHUNK];
-        fmi2Status status = get_values(c, "fmi2GetBoolean", VC_BOOLEAN, vr + done, n, values);
-        if (status != fmi2OK) return status;
-        for (size_t i = 0; i < n; i++) value[done + i] = values[i] != 0.0;
-        if (nvr == 0) break;
-    }
-    return fmi2OK;
+GET_CONVERTED(fmi2GetInteger, fmi2Integer, VC_INTEGER, TO_INTEGER)
+GET_CONVERTED(fmi2GetBoolean, fmi2Boolean, VC_BOOLEAN, TO_BOOLEAN)
+SET_CONVERTED(fmi2SetInteger, fmi2Integer, VC_INTEGER, FROM_INTEGER)
+SET_CONVERTED(fmi2SetBoolean, fmi2Boolean, VC_BOOLEAN, FROM_BOOLEAN)
+
+/* No variable is a String: any value reference is refused, none is fine. */
+static fmi2Status no_strings(fmi2Component c, const char *call, const fmi2ValueReference vr[],
+                             size_t nvr) {
+    instance *self = checked(c, call, ANY_MODE);
+    if (self == NULL) return fmi2Error;
+    if (nvr == 0) return fmi2OK;
+    char text[160];
+    snprintf(text, sizeof text, "%s: value reference %u is no variable of this type", call,
+             vr != NULL ? vr[0] : 0u);
+    log_to_master(self, VC_LOG_ERROR, text);
+    return fmi2Error;
 }
 
 fmi2Status fmi2GetString(fmi2Component c, const fmi2ValueReference vr[], size_t nvr,
                          fmi2String value[]) {
     (void)value;
-    return get_values(c, "fmi2GetString", VC_NONE - 1, vr, nvr, NULL);
-}
-
-fmi2Status fmi2SetReal(fmi2Component c, const fmi2ValueReference vr[], size_t nvr,
-                       const fmi2Real value[]) {
-    return set_values(c, "fmi2SetReal", VC_REAL, vr, nvr, value);
-}
-
-fmi2Status fmi2SetInteger(fmi2Component c, const fmi2ValueReference vr[], size_t nvr,
-                          const fmi2Integer value[]) {
-    fmi2Status worst = fmi2OK;
-    for (size_t done = 0; done < nvr || done == 0; done += CHUNK) {
-        size_t n = nvr - done < CHUNK ? nvr - done : CHUNK;
-        double values[CHUNK];
-        for (size_t i = 0; i < n; i++) values[i] = value[done + i];
-        fmi2Status status = set_values(c, "fmi2SetInteger", VC_INTEGER, vr + done, n, values);
-        if (status > worst) worst = status;
-        if (status > fmi2Warning || nvr == 0) break;
-    }
-    return worst;
-}
-
-fmi2Status fmi2SetBoolean(fmi2Component c, const fmi2ValueReference vr[], size_t nvr,
-                          const fmi2Boolean value[]) {
-    fmi2Status worst = fmi2OK;
-    for (size_t done = 0; done < nvr || done == 0; done += CHUNK) {
-        size_t n = nvr - done < CHUNK ? nvr - done : CHUNK;
-        double values[CHUNK];
-        for (size_t i = 0; i < n; i++) values[i] = value[done + i] ? 1.0 : 0.0;
-        fmi2Status status = set_values(c, "fmi2SetBoolean", VC_BOOLEAN, vr + done, n, values);
-        if (status > worst) worst = status;
-        if (status > fmi2Warning || nvr == 0) break;
-    }
-    return worst;
+    return no_strings(c, "fmi2GetString", vr, nvr);
 }
 
 fmi2Status fmi2SetString(fmi2Component c, const fmi2ValueReference vr[], size_t nvr,
                          const fmi2String value[]) {
     (void)value;
-    return set_values(c, "fmi2SetString", VC_NONE - 1, vr, nvr, NULL);
+    return no_strings(c, "fmi2SetString", vr, nvr);
 }
 
 /* -- FMU state: a copy of the model's vc_state ------------------------------------------ */
