@@ -20,13 +20,8 @@ from fmpy.fmi1 import FMICallException
 from vcosim.fmi.build import build_vehicle_fmu
 from vcosim.fmi.metadata import INPUTS, OUTPUTS, PARAMETERS
 from vcosim.fmi.native.hosts import build_host, run_host
-from vcosim.fmi.native.vehicle import (
-    BODY_FIELDS,
-    BRAKE_FIELDS,
-    DIRECT_FIELDS,
-    fmi_headers,
-    parameter_value,
-)
+from vcosim.fmi.native.vehicle import BODY_FIELDS, BRAKE_FIELDS, DIRECT_FIELDS, fmi_headers
+from vcosim.fmi.vehicle import parameter_value
 from vcosim.vehicle import Vehicle
 from vcosim.vehicle import layout as L
 from vcosim.vehicle.params import PACKED_FIELDS, PRESET_DIR, VehicleParams

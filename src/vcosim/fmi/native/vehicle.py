@@ -31,6 +31,7 @@ from vcosim.errors import ConfigError
 from vcosim.fmi.metadata import INPUTS, OUTPUTS, PARAMETERS, UNIT_DEFINITIONS, Variable
 from vcosim.fmi.native.kernel import build_objects
 from vcosim.fmi.native.toolchain import SUFFIX, link_library
+from vcosim.fmi.vehicle import DESCRIPTION, STEP_TOLERANCE, parameter_value
 from vcosim.vehicle import inputs as vehicle_inputs
 from vcosim.vehicle import layout as L
 from vcosim.vehicle.model import N_SCRATCH, initial_state
@@ -40,8 +41,6 @@ from vcosim.vehicle.vehicle import SETTLE_STEPS, VehicleView
 
 PLATFORMS = ("x86_64-linux", "x86_64-windows")
 FMI2_FOLDER = {"x86_64-linux": "linux64", "x86_64-windows": "win64"}
-DESCRIPTION = "vcosim vehicle: NightRider's car at 2000 Hz (co-simulation, steps of 0.5 ms)"
-STEP_TOLERANCE = 1e-6  # as vcosim.fmi.vehicle's
 C_SOURCES = ("vehicle.c", "stubs.c")
 
 DIRECT_FIELDS = {
@@ -105,14 +104,6 @@ def bounds(key: str) -> Bounds:
     return Bounds(low, high, open_low)
 
 
-def parameter_value(params: VehicleParams, key: str) -> float:
-    """The value of a dotted key (``body.chassis_mass``) in ``params``."""
-    node: Any = params
-    for part in key.split("."):
-        node = getattr(node, part)
-    return float(node)
-
-
 # -- value references ----------------------------------------------------------------------
 VR_TIME = 0
 VR_PARAMETERS = 1
@@ -139,6 +130,7 @@ def placed_state(params: VehicleParams, terrain: Terrain) -> np.ndarray:
     packed = params.pack()
     state = initial_state(packed)
     view = VehicleView(params, terrain, state, vehicle_inputs.INITIAL.copy(), np.zeros(L.N_OUTPUTS))
+    # The Vehicle's own placing (a private method): the FMU must start as a Vehicle does.
     ground, quat = view._pose_on_terrain(0.0, 0.0, 0.0)
     state[L.X_POS + 2] += ground
     state[L.X_QUAT : L.X_QUAT + 4] = quat
