@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 import struct
 import zipfile
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -213,6 +214,8 @@ def test_the_fmu_carries_no_python_and_its_binaries_need_only_libc_and_libm(nati
     machine, magic = pe_header(dll)
     assert (machine, magic) == (0x8664, 0x20B)  # x86-64, PE32+
     assert pe_exports(dll) >= fmi_functions(version)
+    for library in pe_imports(dll):  # Windows itself and its Universal C Runtime only
+        assert library == "KERNEL32.dll" or library.startswith("api-ms-win-crt-"), library
 
 
 MODEL_EXCHANGE_ONLY = {
@@ -302,15 +305,13 @@ def pe_header(binary: bytes) -> tuple[int, int]:
     return machine, magic
 
 
-def pe_exports(binary: bytes) -> set[str]:
-    """The names a PE32+ image exports (its export directory's name table)."""
+def _pe_directory(binary: bytes, index: int) -> tuple[int, Callable[[int], int]]:
+    """The file offset of a PE32+ image's data directory ``index``, and RVA -> file offset."""
     pe = struct.unpack_from("<I", binary, 0x3C)[0]
-    n_sections, optional_size = (
-        struct.unpack_from("<H", binary, pe + 6)[0],
-        struct.unpack_from("<H", binary, pe + 20)[0],
-    )
+    n_sections = struct.unpack_from("<H", binary, pe + 6)[0]
+    optional_size = struct.unpack_from("<H", binary, pe + 20)[0]
     optional = pe + 24
-    export_rva = struct.unpack_from("<I", binary, optional + 112)[0]  # data directory 0
+    rva = struct.unpack_from("<I", binary, optional + 112 + 8 * index)[0]
     sections = [
         struct.unpack_from("<IIII", binary, optional + optional_size + 40 * i + 8)
         for i in range(n_sections)
@@ -322,16 +323,34 @@ def pe_exports(binary: bytes) -> set[str]:
                 return rva - address + raw
         raise ValueError(f"RVA {rva:#x} in no section")
 
-    directory = at(export_rva)
-    count, names = (
-        struct.unpack_from("<I", binary, directory + 24)[0],
-        at(struct.unpack_from("<I", binary, directory + 32)[0]),
-    )
+    return at(rva), at
+
+
+def _c_string(binary: bytes, start: int) -> str:
+    return binary[start : binary.index(b"\0", start)].decode()
+
+
+def pe_exports(binary: bytes) -> set[str]:
+    """The names a PE32+ image exports (its export directory's name table)."""
+    directory, at = _pe_directory(binary, 0)
+    count = struct.unpack_from("<I", binary, directory + 24)[0]
+    names = at(struct.unpack_from("<I", binary, directory + 32)[0])
+    return {
+        _c_string(binary, at(struct.unpack_from("<I", binary, names + 4 * i)[0]))
+        for i in range(count)
+    }
+
+
+def pe_imports(binary: bytes) -> set[str]:
+    """The DLLs a PE32+ image imports from (its import directory)."""
+    directory, at = _pe_directory(binary, 1)
     out = set()
-    for i in range(count):
-        start = at(struct.unpack_from("<I", binary, names + 4 * i)[0])
-        out.add(binary[start : binary.index(b"\0", start)].decode())
-    return out
+    while True:
+        name = struct.unpack_from("<I", binary, directory + 12)[0]
+        if name == 0:
+            return out
+        out.add(_c_string(binary, at(name)))
+        directory += 20
 
 
 def test_elf_needed_reads_what_the_dynamic_section_names():
