@@ -37,7 +37,7 @@ from vcosim.vehicle import layout as L
 from vcosim.vehicle.model import N_SCRATCH, initial_state
 from vcosim.vehicle.params import DT, PACKED_FIELDS, VehicleParams
 from vcosim.vehicle.terrain import Terrain
-from vcosim.vehicle.vehicle import SETTLE_STEPS, VehicleView
+from vcosim.vehicle.vehicle import SETTLE_STEPS, Vehicle, VehicleView
 
 PLATFORMS = ("x86_64-linux", "x86_64-windows")
 FMI2_FOLDER = {"x86_64-linux": "linux64", "x86_64-windows": "win64"}
@@ -432,7 +432,12 @@ def build_native_vehicle_fmu(
     automatic: bool,
     platforms: tuple[str, ...] = PLATFORMS,
 ) -> Path:
-    """Build the native vehicle FMU at ``out`` with binaries for ``platforms``."""
+    """Build the native vehicle FMU at ``out`` with binaries for ``platforms``.
+
+    ``ConfigError`` before anything is written if the vehicle does not settle on its wheels
+    (the FMU settles it again when instantiated, and counts on it).
+    """
+    Vehicle(params, engine_running=True)  # ConfigError now if it does not stand on its wheels
     identifier = f"VcosimVehicleFmi{fmi_version}"
     c_dir = c_folder()
     sources = [c_dir / name for name in (*C_SOURCES, f"fmi{fmi_version}.c")]
