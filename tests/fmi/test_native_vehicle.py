@@ -8,9 +8,7 @@ need only the C library and libm; the Windows DLL is PE32+ x86-64.
 from __future__ import annotations
 
 import re
-import struct
 import zipfile
-from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -18,10 +16,18 @@ import pytest
 from fmpy import extract, instantiate_fmu, read_model_description
 from fmpy.fmi1 import FMICallException
 
+from helpers.binaries import (
+    elf_imports,
+    elf_needed,
+    fmi_functions,
+    pe_exports,
+    pe_header,
+    pe_imports,
+)
 from vcosim.fmi.build import build_vehicle_fmu
 from vcosim.fmi.metadata import INPUTS, OUTPUTS, PARAMETERS
 from vcosim.fmi.native.hosts import build_host, run_host
-from vcosim.fmi.native.vehicle import BODY_FIELDS, BRAKE_FIELDS, DIRECT_FIELDS, fmi_headers
+from vcosim.fmi.native.vehicle import BODY_FIELDS, BRAKE_FIELDS, DIRECT_FIELDS
 from vcosim.fmi.vehicle import parameter_value
 from vcosim.vehicle import Vehicle
 from vcosim.vehicle import layout as L
@@ -218,28 +224,6 @@ def test_the_fmu_carries_no_python_and_its_binaries_need_only_libc_and_libm(nati
         assert library == "KERNEL32.dll" or library.startswith("api-ms-win-crt-"), library
 
 
-MODEL_EXCHANGE_ONLY = {
-    "fmi2EnterEventMode",
-    "fmi2NewDiscreteStates",
-    "fmi2EnterContinuousTimeMode",
-    "fmi2CompletedIntegratorStep",
-    "fmi2SetTime",
-    "fmi2SetContinuousStates",
-    "fmi2GetDerivatives",
-    "fmi2GetEventIndicators",
-    "fmi2GetContinuousStates",
-    "fmi2GetNominalsOfContinuousStates",
-}
-
-
-def fmi_functions(version: int) -> set[str]:
-    """The functions of the FMI C API a co-simulation FMU exports, from the standard's header
-    (FMI 3: every one; FMI 2: all but model exchange's)."""
-    header = (fmi_headers() / f"fmi{version}FunctionTypes.h").read_text()
-    names = {f"fmi{version}{n}" for n in re.findall(rf"fmi{version}(\w+)TYPE", header)}
-    return names - MODEL_EXCHANGE_ONLY
-
-
 @VERSIONS
 @pytest.mark.parametrize("kernel", ["best", "x86-64"])
 def test_a_plain_c_master_with_no_python_gets_the_in_process_speed_to_the_last_bit(
@@ -258,99 +242,6 @@ def test_a_plain_c_master_with_no_python_gets_the_in_process_speed_to_the_last_b
     before, after = said.resident_kb
     assert after - before < 10_000, said  # kB: 200 cycles leak nothing worth the name
     print(f"C host FMI {version}, {kernel}: {said.physics_steps_per_s:.0f} physics steps/s")
-
-
-def elf_needed(binary: bytes) -> list[str]:
-    """The DT_NEEDED libraries of a 64-bit little-endian ELF shared object."""
-    (shoff,) = struct.unpack_from("<Q", binary, 0x28)
-    shentsize, shnum = struct.unpack_from("<HH", binary, 0x3A)
-    sections = [
-        struct.unpack_from("<IIQQQQIIQQ", binary, shoff + i * shentsize) for i in range(shnum)
-    ]
-    dynamic = next(s for s in sections if s[1] == 6)  # SHT_DYNAMIC
-    strings = sections[dynamic[6]]  # its sh_link: the string table
-    needed = []
-    for offset in range(dynamic[4], dynamic[4] + dynamic[5], 16):
-        tag, value = struct.unpack_from("<qQ", binary, offset)
-        if tag == 1:  # DT_NEEDED
-            start = strings[4] + value
-            needed.append(binary[start : binary.index(b"\0", start)].decode())
-    return needed
-
-
-def elf_imports(binary: bytes) -> set[str]:
-    """The undefined dynamic symbols of a 64-bit little-endian ELF: what it takes from others."""
-    shoff = struct.unpack_from("<Q", binary, 0x28)[0]
-    shentsize, shnum = struct.unpack_from("<HH", binary, 0x3A)
-    sections = [
-        struct.unpack_from("<IIQQQQIIQQ", binary, shoff + i * shentsize) for i in range(shnum)
-    ]
-    dynsym = next(s for s in sections if s[1] == 11)  # SHT_DYNSYM
-    strings = sections[dynsym[6]][4]
-    out = set()
-    for offset in range(dynsym[4], dynsym[4] + dynsym[5], 24):
-        name, _, _, section = struct.unpack_from("<IBBH", binary, offset)
-        if name and section == 0:  # SHN_UNDEF
-            start = strings + name
-            out.add(binary[start : binary.index(b"\0", start)].decode())
-    return out
-
-
-def pe_header(binary: bytes) -> tuple[int, int]:
-    """A PE image's machine and optional-header magic (0x8664, 0x20b: x86-64, PE32+)."""
-    (pe,) = struct.unpack_from("<I", binary, 0x3C)
-    assert binary[pe : pe + 4] == b"PE\0\0"
-    (machine,) = struct.unpack_from("<H", binary, pe + 4)
-    (magic,) = struct.unpack_from("<H", binary, pe + 24)
-    return machine, magic
-
-
-def _pe_directory(binary: bytes, index: int) -> tuple[int, Callable[[int], int]]:
-    """The file offset of a PE32+ image's data directory ``index``, and RVA -> file offset."""
-    pe = struct.unpack_from("<I", binary, 0x3C)[0]
-    n_sections = struct.unpack_from("<H", binary, pe + 6)[0]
-    optional_size = struct.unpack_from("<H", binary, pe + 20)[0]
-    optional = pe + 24
-    rva = struct.unpack_from("<I", binary, optional + 112 + 8 * index)[0]
-    sections = [
-        struct.unpack_from("<IIII", binary, optional + optional_size + 40 * i + 8)
-        for i in range(n_sections)
-    ]
-
-    def at(rva: int) -> int:
-        for size, address, raw_size, raw in sections:
-            if address <= rva < address + max(size, raw_size):
-                return rva - address + raw
-        raise ValueError(f"RVA {rva:#x} in no section")
-
-    return at(rva), at
-
-
-def _c_string(binary: bytes, start: int) -> str:
-    return binary[start : binary.index(b"\0", start)].decode()
-
-
-def pe_exports(binary: bytes) -> set[str]:
-    """The names a PE32+ image exports (its export directory's name table)."""
-    directory, at = _pe_directory(binary, 0)
-    count = struct.unpack_from("<I", binary, directory + 24)[0]
-    names = at(struct.unpack_from("<I", binary, directory + 32)[0])
-    return {
-        _c_string(binary, at(struct.unpack_from("<I", binary, names + 4 * i)[0]))
-        for i in range(count)
-    }
-
-
-def pe_imports(binary: bytes) -> set[str]:
-    """The DLLs a PE32+ image imports from (its import directory)."""
-    directory, at = _pe_directory(binary, 1)
-    out = set()
-    while True:
-        name = struct.unpack_from("<I", binary, directory + 12)[0]
-        if name == 0:
-            return out
-        out.add(_c_string(binary, at(name)))
-        directory += 20
 
 
 def test_elf_needed_reads_what_the_dynamic_section_names():

@@ -34,7 +34,8 @@ Fmi = Annotated[
     FmiVersion,
     typer.Option(
         "--fmi",
-        help="FMI 2.0 or FMI 3.0 (the vehicle: native; the coupling: pythonfmu, pythonfmu3).",
+        help="FMI 2.0 or FMI 3.0 (native, but the coupling in FMI 3 or with --interface: "
+        "pythonfmu3, pythonfmu).",
     ),
 ]
 
@@ -87,16 +88,19 @@ def coupling(
     """
     from vcosim.fmi.build import build_coupling_fmu
 
-    _needs_builder(fmi)
+    native = fmi is FmiVersion.two and interface is None
+    _needs_builder(fmi, native)
     setup_logging()
     path = build_coupling_fmu(
         out, ext_time=ext_time, interface=interface, fmi_version=int(fmi.value)
     )
     results.print(describe_fmu(path), highlight=False, soft_wrap=True)
-    note(
-        "its communication step must be the simulator's --ext-time; the importing host needs "
-        "Python with vcosim (docs/fmi.md)"
+    needs = (
+        "native: the importing host needs no Python"
+        if native
+        else "the importing host needs Python with vcosim (docs/fmi.md)"
     )
+    note(f"its communication step must be the simulator's --ext-time; {needs}")
 
 
 def describe_fmu(path: Path) -> str:

@@ -118,7 +118,8 @@ def _c(value: float) -> str:
     return float(value).hex()
 
 
-def _c_array(kind: str, name: str, values: Iterable[Any], quote: bool = False) -> str:
+def c_array(kind: str, name: str, values: Iterable[Any], quote: bool = False) -> str:
+    """A static const C array of ``values`` (quoted as strings with ``quote``), six a line."""
     items = [f'"{v}"' if quote else str(v) for v in values]
     rows = [", ".join(items[i : i + 6]) for i in range(0, len(items), 6)]
     body = ",\n    ".join(rows) if rows else "0"
@@ -197,13 +198,13 @@ def model_header(params: VehicleParams, automatic: bool, guid: str) -> str:
         f"#define VC_BRAKE_SHARE {_c(-1.0 if share is None else share)}",
         f"#define VC_TERRAIN_ROWS {terrain.height.shape[0]}",
         f"#define VC_TERRAIN_COLS {terrain.height.shape[1]}",
-        _c_array("double", "VC_PACKED", map(_c, packed)),
-        _c_array("double", "VC_INITIAL_STATE", map(_c, placed_state(params, terrain))),
-        _c_array("double", "VC_INITIAL_INPUTS", map(_c, vehicle_inputs.INITIAL)),
-        _c_array("double", "VC_TERRAIN_HEIGHT", map(_c, terrain.height.ravel())),
-        _c_array("double", "VC_TERRAIN_FRICTION", map(_c, terrain.friction.ravel())),
-        _c_array("double", "VC_TERRAIN_GRID", map(_c, terrain.grid)),
-        _c_array(
+        c_array("double", "VC_PACKED", map(_c, packed)),
+        c_array("double", "VC_INITIAL_STATE", map(_c, placed_state(params, terrain))),
+        c_array("double", "VC_INITIAL_INPUTS", map(_c, vehicle_inputs.INITIAL)),
+        c_array("double", "VC_TERRAIN_HEIGHT", map(_c, terrain.height.ravel())),
+        c_array("double", "VC_TERRAIN_FRICTION", map(_c, terrain.friction.ravel())),
+        c_array("double", "VC_TERRAIN_GRID", map(_c, terrain.grid)),
+        c_array(
             "double",
             "VC_BODY",
             map(
@@ -218,26 +219,26 @@ def model_header(params: VehicleParams, automatic: bool, guid: str) -> str:
                 ),
             ),
         ),
-        _c_array("int", "VC_BODY_FIELD", (field[f] for f in BODY_FIELDS)),
-        _c_array("char *const", "VC_PARAMETER_NAMES", (p.name for p in PARAMETERS), quote=True),
-        _c_array(
+        c_array("int", "VC_BODY_FIELD", (field[f] for f in BODY_FIELDS)),
+        c_array("char *const", "VC_PARAMETER_NAMES", (p.name for p in PARAMETERS), quote=True),
+        c_array(
             "double",
             "VC_PARAMETER_DEFAULT",
             (_c(parameter_value(params, p.key)) for p in PARAMETERS),
         ),
-        _c_array("double", "VC_PARAMETER_LOW", (_c(r.low) for r in ranges)),
-        _c_array("double", "VC_PARAMETER_HIGH", (_c(r.high) for r in ranges)),
-        _c_array("int", "VC_PARAMETER_OPEN_LOW", (int(r.open_low) for r in ranges)),
-        _c_array(
+        c_array("double", "VC_PARAMETER_LOW", (_c(r.low) for r in ranges)),
+        c_array("double", "VC_PARAMETER_HIGH", (_c(r.high) for r in ranges)),
+        c_array("int", "VC_PARAMETER_OPEN_LOW", (int(r.open_low) for r in ranges)),
+        c_array(
             "int",
             "VC_PARAMETER_FIELD",
             (field[DIRECT_FIELDS[p.key]] if p.key in DIRECT_FIELDS else -1 for p in PARAMETERS),
         ),
-        _c_array("char *const", "VC_INPUT_NAMES", (i.name for i in INPUTS), quote=True),
-        _c_array("int", "VC_INPUT_SLOT", (i.slot for i in INPUTS)),
-        _c_array("int", "VC_INPUT_KIND", (kinds[i.kind] for i in INPUTS)),
-        _c_array("double", "VC_INPUT_START", map(_c, starts)),
-        _c_array("int", "VC_OUTPUT_INDEX", (o.index for o in OUTPUTS)),
+        c_array("char *const", "VC_INPUT_NAMES", (i.name for i in INPUTS), quote=True),
+        c_array("int", "VC_INPUT_SLOT", (i.slot for i in INPUTS)),
+        c_array("int", "VC_INPUT_KIND", (kinds[i.kind] for i in INPUTS)),
+        c_array("double", "VC_INPUT_START", map(_c, starts)),
+        c_array("int", "VC_OUTPUT_INDEX", (o.index for o in OUTPUTS)),
         "#endif",
     ]
     return "\n".join(lines) + "\n"
@@ -250,45 +251,47 @@ def _number(value: float) -> str:
     return text[:-2] if text.endswith(".0") else text
 
 
-def _start(kind: str, value: float) -> str:
+def _start(kind: str, value: float | str) -> str:
+    if isinstance(value, str):
+        return value
     if kind == "boolean":
         return "true" if value else "false"
     return str(int(value)) if kind == "integer" else _number(value)
 
 
 @dataclass(frozen=True)
-class _Declared:
+class Declared:
     """One variable as the model description declares it."""
 
     meta: Variable
     vr: int
     causality: str
-    start: float | None
+    start: float | str | None
 
 
-def declared(params: VehicleParams, automatic: bool, version: int) -> list[_Declared]:
+def declared(params: VehicleParams, automatic: bool, version: int) -> list[Declared]:
     """Every variable with its value reference, in value-reference order."""
     out = []
     if version == 3:
         time = Variable("time", unit="s", description="the simulation time")
-        out.append(_Declared(time, VR_TIME, "independent", None))
+        out.append(Declared(time, VR_TIME, "independent", None))
     for k, p in enumerate(PARAMETERS):
-        out.append(_Declared(p, VR_PARAMETERS + k, "parameter", parameter_value(params, p.key)))
+        out.append(Declared(p, VR_PARAMETERS + k, "parameter", parameter_value(params, p.key)))
     for k, (flag, value) in enumerate(zip(FLAGS, (automatic, True), strict=True)):
-        out.append(_Declared(flag, VR_FLAGS + k, "parameter", float(value)))
+        out.append(Declared(flag, VR_FLAGS + k, "parameter", float(value)))
     for k, i in enumerate(INPUTS):
         start = (1.0 if automatic else 0.0) if i.name == "gear" else i.start
-        out.append(_Declared(i, VR_INPUTS + k, "input", start))
+        out.append(Declared(i, VR_INPUTS + k, "input", start))
     for k, o in enumerate(OUTPUTS):
-        out.append(_Declared(o, VR_OUTPUTS + k, "output", None))
+        out.append(Declared(o, VR_OUTPUTS + k, "output", None))
     return out
 
 
-FMI3_TYPES = {"real": "Float64", "integer": "Int32", "boolean": "Boolean"}
-FMI2_TYPES = {"real": "Real", "integer": "Integer", "boolean": "Boolean"}
+FMI3_TYPES = {"real": "Float64", "integer": "Int32", "boolean": "Boolean", "string": "String"}
+FMI2_TYPES = {"real": "Real", "integer": "Integer", "boolean": "Boolean", "string": "String"}
 
 
-def _typed_attributes(d: _Declared) -> dict[str, str]:
+def _typed_attributes(d: Declared) -> dict[str, str]:
     meta = d.meta
     attributes: dict[str, str] = {}
     if d.start is not None:
@@ -297,18 +300,18 @@ def _typed_attributes(d: _Declared) -> dict[str, str]:
         attributes["unit"] = meta.unit
     for bound in ("min", "max"):
         value = getattr(meta, bound)
-        if value is not None and meta.kind != "boolean":
+        if value is not None and meta.kind not in ("boolean", "string"):
             attributes[bound] = _start(meta.kind, value)
     return attributes
 
 
-def _variability(d: _Declared) -> str:
+def _variability(d: Declared) -> str:
     if d.causality == "parameter":
         return "fixed"
     return "continuous" if d.meta.kind == "real" else "discrete"
 
 
-def _units(root: Element, variables: list[_Declared]) -> None:
+def _units(root: Element, variables: list[Declared]) -> None:
     used = sorted({d.meta.unit for d in variables if d.meta.kind == "real" and d.meta.unit})
     units = SubElement(root, "UnitDefinitions")
     for name in used:
@@ -324,26 +327,41 @@ def model_description(
     params: VehicleParams, automatic: bool, version: int, identifier: str, guid: str
 ) -> str:
     """The ``modelDescription.xml`` of the native vehicle FMU, FMI 2.0 or 3.0."""
-    variables = declared(params, automatic, version)
+    return describe(
+        declared(params, automatic, version), version, identifier, guid, DESCRIPTION, state=True
+    )
+
+
+def describe(
+    variables: list[Declared],
+    version: int,
+    identifier: str,
+    guid: str,
+    description: str,
+    *,
+    state: bool,
+    step: float = 0.005,
+) -> str:
+    """A native FMU's ``modelDescription.xml``, FMI 2.0 or 3.0; ``state``: it has FMU states."""
     root = Element(
         "fmiModelDescription",
         {
             "fmiVersion": f"{version}.0",
             "modelName": identifier,
             ("guid" if version == 2 else "instantiationToken"): guid,
-            "description": DESCRIPTION,
-            "generationTool": "vcosim (native: numba kernel compiled ahead of time)",
+            "description": description,
+            "generationTool": "vcosim (native)",
         },
     )
     if version == 2:
         root.set("numberOfEventIndicators", "0")
-    state = "canGetAndSetFMUstate" if version == 2 else "canGetAndSetFMUState"
+    get_set = "canGetAndSetFMUstate" if version == 2 else "canGetAndSetFMUState"
     serialize = "canSerializeFMUstate" if version == 2 else "canSerializeFMUState"
     cosim = {
         "modelIdentifier": identifier,
         "canHandleVariableCommunicationStepSize": "true",
-        state: "true",
-        serialize: "true",
+        get_set: "true" if state else "false",
+        serialize: "true" if state else "false",
     }
     if version == 2:
         cosim["canNotUseMemoryManagementFunctions"] = "true"
@@ -356,7 +374,7 @@ def model_description(
         ("logAll", "everything else"),
     ):
         SubElement(categories, "Category", name=name, description=text)
-    SubElement(root, "DefaultExperiment", startTime="0", stepSize=_number(0.005))
+    SubElement(root, "DefaultExperiment", startTime="0", stepSize=_number(step))
     model_variables = SubElement(root, "ModelVariables")
     indices: dict[str, list[int]] = {"output": []}
     for position, d in enumerate(variables, start=1):
@@ -368,12 +386,16 @@ def model_description(
         }
         if d.meta.description:
             attributes["description"] = d.meta.description
+        typed = _typed_attributes(d)
         if version == 2:
             element = SubElement(model_variables, "ScalarVariable", attributes)
-            SubElement(element, FMI2_TYPES[d.meta.kind], _typed_attributes(d))
+            SubElement(element, FMI2_TYPES[d.meta.kind], typed)
+        elif d.meta.kind == "string":  # FMI 3: the start value is a child element
+            element = SubElement(model_variables, "String", attributes)
+            if "start" in typed:
+                SubElement(element, "Start", value=typed["start"])
         else:
-            attributes |= _typed_attributes(d)
-            SubElement(model_variables, FMI3_TYPES[d.meta.kind], attributes)
+            SubElement(model_variables, FMI3_TYPES[d.meta.kind], attributes | typed)
         if d.causality == "output":
             indices["output"].append(position if version == 2 else d.vr)
     structure = SubElement(root, "ModelStructure")
@@ -411,7 +433,7 @@ def fmi_headers() -> Path:
     return Path(fmpy.__file__).parent / "c-code"
 
 
-def _zip(out: Path, files: dict[str, bytes]) -> None:
+def write_fmu(out: Path, files: dict[str, bytes]) -> None:
     """The FMU archive: sorted names, fixed dates, so the same inputs give the same bytes."""
     out.parent.mkdir(parents=True, exist_ok=True)
     partial = out.with_name(out.name + ".part")
@@ -469,5 +491,5 @@ def build_native_vehicle_fmu(
             link_library(platform, built, sources, objects[platform], [folder, *include])
             place = FMI2_FOLDER[platform] if fmi_version == 2 else platform
             files[f"binaries/{place}/{built.name}"] = built.read_bytes()
-        _zip(out, files)
+        write_fmu(out, files)
     return out
