@@ -92,12 +92,12 @@ def build_native_coupling_fmu(
     """Build the native coupling FMU (FMI 2, the fixed layout) at ``out``."""
     identifier = "VcosimCouplingFmi2"
     c_dir = c_folder()
-    sources = [c_dir / "coupling.c"]
+    sources = [c_dir / "coupling.c", c_dir / "coupling_fmi2.c"]
     variables = declared()
     digest = hashlib.sha256()
     digest.update(coupling_header(step, "").encode())
     digest.update(describe(variables, 2, identifier, "", DESCRIPTION, state=False).encode())
-    for path in (*sources, c_dir / "registry.h"):
+    for path in (*sources, c_dir / "registry.h", c_dir / "coupling.h"):
         digest.update(path.read_bytes())
     guid = "{" + str(uuid.UUID(digest.hexdigest()[:32])) + "}"
     files = {

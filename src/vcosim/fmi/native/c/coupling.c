@@ -20,82 +20,24 @@
 #include <stdlib.h>
 #include <string.h>
 
-#ifdef _WIN32
-#include <winsock2.h>
-#include <ws2tcpip.h>
-typedef SOCKET sock_t;
-#define NO_SOCKET INVALID_SOCKET
-#define close_socket closesocket
-#else
-#include <arpa/inet.h>
+#ifndef _WIN32
 #include <netdb.h>
-#include <netinet/in.h>
 #include <sys/select.h>
-#include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
-typedef int sock_t;
-#define NO_SOCKET (-1)
 #define close_socket close
+#else
+#define close_socket closesocket
 #endif
 
-#include "fmi2Functions.h"
-#include "registry.h"
+#include "coupling.h"
 
-enum { K_REAL, K_INTEGER, K_BOOLEAN, K_STRING, K_NONE };
-
-#include "vcosim_coupling.h" /* generated for each build: the step, defaults, variables */
-
-#define SIM_TO_CONTROLLER 111
-#define CONTROLLER_TO_SIM 64
-#define N_CONTROLS 13
 #define ID_LIMIT 9007199254740992.0 /* 2^53 */
 #define ID_JUMP 1048576.0           /* 2^20 */
 
-enum { INSTANTIATED, INITIALIZING, STEPPING, TERMINATED, FAILED };
-
-typedef struct {
-    fmi2CallbackLogger logger;
-    fmi2ComponentEnvironment environment;
-    char name[128];
-    int mode;
-    /* parameters */
-    char listen_host[256], sim_host[256];
-    double listen_port, sim_port, memory, timeout;
-    /* inputs, the answer held for `memory`, the message shown */
-    double controls[N_CONTROLS], held[N_CONTROLS];
-    double message[SIM_TO_CONTROLLER];
-    /* the link */
-    sock_t sock;
-    struct sockaddr_in simulator, pinned;
-    int is_pinned, pending, took;
-    double largest, ceiling;
-    int fresh;
-    double received, timeouts, stale;
-    char failed[400];
-} instance;
-
-static void say(instance *c, fmi2Status status, const char *text) {
-    if (c->logger != NULL)
-        c->logger(c->environment, c->name, status,
-                  status == fmi2Error ? "logStatusError" : "logAll", text);
+void cp_say(cp_link *c, const char *text) {
+    if (c->log != NULL) c->log(c->log_env, text);
 }
-
-static instance *checked(fmi2Component c, const char *call, int modes) {
-    if (!vc_known(c, 0)) return NULL;
-    instance *self = c;
-    if (!(modes & (1 << self->mode))) {
-        char text[200];
-        snprintf(text, sizeof text, "%s is not allowed in this state of the FMU (%d)", call,
-                 self->mode);
-        say(self, fmi2Error, text);
-        return NULL;
-    }
-    return self;
-}
-
-#define ANY_MODE 0x1f
-#define BIT(m) (1 << (m))
 
 static double now_s(void) {
 #ifdef _WIN32
@@ -123,7 +65,7 @@ static int resolve(const char *host, int port, struct sockaddr_in *out) {
 }
 
 /* -- variables: value references from the generated header ----------------------------- */
-static int kind_of(unsigned int vr) {
+int cp_kind(unsigned int vr) {
     if (vr == VC_VR_LISTEN_HOST || vr == VC_VR_SIM_HOST) return K_STRING;
     if (vr == VC_VR_LISTEN_PORT || vr == VC_VR_SIM_PORT) return K_INTEGER;
     if (vr == VC_VR_MEMORY) return K_BOOLEAN;
@@ -135,7 +77,7 @@ static int kind_of(unsigned int vr) {
     return K_NONE;
 }
 
-static double get_value(instance *c, unsigned int vr) {
+double cp_get(const cp_link *c, unsigned int vr) {
     switch (vr) {
     case VC_VR_LISTEN_PORT: return c->listen_port;
     case VC_VR_SIM_PORT: return c->sim_port;
@@ -152,28 +94,28 @@ static double get_value(instance *c, unsigned int vr) {
     return c->message[VC_OUTPUT_SLOT[vr - VC_VR_OUTPUTS]];
 }
 
-static fmi2Status set_value(instance *c, unsigned int vr, double value) {
+int cp_set(cp_link *c, unsigned int vr, double value, int started) {
     if (vr >= VC_VR_INPUTS && vr < VC_VR_OUTPUTS) {
         c->controls[vr - VC_VR_INPUTS] = value;
-        return fmi2OK;
+        return 1;
     }
-    if (c->mode == STEPPING) {
-        say(c, fmi2Error, "parameters are fixed once the coupling has started");
-        return fmi2Error;
+    if (started) {
+        cp_say(c, "parameters are fixed once the coupling has started");
+        return 0;
     }
     if (vr == VC_VR_LISTEN_PORT) c->listen_port = value;
     else if (vr == VC_VR_SIM_PORT) c->sim_port = value;
     else if (vr == VC_VR_MEMORY) c->memory = value;
     else if (vr == VC_VR_TIMEOUT) c->timeout = value;
     else {
-        say(c, fmi2Error, "an output cannot be set");
-        return fmi2Error;
+        cp_say(c, "an output cannot be set");
+        return 0;
     }
-    return fmi2OK;
+    return 1;
 }
 
 /* -- the link ------------------------------------------------------------------------------ */
-static void reset_ids(instance *c) {
+static void reset_ids(cp_link *c) {
     c->largest = 0.0;
     c->fresh = 1;
     c->ceiling = ID_LIMIT;
@@ -181,7 +123,7 @@ static void reset_ids(instance *c) {
 }
 
 /* Take the next acceptable message within `timeout`; 0 if none came. */
-static int take(instance *c) {
+int cp_take(cp_link *c) {
     double deadline = now_s() + c->timeout;
     unsigned char datagram[SIM_TO_CONTROLLER * 8 + 8];
     for (;;) {
@@ -227,7 +169,7 @@ static int take(instance *c) {
 }
 
 /* Answer the message taken last with the controls (or, with memory, the previous ones). */
-static void answer(instance *c) {
+void cp_answer(cp_link *c) {
     double reply[CONTROLLER_TO_SIM];
     const double *sent = c->controls;
     double previous[N_CONTROLS];
@@ -244,7 +186,7 @@ static void answer(instance *c) {
     c->pending = 0;
 }
 
-static int start_link(instance *c) {
+int cp_start(cp_link *c) {
     struct sockaddr_in here;
     if (!resolve(c->sim_host, (int)c->sim_port, &c->simulator)) {
         snprintf(c->failed, sizeof c->failed, "cannot start the coupling: sim_host %s unknown",
@@ -266,278 +208,42 @@ static int start_link(instance *c) {
     return 1;
 }
 
-static void stop_link(instance *c) {
+void cp_stop(cp_link *c) {
     if (c->sock != NO_SOCKET) close_socket(c->sock);
     c->sock = NO_SOCKET;
 }
 
-/* -- FMI 2 ---------------------------------------------------------------------------------- */
-const char *fmi2GetTypesPlatform(void) { return fmi2TypesPlatform; }
-const char *fmi2GetVersion(void) { return fmi2Version; }
-
-fmi2Component fmi2Instantiate(fmi2String instanceName, fmi2Type fmuType, fmi2String fmuGUID,
-                              fmi2String fmuResourceLocation,
-                              const fmi2CallbackFunctions *functions, fmi2Boolean visible,
-                              fmi2Boolean loggingOn) {
-    (void)fmuResourceLocation, (void)visible, (void)loggingOn;
-    fmi2CallbackLogger logger = functions != NULL ? functions->logger : NULL;
-    fmi2ComponentEnvironment env = functions != NULL ? functions->componentEnvironment : NULL;
-    const char *name = instanceName != NULL ? instanceName : "";
-    if (fmuType != fmi2CoSimulation || fmuGUID == NULL || strcmp(fmuGUID, VC_GUID) != 0) {
-        if (logger != NULL)
-            logger(env, name, fmi2Error, "logStatusError",
-                   "not this FMU's GUID, or not co-simulation");
-        return NULL;
-    }
-#ifdef _WIN32
-    WSADATA data;
-    if (WSAStartup(MAKEWORD(2, 2), &data) != 0) return NULL;
-#endif
-    instance *self = calloc(1, sizeof *self);
-    if (self == NULL) return NULL;
-    if (!vc_register(self)) {
-        free(self);
-        return NULL;
-    }
-    self->logger = logger;
-    self->environment = env;
-    snprintf(self->name, sizeof self->name, "%s", name);
-    snprintf(self->listen_host, sizeof self->listen_host, "%s", VC_LISTEN_HOST);
-    snprintf(self->sim_host, sizeof self->sim_host, "%s", VC_SIM_HOST);
-    self->listen_port = VC_LISTEN_PORT;
-    self->sim_port = VC_SIM_PORT;
-    self->memory = 0.0;
-    self->timeout = VC_TIMEOUT;
-    for (int k = 0; k < N_CONTROLS; k++) self->held[k] = NAN;
-    self->sock = NO_SOCKET;
-    reset_ids(self);
-    return self;
+void cp_init(cp_link *c, cp_logger log, void *log_env) {
+    memset(c, 0, sizeof *c);
+    c->log = log;
+    c->log_env = log_env;
+    snprintf(c->listen_host, sizeof c->listen_host, "%s", VC_LISTEN_HOST);
+    snprintf(c->sim_host, sizeof c->sim_host, "%s", VC_SIM_HOST);
+    c->listen_port = VC_LISTEN_PORT;
+    c->sim_port = VC_SIM_PORT;
+    c->memory = 0.0;
+    c->timeout = VC_TIMEOUT;
+    for (int k = 0; k < N_CONTROLS; k++) c->held[k] = NAN;
+    c->sock = NO_SOCKET;
+    reset_ids(c);
 }
 
-void fmi2FreeInstance(fmi2Component c) {
-    if (!vc_known(c, 1)) return;
-    stop_link(c);
-    free(c);
-#ifdef _WIN32
-    WSACleanup();
-#endif
-}
-
-fmi2Status fmi2SetDebugLogging(fmi2Component c, fmi2Boolean on, size_t n, const fmi2String k[]) {
-    (void)on, (void)n, (void)k;
-    return checked(c, "fmi2SetDebugLogging", ANY_MODE) ? fmi2OK : fmi2Error;
-}
-
-fmi2Status fmi2SetupExperiment(fmi2Component c, fmi2Boolean toleranceDefined,
-                               fmi2Real tolerance, fmi2Real startTime,
-                               fmi2Boolean stopTimeDefined, fmi2Real stopTime) {
-    (void)toleranceDefined, (void)tolerance, (void)startTime, (void)stopTimeDefined;
-    (void)stopTime;
-    return checked(c, "fmi2SetupExperiment", BIT(INSTANTIATED)) ? fmi2OK : fmi2Error;
-}
-
-fmi2Status fmi2EnterInitializationMode(fmi2Component c) {
-    instance *self = checked(c, "fmi2EnterInitializationMode", BIT(INSTANTIATED));
-    if (self == NULL) return fmi2Error;
-    self->mode = INITIALIZING;
-    return fmi2OK;
-}
-
-fmi2Status fmi2ExitInitializationMode(fmi2Component c) {
-    instance *self = checked(c, "fmi2ExitInitializationMode", BIT(INITIALIZING));
-    if (self == NULL) return fmi2Error;
-    if (!start_link(self)) {
-        say(self, fmi2Error, self->failed);
-        self->mode = FAILED;
-        return fmi2Error;
-    }
-    self->mode = STEPPING;
-    take(self); /* the first message: the outputs at the start time are the simulator's */
-    return fmi2OK;
-}
-
-fmi2Status fmi2Terminate(fmi2Component c) {
-    instance *self = checked(c, "fmi2Terminate", BIT(STEPPING) | BIT(FAILED));
-    if (self == NULL) return fmi2Error;
-    stop_link(self);
-    self->mode = TERMINATED;
-    return fmi2OK;
-}
-
-fmi2Status fmi2Reset(fmi2Component c) {
-    instance *self = checked(c, "fmi2Reset", ANY_MODE);
-    if (self == NULL) return fmi2Error;
-    say(self, fmi2Error, "fmi2Reset: free the instance and instantiate it again");
-    return fmi2Error;
-}
-
-#define GETTER(name, type, wanted, convert)                                               \
-    fmi2Status name(fmi2Component c, const fmi2ValueReference vr[], size_t nvr,          \
-                    type value[]) {                                                      \
-        instance *self = checked(c, #name, ANY_MODE);                                    \
-        if (self == NULL || (nvr > 0 && (vr == NULL || value == NULL))) return fmi2Error; \
-        for (size_t i = 0; i < nvr; i++) {                                               \
-            if (kind_of(vr[i]) != (wanted)) {                                            \
-                say(self, fmi2Error, #name ": no variable of this type");                \
-                return fmi2Error;                                                        \
-            }                                                                            \
-            value[i] = convert(get_value(self, vr[i]));                                  \
-        }                                                                                \
-        return fmi2OK;                                                                   \
-    }
-
-#define SETTER(name, type, wanted)                                                        \
-    fmi2Status name(fmi2Component c, const fmi2ValueReference vr[], size_t nvr,          \
-                    const type value[]) {                                                \
-        instance *self = checked(c, #name, BIT(INSTANTIATED) | BIT(INITIALIZING) |      \
-                                               BIT(STEPPING));                           \
-        if (self == NULL || (nvr > 0 && (vr == NULL || value == NULL))) return fmi2Error; \
-        for (size_t i = 0; i < nvr; i++) {                                               \
-            if (kind_of(vr[i]) != (wanted)) {                                            \
-                say(self, fmi2Error, #name ": no variable of this type");                \
-                return fmi2Error;                                                        \
-            }                                                                            \
-            if (set_value(self, vr[i], (double)value[i]) != fmi2OK) return fmi2Error;    \
-        }                                                                                \
-        return fmi2OK;                                                                   \
-    }
-
-#define AS_REAL(v) (v)
-#define AS_INTEGER(v) ((fmi2Integer)(v))
-#define AS_BOOLEAN(v) ((fmi2Boolean)((v) != 0.0))
-
-GETTER(fmi2GetReal, fmi2Real, K_REAL, AS_REAL)
-GETTER(fmi2GetInteger, fmi2Integer, K_INTEGER, AS_INTEGER)
-GETTER(fmi2GetBoolean, fmi2Boolean, K_BOOLEAN, AS_BOOLEAN)
-SETTER(fmi2SetReal, fmi2Real, K_REAL)
-SETTER(fmi2SetInteger, fmi2Integer, K_INTEGER)
-SETTER(fmi2SetBoolean, fmi2Boolean, K_BOOLEAN)
-
-fmi2Status fmi2GetString(fmi2Component c, const fmi2ValueReference vr[], size_t nvr,
-                         fmi2String value[]) {
-    instance *self = checked(c, "fmi2GetString", ANY_MODE);
-    if (self == NULL || (nvr > 0 && (vr == NULL || value == NULL))) return fmi2Error;
-    for (size_t i = 0; i < nvr; i++) {
-        if (vr[i] == VC_VR_LISTEN_HOST) value[i] = self->listen_host;
-        else if (vr[i] == VC_VR_SIM_HOST) value[i] = self->sim_host;
-        else {
-            say(self, fmi2Error, "fmi2GetString: no variable of this type");
-            return fmi2Error;
-        }
-    }
-    return fmi2OK;
-}
-
-fmi2Status fmi2SetString(fmi2Component c, const fmi2ValueReference vr[], size_t nvr,
-                         const fmi2String value[]) {
-    instance *self = checked(c, "fmi2SetString", BIT(INSTANTIATED) | BIT(INITIALIZING));
-    if (self == NULL || (nvr > 0 && (vr == NULL || value == NULL))) return fmi2Error;
-    for (size_t i = 0; i < nvr; i++) {
-        char *target = vr[i] == VC_VR_LISTEN_HOST ? self->listen_host
-                       : vr[i] == VC_VR_SIM_HOST  ? self->sim_host
-                                                  : NULL;
-        if (target == NULL || value[i] == NULL) {
-            say(self, fmi2Error, "fmi2SetString: no such variable, or NULL");
-            return fmi2Error;
-        }
-        snprintf(target, 256, "%s", value[i]);
-    }
-    return fmi2OK;
-}
-
-static fmi2Status no_state(fmi2Component c, const char *call) {
-    instance *self = checked(c, call, ANY_MODE);
-    if (self != NULL) say(self, fmi2Error, "the coupling has no FMU state: the wire cannot roll back");
-    return fmi2Error;
-}
-
-fmi2Status fmi2GetFMUstate(fmi2Component c, fmi2FMUstate *s) {
-    (void)s;
-    return no_state(c, "fmi2GetFMUstate");
-}
-fmi2Status fmi2SetFMUstate(fmi2Component c, fmi2FMUstate s) {
-    (void)s;
-    return no_state(c, "fmi2SetFMUstate");
-}
-fmi2Status fmi2FreeFMUstate(fmi2Component c, fmi2FMUstate *s) {
-    (void)s;
-    return no_state(c, "fmi2FreeFMUstate");
-}
-fmi2Status fmi2SerializedFMUstateSize(fmi2Component c, fmi2FMUstate s, size_t *n) {
-    (void)s, (void)n;
-    return no_state(c, "fmi2SerializedFMUstateSize");
-}
-fmi2Status fmi2SerializeFMUstate(fmi2Component c, fmi2FMUstate s, fmi2Byte b[], size_t n) {
-    (void)s, (void)b, (void)n;
-    return no_state(c, "fmi2SerializeFMUstate");
-}
-fmi2Status fmi2DeSerializeFMUstate(fmi2Component c, const fmi2Byte b[], size_t n,
-                                   fmi2FMUstate *s) {
-    (void)s, (void)b, (void)n;
-    return no_state(c, "fmi2DeSerializeFMUstate");
-}
-fmi2Status fmi2GetDirectionalDerivative(fmi2Component c, const fmi2ValueReference u[],
-                                        size_t nu, const fmi2ValueReference k[], size_t nk,
-                                        const fmi2Real dk[], fmi2Real du[]) {
-    (void)u, (void)nu, (void)k, (void)nk, (void)dk, (void)du;
-    return no_state(c, "fmi2GetDirectionalDerivative");
-}
-fmi2Status fmi2SetRealInputDerivatives(fmi2Component c, const fmi2ValueReference vr[],
-                                       size_t nvr, const fmi2Integer order[],
-                                       const fmi2Real value[]) {
-    (void)vr, (void)nvr, (void)order, (void)value;
-    return no_state(c, "fmi2SetRealInputDerivatives");
-}
-fmi2Status fmi2GetRealOutputDerivatives(fmi2Component c, const fmi2ValueReference vr[],
-                                        size_t nvr, const fmi2Integer order[],
-                                        fmi2Real value[]) {
-    (void)vr, (void)nvr, (void)order, (void)value;
-    return no_state(c, "fmi2GetRealOutputDerivatives");
-}
-
-fmi2Status fmi2DoStep(fmi2Component c, fmi2Real currentCommunicationPoint,
-                      fmi2Real communicationStepSize,
-                      fmi2Boolean noSetFMUStatePriorToCurrentPoint) {
-    (void)currentCommunicationPoint, (void)noSetFMUStatePriorToCurrentPoint;
-    instance *self = checked(c, "fmi2DoStep", BIT(STEPPING) | BIT(FAILED));
-    if (self == NULL) return fmi2Error;
-    if (self->mode == FAILED) {
-        say(self, fmi2Error, self->failed);
-        return fmi2Error;
-    }
-    if (!(fabs(communicationStepSize - VC_STEP) <= VC_STEP_TOLERANCE * VC_STEP)) {
+int cp_step(cp_link *c, double step_size) {
+    if (!(fabs(step_size - VC_STEP) <= VC_STEP_TOLERANCE * VC_STEP)) {
         char text[300];
         snprintf(text, sizeof text,
                  "communication step %.17g s: this FMU exchanges one message per step and was "
                  "built for %g s (the simulator's --ext-time); rebuild it with vcosim fmu "
                  "coupling --ext-time %g",
-                 communicationStepSize, VC_STEP, communicationStepSize);
-        say(self, fmi2Error, text);
-        return fmi2Discard;
+                 step_size, VC_STEP, step_size);
+        cp_say(c, text);
+        return 0;
     }
-    if (self->pending) answer(self);
-    take(self);
-    return fmi2OK;
+    if (c->pending) cp_answer(c);
+    cp_take(c);
+    return 1;
 }
 
-fmi2Status fmi2CancelStep(fmi2Component c) { return no_state(c, "fmi2CancelStep"); }
-fmi2Status fmi2GetStatus(fmi2Component c, const fmi2StatusKind s, fmi2Status *v) {
-    (void)s, (void)v;
-    return no_state(c, "fmi2GetStatus");
-}
-fmi2Status fmi2GetRealStatus(fmi2Component c, const fmi2StatusKind s, fmi2Real *v) {
-    (void)s, (void)v;
-    return no_state(c, "fmi2GetRealStatus");
-}
-fmi2Status fmi2GetIntegerStatus(fmi2Component c, const fmi2StatusKind s, fmi2Integer *v) {
-    (void)s, (void)v;
-    return no_state(c, "fmi2GetIntegerStatus");
-}
-fmi2Status fmi2GetBooleanStatus(fmi2Component c, const fmi2StatusKind s, fmi2Boolean *v) {
-    (void)s, (void)v;
-    return no_state(c, "fmi2GetBooleanStatus");
-}
-fmi2Status fmi2GetStringStatus(fmi2Component c, const fmi2StatusKind s, fmi2String *v) {
-    (void)s, (void)v;
-    return no_state(c, "fmi2GetStringStatus");
+char *cp_string(cp_link *c, unsigned int vr) {
+    return vr == VC_VR_LISTEN_HOST ? c->listen_host : vr == VC_VR_SIM_HOST ? c->sim_host : NULL;
 }
