@@ -1,12 +1,13 @@
-"""The native coupling FMU (FMI 2, fixed layout): what it carries and what its binaries need.
+"""The native coupling FMU (fixed layout): what it carries and what its binaries need.
 
-Its behaviour against a simulator is coupling_fmu_cases.py's (the coupling FMU the tests
-build for FMI 2 is this one), run apart by test_fmus_apart.py.
+Its behaviour against a simulator is coupling_fmu_cases.py's (the coupling FMUs the tests
+build for FMI 2 and 3 are these), run apart by test_fmus_apart.py.
 """
 
 from __future__ import annotations
 
 import zipfile
+from pathlib import Path
 
 from fmpy import read_model_description
 from fmpy.validation import validate_fmu
@@ -42,7 +43,15 @@ def test_the_native_coupling_fmu_has_the_python_ones_variables_and_needs_no_pyth
         assert library == "KERNEL32.dll" or library.startswith("api-ms-win-crt-"), library
 
 
-def test_fmi3_and_interface_csvs_still_take_pythonfmu(tmp_path):
+def test_fmi3_is_native_too_and_an_interface_csv_still_takes_pythonfmu(tmp_path):
     path = build_coupling_fmu(tmp_path / "link3.fmu", fmi_version=3)
+    assert validate_fmu(str(path)) == []
     with zipfile.ZipFile(path) as fmu:
+        assert not [n for n in fmu.namelist() if n.endswith(".py")]
+        assert "binaries/x86_64-linux/VcosimCouplingFmi3.so" in fmu.namelist()
+        dll = fmu.read("binaries/x86_64-windows/VcosimCouplingFmi3.dll")
+    assert pe_exports(dll) >= fmi_functions(3)
+    interface = Path(__file__).parents[2] / "examples" / "beamng" / "throttle.csv"
+    csv = build_coupling_fmu(tmp_path / "csv.fmu", interface=interface)
+    with zipfile.ZipFile(csv) as fmu:
         assert [n for n in fmu.namelist() if n.endswith(".py")]  # PythonFMU's script

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from vcosim.fmi.native.kernel import build_objects
-from vcosim.fmi.native.vehicle import c_folder, fmi_headers, model_header
+from vcosim.fmi.native.vehicle import FMI_SOURCES, c_folder, fmi_headers, model_header
 from vcosim.vehicle.params import VehicleParams
 
 HERE = Path(__file__).parent
@@ -52,7 +52,7 @@ def test_every_call_sequence_runs_clean_under_the_sanitizers(version, tmp_path):
     command += ["-fno-omit-frame-pointer", "-Wall", "-Werror"]
     command += [f"-I{tmp_path}", f"-I{c}", f"-I{fmi_headers()}", "-o", str(program)]
     command += [str(HERE / "native" / f"sequences{version}.c")]
-    command += [str(c / name) for name in ("vehicle.c", f"fmi{version}.c", "stubs.c")]
+    command += [str(c / name) for name in ("vehicle.c", "stubs.c", *FMI_SOURCES[version])]
     command += [*map(str, kernels), "-lm"]
     built = subprocess.run(command, capture_output=True, text=True)
     assert built.returncode == 0, built.stderr

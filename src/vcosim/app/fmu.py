@@ -34,8 +34,7 @@ Fmi = Annotated[
     FmiVersion,
     typer.Option(
         "--fmi",
-        help="FMI 2.0 or FMI 3.0 (native, but the coupling in FMI 3 or with --interface: "
-        "pythonfmu3, pythonfmu).",
+        help="FMI 2.0 or FMI 3.0 (native; a coupling FMU with --interface: pythonfmu, pythonfmu3).",
     ),
 ]
 
@@ -88,7 +87,7 @@ def coupling(
     """
     from vcosim.fmi.build import build_coupling_fmu
 
-    native = fmi is FmiVersion.two and interface is None
+    native = interface is None
     _needs_builder(fmi, native)
     setup_logging()
     path = build_coupling_fmu(

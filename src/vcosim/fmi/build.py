@@ -127,8 +127,8 @@ def build_coupling_fmu(
 
     ``ext_time`` is the simulator's T_ext and the master's communication step (default: the
     interface CSV's, else 5 ms); the CSV is checked now and shipped in the FMU. ``native``:
-    the FMI 2 FMU of the fixed layout is C (``vcosim.fmi.native.coupling``), needing no
-    Python; FMI 3 and an interface CSV still take PythonFMU's.
+    the FMU of the fixed layout is C (``vcosim.fmi.native.coupling``), needing no Python; an
+    interface CSV still takes PythonFMU's.
     """
     from vcosim.fmi.coupling import INTERFACE_FILE
     from vcosim.tight.config import ControllerConfig
@@ -139,12 +139,12 @@ def build_coupling_fmu(
         if interface is not None
         else ControllerConfig(**explicit)
     )
-    if native and fmi_version == 2 and interface is None:
+    if native and fmi_version in (2, 3) and interface is None:
         if Path(out).suffix != ".fmu":
             raise ConfigError([f"{out}: the FMU's file name must end in .fmu"], "fmu")
         from vcosim.fmi.native.coupling import build_native_coupling_fmu
 
-        return build_native_coupling_fmu(Path(out), step=config.step)
+        return build_native_coupling_fmu(Path(out), step=config.step, fmi_version=fmi_version)
     with tempfile.TemporaryDirectory(prefix="vcosim-csv-") as scratch:
         extra: tuple[Path, ...] = ()
         if interface is not None:

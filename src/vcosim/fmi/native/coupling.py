@@ -1,8 +1,8 @@
-"""The native coupling FMU (FMI 2): the controller side of the tight coupling in C.
+"""The native coupling FMU (FMI 2 and 3): the controller side of the tight coupling in C.
 
 The same variables as the PythonFMU coupling FMU (:mod:`vcosim.fmi.coupling`: its inputs,
 banks, status and parameters, by name) over ``c/coupling.c``, which speaks the fixed layout
-itself: no Python, no thread. Value references: 0 the time (FMI 3's, unused here), the six
+itself: no Python, no thread. Value references: 0 the time (FMI 3's), the six
 parameters, the 13 inputs, the 60 bank values, the five status values. An interface CSV is
 not spoken natively: such an FMU is still built with PythonFMU.
 """
@@ -17,6 +17,7 @@ from pathlib import Path
 
 from vcosim.constants import BLOCKING_TIMEOUT, CONTROLLER_PORT, LOOPBACK, SIMULATOR_PORT
 from vcosim.fmi.coupling import BANKS, DESCRIPTION, INPUTS, PARAMETERS, STATUS
+from vcosim.fmi.metadata import Variable
 from vcosim.fmi.native.toolchain import SUFFIX, link_library
 from vcosim.fmi.native.vehicle import (
     FMI2_FOLDER,
@@ -47,9 +48,13 @@ VR_END = VR_STATUS + len(STATUS)
 _KINDS = {"real": "K_REAL", "integer": "K_INTEGER", "boolean": "K_BOOLEAN"}
 
 
-def declared() -> list[Declared]:
+def declared(version: int) -> list[Declared]:
     """Every variable with its value reference, in value-reference order."""
-    out = [
+    out = []
+    if version == 3:  # FMI 3 wants the independent variable: messages taken times the step
+        time = Variable("time", unit="s", description="messages taken times the step")
+        out.append(Declared(time, 0, "independent", None))
+    out += [
         Declared(p, VR_PARAMETERS + k, "parameter", STARTS[p.name])
         for k, p in enumerate(PARAMETERS)
     ]
@@ -87,22 +92,25 @@ def coupling_header(step: float, guid: str) -> str:
 
 
 def build_native_coupling_fmu(
-    out: Path, *, step: float, platforms: tuple[str, ...] = PLATFORMS
+    out: Path, *, step: float, fmi_version: int = 2, platforms: tuple[str, ...] = PLATFORMS
 ) -> Path:
-    """Build the native coupling FMU (FMI 2, the fixed layout) at ``out``."""
-    identifier = "VcosimCouplingFmi2"
+    """Build the native coupling FMU (the fixed layout) at ``out``, FMI 2 or 3."""
+    identifier = f"VcosimCouplingFmi{fmi_version}"
     c_dir = c_folder()
-    sources = [c_dir / "coupling.c", c_dir / "coupling_fmi2.c"]
-    variables = declared()
+    layer = ("coupling_fmi2.c",) if fmi_version == 2 else ("coupling_fmi3.c", "fmi3_absent.c")
+    sources = [c_dir / name for name in ("coupling.c", *layer)]
+    variables = declared(fmi_version)
     digest = hashlib.sha256()
     digest.update(coupling_header(step, "").encode())
-    digest.update(describe(variables, 2, identifier, "", DESCRIPTION, state=False).encode())
+    digest.update(
+        describe(variables, fmi_version, identifier, "", DESCRIPTION, state=False).encode()
+    )
     for path in (*sources, c_dir / "registry.h", c_dir / "coupling.h"):
         digest.update(path.read_bytes())
     guid = "{" + str(uuid.UUID(digest.hexdigest()[:32])) + "}"
     files = {
         "modelDescription.xml": describe(
-            variables, 2, identifier, guid, DESCRIPTION, state=False, step=step
+            variables, fmi_version, identifier, guid, DESCRIPTION, state=False, step=step
         ).encode(),
         # the build options, as the PythonFMU coupling FMU ships them (vcosim fmu reads them)
         f"resources/{CONFIG_FILE}": json.dumps({"step": step, "interface": None}).encode(),
@@ -117,6 +125,7 @@ def build_native_coupling_fmu(
             link_library(
                 platform, built, sources, [], [folder, c_dir, fmi_headers()], extra=libraries
             )
-            files[f"binaries/{FMI2_FOLDER[platform]}/{built.name}"] = built.read_bytes()
+            place = FMI2_FOLDER[platform] if fmi_version == 2 else platform
+            files[f"binaries/{place}/{built.name}"] = built.read_bytes()
     write_fmu(out, files)
     return out

@@ -42,6 +42,8 @@ from vcosim.vehicle.vehicle import SETTLE_STEPS, Vehicle, VehicleView
 PLATFORMS = ("x86_64-linux", "x86_64-windows")
 FMI2_FOLDER = {"x86_64-linux": "linux64", "x86_64-windows": "win64"}
 C_SOURCES = ("vehicle.c", "stubs.c")
+FMI_SOURCES = {2: ("fmi2.c",), 3: ("fmi3.c", "fmi3_absent.c")}
+"""The FMI layer of each version (FMI 3's absent features are shared with the coupling)."""
 
 DIRECT_FIELDS = {
     "tyres.friction": "mu",
@@ -462,7 +464,7 @@ def build_native_vehicle_fmu(
     Vehicle(params, engine_running=True)  # ConfigError now if it does not stand on its wheels
     identifier = f"VcosimVehicleFmi{fmi_version}"
     c_dir = c_folder()
-    sources = [c_dir / name for name in (*C_SOURCES, f"fmi{fmi_version}.c")]
+    sources = [c_dir / name for name in (*C_SOURCES, *FMI_SOURCES[fmi_version])]
     include = [c_dir, fmi_headers()]
     with tempfile.TemporaryDirectory(prefix="vcosim-native-") as scratch:
         folder = Path(scratch)
