@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 
+from vcosim.fmi.native.coupling import coupling_header
 from vcosim.fmi.native.kernel import build_objects
 from vcosim.fmi.native.vehicle import FMI_SOURCES, c_folder, fmi_headers, model_header
 from vcosim.vehicle.params import VehicleParams
@@ -60,6 +61,31 @@ def test_every_call_sequence_runs_clean_under_the_sanitizers(version, tmp_path):
     done = subprocess.run(
         [str(program)],
         env={"ASAN_OPTIONS": options, "UBSAN_OPTIONS": "halt_on_error=1:print_stacktrace=1"},
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert done.returncode == 0, done.stderr[-4000:]
+    assert "Sanitizer" not in done.stderr and "runtime error" not in done.stderr, done.stderr
+    assert done.stdout.startswith("all sequences passed")
+
+
+def test_the_coupling_call_sequences_run_clean_under_the_sanitizers(tmp_path):
+    """The native coupling's C layer, this program the simulator on loopback."""
+    gcc = sanitizing_compiler(tmp_path)
+    (tmp_path / "vcosim_coupling.h").write_text(coupling_header(0.005, "{sanitized}"))
+    c = c_folder()
+    program = tmp_path / "coupling_sequences2"
+    command = [gcc, "-std=c11", "-O1", "-g", SANITIZERS, "-fno-sanitize-recover=all"]
+    command += ["-fno-omit-frame-pointer", "-Wall", "-Werror"]
+    command += [f"-I{tmp_path}", f"-I{c}", f"-I{fmi_headers()}", "-o", str(program)]
+    command += [str(HERE / "native" / "coupling_sequences2.c")]
+    command += [*(str(c / name) for name in ("coupling.c", "coupling_fmi2.c")), "-lm"]
+    built = subprocess.run(command, capture_output=True, text=True)
+    assert built.returncode == 0, built.stderr
+    done = subprocess.run(
+        [str(program)],
+        env={"ASAN_OPTIONS": "detect_leaks=1:halt_on_error=1", "UBSAN_OPTIONS": "halt_on_error=1"},
         capture_output=True,
         text=True,
         timeout=600,
