@@ -18,7 +18,7 @@ EXTRAS: dict[str, tuple[str, ...]] = {
     "viewer": ("starlette", "uvicorn", "websockets"),
     "logging": ("mcap",),
     "fmu": ("fmpy",),
-    "fmi": ("pythonfmu", "pythonfmu3", "fmpy"),
+    "fmi": ("pythonfmu", "pythonfmu3", "fmpy", "ziglang"),
     "datasheet": ("vehiclemodels",),
     "bench": ("vehiclemodels",),
     "sweep": ("pyarrow",),

@@ -316,5 +316,11 @@ def test_world_report(reports: dict[str, dict[str, Any]]) -> None:
 def test_fmi_report(reports: dict[str, dict[str, Any]]) -> None:
     result = reports["fmi"]
     assert result["cost_ratio"] == result["in_process_steps_per_s"] / result["fmu_steps_per_s"]
-    assert result["ratios"] == {"fmu_vs_in_process": 1 / result["cost_ratio"]}
+    assert result["ratios"] == {
+        "fmu_vs_in_process": 1 / result["cost_ratio"],
+        "native_vs_kernel": 1 / result["native_cost_ratio"],
+    }
+    assert result["native_cost_ratio"] == (
+        result["kernel_physics_steps_per_s"] / result["c_host_physics_steps_per_s"]
+    )
     assert positive(result["fmu_with_io_steps_per_s"])

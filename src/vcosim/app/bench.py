@@ -45,7 +45,7 @@ def _seconds(help: str, full: float, quick: float) -> Any:
 # Benches whose same-run baseline is another package: (extra, its modules needed).
 _NEEDS: dict[str, tuple[str, tuple[str, ...] | None]] = {
     "physics": ("bench", None),
-    "fmi": ("fmi", ("pythonfmu", "fmpy")),
+    "fmi": ("fmi", ("ziglang", "fmpy")),
 }
 
 
@@ -223,7 +223,7 @@ def bench_fmi(
         float | None, _seconds("Wall-clock budget per measurement (s).", 3.0, 0.6)
     ] = None,
 ) -> None:
-    """The vehicle FMU's doSteps/s under FMPy against the in-process kernel, 1 ms step."""
+    """The vehicle FMU's doSteps/s under FMPy and under a C master, against the kernel."""
     _run("fmi", quick, as_json, seconds=seconds)
 
 

@@ -15,7 +15,7 @@ from vcosim.extras import require
 
 fmu_app = typer.Typer(
     help="Build FMI co-simulation FMUs: the vehicle itself, or a controller side that drives "
-    "a running simulator. The importing host needs Python with vcosim (docs/fmi.md).",
+    "a running simulator (docs/fmi.md says what each needs in the importing host).",
     no_args_is_help=True,
 )
 
@@ -31,14 +31,22 @@ OutFile = Annotated[
     Path, typer.Argument(metavar="OUT.fmu", dir_okay=False, help="The FMU file to write.")
 ]
 Fmi = Annotated[
-    FmiVersion, typer.Option("--fmi", help="FMI 2.0 (pythonfmu) or FMI 3.0 (pythonfmu3).")
+    FmiVersion,
+    typer.Option(
+        "--fmi",
+        help="FMI 2.0 or FMI 3.0 (native; a coupling FMU with --interface: pythonfmu, pythonfmu3).",
+    ),
 ]
 
 
-def _needs_builder(version: FmiVersion) -> None:
-    """Refuse up front, as a usage error, when the FMU builder is not installed."""
+def _needs_builder(version: FmiVersion, native: bool = False) -> None:
+    """Refuse up front, as a usage error, when the FMU builder is not installed.
+
+    A native FMU needs zig's compiler and FMPy's FMI headers; a PythonFMU one its library.
+    """
     library = "pythonfmu" if version is FmiVersion.two else "pythonfmu3"
-    require("fmi", f"building FMI {version.value} FMUs", modules=(library,))
+    modules = ("ziglang", "fmpy") if native else (library,)
+    require("fmi", f"building FMI {version.value} FMUs", modules=modules)
 
 
 @fmu_app.command("vehicle")
@@ -51,15 +59,19 @@ def vehicle(
     ] = Gearbox.automatic,
 ) -> None:
     """The vehicle as a co-simulation FMU: 0.5 ms physics, any multiple as communication step."""
-    from vcosim.fmi.build import build_vehicle_fmu
+    from vcosim.fmi.build import NATIVE_VERSIONS, build_vehicle_fmu
 
-    _needs_builder(fmi)
+    native = int(fmi.value) in NATIVE_VERSIONS
+    _needs_builder(fmi, native)
     setup_logging()
     path = build_vehicle_fmu(
         out, vehicle=vehicle, fmi_version=int(fmi.value), automatic=gearbox is Gearbox.automatic
     )
     results.print(describe_fmu(path), highlight=False, soft_wrap=True)
-    note("the importing host needs Python with vcosim (docs/fmi.md)")
+    if native:
+        note("native: binaries for linux64 and win64; the importing host needs no Python")
+    else:
+        note("the importing host needs Python with vcosim (docs/fmi.md)")
 
 
 @fmu_app.command("coupling")
@@ -75,16 +87,19 @@ def coupling(
     """
     from vcosim.fmi.build import build_coupling_fmu
 
-    _needs_builder(fmi)
+    native = interface is None
+    _needs_builder(fmi, native)
     setup_logging()
     path = build_coupling_fmu(
         out, ext_time=ext_time, interface=interface, fmi_version=int(fmi.value)
     )
     results.print(describe_fmu(path), highlight=False, soft_wrap=True)
-    note(
-        "its communication step must be the simulator's --ext-time; the importing host needs "
-        "Python with vcosim (docs/fmi.md)"
+    needs = (
+        "native: the importing host needs no Python"
+        if native
+        else "the importing host needs Python with vcosim (docs/fmi.md)"
     )
+    note(f"its communication step must be the simulator's --ext-time; {needs}")
 
 
 def describe_fmu(path: Path) -> str:

@@ -1,12 +1,17 @@
-"""How much the FMU costs: vehicle-FMU doSteps per second under fmpy against the kernel.
+"""How much the FMU costs: vehicle-FMU doSteps per second against the kernel.
 
-``vcosim bench fmi --json``. Both run in this process, one after the other, at a 1 ms
-communication step (two physics steps): the FMU through fmpy's FMI 2 calls into pythonfmu's
-runtime (this interpreter, embedded), the kernel as ``Vehicle.run(2)``; each once bare and
-once as a master uses it (set the pedals, read the speed each step: ``set_inputs`` and
-``signal`` in process). The four take ``TURNS`` turns in alternation and each keeps its best
-(``vcosim.bench.rates``). ``cost_ratio`` is how many in-process steps one FMU step costs; the
-guarded ratio ``fmu_vs_in_process`` is its inverse, so that it too reads higher is faster.
+``vcosim bench fmi --json``. First under FMPy, in this process, at a 1 ms communication step
+(two physics steps): the native FMU (FMI 2) through FMPy's ctypes calls, the kernel as
+``Vehicle.run(2)``; each once bare and once as a master uses it (set the pedals, read the
+speed each step: ``set_inputs`` and ``signal`` in process). ``cost_ratio`` is how many
+in-process steps one FMU step costs; the guarded ratio ``fmu_vs_in_process`` is its inverse,
+so that it too reads higher is faster.
+
+Then without Python in the way: a plain C master (``vcosim.fmi.native.hosts``, its own
+process) steps the FMU at 1 ms, against the kernel in long calls here (``Vehicle.run(2000)``),
+both in physics steps per second; ``native_cost_ratio`` is the kernel's rate over the C
+master's (issue 42 wants at most 1.3), and the guarded ``native_vs_kernel`` its inverse.
+All six take ``TURNS`` turns in alternation and each keeps its best (``vcosim.bench.rates``).
 """
 
 from __future__ import annotations
@@ -30,11 +35,21 @@ CHUNK = 100  # doSteps between clock reads
 QUICK = {"seconds": 0.6}
 """``--quick``: the same figures in ~5 s, for ``vcosim bench all --quick`` and its guard test."""
 
+KERNEL_CALL = 2000  # physics steps per in-process call when the kernel is timed bare
+SIMULATED_PER_WALL_SECOND = 400.0
+"""Simulated seconds the C master runs per second of budget (about 800 k physics steps)."""
+
 RATIOS = {
     "fmu_vs_in_process": RatioDoc(
         "the vehicle FMU's speed as a share of the same vehicle in process (1 / `cost_ratio`)",
-        "doSteps/s of the FMU under FMPy (FMI 2, pythonfmu) against `Vehicle.run(2)`, both "
-        "at a 1 ms communication step in this process, in turns",
+        "doSteps/s of the native FMU under FMPy (FMI 2) against `Vehicle.run(2)`, both at a "
+        "1 ms communication step in this process, in turns",
+    ),
+    "native_vs_kernel": RatioDoc(
+        "the native FMU stepped by a C master, as a share of the kernel's own speed "
+        "(1 / `native_cost_ratio`)",
+        "physics steps/s of the FMI 2 FMU under a plain C master (its own process, 1 ms "
+        "steps) against `Vehicle.run(2000)` in this process, in turns",
     ),
 }
 """The same-run ratios this bench reports (``ratios()``), by their stable keys."""
@@ -51,10 +66,16 @@ class FmuCost(Report):
     in_process_with_io_steps_per_s: float
     cost_ratio: float
     cost_ratio_with_io: float
+    c_host_physics_steps_per_s: float
+    kernel_physics_steps_per_s: float
+    native_cost_ratio: float
 
     def ratios(self) -> dict[str, float]:
         """The same-run ratios of ``RATIOS``: higher is faster."""
-        return {"fmu_vs_in_process": 1.0 / self.cost_ratio}
+        return {
+            "fmu_vs_in_process": 1.0 / self.cost_ratio,
+            "native_vs_kernel": 1.0 / self.native_cost_ratio,
+        }
 
     def to_dict(self) -> dict[str, Any]:
         """In the layout ``vcosim bench fmi --json`` prints."""
@@ -78,12 +99,15 @@ def measure_fmu_cost(seconds: float = 3.0, progress: bool = True) -> FmuCost:
     """Measure the FMU and the kernel, bare and with I/O, ``seconds`` each (sum of turns)."""
     from fmpy import extract, instantiate_fmu, read_model_description
 
+    from vcosim.fmi.native.hosts import build_host, run_host
+
     with (
         tempfile.TemporaryDirectory(prefix="vcosim-measure-") as scratch,
         bench_progress(progress) as bar,
     ):
-        task = bar.add_task("building the vehicle FMU", total=4 * TURNS)
+        task = bar.add_task("building the vehicle FMU", total=6 * TURNS)
         path = build_vehicle_fmu(Path(scratch) / "vehicle.fmu")
+        host = build_host(2, Path(scratch) / "host2")
         description = read_model_description(str(path))
         refs = {v.name: v.valueReference for v in description.modelVariables}
         fmu = instantiate_fmu(
@@ -116,12 +140,26 @@ def measure_fmu_cost(seconds: float = 3.0, progress: bool = True) -> FmuCost:
 
         chunks = [_chunk(bare), _chunk(with_io), _chunk(lambda: vehicle.run(2))]
         chunks.append(_chunk(kernel_with_io))
+        long_calls = Vehicle(engine_running=True)
+        long_calls.set_inputs(automatic=1, gear=1, throttle=0.5)
+
+        def kernel_bare() -> int:
+            long_calls.run(KERNEL_CALL)
+            return KERNEL_CALL
+
         bar.update(task, description="FMU and in-process, in turns")
         turn = seconds / TURNS
-        fmu_rate, io_rate, kernel_rate, kernel_io_rate = best_in_turns(
-            [partial(rate_of, chunk, turn) for chunk in chunks],
-            TURNS,
-            lambda: bar.advance(task),
+
+        def c_host() -> float:
+            return run_host(
+                host, path, seconds=SIMULATED_PER_WALL_SECOND * turn
+            ).physics_steps_per_s
+
+        measures: list[Callable[[], float]] = [partial(rate_of, c, turn) for c in chunks]
+        kernel_bare()  # warm (compiled on the first call)
+        measures += [c_host, partial(rate_of, kernel_bare, turn)]
+        fmu_rate, io_rate, kernel_rate, kernel_io_rate, host_rate, kernel_physics = best_in_turns(
+            measures, TURNS, lambda: bar.advance(task)
         )
         fmu.terminate()
         fmu.freeInstance()
@@ -133,4 +171,7 @@ def measure_fmu_cost(seconds: float = 3.0, progress: bool = True) -> FmuCost:
         in_process_with_io_steps_per_s=kernel_io_rate,
         cost_ratio=kernel_rate / fmu_rate,
         cost_ratio_with_io=kernel_io_rate / io_rate,
+        c_host_physics_steps_per_s=host_rate,
+        kernel_physics_steps_per_s=kernel_physics,
+        native_cost_ratio=kernel_physics / host_rate,
     )

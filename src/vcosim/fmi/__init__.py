@@ -5,7 +5,9 @@
 - :func:`~vcosim.fmi.build.build_coupling_fmu`: the controller side of the tight coupling, so
   an FMI master drives a running ``vcosim sim`` or BeamNG.tech (:mod:`vcosim.fmi.coupling`).
 
-Both are built with pythonfmu (FMI 2) or pythonfmu3 (FMI 3): the FMU embeds the importing
-host's Python, which must have vcosim installed (docs/fmi.md). Nothing here imports
-pythonfmu until an FMU is built or instantiated.
+The vehicle FMU is native (:mod:`vcosim.fmi.native`): the kernel compiled ahead of time
+behind a C layer for the FMI C API, needing no Python in the importing host. The coupling
+FMU is built with pythonfmu (FMI 2) or pythonfmu3 (FMI 3): it embeds the importing host's
+Python, which must have vcosim installed (docs/fmi.md). Nothing here imports pythonfmu
+until such an FMU is built or instantiated.
 """

@@ -73,19 +73,37 @@ def _build(
     return out
 
 
+NATIVE_VERSIONS = (2, 3)
+"""FMI versions whose vehicle FMU is native (vcosim.fmi.native): no Python in the host."""
+
+
 def build_vehicle_fmu(
     out: str | Path,
     *,
     vehicle: str | Path | None = None,
     fmi_version: int = 2,
     automatic: bool = True,
+    native: bool = True,
 ) -> Path:
     """Build the vehicle FMU at ``out`` (a preset name or parameter TOML for ``vehicle``).
 
     The parameters are resolved now and shipped whole, so the FMU does not depend on the
     TOML file later. ``ConfigError`` for a bad vehicle or version, before anything is written.
+    ``native``: the kernel compiled into the FMU's binaries (linux64, win64), which need no
+    Python; else (and for FMI versions not yet native) PythonFMU's binary over the host's
+    Python with vcosim.
     """
     params = resolve_params(vehicle)
+    if fmi_version not in (2, 3):
+        raise ConfigError([f"--fmi {fmi_version}: 2 or 3"], "fmu")
+    if Path(out).suffix != ".fmu":
+        raise ConfigError([f"{out}: the FMU's file name must end in .fmu"], "fmu")
+    if native and fmi_version in NATIVE_VERSIONS:
+        from vcosim.fmi.native.vehicle import build_native_vehicle_fmu
+
+        return build_native_vehicle_fmu(
+            Path(out), params, fmi_version=fmi_version, automatic=automatic
+        )
     return _build(
         Path(out),
         name=f"VcosimVehicleFmi{fmi_version}",
@@ -103,11 +121,14 @@ def build_coupling_fmu(
     ext_time: float | None = None,
     interface: str | Path | None = None,
     fmi_version: int = 2,
+    native: bool = True,
 ) -> Path:
     """Build the coupling FMU at ``out``: the controller side, one message per step.
 
     ``ext_time`` is the simulator's T_ext and the master's communication step (default: the
-    interface CSV's, else 5 ms); the CSV is checked now and shipped in the FMU.
+    interface CSV's, else 5 ms); the CSV is checked now and shipped in the FMU. ``native``:
+    the FMU of the fixed layout is C (``vcosim.fmi.native.coupling``), needing no Python; an
+    interface CSV still takes PythonFMU's.
     """
     from vcosim.fmi.coupling import INTERFACE_FILE
     from vcosim.tight.config import ControllerConfig
@@ -118,6 +139,12 @@ def build_coupling_fmu(
         if interface is not None
         else ControllerConfig(**explicit)
     )
+    if native and fmi_version in (2, 3) and interface is None:
+        if Path(out).suffix != ".fmu":
+            raise ConfigError([f"{out}: the FMU's file name must end in .fmu"], "fmu")
+        from vcosim.fmi.native.coupling import build_native_coupling_fmu
+
+        return build_native_coupling_fmu(Path(out), step=config.step, fmi_version=fmi_version)
     with tempfile.TemporaryDirectory(prefix="vcosim-csv-") as scratch:
         extra: tuple[Path, ...] = ()
         if interface is not None:

@@ -33,7 +33,8 @@ def physics_steps(step_size: float) -> int | None:
     return n if n >= 1 and abs(n * DT - step_size) <= STEP_TOLERANCE * DT else None
 
 
-def _dotted(params: VehicleParams, key: str) -> float:
+def parameter_value(params: VehicleParams, key: str) -> float:
+    """The value of a dotted key (``body.chassis_mass``) in ``params``."""
     node: Any = params
     for part in key.split("."):
         node = getattr(node, part)
@@ -57,7 +58,7 @@ class VehicleSlave(SlaveMixin):
         self.failed = ""  # why the FMU refuses to step (a bad parameter), or ""
         self._step = (0.0, 0)  # the last communication step and its physics steps
         self._changed = False  # inputs set since the last step
-        self.parameters = {p.name: _dotted(base, p.key) for p in PARAMETERS}
+        self.parameters = {p.name: parameter_value(base, p.key) for p in PARAMETERS}
         self._defaults = dict(self.parameters)
         starts = {"gear": 1.0 if self.automatic else 0.0}
         self.values = np.array([starts.get(i.name, i.start) for i in INPUTS])

@@ -474,6 +474,47 @@ PARAM_DTYPE = np.dtype([(name, np.float64) for name in PACKED_FIELDS])
 DT = PHYSICS_DT
 
 
+def body_properties(
+    chassis_mass: float,
+    engine_mass: float,
+    wheelbase: float,
+    track: float,
+    plate_height: float,
+    roll_inertia: float,
+    pitch_inertia: float,
+    yaw_inertia: float,
+) -> tuple[float, float, float, float, float, float]:
+    """Mass, CoG behind the front axle (a) and before the rear (b), and the three inertias.
+
+    A plain function of floats (an inertia of 0 is one not given: the plate's follows), so
+    that the native FMU compiles this very code for the masses a master sets
+    (``vcosim.fmi.native``). Squares are products: ``x**2`` is ``pow``, which compiled code
+    does not call, and the two may differ in the last bit.
+    """
+    m_c, m_m, L, B, H = chassis_mass, engine_mass, wheelbase, track, plate_height
+    mu_red = m_c * m_m / (m_c + m_m)
+    mass = m_c + m_m
+    a = m_c / (m_c + m_m) * L / 2
+    b = L - m_c / (m_c + m_m) * L / 2
+    i_xx = roll_inertia if roll_inertia > 0.0 else m_c * (B * B + H * H) / 12
+    i_yy = (
+        pitch_inertia if pitch_inertia > 0.0 else m_c * (L * L + H * H) / 12 + mu_red * (L * L) / 4
+    )
+    i_zz = yaw_inertia if yaw_inertia > 0.0 else m_c * (L * L + B * B) / 12 + mu_red * (L * L) / 4
+    return mass, a, b, i_xx, i_yy, i_zz
+
+
+def brake_torques(front: float, rear: float, front_share: float) -> tuple[float, float]:
+    """Per-wheel brake torques front and rear: as given, or split by ``front_share`` (< 0: none).
+
+    A plain function of floats, compiled into the native FMU as it is (``body_properties``).
+    """
+    if front_share < 0.0:
+        return front, rear
+    total = front + rear
+    return front_share * total, (1.0 - front_share) * total
+
+
 def pack(params: VehicleParams, dt: float = DT) -> np.ndarray:
     """Pack parameters and derived quantities into a one-element structured array."""
     bd, su, wh, br, ty, en, dl, rs = (
@@ -486,22 +527,31 @@ def pack(params: VehicleParams, dt: float = DT) -> np.ndarray:
         params.driveline,
         params.resistance,
     )
-    m_c, m_m, L, B, H = bd.chassis_mass, bd.engine_mass, bd.wheelbase, bd.track, bd.plate_height
-    mu_red = m_c * m_m / (m_c + m_m)
+    mass, a, b, i_xx, i_yy, i_zz = body_properties(
+        bd.chassis_mass,
+        bd.engine_mass,
+        bd.wheelbase,
+        bd.track,
+        bd.plate_height,
+        bd.roll_inertia or 0.0,
+        bd.pitch_inertia or 0.0,
+        bd.yaw_inertia or 0.0,
+    )
     rpm = 2 * math.pi / 60
-    brake_f, brake_r = wh.brake_torque_front, wh.brake_torque_rear
-    if br.front_share is not None:
-        total = brake_f + brake_r
-        brake_f, brake_r = br.front_share * total, (1.0 - br.front_share) * total
+    brake_f, brake_r = brake_torques(
+        wh.brake_torque_front,
+        wh.brake_torque_rear,
+        -1.0 if br.front_share is None else br.front_share,
+    )
     v = dict(
-        mass=m_c + m_m,
-        a=m_c / (m_c + m_m) * L / 2,
-        b=L - m_c / (m_c + m_m) * L / 2,
-        c=B / 2,
-        d=H / 2,
-        Ixx=bd.roll_inertia or m_c * (B**2 + H**2) / 12,
-        Iyy=bd.pitch_inertia or m_c * (L**2 + H**2) / 12 + mu_red * L**2 / 4,
-        Izz=bd.yaw_inertia or m_c * (L**2 + B**2) / 12 + mu_red * L**2 / 4,
+        mass=mass,
+        a=a,
+        b=b,
+        c=bd.track / 2,
+        d=bd.plate_height / 2,
+        Ixx=i_xx,
+        Iyy=i_yy,
+        Izz=i_zz,
         ride_height=bd.ride_height,
         g=bd.gravity,
         k_spring=su.spring,

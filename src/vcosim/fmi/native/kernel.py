@@ -1,0 +1,208 @@
+"""The vehicle kernel as object code: numba's LLVM IR behind C entry points, per target.
+
+numba compiles ``advance`` for the host CPU of the process that calls it; an FMU must run on
+any x86-64. So the IR is made in child processes whose numba targets a named level of the
+x86-64 (``NUMBA_CPU_NAME``): the generic one (SSE2, every x86-64) and x86-64-v3 (AVX2, since
+2013-2015), whose vector code runs the step about 1.5x as fast. llvmlite emits each for every
+target triple; the C layer picks the best the CPU it runs on supports. The two give the same
+results to the last bit (no fused multiply-adds: numba does not allow them here). numba's IR names
+runtime and error-reporting symbols of the Python C API on paths no call of these entry
+points reaches (the kernel divides as IEEE 754 does and allocates nothing):
+``c/stubs.c`` defines them, so the library needs only libc and libm.
+
+Entry points (C declarations in ``c/vcosim_kernel.h``):
+
+- ``vcosim_advance_x86_64``, ``vcosim_advance_x86_64_v3``: ``model.advance`` over raw
+  arrays, the terrain's grid included, for each level.
+- ``vcosim_body_properties``, ``vcosim_brake_torques``: ``params.body_properties`` and
+  ``params.brake_torques``, for the masses and brake torques a master sets.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+from vcosim.errors import VcosimError
+
+ADVANCE = "vcosim_advance"
+BODY = "vcosim_body_properties"
+BRAKES = "vcosim_brake_torques"
+TARGETS = {
+    "x86_64-linux": "x86_64-unknown-linux-gnu",
+    "x86_64-windows": "x86_64-pc-windows-gnu",
+}
+"""FMI platform tuple (FMI 3's names; FMI 2's linux64, win64) -> LLVM target triple."""
+LEVELS = {"x86-64": "generic", "x86-64-v3": "x86-64-v3"}
+"""x86-64 level (LLVM's CPU name, for the object code) -> numba's CPU name (for the IR). The
+generic level runs on every x86-64 a master runs on; v3 where the CPU has AVX2."""
+
+
+def advance_name(level: str) -> str:
+    """The entry point of ``advance`` compiled for ``level``: vcosim_advance_x86_64_v3."""
+    return f"{ADVANCE}_{level.replace('-', '_')}"
+
+
+class KernelBuildError(VcosimError):
+    """The kernel could not be compiled to object code (a numba or llvmlite failure)."""
+
+
+def _kernel_ir(level: str) -> str:
+    """The LLVM IR of the entry points, linked into one module (numba imported here).
+
+    The generic level's also exports the parameter helpers; each level its own ``advance``.
+    """
+    import llvmlite.binding as llvm
+    from numba import carray, cfunc, from_dtype, njit, types
+
+    from vcosim.vehicle import layout as L
+    from vcosim.vehicle.model import N_SCRATCH, advance
+    from vcosim.vehicle.params import PARAM_DTYPE, body_properties, brake_torques
+
+    n_states, n_inputs, n_outputs = L.N_STATES, L.N_INPUTS, L.N_OUTPUTS
+    f8, i8 = types.float64, types.int64
+    f8p = types.CPointer(f8)
+    record = types.CPointer(from_dtype(PARAM_DTYPE))
+
+    # carray makes arrays over the caller's memory; numba's reference counting of them (on
+    # no allocation: their meminfo is NULL) stays in, so these wrappers keep numba's runtime.
+    @cfunc(types.void(f8p, f8p, record, f8p, f8p, f8p, f8p, i8, i8, f8p, i8), error_model="numpy")
+    def advance_c(x, u, p, y, s, height, friction, rows, cols, grid, n):
+        advance(
+            carray(x, (n_states,)),
+            carray(u, (n_inputs,)),
+            carray(p, (1,)),
+            carray(y, (n_outputs,)),
+            carray(s, (N_SCRATCH,)),
+            carray(height, (rows, cols)),
+            carray(friction, (rows, cols)),
+            carray(grid, (3,)),
+            n,
+        )
+
+    body_kernel = njit(error_model="numpy")(body_properties)
+    brakes_kernel = njit(error_model="numpy")(brake_torques)
+
+    @cfunc(types.void(f8, f8, f8, f8, f8, f8, f8, f8, f8p), error_model="numpy")
+    def body_c(m_c, m_m, wheelbase, track, height, roll, pitch, yaw, out):
+        values = body_kernel(m_c, m_m, wheelbase, track, height, roll, pitch, yaw)
+        for k in range(6):
+            out[k] = values[k]
+
+    @cfunc(types.void(f8, f8, f8, f8p), error_model="numpy")
+    def brakes_c(front, rear, share, out):
+        out[0], out[1] = brakes_kernel(front, rear, share)
+
+    llvm.initialize_all_targets()
+    llvm.initialize_all_asmprinters()
+    linked = None
+    wrappers: tuple[tuple[Any, str], ...] = (
+        (advance_c, advance_name(level)),
+        (body_c, BODY),
+        (brakes_c, BRAKES),
+    )
+    exported = {advance_name(level)} | ({BODY, BRAKES} if level == "x86-64" else set())
+    for wrapper, name in wrappers:
+        module = llvm.parse_assembly(wrapper._library.get_llvm_str())
+        module.get_function(wrapper.native_name).name = name
+        if linked is None:
+            linked = module
+        else:
+            linked.link_in(module)
+    assert linked is not None
+    # Only the entry points leave the object file. The others are renamed in order: numba's
+    # names count the functions the process compiled, so a kernel compiled afresh and one
+    # loaded from numba's cache would otherwise differ in their (local) symbols.
+    tag = level.replace("-", "_")
+    internal = [f for f in linked.functions if not f.is_declaration and f.name not in exported]
+    for i, function in enumerate(internal):
+        function.linkage = "internal"
+        function.name = f"vcosim_{tag}_f{i}"
+    variables = [v for v in linked.global_variables if not v.is_declaration]
+    for i, variable in enumerate(variables):  # numba's environment pointers (unused here)
+        variable.linkage = "internal"
+        variable.name = f"vcosim_{tag}_g{i}"
+    linked.verify()
+    return str(linked)
+
+
+def _emit(ir: str, triple: str, level: str) -> bytes:
+    """Object code of ``ir`` for ``triple`` and the x86-64 ``level`` (position independent)."""
+    import llvmlite.binding as llvm
+
+    module = llvm.parse_assembly(ir)
+    module.triple = triple
+    machine = llvm.Target.from_triple(triple).create_target_machine(
+        cpu=level, features="", opt=3, reloc="pic", codemodel="default"
+    )
+    module.data_layout = str(machine.target_data)
+    return bytes(machine.emit_object(module))
+
+
+_COMPILED: dict[tuple[str, str], bytes] = {}
+"""Object code per (level, platform) compiled by this process: the kernel's sources do not
+change while it runs, and a process building several FMUs (the tests) compiles them once."""
+
+
+def build_objects(folder: Path, platforms: tuple[str, ...]) -> dict[str, list[Path]]:
+    """The kernel's object files per platform (one per level) in ``folder``.
+
+    Compiled in child processes, one per level, side by side: their numba targets that level
+    whatever this process's numba does.
+    """
+    unknown = [p for p in platforms if p not in TARGETS]
+    if unknown:
+        raise KernelBuildError(f"no kernel for platform {', '.join(unknown)}: {sorted(TARGETS)}")
+    children = {}
+    for level in LEVELS:
+        missing = [p for p in platforms if (level, p) not in _COMPILED]
+        if missing:
+            children[level] = _start(folder, level, missing)
+    for level, child in children.items():
+        out, err = child.communicate()
+        if child.returncode != 0:
+            raise KernelBuildError(f"compiling the vehicle kernel ({level}) failed:\n{err[-3000:]}")
+        for platform, path in json.loads(out.strip().splitlines()[-1]).items():
+            _COMPILED[level, platform] = Path(path).read_bytes()
+    written: dict[str, list[Path]] = {}
+    for platform in platforms:
+        written[platform] = []
+        for level in LEVELS:
+            path = folder / f"kernel-{level}-{platform}.o"
+            path.write_bytes(_COMPILED[level, platform])
+            written[platform].append(path)
+    return written
+
+
+def _start(folder: Path, level: str, platforms: list[str]) -> subprocess.Popen[str]:
+    """Start the child that compiles the kernel at ``level`` for ``platforms``."""
+    env = dict(os.environ, NUMBA_CPU_NAME=LEVELS[level], NUMBA_CPU_FEATURES="")
+    command = [sys.executable, "-m", "vcosim.fmi.native.kernel", str(folder), level, *platforms]
+    return subprocess.Popen(
+        command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
+
+
+def main(argv: list[str] | None = None) -> None:
+    """The child process: write ``FOLDER/kernel-<level>-<platform>.o``, print them as JSON."""
+    parser = argparse.ArgumentParser(prog="python -m vcosim.fmi.native.kernel")
+    parser.add_argument("folder", type=Path)
+    parser.add_argument("level", choices=sorted(LEVELS))
+    parser.add_argument("platforms", nargs="+", choices=sorted(TARGETS))
+    args = parser.parse_args(argv)
+    ir = _kernel_ir(args.level)
+    written = {}
+    for platform in args.platforms:
+        path = args.folder / f"kernel-{args.level}-{platform}.compiled.o"
+        path.write_bytes(_emit(ir, TARGETS[platform], args.level))
+        written[platform] = str(path)
+    print(json.dumps(written))
+
+
+if __name__ == "__main__":
+    main()
