@@ -198,6 +198,7 @@ def test_the_overtaking_on_esminis_2_plus_1_road_waits_for_the_passing_lane() ->
     assert where[4.0] == pytest.approx(115.0, abs=1.0)  # as esmini's
     (overtake,) = (e for e in report.elements if e.name == "OvertakeEvent")
     assert overtake.started == [pytest.approx(4.65, abs=0.1)]
+    assert report.collisions == 0  # into the lane that opens (ids renumbered), past the ego
 
 
 def head_on(lateral: float) -> str:

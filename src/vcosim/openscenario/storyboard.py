@@ -851,14 +851,26 @@ class Storyboard(Face):
         return line
 
     def _lane_offset(self, actor: str, do: m.LaneChangeAction, scene: Scene) -> float:
-        """The offset from the actor's path of the target lane's centre (+ targetLaneOffset)."""
+        """The offset from the actor's path of the target lane's centre (+ targetLaneOffset).
+
+        The lane is taken where the change is to end (a lane that opens, as a 2+1 road's
+        passing lane, has no width yet where the change begins).
+        """
         road_id, s, lane, _ = on_lane(self.network, scene.pose(actor), actor)
+        assert self.network is not None
         target = do.lane
         if do.entity is not None:
             ref_road, _, ref_lane, _ = on_lane(self.network, scene.pose(do.entity), do.entity)
-            assert self.network is not None
             target = shift_lane(ref_lane, do.lane, self.network.forward(ref_road, ref_lane))
-        return self._from_path(actor, road_id, s, target) + do.target_offset
+        speed = scene.value("speed", actor)
+        ahead = speed * change_duration(do.dynamics, speed, LANE_WIDTH)
+        forward = self.network.forward(road_id, lane) != (actor in self.against)
+        end = min(max(s + (ahead if forward else -ahead), 0.0), self.network.road(road_id).length)
+        try:
+            centre = self._from_path(actor, road_id, end, target)
+        except ScenarioRunError:  # the lane ends before the change would: where it begins
+            centre = self._from_path(actor, road_id, s, target)
+        return centre + do.target_offset
 
     def _from_path(
         self, actor: str, road_id: str, s: float, lane: int, t: float | None = None
@@ -875,6 +887,7 @@ class Storyboard(Face):
         where = float(road.lane_t(s, lane)[0]) if t is None else t
         if not math.isfinite(where):
             raise ScenarioRunError(f"road {road_id!r} has no lane {lane} at s = {s:.1f} m")
+        path_lane = self.network.lane_id_at(road_id, path_lane, s)
         across = where - float(road.lane_t(s, path_lane)[0])
         forward = self.network.forward(road_id, path_lane) != (actor in self.against)
         return across if forward else -across
@@ -1066,6 +1079,8 @@ ASIDE_SPEED = 1.0
 ASIDE_REACHED = 0.1
 """m: a LateralDistanceAction that is not continuous ends this close to its distance."""
 """Actions that leave a vehicle following its trajectory."""
+LANE_WIDTH = 3.5
+"""m: the lane change a change by rate is timed for when looking for where it ends."""
 DISTANCE_GAIN = 0.5
 """1/s: how fast a LongitudinalDistanceAction closes the gap to the one wanted."""
 DISTANCE_REACHED = 0.5

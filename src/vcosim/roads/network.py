@@ -157,6 +157,19 @@ class RoadNetwork:
                 current = linked if linked is not None else current
         return ids
 
+    def lane_id_at(self, road_id: str | int, lane: int, s: float) -> int:
+        """The id at ``s`` of the lane entered as ``lane``.
+
+        Ids change across lane sections: a lane that opens on the inside renumbers the ones
+        beyond it.
+        """
+        road = self.road(road_id)
+        forward = self.forward(road.id, lane)
+        ids = self._lane_ids(road, lane, forward)
+        k = int(road.section_index(s)[0])
+        found = ids[k] if forward else ids[len(ids) - 1 - k]
+        return lane if found is None else found
+
     def next_lanes(self, road_id: str | int, lane: int) -> list[LaneRef]:
         """The lanes a driver in this lane can drive on to where the road ends ahead."""
         road = self.road(road_id)
