@@ -233,6 +233,10 @@ class Reader:
             if (location, "") not in self.entries:
                 self._load(location, directory)
             found = self.entries.get((location, f"{catalog}/{entry}"))
+            if found is None:  # as esmini: an entry of that name in a catalogue named otherwise
+                named = [v for (loc, key), v in self.entries.items()
+                         if loc == location and key.split("/", 1)[-1] == entry]  # fmt: skip
+                found = named[0] if len(named) == 1 else None
             if found is not None and found[1].tag == kind:
                 break
             found = None
@@ -740,9 +744,10 @@ def _init(r: Reader, node: Node, entities: dict[str, m.Entity]) -> tuple[
                         )
                     else:
                         raise Refused(part, "not supported in Init")
-            elif kind.tag in ("LongitudinalAction", "LateralAction", "RoutingAction"):
+            elif kind.tag in ("LongitudinalAction", "LateralAction", "RoutingAction",
+                              "AppearanceAction", "VisibilityAction"):  # fmt: skip
                 do = _private(r, action)
-                if entities[name].external and not isinstance(do, m.AssignRouteAction):
+                if entities[name].external and not isinstance(do, FROM_OUTSIDE):
                     raise Refused(kind, f"{name!r} is driven from outside: the storyboard "
                                   "cannot act on it")  # fmt: skip
                 if not entities[name].external:  # an external car's route is its own business
@@ -1019,7 +1024,9 @@ def _follow(r: Reader, node: Node) -> m.FollowTrajectoryAction:
             r.number(reference, "scale", 1.0), r.number(reference, "offset", 0.0),
         )  # fmt: skip
         shape = trajectory.shape
-        if isinstance(shape, m.Polyline) and None in shape.times:
+        if isinstance(shape, m.Polyline) and all(t is None for t in shape.times):
+            timing = None  # no vertex has a time: nothing to time (as esmini takes it)
+        elif isinstance(shape, m.Polyline) and None in shape.times:
             raise Refused(reference, "timing needs a time on every vertex")
         if isinstance(shape, m.Nurbs) and any(t is None for _, _, t in shape.points):
             raise Refused(reference, "timing needs a time on every control point")
