@@ -257,6 +257,14 @@ class Reader:
         node.used = True
         return node, assigned
 
+    def inline_or_catalogued(self, node: Node, kind: str) -> tuple[Node, dict[str, str]]:
+        """A ``kind`` given inline, or the catalogue entry a CatalogReference names."""
+        if node.tag == "CatalogReference":
+            return self.catalog_entry(node, kind)
+        if node.tag != kind:
+            raise Refused(node, f"not a {kind}")
+        return node, {}
+
     def _load(self, location: str, directory: Path) -> None:
         """Every entry of every catalogue file in a directory, by (location, catalog/entry)."""
         self.entries[(location, "")] = (directory, Node("", {}, 0))  # looked here
@@ -843,11 +851,7 @@ def _where(r: Reader, kind: Node) -> m.Position:
 
 def _route(r: Reader, node: Node) -> m.Route:
     """A Route (inline, or a CatalogReference to a route catalogue's), its waypoints read."""
-    assigned: dict[str, str] = {}
-    if node.tag == "CatalogReference":
-        node, assigned = r.catalog_entry(node, "Route")
-    elif node.tag != "Route":
-        raise Refused(node, "not a route")
+    node, assigned = r.inline_or_catalogued(node, "Route")
     with r.scope(node, assigned):
         waypoints = r.kids(node, "Waypoint")
         if not waypoints:
@@ -923,11 +927,7 @@ def _activate(r: Reader, node: Node, entity: str | None) -> m.ActivateController
 
 def _trajectory(r: Reader, node: Node) -> m.Trajectory:
     """A Trajectory, inline or from a trajectory catalogue."""
-    assigned: dict[str, str] = {}
-    if node.tag == "CatalogReference":
-        node, assigned = r.catalog_entry(node, "Trajectory")
-    elif node.tag != "Trajectory":
-        raise Refused(node, "not a trajectory")
+    node, assigned = r.inline_or_catalogued(node, "Trajectory")
     with r.scope(node, assigned):
         r.flag(node, "closed")
         shape_node = r.need(r.need(node, "Shape"))
@@ -1302,9 +1302,7 @@ def _group(r: Reader, node: Node, entities: dict[str, m.Entity]) -> m.ManeuverGr
 
 
 def _maneuver(r: Reader, node: Node, entities: dict[str, m.Entity]) -> m.Maneuver:
-    assigned: dict[str, str] = {}
-    if node.tag == "CatalogReference":
-        node, assigned = r.catalog_entry(node, "Maneuver")
+    node, assigned = r.inline_or_catalogued(node, "Maneuver")
     with r.scope(node, assigned):
         events = tuple(r.each(r.kids(node, "Event"), lambda n: _event(r, n, entities)))
         return m.Maneuver(r.text(node, "name"), events, node.line)
@@ -1377,10 +1375,8 @@ def _environment(r: Reader, node: Node) -> m.EnvironmentAction:
     found = [c for c in node.children if c.tag in ("Environment", "CatalogReference")]
     if len(found) != 1:
         raise Refused(node, "needs one Environment (inline or a CatalogReference)")
-    env, assigned = found[0], dict[str, str]()
-    env.used = True
-    if env.tag == "CatalogReference":
-        env, assigned = r.catalog_entry(env, "Environment")
+    found[0].used = True
+    env, assigned = r.inline_or_catalogued(found[0], "Environment")
     with r.scope(env, assigned):
         for part in env.walk():
             part.used = True  # weather's parts are kept as they are said
