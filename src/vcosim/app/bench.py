@@ -178,6 +178,29 @@ def bench_sumo(
     typer.echo(json.dumps(bench.to_dict(), indent=None if as_json else 2))
 
 
+@bench_app.command("scenario")
+def bench_scenario(
+    as_json: AsJson = False,
+    quick: Quick = False,
+    seconds: Annotated[
+        float | None, _seconds("Simulated seconds timed per run.", 20.0, 3.0)
+    ] = None,
+) -> None:
+    """An OpenSCENARIO storyboard of 100 entities with a coupled ego: real-time factor.
+
+    61 storyboard cars, 30 pedestrians, 6 obstacles and a truck towing a trailer around an ego
+    the ACC drives, coupled in process; against the same cars without the storyboard, timed
+    in turns. Reported, not guarded (not in `bench all`). With --quick: 3 s, once each.
+    """
+    from vcosim.bench.scenario import QUICK, measure_scenario_bench
+
+    options: dict[str, Any] = dict(QUICK) if quick else {}
+    if seconds is not None:
+        options["seconds"] = seconds
+    bench = measure_scenario_bench(progress=not as_json, **options)
+    typer.echo(json.dumps(bench.to_dict(), indent=None if as_json else 2))
+
+
 @bench_app.command("growth")
 def bench_growth(
     dimensions: Annotated[
