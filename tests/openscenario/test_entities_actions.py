@@ -358,3 +358,29 @@ def test_a_problem_in_a_catalogue_names_its_file(tmp_path: Path) -> None:
         read_xosc(path)
     (problem,) = caught.value.problems
     assert problem.startswith("line 5 of Vehicles.xosc: <Vehicle>: vehicleCategory='hovercraft'")
+
+
+def test_an_entity_init_only_sends_along_a_trajectory_starts_on_it(tmp_path: Path) -> None:
+    from vcosim.openscenario.world import start_poses
+
+    write_road(tmp_path)
+    walker = f"""<ScenarioObject name="Crosser"><Pedestrian name="c" mass="70"
+      pedestrianCategory="pedestrian">{BOX.format(cx=0, w=0.6, l=0.5, h=1.8)}</Pedestrian>
+    </ScenarioObject>"""
+    follow = """<Private entityRef="Crosser"><PrivateAction><RoutingAction><FollowTrajectoryAction>
+      <TrajectoryRef><Trajectory name="across" closed="false"><Shape><Polyline>
+        <Vertex><Position><WorldPosition x="50" y="-9"/></Position></Vertex>
+        <Vertex><Position><WorldPosition x="50" y="9"/></Position></Vertex>
+      </Polyline></Shape></Trajectory></TrajectoryRef>
+      <TimeReference><None/></TimeReference>
+      <TrajectoryFollowingMode followingMode="position"/>
+    </FollowTrajectoryAction></RoutingAction></PrivateAction></Private>"""
+    text = SCENARIO.replace("</Entities>", walker + "</Entities>").replace(
+        "</Actions></Init>", follow + "</Actions></Init>"
+    )
+    path = tmp_path / "crosser.xosc"
+    path.write_text(text)
+    scenario = read_xosc(path)
+    assert "Crosser" not in scenario.absent
+    x, y, heading = start_poses(scenario)["Crosser"]
+    assert (x, y) == pytest.approx((50.0, -9.0)) and heading == pytest.approx(np.pi / 2)

@@ -762,6 +762,14 @@ def _init(r: Reader, node: Node, entities: dict[str, m.Entity]) -> tuple[
                     later.append((name, m.Action(f"Init {kind.tag} of {name}", do, kind.line)))
             else:
                 raise Refused(kind, "not supported in Init")
+    for name, taking in later:  # no position, a trajectory to follow: it starts on it (esmini)
+        follow = taking.action
+        if not isinstance(follow, m.FollowTrajectoryAction) or not name:
+            continue
+        if init[name].position is None:
+            on_it = m.TrajectoryPosition(follow.trajectory, follow.initial_offset)
+            init[name] = m.InitState(on_it, init[name].speed, init[name].ramp)
+            order.append(name)
     for name, step in list(later):  # a step to a speed relative to another's start speed
         relative = step.action
         if (

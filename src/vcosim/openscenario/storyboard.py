@@ -354,7 +354,9 @@ class Storyboard(Face):
             rows=rows,
             poses=world.poses(),
             network=self.network,
-            touching=lambda a, b: world.overlap(a, b) > 0.0,
+            touching=lambda a, b: (
+                a not in self.absent and b not in self.absent and world.overlap(a, b) > 0.0
+            ),
             parameters=self.parameters,
             kinds={name: e.kind for name, e in self.scenario.entities.items()},
         )
