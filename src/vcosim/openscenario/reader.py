@@ -48,9 +48,14 @@ OBJECTS = {
 EXTERNAL = "external"
 """A Controller named this, or with ``<Property name="controller" value="external"/>``, makes
 its entity driven from outside (a tight-coupling endpoint)."""
-EXTERNAL_PROPERTIES = {("controller", EXTERNAL), ("esminiController", "ExternalController")}
-"""Controller properties that make it external: vcosim's, and esmini's external controller
-(whose vehicle is moved from outside too), so esmini's scenarios couple their ego."""
+EXTERNAL_PROPERTIES = {
+    ("controller", EXTERNAL),
+    ("esminiController", "ExternalController"),
+    ("module", "external_control"),
+}
+"""Controller properties that make it external: vcosim's, esmini's external controller and
+scenario_runner's ``external_control`` module (whose vehicles are moved from outside too), so
+their scenarios couple their ego."""
 RULES = {"greaterThan", "lessThan", "equalTo", "greaterOrEqual", "lessOrEqual", "notEqualTo"}
 EDGES = {"none", "rising", "falling", "risingOrFalling"}
 SHAPES = {"step", "linear", "cubic", "sinusoidal"}

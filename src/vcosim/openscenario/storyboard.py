@@ -577,6 +577,10 @@ class Storyboard(Face):
     def _begin(self, action: m.Action, actor: str, scene: Scene) -> Run:
         """Start one action on one actor: its ramp from where the actor is now."""
         do, now = action.action, scene.time
+        if actor not in self.channels:  # driven from outside: an override is all it takes
+            if isinstance(do, m.OverrideAction) and self.world is not None:
+                self.world.override(actor, {name: (v, on) for name, v, on in do.values})
+            return Run(action, actor, None, None)
         channels = self.channels[actor]
         channel = CHANNELS[type(do)]
         ramp: Ramp | None = None
@@ -608,9 +612,8 @@ class Storyboard(Face):
             ramp = Ramp(now, start, target, offset_duration(do, target - start), do.shape)
         elif isinstance(do, m.TeleportAction):
             self._teleport(actor, do, scene)
-        elif isinstance(do, m.OverrideAction):
-            if actor in (self.world.index if self.world is not None else {}):
-                assert self.world is not None
+        elif isinstance(do, m.OverrideAction) and self.world is not None:
+            if actor in self.world.index:  # a kinematic entity has no inputs to force
                 self.world.override(actor, {name: (v, on) for name, v, on in do.values})
         elif isinstance(do, STEERED):
             lateral = isinstance(do, m.LateralDistanceAction)

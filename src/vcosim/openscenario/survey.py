@@ -4,10 +4,10 @@ Each scenario file is read as ``vcosim sim --scenario`` reads it (the file, its 
 its road, the world its entities start in): accepted, refused (every problem, one line each),
 or crashed (an exception no reader should let out: always a defect of vcosim). With ``run``,
 each accepted file also runs, fast, to its stop trigger (or, where no stop trigger can fire,
-to the end of its stories): an external ego is driven by the ACC at its start speed, in
-process, as a coupled controller would; a distribution runs its first variation. The reasons
-are ranked by the files they block, and by the files each alone blocks (what supporting it
-would gain).
+to the end of its stories): an external ego is driven by the ACC at its start speed (30 km/h
+where it starts standing), in process, as a coupled controller would; a distribution runs its
+first variation. The reasons are ranked by the files they block, and by the files each alone
+blocks (what supporting it would gain).
 
 Catalogue files (``<Catalog>``) are not scenarios and are not counted; a
 ``ParameterValueDistribution`` file counts as read when its variations and the scenario it
@@ -32,6 +32,9 @@ from vcosim.reports import Report
 
 ACCEPTED, REFUSED, CRASHED = "accepted", "refused", "crashed"
 ENDED, STILL_RUNNING, FAILED = "ended", "still running", "failed"
+STANDING_EGO_SPEED = 30 / 3.6
+"""m/s the ACC drives an external ego at that starts standing (CARLA's heroes do): files
+written for a driver or an agent wait for the ego to move."""
 RUN_LIMIT = 120.0
 """Simulated seconds a survey run may take before it counts as not ending."""
 
@@ -197,7 +200,8 @@ def _run(
     sim = build_simulation(RunSpec(world=world, pacing=PacingSpec(mode="fast"), faces=[face]))
     if scenario.external:
         speed = scenario.init[scenario.external[0]].speed
-        couple_in_process(sim, Acc(speed=speed if math.isfinite(speed) else 0.0))
+        cruise = speed if math.isfinite(speed) and speed > 0 else STANDING_EGO_SPEED
+        couple_in_process(sim, Acc(speed=cruise))
     report = sim.run(limit)
     board = report.faces["storyboard"]
     assert isinstance(board, StoryboardReport)
