@@ -27,6 +27,7 @@ from vcosim.openscenario.place import (
     route,
 )
 from vcosim.roads import RoadNetwork, read_xodr
+from vcosim.roads.surface import MAX_CELLS
 from vcosim.world.movers import AWAY, straight_line
 from vcosim.world.spec import WorldFile
 
@@ -65,6 +66,8 @@ def start_poses(scenario: Scenario) -> dict[str, Pose]:
     return poses
 
 
+ROAD_CELL = 0.5
+"""m: the road surface's grid (the terrain's default); coarser where a long road needs it."""
 ACROSS_LANE = math.pi / 4
 """rad: a kinematic object heading further than this from its lane's line goes straight on."""
 
@@ -159,7 +162,13 @@ def scenario_world(scenario: Scenario) -> WorldFile:
     external = scenario.external
     data["ego"] = external[0] if external else physical(scenario)[0]
     if scenario.road is not None:
-        data["terrain"] = {"road": str(scenario.road.resolve())}
+        terrain: dict[str, object] = {"road": str(scenario.road.resolve())}
+        assert network is not None
+        x0, y0, x1, y1 = network.bounds(10.0)
+        points = (x1 - x0 + 20.0) * (y1 - y0 + 20.0)  # m2, with the apron
+        if points / ROAD_CELL**2 > MAX_CELLS:  # a long road: a coarser surface grid fits it
+            terrain["road_cell"] = math.ceil(math.sqrt(points / MAX_CELLS) * 20) / 20
+        data["terrain"] = terrain
         ego = poses[str(data["ego"])]
         try:
             road, s, lane, _ = on_lane(network, ego, str(data["ego"]))
