@@ -118,17 +118,35 @@ def _kernel_ir(level: str) -> str:
     # Only the entry points leave the object file. The others are renamed in order: numba's
     # names count the functions the process compiled, so a kernel compiled afresh and one
     # loaded from numba's cache would otherwise differ in their (local) symbols.
+    # What no entry point uses is dropped first (a cached kernel and one compiled afresh
+    # carry different unused environment pointers).
     tag = level.replace("-", "_")
+    for function in linked.functions:
+        if not function.is_declaration and function.name not in exported:
+            function.linkage = "internal"
+    for variable in linked.global_variables:
+        if not variable.is_declaration:
+            variable.linkage = "internal"
+    _drop_unused(linked)
     internal = [f for f in linked.functions if not f.is_declaration and f.name not in exported]
     for i, function in enumerate(internal):
-        function.linkage = "internal"
         function.name = f"vcosim_{tag}_f{i}"
     variables = [v for v in linked.global_variables if not v.is_declaration]
     for i, variable in enumerate(variables):  # numba's environment pointers (unused here)
-        variable.linkage = "internal"
         variable.name = f"vcosim_{tag}_g{i}"
     linked.verify()
     return str(linked)
+
+
+def _drop_unused(module: Any) -> None:
+    """Remove the internal functions and globals nothing uses (LLVM's global DCE)."""
+    import llvmlite.binding as llvm
+
+    machine = llvm.Target.from_default_triple().create_target_machine()
+    builder = llvm.create_pass_builder(machine, llvm.create_pipeline_tuning_options())
+    manager = llvm.ModulePassManager()
+    manager.add_global_dead_code_eliminate_pass()
+    manager.run(module, builder)
 
 
 def _emit(ir: str, triple: str, level: str) -> bytes:
