@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
+
 from vcosim.controllers.acc import Acc
 from vcosim.openscenario.storyboard import StoryboardReport, scenario_run
 from vcosim.scenarios import PacingSpec, RunSpec, build_simulation
@@ -41,6 +43,23 @@ def test_the_lane_changes_of_a_public_scenario_run() -> None:
     board = run("follow_ghost.xosc", 12.0)  # its two lane changes end at 8 and 11 s
     assert ended(board, "LaneChange1") and ended(board, "LaneChange2")
     assert board.collisions == 0
+
+
+def test_an_act_whose_start_trigger_is_empty_starts_at_once() -> None:
+    """esmini's alks_cut-in.xosc writes its act's ``<StartTrigger/>`` (1.0 to 1.2 require the
+    element: empty, it means at once)."""
+    face, world = scenario_run(ESMINI / "alks_cut-in.xosc")
+    sim = build_simulation(RunSpec(world=world, pacing=PacingSpec(mode="fast"), faces=[face]))
+    assert sim.world is not None
+    before = sim.world.poses()
+    start = np.column_stack((before["x"], before["y"]))
+    board = sim.run(5.0).faces["storyboard"]
+    assert isinstance(board, StoryboardReport)
+    (act,) = (e for e in board.elements if e.kind == "act")
+    assert act.started == [0.0] and act.state == "running"
+    after = sim.world.poses()
+    moved = np.hypot(after["x"] - start[:, 0], after["y"] - start[:, 1])
+    assert np.all(moved > 50.0)  # every car drove on (at its Init speed) for the 5 s
 
 
 def test_the_lead_vehicle_brakes_and_the_scenario_ends_by_its_stop_trigger() -> None:
