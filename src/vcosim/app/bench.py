@@ -68,6 +68,17 @@ def _run(name: str, quick: bool, as_json: bool, **options: Any) -> None:
     typer.echo(json.dumps(bench.to_dict(), indent=None if as_json else 2))
 
 
+def _run_reported(
+    measure: Any, quick_options: dict[str, Any], quick: bool, as_json: bool, seconds: float | None
+) -> None:
+    """Measure a bench that is reported, not guarded (not in `bench all`), and print its JSON."""
+    options: dict[str, Any] = dict(quick_options) if quick else {}
+    if seconds is not None:
+        options["seconds"] = seconds
+    bench = measure(progress=not as_json, **options)
+    typer.echo(json.dumps(bench.to_dict(), indent=None if as_json else 2))
+
+
 @bench_app.command("physics")
 def bench_physics(
     as_json: AsJson = False,
@@ -171,11 +182,7 @@ def bench_sumo(
     from vcosim.bench.sumo import QUICK, measure_sumo_bench
 
     require("sumo", "vcosim bench sumo")
-    options: dict[str, Any] = dict(QUICK) if quick else {}
-    if seconds is not None:
-        options["seconds"] = seconds
-    bench = measure_sumo_bench(progress=not as_json, **options)
-    typer.echo(json.dumps(bench.to_dict(), indent=None if as_json else 2))
+    _run_reported(measure_sumo_bench, QUICK, quick, as_json, seconds)
 
 
 @bench_app.command("scenario")
@@ -194,11 +201,7 @@ def bench_scenario(
     """
     from vcosim.bench.scenario import QUICK, measure_scenario_bench
 
-    options: dict[str, Any] = dict(QUICK) if quick else {}
-    if seconds is not None:
-        options["seconds"] = seconds
-    bench = measure_scenario_bench(progress=not as_json, **options)
-    typer.echo(json.dumps(bench.to_dict(), indent=None if as_json else 2))
+    _run_reported(measure_scenario_bench, QUICK, quick, as_json, seconds)
 
 
 @bench_app.command("growth")
