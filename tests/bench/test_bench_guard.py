@@ -324,3 +324,17 @@ def test_fmi_report(reports: dict[str, dict[str, Any]]) -> None:
         result["kernel_physics_steps_per_s"] / result["c_host_physics_steps_per_s"]
     )
     assert positive(result["fmu_with_io_steps_per_s"])
+
+
+def test_sumo_report(reports: dict[str, dict[str, Any]]) -> None:
+    """The guarded setting only, at the quick size: SUMO alone beside it, the ratio theirs."""
+    result = reports["sumo"]
+    (row,) = result["sizes"]
+    assert row["vehicles"] == quick_options("sumo")["sizes"][0]
+    assert (row["step_length"], row["action_step"], row["radius"]) == (0.01, None, None)
+    assert row["present"] > 0.5 * row["vehicles"]  # SUMO's cars were in the world
+    assert positive(row["cpu_us_per_vehicle_step"]) and positive(
+        row["alone_cpu_us_per_vehicle_step"]
+    )
+    assert row["cpu_ratio"] == row["alone_cpu_us_per_vehicle_step"] / row["cpu_us_per_vehicle_step"]
+    assert result["ratios"] == {"every_car_vs_sumo_alone": round(row["cpu_ratio"], 3)}

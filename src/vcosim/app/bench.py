@@ -46,6 +46,7 @@ def _seconds(help: str, full: float, quick: float) -> Any:
 _NEEDS: dict[str, tuple[str, tuple[str, ...] | None]] = {
     "physics": ("bench", None),
     "fmi": ("fmi", ("ziglang", "fmpy")),
+    "sumo": ("sumo", ("libsumo", "sumolib")),
 }
 
 
@@ -176,8 +177,9 @@ def bench_sumo(
 
     Each with a SUMO step of 10 ms (its drivers deciding every step, and every 100 ms) and of
     100 ms, with every SUMO car in the world or only those within 250 m, and SUMO alone on
-    the same scenario (the floor). Needs the sumo extra. Reported, not guarded (not in
-    `bench all`). With --quick: 100 cars, 10 ms, drivers deciding every 100 ms.
+    the same scenario (the floor). Needs the sumo extra. `bench all` measures and guards
+    only the CPU ratio at 1000 cars, 10 ms, every car in the world. With --quick: that ratio at
+    100 cars.
     """
     from vcosim.bench.sumo import QUICK, measure_sumo_bench
 

@@ -42,6 +42,7 @@ BENCHES = {
     "bus": "vcosim.bench.bus:measure_bus_bench",
     "world": "vcosim.bench.world:measure_world_bench",
     "fmi": "vcosim.bench.fmi:measure_fmu_cost",
+    "sumo": "vcosim.bench.sumo:measure_sumo_ratio",
 }
 """Every bench, in the order ``vcosim bench all`` runs them: its module and measure function.
 

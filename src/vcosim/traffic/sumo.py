@@ -96,6 +96,33 @@ def _libsumo() -> ModuleType:
     return libsumo
 
 
+VEHICLE_GETTERS = ("Angle", "Speed", "Acceleration", "Signals")
+PERSON_GETTERS = ("Angle", "Speed")
+"""The values read after the position, by libsumo's getter names: a row's columns 2 on
+(``SumoTraffic._fill``); a person's acceleration and signals read 0."""
+
+
+def _columns(api: ModuleType, domain: str, ids: list[str], getters: tuple[str, ...]) -> np.ndarray:
+    """A row per id of libsumo's ``domain``: x, y, then ``getters``, then zeros to 6 columns.
+
+    The SWIG wrappers (``libsumo.vehicle.getSpeed``) add a Python call per car to the C
+    function under them; mapping the C functions over the ids makes the loop C's, 0.7 us
+    per car for the six values against 1.0-1.3 us through the wrappers.
+    """
+    c_functions = api._libsumo
+
+    def getter(name: str) -> Any:
+        return getattr(c_functions, f"{domain}_get{name}")
+
+    count = len(ids)
+    table = np.zeros((count, 6))
+    position = chain.from_iterable(map(getter("Position"), ids))
+    table[:, :2] = np.fromiter(position, float, 2 * count).reshape(count, 2)
+    for column, name in enumerate(getters, start=2):
+        table[:, column] = np.fromiter(map(getter(name), ids), float, count)
+    return table
+
+
 class SumoTraffic:
     """SUMO's vehicles as the world's objects (``World.add_objects``); ours in SUMO.
 
@@ -445,15 +472,8 @@ class SumoTraffic:
             for name in coupled.intersection(results):
                 del results[name]
         elif self.spec.host is None:
-            v = api.vehicle
-            ids = [vid for vid in v.getIDList() if vid not in coupled]
-            position, angle, speed = v.getPosition, v.getAngle, v.getSpeed
-            acceleration, signals = v.getAcceleration, v.getSignals
-            rows = chain.from_iterable(
-                (*position(vid), angle(vid), speed(vid), acceleration(vid), signals(vid))
-                for vid in ids
-            )
-            return ids, np.fromiter(rows, float, 6 * len(ids)).reshape(len(ids), 6)
+            ids = [vid for vid in api.vehicle.getIDList() if vid not in coupled]
+            return ids, _columns(api, "vehicle", ids, VEHICLE_GETTERS)
         else:
             for vid in events.get(VAR_DEPARTED_VEHICLES_IDS, ()):
                 if vid not in coupled:
@@ -475,22 +495,17 @@ class SumoTraffic:
         if self.spec.radius is not None:
             return [], np.zeros((0, 6))
         if self.spec.host is None:
-            p = api.person
-            ids = list(p.getIDList())
-            position, angle, speed = p.getPosition, p.getAngle, p.getSpeed
-            rows = chain.from_iterable(
-                (*position(pid), angle(pid), speed(pid), 0.0, 0.0) for pid in ids
-            )
-        else:
-            for pid in events.get(VAR_DEPARTED_PERSONS_IDS, ()):
-                api.person.subscribe(pid, PERSON_SUBSCRIBED)
-            results: dict[str, Any] = {}
-            if self._person_slots or events.get(VAR_DEPARTED_PERSONS_IDS):
-                results = api.person.getAllSubscriptionResults()
-            ids = list(results)
-            rows = chain.from_iterable(
-                (*v[VAR_POSITION], v[VAR_ANGLE], v[VAR_SPEED], 0.0, 0.0) for v in results.values()
-            )
+            ids = list(api.person.getIDList())
+            return ids, _columns(api, "person", ids, PERSON_GETTERS)
+        for pid in events.get(VAR_DEPARTED_PERSONS_IDS, ()):
+            api.person.subscribe(pid, PERSON_SUBSCRIBED)
+        results: dict[str, Any] = {}
+        if self._person_slots or events.get(VAR_DEPARTED_PERSONS_IDS):
+            results = api.person.getAllSubscriptionResults()
+        ids = list(results)
+        rows = chain.from_iterable(
+            (*v[VAR_POSITION], v[VAR_ANGLE], v[VAR_SPEED], 0.0, 0.0) for v in results.values()
+        )
         return ids, np.fromiter(rows, float, 6 * len(ids)).reshape(len(ids), 6)
 
     def _fill(self, slots_of: dict[str, int], ids: list[str], table: np.ndarray) -> None:

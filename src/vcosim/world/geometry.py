@@ -64,22 +64,30 @@ def candidate_pairs(cx, cy, radius, margin, own) -> np.ndarray:
 
     Sorted by the circles' left edges, the sweep from each circle stops at the first whose left
     edge lies beyond its reach. Only pairs with a vehicle of the world's own (``i < own``) count:
-    boxes from ``own`` on are external objects (SUMO traffic), which look after each other.
+    boxes from ``own`` on are external objects (SUMO traffic), which look after each other, so
+    the sweep from an external box visits only the world's boxes after it (``next_own``): with
+    one car among 1000 SUMO cars it visits about n boxes, not n times those in reach.
     Returns a (k, 2) array of indices.
     """
     n = cx.shape[0]
     order = np.argsort(cx - radius)
+    next_own = np.empty(n + 1, dtype=np.int64)  # the first place from a on holding one of ours
+    next_own[n] = n
+    for a in range(n - 1, -1, -1):
+        next_own[a] = a if order[a] < own else next_own[a + 1]
     out = np.empty((max(4 * n, 16), 2), dtype=np.int64)
     k = 0
     for a in range(n):
         i = order[a]
         right = cx[i] + radius[i] + margin
-        for b in range(a + 1, n):
+        b = a
+        while True:
+            b = b + 1 if i < own else next_own[b + 1]
+            if b >= n:
+                break
             j = order[b]
             if cx[j] - radius[j] > right:
                 break
-            if i >= own and j >= own:
-                continue
             dx, dy = cx[j] - cx[i], cy[j] - cy[i]
             limit = radius[i] + radius[j] + margin
             if dx * dx + dy * dy <= limit * limit:
