@@ -247,3 +247,21 @@ def test_a_range_steps_without_floating_point_noise_and_is_bounded(tmp_path: Pat
     path.write_text(HEAD + single.replace("STEP", "1e-9") + TAIL)
     with pytest.raises(ConfigError, match="400,000,001 values, more than 1,000,000"):
         read_distribution(path)
+
+
+def test_the_survey_reads_a_distribution_with_runs_outside_its_constraints_without_them(
+    tmp_path: Path,
+) -> None:
+    """As the public ALKS distributions need: the runs inside are the author's scenarios."""
+    from vcosim.openscenario.survey import ACCEPTED, survey
+
+    write_road(tmp_path, length=200.0)
+    cut_in().write_xml(str(tmp_path / "cut_in.xosc"))
+    constrained(tmp_path)
+    distribution = variations(tmp_path)  # the ego at 20, 25 and 30 m/s: 12 runs
+    dropped: list[str] = []
+    _, runs = read_distribution(distribution, dropped=dropped)
+    assert len(runs) == 8 and {run["EgoSpeed"] for run in runs} == {"20", "25"}
+    assert len(dropped) == 1 and "(in runs '9, 10, 11, 12') is outside" in dropped[0]
+    (found,) = [f for f in survey([tmp_path]).files if f.path == str(distribution)]
+    assert found.outcome == ACCEPTED and found.problems == dropped

@@ -46,10 +46,15 @@ Origins = dict[str, Node]
 """The element of the distribution file that gives each parameter its values."""
 
 
-def read_distribution(path: str | Path) -> tuple[Path, list[dict[str, str]]]:
+def read_distribution(
+    path: str | Path, dropped: list[str] | None = None
+) -> tuple[Path, list[dict[str, str]]]:
     """The scenario file a distribution varies, and its runs (parameter -> value).
 
-    Raises ``ConfigError`` listing every problem with its line.
+    Raises ``ConfigError`` listing every problem with its line. A run outside the scenario's
+    ``ValueConstraint``s is one; given a ``dropped`` list, such runs are left out instead and
+    their problems added to it, and only a distribution with no run left is refused (the
+    survey: the other runs of a distribution are still its author's scenarios).
     """
     path = Path(path)
     source = f"OpenSCENARIO distribution {path}"
@@ -67,7 +72,10 @@ def read_distribution(path: str | Path) -> tuple[Path, list[dict[str, str]]]:
     if reader.problems:
         raise ConfigError(reader.problems, source)
     varied = path.parent / scenario
-    problems = outside_constraints(varied, variations, origins)
+    problems, outside = outside_constraints(varied, variations, origins)
+    if problems and dropped is not None and len(outside) < len(variations):
+        dropped += problems
+        return varied, [run for n, run in enumerate(variations, 1) if n not in outside]
     if problems:
         raise ConfigError(problems, source)
     return varied, variations
@@ -75,26 +83,27 @@ def read_distribution(path: str | Path) -> tuple[Path, list[dict[str, str]]]:
 
 def outside_constraints(
     scenario: Path, variations: list[dict[str, str]], origins: Origins
-) -> list[str]:
-    """The values of runs outside the ``ValueConstraint``s the scenario declares for them.
+) -> tuple[list[str], set[int]]:
+    """The values of runs outside the ``ValueConstraint``s the scenario declares, and the runs.
 
-    Each problem is given the line of the distribution element the value comes from, and
-    names the runs that give it. A scenario that cannot be read says so when it is read.
+    The runs are numbered from 1. Each problem is given the line of the distribution element
+    the value comes from, and names the runs that give it. A scenario that cannot be read
+    says so when it is read.
     """
     try:
         root = read_root(scenario, f"OpenSCENARIO {scenario}")
     except ConfigError:
-        return []
+        return [], set()
     declared = next((c for c in root.children if c.tag == "ParameterDeclarations"), None)
     if declared is None:
-        return []
+        return [], set()
     found: dict[tuple[str, str], tuple[int, str, list[int]]] = {}
     for number, variation in enumerate(variations, 1):
         reader = Reader({})
         try:
             reader.declare(declared, variation)
         except Refused:
-            return []  # the scenario's own problem, said when it is read
+            return [], set()  # the scenario's own problem, said when it is read
         for name, line, unmet in reader.outside:
             if name in variation:
                 found.setdefault((name, variation[name]), (line, unmet, []))[2].append(number)
@@ -108,7 +117,7 @@ def outside_constraints(
             f"'{shown}{more}') is outside its constraints at line {line} of "
             f"'{scenario.name}': {unmet}"
         )
-    return problems
+    return problems, {n for _, _, runs in found.values() for n in runs}
 
 
 def _distribution(r: Reader, root: Node) -> tuple[str, list[dict[str, str]], Origins]:

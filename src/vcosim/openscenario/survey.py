@@ -11,7 +11,9 @@ blocks (what supporting it would gain).
 
 Catalogue files (``<Catalog>``) are not scenarios and are not counted; a
 ``ParameterValueDistribution`` file counts as read when its variations and the scenario it
-varies are.
+varies are; its runs outside the scenario's ``ValueConstraint``s are refused each by name (in
+the file's ``problems``) and the others kept (``vcosim sweep`` refuses such a distribution,
+listing them).
 """
 
 from __future__ import annotations
@@ -158,7 +160,8 @@ def _one(path: Path, corpus: str, run: bool, limit: float) -> FileSurvey:
     started = time.perf_counter()
     try:
         if b"ParameterValueDistribution" in path.read_bytes():
-            scenario, variations = read_distribution(path)
+            # runs outside the scenario's constraints are refused one by one, the rest read
+            scenario, variations = read_distribution(path, dropped=result.problems)
             first: dict[str, object] | None = dict(variations[0]) if variations else None
             if run:  # its first variation, run
                 result.run, result.ended_by, result.simulated = _run(scenario, limit, first)
