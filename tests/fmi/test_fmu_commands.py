@@ -11,7 +11,7 @@ from typer.testing import CliRunner
 
 from vcosim.app.fmu import fmu_app
 from vcosim.errors import ConfigError
-from vcosim.fmi.slave import CONFIG_FILE
+from vcosim.fmi.metadata import CONFIG_FILE
 
 app = typer.Typer()
 app.add_typer(fmu_app, name="fmu")

@@ -315,6 +315,8 @@ def _variability(d: Declared) -> str:
 
 def _units(root: Element, variables: list[Declared]) -> None:
     used = sorted({d.meta.unit for d in variables if d.meta.kind == "real" and d.meta.unit})
+    if not used:  # the schema wants at least one unit in the element
+        return
     units = SubElement(root, "UnitDefinitions")
     for name in used:
         definition = UNIT_DEFINITIONS[name]
