@@ -30,6 +30,7 @@ from vcosim.fmi.native.vehicle import (
     c_folder,
     describe,
     fmi_headers,
+    link_each,
     write_fmu,
 )
 from vcosim.fmi.vehicle import STEP_TOLERANCE
@@ -188,13 +189,16 @@ def build_native_coupling_fmu(
     with tempfile.TemporaryDirectory(prefix="vcosim-native-") as scratch:
         folder = Path(scratch)
         (folder / "vcosim_coupling.h").write_text(coupling_header(step, guid, config, interface))
-        for platform in platforms:
+
+        def link(platform: str) -> Path:
             built = folder / platform / f"{identifier}{SUFFIX[platform]}"
             built.parent.mkdir()
             libraries = ("-lws2_32",) if platform == "x86_64-windows" else ()
-            link_library(
+            return link_library(
                 platform, built, sources, [], [folder, c_dir, fmi_headers()], extra=libraries
             )
+
+        for platform, built in zip(platforms, link_each(link, platforms), strict=True):
             place = FMI2_FOLDER[platform] if fmi_version == 2 else platform
             files[f"binaries/{place}/{built.name}"] = built.read_bytes()
     write_fmu(out, files)

@@ -21,6 +21,7 @@ Entry points (C declarations in ``c/vcosim_kernel.h``):
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import os
 import subprocess
@@ -165,19 +166,68 @@ def _emit(ir: str, triple: str, level: str) -> bytes:
 _COMPILED: dict[tuple[str, str], bytes] = {}
 """Object code per (level, platform) compiled by this process: the kernel's sources do not
 change while it runs, and a process building several FMUs (the tests) compiles them once."""
+CACHE_VARIABLE = "VCOSIM_FMU_CACHE"
+"""Environment variable: the folder of the kernel's object cache ("off": none)."""
+
+
+def object_cache() -> Path | None:
+    """The folder of compiled kernel objects kept between builds, or None (switched off).
+
+    Named after everything that makes the objects: the physics sources and numba's version
+    (the name of numba's own cache folder for them), this file, llvmlite's and Python's
+    versions. A build finds its objects there instead of compiling the kernel again (most of
+    a build's time); as a compile gives the same bytes every time, so does the cache.
+    """
+    chosen = os.environ.get(CACHE_VARIABLE)
+    if chosen == "off":
+        return None
+    import llvmlite
+
+    from vcosim.vehicle._jit_cache import cache_dir
+
+    physics = cache_dir()
+    digest = hashlib.sha256(physics.name.encode())
+    digest.update(Path(__file__).read_bytes())
+    digest.update(f"{llvmlite.__version__} {sys.version}".encode())
+    base = Path(chosen) if chosen else physics.parent.parent / "fmu-kernels"
+    return base / digest.hexdigest()[:16]
+
+
+def _cached(cache: Path | None, level: str, platform: str) -> bytes | None:
+    path = None if cache is None else cache / f"kernel-{level}-{platform}.o"
+    return path.read_bytes() if path is not None and path.is_file() else None
+
+
+def _keep(cache: Path | None, level: str, platform: str, code: bytes) -> None:
+    """Store an object in the cache (written aside and renamed: a reader never sees half)."""
+    if cache is None:
+        return
+    try:
+        cache.mkdir(parents=True, exist_ok=True)
+        part = cache / f"kernel-{level}-{platform}.o.{os.getpid()}.part"
+        part.write_bytes(code)
+        part.replace(cache / f"kernel-{level}-{platform}.o")
+    except OSError:
+        pass  # a read-only home: the next build compiles again, nothing worse
 
 
 def build_objects(folder: Path, platforms: tuple[str, ...]) -> dict[str, list[Path]]:
     """The kernel's object files per platform (one per level) in ``folder``.
 
-    Compiled in child processes, one per level, side by side: their numba targets that level
-    whatever this process's numba does.
+    Taken from this process's memory or the object cache (``object_cache``) where they are;
+    else compiled in child processes, one per level, side by side (their numba targets that
+    level whatever this process's numba does), and kept in both.
     """
     unknown = [p for p in platforms if p not in TARGETS]
     if unknown:
         raise KernelBuildError(f"no kernel for platform {', '.join(unknown)}: {sorted(TARGETS)}")
+    cache = object_cache()
     children = {}
     for level in LEVELS:
+        for platform in platforms:
+            code = _COMPILED.get((level, platform)) or _cached(cache, level, platform)
+            if code is not None:
+                _COMPILED[level, platform] = code
         missing = [p for p in platforms if (level, p) not in _COMPILED]
         if missing:
             children[level] = _start(folder, level, missing)
@@ -187,6 +237,7 @@ def build_objects(folder: Path, platforms: tuple[str, ...]) -> dict[str, list[Pa
             raise KernelBuildError(f"compiling the vehicle kernel ({level}) failed:\n{err[-3000:]}")
         for platform, path in json.loads(out.strip().splitlines()[-1]).items():
             _COMPILED[level, platform] = Path(path).read_bytes()
+            _keep(cache, level, platform, _COMPILED[level, platform])
     written: dict[str, list[Path]] = {}
     for platform in platforms:
         written[platform] = []

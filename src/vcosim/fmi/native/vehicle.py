@@ -17,7 +17,8 @@ import hashlib
 import tempfile
 import uuid
 import zipfile
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
@@ -437,6 +438,12 @@ def fmi_headers() -> Path:
     return Path(fmpy.__file__).parent / "c-code"
 
 
+def link_each(link: Callable[[str], Path], platforms: tuple[str, ...]) -> list[Path]:
+    """``link`` for every platform, side by side (each is a zig process), in their order."""
+    with ThreadPoolExecutor(max_workers=len(platforms) or 1) as pool:
+        return list(pool.map(link, platforms))
+
+
 def write_fmu(out: Path, files: dict[str, bytes]) -> None:
     """The FMU archive: sorted names, fixed dates, so the same inputs give the same bytes."""
     out.parent.mkdir(parents=True, exist_ok=True)
@@ -489,10 +496,13 @@ def build_native_vehicle_fmu(
                 params, automatic, fmi_version, identifier, guid
             ).encode()
         }
-        for platform in platforms:
+
+        def link(platform: str) -> Path:
             built = folder / platform / f"{identifier}{SUFFIX[platform]}"
             built.parent.mkdir()
-            link_library(platform, built, sources, objects[platform], [folder, *include])
+            return link_library(platform, built, sources, objects[platform], [folder, *include])
+
+        for platform, built in zip(platforms, link_each(link, platforms), strict=True):
             place = FMI2_FOLDER[platform] if fmi_version == 2 else platform
             files[f"binaries/{place}/{built.name}"] = built.read_bytes()
         write_fmu(out, files)
