@@ -211,41 +211,66 @@ def _keep(cache: Path | None, level: str, platform: str, code: bytes) -> None:
         pass  # a read-only home: the next build compiles again, nothing worse
 
 
-def build_objects(folder: Path, platforms: tuple[str, ...]) -> dict[str, list[Path]]:
-    """The kernel's object files per platform (one per level) in ``folder``.
+class KernelObjects:
+    """The kernel's object files per platform (one per level), on their way into a folder.
 
     Taken from this process's memory or the object cache (``object_cache``) where they are;
     else compiled in child processes, one per level, side by side (their numba targets that
-    level whatever this process's numba does), and kept in both.
+    level whatever this process's numba does), and kept in both. The children start at once,
+    so the caller can work meanwhile (a build settles the vehicle) before ``wait``.
     """
-    unknown = [p for p in platforms if p not in TARGETS]
-    if unknown:
-        raise KernelBuildError(f"no kernel for platform {', '.join(unknown)}: {sorted(TARGETS)}")
-    cache = object_cache()
-    children = {}
-    for level in LEVELS:
-        for platform in platforms:
-            code = _COMPILED.get((level, platform)) or _cached(cache, level, platform)
-            if code is not None:
-                _COMPILED[level, platform] = code
-        missing = [p for p in platforms if (level, p) not in _COMPILED]
-        if missing:
-            children[level] = _start(folder, level, missing)
-    for level, child in children.items():
-        out, err = child.communicate()
-        if child.returncode != 0:
-            raise KernelBuildError(f"compiling the vehicle kernel ({level}) failed:\n{err[-3000:]}")
-        for platform, path in json.loads(out.strip().splitlines()[-1]).items():
-            _COMPILED[level, platform] = Path(path).read_bytes()
-            _keep(cache, level, platform, _COMPILED[level, platform])
-    written: dict[str, list[Path]] = {}
-    for platform in platforms:
-        written[platform] = []
+
+    def __init__(self, folder: Path, platforms: tuple[str, ...]) -> None:
+        unknown = [p for p in platforms if p not in TARGETS]
+        if unknown:
+            raise KernelBuildError(
+                f"no kernel for platform {', '.join(unknown)}: {sorted(TARGETS)}"
+            )
+        self.folder, self.platforms = folder, platforms
+        self.cache = object_cache()
+        self.children: dict[str, subprocess.Popen[str]] = {}
         for level in LEVELS:
-            path = folder / f"kernel-{level}-{platform}.o"
-            path.write_bytes(_COMPILED[level, platform])
-            written[platform].append(path)
-    return written
+            for platform in platforms:
+                code = _COMPILED.get((level, platform)) or _cached(self.cache, level, platform)
+                if code is not None:
+                    _COMPILED[level, platform] = code
+            missing = [p for p in platforms if (level, p) not in _COMPILED]
+            if missing:
+                self.children[level] = _start(folder, level, missing)
+
+    def wait(self) -> dict[str, list[Path]]:
+        """The object files per platform, once the children (if any) are done."""
+        for level, child in self.children.items():
+            out, err = child.communicate()
+            if child.returncode != 0:
+                raise KernelBuildError(
+                    f"compiling the vehicle kernel ({level}) failed:\n{err[-3000:]}"
+                )
+            for platform, path in json.loads(out.strip().splitlines()[-1]).items():
+                _COMPILED[level, platform] = Path(path).read_bytes()
+                _keep(self.cache, level, platform, _COMPILED[level, platform])
+        self.children = {}
+        written: dict[str, list[Path]] = {}
+        for platform in self.platforms:
+            written[platform] = []
+            for level in LEVELS:
+                path = self.folder / f"kernel-{level}-{platform}.o"
+                path.write_bytes(_COMPILED[level, platform])
+                written[platform].append(path)
+        return written
+
+    def cancel(self) -> None:
+        """Stop the children (the build was refused meanwhile); safe twice."""
+        for child in self.children.values():
+            if child.poll() is None:
+                child.kill()
+            child.communicate()
+        self.children = {}
+
+
+def build_objects(folder: Path, platforms: tuple[str, ...]) -> dict[str, list[Path]]:
+    """The kernel's object files per platform (one per level) in ``folder`` (KernelObjects)."""
+    return KernelObjects(folder, platforms).wait()
 
 
 def _start(folder: Path, level: str, platforms: list[str]) -> subprocess.Popen[str]:

@@ -30,7 +30,7 @@ from annotated_types import Ge, Gt, Le
 
 from vcosim.errors import ConfigError
 from vcosim.fmi.metadata import INPUTS, OUTPUTS, PARAMETERS, UNIT_DEFINITIONS, Variable
-from vcosim.fmi.native.kernel import build_objects
+from vcosim.fmi.native.kernel import KernelObjects
 from vcosim.fmi.native.toolchain import SUFFIX, link_library
 from vcosim.fmi.vehicle import DESCRIPTION, STEP_TOLERANCE, parameter_value
 from vcosim.vehicle import inputs as vehicle_inputs
@@ -470,14 +470,19 @@ def build_native_vehicle_fmu(
     ``ConfigError`` before anything is written if the vehicle does not settle on its wheels
     (the FMU settles it again when instantiated, and counts on it).
     """
-    Vehicle(params, engine_running=True)  # ConfigError now if it does not stand on its wheels
     identifier = f"VcosimVehicleFmi{fmi_version}"
     c_dir = c_folder()
     sources = [c_dir / name for name in (*C_SOURCES, *FMI_SOURCES[fmi_version])]
     include = [c_dir, fmi_headers()]
     with tempfile.TemporaryDirectory(prefix="vcosim-native-") as scratch:
         folder = Path(scratch)
-        objects = build_objects(folder, platforms)
+        compiling = KernelObjects(folder, platforms)  # child processes, while this one
+        try:  # compiles its own kernel to settle the vehicle: ConfigError if it cannot stand
+            Vehicle(params, engine_running=True)
+        except BaseException:
+            compiling.cancel()
+            raise
+        objects = compiling.wait()
         digest = hashlib.sha256()
         for part in (
             model_header(params, automatic, ""),
