@@ -9,7 +9,7 @@ from typing import Annotated
 import typer
 
 from vcosim.app.console import note, results, setup_logging
-from vcosim.app.options import ExtTime, InterfaceCsv, VehicleOption
+from vcosim.app.options import ExtTime, InterfaceCsv, TerrainOption, VehicleOption
 from vcosim.app.simulator import Gearbox
 from vcosim.extras import require
 
@@ -52,14 +52,22 @@ def vehicle(
     gearbox: Annotated[
         Gearbox, typer.Option(help="automatic: the master needs only pedals and steering.")
     ] = Gearbox.automatic,
+    terrain: TerrainOption = None,
 ) -> None:
-    """The vehicle as a co-simulation FMU: 0.5 ms physics, any multiple as communication step."""
+    """The vehicle as a co-simulation FMU: 0.5 ms physics, any multiple as communication step.
+
+    With --terrain the FMU drives on that ground (compiled in), as vcosim sim --terrain does.
+    """
     from vcosim.fmi.build import build_vehicle_fmu
 
     _needs_builder(fmi)
     setup_logging()
     path = build_vehicle_fmu(
-        out, vehicle=vehicle, fmi_version=int(fmi.value), automatic=gearbox is Gearbox.automatic
+        out,
+        vehicle=vehicle,
+        fmi_version=int(fmi.value),
+        automatic=gearbox is Gearbox.automatic,
+        terrain=terrain,
     )
     results.print(describe_fmu(path), highlight=False, soft_wrap=True)
     note("native: binaries for linux64 and win64; the importing host needs no Python")

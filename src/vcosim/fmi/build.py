@@ -37,18 +37,26 @@ def build_vehicle_fmu(
     vehicle: str | Path | None = None,
     fmi_version: int = 2,
     automatic: bool = True,
+    terrain: str | Path | None = None,
 ) -> Path:
     """Build the vehicle FMU at ``out`` (a preset name or parameter TOML for ``vehicle``).
 
     The parameters are resolved now and shipped whole, so the FMU does not depend on the
-    TOML file later. ``ConfigError`` for a bad vehicle or version, before anything is written.
-    The kernel is compiled into the FMU's binaries (linux64, win64), which need no Python.
+    TOML file later; so is the terrain (a file as ``vcosim sim --terrain`` takes; flat
+    without one). ``ConfigError`` for a bad vehicle, terrain or version, before anything is
+    written. The kernel is compiled into the FMU's binaries (linux64, win64), which need no
+    Python.
     """
     params = resolve_params(vehicle)
     path = _check(out, fmi_version)
-    from vcosim.fmi.native.vehicle import build_native_vehicle_fmu
+    from vcosim.fmi.native.vehicle import build_native_vehicle_fmu, check_terrain
+    from vcosim.vehicle.terrain import load_terrain
 
-    return build_native_vehicle_fmu(path, params, fmi_version=fmi_version, automatic=automatic)
+    ground = load_terrain(terrain)
+    check_terrain(ground, str(terrain))
+    return build_native_vehicle_fmu(
+        path, params, fmi_version=fmi_version, automatic=automatic, terrain=ground
+    )
 
 
 def build_coupling_fmu(

@@ -16,6 +16,8 @@ Entry points (C declarations in ``c/vcosim_kernel.h``):
   arrays, the terrain's grid included, for each level.
 - ``vcosim_body_properties``, ``vcosim_brake_torques``: ``params.body_properties`` and
   ``params.brake_torques``, for the masses and brake torques a master sets.
+- ``vcosim_sample_terrain``: ``terrain.sample_terrain``, the ground the kernel drives on,
+  for placing the settled vehicle at the origin as ``Vehicle`` does.
 """
 
 from __future__ import annotations
@@ -34,6 +36,7 @@ from vcosim.errors import VcosimError
 ADVANCE = "vcosim_advance"
 BODY = "vcosim_body_properties"
 BRAKES = "vcosim_brake_torques"
+TERRAIN = "vcosim_sample_terrain"
 TARGETS = {
     "x86_64-linux": "x86_64-unknown-linux-gnu",
     "x86_64-windows": "x86_64-pc-windows-gnu",
@@ -64,6 +67,7 @@ def _kernel_ir(level: str) -> str:
     from vcosim.vehicle import layout as L
     from vcosim.vehicle.model import N_SCRATCH, advance
     from vcosim.vehicle.params import PARAM_DTYPE, body_properties, brake_torques
+    from vcosim.vehicle.terrain import sample_terrain
 
     n_states, n_inputs, n_outputs = L.N_STATES, L.N_INPUTS, L.N_OUTPUTS
     f8, i8 = types.float64, types.int64
@@ -99,6 +103,13 @@ def _kernel_ir(level: str) -> str:
     def brakes_c(front, rear, share, out):
         out[0], out[1] = brakes_kernel(front, rear, share)
 
+    @cfunc(types.void(f8p, f8p, i8, i8, f8p, f8, f8, f8p), error_model="numpy")
+    def terrain_c(height, friction, rows, cols, grid, x, y, out):
+        h, dhdx, dhdy, mu = sample_terrain(
+            carray(height, (rows, cols)), carray(friction, (rows, cols)), carray(grid, (3,)), x, y
+        )
+        out[0], out[1], out[2], out[3] = h, dhdx, dhdy, mu
+
     llvm.initialize_all_targets()
     llvm.initialize_all_asmprinters()
     linked = None
@@ -106,8 +117,9 @@ def _kernel_ir(level: str) -> str:
         (advance_c, advance_name(level)),
         (body_c, BODY),
         (brakes_c, BRAKES),
+        (terrain_c, TERRAIN),
     )
-    exported = {advance_name(level)} | ({BODY, BRAKES} if level == "x86-64" else set())
+    exported = {advance_name(level)} | ({BODY, BRAKES, TERRAIN} if level == "x86-64" else set())
     for wrapper, name in wrappers:
         module = llvm.parse_assembly(wrapper._library.get_llvm_str())
         module.get_function(wrapper.native_name).name = name

@@ -141,9 +141,32 @@ def placed_state(params: VehicleParams, terrain: Terrain) -> np.ndarray:
     return state
 
 
-def model_header(params: VehicleParams, automatic: bool, guid: str) -> str:
+MAX_TERRAIN_SAMPLES = 1024 * 1024
+"""The most samples of a terrain grid an FMU carries (its heights and friction factors are
+compiled in as C arrays: 16 MB of them at this size)."""
+
+
+def check_terrain(terrain: Terrain, source: str) -> None:
+    """ConfigError if the grid is too large to compile into an FMU."""
+    samples = terrain.height.size
+    if samples > MAX_TERRAIN_SAMPLES:
+        rows, cols = terrain.height.shape
+        raise ConfigError(
+            [
+                f"its grid has {rows} x {cols} samples; an FMU carries at most "
+                f"{MAX_TERRAIN_SAMPLES} (1024 x 1024): use smaller pictures, or a coarser "
+                "road_cell for a road"
+            ],
+            f"terrain {source}",
+        )
+
+
+def model_header(
+    params: VehicleParams, automatic: bool, guid: str, terrain: Terrain | None = None
+) -> str:
     """``vcosim_model.h``: the built-in vehicle and the variables, for the C layer."""
-    terrain = Terrain.flat()
+    terrain = terrain if terrain is not None else Terrain.flat()
+    flat = terrain.height.size == 1 and float(terrain.height.ravel()[0]) == 0.0
     packed = params.pack().view(np.float64)
     field = {name: i for i, name in enumerate(PACKED_FIELDS)}
     starts = [
@@ -199,6 +222,7 @@ def model_header(params: VehicleParams, automatic: bool, guid: str) -> str:
             for key, c_name in SPECIAL.items()
         ),
         f"#define VC_BRAKE_SHARE {_c(-1.0 if share is None else share)}",
+        f"#define VC_TERRAIN_FLAT {int(flat)}",
         f"#define VC_TERRAIN_ROWS {terrain.height.shape[0]}",
         f"#define VC_TERRAIN_COLS {terrain.height.shape[1]}",
         c_array("double", "VC_PACKED", map(_c, packed)),
@@ -463,12 +487,15 @@ def build_native_vehicle_fmu(
     *,
     fmi_version: int,
     automatic: bool,
+    terrain: Terrain | None = None,
     platforms: tuple[str, ...] = PLATFORMS,
 ) -> Path:
     """Build the native vehicle FMU at ``out`` with binaries for ``platforms``.
 
-    ``ConfigError`` before anything is written if the vehicle does not settle on its wheels
-    (the FMU settles it again when instantiated, and counts on it).
+    ``terrain`` (flat without one) is compiled in: the FMU drives on it as ``Vehicle(params,
+    terrain)`` does, starting at rest at the origin. ``ConfigError`` before anything is
+    written if the vehicle does not settle on its wheels there (the FMU settles it again
+    when instantiated, and counts on it).
     """
     identifier = f"VcosimVehicleFmi{fmi_version}"
     c_dir = c_folder()
@@ -478,14 +505,14 @@ def build_native_vehicle_fmu(
         folder = Path(scratch)
         compiling = KernelObjects(folder, platforms)  # child processes, while this one
         try:  # compiles its own kernel to settle the vehicle: ConfigError if it cannot stand
-            Vehicle(params, engine_running=True)
+            Vehicle(params, terrain, engine_running=True)
         except BaseException:
             compiling.cancel()
             raise
         objects = compiling.wait()
         digest = hashlib.sha256()
         for part in (
-            model_header(params, automatic, ""),
+            model_header(params, automatic, "", terrain),
             model_description(params, automatic, fmi_version, identifier, ""),
         ):
             digest.update(part.encode())
@@ -495,7 +522,7 @@ def build_native_vehicle_fmu(
             for path in objects[platform]:
                 digest.update(path.read_bytes())
         guid = "{" + str(uuid.UUID(digest.hexdigest()[:32])) + "}"
-        (folder / "vcosim_model.h").write_text(model_header(params, automatic, guid))
+        (folder / "vcosim_model.h").write_text(model_header(params, automatic, guid, terrain))
         files = {
             "modelDescription.xml": model_description(
                 params, automatic, fmi_version, identifier, guid
