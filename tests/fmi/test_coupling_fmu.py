@@ -42,10 +42,15 @@ class FakeSimulator(threading.Thread):
     def port(self) -> int:
         return self.sock.getsockname()[1]
 
-    def run(self) -> None:
+    def message(self, k: int) -> np.ndarray:
+        """Message ``k``: the fixed layout, the ground speed 10 + k."""
         message = np.zeros(SIM_TO_CONTROLLER)
+        message[0], message[GROUNDSPEED] = k, 10.0 + k
+        return message
+
+    def run(self) -> None:
         for k in range(self.count):
-            message[0], message[GROUNDSPEED] = k, 10.0 + k
+            message = self.message(k)
             while not self.done.is_set():
                 self.sock.sendto(message.astype("<f8").tobytes(), self.target)
                 try:
@@ -215,18 +220,8 @@ signalFrom,Wheels,brakingTorqueFL,value,number,,N m,
 class CsvSimulator(FakeSimulator):
     """Sends the CSV's messages (id, yaw, speed), each until a reply with its id comes."""
 
-    def run(self) -> None:
-        for k in range(self.count):
-            message = np.array([k, 0.01 * k, 10.0 + k], "<f8")
-            while not self.done.is_set():
-                self.sock.sendto(message.tobytes(), self.target)
-                try:
-                    reply = np.frombuffer(self.sock.recv(4096), "<f8")
-                except TimeoutError:
-                    continue
-                if reply[0] == k:
-                    self.replies.append(reply)
-                    break
+    def message(self, k: int) -> np.ndarray:
+        return np.array([k, 0.01 * k, 10.0 + k])
 
 
 @VERSIONS
