@@ -37,6 +37,9 @@ from vcosim.vehicle.terrain import Terrain, load_terrain
 
 HERE = Path(__file__).parent
 HILLS = HERE.parents[1] / "examples" / "terrain" / "hills.toml"
+ROAD = (
+    HERE.parents[1] / "examples" / "scenarios" / "public" / "esmini" / "xodr" / "two_plus_one.xodr"
+)
 PRESETS = sorted(p.stem for p in PRESET_DIR.glob("*.toml"))
 CHANGES = {"tyres.friction": 0.8, "body.chassis_mass": 1500.0, "wheels.brake_torque_front": 2500.0}
 
@@ -140,30 +143,33 @@ def test_parameters_a_master_sets_give_the_vehicle_those_parameters_make(
     car.fmu.freeInstance()
 
 
-@VERSIONS
+@pytest.mark.parametrize(
+    ("ground", "version"),
+    [(HILLS, 2), (HILLS, 3), (ROAD, 2)],
+    ids=["hills-fmi2", "hills-fmi3", "xodr-fmi2"],
+)
 def test_a_vehicle_fmu_built_with_a_terrain_drives_on_it_as_the_in_process_vehicle(
-    version, tmp_path
+    ground, version, tmp_path
 ):
-    """examples/terrain/hills.toml (hills, a road, grip off it): placed, settled and driven
-    bit for bit as Vehicle(params, terrain); its masses are fixed (they place the car)."""
-    path = build_vehicle_fmu(tmp_path / "hills.fmu", fmi_version=version, terrain=HILLS)
-    terrain = load_terrain(HILLS)
-    vehicle = reference(VehicleParams.preset("nightrider"), True, terrain)
-    assert vehicle.state[L.X_POS + 2] > 1.0  # on a hill: this is not the flat ground
-    car = Car(path, tmp_path / "a").start(**{"tyres.friction": 0.9})
-    drive(
-        car,
-        reference(
-            VehicleParams.preset("nightrider").with_changes(**{"tyres.friction": 0.9}),
-            True,
-            terrain,
-        ),
-    )
+    """examples/terrain/hills.toml (hills, a road, grip off it) and an OpenDRIVE road on flat
+    ground (its own friction): placed, settled and driven bit for bit as Vehicle(params,
+    terrain). On the hills the masses are fixed (they place the car); on level ground a
+    master may set them."""
+    path = build_vehicle_fmu(tmp_path / "ground.fmu", fmi_version=version, terrain=ground)
+    terrain = load_terrain(ground)
+    masses = {"body.chassis_mass": 1500.0}
+    changes = {"tyres.friction": 0.9, **({} if ground == HILLS else masses)}
+    vehicle = reference(VehicleParams.preset("nightrider").with_changes(**changes), True, terrain)
+    if ground == HILLS:
+        assert vehicle.state[L.X_POS + 2] > 1.0  # on a hill: this is not the flat ground
+    car = Car(path, tmp_path / "a").start(**changes)
+    drive(car, vehicle)
     car.fmu.freeInstance()
-    refused = Car(path, tmp_path / "b")
-    with pytest.raises(FMICallException, match="ExitInitializationMode failed"):
-        refused.start(**{"body.chassis_mass": 1500.0})
-    refused.fmu.freeInstance()
+    if ground == HILLS:
+        refused = Car(path, tmp_path / "b")
+        with pytest.raises(FMICallException, match="ExitInitializationMode failed"):
+            refused.start(**masses)
+        refused.fmu.freeInstance()
 
 
 def test_a_terrain_too_large_for_an_fmu_is_refused_before_anything_is_built(tmp_path):

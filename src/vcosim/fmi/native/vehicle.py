@@ -166,7 +166,9 @@ def model_header(
 ) -> str:
     """``vcosim_model.h``: the built-in vehicle and the variables, for the C layer."""
     terrain = terrain if terrain is not None else Terrain.flat()
-    flat = terrain.height.size == 1 and float(terrain.height.ravel()[0]) == 0.0
+    # level at height 0 everywhere (a road on flat ground too): the car's pose on it does not
+    # depend on where its wheels are, so a master may set the masses
+    flat = bool(np.all(terrain.height == 0.0))
     packed = params.pack().view(np.float64)
     field = {name: i for i, name in enumerate(PACKED_FIELDS)}
     starts = [
