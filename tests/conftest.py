@@ -15,7 +15,7 @@ LONGEST_FIRST = (  # files of 10 s or more (four workers, idle), longest first
     "tests/test_demo.py",
     "tests/sweep/test_backends.py",
     "tests/modules/test_viewer_browser.py",
-    "tests/fmi/test_fmus_apart.py",
+    "tests/fmi/test_vehicle_fmu.py",
     "tests/datasheet/test_datasheet.py",
     "tests/tight/test_timing.py",
     "tests/driving/test_driving_table.py",

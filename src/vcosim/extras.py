@@ -18,7 +18,7 @@ EXTRAS: dict[str, tuple[str, ...]] = {
     "viewer": ("starlette", "uvicorn", "websockets"),
     "logging": ("mcap",),
     "fmu": ("fmpy",),
-    "fmi": ("pythonfmu", "pythonfmu3", "fmpy", "ziglang"),
+    "fmi": ("fmpy", "ziglang"),
     "datasheet": ("vehiclemodels",),
     "bench": ("vehiclemodels",),
     "sweep": ("pyarrow",),
@@ -76,7 +76,7 @@ def require(extra: str, needed_by: str, modules: Iterable[str] | None = None) ->
     Args:
         extra: The extra's name in pyproject.toml.
         needed_by: What needs it, as the user typed it (``vcosim view``, ``--fmu``).
-        modules: Only these of the extra's modules (an FMI 2 build needs only pythonfmu).
+        modules: Only these of the extra's modules.
     """
     absent = missing(extra, modules)
     if absent:

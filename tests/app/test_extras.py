@@ -114,7 +114,7 @@ THROTTLE_CSV = ROOT / "examples" / "beamng" / "throttle.csv"
         ("ziglang", ["fmu", "vehicle", "{tmp}/car.fmu"], "FMI 2 FMUs needs the `fmi` extra"),
         ("ziglang", ["fmu", "coupling", "{tmp}/c.fmu", "--fmi", "3"], "the `fmi` extra"),
         (
-            "pythonfmu3",
+            "fmpy",
             ["fmu", "coupling", "{tmp}/c.fmu", "--fmi", "3", "--interface", str(THROTTLE_CSV)],
             "the `fmi` extra",
         ),

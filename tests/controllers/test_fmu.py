@@ -1,4 +1,4 @@
-"""FMU controllers: FMUs built here with pythonfmu, run through FmuController and fmpy."""
+"""FMU controllers: small native FMUs built here (helpers.tiny_fmu), run through FmuController."""
 
 from __future__ import annotations
 
@@ -8,141 +8,90 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from pythonfmu import FmuBuilder
 
 from helpers.forks import vcosim_command
 from helpers.loop import closed_loop, free_port, lockstep_simulation, wait_until_bound
+from helpers.tiny_fmu import Var, build_tiny_fmu
+from helpers.tiny_models import build_pi
 from vcosim.controllers.fmu import FmuController
 from vcosim.errors import ConfigError, VcosimError
 from vcosim.tight.protocol import SIM_TO_CONTROLLER
 from vcosim.tight.views import SLOT_BY_NAME, SimulatorMessage
 
-# A PI speed controller, as the ``cruise`` example; the variable names are filled in so the
-# same model also serves as an FMU whose names need a map file. Each FMU needs its own
-# class name: pythonfmu imports the model as a module of that name into this process.
-PI_MODEL = """
-from pythonfmu import Fmi2Causality, Fmi2Slave, Fmi2Variability, Real
-
-
-class {cls}(Fmi2Slave):
-    description = "PI speed control through throttle and brake"
-
-    def __init__(self, **kwargs):
-        super().__init__(**kwargs)
-        self.{speed} = 0.0
-        self.target_speed, self.kp, self.ki = 15.0, 0.25, 0.08
-        self.{throttle} = self.{brake} = self.integral = 0.0
-        self.register_variable(Real("{speed}", causality=Fmi2Causality.input))
-        for name in ("target_speed", "kp", "ki"):
-            self.register_variable(Real(name, causality=Fmi2Causality.parameter,
-                                        variability=Fmi2Variability.tunable))
-        self.register_variable(Real("{throttle}", causality=Fmi2Causality.output))
-        self.register_variable(Real("{brake}", causality=Fmi2Causality.output))
-
-    def do_step(self, current_time, step_size):
-        error = self.target_speed - self.{speed}
-        effort = self.kp * error + self.ki * self.integral
-        if -1.0 < effort < 1.0 or effort * error < 0.0:
-            self.integral += error * step_size
-        self.{throttle} = min(max(effort, 0.0), 1.0)
-        self.{brake} = min(max(-0.5 * effort, 0.0), 1.0)
-        return True
+NOOP_HOOKS = """
+static int model_init(tiny *m) { (void)m; return 1; }
+static int model_start(tiny *m) { (void)m; return 1; }
+static void model_stop(tiny *m) { (void)m; }
 """
 
 # Echoes inputs of each FMI 2 type to outputs, to check the time, types and custom slots.
-ECHO_MODEL = """
-from pythonfmu import Boolean, Fmi2Causality, Fmi2Slave, Fmi2Variability, Integer, Real
-
-DISCRETE = Fmi2Variability.discrete
-
-
-class VcosimTestEcho(Fmi2Slave):
-    def __init__(self, **kwargs):
-        super().__init__(**kwargs)
-        self.time = self.rpm = self.custom0 = self.custom1 = 0.0
-        self.ignitionLevel = self.gear = 0
-        self.reverse = self.drive_mode = False
-        self.fmu_time = 0.0
-        for name in ("time", "rpm"):
-            self.register_variable(Real(name, causality=Fmi2Causality.input))
-        for kind, name in ((Integer, "ignitionLevel"), (Boolean, "reverse")):
-            self.register_variable(kind(name, causality=Fmi2Causality.input, variability=DISCRETE))
-        for name in ("custom0", "custom1", "fmu_time"):
-            self.register_variable(Real(name, causality=Fmi2Causality.output))
-        for kind, name in ((Integer, "gear"), (Boolean, "drive_mode")):
-            self.register_variable(kind(name, causality=Fmi2Causality.output, variability=DISCRETE))
-
-    def do_step(self, current_time, step_size):
-        self.custom0, self.custom1 = self.time, self.rpm
-        self.gear, self.drive_mode = self.ignitionLevel, self.reverse
-        self.fmu_time = current_time + step_size
-        return True
+ECHO = [
+    Var("time", "input", start=0.0),
+    Var("rpm", "input", start=0.0),
+    Var("ignitionLevel", "input", "integer", 0),
+    Var("reverse", "input", "boolean", 0),
+    Var("custom0", "output"),
+    Var("custom1", "output"),
+    Var("fmu_time", "output"),
+    Var("gear", "output", "integer"),
+    Var("drive_mode", "output", "boolean"),
+]
+ECHO_C = (
+    NOOP_HOOKS
+    + """
+static int model_step(tiny *m, double t, double h) {
+    m->v[V_custom0] = m->v[V_time];
+    m->v[V_custom1] = m->v[V_rpm];
+    m->v[V_gear] = m->v[V_ignitionLevel];
+    m->v[V_drive_mode] = m->v[V_reverse];
+    m->v[V_fmu_time] = t + h;
+    return 1;
+}
 """
+)
 
-ODD_MODEL = """
-from pythonfmu import Fmi2Causality, Fmi2Slave, Real
-
-
-class VcosimTestOdd(Fmi2Slave):
-    def __init__(self, **kwargs):
-        super().__init__(**kwargs)
-        self.groundspeed = self.humidity = self.throttle = self.wiper = 0.0
-        for name in ("groundspeed", "humidity"):
-            self.register_variable(Real(name, causality=Fmi2Causality.input))
-        for name in ("throttle", "wiper"):
-            self.register_variable(Real(name, causality=Fmi2Causality.output))
-
-    def do_step(self, current_time, step_size):
-        return True
-"""
-
+ODD = [
+    Var("groundspeed", "input", start=0.0),
+    Var("humidity", "input", start=0.0),
+    Var("throttle", "output"),
+    Var("wiper", "output"),
+]
+ODD_C = NOOP_HOOKS + (
+    "static int model_step(tiny *m, double t, double h) { (void)m, (void)t, (void)h; return 1; }"
+)
 
 # FMI 3.0: a proportional speed controller with an Int32 pass-through.
-FMI3_MODEL = """
-from pythonfmu3 import Fmi3Causality, Fmi3Slave, Fmi3Variability, Float64, Int32
-
-
-class VcosimTestFmi3(Fmi3Slave):
-    def __init__(self, **kwargs):
-        super().__init__(**kwargs)
-        self.time, self.groundspeed, self.target_speed, self.throttle = 0.0, 0.0, 15.0, 0.0
-        self.ignitionLevel = self.gear = 0
-        self.register_variable(Float64("time", causality=Fmi3Causality.independent,
-                                       variability=Fmi3Variability.continuous))
-        self.register_variable(Float64("groundspeed", causality=Fmi3Causality.input))
-        self.register_variable(Float64("target_speed", causality=Fmi3Causality.parameter,
-                                       variability=Fmi3Variability.tunable))
-        self.register_variable(Float64("throttle", causality=Fmi3Causality.output))
-        for name, causality in (("ignitionLevel", Fmi3Causality.input),
-                                ("gear", Fmi3Causality.output)):
-            self.register_variable(Int32(name, causality=causality,
-                                         variability=Fmi3Variability.discrete))
-
-    def do_step(self, current_time, step_size):
-        self.throttle = min(max(0.25 * (self.target_speed - self.groundspeed), 0.0), 1.0)
-        self.gear = self.ignitionLevel
-        return True
+FMI3 = [
+    Var("time", "independent"),
+    Var("groundspeed", "input", start=0.0),
+    Var("target_speed", "parameter", start=15.0),
+    Var("throttle", "output"),
+    Var("ignitionLevel", "input", "integer", 0),
+    Var("gear", "output", "integer"),
+]
+FMI3_C = (
+    NOOP_HOOKS
+    + """
+static int model_step(tiny *m, double t, double h) {
+    (void)t, (void)h;
+    double *v = m->v;
+    v[V_throttle] = fmin(fmax(0.25 * (v[V_target_speed] - v[V_groundspeed]), 0.0), 1.0);
+    v[V_gear] = v[V_ignitionLevel];
+    return 1;
+}
 """
-
-
-def build(directory: Path, name: str, source: str, builder=FmuBuilder) -> Path:
-    script = directory / f"{name}.py"
-    script.write_text(textwrap.dedent(source))
-    return builder.build_FMU(script, dest=directory)
+)
 
 
 @pytest.fixture(scope="module")
 def fmus(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     out = tmp_path_factory.mktemp("fmus")
-    names = {"speed": "groundspeed", "throttle": "throttle", "brake": "brake"}
     renamed = {"speed": "v", "throttle": "u_throttle", "brake": "u_brake"}
     return {
-        "pi": build(out, "VcosimTestPi", PI_MODEL.format(cls="VcosimTestPi", **names)),
-        "renamed": build(
-            out, "VcosimTestPiRenamed", PI_MODEL.format(cls="VcosimTestPiRenamed", **renamed)
-        ),
-        "echo": build(out, "VcosimTestEcho", ECHO_MODEL),
-        "odd": build(out, "VcosimTestOdd", ODD_MODEL),
+        "pi": build_pi(out / "pi.fmu"),
+        "renamed": build_pi(out / "renamed.fmu", "VcosimTestPiRenamed", **renamed),
+        "echo": build_tiny_fmu(out / "echo.fmu", "VcosimTestEcho", ECHO, ECHO_C),
+        "odd": build_tiny_fmu(out / "odd.fmu", "VcosimTestOdd", ODD, ODD_C),
     }
 
 
@@ -310,8 +259,7 @@ def test_time_integer_boolean_and_custom_slots(fmus, tmp_path):
 
 
 def test_fmi3_fmu(tmp_path):
-    pythonfmu3 = pytest.importorskip("pythonfmu3", reason="FMI 3 test FMUs need pythonfmu3")
-    fmu = build(tmp_path, "VcosimTestFmi3", FMI3_MODEL, pythonfmu3.FmuBuilder)
+    fmu = build_tiny_fmu(tmp_path / "fmi3.fmu", "VcosimTestFmi3", FMI3, FMI3_C, version=3)
     mapping = write_map(tmp_path / "map.toml", "[parameters]\ntarget_speed = 10.0\n")
     with FmuController(fmu, mapping) as controller:
         assert controller.fmi_version == "3.0"

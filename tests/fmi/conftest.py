@@ -2,16 +2,13 @@
 
 from __future__ import annotations
 
-import sys
-import textwrap
 from pathlib import Path
 from typing import Any
 
 import pytest
 from fmpy import extract, instantiate_fmu, read_model_description
-from pythonfmu import FmuBuilder
 
-from controllers.test_fmu import PI_MODEL
+from helpers.tiny_models import build_pi
 from vcosim.fmi.build import build_coupling_fmu, build_vehicle_fmu
 
 # fmpy's accessor suffix for each variable type of either version.
@@ -25,20 +22,6 @@ _ACCESSOR = {
 }
 
 
-_PINNED: list[dict[str, Any]] = []
-
-
-def pin_namespace(description: Any) -> None:
-    """Hold one more reference to a PythonFMU model script's namespace, after instantiating.
-
-    PythonFMU's runtime mishandles the script namespace's references (vcosim.fmi.slave
-    says how); vcosim's own FMUs pin theirs, this does it for the PI FMU. Harmless extra.
-    """
-    module = sys.modules.get(description.coSimulation.modelIdentifier)
-    if module is not None:
-        _PINNED.append(vars(module))
-
-
 class Instance:
     """One co-simulation instance under fmpy: variables by name, FMI 2 or 3 alike."""
 
@@ -50,7 +33,6 @@ class Instance:
         self.fmu: Any = instantiate_fmu(
             extract(str(path), unzipdir=str(unzip)), description, fmi_type="CoSimulation"
         )
-        pin_namespace(description)
         self.time = 0.0
 
     def start(self, **parameters: object) -> Instance:
@@ -97,12 +79,6 @@ class Instance:
 
 
 @pytest.fixture(scope="session")
-def pin() -> Any:
-    """``pin_namespace``, for FMUs a test instantiates by other means (FmuController)."""
-    return pin_namespace
-
-
-@pytest.fixture(scope="session")
 def fmu_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return tmp_path_factory.mktemp("fmi")
 
@@ -130,11 +106,7 @@ def coupling_fmu(coupling_fmus: dict[int, Path]) -> Path:
 @pytest.fixture(scope="session")
 def pi_fmu(fmu_dir: Path) -> Path:
     """The PI speed controller FMU of the controller tests (throttle/brake from groundspeed)."""
-    name = "VcosimFmiTestPi"
-    script = fmu_dir / f"{name}.py"
-    source = PI_MODEL.format(cls=name, speed="groundspeed", throttle="throttle", brake="brake")
-    script.write_text(textwrap.dedent(source))
-    return Path(FmuBuilder.build_FMU(script, dest=fmu_dir))
+    return build_pi(fmu_dir / "pi.fmu", "VcosimFmiTestPi")
 
 
 @pytest.fixture

@@ -3,15 +3,17 @@
 from __future__ import annotations
 
 import json
+import subprocess
 import zipfile
 
 import typer
 from fmpy import read_model_description
 from typer.testing import CliRunner
 
+from helpers.forks import vcosim_command
 from vcosim.app.fmu import fmu_app
 from vcosim.errors import ConfigError
-from vcosim.fmi.slave import CONFIG_FILE
+from vcosim.fmi.metadata import CONFIG_FILE
 
 app = typer.Typer()
 app.add_typer(fmu_app, name="fmu")
@@ -58,3 +60,20 @@ def said(description, path) -> str:
         f"{causes.count('input')} inputs, {causes.count('output')} outputs, "
         f"{causes.count('parameter')} parameters"
     )
+
+
+def test_vehicle_command_refuses_a_bad_terrain_with_exit_2_and_writes_nothing(tmp_path):
+    terrain = tmp_path / "bad.toml"
+    terrain.write_text("hill_height = -1\n")
+    done = subprocess.run(
+        [*vcosim_command(), "fmu", "vehicle", str(tmp_path / "car.fmu"), "--terrain", str(terrain)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 2, done.stderr
+    assert f"terrain {terrain}: hill_height: Input should be greater than or equal to 0" in (
+        done.stderr + done.stdout
+    )
+    assert "Traceback" not in done.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["bad.toml"]

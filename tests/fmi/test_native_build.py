@@ -7,8 +7,11 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from vcosim.fmi.build import build_vehicle_fmu
-from vcosim.fmi.native.kernel import LEVELS
+from vcosim.fmi.native.kernel import CACHE_VARIABLE, LEVELS
+from vcosim.fmi.native.vehicle import PLATFORMS
 
 
 def kernel_object(folder: Path, level: str, env: dict[str, str]) -> bytes:
@@ -40,3 +43,32 @@ def test_two_builds_give_the_same_bytes(tmp_path):
     assert first.read_bytes() == second.read_bytes()
     other = build_vehicle_fmu(tmp_path / "c.fmu", vehicle="nightrider", fmi_version=3)
     assert other.read_bytes() != first.read_bytes()
+
+
+def build_apart(out: Path, cache: Path) -> tuple[bytes, str]:
+    """Build the default FMI 2 vehicle FMU in a fresh process with ``cache`` as object cache."""
+    code = "import sys; from vcosim.fmi.build import build_vehicle_fmu as b; b(sys.argv[1])"
+    done = subprocess.run(
+        [sys.executable, "-c", code, str(out)],
+        env=dict(os.environ, **{CACHE_VARIABLE: str(cache)}),
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    return out.read_bytes(), done.stderr
+
+
+def test_a_build_from_the_object_cache_gives_the_bytes_of_one_that_compiled(tmp_path):
+    cache = tmp_path / "cache"
+    compiled, _ = build_apart(tmp_path / "compiled.fmu", cache)
+    kept = sorted(p.name for p in cache.rglob("*.o"))
+    assert kept == sorted(
+        f"kernel-{level}-{platform}.o" for level in LEVELS for platform in PLATFORMS
+    )
+    cached, _ = build_apart(tmp_path / "cached.fmu", cache)
+    assert cached == compiled
+    spoiled = next(cache.rglob("kernel-x86-64-x86_64-linux.o"))
+    spoiled.write_bytes(b"not an object")
+    with pytest.raises(AssertionError):  # the cache is what the build used
+        build_apart(tmp_path / "spoiled.fmu", cache)

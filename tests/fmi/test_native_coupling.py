@@ -1,7 +1,7 @@
-"""The native coupling FMU (fixed layout): what it carries and what its binaries need.
+"""The native coupling FMU: what it carries and what its binaries need.
 
-Its behaviour against a simulator is coupling_fmu_cases.py's (the coupling FMUs the tests
-build for FMI 2 and 3 are these), run apart by test_fmus_apart.py.
+Its behaviour against a simulator is test_coupling_fmu.py's (the coupling FMUs the tests
+build for FMI 2 and 3 are these).
 """
 
 from __future__ import annotations
@@ -43,7 +43,7 @@ def test_the_native_coupling_fmu_has_the_python_ones_variables_and_needs_no_pyth
         assert library == "KERNEL32.dll" or library.startswith("api-ms-win-crt-"), library
 
 
-def test_fmi3_is_native_too_and_an_interface_csv_still_takes_pythonfmu(tmp_path):
+def test_fmi3_is_native_too_and_so_is_one_for_an_interface_csv(tmp_path):
     path = build_coupling_fmu(tmp_path / "link3.fmu", fmi_version=3)
     assert validate_fmu(str(path)) == []
     with zipfile.ZipFile(path) as fmu:
@@ -52,6 +52,15 @@ def test_fmi3_is_native_too_and_an_interface_csv_still_takes_pythonfmu(tmp_path)
         dll = fmu.read("binaries/x86_64-windows/VcosimCouplingFmi3.dll")
     assert pe_exports(dll) >= fmi_functions(3)
     interface = Path(__file__).parents[2] / "examples" / "beamng" / "throttle.csv"
-    csv = build_coupling_fmu(tmp_path / "csv.fmu", interface=interface)
-    with zipfile.ZipFile(csv) as fmu:
-        assert [n for n in fmu.namelist() if n.endswith(".py")]  # PythonFMU's script
+    for version, folder in ((2, "linux64"), (3, "x86_64-linux")):
+        csv = build_coupling_fmu(
+            tmp_path / f"csv{version}.fmu", interface=interface, fmi_version=version
+        )
+        assert validate_fmu(str(csv)) == []
+        with zipfile.ZipFile(csv) as fmu:
+            listed = fmu.namelist()
+            shipped = fmu.read("resources/vcosim_interface.csv")
+            so = fmu.read(f"binaries/{folder}/VcosimCouplingFmi{version}.so")
+        assert not [n for n in listed if n.endswith((".py", ".pyc"))]
+        assert shipped == interface.read_bytes()  # for the reader: the layout is compiled in
+        assert set(elf_needed(so)) <= {"libc.so.6", "libm.so.6"}

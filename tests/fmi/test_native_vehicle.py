@@ -24,6 +24,7 @@ from helpers.binaries import (
     pe_header,
     pe_imports,
 )
+from vcosim.errors import ConfigError
 from vcosim.fmi.build import build_vehicle_fmu
 from vcosim.fmi.metadata import INPUTS, OUTPUTS, PARAMETERS
 from vcosim.fmi.native.hosts import build_host, run_host
@@ -32,8 +33,13 @@ from vcosim.fmi.vehicle import parameter_value
 from vcosim.vehicle import Vehicle
 from vcosim.vehicle import layout as L
 from vcosim.vehicle.params import PACKED_FIELDS, PRESET_DIR, VehicleParams
+from vcosim.vehicle.terrain import Terrain, load_terrain
 
 HERE = Path(__file__).parent
+HILLS = HERE.parents[1] / "examples" / "terrain" / "hills.toml"
+ROAD = (
+    HERE.parents[1] / "examples" / "scenarios" / "public" / "esmini" / "xodr" / "two_plus_one.xodr"
+)
 PRESETS = sorted(p.stem for p in PRESET_DIR.glob("*.toml"))
 CHANGES = {"tyres.friction": 0.8, "body.chassis_mass": 1500.0, "wheels.brake_torque_front": 2500.0}
 
@@ -88,9 +94,9 @@ class Car:
         self.time += size
 
 
-def reference(params: VehicleParams, automatic: bool) -> Vehicle:
+def reference(params: VehicleParams, automatic: bool, terrain: Terrain | None = None) -> Vehicle:
     """The in-process vehicle as the FMU starts it: engine idling, its inputs' starts held."""
-    vehicle = Vehicle(params, engine_running=True)
+    vehicle = Vehicle(params, terrain, engine_running=True)
     vehicle.input_array[L.U_AUTOMATIC] = float(automatic)
     for i in INPUTS:
         vehicle.input_array[i.slot] = 1.0 if i.name == "gear" else i.start
@@ -135,6 +141,47 @@ def test_parameters_a_master_sets_give_the_vehicle_those_parameters_make(
     car = Car(native_fmus["nightrider", version], tmp_path).start(**CHANGES)
     drive(car, reference(VehicleParams.preset("nightrider").with_changes(**CHANGES), True))
     car.fmu.freeInstance()
+
+
+@pytest.mark.parametrize(
+    ("ground", "version"),
+    [(HILLS, 2), (HILLS, 3), (ROAD, 2)],
+    ids=["hills-fmi2", "hills-fmi3", "xodr-fmi2"],
+)
+def test_a_vehicle_fmu_built_with_a_terrain_drives_on_it_as_the_in_process_vehicle(
+    ground, version, tmp_path
+):
+    """examples/terrain/hills.toml (hills, a road, grip off it) and an OpenDRIVE road on flat
+    ground (its own friction): placed, settled and driven bit for bit as Vehicle(params,
+    terrain). On the hills the masses are fixed (they place the car); on level ground a
+    master may set them."""
+    path = build_vehicle_fmu(tmp_path / "ground.fmu", fmi_version=version, terrain=ground)
+    terrain = load_terrain(ground)
+    masses = {"body.chassis_mass": 1500.0}
+    changes = {"tyres.friction": 0.9, **({} if ground == HILLS else masses)}
+    vehicle = reference(VehicleParams.preset("nightrider").with_changes(**changes), True, terrain)
+    if ground == HILLS:
+        assert vehicle.state[L.X_POS + 2] > 1.0  # on a hill: this is not the flat ground
+    car = Car(path, tmp_path / "a").start(**changes)
+    drive(car, vehicle)
+    car.fmu.freeInstance()
+    if ground == HILLS:
+        refused = Car(path, tmp_path / "b")
+        with pytest.raises(FMICallException, match="ExitInitializationMode failed"):
+            refused.start(**masses)
+        refused.fmu.freeInstance()
+
+
+def test_a_terrain_too_large_for_an_fmu_is_refused_before_anything_is_built(tmp_path):
+    big = tmp_path / "big.toml"
+    picture = tmp_path / "big.png"
+    from PIL import Image
+
+    Image.new("RGB", (1100, 1000)).save(picture)
+    big.write_text('height_map = "big.png"\n')
+    with pytest.raises(ConfigError, match=r"1000 x 1100 samples; an FMU carries at most"):
+        build_vehicle_fmu(tmp_path / "big.fmu", terrain=big)
+    assert not (tmp_path / "big.fmu").exists()
 
 
 @pytest.mark.parametrize("parameter", [p.key for p in PARAMETERS])

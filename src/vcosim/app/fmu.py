@@ -9,7 +9,7 @@ from typing import Annotated
 import typer
 
 from vcosim.app.console import note, results, setup_logging
-from vcosim.app.options import ExtTime, InterfaceCsv, VehicleOption
+from vcosim.app.options import ExtTime, InterfaceCsv, TerrainOption, VehicleOption
 from vcosim.app.simulator import Gearbox
 from vcosim.extras import require
 
@@ -34,19 +34,14 @@ Fmi = Annotated[
     FmiVersion,
     typer.Option(
         "--fmi",
-        help="FMI 2.0 or FMI 3.0 (native; a coupling FMU with --interface: pythonfmu, pythonfmu3).",
+        help="FMI 2.0 or FMI 3.0 (native either way: no Python where the FMU runs).",
     ),
 ]
 
 
-def _needs_builder(version: FmiVersion, native: bool = False) -> None:
-    """Refuse up front, as a usage error, when the FMU builder is not installed.
-
-    A native FMU needs zig's compiler and FMPy's FMI headers; a PythonFMU one its library.
-    """
-    library = "pythonfmu" if version is FmiVersion.two else "pythonfmu3"
-    modules = ("ziglang", "fmpy") if native else (library,)
-    require("fmi", f"building FMI {version.value} FMUs", modules=modules)
+def _needs_builder(version: FmiVersion) -> None:
+    """Refuse up front, as a usage error, when zig's compiler or FMPy's FMI headers are absent."""
+    require("fmi", f"building FMI {version.value} FMUs", modules=("ziglang", "fmpy"))
 
 
 @fmu_app.command("vehicle")
@@ -57,21 +52,25 @@ def vehicle(
     gearbox: Annotated[
         Gearbox, typer.Option(help="automatic: the master needs only pedals and steering.")
     ] = Gearbox.automatic,
+    terrain: TerrainOption = None,
 ) -> None:
-    """The vehicle as a co-simulation FMU: 0.5 ms physics, any multiple as communication step."""
-    from vcosim.fmi.build import NATIVE_VERSIONS, build_vehicle_fmu
+    """The vehicle as a co-simulation FMU: 0.5 ms physics, any multiple as communication step.
 
-    native = int(fmi.value) in NATIVE_VERSIONS
-    _needs_builder(fmi, native)
+    With --terrain the FMU drives on that ground (compiled in), as vcosim sim --terrain does.
+    """
+    from vcosim.fmi.build import build_vehicle_fmu
+
+    _needs_builder(fmi)
     setup_logging()
     path = build_vehicle_fmu(
-        out, vehicle=vehicle, fmi_version=int(fmi.value), automatic=gearbox is Gearbox.automatic
+        out,
+        vehicle=vehicle,
+        fmi_version=int(fmi.value),
+        automatic=gearbox is Gearbox.automatic,
+        terrain=terrain,
     )
     results.print(describe_fmu(path), highlight=False, soft_wrap=True)
-    if native:
-        note("native: binaries for linux64 and win64; the importing host needs no Python")
-    else:
-        note("the importing host needs Python with vcosim (docs/fmi.md)")
+    note("native: binaries for linux64 and win64; the importing host needs no Python")
 
 
 @fmu_app.command("coupling")
@@ -87,19 +86,16 @@ def coupling(
     """
     from vcosim.fmi.build import build_coupling_fmu
 
-    native = interface is None
-    _needs_builder(fmi, native)
+    _needs_builder(fmi)
     setup_logging()
     path = build_coupling_fmu(
         out, ext_time=ext_time, interface=interface, fmi_version=int(fmi.value)
     )
     results.print(describe_fmu(path), highlight=False, soft_wrap=True)
-    needs = (
-        "native: the importing host needs no Python"
-        if native
-        else "the importing host needs Python with vcosim (docs/fmi.md)"
+    note(
+        "its communication step must be the simulator's --ext-time; native: the importing "
+        "host needs no Python"
     )
-    note(f"its communication step must be the simulator's --ext-time; {needs}")
 
 
 def describe_fmu(path: Path) -> str:

@@ -12,11 +12,15 @@ process) steps the FMU at 1 ms, against the kernel in long calls here (``Vehicle
 both in physics steps per second; ``native_cost_ratio`` is the kernel's rate over the C
 master's (issue 42 wants at most 1.3), and the guarded ``native_vs_kernel`` its inverse.
 All six take ``TURNS`` turns in alternation and each keeps its best (``vcosim.bench.rates``).
+The same two are also taken per second of the stepping thread's CPU time
+(``native_cpu_cost_ratio``): on a loaded machine the wall-clock ratio moves by a third from
+run to run with whichever process the scheduler delayed; the CPU-time one much less.
 """
 
 from __future__ import annotations
 
 import tempfile
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import partial
@@ -69,6 +73,9 @@ class FmuCost(Report):
     c_host_physics_steps_per_s: float
     kernel_physics_steps_per_s: float
     native_cost_ratio: float
+    c_host_physics_steps_per_cpu_s: float = 0.0
+    kernel_physics_steps_per_cpu_s: float = 0.0
+    native_cpu_cost_ratio: float = 0.0
 
     def ratios(self) -> dict[str, float]:
         """The same-run ratios of ``RATIOS``: higher is faster."""
@@ -150,14 +157,30 @@ def measure_fmu_cost(seconds: float = 3.0, progress: bool = True) -> FmuCost:
         bar.update(task, description="FMU and in-process, in turns")
         turn = seconds / TURNS
 
+        cpu_rates = {"host": 0.0, "kernel": 0.0}  # the best of the turns, per CPU second
+
         def c_host() -> float:
-            return run_host(
-                host, path, seconds=SIMULATED_PER_WALL_SECOND * turn
-            ).physics_steps_per_s
+            said = run_host(host, path, seconds=SIMULATED_PER_WALL_SECOND * turn)
+            cpu_rates["host"] = max(cpu_rates["host"], said.physics_steps_per_cpu_s)
+            return said.physics_steps_per_s
+
+        def kernel_physics_rate() -> float:
+            stepped = 0
+
+            def counted() -> int:
+                nonlocal stepped
+                stepped += kernel_bare()
+                return KERNEL_CALL
+
+            cpu_start = time.thread_time()
+            rate = rate_of(counted, turn)
+            cpu = time.thread_time() - cpu_start
+            cpu_rates["kernel"] = max(cpu_rates["kernel"], stepped / cpu if cpu > 0 else 0.0)
+            return rate
 
         measures: list[Callable[[], float]] = [partial(rate_of, c, turn) for c in chunks]
         kernel_bare()  # warm (compiled on the first call)
-        measures += [c_host, partial(rate_of, kernel_bare, turn)]
+        measures += [c_host, kernel_physics_rate]
         fmu_rate, io_rate, kernel_rate, kernel_io_rate, host_rate, kernel_physics = best_in_turns(
             measures, TURNS, lambda: bar.advance(task)
         )
@@ -174,4 +197,7 @@ def measure_fmu_cost(seconds: float = 3.0, progress: bool = True) -> FmuCost:
         c_host_physics_steps_per_s=host_rate,
         kernel_physics_steps_per_s=kernel_physics,
         native_cost_ratio=kernel_physics / host_rate,
+        c_host_physics_steps_per_cpu_s=cpu_rates["host"],
+        kernel_physics_steps_per_cpu_s=cpu_rates["kernel"],
+        native_cpu_cost_ratio=cpu_rates["kernel"] / cpu_rates["host"],
     )

@@ -5,9 +5,7 @@
 - :func:`~vcosim.fmi.build.build_coupling_fmu`: the controller side of the tight coupling, so
   an FMI master drives a running ``vcosim sim`` or BeamNG.tech (:mod:`vcosim.fmi.coupling`).
 
-The vehicle FMU is native (:mod:`vcosim.fmi.native`): the kernel compiled ahead of time
-behind a C layer for the FMI C API, needing no Python in the importing host. The coupling
-FMU is built with pythonfmu (FMI 2) or pythonfmu3 (FMI 3): it embeds the importing host's
-Python, which must have vcosim installed (docs/fmi.md). Nothing here imports pythonfmu
-until such an FMU is built or instantiated.
+Both are native (:mod:`vcosim.fmi.native`): the vehicle FMU is the kernel compiled ahead of
+time behind a C layer for the FMI C API, the coupling FMU a C layer that speaks the wire
+(the fixed layout or an interface CSV's). Neither needs Python in the importing host.
 """

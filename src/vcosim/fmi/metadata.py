@@ -1,18 +1,20 @@
 """What the vehicle FMU declares: its inputs, outputs and parameters, with units and ranges.
 
-One table per kind, independent of the FMI version; the slaves register from them and
-:func:`annotate` writes the units and ranges into the model description (pythonfmu's FMI 2
-variables carry neither, pythonfmu3's no range), with the unit definitions they name.
+One table per kind, independent of the FMI version; the native builders
+(:mod:`vcosim.fmi.native`) write the model descriptions from them, with the unit
+definitions they name.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Literal
-from xml.etree.ElementTree import Element, SubElement
 
 from vcosim.vehicle import inputs
 from vcosim.vehicle.signals import OUTPUTS as SIGNALS
+
+CONFIG_FILE = "vcosim_fmu.json"
+"""The build options, shipped in the FMU's resources (``vcosim fmu`` reads them back)."""
 
 Kind = Literal["real", "integer", "boolean", "string"]
 
@@ -139,51 +141,3 @@ UNIT_DEFINITIONS: dict[str, dict[str, int] | tuple[dict[str, int], float]] = {
     "kg/s": {"kg": 1, "s": -1},
     "N.s2/m2": {"kg": 1, "m": -1},
 }
-
-
-def annotate(root: Element, variables: dict[str, Variable]) -> Element:
-    """Add units, ranges and descriptions to a pythonfmu(3) model description, in place.
-
-    FMI 2 keeps them on the ``<Real>``/``<Integer>`` child of each ``ScalarVariable``, FMI 3
-    on the variable element itself. The unit definitions go where the schemas want them:
-    right after the ``CoSimulation`` element.
-    """
-    used: set[str] = set()
-    variables_node = root.find("ModelVariables")
-    for element in variables_node if variables_node is not None else ():
-        meta = variables.get(element.get("name", ""))
-        if meta is None:
-            continue
-        typed = element[0] if element.tag == "ScalarVariable" and len(element) else element
-        if meta.description:
-            element.set("description", meta.description)
-        if meta.unit is not None and meta.kind == "real":
-            typed.set("unit", meta.unit)
-            used.add(meta.unit)
-        for bound in ("min", "max"):
-            value = getattr(meta, bound)
-            if value is not None:
-                typed.set(bound, f"{value:.16g}" if meta.kind == "real" else str(int(value)))
-    if used:
-        existing = root.find("UnitDefinitions")
-        if existing is not None:
-            root.remove(existing)
-        units = Element("UnitDefinitions")
-        for name in sorted(used):
-            definition = UNIT_DEFINITIONS[name]
-            exponents, factor = definition if isinstance(definition, tuple) else (definition, 1.0)
-            unit = SubElement(units, "Unit", name=name)
-            base = SubElement(unit, "BaseUnit", {k: str(v) for k, v in exponents.items()})
-            if factor != 1.0:
-                base.set("factor", f"{factor:.16g}")
-        children = list(root)
-        after = next(i for i, child in enumerate(children) if child.tag == "CoSimulation")
-        root.insert(after + 1, units)
-    structure = root.find("ModelStructure")
-    outputs = structure.find("Outputs") if structure is not None else None
-    if root.get("fmiVersion") == "2.0" and outputs is not None and structure is not None:
-        # FMI 2: outputs computed at initialization are initial unknowns too.
-        initial = SubElement(structure, "InitialUnknowns")
-        for unknown in outputs:
-            SubElement(initial, "Unknown", index=unknown.get("index", ""))
-    return root

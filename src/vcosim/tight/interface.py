@@ -206,24 +206,28 @@ class CsvAdapter:
     def __init__(self, interface: Interface) -> None:
         self.interface = interface
         slot = {name: i for i, name in enumerate(SIM_SLOT_NAMES)}
-        self._spread = [
+        self.spread_slots = [
             (i + 1, slot[src]) for i, src in enumerate(interface.sources) if src in slot
         ]
+        """(wire slot of the CSV message, fixed-layout slot) of each value it carries."""
         fixed_slot = {name: i for i, name in enumerate(CONTROLLER_SLOT_NAMES)}
         fixed_slot |= {"steeringWheelPosition": fixed_slot["steering"]}
-        self._gather: list[tuple[int, int, str]] = []
+        self.gather_slots: list[tuple[int, int, str]] = []
+        """(wire slot of the CSV reply, fixed-layout reply slot or -1, channel) of each."""
         for i, wire in enumerate(interface.from_controller, start=1):
             name, _, channel = wire.partition(".")
-            self._gather.append((i, fixed_slot.get(name, -1), channel or "value"))
+            self.gather_slots.append((i, fixed_slot.get(name, -1), channel or "value"))
         self._held = np.zeros(interface.controller_to_sim)
-        for i, _, channel in self._gather:
+        for i, _, channel in self.gather_slots:
             self._held[i] = 1.0 if channel == "multiply" else 0.0
+        self.first_reply = self._held.copy()
+        """The reply before any value was set: multiply channels 1, the others 0."""
 
     def spread(self, message: np.ndarray, slots: np.ndarray) -> dict[str, float]:
         """Fill the 111 ``slots`` from a CSV message; return its values by BeamNG name."""
         slots[:] = np.nan
         slots[0] = message[0]
-        for wire, fixed in self._spread:
+        for wire, fixed in self.spread_slots:
             slots[fixed] = message[wire]
         return dict(zip(self.interface.to_controller, message[1:].tolist(), strict=True))
 
@@ -231,7 +235,7 @@ class CsvAdapter:
         """The CSV reply for the fixed-layout ``reply`` (id in slot 0)."""
         held = self._held
         held[0] = reply[0]
-        for wire, fixed, channel in self._gather:
+        for wire, fixed, channel in self.gather_slots:
             if channel == "value" and fixed >= 0:
                 value = reply[fixed]
                 if value == value:

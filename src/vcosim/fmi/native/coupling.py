@@ -1,10 +1,14 @@
 """The native coupling FMU (FMI 2 and 3): the controller side of the tight coupling in C.
 
-The same variables as the PythonFMU coupling FMU (:mod:`vcosim.fmi.coupling`: its inputs,
-banks, status and parameters, by name) over ``c/coupling.c``, which speaks the fixed layout
-itself: no Python, no thread. Value references: 0 the time (FMI 3's), the six
-parameters, the 13 inputs, the 60 bank values, the five status values. An interface CSV is
-not spoken natively: such an FMU is still built with PythonFMU.
+The variables of :mod:`vcosim.fmi.coupling` (its inputs, banks, status and parameters, by
+name) over ``c/coupling.c``, which speaks the wire itself: no Python, no thread. Value
+references: 0 the time (FMI 3's), the six parameters, the 13 inputs, the 60 bank values, the
+five status values.
+
+With a BeamNG interface CSV the FMU speaks that CSV's layout on the wire and shows it through
+the fixed layout's variables, as vcosim's controller block does (``CsvAdapter``): the tables
+of where each CSV slot goes are generated into the C header, so the C layer does not read
+the CSV; the CSV travels in the FMU's resources for the reader.
 """
 
 from __future__ import annotations
@@ -15,9 +19,8 @@ import tempfile
 import uuid
 from pathlib import Path
 
-from vcosim.constants import BLOCKING_TIMEOUT, CONTROLLER_PORT, LOOPBACK, SIMULATOR_PORT
-from vcosim.fmi.coupling import BANKS, DESCRIPTION, INPUTS, PARAMETERS, STATUS
-from vcosim.fmi.metadata import Variable
+from vcosim.fmi.coupling import BANKS, DESCRIPTION, INPUTS, INTERFACE_FILE, PARAMETERS, STATUS
+from vcosim.fmi.metadata import CONFIG_FILE, Variable
 from vcosim.fmi.native.toolchain import SUFFIX, link_library
 from vcosim.fmi.native.vehicle import (
     FMI2_FOLDER,
@@ -27,19 +30,14 @@ from vcosim.fmi.native.vehicle import (
     c_folder,
     describe,
     fmi_headers,
+    link_each,
     write_fmu,
 )
-from vcosim.fmi.slave import CONFIG_FILE
 from vcosim.fmi.vehicle import STEP_TOLERANCE
+from vcosim.tight.config import ControllerConfig
+from vcosim.tight.interface import CsvAdapter, Interface
+from vcosim.tight.protocol import CONTROLLER_TO_SIM, SIM_TO_CONTROLLER
 
-STARTS: dict[str, float | str] = {
-    "listen_host": LOOPBACK,
-    "listen_port": float(CONTROLLER_PORT),
-    "sim_host": LOOPBACK,
-    "sim_port": float(SIMULATOR_PORT),
-    "memory": 0.0,
-    "timeout": BLOCKING_TIMEOUT,
-}
 VR_PARAMETERS = 1
 VR_INPUTS = VR_PARAMETERS + len(PARAMETERS)
 VR_OUTPUTS = VR_INPUTS + len(INPUTS)
@@ -48,15 +46,27 @@ VR_END = VR_STATUS + len(STATUS)
 _KINDS = {"real": "K_REAL", "integer": "K_INTEGER", "boolean": "K_BOOLEAN"}
 
 
-def declared(version: int) -> list[Declared]:
+def starts(config: ControllerConfig) -> dict[str, float | str]:
+    """The parameters' start values: the defaults, or an interface CSV's connection rows."""
+    return {
+        "listen_host": config.listen_host,
+        "listen_port": float(config.listen_port),
+        "sim_host": config.sim_host,
+        "sim_port": float(config.sim_port),
+        "memory": float(config.memory),
+        "timeout": config.timeout,
+    }
+
+
+def declared(version: int, config: ControllerConfig | None = None) -> list[Declared]:
     """Every variable with its value reference, in value-reference order."""
+    start = starts(config or ControllerConfig())
     out = []
     if version == 3:  # FMI 3 wants the independent variable: messages taken times the step
         time = Variable("time", unit="s", description="messages taken times the step")
         out.append(Declared(time, 0, "independent", None))
     out += [
-        Declared(p, VR_PARAMETERS + k, "parameter", STARTS[p.name])
-        for k, p in enumerate(PARAMETERS)
+        Declared(p, VR_PARAMETERS + k, "parameter", start[p.name]) for k, p in enumerate(PARAMETERS)
     ]
     out += [Declared(v, VR_INPUTS + k, "input", 0.0) for k, v in enumerate(INPUTS)]
     out += [Declared(o, VR_OUTPUTS + k, "output", None) for k, o in enumerate(BANKS)]
@@ -64,9 +74,48 @@ def declared(version: int) -> list[Declared]:
     return out
 
 
-def coupling_header(step: float, guid: str) -> str:
-    """``vcosim_coupling.h``: the step, the defaults and the variables, for ``c/coupling.c``."""
+def wire_tables(interface: Interface | None) -> list[str]:
+    """The wire's layout for ``c/coupling.c``: sizes, and with a CSV where each slot goes.
+
+    ``VC_SPREAD``: pairs (slot of the CSV message, slot of the fixed layout it shows as);
+    ``VC_GATHER``: pairs (slot of the CSV reply, slot of the fixed reply it takes, when not
+    NaN); ``VC_FIRST_REPLY``: the CSV reply before anything was set (multiply channels 1).
+    """
+    if interface is None:
+        return [
+            "#define VC_CSV 0",
+            f"#define VC_SIM_WIRE {SIM_TO_CONTROLLER}",
+            f"#define VC_REPLY_WIRE {CONTROLLER_TO_SIM}",
+        ]
+    adapter = CsvAdapter(interface)
+    spread = [k for pair in adapter.spread_slots for k in pair]
+    gather = [
+        k
+        for wire, fixed, channel in adapter.gather_slots
+        if channel == "value" and fixed >= 0
+        for k in (wire, fixed)
+    ]
+    return [
+        "#define VC_CSV 1",
+        f"#define VC_SIM_WIRE {interface.sim_to_controller}",
+        f"#define VC_REPLY_WIRE {interface.controller_to_sim}",
+        f"#define VC_SPREAD_PAIRS {len(spread) // 2}",
+        f"#define VC_GATHER_PAIRS {len(gather) // 2}",
+        c_array("int", "VC_SPREAD", spread),
+        c_array("int", "VC_GATHER", gather),
+        c_array("double", "VC_FIRST_REPLY", (float(v).hex() for v in adapter.first_reply)),
+    ]
+
+
+def coupling_header(
+    step: float,
+    guid: str,
+    config: ControllerConfig | None = None,
+    interface: Interface | None = None,
+) -> str:
+    """``vcosim_coupling.h``: the step, the defaults, the variables and the wire's layout."""
     names = [p.name for p in PARAMETERS]
+    start = starts(config or ControllerConfig())
     lines = [
         "/* Generated by vcosim.fmi.native.coupling for one FMU build: do not edit. */",
         "#ifndef VCOSIM_COUPLING_H",
@@ -74,11 +123,11 @@ def coupling_header(step: float, guid: str) -> str:
         f'#define VC_GUID "{guid}"',
         f"#define VC_STEP {float(step).hex()}",
         f"#define VC_STEP_TOLERANCE {STEP_TOLERANCE!r}",
-        f'#define VC_LISTEN_HOST "{STARTS["listen_host"]}"',
-        f'#define VC_SIM_HOST "{STARTS["sim_host"]}"',
-        f"#define VC_LISTEN_PORT {int(STARTS['listen_port'])}",
-        f"#define VC_SIM_PORT {int(STARTS['sim_port'])}",
-        f"#define VC_TIMEOUT {float(STARTS['timeout']).hex()}",
+        f"#define VC_LISTEN_HOST {c_string(str(start['listen_host']))}",
+        f"#define VC_SIM_HOST {c_string(str(start['sim_host']))}",
+        f"#define VC_LISTEN_PORT {int(start['listen_port'])}",
+        f"#define VC_SIM_PORT {int(start['sim_port'])}",
+        f"#define VC_TIMEOUT {float(start['timeout']).hex()}",
         *(f"#define VC_VR_{n.upper()} {VR_PARAMETERS + names.index(n)}" for n in names),
         f"#define VC_VR_INPUTS {VR_INPUTS}",
         f"#define VC_VR_OUTPUTS {VR_OUTPUTS}",
@@ -86,22 +135,40 @@ def coupling_header(step: float, guid: str) -> str:
         f"#define VC_VR_END {VR_END}",
         c_array("int", "VC_INPUT_KIND", (_KINDS[v.kind] for v in INPUTS)),
         c_array("int", "VC_OUTPUT_SLOT", (1 + o.index for o in BANKS)),
+        *wire_tables(interface),
         "#endif",
     ]
     return "\n".join(lines) + "\n"
 
 
+def c_string(text: str) -> str:
+    """A C string literal of ``text`` (a host name from a CSV: quotes and backslashes escaped)."""
+    escaped = text.replace("\\", "\\\\").replace('"', '\\"')
+    return f'"{escaped}"'
+
+
 def build_native_coupling_fmu(
-    out: Path, *, step: float, fmi_version: int = 2, platforms: tuple[str, ...] = PLATFORMS
+    out: Path,
+    *,
+    config: ControllerConfig,
+    fmi_version: int = 2,
+    platforms: tuple[str, ...] = PLATFORMS,
 ) -> Path:
-    """Build the native coupling FMU (the fixed layout) at ``out``, FMI 2 or 3."""
+    """Build the native coupling FMU at ``out``, FMI 2 or 3.
+
+    ``config`` gives the step and the parameters' defaults; its ``interface`` (a BeamNG
+    interface CSV, already checked) the wire's layout, else the fixed 111/64 one.
+    """
     identifier = f"VcosimCouplingFmi{fmi_version}"
+    step = config.step
+    csv = Path(config.interface) if config.interface is not None else None
+    interface = Interface.from_csv(csv) if csv is not None else None
     c_dir = c_folder()
     layer = ("coupling_fmi2.c",) if fmi_version == 2 else ("coupling_fmi3.c", "fmi3_absent.c")
     sources = [c_dir / name for name in ("coupling.c", *layer)]
-    variables = declared(fmi_version)
+    variables = declared(fmi_version, config)
     digest = hashlib.sha256()
-    digest.update(coupling_header(step, "").encode())
+    digest.update(coupling_header(step, "", config, interface).encode())
     digest.update(
         describe(variables, fmi_version, identifier, "", DESCRIPTION, state=False).encode()
     )
@@ -112,19 +179,26 @@ def build_native_coupling_fmu(
         "modelDescription.xml": describe(
             variables, fmi_version, identifier, guid, DESCRIPTION, state=False, step=step
         ).encode(),
-        # the build options, as the PythonFMU coupling FMU ships them (vcosim fmu reads them)
-        f"resources/{CONFIG_FILE}": json.dumps({"step": step, "interface": None}).encode(),
+        # the build options (vcosim fmu reads them back), and the CSV the wire follows
+        f"resources/{CONFIG_FILE}": json.dumps(
+            {"step": step, "interface": INTERFACE_FILE if csv is not None else None}
+        ).encode(),
     }
+    if csv is not None:
+        files[f"resources/{INTERFACE_FILE}"] = csv.read_bytes()
     with tempfile.TemporaryDirectory(prefix="vcosim-native-") as scratch:
         folder = Path(scratch)
-        (folder / "vcosim_coupling.h").write_text(coupling_header(step, guid))
-        for platform in platforms:
+        (folder / "vcosim_coupling.h").write_text(coupling_header(step, guid, config, interface))
+
+        def link(platform: str) -> Path:
             built = folder / platform / f"{identifier}{SUFFIX[platform]}"
             built.parent.mkdir()
             libraries = ("-lws2_32",) if platform == "x86_64-windows" else ()
-            link_library(
+            return link_library(
                 platform, built, sources, [], [folder, c_dir, fmi_headers()], extra=libraries
             )
+
+        for platform, built in zip(platforms, link_each(link, platforms), strict=True):
             place = FMI2_FOLDER[platform] if fmi_version == 2 else platform
             files[f"binaries/{place}/{built.name}"] = built.read_bytes()
     write_fmu(out, files)

@@ -16,11 +16,14 @@ Entry points (C declarations in ``c/vcosim_kernel.h``):
   arrays, the terrain's grid included, for each level.
 - ``vcosim_body_properties``, ``vcosim_brake_torques``: ``params.body_properties`` and
   ``params.brake_torques``, for the masses and brake torques a master sets.
+- ``vcosim_sample_terrain``: ``terrain.sample_terrain``, the ground the kernel drives on,
+  for placing the settled vehicle at the origin as ``Vehicle`` does.
 """
 
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import os
 import subprocess
@@ -33,6 +36,7 @@ from vcosim.errors import VcosimError
 ADVANCE = "vcosim_advance"
 BODY = "vcosim_body_properties"
 BRAKES = "vcosim_brake_torques"
+TERRAIN = "vcosim_sample_terrain"
 TARGETS = {
     "x86_64-linux": "x86_64-unknown-linux-gnu",
     "x86_64-windows": "x86_64-pc-windows-gnu",
@@ -63,6 +67,7 @@ def _kernel_ir(level: str) -> str:
     from vcosim.vehicle import layout as L
     from vcosim.vehicle.model import N_SCRATCH, advance
     from vcosim.vehicle.params import PARAM_DTYPE, body_properties, brake_torques
+    from vcosim.vehicle.terrain import sample_terrain
 
     n_states, n_inputs, n_outputs = L.N_STATES, L.N_INPUTS, L.N_OUTPUTS
     f8, i8 = types.float64, types.int64
@@ -98,6 +103,13 @@ def _kernel_ir(level: str) -> str:
     def brakes_c(front, rear, share, out):
         out[0], out[1] = brakes_kernel(front, rear, share)
 
+    @cfunc(types.void(f8p, f8p, i8, i8, f8p, f8, f8, f8p), error_model="numpy")
+    def terrain_c(height, friction, rows, cols, grid, x, y, out):
+        h, dhdx, dhdy, mu = sample_terrain(
+            carray(height, (rows, cols)), carray(friction, (rows, cols)), carray(grid, (3,)), x, y
+        )
+        out[0], out[1], out[2], out[3] = h, dhdx, dhdy, mu
+
     llvm.initialize_all_targets()
     llvm.initialize_all_asmprinters()
     linked = None
@@ -105,8 +117,9 @@ def _kernel_ir(level: str) -> str:
         (advance_c, advance_name(level)),
         (body_c, BODY),
         (brakes_c, BRAKES),
+        (terrain_c, TERRAIN),
     )
-    exported = {advance_name(level)} | ({BODY, BRAKES} if level == "x86-64" else set())
+    exported = {advance_name(level)} | ({BODY, BRAKES, TERRAIN} if level == "x86-64" else set())
     for wrapper, name in wrappers:
         module = llvm.parse_assembly(wrapper._library.get_llvm_str())
         module.get_function(wrapper.native_name).name = name
@@ -165,36 +178,111 @@ def _emit(ir: str, triple: str, level: str) -> bytes:
 _COMPILED: dict[tuple[str, str], bytes] = {}
 """Object code per (level, platform) compiled by this process: the kernel's sources do not
 change while it runs, and a process building several FMUs (the tests) compiles them once."""
+CACHE_VARIABLE = "VCOSIM_FMU_CACHE"
+"""Environment variable: the folder of the kernel's object cache ("off": none)."""
+
+
+def object_cache() -> Path | None:
+    """The folder of compiled kernel objects kept between builds, or None (switched off).
+
+    Named after everything that makes the objects: the physics sources and numba's version
+    (the name of numba's own cache folder for them), this file, llvmlite's and Python's
+    versions. A build finds its objects there instead of compiling the kernel again (most of
+    a build's time); as a compile gives the same bytes every time, so does the cache.
+    """
+    chosen = os.environ.get(CACHE_VARIABLE)
+    if chosen == "off":
+        return None
+    import llvmlite
+
+    from vcosim.vehicle._jit_cache import cache_dir
+
+    physics = cache_dir()
+    digest = hashlib.sha256(physics.name.encode())
+    digest.update(Path(__file__).read_bytes())
+    digest.update(f"{llvmlite.__version__} {sys.version}".encode())
+    base = Path(chosen) if chosen else physics.parent.parent / "fmu-kernels"
+    return base / digest.hexdigest()[:16]
+
+
+def _cached(cache: Path | None, level: str, platform: str) -> bytes | None:
+    path = None if cache is None else cache / f"kernel-{level}-{platform}.o"
+    return path.read_bytes() if path is not None and path.is_file() else None
+
+
+def _keep(cache: Path | None, level: str, platform: str, code: bytes) -> None:
+    """Store an object in the cache (written aside and renamed: a reader never sees half)."""
+    if cache is None:
+        return
+    try:
+        cache.mkdir(parents=True, exist_ok=True)
+        part = cache / f"kernel-{level}-{platform}.o.{os.getpid()}.part"
+        part.write_bytes(code)
+        part.replace(cache / f"kernel-{level}-{platform}.o")
+    except OSError:
+        pass  # a read-only home: the next build compiles again, nothing worse
+
+
+class KernelObjects:
+    """The kernel's object files per platform (one per level), on their way into a folder.
+
+    Taken from this process's memory or the object cache (``object_cache``) where they are;
+    else compiled in child processes, one per level, side by side (their numba targets that
+    level whatever this process's numba does), and kept in both. The children start at once,
+    so the caller can work meanwhile (a build settles the vehicle) before ``wait``.
+    """
+
+    def __init__(self, folder: Path, platforms: tuple[str, ...]) -> None:
+        unknown = [p for p in platforms if p not in TARGETS]
+        if unknown:
+            raise KernelBuildError(
+                f"no kernel for platform {', '.join(unknown)}: {sorted(TARGETS)}"
+            )
+        self.folder, self.platforms = folder, platforms
+        self.cache = object_cache()
+        self.children: dict[str, subprocess.Popen[str]] = {}
+        for level in LEVELS:
+            for platform in platforms:
+                code = _COMPILED.get((level, platform)) or _cached(self.cache, level, platform)
+                if code is not None:
+                    _COMPILED[level, platform] = code
+            missing = [p for p in platforms if (level, p) not in _COMPILED]
+            if missing:
+                self.children[level] = _start(folder, level, missing)
+
+    def wait(self) -> dict[str, list[Path]]:
+        """The object files per platform, once the children (if any) are done."""
+        for level, child in self.children.items():
+            out, err = child.communicate()
+            if child.returncode != 0:
+                raise KernelBuildError(
+                    f"compiling the vehicle kernel ({level}) failed:\n{err[-3000:]}"
+                )
+            for platform, path in json.loads(out.strip().splitlines()[-1]).items():
+                _COMPILED[level, platform] = Path(path).read_bytes()
+                _keep(self.cache, level, platform, _COMPILED[level, platform])
+        self.children = {}
+        written: dict[str, list[Path]] = {}
+        for platform in self.platforms:
+            written[platform] = []
+            for level in LEVELS:
+                path = self.folder / f"kernel-{level}-{platform}.o"
+                path.write_bytes(_COMPILED[level, platform])
+                written[platform].append(path)
+        return written
+
+    def cancel(self) -> None:
+        """Stop the children (the build was refused meanwhile); safe twice."""
+        for child in self.children.values():
+            if child.poll() is None:
+                child.kill()
+            child.communicate()
+        self.children = {}
 
 
 def build_objects(folder: Path, platforms: tuple[str, ...]) -> dict[str, list[Path]]:
-    """The kernel's object files per platform (one per level) in ``folder``.
-
-    Compiled in child processes, one per level, side by side: their numba targets that level
-    whatever this process's numba does.
-    """
-    unknown = [p for p in platforms if p not in TARGETS]
-    if unknown:
-        raise KernelBuildError(f"no kernel for platform {', '.join(unknown)}: {sorted(TARGETS)}")
-    children = {}
-    for level in LEVELS:
-        missing = [p for p in platforms if (level, p) not in _COMPILED]
-        if missing:
-            children[level] = _start(folder, level, missing)
-    for level, child in children.items():
-        out, err = child.communicate()
-        if child.returncode != 0:
-            raise KernelBuildError(f"compiling the vehicle kernel ({level}) failed:\n{err[-3000:]}")
-        for platform, path in json.loads(out.strip().splitlines()[-1]).items():
-            _COMPILED[level, platform] = Path(path).read_bytes()
-    written: dict[str, list[Path]] = {}
-    for platform in platforms:
-        written[platform] = []
-        for level in LEVELS:
-            path = folder / f"kernel-{level}-{platform}.o"
-            path.write_bytes(_COMPILED[level, platform])
-            written[platform].append(path)
-    return written
+    """The kernel's object files per platform (one per level) in ``folder`` (KernelObjects)."""
+    return KernelObjects(folder, platforms).wait()
 
 
 def _start(folder: Path, level: str, platforms: list[str]) -> subprocess.Popen[str]:

@@ -17,7 +17,8 @@ import hashlib
 import tempfile
 import uuid
 import zipfile
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
@@ -29,7 +30,7 @@ from annotated_types import Ge, Gt, Le
 
 from vcosim.errors import ConfigError
 from vcosim.fmi.metadata import INPUTS, OUTPUTS, PARAMETERS, UNIT_DEFINITIONS, Variable
-from vcosim.fmi.native.kernel import build_objects
+from vcosim.fmi.native.kernel import KernelObjects
 from vcosim.fmi.native.toolchain import SUFFIX, link_library
 from vcosim.fmi.vehicle import DESCRIPTION, STEP_TOLERANCE, parameter_value
 from vcosim.vehicle import inputs as vehicle_inputs
@@ -140,9 +141,34 @@ def placed_state(params: VehicleParams, terrain: Terrain) -> np.ndarray:
     return state
 
 
-def model_header(params: VehicleParams, automatic: bool, guid: str) -> str:
+MAX_TERRAIN_SAMPLES = 1024 * 1024
+"""The most samples of a terrain grid an FMU carries (its heights and friction factors are
+compiled in as C arrays: 16 MB of them at this size)."""
+
+
+def check_terrain(terrain: Terrain, source: str) -> None:
+    """ConfigError if the grid is too large to compile into an FMU."""
+    samples = terrain.height.size
+    if samples > MAX_TERRAIN_SAMPLES:
+        rows, cols = terrain.height.shape
+        raise ConfigError(
+            [
+                f"its grid has {rows} x {cols} samples; an FMU carries at most "
+                f"{MAX_TERRAIN_SAMPLES} (1024 x 1024): use smaller pictures, or a coarser "
+                "road_cell for a road"
+            ],
+            f"terrain {source}",
+        )
+
+
+def model_header(
+    params: VehicleParams, automatic: bool, guid: str, terrain: Terrain | None = None
+) -> str:
     """``vcosim_model.h``: the built-in vehicle and the variables, for the C layer."""
-    terrain = Terrain.flat()
+    terrain = terrain if terrain is not None else Terrain.flat()
+    # level at height 0 everywhere (a road on flat ground too): the car's pose on it does not
+    # depend on where its wheels are, so a master may set the masses
+    flat = bool(np.all(terrain.height == 0.0))
     packed = params.pack().view(np.float64)
     field = {name: i for i, name in enumerate(PACKED_FIELDS)}
     starts = [
@@ -198,6 +224,7 @@ def model_header(params: VehicleParams, automatic: bool, guid: str) -> str:
             for key, c_name in SPECIAL.items()
         ),
         f"#define VC_BRAKE_SHARE {_c(-1.0 if share is None else share)}",
+        f"#define VC_TERRAIN_FLAT {int(flat)}",
         f"#define VC_TERRAIN_ROWS {terrain.height.shape[0]}",
         f"#define VC_TERRAIN_COLS {terrain.height.shape[1]}",
         c_array("double", "VC_PACKED", map(_c, packed)),
@@ -315,6 +342,8 @@ def _variability(d: Declared) -> str:
 
 def _units(root: Element, variables: list[Declared]) -> None:
     used = sorted({d.meta.unit for d in variables if d.meta.kind == "real" and d.meta.unit})
+    if not used:  # the schema wants at least one unit in the element
+        return
     units = SubElement(root, "UnitDefinitions")
     for name in used:
         definition = UNIT_DEFINITIONS[name]
@@ -435,6 +464,12 @@ def fmi_headers() -> Path:
     return Path(fmpy.__file__).parent / "c-code"
 
 
+def link_each(link: Callable[[str], Path], platforms: tuple[str, ...]) -> list[Path]:
+    """``link`` for every platform, side by side (each is a zig process), in their order."""
+    with ThreadPoolExecutor(max_workers=len(platforms) or 1) as pool:
+        return list(pool.map(link, platforms))
+
+
 def write_fmu(out: Path, files: dict[str, bytes]) -> None:
     """The FMU archive: sorted names, fixed dates, so the same inputs give the same bytes."""
     out.parent.mkdir(parents=True, exist_ok=True)
@@ -454,24 +489,32 @@ def build_native_vehicle_fmu(
     *,
     fmi_version: int,
     automatic: bool,
+    terrain: Terrain | None = None,
     platforms: tuple[str, ...] = PLATFORMS,
 ) -> Path:
     """Build the native vehicle FMU at ``out`` with binaries for ``platforms``.
 
-    ``ConfigError`` before anything is written if the vehicle does not settle on its wheels
-    (the FMU settles it again when instantiated, and counts on it).
+    ``terrain`` (flat without one) is compiled in: the FMU drives on it as ``Vehicle(params,
+    terrain)`` does, starting at rest at the origin. ``ConfigError`` before anything is
+    written if the vehicle does not settle on its wheels there (the FMU settles it again
+    when instantiated, and counts on it).
     """
-    Vehicle(params, engine_running=True)  # ConfigError now if it does not stand on its wheels
     identifier = f"VcosimVehicleFmi{fmi_version}"
     c_dir = c_folder()
     sources = [c_dir / name for name in (*C_SOURCES, *FMI_SOURCES[fmi_version])]
     include = [c_dir, fmi_headers()]
     with tempfile.TemporaryDirectory(prefix="vcosim-native-") as scratch:
         folder = Path(scratch)
-        objects = build_objects(folder, platforms)
+        compiling = KernelObjects(folder, platforms)  # child processes, while this one
+        try:  # compiles its own kernel to settle the vehicle: ConfigError if it cannot stand
+            Vehicle(params, terrain, engine_running=True)
+        except BaseException:
+            compiling.cancel()
+            raise
+        objects = compiling.wait()
         digest = hashlib.sha256()
         for part in (
-            model_header(params, automatic, ""),
+            model_header(params, automatic, "", terrain),
             model_description(params, automatic, fmi_version, identifier, ""),
         ):
             digest.update(part.encode())
@@ -481,16 +524,19 @@ def build_native_vehicle_fmu(
             for path in objects[platform]:
                 digest.update(path.read_bytes())
         guid = "{" + str(uuid.UUID(digest.hexdigest()[:32])) + "}"
-        (folder / "vcosim_model.h").write_text(model_header(params, automatic, guid))
+        (folder / "vcosim_model.h").write_text(model_header(params, automatic, guid, terrain))
         files = {
             "modelDescription.xml": model_description(
                 params, automatic, fmi_version, identifier, guid
             ).encode()
         }
-        for platform in platforms:
+
+        def link(platform: str) -> Path:
             built = folder / platform / f"{identifier}{SUFFIX[platform]}"
             built.parent.mkdir()
-            link_library(platform, built, sources, objects[platform], [folder, *include])
+            return link_library(platform, built, sources, objects[platform], [folder, *include])
+
+        for platform, built in zip(platforms, link_each(link, platforms), strict=True):
             place = FMI2_FOLDER[platform] if fmi_version == 2 else platform
             files[f"binaries/{place}/{built.name}"] = built.read_bytes()
         write_fmu(out, files)

@@ -10,7 +10,13 @@
    port, until the first is taken; then only that sender, until a reset) and its id is above
    the largest taken, or equal to it once after a reset, and not implausibly far above it.
    A step that waits in vain counts a timeout and resets: ids start afresh, the sender is
-   free again (the simulator may come back from another port). */
+   free again (the simulator may come back from another port).
+
+   Built for a BeamNG interface CSV (VC_CSV), the wire carries that CSV's signals: a message
+   of VC_SIM_WIRE doubles is shown through the fixed layout's slots (NaN where the CSV
+   carries nothing), and the reply of VC_REPLY_WIRE doubles takes each value from its fixed
+   slot, keeping the last value sent where the master's is NaN (BeamNG's CSV coupling has no
+   "leave as it is"), as vcosim's controller block does (vcosim.tight.interface). */
 #if !defined(_WIN32)
 #define _POSIX_C_SOURCE 200809L /* sockets, getaddrinfo, clock_gettime under -std=c11 */
 #endif
@@ -122,10 +128,25 @@ static void reset_ids(cp_link *c) {
     c->is_pinned = 0;
 }
 
+/* Show a message on the fixed layout's slots (little-endian doubles on every platform this
+   FMU is built for). */
+static void show(cp_link *c, const unsigned char *datagram) {
+#if VC_CSV
+    double wire[VC_SIM_WIRE];
+    memcpy(wire, datagram, sizeof wire);
+    for (int k = 0; k < SIM_TO_CONTROLLER; k++) c->message[k] = NAN;
+    c->message[0] = wire[0];
+    for (int k = 0; k < VC_SPREAD_PAIRS; k++)
+        c->message[VC_SPREAD[2 * k + 1]] = wire[VC_SPREAD[2 * k]];
+#else
+    memcpy(c->message, datagram, sizeof c->message);
+#endif
+}
+
 /* Take the next acceptable message within `timeout`; 0 if none came. */
 int cp_take(cp_link *c) {
     double deadline = now_s() + c->timeout;
-    unsigned char datagram[SIM_TO_CONTROLLER * 8 + 8];
+    unsigned char datagram[VC_SIM_WIRE * 8 + 8];
     for (;;) {
         double remaining = deadline - now_s();
         if (remaining <= 0.0) break;
@@ -138,7 +159,7 @@ int cp_take(cp_link *c) {
         socklen_t length = sizeof sender;
         int size = (int)recvfrom(c->sock, (char *)datagram, sizeof datagram, 0,
                                  (struct sockaddr *)&sender, &length);
-        if (size != SIM_TO_CONTROLLER * 8) continue; /* malformed (or an error): dropped */
+        if (size != VC_SIM_WIRE * 8) continue; /* malformed (or an error): dropped */
         if (c->is_pinned ? (sender.sin_addr.s_addr != c->pinned.sin_addr.s_addr ||
                             sender.sin_port != c->pinned.sin_port)
                          : sender.sin_addr.s_addr != c->simulator.sin_addr.s_addr)
@@ -150,7 +171,7 @@ int cp_take(cp_link *c) {
             continue;
         }
         if (id > c->ceiling) continue; /* implausible: a stray datagram */
-        memcpy(c->message, datagram, sizeof c->message);
+        show(c, datagram);
         c->largest = id;
         c->fresh = 0;
         c->ceiling = id + ID_JUMP;
@@ -182,7 +203,17 @@ void cp_answer(cp_link *c) {
     for (int k = 0; k < N_CONTROLS; k++) reply[1 + k] = sent[k];
     for (int k = 1 + N_CONTROLS; k < CONTROLLER_TO_SIM; k++) reply[k] = NAN;
     struct sockaddr_in to = c->sim_port == 0.0 ? c->pinned : c->simulator;
-    sendto(c->sock, (const char *)reply, sizeof reply, 0, (struct sockaddr *)&to, sizeof to);
+#if VC_CSV
+    c->wire_reply[0] = reply[0];
+    for (int k = 0; k < VC_GATHER_PAIRS; k++) {
+        double value = reply[VC_GATHER[2 * k + 1]];
+        if (value == value) c->wire_reply[VC_GATHER[2 * k]] = value;
+    }
+    const double *wire = c->wire_reply;
+#else
+    const double *wire = reply;
+#endif
+    sendto(c->sock, (const char *)wire, VC_REPLY_WIRE * 8, 0, (struct sockaddr *)&to, sizeof to);
     c->pending = 0;
 }
 
@@ -224,6 +255,9 @@ void cp_init(cp_link *c, cp_logger log, void *log_env) {
     c->memory = 0.0;
     c->timeout = VC_TIMEOUT;
     for (int k = 0; k < N_CONTROLS; k++) c->held[k] = NAN;
+#if VC_CSV
+    memcpy(c->wire_reply, VC_FIRST_REPLY, sizeof c->wire_reply);
+#endif
     c->sock = NO_SOCKET;
     reset_ids(c);
 }

@@ -17,7 +17,7 @@ typedef int sock_t;
 
 enum { K_REAL, K_INTEGER, K_BOOLEAN, K_STRING, K_NONE };
 
-#include "vcosim_coupling.h" /* generated for each build: the step, defaults, variables */
+#include "vcosim_coupling.h" /* generated for each build: step, defaults, variables, wire */
 
 #define SIM_TO_CONTROLLER 111
 #define CONTROLLER_TO_SIM 64
@@ -34,6 +34,8 @@ typedef struct {
     /* inputs, the answer held for `memory`, the message shown */
     double controls[N_CONTROLS], held[N_CONTROLS];
     double message[SIM_TO_CONTROLLER];
+    /* with an interface CSV: the CSV reply, each value kept until the master sets another */
+    double wire_reply[VC_REPLY_WIRE];
     /* the link */
     sock_t sock;
     struct sockaddr_in simulator, pinned;

@@ -10,8 +10,6 @@
 #include "fmi3Functions.h"
 #include "registry.h"
 
-enum { INSTANTIATED, INITIALIZING, STEPPING, TERMINATED, FAILED };
-
 typedef struct {
     cp_link link;
     fmi3LogMessageCallback logger;
@@ -32,19 +30,13 @@ static void log_error(void *env, const char *text) { refuse(env, NULL, text); }
 static instance *checked(fmi3Instance c, const char *call, int modes) {
     if (!vc_known(c, 0)) return NULL;
     instance *self = c;
-    if (!(modes & (1 << self->mode))) {
-        static const char *names[] = {"instantiated", "in initialization mode",
-                                      "in step mode", "terminated", "failed"};
-        char text[200];
-        snprintf(text, sizeof text, "not allowed when the FMU is %s", names[self->mode]);
-        refuse(self, call, text);
+    char why[100];
+    if (!vc_mode_allows(self->mode, modes, why, sizeof why)) {
+        refuse(self, call, why);
         return NULL;
     }
     return self;
 }
-
-#define ANY_MODE 0x1f
-#define BIT(m) (1 << (m))
 
 fmi3Status fmi3_absent(fmi3Instance c, const char *call, const char *why) {
     instance *self = checked(c, call, ANY_MODE);

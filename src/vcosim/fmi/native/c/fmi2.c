@@ -7,8 +7,6 @@
 #include "registry.h"
 #include "vehicle.h"
 
-enum { INSTANTIATED, INITIALIZING, STEPPING, TERMINATED, FAILED };
-
 typedef struct {
     vc_model model;
     fmi2CallbackLogger logger;
@@ -37,20 +35,14 @@ static void log_to_master(void *env, int level, const char *message) {
 static instance *checked(fmi2Component c, const char *call, int modes) {
     if (!vc_known(c, 0)) return NULL;
     instance *self = c;
-    if (!(modes & (1 << self->mode))) {
-        static const char *names[] = {"instantiated", "initialization mode", "step mode",
-                                      "terminated", "failed"};
-        char text[200];
-        snprintf(text, sizeof text, "%s is not allowed when the FMU is %s", call,
-                 names[self->mode]);
+    char why[100], text[200];
+    if (!vc_mode_allows(self->mode, modes, why, sizeof why)) {
+        snprintf(text, sizeof text, "%s is %s", call, why);
         log_to_master(self, VC_LOG_ERROR, text);
         return NULL;
     }
     return self;
 }
-
-#define ANY_MODE 0x1f
-#define BIT(m) (1 << (m))
 
 const char *fmi2GetTypesPlatform(void) { return fmi2TypesPlatform; }
 const char *fmi2GetVersion(void) { return fmi2Version; }

@@ -9,8 +9,6 @@
 #include "registry.h"
 #include "vehicle.h"
 
-enum { INSTANTIATED, INITIALIZING, STEPPING, TERMINATED, FAILED };
-
 typedef struct {
     vc_model model;
     fmi3LogMessageCallback logger;
@@ -43,19 +41,13 @@ static void refuse(instance *self, const char *call, const char *why) {
 static instance *checked(fmi3Instance c, const char *call, int modes) {
     if (!vc_known(c, 0)) return NULL;
     instance *self = c;
-    if (!(modes & (1 << self->mode))) {
-        static const char *names[] = {"instantiated", "in initialization mode",
-                                      "in step mode", "terminated", "failed"};
-        char text[200];
-        snprintf(text, sizeof text, "not allowed when the FMU is %s", names[self->mode]);
-        refuse(self, call, text);
+    char why[100];
+    if (!vc_mode_allows(self->mode, modes, why, sizeof why)) {
+        refuse(self, call, why);
         return NULL;
     }
     return self;
 }
-
-#define ANY_MODE 0x1f
-#define BIT(m) (1 << (m))
 
 fmi3Instance fmi3InstantiateCoSimulation(
     fmi3String instanceName, fmi3String instantiationToken, fmi3String resourcePath,

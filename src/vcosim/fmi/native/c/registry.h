@@ -1,10 +1,26 @@
 /* The live instances of this library, so that a call on a freed or foreign pointer (a
-   master's error, e.g. freeing twice) is refused instead of touching freed memory. */
+   master's error, e.g. freeing twice) is refused instead of touching freed memory; and the
+   life cycle every FMI layer here (vehicle and coupling, FMI 2 and 3) keeps for them. */
 #ifndef VCOSIM_REGISTRY_H
 #define VCOSIM_REGISTRY_H
 
 #include <stdatomic.h>
 #include <stddef.h>
+#include <stdio.h>
+
+/* The modes of an instance, and a set of them as bits (BIT(STEPPING) | BIT(TERMINATED)). */
+enum { INSTANTIATED, INITIALIZING, STEPPING, TERMINATED, FAILED };
+#define ANY_MODE 0x1f
+#define BIT(m) (1 << (m))
+
+/* 1 if `mode` is among `modes`; else 0, and why not in `text`. */
+static int vc_mode_allows(int mode, int modes, char *text, size_t size) {
+    static const char *const names[] = {"instantiated", "in initialization mode",
+                                        "in step mode", "terminated", "failed"};
+    if (modes & BIT(mode)) return 1;
+    snprintf(text, size, "not allowed when the FMU is %s", names[mode]);
+    return 0;
+}
 
 #define VC_MAX_INSTANCES 1024
 

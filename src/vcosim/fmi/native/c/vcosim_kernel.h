@@ -22,4 +22,8 @@ void vcosim_body_properties(double chassis_mass, double engine_mass, double whee
 /* params.brake_torques: out = front, rear per-wheel torques (front_share < 0: none). */
 void vcosim_brake_torques(double front, double rear, double front_share, double *out);
 
+/* terrain.sample_terrain: out = height, dh/dx, dh/dy, friction at (x, y) of the grid. */
+void vcosim_sample_terrain(const double *height, const double *friction, int64_t rows,
+                           int64_t cols, const double *grid, double x, double y, double *out);
+
 #endif

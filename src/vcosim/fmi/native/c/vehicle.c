@@ -55,6 +55,14 @@ static vcosim_advance_fn *choose_kernel(const char **name) {
     return vcosim_advance_x86_64;
 }
 
+/* The terrain's height at (x, y), as the kernel samples it. */
+static double ground(double x, double y) {
+    double sample[4];
+    vcosim_sample_terrain(VC_TERRAIN_HEIGHT, VC_TERRAIN_FRICTION, VC_TERRAIN_ROWS,
+                          VC_TERRAIN_COLS, VC_TERRAIN_GRID, x, y, sample);
+    return sample[0];
+}
+
 /* Vehicle(params, engine_running=...): released at rest, settled for 2 s with the brakes
    on (the engine cranked and idling meanwhile when asked), then put at the origin at time 0
    with outputs from one step on a copy. As vcosim.vehicle.vehicle.Vehicle._settle; 0 when
@@ -79,7 +87,8 @@ static int settle(vc_model *m) {
     for (int i = 0; i < VC_N_STATES; i++) finite &= isfinite(now->x[i]) != 0;
     for (int k = 0; k < 4; k++) standing |= now->y[VC_Y_WHEEL + 5 + k * VC_WHEEL_BLOCK] > 0.0;
     if (!(finite && standing)) return 0;
-    now->x[VC_X_POS + 2] += 0.0 - 0.0; /* flat ground: the height here less the origin's */
+    /* at the origin's ground height: the height there less the height under the car */
+    now->x[VC_X_POS + 2] += ground(0.0, 0.0) - ground(now->x[VC_X_POS], now->x[VC_X_POS + 1]);
     now->x[VC_X_POS] = now->x[VC_X_POS + 1] = 0.0;
     now->x[VC_X_STEP] = 0.0;
     double time = now->x[VC_X_STEP] * VC_DT;
@@ -246,6 +255,13 @@ int vc_exit_initialization(vc_model *m) {
     char why[400];
     if (check_parameters(m, why, sizeof why)) {
         snprintf(m->failed, sizeof m->failed, "parameters refused: %s", why);
+    } else if (!VC_TERRAIN_FLAT &&
+               (m->parameters[VC_PAR_CHASSIS_MASS] != VC_PARAMETER_DEFAULT[VC_PAR_CHASSIS_MASS] ||
+                m->parameters[VC_PAR_ENGINE_MASS] != VC_PARAMETER_DEFAULT[VC_PAR_ENGINE_MASS])) {
+        snprintf(m->failed, sizeof m->failed,
+                 "parameters refused: body.chassis_mass and body.engine_mass are fixed in a "
+                 "vehicle FMU built with a terrain (they place the car on the ground under "
+                 "its wheels); build it with a vehicle TOML of these masses instead");
     } else {
         apply_parameters(m);
         if (!make_vehicle(m))

@@ -31,6 +31,8 @@ class HostRun:
     speed: float
     physics_steps_per_s: float
     resident_kb: tuple[int, int]
+    physics_steps_per_cpu_s: float = 0.0
+    """Per second of the stepping thread's CPU time: the cost, much less moved by load."""
 
 
 def build_host(version: int, out: Path) -> Path:
@@ -64,5 +66,8 @@ def run_host(
     said = dict(line.split(" ", 1) for line in done.stdout.splitlines())
     before, after = (int(v) for v in said["resident_kb"].split())
     return HostRun(
-        float.fromhex(said["speed"]), float(said["physics_steps_per_s"]), (before, after)
+        float.fromhex(said["speed"]),
+        float(said["physics_steps_per_s"]),
+        (before, after),
+        float(said["physics_steps_per_cpu_s"]),
     )

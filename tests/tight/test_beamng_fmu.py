@@ -40,8 +40,6 @@ SPEED = "body_state.groundspeed"
 
 @pytest.fixture(scope="module", params=[2, 3], ids=["fmi2", "fmi3"])
 def fmu_path(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    if request.param == 3:
-        pytest.importorskip("pythonfmu3", reason="FMI 3 FMUs are built with pythonfmu3")
     return build_fmu(tmp_path_factory.mktemp(f"fmi{request.param}"), request.param)
 
 

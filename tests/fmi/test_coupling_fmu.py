@@ -18,7 +18,8 @@ from fmpy.validation import validate_fmu
 from helpers.loop import free_port
 from vcosim.fmi.build import build_coupling_fmu
 from vcosim.fmi.coupling import BANKS, INPUTS, STATUS
-from vcosim.tight.protocol import SIM_TO_CONTROLLER
+from vcosim.tight.interface import CsvAdapter, Interface
+from vcosim.tight.protocol import CONTROLLER_TO_SIM, SIM_TO_CONTROLLER
 from vcosim.tight.views import SLOT_BY_NAME
 
 STEP = 0.005
@@ -41,10 +42,15 @@ class FakeSimulator(threading.Thread):
     def port(self) -> int:
         return self.sock.getsockname()[1]
 
-    def run(self) -> None:
+    def message(self, k: int) -> np.ndarray:
+        """Message ``k``: the fixed layout, the ground speed 10 + k."""
         message = np.zeros(SIM_TO_CONTROLLER)
+        message[0], message[GROUNDSPEED] = k, 10.0 + k
+        return message
+
+    def run(self) -> None:
         for k in range(self.count):
-            message[0], message[GROUNDSPEED] = k, 10.0 + k
+            message = self.message(k)
             while not self.done.is_set():
                 self.sock.sendto(message.astype("<f8").tobytes(), self.target)
                 try:
@@ -198,3 +204,63 @@ def test_with_a_beamng_interface_csv_both_sides_speak_its_signals(fmu_dir, open_
     assert timeouts == 0
     assert speed > 5.0  # the throttle went through the CSV's slot
     assert np.isnan(rpm)  # not in the CSV: the output says it has no value
+
+
+CHANNELS_CSV = """\
+Section,Subsection,Parameter Name,Parameter Value,Type,Description,Units,Notes
+signalTo,Kinematics,vehicleYaw,,number,,rad,
+signalTo,Kinematics,vehicleGroundSpeed,,number,,m/s,
+signalFrom,Driver,throttle,value,number,,,
+signalFrom,Driver,throttle,multiply,number,,,
+signalFrom,Driver,steeringWheelPosition,value,number,,,
+signalFrom,Wheels,brakingTorqueFL,value,number,,N m,
+"""
+
+
+class CsvSimulator(FakeSimulator):
+    """Sends the CSV's messages (id, yaw, speed), each until a reply with its id comes."""
+
+    def message(self, k: int) -> np.ndarray:
+        return np.array([k, 0.01 * k, 10.0 + k])
+
+
+@VERSIONS
+def test_the_csv_fmu_speaks_the_csvs_wire_as_the_controller_block_does(
+    fmu_dir, open_fmu, version, tmp_path
+):
+    """Messages of the CSV's size shown on the fixed layout's outputs (NaN where the CSV has
+    nothing), replies of its size: each value from its input, kept where the input is NaN,
+    the multiply channel 1 (CsvAdapter, the Python controller side, gives the same bytes)."""
+    csv_path = tmp_path / "channels.csv"
+    csv_path.write_text(CHANNELS_CSV)
+    path = build_coupling_fmu(
+        fmu_dir / f"channels{version}.fmu", interface=csv_path, fmi_version=version, ext_time=STEP
+    )
+    port = free_port()
+    peer = CsvSimulator(port, count=4)
+    peer.start()
+    fmu = open_fmu(path).start(listen_port=port, sim_port=peer.port, timeout=10.0)
+    shown, sent = [], []
+    controls = [(0.5, 0.1, 100.0), (float("nan"), -0.2, float("nan")), (0.7, 0.3, 5.0)]
+    for throttle, steering, torque in controls:
+        shown.append(fmu.get("message_id", "yaw", "groundspeed", "rpm"))
+        fmu.set(throttle=throttle, steering=steering, braking_torque_FL=torque)
+        sent.append((throttle, steering, torque))
+        fmu.step(STEP)
+    fmu.close()
+    peer.done.set()
+    peer.join(timeout=5)
+    assert [row[:3] for row in shown] == [[k, 0.01 * k, 10.0 + k] for k in range(3)]
+    assert all(np.isnan(row[3]) for row in shown)  # rpm: not in the CSV
+    replies = [r.tolist() for r in peer.replies[:3]]
+    assert replies == [
+        [0.0, 0.5, 1.0, 0.1, 100.0],
+        [1.0, 0.5, 1.0, -0.2, 100.0],  # NaN inputs: the last value sent, as BeamNG needs
+        [2.0, 0.7, 1.0, 0.3, 5.0],
+    ]
+    adapter = CsvAdapter(Interface.from_csv(csv_path))
+    fixed = np.full(CONTROLLER_TO_SIM, np.nan)
+    for k, (throttle, steering, torque) in enumerate(sent):
+        fixed[:] = np.nan
+        fixed[0], fixed[1], fixed[3], fixed[5] = k, throttle, steering, torque
+        assert adapter.gather(fixed).tolist() == replies[k]
