@@ -298,9 +298,11 @@ class UdpLink:
             return self._wait_native(timeout, _NO_ANSWER, 0.0, 0.0) != 0
         clock = time.perf_counter
         spin = self.spin
+        start = clock()
+        deadline = start + timeout
         if spin > 0.0:  # a turn is a receive that finds nothing and a clock read
             recvfrom_into, buffer, expected = self._recvfrom_into, self._buffer, self.expected_bytes
-            spin_end = clock() + min(spin, timeout)
+            spin_end = start + min(spin, timeout)
             while True:
                 try:
                     size, sender = recvfrom_into(buffer)
@@ -311,12 +313,13 @@ class UdpLink:
                 except OSError as exc:
                     if not self.net.receive_failed(exc):
                         return False
-                    continue
-                if (sender == self.pinned and size == expected) or self._judge(size, sender):
-                    self.sender = sender
-                    return True
-            timeout -= spin
-        deadline = clock() + timeout
+                else:
+                    if (sender == self.pinned and size == expected) or self._judge(size, sender):
+                        self.sender = sender
+                        return True
+                if clock() >= spin_end:  # (a flood of refused datagrams ends the spin too)
+                    break
+            timeout = deadline - clock()
         sleep, poll, net = self._sleep, self.poll, self.net
         while not net.closed:
             if sleep(max(timeout, 0.0) * 1000.0) and poll():
@@ -364,12 +367,12 @@ class UdpLink:
             if code >= 0:  # a datagram the look leaves to Python: a stranger, a wrong size
                 if self._judge(code, native.sender()):
                     return TAKEN
-                continue
-            if code <= _LOOK_FAILED:
+            elif code <= _LOOK_FAILED:
                 failure = _LOOK_FAILED - code
                 if not net.receive_failed(OSError(failure, os.strerror(failure))):
                     return 0
-                continue
+            # Every turn reads the clock, whatever came: datagrams refused now and then must
+            # not keep the deadline from coming (junk at 10/s held it off for ever).
             now = clock()
             if now >= deadline:
                 break
