@@ -15,10 +15,10 @@ import numpy as np
 
 from helpers.junk import Junk
 from helpers.peers import coupled, nan_reply
-from vcosim.tight import ControllerBlock, Controls
-from vcosim.tight.endpoint import CouplingConfig, SimulatorEndpoint
 from vcosim.sim.pacing import Pacer
 from vcosim.sim.simulation import Simulation
+from vcosim.tight import ControllerBlock, Controls
+from vcosim.tight.endpoint import CouplingConfig, SimulatorEndpoint
 from vcosim.vehicle import Vehicle
 
 HANG = 60.0  # s: a guard against a hang, not a measure of speed
@@ -93,4 +93,3 @@ def test_a_controller_block_ends_while_junk_arrives() -> None:
     (report,) = reports
     assert report.simulator_ended and report.answered == 10, report
     assert report.malformed + report.rejected_peers > 0, report
-

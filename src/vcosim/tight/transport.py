@@ -46,6 +46,10 @@ class CouplingLink(Protocol):
     message: np.ndarray
     sender: Address | None
     spin: float
+    takeovers: int
+    taken_over: bool
+    """True once the peer's own address took the coupling from another sender (``UdpLink``);
+    the end that reads it sets it back and restarts its id rules for the new peer."""
 
     @property
     def address(self) -> Address:
@@ -106,6 +110,12 @@ class UdpLink:
     controller and its Simulink S-functions send from a second socket, on a port the system
     picks.
 
+    The first sender is not a licence: the peer's own address (the configured host and
+    port, where the peer listens and where this end sends) outranks any other. Nobody else
+    can send from it while the peer holds it bound, so a message from it takes the pin from
+    whichever port answered first (``taken_over``; counted in ``takeovers``), and once it has
+    been heard this end admits only it (and ``allow``) after a reset too, as ``exact`` would.
+
     Args:
         listen: Local (host, port); port 0 picks a free one.
         peer: Where messages go; with port 0, the caller gives each send its address.
@@ -151,6 +161,12 @@ class UdpLink:
         self.message = np.frombuffer(self.net.buffer, dtype=WIRE_DTYPE, count=expected_values)
         self.sender: Address | None = None
         self.pinned: Address | None = None
+        self.taken_over = False
+        self.takeovers = 0
+        # The peer's own address (None when each send names its address: port 0).
+        self._own: Address | None = (host, peer[1]) if peer[1] else None
+        exact_peers = Allowlist.of(peers=[self._own] if self._own is not None else [])
+        self._exact_admits = (exact_peers | (allow or Allowlist())).admits
         # The lock-step hot path reads and writes the socket itself, bound once: one call
         # per message. What a failure, a stranger or a wrong size means stays the net link's.
         sock, allow = self.net.sock, self.net.allow
@@ -232,6 +248,8 @@ class UdpLink:
     def pin(self) -> None:
         """Hear only the sender of the message just taken, until ``unpin``."""
         self.pinned = self.sender
+        if self.pinned is not None and self.pinned == self._own:
+            self._admits = self._exact_admits  # it sends from where it listens: only it
         if self._native is not None:
             self._native.set_pinned(self.pinned)
 
@@ -265,13 +283,34 @@ class UdpLink:
         """True if the datagram just received is a message to take; else counted."""
         pinned, expected = self.pinned, self.expected_bytes
         if sender != pinned and (pinned is not None or not self._admits(sender)):
-            self._stranger(sender)
+            if sender != self._own or size != expected:
+                self._stranger(sender)
+                return False
+            self._take_over(sender)
+            return True
         elif size != expected:
             self.net.count_malformed("size", sender, f"{size} bytes, expected {expected}")
         else:
             self.sender = sender
             return True
         return False
+
+    def _take_over(self, own: Address) -> None:
+        """The peer's own address speaks while another sender is pinned: it takes the pin."""
+        pinned = self.pinned
+        self.sender = own
+        self.pin()
+        self.taken_over = True
+        self.takeovers += 1
+        if pinned is not None and self.takeovers == 1:
+            log.warning(
+                "%s: %s:%d, the configured peer's own address, answers: it takes the coupling "
+                "from %s:%d, which answered first (not the peer; further ones only counted "
+                "as takeovers)",
+                self.name,
+                *own,
+                *pinned,
+            )
 
     def _stranger(self, sender: Address) -> None:
         """Count (and report once) a datagram from someone this end does not hear now."""
@@ -284,7 +323,8 @@ class UdpLink:
             "not the peer",
             sender,
             f"datagram from {sender[0]}:{sender[1]} dropped: this end is coupled to "
-            f"{pinned[0]}:{pinned[1]} until the coupling resets",
+            f"{pinned[0]}:{pinned[1]} until the coupling resets (if two senders answer as "
+            "the peer, pin the right one: --exact-peer, or --allow HOST:PORT)",
         )
 
     def wait(self, timeout: float) -> bool:
