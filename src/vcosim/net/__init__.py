@@ -8,7 +8,7 @@ modules ``constants`` and ``errors``.
 """
 
 from vcosim.net.link import MAX_DATAGRAM, BindError, DatagramLink, Link
-from vcosim.net.peers import Address, Allowlist, Reports, parse_allow, resolve
+from vcosim.net.peers import Address, Allowlist, Reports, parse_allow, peer_address, resolve
 
 __all__ = [
     "MAX_DATAGRAM",
@@ -19,5 +19,6 @@ __all__ = [
     "Link",
     "Reports",
     "parse_allow",
+    "peer_address",
     "resolve",
 ]

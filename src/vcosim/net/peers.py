@@ -7,6 +7,8 @@ import socket
 from collections.abc import Hashable, Iterable
 from dataclasses import dataclass
 
+from vcosim.errors import ConfigError
+
 Address = tuple[str, int]
 """An IPv4 (host, port)."""
 PRINTED_LINE = 300
@@ -67,8 +69,25 @@ def resolve(host: str) -> str | None:
     """``host``'s IPv4 address (an address stays as it is); None if it does not resolve."""
     try:
         return socket.gethostbyname(host) if host else None
-    except (OSError, UnicodeError):
+    except (OSError, UnicodeError, ValueError):
         return None
+
+
+def peer_address(host: str, port: int, what: str) -> Address:
+    """(IPv4 address, port) of a peer to send to, resolved once, before any datagram.
+
+    A name given to ``sendto`` is resolved at every send: a name that does not resolve then
+    fails every one of them, and a slow resolver stalls the loop that sends. Resolved here
+    once, at the start, a name that does not resolve is refused before the run.
+
+    Raises:
+        ConfigError: ``host`` does not resolve (``what`` names the option).
+    """
+    address = resolve(host)
+    if address is None:
+        shown = printable(host)
+        raise ConfigError([f"{what}: host {shown!r} does not resolve to an IPv4 address"], what)
+    return address, port
 
 
 PRINTED_CHARS = 120

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
 
-from vcosim.net import Address, Allowlist, DatagramLink, resolve
+from vcosim.net import Address, Allowlist, DatagramLink, peer_address, resolve
 from vcosim.tight.protocol import WIRE_DTYPE
 
 if TYPE_CHECKING:
@@ -130,6 +130,7 @@ class UdpLink:
 
     Raises:
         BindError: ``listen`` cannot be bound (an ``OSError``).
+        ConfigError: the peer's host does not resolve.
     """
 
     def __init__(
@@ -147,7 +148,10 @@ class UdpLink:
         self.expected_bytes = expected_values * 8
         self.spin = spin
         self.name = name
-        host = resolve(peer[0]) or peer[0]  # senders are known by address, not by name
+        # Senders are known by address, not by name, and a name is resolved here once:
+        # ``sendto`` with a name would ask the resolver at every message.
+        peer = peer_address(peer[0], peer[1], name)
+        host = peer[0]
         own = Allowlist.of(peers=[(host, peer[1])]) if exact else Allowlist.of([host])
         self.net = DatagramLink(
             listen,
