@@ -82,7 +82,7 @@ from vcosim.bus.membership import (
 )
 from vcosim.bus.sockets import MAX_DATAGRAM, ModuleSocket, allowlist
 from vcosim.errors import ConfigError
-from vcosim.net import Allowlist, DatagramLink, Reports
+from vcosim.net import Allowlist, DatagramLink, Reports, Tally
 
 log = logging.getLogger("vcosim.bus")
 
@@ -211,6 +211,7 @@ class Router:
         self._buffer = bytearray(MAX_DATAGRAM)  # every module's datagrams are read into it
         self._view = memoryview(self._buffer)
         self._reports = Reports(log, "bus")
+        self._tally = Tally(log, "bus")  # joins and leaves: a flood of them is counted
         self._requests: deque[Callable[[], None]] = deque()
         self._changed = threading.Condition()
         self._stopping = False
@@ -473,15 +474,23 @@ class Router:
         self._send(module, frames.answer(self.router_id), control=True)
         how = " as a monitor" if monitor else ""
         if restored:
-            log.info(
-                "bus: %s is back%s (on the bus before the router restarted)", module.label, how
+            self._tally(
+                "back",
+                "bus: %s is back%s (on the bus before the router restarted)",
+                module.label,
+                how,
             )
         else:
-            log.info("bus: %s joined%s", module.label, how)
+            self._tally("joined", "bus: %s joined%s", module.label, how)
         return module
 
-    def _remove(self, module: Module, why: str, *, quiet: bool = False) -> None:
-        """Drop a module from the table and close its socket; ``quiet``: no log line."""
+    def _remove(
+        self, module: Module, why: str, *, quiet: bool = False, cause: str = "left"
+    ) -> None:
+        """Drop a module from the table and close its socket; ``quiet``: no log line.
+
+        The line is counted by ``cause`` (``Tally``): a flood of them costs a line now and then.
+        """
         if self.modules.get(module.id) is not module:
             return
         del self.modules[module.id]
@@ -492,7 +501,7 @@ class Router:
         self._selector.unregister(module.link.sock)
         module.link.close()
         if not quiet:
-            log.info("bus: %s %s; its id is free again", module.label, why)
+            self._tally(cause, "bus: %s %s; its id is free again", module.label, why)
         self._save()
 
     # -- membership ---------------------------------------------------------------------------
@@ -522,7 +531,7 @@ class Router:
         silent = now - module.heard
         self.stats.expired += 1
         self.stats.expired_modules.append(f"{module.label}: silent for {silent:.1f} s")
-        self._remove(module, f"was silent for {silent:.1f} s: dropped")
+        self._remove(module, f"was silent for {silent:.1f} s: dropped", cause="expired")
 
     def _drop_unheard(self, module: Module, why: str) -> None:
         """Drop a module not heard from since its handshake, to make way for a newer one."""
@@ -721,7 +730,7 @@ class Router:
             self._drop_unheard(module, f"its socket has gone: {why}")
             return
         self.stats.gone += 1
-        self._remove(module, f"is gone ({why})")
+        self._remove(module, f"is gone ({why})", cause="gone")
 
     # -- reports ----------------------------------------------------------------------------
     def _malformed(self, sender: str, reason: str, text: str) -> None:
@@ -773,6 +782,7 @@ class Router:
             "not_joined": s.not_joined,
             "send_failures": s.send_failures,
             "problems": list(s.problems),
+            "log_lines_counted": self._tally.unlogged,  # events past each cause's first lines
         }
 
     # -- internals --------------------------------------------------------------------------
@@ -793,6 +803,7 @@ class Router:
         if self._closed:
             return
         self._closed = True
+        self._tally.flush()
         for module in self.modules.values():
             module.link.close()
         self.listen.close()
