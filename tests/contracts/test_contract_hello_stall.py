@@ -63,3 +63,26 @@ def test_a_time_synced_client_that_sends_data_is_waited_for() -> None:
         sim.stop()
         running.result()
     assert server.report().holds >= 1
+
+
+def test_sessions_from_fresh_ports_cost_a_few_log_lines(caplog) -> None:
+    """Issue 45, J: two lines per fresh-port HELLO (6,553 in a fuzz); now the first 20 of
+    each cause, then a line now and then and at the end (``vcosim.net.Tally``)."""
+    import logging
+
+    caplog.set_level(logging.INFO, logger="vcosim")
+    sim, server = served("realtime", frame_rate=100, max_clients=64)
+    running = Background(lambda: sim.run(None))
+    try:
+        for number in range(60):
+            stray = RawClient(server.address[1])
+            kind, _ = stray.ask(synced_hello(number + 1))
+            assert kind == K.WELCOME
+            stray.close()
+    finally:
+        sim.stop()
+        running.result()
+        server.close()
+    connected = [r for r in caplog.records if r.getMessage().endswith("fields refused)")]
+    assert len(connected) == 20 and server.report().sessions == 60
+    assert any("more 'connected' events" in r.getMessage() for r in caplog.records)
