@@ -319,6 +319,15 @@ class UdpLink:
     def _stranger(self, sender: Address) -> None:
         """Count (and report once) a datagram from someone this end does not hear now."""
         pinned = self.pinned
+        if pinned is None and self._admits is self._exact_admits and self._own is not None:
+            self.net.rejected += 1  # the peer was heard at its own address: only it now
+            self.net.report(
+                "not the peer",
+                sender,
+                f"datagram from {sender[0]}:{sender[1]} dropped: the peer has been heard at "
+                f"its own address {self._own[0]}:{self._own[1]}, and only it is heard now",
+            )
+            return
         if pinned is None:
             self.net.reject(sender)
             return
