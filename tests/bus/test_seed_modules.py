@@ -130,3 +130,17 @@ def test_a_host_keeps_its_budget_of_listening_modules_and_ghosts_make_room(
     finally:
         for seed in seeds:
             seed.close()
+
+
+def test_a_silent_module_expires_on_time_while_junk_arrives(router: Router) -> None:
+    """Issue 45, B at this face: a vcosim module that stops (it spoke, then fell silent) is
+    dropped after the timeout though 100 junk datagrams a second reach the router."""
+    from helpers.junk import Junk
+
+    client = BusClient(18, port=router.address[1], liveness=BRISK).connect(timeout=5.0)
+    assert router.wait_until(lambda: confirmed(router, 18), 5.0)
+    with Junk(router.address):
+        assert router.wait_until(lambda: 18 not in router.modules, 30.0)  # it never polls
+    client.close()
+    report = router.report()
+    assert report["expired"] == 1 and report["malformed"] > 0, report

@@ -86,3 +86,27 @@ def test_sessions_from_fresh_ports_cost_a_few_log_lines(caplog) -> None:
     connected = [r for r in caplog.records if r.getMessage().endswith("fields refused)")]
     assert len(connected) == 20 and server.report().sessions == 60
     assert any("more 'connected' events" in r.getMessage() for r in caplog.records)
+
+
+def test_a_hold_lets_go_at_the_sync_timeout_while_junk_arrives() -> None:
+    """Issue 45, B at this face: 100 junk datagrams a second do not keep a hold from ending."""
+    from helpers.junk import Junk
+
+    sim, server = served("fast", sync_timeout=0.3)
+    running = Background(lambda: sim.run(None))
+    client = RawClient(server.address[1])
+    try:
+        kind, _ = client.ask(synced_hello(7))
+        assert kind == K.WELCOME
+        message = P.DataMessage(0, 4)
+        message.values[:] = 0.0
+        with Junk(server.address):
+            client.sock.sendto(bytes(message.pack(7, 0.05)), client.server)  # then silence
+            assert wait_until(lambda: server.report().sync_timeouts >= 1, 60.0)
+            start = sim.time
+            assert wait_until(lambda: sim.time > start + 0.5, 60.0)  # stepping on
+    finally:
+        client.close()
+        sim.stop()
+        running.result()
+    assert server.report().malformed_total > 0
