@@ -97,17 +97,19 @@ def test_32_ghost_handshakes_leave_the_real_modules_in_control(brisk):
         for (_, answer), module in zip(answers[30:], (vehicle, driver), strict=True):
             taken = f"already taken by the module at {where(module.address)}"
             assert answer.startswith(b"REFUSED ") and taken.encode() in answer, answer
-        # a host keeps 4 modules unheard since their handshake; each new one pushed one out
-        ghosts = [m for m in router.modules if m >= 100]
-        assert ghosts == [126, 127, 128, 129] and router.stats.unheard == 26
-        newcomer = brisk(router, 18)  # not "the router is full" (and one more ghost goes)
+        # A host keeps 16 modules unheard since their handshake (the seed's protocol: they
+        # only listen); at the 17th each is probed, and the closed ones give way (a sweep's
+        # probe may have found some before).
+        ghosts = {m for m in router.modules if m >= 100}
+        assert ghosts <= set(range(116, 130)) and router.stats.unheard == 30 - len(ghosts)
+        newcomer = brisk(router, 18)  # not "the router is full"
         driver.send(IMFM(1, 2, 3, 0, to=16))
         assert vehicle.next_message(timeout=5.0) == IMFM(1, 2, 3, 0, to=16)
-        assert newcomer.connected and set(router.modules) == {16, 17, 18, 127, 128, 129}
+        assert newcomer.connected and {16, 17, 18} <= set(router.modules)
         report = router.report()
-        assert report["unheard"] == 27 and report["refused"] == 2
+        assert report["unheard"] >= 16 and report["refused"] == 2
         gave_way = [line for line in report["expired_modules"] if "unheard since joining" in line]
-        assert len(gave_way) == 27 and gave_way[0].startswith("module 100 at 127.0.0.1:")
+        assert len(gave_way) == report["unheard"] and gave_way[0].startswith("module 100 at ")
 
 
 def test_a_ghost_holding_an_id_gives_it_to_the_real_module(router: Router):

@@ -248,3 +248,45 @@ def test_the_gate_holds_the_servers_clock_back_until_the_channels_are_advertised
             upstream.shutdown()
     assert [json.loads(f)["op"] for f in frames[:2]] == ["serverInfo", "advertise"]
     assert frames[2:] == [clock, clock]  # the held tick right after, then the next
+
+
+def test_the_gate_closes_a_client_whose_frame_is_too_big_before_reading_it() -> None:
+    """Issue 45, E: the gate read frames of any size (a 512 MB one took the simulator to
+    2.1 GB). A client's message over the bound closes it (1009) and never reaches the server;
+    the next client is served."""
+    from websockets.exceptions import ConnectionClosed
+    from websockets.sync.server import serve
+
+    from vcosim.groundtruth.gate import MAX_CLIENT_MESSAGE, OriginGate
+    from vcosim.modules.viewer.gate import Gate
+
+    sizes: list[int] = []
+
+    def upstream_server(ws: Any) -> None:  # records what reaches it
+        ws.send(json.dumps({"op": "serverInfo", "name": "stub", "capabilities": []}))
+        ws.send(json.dumps({"op": "advertise", "channels": []}))
+        for message in ws:
+            sizes.append(len(message))
+
+    with serve(upstream_server, "127.0.0.1", 0, subprotocols=[SUBPROTOCOL]) as upstream:
+        threading.Thread(target=upstream.serve_forever, daemon=True).start()
+        gate = OriginGate("127.0.0.1", 0, upstream.socket.getsockname()[1])
+        try:
+            gate.gate = Gate.serving("127.0.0.1", ("127.0.0.1", gate.bind()))
+            url = f"ws://127.0.0.1:{gate.port}"
+            with connect(url, subprotocols=[SUBPROTOCOL], open_timeout=30) as ws:
+                assert json.loads(ws.recv(timeout=30))["op"] == "serverInfo"
+                ws.send(bytes(MAX_CLIENT_MESSAGE + 1))
+                with pytest.raises(ConnectionClosed) as closed:
+                    while True:
+                        ws.recv(timeout=30)
+            assert closed.value.rcvd is not None and closed.value.rcvd.code == 1009
+            with connect(url, subprotocols=[SUBPROTOCOL], open_timeout=30) as ws:  # served
+                assert json.loads(ws.recv(timeout=30))["op"] == "serverInfo"
+                ws.send(json.dumps({"op": "subscribe", "subscriptions": []}))
+                assert json.loads(ws.recv(timeout=30))["op"] == "advertise"
+                ws.close()
+        finally:
+            gate.close()
+            upstream.shutdown()
+    assert MAX_CLIENT_MESSAGE + 1 not in sizes

@@ -63,20 +63,33 @@ def refused_status(opening: Callable[[], Any]) -> int:
     return refused.value.response.status_code
 
 
-def test_pages_over_the_limit_are_refused_and_a_closed_one_frees_its_place(viewer: Viewer):
-    from vcosim.modules.viewer.server import MAX_PAGES
+def test_a_page_over_the_limit_evicts_the_idlest_and_a_closed_one_frees_its_place(
+    viewer: Viewer,
+):
+    """Over the limit a page evicts the page idle longest (issue 45, F: an Origin proves
+    nothing, so pages holding every place must not lock the next one out)."""
+    from websockets.exceptions import ConnectionClosed
+
+    from vcosim.modules.viewer.server import EVICTED, MAX_PAGES
 
     origin = f"http://127.0.0.1:{viewer.address[1]}"
     with contextlib.ExitStack() as pages:
+        held = []
         for _ in range(MAX_PAGES):
             ws = pages.enter_context(open_ws(viewer, origin=origin))
             recv_until(ws, lambda f: f["type"] == "hello")
-        assert refused_status(lambda: open_ws(viewer, origin=origin)) == 403
-        assert viewer.stats.refused_pages == 1
+            held.append(ws)
+        ws = pages.enter_context(open_ws(viewer, origin=origin))  # not 403
+        recv_until(ws, lambda f: f["type"] == "hello")
+        with pytest.raises(ConnectionClosed) as closed:
+            while True:
+                held[0].recv(timeout=30)
+        assert closed.value.rcvd is not None and closed.value.rcvd.code == EVICTED
+        assert viewer.stats.refused_pages == 0 and viewer.stats.evicted == 1
     wait_for(lambda: viewer.open_pages == 0)  # the server has seen them go
     with open_ws(viewer, origin=origin) as ws:  # there is room again
         assert recv_until(ws, lambda f: f["type"] == "hello")["module"] == 18
-    assert viewer.report().refused_pages == 1 and viewer.stats.pages == MAX_PAGES + 1
+    assert viewer.report().refused_pages == 0 and viewer.stats.pages == MAX_PAGES + 2
 
 
 # -- Origin ----------------------------------------------------------------------------------

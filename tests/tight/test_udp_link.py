@@ -126,13 +126,35 @@ def test_a_pinned_link_hears_only_its_peer_until_unpinned(link: UdpLink, peer: s
         other.sendto(np.full(4, 1.0).tobytes(), link.address)
         assert link.wait(2.0) and link.sender == other.getsockname()
         link.pin()
-        peer.sendto(np.full(4, 2.0).tobytes(), link.address)  # the configured address too
+        with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as third:
+            third.sendto(np.full(4, 9.0).tobytes(), link.address)  # another port: dropped
         other.sendto(np.full(4, 3.0).tobytes(), link.address)
-        assert link.wait(2.0) and link.message[0] == 3.0
-        assert link.rejected == 1
+        assert link.wait(2.0) and link.message[0] == 3.0 and link.rejected == 1
         link.unpin()
         peer.sendto(np.full(4, 5.0).tobytes(), link.address)
         assert link.wait(2.0) and link.message[0] == 5.0 and link.sender == peer.getsockname()
+
+
+def test_the_peers_own_address_takes_the_pin_from_the_first_sender(
+    link: UdpLink, peer: socket.socket
+):
+    """The first answer is not a licence (issue 45, A): the configured address (where the
+    peer listens; nobody else can send from it while the peer holds it) outranks the port
+    that spoke first, and once heard it is the only one admitted, after a reset too."""
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as other:
+        other.bind(("127.0.0.1", 0))
+        other.sendto(np.full(4, 1.0).tobytes(), link.address)
+        assert link.wait(2.0) and link.sender == other.getsockname()
+        link.pin()
+        peer.sendto(np.full(4, 2.0).tobytes(), link.address)
+        other.sendto(np.full(4, 3.0).tobytes(), link.address)
+        assert link.wait(2.0) and link.message[0] == 2.0 and link.taken_over
+        assert link.pinned == link.sender == peer.getsockname() and link.takeovers == 1
+        assert not link.poll() and link.rejected == 1  # (loopback: 3.0 is in, and dropped)
+        link.unpin()
+        other.sendto(np.full(4, 4.0).tobytes(), link.address)
+        peer.sendto(np.full(4, 5.0).tobytes(), link.address)
+        assert link.wait(2.0) and link.message[0] == 5.0 and link.rejected == 2
 
 
 def test_an_exact_link_hears_only_the_peers_address_and_the_allowed(peer: socket.socket):

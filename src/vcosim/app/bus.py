@@ -67,8 +67,10 @@ def bus(
         float,
         typer.Option(
             callback=positive,
-            help="A silent module is waited for this long (s); then it is dropped and its id "
-            "is free (modules ping every second while they have nothing to send).",
+            help="A module silent since it last spoke is waited for this long (s); then it "
+            "is dropped and its id is free (modules ping every second while they have "
+            "nothing to send; one that never spoke after its handshake keeps its id while "
+            "its socket exists).",
         ),
     ] = MODULE_TIMEOUT,
     max_unconfirmed: Annotated[
@@ -76,7 +78,8 @@ def bus(
         typer.Option(
             min=1,
             help="Modules one host may have that have said nothing since their handshake "
-            "(ghosts, so far); its next handshake makes the oldest give way.",
+            "(the seed's protocol: they only listen); past it the host's handshakes are "
+            "refused unless a probe finds one of them gone.",
         ),
     ] = MAX_UNCONFIRMED,
     state: Annotated[

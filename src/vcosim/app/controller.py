@@ -221,6 +221,7 @@ def report_table(report: BlockReport, state: dict[str, float] | None = None) -> 
         "implausible_id",
         "malformed",
         "rejected_peers",
+        "peer_takeovers",
         "resets",
     ):
         table.add_row(key.replace("_", " "), str(report[key]))

@@ -107,6 +107,7 @@ def _coupling_rows(table: Table, vehicle: str, coupling: CouplingReport) -> None
         "implausible_id",
         "malformed",
         "rejected_peers",
+        "peer_takeovers",
         "clamped_total",
         "timeouts",
     ):

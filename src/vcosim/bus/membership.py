@@ -2,13 +2,19 @@
 
 Membership rules (the router applies them; see docs/bus.md, "Membership"):
 
-- A module the router has heard nothing from for ``MODULE_TIMEOUT`` seconds is dropped and its
-  id freed. Modules keep alive by repeating their handshake (a ping) whenever they have sent
-  nothing else for a second, so only a module that has stopped is silent that long.
 - A module is *confirmed* once the router has heard from it after its handshake (a client
-  pings at once when it is answered). An unconfirmed module is a ghost until it speaks: it
-  gives way to a handshake for its id from another address, and each host may have at most
-  ``MAX_UNCONFIRMED`` of them (its oldest gives way to its next handshake).
+  pings at once when it is answered). A confirmed module the router has heard nothing from
+  for ``MODULE_TIMEOUT`` seconds is dropped and its id freed: vcosim's modules keep alive by
+  repeating their handshake (a ping) whenever they have sent nothing else for a second, so
+  only one that has stopped is silent that long.
+- A module that keeps to the seed's protocol (handshake, then only listen) is never confirmed
+  and keeps its id as long as its socket exists. The router learns that a socket has gone
+  from the refusal (ICMP "port unreachable", at once on loopback and a LAN; "host
+  unreachable" when its host has vanished from a LAN) of a datagram its connected per-module
+  socket sends: the handshake's answer again, at each silence sweep and whenever the id, or
+  room on the host, is asked for. A ghost (a socket that handshook and closed) gives way so.
+  Each host may have at most ``MAX_UNCONFIRMED`` such modules; past it, a handshake from
+  that host is refused while all of them are still there.
 
 The state file is the router's table of ids and addresses (JSON, written on every change,
 atomically). A router restarted on the same address reads it and takes every module back at
@@ -35,8 +41,15 @@ log = logging.getLogger("vcosim.bus")
 MODULE_TIMEOUT = 5.0
 """Seconds of silence after which the router drops a module (``vcosim bus --timeout``)."""
 
-MAX_UNCONFIRMED = 4
-"""Modules per host the router keeps while it has heard nothing from them since their handshake."""
+MAX_UNCONFIRMED = 16
+"""Modules per host the router keeps while it has heard nothing from them since their handshake
+(the seed's protocol: NightRider's modules on one machine, about ten)."""
+PROBE_WAIT = 0.002
+"""Seconds a handshake waits for a refusal from another host's module it probes (a LAN's round
+trip; on loopback the refusal is there when the probe's send returns)."""
+PROBE_EVERY = 1.0
+"""Seconds between two probes of a module that wait ``PROBE_WAIT``: a handshake flood for a
+live id on another host costs at most one such wait a second."""
 
 MAX_STATE_BYTES = 1 << 16
 """A state file larger than this is not read (a router has at most a few dozen modules)."""

@@ -20,13 +20,14 @@ Pings. A module repeats its handshake on its own socket when it has heard nothin
 while, and when it has sent nothing else for a while (a keep-alive); the router answers it
 again. That is the whole liveness protocol, and it is the seed's own handshake frame.
 
-Membership (``vcosim.bus.membership``). A module silent for ``timeout`` seconds is dropped
-and its id freed; a module not heard from since its handshake (a ghost, so far) gives way to
-a handshake for its id from another address, and to its host's next handshake once that host
-has ``max_unconfirmed`` of them. Silence is measured without touching the routing path: a
-sweep, ``SWEEPS`` times per timeout (from a metronome thread, through the wake-up socket),
-compares each module's ``received`` counter with the one it saw last. With ``state``, the
-table is kept in a file and taken back when a router starts on the same address again.
+Membership (``vcosim.bus.membership``). A confirmed module silent for ``timeout`` seconds is
+dropped and its id freed; a module not heard from since its handshake (the seed's protocol:
+handshake, then only listen) keeps its id as long as its socket exists, which a probe on its
+connected socket tells (a refusal: the socket has gone; see ``_there``). Silence is measured
+without touching the routing path: a sweep, ``SWEEPS`` times per timeout (from a metronome
+thread, through the wake-up socket), compares each module's ``received`` counter with the one
+it saw last, and probes the unconfirmed. With ``state``, the table is kept in a file and taken
+back when a router starts on the same address again.
 
 Routing. A valid message goes to the module whose id is its destination, unchanged. Monitors
 (handshake ``ID <n>,MONITOR,END``, e.g. the logger) first get a ``COPY <sender>,<message>`` of
@@ -54,6 +55,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import math
+import os
 import select
 import selectors
 import socket
@@ -70,10 +72,17 @@ from vcosim.bus import codec as frames
 from vcosim.bus.catalogue import Message, ModuleId, Shutdown
 from vcosim.bus.client import DEFAULT_PORT, RECEIVE_BUFFER
 from vcosim.bus.codec import Codec, Malformed
-from vcosim.bus.membership import MAX_UNCONFIRMED, MODULE_TIMEOUT, Member, StateFile
+from vcosim.bus.membership import (
+    MAX_UNCONFIRMED,
+    MODULE_TIMEOUT,
+    PROBE_EVERY,
+    PROBE_WAIT,
+    Member,
+    StateFile,
+)
 from vcosim.bus.sockets import MAX_DATAGRAM, ModuleSocket, allowlist
 from vcosim.errors import ConfigError
-from vcosim.net import Allowlist, DatagramLink, Reports
+from vcosim.net import Allowlist, DatagramLink, Reports, Tally
 
 log = logging.getLogger("vcosim.bus")
 
@@ -108,6 +117,7 @@ class Module:
     seen: int = 0  # ``received`` at that sweep
     restored: bool = False  # taken back from the state file after a restart
     leaving: bool = False  # its port has closed: what it left queued is being routed
+    probed: float = -math.inf  # when a probe last waited for its refusal (monotonic s)
 
     @property
     def label(self) -> str:
@@ -159,7 +169,8 @@ class Router:
         stop_on_shutdown: end the router after passing a Shutdown to every module.
         allow: who may join (see :func:`allowlist`); default loopback and ``host`` itself.
         timeout: seconds of silence after which a module is dropped (``math.inf``: never).
-        max_unconfirmed: modules per host kept while unheard since their handshake.
+        max_unconfirmed: modules per host kept while unheard since their handshake (the seed's
+            protocol); past it, that host's handshakes are refused while all are there.
         state: a file to keep the table in, taken back by a router restarted with it.
     """
 
@@ -200,6 +211,7 @@ class Router:
         self._buffer = bytearray(MAX_DATAGRAM)  # every module's datagrams are read into it
         self._view = memoryview(self._buffer)
         self._reports = Reports(log, "bus")
+        self._tally = Tally(log, "bus")  # joins and leaves: a flood of them is counted
         self._requests: deque[Callable[[], None]] = deque()
         self._changed = threading.Condition()
         self._stopping = False
@@ -327,9 +339,9 @@ class Router:
             if not existing.confirmed:  # what it sent may still be queued: read that first
                 self._on_module(existing)
                 existing = self.modules.get(module_id)
-            if existing is not None and not existing.confirmed:
-                self._drop_unheard(existing, f"its id was asked for from {_where(address)}")
-                existing = None
+            if existing is not None and not existing.confirmed:  # kept while its socket is
+                if not self._there(existing, f"its id was asked for from {_where(address)}"):
+                    existing = None
             elif existing is not None and existing.silent_for(now) >= self.timeout:
                 self._expire(existing, now)
                 existing = None
@@ -340,8 +352,8 @@ class Router:
             reason = f"id {module_id} is already taken by the module at {_where(existing.address)}"
         elif other is not None:
             reason = f"this address is already module {other.id} (one socket, one module)"
-        elif not self._make_room(address[0], now):
-            reason = f"the router is full ({self.max_modules} modules)"
+        elif (no_room := self._make_room(address[0], now)) is not None:
+            reason = no_room
         else:
             self._accept(module_id, address, monitor, now)
             return
@@ -382,21 +394,57 @@ class Router:
                 f"not a handshake (expected 'ID <n>,END'): {data[:40]!r}",
             )
 
-    def _make_room(self, host: str, now: float) -> bool:
-        """Room for one more module from ``host``: True if there is (or now is).
+    def _make_room(self, host: str, now: float) -> str | None:
+        """Room for one more module from ``host``: None if there is (or now is), else why not.
 
-        The host's oldest unheard module gives way once the host has ``max_unconfirmed``;
-        a full router first drops the modules silent for the timeout.
+        Once the host has ``max_unconfirmed`` modules unheard since their handshake, each is
+        probed and those whose socket has gone give way; a full router first drops the
+        confirmed modules silent for the timeout, and the unconfirmed whose socket has gone.
         """
         unheard = [m for m in self.modules.values() if m.address[0] == host and not m.confirmed]
         if len(unheard) >= self.max_unconfirmed:
-            oldest = min(unheard, key=lambda m: m.joined)
-            self._drop_unheard(oldest, f"{host} has {len(unheard)} modules unheard since joining")
+            why = f"{host} has {len(unheard)} modules unheard since joining"
+            if sum(self._there(m, why) for m in unheard) >= self.max_unconfirmed:
+                return (
+                    f"{host} has {self.max_unconfirmed} modules that have not spoken since their "
+                    "handshake, all still there (vcosim bus --max-unconfirmed)"
+                )
         if len(self.modules) >= self.max_modules:
             for module in list(self.modules.values()):
-                if module.silent_for(now) >= self.timeout:
+                if not module.confirmed:
+                    self._there(module, "the router is full")
+                elif module.silent_for(now) >= self.timeout:
                     self._expire(module, now)
-        return len(self.modules) < self.max_modules
+        if len(self.modules) >= self.max_modules:
+            return f"the router is full ({self.max_modules} modules)"
+        return None
+
+    def _there(self, module: Module, why: str) -> bool:
+        """Probe a module unheard since its handshake: False (it gave way) if its socket has gone.
+
+        The probe is the handshake's answer again, a frame of the seed's protocol, sent on the
+        module's connected socket; a refusal of it (ICMP "port unreachable", or "host
+        unreachable") is the socket's pending error. On loopback it is there when the send
+        returns; from another host it is awaited ``PROBE_WAIT``, at most once per
+        ``PROBE_EVERY`` (a flood of handshakes for its id cannot stall the router; a refusal
+        that comes later is read from the socket like any other, ``_gone``).
+        """
+        now = time.monotonic()
+        sock = module.link.sock
+        try:
+            sock.send(frames.answer(self.router_id))
+            error = sock.getsockopt(socket.SOL_SOCKET, socket.SO_ERROR)
+            remote = not module.address[0].startswith("127.")
+            if not error and remote and now - module.probed >= PROBE_EVERY:
+                module.probed = now
+                select.select([sock], [], [], PROBE_WAIT)
+                error = sock.getsockopt(socket.SOL_SOCKET, socket.SO_ERROR)
+        except OSError as exc:
+            error = exc.errno or 0
+        if not error:
+            return True
+        self._drop_unheard(module, f"{why}; its socket has gone: {os.strerror(error)}")
+        return False
 
     def _accept(
         self,
@@ -426,15 +474,23 @@ class Router:
         self._send(module, frames.answer(self.router_id), control=True)
         how = " as a monitor" if monitor else ""
         if restored:
-            log.info(
-                "bus: %s is back%s (on the bus before the router restarted)", module.label, how
+            self._tally(
+                "back",
+                "bus: %s is back%s (on the bus before the router restarted)",
+                module.label,
+                how,
             )
         else:
-            log.info("bus: %s joined%s", module.label, how)
+            self._tally("joined", "bus: %s joined%s", module.label, how)
         return module
 
-    def _remove(self, module: Module, why: str, *, quiet: bool = False) -> None:
-        """Drop a module from the table and close its socket; ``quiet``: no log line."""
+    def _remove(
+        self, module: Module, why: str, *, quiet: bool = False, cause: str = "left"
+    ) -> None:
+        """Drop a module from the table and close its socket; ``quiet``: no log line.
+
+        The line is counted by ``cause`` (``Tally``): a flood of them costs a line now and then.
+        """
         if self.modules.get(module.id) is not module:
             return
         del self.modules[module.id]
@@ -445,7 +501,7 @@ class Router:
         self._selector.unregister(module.link.sock)
         module.link.close()
         if not quiet:
-            log.info("bus: %s %s; its id is free again", module.label, why)
+            self._tally(cause, "bus: %s %s; its id is free again", module.label, why)
         self._save()
 
     # -- membership ---------------------------------------------------------------------------
@@ -456,11 +512,18 @@ class Router:
             self._wake()
 
     def _sweep(self) -> None:
-        """Note who was heard since the last sweep; drop those silent for the timeout."""
+        """Note who was heard since the last sweep; drop those silent for the timeout.
+
+        A module unheard since its handshake is not expired but probed: the refusal of the
+        probe, when its socket has gone, comes back to its socket (``_gone``).
+        """
         now = time.monotonic()
         for module in list(self.modules.values()):
             if module.received != module.seen:
                 module.seen, module.heard = module.received, now
+            elif not module.confirmed:
+                with contextlib.suppress(OSError):  # (a refusal pending already: read next)
+                    module.link.sock.send(frames.answer(self.router_id))
             elif now - module.heard >= self.timeout:
                 self._expire(module, now)
 
@@ -468,7 +531,7 @@ class Router:
         silent = now - module.heard
         self.stats.expired += 1
         self.stats.expired_modules.append(f"{module.label}: silent for {silent:.1f} s")
-        self._remove(module, f"was silent for {silent:.1f} s: dropped")
+        self._remove(module, f"was silent for {silent:.1f} s: dropped", cause="expired")
 
     def _drop_unheard(self, module: Module, why: str) -> None:
         """Drop a module not heard from since its handshake, to make way for a newer one."""
@@ -663,8 +726,11 @@ class Router:
         if self.modules.get(module.id) is not module:
             return  # its goodbye removed it
         why = "its socket failed" if error is None else error.strerror or str(error)
+        if not module.confirmed:  # a ghost, found by a probe's refusal: one line a host
+            self._drop_unheard(module, f"its socket has gone: {why}")
+            return
         self.stats.gone += 1
-        self._remove(module, f"is gone ({why})")
+        self._remove(module, f"is gone ({why})", cause="gone")
 
     # -- reports ----------------------------------------------------------------------------
     def _malformed(self, sender: str, reason: str, text: str) -> None:
@@ -716,6 +782,7 @@ class Router:
             "not_joined": s.not_joined,
             "send_failures": s.send_failures,
             "problems": list(s.problems),
+            "log_lines_counted": self._tally.unlogged,  # events past each cause's first lines
         }
 
     # -- internals --------------------------------------------------------------------------
@@ -736,6 +803,7 @@ class Router:
         if self._closed:
             return
         self._closed = True
+        self._tally.flush()
         for module in self.modules.values():
             module.link.close()
         self.listen.close()

@@ -35,6 +35,12 @@ CLASSIC_SUBPROTOCOL = "foxglove.websocket.v1"
 """Foxglove's classic name of the same protocol, which Lichtblick and older apps ask for."""
 SUBPROTOCOLS = (SUBPROTOCOL, CLASSIC_SUBPROTOCOL)
 """What the gate answers, its preference first."""
+MAX_CLIENT_MESSAGE = 1 << 16
+"""The longest message a client may send (bytes): a client's are small (subscriptions; the
+server takes no data from clients). A longer one closes its connection (1009, "message too
+big") as its frame header announces it, before the frame is read: the simulator's process
+never holds it (a 512 MB frame took it to 2.1 GB). The server's own frames, from the private
+upstream port, are not bounded."""
 
 
 class OriginGate:
@@ -100,7 +106,7 @@ class OriginGate:
             process_request=self._admit,
             subprotocols=[Subprotocol(name) for name in SUBPROTOCOLS],
             compression=None,
-            max_size=None,
+            max_size=MAX_CLIENT_MESSAGE,
             logger=_QUIET,
         ) as server:
             self.port = next(iter(server.sockets)).getsockname()[1]

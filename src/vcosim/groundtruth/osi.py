@@ -34,6 +34,7 @@ from vcosim.groundtruth.osi_io import (
     OsiUdp,
     UdpCounts,
     interface_version,
+    resolve_once,
 )
 from vcosim.groundtruth.sampling import Sampler
 from vcosim.reports import Report
@@ -496,4 +497,5 @@ def parse_udp_url(text: str) -> tuple[str, int]:
             ],
             "osi",
         )
+    resolve_once(host, port)  # a name that does not resolve is refused before the run
     return host, port

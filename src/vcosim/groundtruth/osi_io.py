@@ -62,6 +62,23 @@ def interface_version() -> tuple[int, int, int]:
     return version.version_major, version.version_minor, version.version_patch
 
 
+def resolve_once(host: str, port: int) -> tuple[int, tuple[Any, ...]]:
+    """The address family and socket address of ``host``, resolved once, before the run.
+
+    ``sendto`` with a name asks the resolver at every frame: a name that does not resolve
+    failed every send, unreported, and a slow resolver stalled the run (issue 45, H).
+
+    Raises:
+        ConfigError: ``host`` does not resolve.
+    """
+    try:
+        family, _, _, _, address = socket.getaddrinfo(host, port, type=socket.SOCK_DGRAM)[0]
+    except (OSError, UnicodeError, ValueError) as exc:
+        shown = host if len(host) <= 80 else f"{host[:80]}... ({len(host)} characters)"
+        raise ConfigError([f"--osi: host {shown!r} does not resolve ({exc})"], "osi") from None
+    return family, address
+
+
 @dataclass
 class UdpCounts(Report):
     """What went to the OSI receiver."""
@@ -90,8 +107,7 @@ class OsiUdp:
     def __init__(self, host: str, port: int, framing: str = "datagram") -> None:
         if framing not in FRAMINGS:
             raise ConfigError([f"OSI over UDP: framing {framing!r} is none of {FRAMINGS}"], "osi")
-        self.address = (host, port)
-        family = socket.AF_INET6 if ":" in host else socket.AF_INET
+        family, self.address = resolve_once(host, port)
         self._socket: socket.socket | None = socket.socket(family, socket.SOCK_DGRAM)
         self.counts = UdpCounts(framing=framing)
 

@@ -8,7 +8,15 @@ modules ``constants`` and ``errors``.
 """
 
 from vcosim.net.link import MAX_DATAGRAM, BindError, DatagramLink, Link
-from vcosim.net.peers import Address, Allowlist, Reports, parse_allow, resolve
+from vcosim.net.peers import (
+    Address,
+    Allowlist,
+    Reports,
+    Tally,
+    parse_allow,
+    peer_address,
+    resolve,
+)
 
 __all__ = [
     "MAX_DATAGRAM",
@@ -18,6 +26,8 @@ __all__ = [
     "DatagramLink",
     "Link",
     "Reports",
+    "Tally",
     "parse_allow",
+    "peer_address",
     "resolve",
 ]

@@ -4,8 +4,12 @@ from __future__ import annotations
 
 import logging
 import socket
+import time
+from collections import Counter
 from collections.abc import Hashable, Iterable
 from dataclasses import dataclass
+
+from vcosim.errors import ConfigError
 
 Address = tuple[str, int]
 """An IPv4 (host, port)."""
@@ -67,8 +71,25 @@ def resolve(host: str) -> str | None:
     """``host``'s IPv4 address (an address stays as it is); None if it does not resolve."""
     try:
         return socket.gethostbyname(host) if host else None
-    except (OSError, UnicodeError):
+    except (OSError, UnicodeError, ValueError):
         return None
+
+
+def peer_address(host: str, port: int, what: str) -> Address:
+    """(IPv4 address, port) of a peer to send to, resolved once, before any datagram.
+
+    A name given to ``sendto`` is resolved at every send: a name that does not resolve then
+    fails every one of them, and a slow resolver stalls the loop that sends. Resolved here
+    once, at the start, a name that does not resolve is refused before the run.
+
+    Raises:
+        ConfigError: ``host`` does not resolve (``what`` names the option).
+    """
+    address = resolve(host)
+    if address is None:
+        shown = printable(host)
+        raise ConfigError([f"{what}: host {shown!r} does not resolve to an IPv4 address"], what)
+    return address, port
 
 
 PRINTED_CHARS = 120
@@ -86,6 +107,71 @@ def printable(text: object, limit: int = PRINTED_CHARS) -> str:
     if len(line) <= limit:
         return line
     return f"{line[:limit]}... ({len(line)} characters)"
+
+
+class Tally:
+    """Log lines by cause, so that no flood of events floods a log (issue 45, J).
+
+    The first ``burst`` events of each cause are logged one by one (what a person starting a
+    run wants to see: the modules joining, the pages opening); past them a cause is counted,
+    and one line every ``every`` seconds says how many more came (when the next one comes),
+    as ``flush`` does at the end. ``counts`` keeps every cause's total for the final summary.
+    """
+
+    def __init__(
+        self, log: logging.Logger, name: str, burst: int = 20, every: float = 10.0
+    ) -> None:
+        self.log, self.name, self.burst, self.every = log, name, burst, every
+        self.counts: Counter[str] = Counter()
+        self._unlogged: Counter[str] = Counter()
+        self._since: dict[str, float] = {}
+
+    def __call__(self, cause: str, text: str, *args: object, level: int = logging.INFO) -> bool:
+        """Count an event of ``cause``; log ``text % args`` if it is among the first; True if so."""
+        self.counts[cause] += 1
+        if self.counts[cause] <= self.burst:
+            self.log.log(level, text, *args)
+            return True
+        now = time.monotonic()
+        since = self._since.setdefault(cause, now)
+        if self._unlogged[cause] == 0 and since == now:
+            self.log.log(
+                level,
+                "%s: more than %d '%s' events: from now on counted, with a line every %g s",
+                self.name,
+                self.burst,
+                cause,
+                self.every,
+            )
+        self._unlogged[cause] += 1
+        if now - since >= self.every:
+            self._summary(cause, now - since, level)
+            self._since[cause] = now
+        return False
+
+    @property
+    def unlogged(self) -> int:
+        """Events counted and not logged one by one, over all causes (summaries aside)."""
+        return sum(self.counts.values()) - sum(min(n, self.burst) for n in self.counts.values())
+
+    def flush(self, level: int = logging.INFO) -> None:
+        """Log every cause's events not told yet, in one line each (at the end)."""
+        now = time.monotonic()
+        for cause in list(self._unlogged):
+            if self._unlogged[cause]:
+                self._summary(cause, now - self._since.get(cause, now), level)
+
+    def _summary(self, cause: str, seconds: float, level: int) -> None:
+        self.log.log(
+            level,
+            "%s: %d more '%s' events in %.0f s (%d in all)",
+            self.name,
+            self._unlogged[cause],
+            cause,
+            seconds,
+            self.counts[cause],
+        )
+        self._unlogged[cause] = 0
 
 
 class Reports:

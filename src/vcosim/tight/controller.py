@@ -9,7 +9,9 @@ The messages carry no time. The controller's sample time is the simulator's
 default ``T_ext``), as a Simulink model's fixed step must be.
 
 The block hears one simulator at a time: the first message it takes pins the sender's
-address until the block resets (``timeout`` without an acceptable message). A message is
+address until the block resets (``timeout`` without an acceptable message), except that the
+simulator's own address (``--sim HOST:PORT``) outranks whichever port spoke first: its first
+message takes the pin and restarts the id rules (``peer_takeovers``). A message is
 taken if its id is above the largest taken (or equal to it once after a reset) and not
 implausibly far above it (``ID_JUMP``, ``ID_LIMIT``); others are counted, never answered.
 """
@@ -95,6 +97,7 @@ class BlockReport(Report):
     implausible_id: int
     malformed: int
     rejected_peers: int
+    peer_takeovers: int
     resets: int
     compute_ms: dict[str, float | None]
     round_trip_ms: dict[str, float | None]
@@ -219,6 +222,9 @@ class ControllerBlock:
                     if not link.wait(min(remaining, STOP_CHECK)):
                         continue
                     stats.received += 1
+                    if link.taken_over:  # the simulator's own address: start afresh with it
+                        link.taken_over = False
+                        largest, fresh, ceiling = 0.0, True, ID_LIMIT
                     message_id = link.message.item(0)
                     if not (message_id > largest or (fresh and message_id == largest)):
                         stats.stale += 1
@@ -302,6 +308,7 @@ class ControllerBlock:
             implausible_id=stats.implausible,
             malformed=link.malformed,
             rejected_peers=link.rejected,
+            peer_takeovers=link.takeovers,
             resets=stats.resets,
             compute_ms={
                 "median": ms(stats.compute, 50),

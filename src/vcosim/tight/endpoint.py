@@ -12,7 +12,9 @@ It follows BeamNG.tech's coupling controller (``tech/vehicleSystemsCoupling`` an
   one behind or one ahead both couple), and at most one ahead of the last message sent: an
   id further ahead answers nothing that was sent, and is refused (``implausible_id``);
 - the controller's address is pinned by the first reply applied and released by a timeout:
-  datagrams from any other address meanwhile are dropped (``rejected_peers``);
+  datagrams from any other address meanwhile are dropped (``rejected_peers``); but the
+  controller's own address (``--controller HOST:PORT``) outranks whichever port answered
+  first: its first reply takes the pin and restarts the id rules (``peer_takeovers``);
 - before each physics step: fewer than ``send_skips`` steps since the last send: poll;
   otherwise a send step: poll and send if fewer than ``window`` messages are unanswered,
   else block (up to ``timeout``) for a reply and send; while nothing has been applied yet,
@@ -75,6 +77,8 @@ class CouplingReport(Report):
             largest applied) and ``duplicate`` (the same id again).
         implausible_id: replies refused for an id more than one ahead of the last message
             sent (no controller numbers its replies so; a stray datagram may).
+        peer_takeovers: how often the controller's own address took the coupling from
+            another port that had answered first (a stray, or a second controller).
         startup_wait: wall seconds the run held at start-up until a controller answered.
         startup_resends: how often the last message was sent again while holding.
         clamped: per input, how many values were outside their range and clamped.
@@ -94,6 +98,7 @@ class CouplingReport(Report):
     implausible_id: int
     malformed: int
     rejected_peers: int
+    peer_takeovers: int
     clamped: dict[str, int]
     clamped_total: int
     timeouts: int
@@ -395,6 +400,8 @@ class SimulatorEndpoint(Face):
         """Drain what has arrived and apply only the newest new reply (no queue grows)."""
         link, best, ceiling = self.link, self._largest, self._next_id
         while link.poll():
+            if link.taken_over:  # the controller's own address: what came before is not its
+                best = self._new_peer()
             reply_id = self._reply_id(link.message)
             if reply_id is None:
                 continue
@@ -437,6 +444,8 @@ class SimulatorEndpoint(Face):
                 raise
             if not got:
                 break
+            if link.taken_over:  # (a reply from the controller's own address, not pinned)
+                self._new_peer()
             reply_id = message.item(0)
             if got == ANSWERED:
                 self._went_out(sim, reply_id, start)
@@ -514,6 +523,18 @@ class SimulatorEndpoint(Face):
         self._taken_at = taken or time.perf_counter()
         return min(int(reply_id), self._next_id - sent_since)
 
+    def _new_peer(self) -> float:
+        """The controller's own address took the pin: its replies start the id rules afresh.
+
+        Whatever the port that answered first made the largest applied id, the controller's
+        replies are judged as if nothing had been applied (as after a timeout); the largest
+        applied id returned is 0.
+        """
+        self.link.taken_over = False
+        self._largest = 0.0
+        self._pin = False
+        return 0.0
+
     def _pin_controller(self) -> None:
         """From the first reply taken since the start or a reset: hear only its sender."""
         self.link.pin()
@@ -563,6 +584,7 @@ class SimulatorEndpoint(Face):
             implausible_id=s.implausible,
             malformed=link.malformed + s.bad_id,
             rejected_peers=link.rejected,
+            peer_takeovers=link.takeovers,
             clamped=clamped,
             clamped_total=sum(clamped.values()),
             timeouts=s.timeouts,

@@ -67,6 +67,9 @@ class InProcessLink:
         """``wait``: the endpoint sends its answer itself."""
         return TAKEN if self.wait(timeout) else 0
 
+    takeovers = 0
+    taken_over = False  # no one else can reach an in-process link (see ``pin``)
+
     def pin(self) -> None:
         """Nothing to do: no one else can reach an in-process link."""
 

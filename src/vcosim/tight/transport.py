@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
 
-from vcosim.net import Address, Allowlist, DatagramLink, resolve
+from vcosim.net import Address, Allowlist, DatagramLink, peer_address, resolve
 from vcosim.tight.protocol import WIRE_DTYPE
 
 if TYPE_CHECKING:
@@ -46,6 +46,10 @@ class CouplingLink(Protocol):
     message: np.ndarray
     sender: Address | None
     spin: float
+    takeovers: int
+    taken_over: bool
+    """True once the peer's own address took the coupling from another sender (``UdpLink``);
+    the end that reads it sets it back and restarts its id rules for the new peer."""
 
     @property
     def address(self) -> Address:
@@ -106,6 +110,12 @@ class UdpLink:
     controller and its Simulink S-functions send from a second socket, on a port the system
     picks.
 
+    The first sender is not a licence: the peer's own address (the configured host and
+    port, where the peer listens and where this end sends) outranks any other. Nobody else
+    can send from it while the peer holds it bound, so a message from it takes the pin from
+    whichever port answered first (``taken_over``; counted in ``takeovers``), and once it has
+    been heard this end admits only it (and ``allow``) after a reset too, as ``exact`` would.
+
     Args:
         listen: Local (host, port); port 0 picks a free one.
         peer: Where messages go; with port 0, the caller gives each send its address.
@@ -120,6 +130,7 @@ class UdpLink:
 
     Raises:
         BindError: ``listen`` cannot be bound (an ``OSError``).
+        ConfigError: the peer's host does not resolve.
     """
 
     def __init__(
@@ -137,7 +148,10 @@ class UdpLink:
         self.expected_bytes = expected_values * 8
         self.spin = spin
         self.name = name
-        host = resolve(peer[0]) or peer[0]  # senders are known by address, not by name
+        # Senders are known by address, not by name, and a name is resolved here once:
+        # ``sendto`` with a name would ask the resolver at every message.
+        peer = peer_address(peer[0], peer[1], name)
+        host = peer[0]
         own = Allowlist.of(peers=[(host, peer[1])]) if exact else Allowlist.of([host])
         self.net = DatagramLink(
             listen,
@@ -151,6 +165,12 @@ class UdpLink:
         self.message = np.frombuffer(self.net.buffer, dtype=WIRE_DTYPE, count=expected_values)
         self.sender: Address | None = None
         self.pinned: Address | None = None
+        self.taken_over = False
+        self.takeovers = 0
+        # The peer's own address (None when each send names its address: port 0).
+        self._own: Address | None = (host, peer[1]) if peer[1] else None
+        exact_peers = Allowlist.of(peers=[self._own] if self._own is not None else [])
+        self._exact_admits = (exact_peers | (allow or Allowlist())).admits
         # The lock-step hot path reads and writes the socket itself, bound once: one call
         # per message. What a failure, a stranger or a wrong size means stays the net link's.
         sock, allow = self.net.sock, self.net.allow
@@ -232,6 +252,8 @@ class UdpLink:
     def pin(self) -> None:
         """Hear only the sender of the message just taken, until ``unpin``."""
         self.pinned = self.sender
+        if self.pinned is not None and self.pinned == self._own:
+            self._admits = self._exact_admits  # it sends from where it listens: only it
         if self._native is not None:
             self._native.set_pinned(self.pinned)
 
@@ -265,7 +287,11 @@ class UdpLink:
         """True if the datagram just received is a message to take; else counted."""
         pinned, expected = self.pinned, self.expected_bytes
         if sender != pinned and (pinned is not None or not self._admits(sender)):
-            self._stranger(sender)
+            if sender != self._own or size != expected:
+                self._stranger(sender)
+                return False
+            self._take_over(sender)
+            return True
         elif size != expected:
             self.net.count_malformed("size", sender, f"{size} bytes, expected {expected}")
         else:
@@ -273,9 +299,35 @@ class UdpLink:
             return True
         return False
 
+    def _take_over(self, own: Address) -> None:
+        """The peer's own address speaks while another sender is pinned: it takes the pin."""
+        pinned = self.pinned
+        self.sender = own
+        self.pin()
+        self.taken_over = True
+        self.takeovers += 1
+        if pinned is not None and self.takeovers == 1:
+            log.warning(
+                "%s: %s:%d, the configured peer's own address, answers: it takes the coupling "
+                "from %s:%d, which answered first (not the peer; further ones only counted "
+                "as takeovers)",
+                self.name,
+                *own,
+                *pinned,
+            )
+
     def _stranger(self, sender: Address) -> None:
         """Count (and report once) a datagram from someone this end does not hear now."""
         pinned = self.pinned
+        if pinned is None and self._admits is self._exact_admits and self._own is not None:
+            self.net.rejected += 1  # the peer was heard at its own address: only it now
+            self.net.report(
+                "not the peer",
+                sender,
+                f"datagram from {sender[0]}:{sender[1]} dropped: the peer has been heard at "
+                f"its own address {self._own[0]}:{self._own[1]}, and only it is heard now",
+            )
+            return
         if pinned is None:
             self.net.reject(sender)
             return
@@ -284,7 +336,8 @@ class UdpLink:
             "not the peer",
             sender,
             f"datagram from {sender[0]}:{sender[1]} dropped: this end is coupled to "
-            f"{pinned[0]}:{pinned[1]} until the coupling resets",
+            f"{pinned[0]}:{pinned[1]} until the coupling resets (if two senders answer as "
+            "the peer, pin the right one: --exact-peer, or --allow HOST:PORT)",
         )
 
     def wait(self, timeout: float) -> bool:
@@ -298,9 +351,11 @@ class UdpLink:
             return self._wait_native(timeout, _NO_ANSWER, 0.0, 0.0) != 0
         clock = time.perf_counter
         spin = self.spin
+        start = clock()
+        deadline = start + timeout
         if spin > 0.0:  # a turn is a receive that finds nothing and a clock read
             recvfrom_into, buffer, expected = self._recvfrom_into, self._buffer, self.expected_bytes
-            spin_end = clock() + min(spin, timeout)
+            spin_end = start + min(spin, timeout)
             while True:
                 try:
                     size, sender = recvfrom_into(buffer)
@@ -311,12 +366,13 @@ class UdpLink:
                 except OSError as exc:
                     if not self.net.receive_failed(exc):
                         return False
-                    continue
-                if (sender == self.pinned and size == expected) or self._judge(size, sender):
-                    self.sender = sender
-                    return True
-            timeout -= spin
-        deadline = clock() + timeout
+                else:
+                    if (sender == self.pinned and size == expected) or self._judge(size, sender):
+                        self.sender = sender
+                        return True
+                if clock() >= spin_end:  # (a flood of refused datagrams ends the spin too)
+                    break
+            timeout = deadline - clock()
         sleep, poll, net = self._sleep, self.poll, self.net
         while not net.closed:
             if sleep(max(timeout, 0.0) * 1000.0) and poll():
@@ -364,12 +420,12 @@ class UdpLink:
             if code >= 0:  # a datagram the look leaves to Python: a stranger, a wrong size
                 if self._judge(code, native.sender()):
                     return TAKEN
-                continue
-            if code <= _LOOK_FAILED:
+            elif code <= _LOOK_FAILED:
                 failure = _LOOK_FAILED - code
                 if not net.receive_failed(OSError(failure, os.strerror(failure))):
                     return 0
-                continue
+            # Every turn reads the clock, whatever came: datagrams refused now and then must
+            # not keep the deadline from coming (junk at 10/s held it off for ever).
             now = clock()
             if now >= deadline:
                 break

@@ -38,6 +38,7 @@ from vcosim.contracts.server.report import ServerReport, ServerStats
 from vcosim.contracts.server.sessions import ServerSession, ToServer, open_session
 from vcosim.contracts.transport import Address, Endpoint
 from vcosim.errors import ProtocolError
+from vcosim.net import Tally
 from vcosim.sim.face import Face
 from vcosim.sim.simulation import Simulation
 from vcosim.vehicle import Vehicle
@@ -94,6 +95,7 @@ class ContractServer(Face):
         self._vehicle: tuple[object, ...] | None = None  # its kernel's arguments, if we step it
         self._awaiting: LeanExchange | None = None  # the hold left to ``advance``
         self.doorman = Doorman(self.endpoint, self.stats, opts)
+        self._tally = Tally(log, "contract server")  # sessions opening and ending, counted
         self._closed = False
 
     @property
@@ -372,7 +374,8 @@ class ContractServer(Face):
         self.stats.refused_fields += session.refused
         self._rebuild()
         self.endpoint.send(session.welcome, sender)
-        log.info(
+        self._tally(
+            "connected",
             "contract server: client %s:%d connected (%d contracts, %d fields refused)",
             sender[0],
             sender[1],
@@ -386,7 +389,8 @@ class ContractServer(Face):
             del self.sessions[session.address]
             self.stats.ended += 1
             self._rebuild()
-            log.info("contract server: client %s:%d %s", *session.address, why)
+            cause = "ended" if why in ("reconnected", "said goodbye") else why.split()[0]
+            self._tally(cause, "contract server: client %s:%d %s", *session.address, why)
 
     def _expire(self) -> None:
         now = time.perf_counter()
@@ -500,6 +504,7 @@ class ContractServer(Face):
         if self._closed:
             return
         self._closed = True
+        self._tally.flush()
         if self.options.goodbye:
             for session in self.sessions.values():
                 self.endpoint.send(P.header(P.Kind.BYE, session.id), session.address)

@@ -32,6 +32,7 @@ import logging
 import signal
 import socket
 import threading
+import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -54,7 +55,7 @@ from vcosim.modules.viewer.state import (
     terrain_json,
     vehicle_geometry,
 )
-from vcosim.net.peers import Reports, printable
+from vcosim.net.peers import Reports, Tally, printable
 from vcosim.roads import RoadNetwork
 from vcosim.vehicle.terrain import Terrain
 
@@ -72,7 +73,9 @@ MAX_ORIGINLESS = MAX_PAGES // 2
 own (an admitted Origin) evicts the oldest of them when every place is taken, so no program
 can lock the page out."""
 EVICTED = 1013
-"""The close code of an Origin-less websocket evicted for a page ("try again later")."""
+"""The close code of a websocket evicted for a page ("try again later"): an Origin-less one
+first, else the page idle longest (an Origin is only a header: any program can send the
+viewer's own, so no number of sockets that send it may lock the page out)."""
 HTTP_LOGGER = "uvicorn.error"
 
 
@@ -136,8 +139,10 @@ class Viewer(BusModule[ViewerReport]):
         self._road_body = json.dumps(None if road is None else road_json(road)).encode()
         self._geometry = vehicle_geometry()
         self._pages: dict[Any, str | None] = {}  # open websocket -> its Origin, oldest first
+        self._active: dict[Any, float] = {}  # open websocket -> when it last sent (or opened)
         self._drivers = DeadMan(deadman)
         self._reports = Reports(log, "vcosim viewer")
+        self._tally = Tally(log, "vcosim viewer")  # pages that stop driving: a flood is counted
         self._events: list[dict[str, Any]] = []
         try:
             self._sock = socket.create_server((host, port))
@@ -222,13 +227,22 @@ class Viewer(BusModule[ViewerReport]):
         }
 
     def _place_for(self, origin: str | None) -> Any:
-        """Room for a websocket from ``origin``: None (there is), a socket to evict, or False."""
+        """Room for a websocket from ``origin``: None (there is), a socket to evict, or False.
+
+        A page (an admitted Origin) that finds every place taken evicts the oldest Origin-less
+        socket, else the page that has been idle longest: a page that drives sends its inputs
+        and stays, while sockets that only hold a place give it up in turn.
+        """
         programs = [ws for ws, o in self._pages.items() if o is None]
         if origin is None and len(programs) >= MAX_ORIGINLESS:
             return False
         if len(self._pages) < MAX_PAGES:
             return None
-        return programs[0] if origin is not None and programs else False
+        if origin is None:
+            return False
+        if programs:
+            return programs[0]
+        return min(self._pages, key=lambda ws: self._active.get(ws, 0.0))
 
     async def _websocket(self, ws: Any) -> None:
         client = ws.client.host if ws.client else "?"
@@ -241,13 +255,16 @@ class Viewer(BusModule[ViewerReport]):
             await ws.close()
             return
         if place is not None:
-            self._pages.pop(place, None)
+            program = self._pages.pop(place, None) is None
+            whom = "a websocket without Origin" if program else "the page idle longest"
+            self._active.pop(place, None)
             self.stats.evicted += 1
-            self._reports("evicted", client, "closed a websocket without Origin for a page")
+            self._reports("evicted", client, f"closed {whom} to make room for a page")
             with contextlib.suppress(Exception):
                 await place.close(EVICTED)
         await ws.accept()
         self._pages[ws] = origin
+        self._active[ws] = time.monotonic()
         self.stats.pages += 1
         try:
             await ws.send_json(self._hello())
@@ -260,6 +277,7 @@ class Viewer(BusModule[ViewerReport]):
                     if message.get("code") == TOO_BIG:
                         self._malformed("too long", client, f"over {MAX_COMMAND_BYTES} bytes")
                     return
+                self._active[ws] = time.monotonic()
                 data = message.get("text")
                 data = message.get("bytes", b"") if data is None else data
                 try:
@@ -271,6 +289,7 @@ class Viewer(BusModule[ViewerReport]):
             log.debug("page %s ended: %r", client, exc)
         finally:
             self._pages.pop(ws, None)
+            self._active.pop(ws, None)
             self._release(self._drivers.leave(ws))
 
     def _http_problem(self, record: logging.LogRecord) -> bool:
@@ -292,6 +311,20 @@ class Viewer(BusModule[ViewerReport]):
         self.stats.http_errors[kind] += 1
         self._reports(("http", kind), "http", f"HTTP: {detail}")
         return False
+
+    def _loop_problem(self, loop: asyncio.AbstractEventLoop, context: dict[str, Any]) -> None:
+        """An error asyncio would log with a traceback: counted by kind, told once.
+
+        A protocol's failure on one connection is counted with uvicorn's complaints and told
+        once without a traceback (issue 45, J).
+        """
+        error = context.get("exception")
+        text = str(context.get("message", "asyncio error")).strip().rstrip(".")
+        if error is not None:
+            text = f"{text}: {type(error).__name__}"
+        kind = printable(text, 80)
+        self.stats.http_errors[kind] += 1
+        self._reports(("asyncio", kind), "asyncio", f"asyncio: {printable(text)}")
 
     def _closed_connection(self, reason: str) -> None:
         """An HTTP connection closed for waiting too long or for a newer one: counted."""
@@ -326,7 +359,9 @@ class Viewer(BusModule[ViewerReport]):
             return
         self.stats.releases += 1
         self.send(message)
-        log.info("a page stopped driving: throttle released, brake %d", message.brake)
+        self._tally(
+            "released", "a page stopped driving: throttle released, brake %d", message.brake
+        )
 
     async def _watch_drivers(self) -> None:
         """Release every page that has not sent an input for ``deadman`` seconds."""
@@ -430,13 +465,17 @@ class Viewer(BusModule[ViewerReport]):
         tasks = [asyncio.create_task(self._push()), asyncio.create_task(self._watch_drivers())]
         http_log = logging.getLogger(HTTP_LOGGER)
         http_log.addFilter(self._http_problem)
+        handler = loop.get_exception_handler()
+        loop.set_exception_handler(self._loop_problem)
         try:
             await self._server.serve(sockets=[self._sock])
         finally:
             http_log.removeFilter(self._http_problem)
+            loop.set_exception_handler(handler)
             self.stopped.set()
             for message in self._drivers.everyone():  # no page drives once the viewer ends
                 self._release(message)
+            self._tally.flush()
             loop.remove_reader(bus)
             for task in tasks:
                 task.cancel()
