@@ -115,8 +115,13 @@ def _coupling_rows(table: Table, vehicle: str, coupling: CouplingReport) -> None
         table.add_row(f"{prefix}clamped by slot", json.dumps(coupling["clamped"]))
     table.add_row(f"{prefix}time blocking", f"{coupling['blocked_time']:.3f} s")
     table.add_row(
-        f"{prefix}waited for the controller",
+        f"{prefix}waited for the controller at start-up",
         f"{coupling['startup_wait']:.3f} s ({coupling['startup_resends']} re-sends)",
+    )
+    table.add_row(
+        f"{prefix}controller lost",
+        f"{coupling['controller_lost']} time(s), {coupling['uncontrolled_time']:.3f} s "
+        "(simulation time) without control",
     )
 
 
