@@ -7,44 +7,16 @@ closed 2 s into the run (no more replies, and the simulator's datagrams meet a c
 from __future__ import annotations
 
 import logging
-import queue
 import re
-import threading
 import time
-from collections.abc import Iterator
-from typing import IO
 
 import numpy as np
 import pytest
 
+from helpers.lines import lines_of, until
 from helpers.peers import RawPeer, coupled, nan_reply, start_simulator
 
 MESSAGES_IN_2_S = 400  # one every 5 ms (the default ext time)
-
-
-def lines_of(stream: IO[str]) -> queue.Queue[tuple[float, str]]:
-    """Each line of ``stream`` with the monotonic time it was read, as it comes."""
-    lines: queue.Queue[tuple[float, str]] = queue.Queue()
-
-    def read() -> None:
-        for line in stream:
-            lines.put((time.monotonic(), line))
-        lines.put((time.monotonic(), ""))
-
-    threading.Thread(target=read, daemon=True).start()
-    return lines
-
-
-def until(lines: queue.Queue[tuple[float, str]], deadline: float) -> Iterator[tuple[float, str]]:
-    """Lines until the stream ends or ``deadline`` (monotonic) passes."""
-    while (left := deadline - time.monotonic()) > 0:
-        try:
-            read_at, line = lines.get(timeout=left)
-        except queue.Empty:
-            return
-        if not line:
-            return
-        yield read_at, line
 
 
 @pytest.mark.parametrize("pacing", ["realtime"])

@@ -40,6 +40,7 @@ from typing import ClassVar
 
 import numpy as np
 
+from vcosim.constants import PEER_STATUS_EVERY as STATUS_EVERY
 from vcosim.net import parse_allow
 from vcosim.reports import Report
 from vcosim.sim.face import COUPLING, Face
@@ -60,8 +61,6 @@ from vcosim.vehicle._jit_cache import entry_point
 
 log = logging.getLogger("vcosim.tight")
 _SENT_RING = 4096  # send times kept for the latency figure (far more than any window)
-STATUS_EVERY = 3.0
-"""Wall seconds between the status lines of a run whose controller is lost."""
 _NEVER_FULL = 1 << 62  # the window while the controller is lost in real time: never blocks
 
 CustomFill = Callable[[Simulation, np.ndarray], None]
