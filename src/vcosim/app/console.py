@@ -184,6 +184,68 @@ class StatusLine:
             self._live = None
 
 
+COMPILE_NOTE = "compiling the vehicle's kernels, once: about 30 s on two cores"
+"""What a command says before the first run after an install compiles the physics."""
+HEARTBEAT = 1.5
+"""Seconds between the lines that say a long step still goes on, where no live display shows it
+(a pipe, a file, CI): longer silence reads as a hang."""
+
+
+def announce_compiling(out: Console | None = None) -> bool:
+    """Say, before it starts, that the physics will be compiled (the cache is empty); True if so."""
+    from vcosim.vehicle._jit_cache import cache_dir, kernels_cached
+
+    if kernels_cached():
+        return False
+    line = f"{COMPILE_NOTE} (numba caches them in {cache_dir()})"
+    if out is None:
+        note(line)
+    else:
+        out.print(line, soft_wrap=True, highlight=False)
+    return True
+
+
+class Heartbeat:
+    """A spinner with ``text`` on a terminal; elsewhere the text, then a line every ``HEARTBEAT``.
+
+    For a step that may take long (compiling, plotting) and reports no progress of its own:
+    on a pipe the user sees it goes on, from a thread, whatever the step holds.
+    """
+
+    def __init__(self, out: Console, text: str, period: float = HEARTBEAT) -> None:
+        self.out, self.text, self.period = out, text, period
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._beat, name="heartbeat", daemon=True)
+        self._status: Any = None
+        self._began = 0.0
+
+    def __enter__(self) -> Heartbeat:
+        import time
+
+        self._began = time.monotonic()
+        if self.out.is_terminal:
+            self._status = self.out.status(self.text)
+            self._status.__enter__()
+        else:
+            self.out.print(self.text, soft_wrap=True, highlight=False)
+            self._thread.start()
+        return self
+
+    def _beat(self) -> None:
+        import time
+
+        while not self._stop.wait(self.period):
+            took = time.monotonic() - self._began
+            self.out.print(f"  … still at it ({took:.0f} s)", soft_wrap=True, highlight=False)
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        if self._thread.is_alive():
+            self._thread.join()
+        if self._status is not None:
+            self._status.__exit__(*exc)
+
+
 ENDED_BY_INTERRUPT = {"ended by": "interrupt (Ctrl-C / SIGTERM)"}
 """The summary row of a run that a signal ended."""
 

@@ -5,6 +5,8 @@ The runs themselves are ``vcosim.scenarios.demo``'s; this is how the command sho
 
 from __future__ import annotations
 
+import math
+import time
 from datetime import datetime
 from pathlib import Path
 
@@ -13,6 +15,7 @@ from rich.console import Console
 from rich.progress import BarColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
+from vcosim.app.console import HEARTBEAT, Heartbeat, announce_compiling
 from vcosim.scenarios import manoeuvres
 from vcosim.scenarios.demo import (
     EXT_TIME,
@@ -39,6 +42,9 @@ class ProgressBar:
     """The demo's progress bar on simulated seconds, fed by a run's progress reports."""
 
     def __init__(self, console: Console) -> None:
+        self.console = console
+        self._plain = not console.is_terminal  # a pipe: a line now and then, not a live bar
+        self._shown = -math.inf
         self.bar = Progress(
             TextColumn("[bold]{task.description:<18}"),
             BarColumn(),
@@ -50,14 +56,26 @@ class ProgressBar:
         self._task: TaskID | None = None
 
     def __enter__(self) -> ProgressBar:
-        self.bar.start()
+        if not self._plain:
+            self.bar.start()
         return self
 
     def __exit__(self, *exc: object) -> None:
-        self.bar.stop()
+        if not self._plain:
+            self.bar.stop()
 
     def __call__(self, p: manoeuvres.Progress) -> None:
         """Show one progress report (the task appears with the first)."""
+        if self._plain:
+            now = time.monotonic()
+            if now - self._shown >= HEARTBEAT or p.done >= p.total:
+                self._shown = now
+                self.console.print(
+                    f"{p.label}: {p.done:5.1f} / {p.total:4.1f} s simulated, "
+                    f"{p.rtf:.1f}x real time",
+                    highlight=False,
+                )
+            return
         if self._task is None:
             self._task = self.bar.add_task(p.label, total=p.total, rtf=p.rtf)
         self.bar.update(self._task, description=p.label, completed=p.done, total=p.total, rtf=p.rtf)
@@ -159,17 +177,19 @@ def run_demo(
     console = console or Console()
     demo = ManoeuvreDemo(vehicle) if manoeuvre else CoupledDemo(vehicle)
     with demo:
-        with console.status(demo.preparing):
+        announce_compiling(console)
+        with Heartbeat(console, demo.preparing):
             demo.prepare()  # a bad preset or TOML fails here, before any folder exists
         folder = run_folder(Path(out))
         try:
             with ProgressBar(console) as bar:
                 demo.run(folder, bar)
-            if isinstance(demo, CoupledDemo):
-                coupled = demo.write()
-                lines = coupled_lines(demo, coupled)
-            else:
-                lines = manoeuvre_lines(demo, demo.write())
+            with Heartbeat(console, "Writing the signals, the plot and the summary…"):
+                if isinstance(demo, CoupledDemo):
+                    coupled = demo.write()
+                    lines = coupled_lines(demo, coupled)
+                else:
+                    lines = manoeuvre_lines(demo, demo.write())
         except KeyboardInterrupt:  # before its files were all written: say what there is
             console.print(f"interrupted: {kept(folder)}", soft_wrap=True)
             raise typer.Exit(130) from None

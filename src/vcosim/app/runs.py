@@ -32,6 +32,8 @@ def demo(
     debug CSVs, signals.csv, demo.png and summary.json into OUT/<timestamp>/.
     Needs no screen, sound card or joystick.
     """
+    what = "the vehicle alone" if manoeuvre else "the simulator and the cruise controller"
+    print(f"vcosim demo: starting {what}…", flush=True)  # before the imports: a second or more
     from vcosim.app.demo import run_demo
 
     run_demo(out, vehicle, manoeuvre=manoeuvre)

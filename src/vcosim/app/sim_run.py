@@ -16,7 +16,9 @@ from typing import TYPE_CHECKING
 import typer
 
 from vcosim.app.console import (
+    Heartbeat,
     StatusLine,
+    announce_compiling,
     console,
     describe_state,
     enter_realtime,
@@ -143,7 +145,11 @@ def run_simulator(
     with sigterm_as_interrupt():
         sim: Simulation | None = None
         try:
-            sim = _start(spec, ground_truth)
+            if announce_compiling():
+                with Heartbeat(console, "preparing the run (compiling)…"):
+                    sim = _start(spec, ground_truth)
+            else:
+                sim = _start(spec, ground_truth)
             sim.pacer.on_late = spec.pacing.on_late
             granted = enter_realtime(*realtime)
             status = _Status(sim)
