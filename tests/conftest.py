@@ -19,6 +19,7 @@ code. Speed is measured by ``vcosim bench``, never by a test."""
 
 COMPILED = "VCOSIM_TESTS_KERNELS_COMPILED"  # inherited: a pytest run inside the suite skips it
 LONGEST_FIRST = (  # files of 10 s or more (four workers, idle), longest first
+    "tests/docs/test_readme_setup.py",
     "tests/docs/test_docs_run.py",
     "tests/bench/test_bench_guard.py",
     "tests/test_demo.py",
