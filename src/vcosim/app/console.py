@@ -191,12 +191,30 @@ HEARTBEAT = 1.5
 (a pipe, a file, CI): longer silence reads as a hang."""
 
 
+def kernels_cached() -> bool:
+    """True when the vehicle's step kernel is in numba's cache: nothing to compile on the way.
+
+    Looked for by name (numba's index files, ``*.nbi``) where this run's cache lives: the
+    first run after an install or an edit of the physics compiles for tens of seconds, and a
+    command says so before it starts, instead of falling silent.
+    """
+    import os
+
+    from vcosim.vehicle._jit_cache import cache_dir
+
+    chosen = os.environ.get("NUMBA_CACHE_DIR")
+    folder = Path(chosen) if chosen else cache_dir()
+    return folder.is_dir() and any(folder.rglob("*physics_step*.nbi"))
+
+
 def announce_compiling(out: Console | None = None) -> bool:
     """Say, before it starts, that the physics will be compiled (the cache is empty); True if so."""
-    from vcosim.vehicle._jit_cache import cache_dir, kernels_cached
+    from vcosim.vehicle._jit_cache import cache_dir
 
     if kernels_cached():
         return False
+    if settings.quiet:
+        return True
     line = f"{COMPILE_NOTE} (numba caches them in {cache_dir()})"
     if out is None:
         note(line)
@@ -207,6 +225,8 @@ def announce_compiling(out: Console | None = None) -> bool:
 
 class Heartbeat:
     """A spinner with ``text`` on a terminal; elsewhere the text, then a line every ``HEARTBEAT``.
+
+    Nothing with ``--quiet``.
 
     For a step that may take long (compiling, plotting) and reports no progress of its own:
     on a pipe the user sees it goes on, from a thread, whatever the step holds.
@@ -223,6 +243,8 @@ class Heartbeat:
         import time
 
         self._began = time.monotonic()
+        if settings.quiet:  # (--quiet: nothing but errors and results)
+            return self
         if self.out.is_terminal:
             self._status = self.out.status(self.text)
             self._status.__enter__()

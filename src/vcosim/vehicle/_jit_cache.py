@@ -104,15 +104,3 @@ def entry_point(kernel: Any, args: tuple[object, ...]) -> Callable[..., Any]:
         return kernel.overloads[signature].entry_point
     except (AttributeError, KeyError, TypeError):
         return kernel
-
-
-def kernels_cached() -> bool:
-    """True when the vehicle's step kernel is in the cache: nothing to compile on the way.
-
-    Looked for by name (numba's index files, ``*.nbi``) where this run's cache lives: the
-    first run after an install or an edit of the physics compiles for tens of seconds, and a
-    command says so before it starts, instead of falling silent.
-    """
-    chosen = os.environ.get("NUMBA_CACHE_DIR")
-    folder = Path(chosen) if chosen else cache_dir()
-    return folder.is_dir() and any(folder.rglob("*physics_step*.nbi"))
