@@ -47,7 +47,21 @@ def test_the_demos_progress_on_a_pipe_is_lines_the_last_one_at_the_end(total: fl
     console, out = piped()
     with ProgressBar(console) as bar:
         for done in (0.0, 0.1, 0.2, total):
-            bar(Progress("cruise, lock-step", done, total, 5.0))
+            bar(Progress("cruise, lock-step", done, total, 0.0 if done == 0 else 5.0))
     lines = out.getvalue().splitlines()
-    assert lines[0].startswith("cruise, lock-step:   0.0 / 30.0 s simulated")
+    assert lines[0] == "cruise, lock-step:   0.0 / 30.0 s simulated, 0.0x real time"
     assert lines[-1] == "cruise, lock-step:  30.0 / 30.0 s simulated, 5.0x real time"
+
+
+def test_the_demos_progress_on_a_pipe_goes_on_while_no_report_comes(monkeypatch):
+    monkeypatch.setattr("vcosim.app.demo.HEARTBEAT", 0.01)
+    console, out = piped()
+    with ProgressBar(console) as bar:
+        bar(Progress("cruise, lock-step", 1.5, 30.0, 2.0))  # then the run waits, reporting nothing
+        deadline = time.monotonic() + 60
+        while out.getvalue().count("\n") < 3 and time.monotonic() < deadline:
+            time.sleep(0.01)  # (polling for the lines the thread prints)
+    lines = out.getvalue().splitlines()
+    assert len(lines) >= 3 and set(lines) == {
+        "cruise, lock-step:   1.5 / 30.0 s simulated, 2.0x real time"
+    }

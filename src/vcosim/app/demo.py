@@ -5,8 +5,7 @@ The runs themselves are ``vcosim.scenarios.demo``'s; this is how the command sho
 
 from __future__ import annotations
 
-import math
-import time
+import threading
 from datetime import datetime
 from pathlib import Path
 
@@ -44,7 +43,10 @@ class ProgressBar:
     def __init__(self, console: Console) -> None:
         self.console = console
         self._plain = not console.is_terminal  # a pipe: a line now and then, not a live bar
-        self._shown = -math.inf
+        self._latest: manoeuvres.Progress | None = None
+        self._shown: manoeuvres.Progress | None = None
+        self._stop = threading.Event()
+        self._lines = threading.Thread(target=self._print_lines, name="progress", daemon=True)
         self.bar = Progress(
             TextColumn("[bold]{task.description:<18}"),
             BarColumn(),
@@ -56,25 +58,40 @@ class ProgressBar:
         self._task: TaskID | None = None
 
     def __enter__(self) -> ProgressBar:
-        if not self._plain:
+        if self._plain:
+            self._lines.start()
+        else:
             self.bar.start()
         return self
 
     def __exit__(self, *exc: object) -> None:
-        if not self._plain:
+        if self._plain:
+            self._stop.set()
+            self._lines.join()
+            if self._latest is not None and self._latest is not self._shown:
+                self._print(self._latest)  # the last report, however soon after the one before
+        else:
             self.bar.stop()
+
+    def _print_lines(self) -> None:
+        """On a pipe: the latest report every ``HEARTBEAT`` s, from a thread (a wait included)."""
+        while not self._stop.wait(HEARTBEAT):
+            if self._latest is not None:
+                self._print(self._latest)
+
+    def _print(self, p: manoeuvres.Progress) -> None:
+        self._shown = p
+        self.console.print(
+            f"{p.label}: {p.done:5.1f} / {p.total:4.1f} s simulated, {p.rtf:.1f}x real time",
+            highlight=False,
+        )
 
     def __call__(self, p: manoeuvres.Progress) -> None:
         """Show one progress report (the task appears with the first)."""
         if self._plain:
-            now = time.monotonic()
-            if now - self._shown >= HEARTBEAT or p.done >= p.total:
-                self._shown = now
-                self.console.print(
-                    f"{p.label}: {p.done:5.1f} / {p.total:4.1f} s simulated, "
-                    f"{p.rtf:.1f}x real time",
-                    highlight=False,
-                )
+            if self._latest is None:
+                self._print(p)  # the first at once
+            self._latest = p
             return
         if self._task is None:
             self._task = self.bar.add_task(p.label, total=p.total, rtf=p.rtf)
