@@ -80,3 +80,18 @@ def test_a_controller_silent_for_a_while_is_lost_then_back_and_the_time_counted(
     # after it, as the peer's thread may lag the simulator)
     assert 0.99 <= report["uncontrolled_time"] <= 1.5
     assert report["applied"] >= 300
+
+
+def test_a_lock_step_run_holds_for_a_lost_controller_and_says_so(peers, caplog):
+    def silent_from_id_40(message: np.ndarray) -> np.ndarray | None:
+        return None if message[0] >= 40 else nan_reply(message)
+
+    sim, endpoint = coupled(peers(silent_from_id_40), "lockstep", timeout=0.05)
+    with caplog.at_level(logging.WARNING, logger="vcosim.tight"):
+        sim.run(0.3)  # 60 messages: the last 20 unanswered
+    said = [r.getMessage() for r in caplog.records if r.name == "vcosim.tight"]
+    assert len(said) >= 1 and said[0].startswith("controller lost: no reply within the 0.05 s")
+    assert "lock-step: the run holds, each send waits 0.05 s for it" in said[0]
+    report = endpoint.report()
+    assert report["controller_lost"] == 1 and report["timeouts"] >= 5  # a wait at each send
+    assert report["uncontrolled_time"] == pytest.approx(0.1, abs=0.011)  # from message 40
