@@ -69,16 +69,17 @@ def test_a_controller_silent_for_a_while_is_lost_then_back_and_the_time_counted(
     with caplog.at_level(logging.WARNING, logger="vcosim.tight"):
         sim.run(3.0)
     said = [r.getMessage() for r in caplog.records if r.name == "vcosim.tight"]
-    assert [line.split(":")[0].split(" at ")[0] for line in said] == [
-        "controller lost",
-        "controller back",
-    ], said
+    kinds = [line.split(":")[0].split(" at ")[0] for line in said]
+    # lost, back: once, or (a reply the peer's thread sent late, after the wait expired, on a
+    # loaded machine) again; back at the end
+    assert kinds[:2] == ["controller lost", "controller back"] and kinds[-1] == "controller back"
+    assert kinds == ["controller lost", "controller back"] * (len(kinds) // 2), said
     report = endpoint.report()
-    assert report["timeouts"] == 1  # then it sent on without waiting, until the reply came
-    assert report["controller_lost"] == 1
+    # one wait per loss, then it sent on without waiting, until a reply came
+    assert report["timeouts"] == report["controller_lost"] == len(kinds) // 2
     # silent from message 100 to 299 (5 ms apart), back with message 300's reply (or one
     # after it, as the peer's thread may lag the simulator)
-    assert 0.99 <= report["uncontrolled_time"] <= 1.5
+    assert 0.9 <= report["uncontrolled_time"] <= 1.5
     assert report["applied"] >= 300
 
 
@@ -86,12 +87,17 @@ def test_a_lock_step_run_holds_for_a_lost_controller_and_says_so(peers, caplog):
     def silent_from_id_40(message: np.ndarray) -> np.ndarray | None:
         return None if message[0] >= 40 else nan_reply(message)
 
-    sim, endpoint = coupled(peers(silent_from_id_40), "lockstep", timeout=0.05)
+    sim, endpoint = coupled(peers(silent_from_id_40), "lockstep", timeout=0.2)
     with caplog.at_level(logging.WARNING, logger="vcosim.tight"):
         sim.run(0.3)  # 60 messages: the last 20 unanswered
     said = [r.getMessage() for r in caplog.records if r.name == "vcosim.tight"]
-    assert len(said) >= 1 and said[0].startswith("controller lost: no reply within the 0.05 s")
-    assert "lock-step: the run holds, each send waits 0.05 s for it" in said[0]
+    assert len(said) >= 1 and said[0].startswith("controller lost: no reply within the 0.2 s")
+    assert "lock-step: the run holds, each send waits 0.2 s for it" in said[0]
+    # (a reply the peer's thread sent late, after a wait expired, brings it back for a while
+    # on a loaded machine; it is lost again at the next wait, and lost at the end)
+    lost = sum(line.startswith("controller lost: ") for line in said)
+    back = sum(line.startswith("controller back") for line in said)
+    assert lost == back + 1, said
     report = endpoint.report()
-    assert report["controller_lost"] == 1 and report["timeouts"] >= 5  # a wait at each send
-    assert report["uncontrolled_time"] == pytest.approx(0.1, abs=0.011)  # from message 40
+    assert report["controller_lost"] == lost and report["timeouts"] >= 5  # a wait at sends
+    assert 0.0 < report["uncontrolled_time"] <= 0.1 + 0.011  # since message 40 at most
