@@ -186,7 +186,7 @@ class StatusLine:
 
 COMPILE_NOTE = "compiling the vehicle's kernels, once: about 30 s on two cores"
 """What a command says before the first run after an install compiles the physics."""
-HEARTBEAT = 1.5
+HEARTBEAT = 1.0
 """Seconds between the lines that say a long step still goes on, where no live display shows it
 (a pipe, a file, CI): longer silence reads as a hang."""
 
