@@ -12,6 +12,7 @@ LOOPBACK = "127.0.0.1"  # every endpoint binds here unless told otherwise
 SIMULATOR_PORT = 64891  # tight coupling: the simulator listens here (BeamNG's)
 CONTROLLER_PORT = 64890  # tight coupling: the controller listens here (BeamNG's)
 BLOCKING_TIMEOUT = 2.0  # s: a blocking receive gives up after this long (BeamNG's)
+PEER_STATUS_EVERY = 3.0  # s: a status line this often while a peer of a run is silent
 CONTRACTS_PORT = 4367  # contract server (VS Connect's)
 BUS_PORT = 64900  # NightRider bus router, handshake
 VIEWER_PORT = 8765  # the web viewer's page

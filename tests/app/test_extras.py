@@ -160,3 +160,15 @@ def test_drive_with_skip_missing_drives_without_them_and_names_only_kept_files(
     assert not (run_dir / "bus.mcap").exists() and "bus.mcap" not in output
     assert "open http" not in output
     assert re.search(r"at the end\s+│ \d+\.\d\d m/s \(\d+\.\d km/h\), gear \w, at \(", output)
+
+
+def test_bench_all_names_every_missing_extra_at_once(monkeypatch):
+    from vcosim.app.bench import _NEEDS
+
+    modules = [m for extra, wanted in _NEEDS.values() for m in wanted or extras.EXTRAS[extra]]
+    without(monkeypatch, *modules)
+    code, output = run("bench", "all", "--quick")
+    assert code == 2, output
+    flat = " ".join(output.split())
+    assert "needs the extras `bench`" in flat and "`fmi` (ziglang, fmpy)" in flat
+    assert '".[bench,fmi]"' in flat or '"vcosim[bench,fmi]"' in flat

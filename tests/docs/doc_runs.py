@@ -283,6 +283,8 @@ class Reader:
         if installs(command.words):
             check_pip(command)
             return None
+        if makes_environment(command.words):
+            return None
         words = list(command.words)
         if block.language == "python" and not command.extra:
             snippet = self.folder / f"{self.doc.stem}_{block.line}.py"
@@ -313,6 +315,14 @@ class Reader:
 def installs(words: list[str]) -> bool:
     """A ``pip install`` line (or uv's): not run, the tests have it installed."""
     return words[0] == "pip" or words[:2] == ["uv", "pip"]
+
+
+def makes_environment(words: list[str]) -> bool:
+    """Making or activating a virtual environment: not run, the tests run in one already.
+
+    ``tests/docs/test_readme_setup.py`` runs the README's set-up whole, in a fresh copy.
+    """
+    return words[1:3] == ["-m", "venv"] or words[0] in (".", "source")
 
 
 def first_option(words: list[str]) -> int:

@@ -24,7 +24,7 @@ from typing import Any
 import pytest
 import typer.main
 from doc_blocks import AnnotationError, doc_files, fenced_blocks, parse
-from doc_runs import ROOT, Network, Reader, installs
+from doc_runs import ROOT, Network, Reader, installs, makes_environment
 
 from vcosim.app import app
 from vcosim.app.cli import DEPRECATED
@@ -185,7 +185,10 @@ def missing_outcomes(doc: Path) -> list[str]:
         running = [
             c
             for c in block.commands
-            if c.help is None and c.run_by is None and not installs(c.words)
+            if c.help is None
+            and c.run_by is None
+            and not installs(c.words)
+            and not makes_environment(c.words)
         ]
         checked = [c for c in running if c.expect or c.files or c.get]
         parties = [c for c in running if c.background or c.extra]  # checked through the others

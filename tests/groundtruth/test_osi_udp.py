@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import socket
 import struct
 import threading
@@ -166,4 +167,6 @@ def test_vcosim_sim_sends_esmini_fragments_when_asked_by_the_address() -> None:
     assert result.exit_code == 0, result.output
     assert "in esmini's fragments" in result.output
     assert "osi: udp dropped" in result.output and "osi: udp largest bytes" in result.output
+    assert re.search(r"osi: udp sent\s+│ 11 ", result.output), result.output
+    assert re.search(rf"osi: sent to\s+│ esmini://{host}:{port} ", result.output), result.output
     assert len(received) == 11 and len(received[-1].moving_object) == 3

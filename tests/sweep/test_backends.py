@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import os
 
 import numpy as np
 import pytest
@@ -159,3 +160,20 @@ def test_a_failing_backend_keeps_the_finished_runs(make_sweep, tmp_path):
         run_sweep(sweep, BrokenBackend(), out_dir=tmp_path)
     table = read_results(tmp_path / "results.parquet")
     assert table.column("run").to_pylist() == [0, 1, 2]
+
+
+def test_a_local_ray_is_started_with_token_authentication_said(monkeypatch):
+    """Ray warns in every sweep unless the mode is said; a local Ray of our own says token."""
+    ray = pytest.importorskip("ray", reason="Ray is not installed (pip install 'vcosim[ray]')")
+    seen: list[str | None] = []
+    monkeypatch.delenv("RAY_AUTH_MODE", raising=False)
+    monkeypatch.delenv("RAY_ADDRESS", raising=False)
+    monkeypatch.setattr(ray, "is_initialized", lambda: False)
+    monkeypatch.setattr(ray, "init", lambda **_: seen.append(os.environ.get("RAY_AUTH_MODE")))
+    monkeypatch.setattr(ray, "cluster_resources", lambda: {"CPU": 2.0})
+    RayBackend().start()
+    monkeypatch.setenv("RAY_AUTH_MODE", "disabled")  # the user's choice stands
+    RayBackend().start()
+    monkeypatch.delenv("RAY_AUTH_MODE")
+    RayBackend(address="10.0.0.5:6379").start()  # a cluster's own rules: not ours to say
+    assert seen == ["token", "disabled", None]

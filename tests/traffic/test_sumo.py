@@ -262,3 +262,41 @@ def test_a_sumo_elsewhere_over_traci_gives_the_same_traffic(runs: tuple) -> None
     rows = trace.read_text().splitlines()
     assert len(rows) > 10
     assert rows == first.read_text().splitlines()[: len(rows)]  # the same, row by row
+
+
+def test_a_sumo_elsewhere_that_has_gone_ends_the_run_in_one_line_naming_it(tmp_path) -> None:
+    import socket
+    import subprocess
+
+    from vcosim.errors import VcosimError
+    from vcosim.traffic.sumo import OURS_TYPE_XML, QUIET, sumo_tool
+
+    ours = tmp_path / "vcosim.add.xml"
+    ours.write_text(OURS_TYPE_XML, encoding="utf-8")
+    with socket.socket() as probe:  # a free port for SUMO to listen on
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    config = WORLD.parents[1] / "sumo" / "junction.sumocfg"
+    sumo = subprocess.Popen(
+        [sumo_tool("sumo"), "-c", str(config), "--step-length", "0.01", "--seed", "1",
+         "--remote-port", str(port), "-a", str(ours), *QUIET],
+        stdout=subprocess.DEVNULL,
+    )  # fmt: skip
+    try:
+        spec = WorldFile.load(WORLD)
+        assert spec.sumo is not None
+        sumo_spec = spec.sumo.model_dump() | {"config": None, "host": f"127.0.0.1:{port}"}
+        spec.sumo = SumoSpec(**sumo_spec)
+        world = World(spec)
+        traffic = world.objects
+        assert isinstance(traffic, SumoTraffic)
+        try:
+            world.run(200)
+            sumo.kill()
+            sumo.wait(30)
+            with pytest.raises(VcosimError, match=rf"sumo: the SUMO at 127.0.0.1:{port} has gone"):
+                world.run(200)
+        finally:
+            traffic.close()
+    finally:
+        sumo.kill()

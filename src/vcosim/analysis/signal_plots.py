@@ -18,11 +18,7 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
 from vcosim.analysis.recordings import Recording, Trace
-
-
-def unit_text(unit: str) -> str:
-    """A unit as a label shows it: ``-`` for a ratio, flag or count, ``?`` when unknown."""
-    return {"1": "-", "": "?"}.get(unit, unit)
+from vcosim.analysis.signals import unit_text
 
 
 @dataclass(frozen=True)

@@ -19,6 +19,15 @@ from vcosim.vehicle import layout as L
 from vcosim.vehicle.inputs import CATALOGUE
 from vcosim.vehicle.signals import DERIVED, INPUTS, OUTPUTS, Signal
 
+
+def unit_text(unit: str) -> str:
+    """A unit as people read it: ``-`` for a ratio, flag or count (FMI's ``1``), ``?`` unknown.
+
+    The same in ``vcosim signals``, the plots' axes and their tables.
+    """
+    return {"1": "-", "": "?"}.get(unit, unit)
+
+
 Way = Literal["output", "derived", "input"]
 WAYS: dict[Way, str] = {
     "output": "vehicle to controller (outputs)",

@@ -13,7 +13,8 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from vcosim.app.options import positive
-from vcosim.extras import require
+from vcosim.errors import MissingExtra
+from vcosim.extras import install_command, missing, require
 
 if TYPE_CHECKING:
     from vcosim.bench.guard import SuiteRun, Verdict
@@ -51,11 +52,20 @@ _NEEDS: dict[str, tuple[str, tuple[str, ...] | None]] = {
 
 
 def _require(names: tuple[str, ...], command: str) -> None:
-    """Refuse before measuring anything when a bench's baseline package is not installed."""
-    for name in names:
-        if name in _NEEDS:
-            extra, modules = _NEEDS[name]
-            require(extra, command, modules=modules)
+    """Refuse before measuring anything when a bench's baseline package is not installed.
+
+    Every extra missing is named at once, with one command that installs them all.
+    """
+    wanted = dict(_NEEDS[name] for name in names if name in _NEEDS)
+    absent = {extra: gone for extra, modules in wanted.items() if (gone := missing(extra, modules))}
+    if len(absent) == 1:
+        ((extra, _),) = absent.items()
+        require(extra, command, modules=wanted[extra])
+    elif absent:
+        named = "; ".join(f"`{extra}` ({', '.join(gone)})" for extra, gone in absent.items())
+        raise MissingExtra(
+            f"{command} needs the extras {named}, not installed: {install_command(*absent)}"
+        )
 
 
 def _run(name: str, quick: bool, as_json: bool, **options: Any) -> None:

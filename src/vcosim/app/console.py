@@ -184,6 +184,90 @@ class StatusLine:
             self._live = None
 
 
+COMPILE_NOTE = "compiling the vehicle's kernels, once: about 30 s on two cores"
+"""What a command says before the first run after an install compiles the physics."""
+HEARTBEAT = 1.0
+"""Seconds between the lines that say a long step still goes on, where no live display shows it
+(a pipe, a file, CI): longer silence reads as a hang."""
+
+
+def kernels_cached() -> bool:
+    """True when the vehicle's step kernel is in numba's cache: nothing to compile on the way.
+
+    Looked for by name (numba's index files, ``*.nbi``) where this run's cache lives: the
+    first run after an install or an edit of the physics compiles for tens of seconds, and a
+    command says so before it starts, instead of falling silent.
+    """
+    import os
+
+    from vcosim.vehicle._jit_cache import cache_dir
+
+    chosen = os.environ.get("NUMBA_CACHE_DIR")
+    folder = Path(chosen) if chosen else cache_dir()
+    return folder.is_dir() and any(folder.rglob("*physics_step*.nbi"))
+
+
+def announce_compiling(out: Console | None = None) -> bool:
+    """Say, before it starts, that the physics will be compiled (the cache is empty); True if so."""
+    from vcosim.vehicle._jit_cache import cache_dir
+
+    if kernels_cached():
+        return False
+    if settings.quiet:
+        return True
+    line = f"{COMPILE_NOTE} (numba caches them in {cache_dir()})"
+    if out is None:
+        note(line)
+    else:
+        out.print(line, soft_wrap=True, highlight=False)
+    return True
+
+
+class Heartbeat:
+    """A spinner with ``text`` on a terminal; elsewhere the text, then a line every ``HEARTBEAT``.
+
+    Nothing with ``--quiet``.
+
+    For a step that may take long (compiling, plotting) and reports no progress of its own:
+    on a pipe the user sees it goes on, from a thread, whatever the step holds.
+    """
+
+    def __init__(self, out: Console, text: str, period: float = HEARTBEAT) -> None:
+        self.out, self.text, self.period = out, text, period
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._beat, name="heartbeat", daemon=True)
+        self._status: Any = None
+        self._began = 0.0
+
+    def __enter__(self) -> Heartbeat:
+        import time
+
+        self._began = time.monotonic()
+        if settings.quiet:  # (--quiet: nothing but errors and results)
+            return self
+        if self.out.is_terminal:
+            self._status = self.out.status(self.text)
+            self._status.__enter__()
+        else:
+            self.out.print(self.text, soft_wrap=True, highlight=False)
+            self._thread.start()
+        return self
+
+    def _beat(self) -> None:
+        import time
+
+        while not self._stop.wait(self.period):
+            took = time.monotonic() - self._began
+            self.out.print(f"  … still at it ({took:.0f} s)", soft_wrap=True, highlight=False)
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        if self._thread.is_alive():
+            self._thread.join()
+        if self._status is not None:
+            self._status.__exit__(*exc)
+
+
 ENDED_BY_INTERRUPT = {"ended by": "interrupt (Ctrl-C / SIGTERM)"}
 """The summary row of a run that a signal ended."""
 

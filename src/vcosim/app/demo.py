@@ -5,6 +5,7 @@ The runs themselves are ``vcosim.scenarios.demo``'s; this is how the command sho
 
 from __future__ import annotations
 
+import threading
 from datetime import datetime
 from pathlib import Path
 
@@ -13,6 +14,7 @@ from rich.console import Console
 from rich.progress import BarColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
+from vcosim.app.console import HEARTBEAT, Heartbeat, announce_compiling
 from vcosim.scenarios import manoeuvres
 from vcosim.scenarios.demo import (
     EXT_TIME,
@@ -39,6 +41,12 @@ class ProgressBar:
     """The demo's progress bar on simulated seconds, fed by a run's progress reports."""
 
     def __init__(self, console: Console) -> None:
+        self.console = console
+        self._plain = not console.is_terminal  # a pipe: a line now and then, not a live bar
+        self._latest: manoeuvres.Progress | None = None
+        self._shown: manoeuvres.Progress | None = None
+        self._stop = threading.Event()
+        self._lines = threading.Thread(target=self._print_lines, name="progress", daemon=True)
         self.bar = Progress(
             TextColumn("[bold]{task.description:<18}"),
             BarColumn(),
@@ -50,14 +58,41 @@ class ProgressBar:
         self._task: TaskID | None = None
 
     def __enter__(self) -> ProgressBar:
-        self.bar.start()
+        if self._plain:
+            self._lines.start()
+        else:
+            self.bar.start()
         return self
 
     def __exit__(self, *exc: object) -> None:
-        self.bar.stop()
+        if self._plain:
+            self._stop.set()
+            self._lines.join()
+            if self._latest is not None and self._latest is not self._shown:
+                self._print(self._latest)  # the last report, however soon after the one before
+        else:
+            self.bar.stop()
+
+    def _print_lines(self) -> None:
+        """On a pipe: the latest report every ``HEARTBEAT`` s, from a thread (a wait included)."""
+        while not self._stop.wait(HEARTBEAT):
+            if self._latest is not None:
+                self._print(self._latest)
+
+    def _print(self, p: manoeuvres.Progress) -> None:
+        self._shown = p
+        self.console.print(
+            f"{p.label}: {p.done:5.1f} / {p.total:4.1f} s simulated, {p.rtf:.1f}x real time",
+            highlight=False,
+        )
 
     def __call__(self, p: manoeuvres.Progress) -> None:
         """Show one progress report (the task appears with the first)."""
+        if self._plain:
+            if self._latest is None:
+                self._print(p)  # the first at once
+            self._latest = p
+            return
         if self._task is None:
             self._task = self.bar.add_task(p.label, total=p.total, rtf=p.rtf)
         self.bar.update(self._task, description=p.label, completed=p.done, total=p.total, rtf=p.rtf)
@@ -159,17 +194,19 @@ def run_demo(
     console = console or Console()
     demo = ManoeuvreDemo(vehicle) if manoeuvre else CoupledDemo(vehicle)
     with demo:
-        with console.status(demo.preparing):
+        announce_compiling(console)
+        with Heartbeat(console, demo.preparing):
             demo.prepare()  # a bad preset or TOML fails here, before any folder exists
         folder = run_folder(Path(out))
         try:
             with ProgressBar(console) as bar:
                 demo.run(folder, bar)
-            if isinstance(demo, CoupledDemo):
-                coupled = demo.write()
-                lines = coupled_lines(demo, coupled)
-            else:
-                lines = manoeuvre_lines(demo, demo.write())
+            with Heartbeat(console, "Writing the signals, the plot and the summary…"):
+                if isinstance(demo, CoupledDemo):
+                    coupled = demo.write()
+                    lines = coupled_lines(demo, coupled)
+                else:
+                    lines = manoeuvre_lines(demo, demo.write())
         except KeyboardInterrupt:  # before its files were all written: say what there is
             console.print(f"interrupted: {kept(folder)}", soft_wrap=True)
             raise typer.Exit(130) from None

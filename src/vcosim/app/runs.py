@@ -32,9 +32,16 @@ def demo(
     debug CSVs, signals.csv, demo.png and summary.json into OUT/<timestamp>/.
     Needs no screen, sound card or joystick.
     """
-    from vcosim.app.demo import run_demo
+    from rich.console import Console
 
-    run_demo(out, vehicle, manoeuvre=manoeuvre)
+    from vcosim.app.console import Heartbeat
+
+    what = "the vehicle alone" if manoeuvre else "the simulator and the cruise controller"
+    shown = Console()
+    with Heartbeat(shown, f"vcosim demo: starting {what}…"):  # the imports take seconds
+        from vcosim.app.demo import run_demo
+
+    run_demo(out, vehicle, manoeuvre=manoeuvre, console=shown)
 
 
 def analyze(

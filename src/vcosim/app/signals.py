@@ -58,7 +58,8 @@ def signals(
     results.print(
         "slot: in BeamNG's fixed layout (111 values to the controller, 64 back; 0 is the id). "
         "Contracts (vcosim connect) name each signal as vcosim does. Units as FMI writes them "
-        "(1: a ratio, flag or count; 1/min: revolutions per minute).",
+        "(1/min: revolutions per minute), but - for a ratio, flag or count (FMI's 1), as "
+        "the plots' axes show it.",
         highlight=False,
         soft_wrap=True,
     )
@@ -71,6 +72,8 @@ def signal_table(title: str, rows: list[SignalNames]) -> Table:
     """One row a signal, a column a face."""
     from rich.table import Table
 
+    from vcosim.analysis.signals import unit_text
+
     table = Table(title=title, title_justify="left")
     for column in ("signal", "unit", "range", "slot", "interface CSV", "FMU"):
         table.add_column(column, no_wrap=True, justify="right" if column == "slot" else "left")
@@ -78,16 +81,19 @@ def signal_table(title: str, rows: list[SignalNames]) -> Table:
     for row in rows:
         s = row.signal
         slot = row.fixed.rpartition(" ")[2]
-        table.add_row(s.name, s.unit, s.range, slot, "\n".join(row.csv), row.fmu, escape(s.meaning))
+        unit = unit_text(s.unit)
+        table.add_row(s.name, unit, s.range, slot, "\n".join(row.csv), row.fmu, escape(s.meaning))
     return table
 
 
 def signal_listing(title: str, rows: list[SignalNames]) -> str:
     """Two lines a signal: what it is, then its names, for a narrow terminal or a pipe."""
+    from vcosim.analysis.signals import unit_text
+
     lines = [f"[bold]{escape(title)}[/]"]
     for row in rows:
         s = row.signal
-        unit = f"{s.unit}, {s.range}" if s.range else s.unit
+        unit = f"{unit_text(s.unit)}, {s.range}" if s.range else unit_text(s.unit)
         names = [row.fixed, *(f"CSV {c}" for c in row.csv), f"FMU {row.fmu}" if row.fmu else ""]
         lines.append(f"[bold]{escape(s.name)}[/] ({escape(unit)}): {escape(s.meaning)}")
         lines.append("    " + escape("; ".join(n for n in names if n) or "(only its vcosim name)"))
@@ -132,7 +138,8 @@ def plot(
     """
     from vcosim.analysis.recordings import read_run
     from vcosim.analysis.report import atomic_write
-    from vcosim.analysis.signal_plots import Summary, figure_png, page_html, unit_text
+    from vcosim.analysis.signal_plots import Summary, figure_png, page_html
+    from vcosim.analysis.signals import unit_text
 
     recording = read_run(run)
     if list_signals:

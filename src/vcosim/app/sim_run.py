@@ -16,7 +16,9 @@ from typing import TYPE_CHECKING
 import typer
 
 from vcosim.app.console import (
+    Heartbeat,
     StatusLine,
+    announce_compiling,
     console,
     describe_state,
     enter_realtime,
@@ -116,8 +118,13 @@ def _coupling_rows(table: Table, vehicle: str, coupling: CouplingReport) -> None
         table.add_row(f"{prefix}clamped by slot", json.dumps(coupling["clamped"]))
     table.add_row(f"{prefix}time blocking", f"{coupling['blocked_time']:.3f} s")
     table.add_row(
-        f"{prefix}waited for the controller",
+        f"{prefix}waited for the controller at start-up",
         f"{coupling['startup_wait']:.3f} s ({coupling['startup_resends']} re-sends)",
+    )
+    table.add_row(
+        f"{prefix}controller lost",
+        f"{coupling['controller_lost']} time(s), {coupling['uncontrolled_time']:.3f} s "
+        "(simulation time) without control",
     )
 
 
@@ -139,7 +146,11 @@ def run_simulator(
     with sigterm_as_interrupt():
         sim: Simulation | None = None
         try:
-            sim = _start(spec, ground_truth)
+            if announce_compiling():
+                with Heartbeat(console, "preparing the run (compiling)…"):
+                    sim = _start(spec, ground_truth)
+            else:
+                sim = _start(spec, ground_truth)
             sim.pacer.on_late = spec.pacing.on_late
             granted = enter_realtime(*realtime)
             status = _Status(sim)

@@ -104,10 +104,12 @@ def sim(
     start_pose: Annotated[
         str | None,
         typer.Option(
-            metavar="X,Y,HEADING",
+            metavar="X,Y,HEADING | road=ID,lane=N,s=S",
             help="Where the vehicle starts: metres east and north, heading in degrees "
-            "anticlockwise from east.",
-            show_default="0,0,0",
+            "anticlockwise from east; or on an OpenDRIVE road (--terrain FILE.xodr) a road "
+            "position, facing the lane's traffic (lane and s optional: the first driving "
+            "lane, at its start).",
+            show_default="0,0,0; on an OpenDRIVE road its first driving lane, at its start",
         ),
     ] = None,
     start_speed: Annotated[
@@ -396,7 +398,7 @@ def sim(
                 vehicle=vehicle,
                 terrain=terrain,
                 start=StartSpec(
-                    pose=None if start_pose is None else parse_pose(start_pose),
+                    **({} if start_pose is None else parse_start(start_pose)),
                     speed=start_speed,
                     how="drive_up" if start is StartHow.drive_up else "teleport",
                 ),
@@ -512,6 +514,36 @@ def spec_from_file(
     elif "record_rate" in given and run.recording is not None:
         update["recording"] = RecordingSpec(path=run.recording.path, rate=record_rate)
     return run.model_copy(update=update) if update else run
+
+
+def parse_start(text: str) -> dict[str, object]:
+    """``--start-pose``: a pose (``X,Y,HEADING``) or a road position (``road=ID,lane=N,s=S``)."""
+    if "=" not in text:
+        return {"pose": parse_pose(text)}
+    given: dict[str, str] = {}
+    for item in text.split(","):
+        key, _, value = item.partition("=")
+        key = key.strip()
+        if key not in ("road", "lane", "s") or not value.strip() or key in given:
+            raise typer.BadParameter(
+                f"{text!r} is not road=ID,lane=N,s=S (each once; lane and s optional, "
+                "e.g. road=1,lane=-1,s=20)",
+                param_hint="'--start-pose'",
+            )
+        given[key] = value.strip()
+    try:
+        lane = int(given["lane"]) if "lane" in given else None
+        s = float(given["s"]) if "s" in given else None
+    except ValueError:
+        raise typer.BadParameter(
+            f"{text!r}: lane is a whole number and s a distance in metres (e.g. lane=-1,s=20)",
+            param_hint="'--start-pose'",
+        ) from None
+    if s is not None and not (math.isfinite(s) and s >= 0):
+        raise typer.BadParameter(
+            f"{text!r}: s is metres along the road, 0 or more", param_hint="'--start-pose'"
+        )
+    return {"road": {"road": given.get("road"), "lane": lane, "s": s}}
 
 
 def parse_pose(text: str) -> tuple[float, float, float]:

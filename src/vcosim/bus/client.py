@@ -27,10 +27,11 @@ than the router's timeout) rejoins with its next ping, if its id is still free.
 
 A dead router. A module that has heard nothing from the router for ``Liveness.ping_after``
 seconds pings it too; after ``lost_after`` seconds of silence it says in one line that the
-router is gone and keeps pinging, so a router restarted on the same address takes it back;
+router is gone and keeps pinging, so a router restarted on the same address takes it back,
+with a status line every ``PEER_STATUS_EVERY`` (3 s) while it lasts and one when it is back;
 after ``give_up_after`` seconds ``poll`` raises :class:`RouterLost` (the commands then exit
-with code 1). Defaults: 1 s, 3 s and 10 s. A refusal (the router's port closed) declares it
-gone at once.
+with code 1). Defaults: 1 s, 2 s (one blocking timeout) and 10 s. A refusal (the router's
+port closed) declares it gone at once.
 
 A client belongs to one thread.
 """
@@ -47,7 +48,7 @@ from typing import TypeVar
 from vcosim.bus import codec as frames
 from vcosim.bus.catalogue import Message
 from vcosim.bus.codec import Codec
-from vcosim.constants import BUS_PORT
+from vcosim.constants import BLOCKING_TIMEOUT, BUS_PORT, PEER_STATUS_EVERY
 from vcosim.errors import ConfigError, CouplingTimeout, ProtocolError, VcosimError
 from vcosim.net import Allowlist, DatagramLink
 
@@ -75,7 +76,7 @@ class Liveness:
     """
 
     ping_after: float = 1.0
-    lost_after: float = 3.0
+    lost_after: float = BLOCKING_TIMEOUT
     give_up_after: float = 10.0
 
     def __post_init__(self) -> None:
@@ -161,6 +162,7 @@ class BusClient:
         self._start = self.codec.start.encode("latin-1")
         self._closed = False
         self._heard = self._pinged = time.monotonic()
+        self._told = 0.0  # when the last line said the router is gone
         self._sent_then = 0  # ``stats.sent`` when the router last heard from us, as far as known
         self._hello = frames.hello(self.module_id, monitor)
         self.link = DatagramLink(
@@ -321,6 +323,17 @@ class BusClient:
             self._ping(now)
         if silent >= live.lost_after:
             self._lost(f"has been silent for {silent:.0f} s and does not answer pings")
+        if self.router_lost and now - self._told >= PEER_STATUS_EVERY:
+            self._told = now
+            log.warning(
+                "bus module %d: the bus router at %s:%d still gone, silent for %.0f s; "
+                "giving up after %.0f s",
+                self.module_id,
+                host,
+                port,
+                silent,
+                live.give_up_after,
+            )
 
     def _lost(self, why: str) -> None:
         """Say once that the router is gone (until it is back)."""
@@ -328,6 +341,7 @@ class BusClient:
             return
         self.router_lost = True
         self.stats.losses += 1
+        self._told = time.monotonic()
         host, port = self.router_address
         log.warning(
             "bus module %d: the bus router at %s:%d %s: it has gone; rejoining if it comes "

@@ -15,7 +15,7 @@ Consumed:
 - VMFM (``ground_from_viewer=True``): per-wheel ground height and friction from the viewer
   replace the local terrain, through the vehicle's ground inputs (see ``GROUND_INPUTS``).
 
-A router that has gone (``vcosim.bus.client.Liveness``: silent for 3 s, or its port closed)
+A router that has gone (``vcosim.bus.client.Liveness``: silent for 2 s, or its port closed)
 can bring no driver input: the vehicle releases the throttle and brakes fully until the
 router is back and the driver's next IMFM arrives; after 10 s of silence the run ends with
 ``RouterLost`` (exit code 1).

@@ -371,6 +371,8 @@ class OsiReport(Report):
     destinations: list[str] = field(default_factory=list)
     udp_largest_bytes: int | None = None  # the summary's lines of ``udp``: its largest frame,
     udp_dropped: int | None = None  # frames not sent (too large for a datagram, or failed)
+    udp_sent: int | None = None  # and those sent (datagrams, or frames in esmini's fragments)
+    sent_to: str = ""  # the destinations in one line, for the summary
 
 
 class OsiOutput(Sampler):
@@ -452,6 +454,8 @@ class OsiOutput(Sampler):
             destinations=destinations,
             udp_largest_bytes=None if udp is None else udp.largest_bytes,
             udp_dropped=None if udp is None else udp.too_large + udp.send_errors,
+            udp_sent=None if udp is None else udp.sent,
+            sent_to=", ".join(destinations),
         )
 
 

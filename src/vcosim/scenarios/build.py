@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from vcosim.entrypoints import load_object, load_user_code
-from vcosim.errors import VcosimError
+from vcosim.errors import ConfigError, VcosimError
 from vcosim.scenarios.spec import (
     BusFaceSpec,
     ContractsFaceSpec,
@@ -108,18 +108,53 @@ def attach_sumo_face(sim: Simulation, spec: RunSpec) -> None:
 
 def start_vehicle(spec: RunSpec) -> Vehicle:
     """The lone car of ``spec`` on its terrain, started as ``spec.start`` says."""
+    pose = start_pose(spec)  # (a pose off the road's lanes is refused before anything is built)
     car = Vehicle(spec.vehicle, terrain(spec.terrain), engine_running=spec.engine)
     automatic, start = spec.gearbox == "automatic", spec.start
     if automatic:
         car.set_inputs(automatic=1, gear=1)  # selector in D: pedals and steering are enough
     teleport = start.how == "teleport" and start.speed > 0
-    if start.pose is not None or teleport:  # in D: rolling in the gear it would hold
-        car.teleport(*(start.pose or (0.0, 0.0, 0.0)), speed=start.speed if teleport else 0.0)
+    if pose is not None or teleport:  # in D: rolling in the gear it would hold
+        car.teleport(*(pose or (0.0, 0.0, 0.0)), speed=start.speed if teleport else 0.0)
     if automatic:
         car.step()
     if start.how == "drive_up" and start.speed > 0:
         reach_speed(car, start.speed)
     return car
+
+
+def start_pose(spec: RunSpec) -> tuple[float, float, float] | None:
+    """Where the lone car starts; None: where it stands (the origin).
+
+    Its pose, its road position's, or on an OpenDRIVE road the first driving lane of the first
+    road, at its start. A pose on such a road that is on no driving lane is refused
+    (``ConfigError``), naming the nearest lane as ``--start-pose`` would take it.
+    """
+    from vcosim.roads.starts import lane_start, nearest_lane, on_a_driving_lane
+
+    start = spec.start
+    network = road_of(spec) if spec.terrain is not None else None
+    if network is None:
+        if start.road is not None:
+            problem = "start.road: a road position needs an OpenDRIVE road (--terrain FILE.xodr)"
+            raise ConfigError([problem], "the run's start")
+        return start.pose
+    if start.road is not None:
+        return lane_start(network, start.road.road, start.road.lane, start.road.s)
+    if start.pose is None:
+        return lane_start(network)
+    x, y, _ = start.pose
+    if not on_a_driving_lane(network, x, y):
+        near = nearest_lane(network, x, y)
+        raise ConfigError(
+            [
+                f"start.pose: ({x:g}, {y:g}) is on no driving lane of the road; the nearest is "
+                f"road {near.road!r}, lane {near.lane} at s = {near.s:.1f} m, "
+                f"{near.distance:.1f} m away (--start-pose {near.option()})"
+            ],
+            "the run's start",
+        )
+    return start.pose
 
 
 def road_of(spec: RunSpec) -> RoadNetwork | None:

@@ -48,10 +48,23 @@ StartHow = Literal["teleport", "drive_up"]
 on the pedals drives from rest until the speed holds for a second (up to 120 s)."""
 
 
+class RoadStart(Options):
+    """A start on an OpenDRIVE road: road, lane, s (None: the first driving lane, its start)."""
+
+    road: str | None = None
+    lane: int | None = None
+    s: NonNegative | None = None
+
+
 class StartSpec(Options):
-    """Where and how the vehicle starts: pose (x, y m; heading deg from east), speed (m/s)."""
+    """Where and how the vehicle starts: pose (x, y m; heading deg from east), speed (m/s).
+
+    ``road`` instead of ``pose``: a road position, on the run's OpenDRIVE road. On such a road
+    with neither, the car starts on the first driving lane of the first road, at its start.
+    """
 
     pose: tuple[float, float, float] | None = None
+    road: RoadStart | None = None
     speed: NonNegative = 0.0
     how: StartHow = "teleport"
 
@@ -218,6 +231,8 @@ class RunSpec(Options):
             out.append("start.how: driving up to a speed needs gearbox = 'automatic'")
         if self.start.how == "drive_up" and self.start.pose is not None:
             out.append("start.pose: a vehicle driving up starts where it stands (no pose)")
+        if self.start.pose is not None and self.start.road is not None:
+            out.append("start.road: a start is a pose or a road position, not both")
         seen: dict[str, int] = {}
         for i, face in enumerate(self.faces):
             name = face.name if isinstance(face, UserFaceSpec) else face.kind

@@ -98,6 +98,7 @@ class Pacer:
         self._deadline = 0.0
         self._wall0 = 0.0
         self._sim0 = 0.0
+        self._excused = 0.0  # wall seconds of lag to catch up rather than fall behind for
 
     @property
     def lockstep(self) -> bool:
@@ -134,11 +135,24 @@ class Pacer:
         else:
             self._deadline = self._wall0 + span
             behind = time.perf_counter() - self._deadline
-            if behind > self.max_lag:
-                self._wall0 += behind
-                self._deadline += behind
+            if behind > self.max_lag + self._excused:
+                shift = behind - self._excused
+                self._wall0 += shift
+                self._deadline += shift
+            if behind <= self.max_lag:
+                self._excused = 0.0
             target = self._sim0 + span * self.time_dilation
         return max(math.floor(target / self.dt + 1e-6) - step_index, 0)
+
+    def excuse(self, seconds: float) -> None:
+        """Catch up ``seconds`` of lag instead of falling into slow motion for them.
+
+        A coupling that waited out the timeout of a controller that has gone (real time
+        only) lost that wait to nobody: the vehicle keeps moving as a real one would, so the
+        frames after it run at once until simulation time is back on the wall clock.
+        """
+        if self.realtime:
+            self._excused += seconds
 
     def end_frame(self) -> None:
         """Record the frame and, in real time, sleep until the next frame is due."""

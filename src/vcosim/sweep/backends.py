@@ -260,6 +260,10 @@ class RayBackend(Backend):
             options = {"include_dashboard": False, "logging_level": "WARNING", **self.init_options}
             if self.address:
                 options["address"] = self.address
+            elif not os.environ.get("RAY_ADDRESS"):
+                # A local Ray of its own: token authentication, as Ray (>= 2.52) chooses by
+                # default anyway, but said, so Ray does not warn about it in every sweep.
+                os.environ.setdefault("RAY_AUTH_MODE", "token")
             ray.init(**options)
             self.started = True
         self.workers = max(int(ray.cluster_resources().get("CPU", 1)), 1)

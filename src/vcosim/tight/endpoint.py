@@ -42,6 +42,7 @@ from typing import ClassVar
 
 import numpy as np
 
+from vcosim.constants import PEER_STATUS_EVERY as STATUS_EVERY
 from vcosim.net import parse_allow
 from vcosim.reports import Report
 from vcosim.sim.face import COUPLING, Face
@@ -62,6 +63,7 @@ from vcosim.vehicle._jit_cache import entry_point
 
 log = logging.getLogger("vcosim.tight")
 _SENT_RING = 4096  # send times kept for the latency figure (far more than any window)
+_NEVER_FULL = 1 << 62  # the window while the controller is lost in real time: never blocks
 
 CustomFill = Callable[[Simulation, np.ndarray], None]
 CustomReceive = Callable[[Simulation, np.ndarray], None]
@@ -84,6 +86,8 @@ class CouplingReport(Report):
         clamped: per input, how many values were outside their range and clamped.
         timeouts: blocking receives that expired once a controller had answered.
         blocked_time: wall seconds spent in blocking receives, the start-up wait left out.
+        controller_lost: how often a controller that had answered fell silent (a timeout
+            after replies); ``uncontrolled_time`` is the simulation time it stayed silent.
     """
 
     interface: str
@@ -105,6 +109,8 @@ class CouplingReport(Report):
     blocked_time: float
     startup_wait: float
     startup_resends: int
+    controller_lost: int = 0
+    uncontrolled_time: float = 0.0
 
 
 @dataclass
@@ -122,6 +128,8 @@ class CouplingStats:
     blocked_time: float = 0.0  # the start-up wait included (``report`` leaves it out)
     startup_wait: float = 0.0
     resent: int = 0
+    lost: int = 0
+    uncontrolled_steps: int = 0  # steps the controller was lost (the current loss left out)
 
 
 class SimulatorEndpoint(Face):
@@ -177,6 +185,10 @@ class SimulatorEndpoint(Face):
         self._pin = True  # the next reply applied pins the controller's address
         self._heard = False  # a reply was applied or counted as start-up (``heard``)
         self._skips, self._window, self._timeout = 0, 1, 2.0  # the schedule's, set by start()
+        self._dt = 0.0  # the physics step, set by start()
+        self._lost_step = -1  # the step at which the controller was declared lost (-1: not)
+        self._lost_wall = 0.0  # and the wall time of it
+        self._told = 0.0  # wall time of the last line about it
         self.link: CouplingLink = link if link is not None else self._udp_link()
         cfg = self.config
         if cfg.debug_log is not None:
@@ -221,6 +233,7 @@ class SimulatorEndpoint(Face):
         schedule = self.schedule = self.config.schedule(sim.dt)
         self._skips, self._window = schedule.send_skips, schedule.window
         self._timeout = schedule.timeout
+        self._dt = sim.dt
         self._lockstep = sim.pacer.lockstep
         self.quiet = self._lockstep and self.debug is None and self._skips > 0
         self._body = sim.body
@@ -294,6 +307,72 @@ class SimulatorEndpoint(Face):
             self.link.unpin()  # the controller may come back from another port
             self._pin = True
             sim.live["coupling_connected"] = 0.0
+            self._lost(sim)
+
+    # -- a controller that falls silent ----------------------------------------------------
+    def _lost(self, sim: Simulation) -> None:
+        """A timeout after replies: say so once, then every ``STATUS_EVERY`` s while it lasts.
+
+        In real time the run stops waiting for it (the window never fills) until it is heard
+        again, and the pacer catches up the timeout it waited: the vehicle drives on without
+        control, in real time, as a real one would. Otherwise (lock-step, fast) BeamNG's
+        rule holds: a send that finds the window full waits its timeout.
+        """
+        now = time.perf_counter()
+        if self._lost_step >= 0:
+            if now - self._told >= STATUS_EVERY:
+                self._tell_lost(sim, now)
+            return
+        self._lost_step, self._lost_wall, self._told = sim.body.step_index, now, now
+        self.stats.lost += 1
+        if sim.pacer.realtime:
+            meanwhile = "the run goes on in real time without control, sending on"
+            self._window = _NEVER_FULL
+            sim.pacer.excuse(self._timeout)
+        elif self._lockstep:
+            meanwhile = f"lock-step: the run holds, each send waits {self._timeout:g} s for it"
+        else:
+            meanwhile = f"each send waits {self._timeout:g} s for it (fast pacing)"
+        log.warning(
+            "controller lost: no reply within the %g s timeout at t = %.2f s (%s:%d); %s",
+            self._timeout,
+            sim.time,
+            self.config.controller_host,
+            self.config.controller_port,
+            meanwhile,
+        )
+
+    def _tell_lost(self, sim: Simulation, now: float) -> None:
+        self._told = now
+        held = "driving on without control" if sim.pacer.realtime else "held, waiting"
+        log.warning(
+            "controller still lost, for %.0f s (since t = %.2f s): %s; %d timeouts so far",
+            now - self._lost_wall,
+            self._lost_step * sim.dt,
+            held,
+            self.stats.timeouts,
+        )
+
+    def _found(self, sim: Simulation) -> None:
+        """The lost controller answered: say so, count the time without it, block again."""
+        steps = sim.body.step_index - self._lost_step
+        self.stats.uncontrolled_steps += steps
+        self._lost_step = -1
+        if self._window == _NEVER_FULL:  # real time: wait for it again, from an empty window
+            self._window = self.schedule.window if self.schedule is not None else 1
+            self._sent = self._answers = 0
+        log.warning(
+            "controller back at t = %.2f s, after %.1f s of simulation without control",
+            sim.time,
+            steps * sim.dt,
+        )
+
+    def on_frame(self, sim: Simulation) -> None:
+        """While the controller is lost in real time: a status line every few seconds."""
+        if self._lost_step >= 0:
+            now = time.perf_counter()
+            if now - self._told >= STATUS_EVERY:
+                self._tell_lost(sim, now)
 
     def quiet_steps(self, sim: Simulation) -> int:
         """In lock-step, the steps up to the next send run in one call (``Face.quiet_steps``).
@@ -545,6 +624,8 @@ class SimulatorEndpoint(Face):
         self._apply_inputs(message, *self._apply_args)
         self.stats.applied += 1
         self._heard = True
+        if self._lost_step >= 0:
+            self._found(sim)
         self.last_latency = self._taken_at - self._sent_at[answered % _SENT_RING]
         live = sim.live
         live["coupling_connected"] = 1.0
@@ -591,7 +672,16 @@ class SimulatorEndpoint(Face):
             blocked_time=max(s.blocked_time - s.startup_wait, 0.0),  # µs apart at most
             startup_wait=s.startup_wait,
             startup_resends=s.resent,
+            controller_lost=s.lost,
+            uncontrolled_time=self._uncontrolled_steps() * self._dt,
         )
+
+    def _uncontrolled_steps(self) -> int:
+        """Steps without the controller: those of past losses and of one lasting still."""
+        steps = self.stats.uncontrolled_steps
+        if self._lost_step >= 0:
+            steps += self._body.step_index - self._lost_step
+        return steps
 
     def close(self) -> None:
         """Close the socket and complete the debug logs (safe twice)."""

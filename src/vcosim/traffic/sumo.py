@@ -404,11 +404,24 @@ class SumoTraffic:
         self.api.vehicle.moveToXY(name, "", -1, x, y, angle, self._keep_route[name])
 
     def advance(self, world: World) -> None:
-        """Our vehicles to SUMO as they are now; SUMO one step on; its vehicles read back."""
+        """Our vehicles to SUMO as they are now; SUMO one step on; its vehicles read back.
+
+        A SUMO elsewhere (``host``) that has gone (its connection closed: at once, whatever
+        the step) ends the run with one line naming it: its traffic cannot go on without it.
+        """
         p = world.poses()
-        for name in self.coupled:
-            self._move(p, world, name)
-        self._step(world.time)
+        try:
+            for name in self.coupled:
+                self._move(p, world, name)
+            self._step(world.time)
+        except Exception as error:
+            gone = getattr(self.api, "FatalTraCIError", None)
+            if self.spec.host is None or gone is None or not isinstance(error, gone):
+                raise
+            raise VcosimError(
+                f"sumo: the SUMO at {self.spec.host} has gone at t = {world.time:.2f} s "
+                f"({error}); the run ends: its traffic cannot go on without it"
+            ) from None
 
     def _step(self, now: float) -> None:
         """SUMO one step on, its vehicles read back as the end of the interval from ``now``."""

@@ -28,6 +28,7 @@ import os
 import time
 from typing import Any, ClassVar
 
+from vcosim.constants import PEER_STATUS_EVERY
 from vcosim.contracts import protocol as P
 from vcosim.contracts import wire
 from vcosim.contracts.objects import Catalogue
@@ -384,21 +385,48 @@ class ContractServer(Face):
         )
 
     # -- sessions ---------------------------------------------------------------------------
-    def _end(self, session: ServerSession, why: str) -> None:
+    def _end(self, session: ServerSession, why: str, *, lost: bool = False) -> None:
         if self.sessions.get(session.address) is session:
             del self.sessions[session.address]
             self.stats.ended += 1
             self._rebuild()
             cause = "ended" if why in ("reconnected", "said goodbye") else why.split()[0]
-            self._tally(cause, "contract server: client %s:%d %s", *session.address, why)
+            level = logging.WARNING if lost else logging.INFO
+            self._tally(
+                cause, "contract server: client %s:%d %s", *session.address, why, level=level
+            )
 
     def _expire(self) -> None:
+        """End silent sessions; name a client silent for one timeout, then every few seconds.
+
+        Clients ping several times a second, so a client not heard for ``sync_timeout`` (or
+        ``session_timeout``, if shorter) has gone or is stuck: the run says so at once and
+        goes on serving the others, and ends its session after ``session_timeout``.
+        """
         now = time.perf_counter()
         self._next_expiry = now + min(EXPIRE_EVERY, self.session_timeout)
+        silent_after = min(self.sync_timeout, self.session_timeout)
         for session in list(self.sessions.values()):
-            if now - session.heard > self.session_timeout:
+            silent = now - session.heard
+            if silent > self.session_timeout:
                 self.stats.expired += 1
-                self._end(session, f"silent for {self.session_timeout:g} s: session ended")
+                why = f"silent for {self.session_timeout:g} s: session ended"
+                self._end(session, f"{why}; the run goes on without it", lost=True)
+            elif silent > silent_after:
+                if now - session.told_silent >= PEER_STATUS_EVERY:
+                    first = session.told_silent == 0.0
+                    session.told_silent = now
+                    log.warning(
+                        "contract server: client %s:%d %s for %.1f s; the run goes on without "
+                        "its data (its session ends after %g s of silence)",
+                        *session.address,
+                        "lost: nothing heard" if first else "still silent",
+                        silent,
+                        self.session_timeout,
+                    )
+            elif session.told_silent:
+                session.told_silent = 0.0
+                log.warning("contract server: client %s:%d heard again", *session.address)
 
     def _rebuild(self) -> None:
         """Recompute who a hold may wait for and when the next send is due."""
@@ -468,6 +496,7 @@ class ContractServer(Face):
                 else:
                     if wall - progress >= self.sync_timeout:
                         self._release(now, end, sim.time)
+                        sim.pacer.excuse(self.sync_timeout)  # real time: catch it up
                         continue
                     if endpoint.wait(min(self.sync_timeout - (wall - progress), HOLD_POLL)):
                         self._receive(sim)

@@ -172,6 +172,7 @@ class ServerSession:
     started: float
     refused: int = 0
     locked: bool = False  # lock-step: the server waits for the answer to each update
+    told_silent: float = 0.0  # wall time of the last line saying it is silent (0: it is not)
 
     def lock(self) -> None:
         """Lock-step: the server waits for this client's answer to each update it sends."""
