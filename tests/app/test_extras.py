@@ -171,4 +171,5 @@ def test_bench_all_names_every_missing_extra_at_once(monkeypatch):
     assert code == 2, output
     flat = " ".join(output.split())
     assert "needs the extras `bench`" in flat and "`fmi` (ziglang, fmpy)" in flat
-    assert '".[bench,fmi]"' in flat or '"vcosim[bench,fmi]"' in flat
+    assert "`sumo` (libsumo, sumolib)" in flat
+    assert '".[bench,fmi,sumo]"' in flat or '"vcosim[bench,fmi,sumo]"' in flat

@@ -75,11 +75,13 @@ def test_outgoing_time_sync_holds_the_server_at_the_clients_data():
         def after_step(self, s):
             if server.sessions:  # while the client is connected and the master
                 steps[0] += 1
-                # From its first data on (before it a HELLO alone must not hold the run, issue
-                # 45, G): a step is never taken beyond the client's time.
-                sent = client.sent_time
-                if sent > 0.0 and s.time > sent + 1e-12:
-                    ahead.append((s.time, sent))
+                # From its first data on, as the server has it (before it a HELLO alone must not
+                # hold the run, issue 45, G): a step is never taken beyond the client's time.
+                for session in list(server.sessions.values()):
+                    for contract in session.to_server.values():
+                        latest = contract.latest_time
+                        if contract.received and latest is not None and s.time > latest + 1e-12:
+                            ahead.append((s.time, latest))
 
     sim.attach("watch", Watch())
     server_run = Background(lambda: sim.run(None))
@@ -89,7 +91,9 @@ def test_outgoing_time_sync_holds_the_server_at_the_clients_data():
     server_run.result()
     assert ahead == []
     assert steps[0] >= 0.29 / sim.dt  # it followed the client to the end
-    assert server.stats.holds > 10 and server.stats.sync_timeouts == 0
+    # it held (once it ran ahead of the client's first data, until the client caught up;
+    # then at each step the client's data had not reached)
+    assert server.stats.holds >= 1 and server.stats.sync_timeouts == 0
 
 
 def _stranger_ping(port: int) -> str:
