@@ -412,6 +412,49 @@ def stall_and_restart(preset: str, gearbox: str) -> Run:
     return run
 
 
+def hold_speed(d: Driver, target: float, seconds: float) -> None:
+    """A PI on throttle and brake on the speed along the heading (``velX`` is world x)."""
+    integral = 0.0
+    for _ in range(round(seconds / ROW_DT)):
+        error = target - d["speed"]
+        command = 0.5 * error + integral
+        if -1.0 < command < 1.0:
+            integral += 0.3 * error * ROW_DT
+        d.drive(ROW_DT, throttle=min(max(command, 0.0), 1.0), brake=min(max(-command, 0.0), 1.0))
+
+
+def circle_radius(x: np.ndarray, y: np.ndarray) -> float:
+    """Least-squares circle through the points (Kasa's fit): its radius."""
+    design = np.column_stack([x, y, np.ones_like(x)])
+    c, *_ = np.linalg.lstsq(design, x * x + y * y, rcond=None)
+    return float(math.sqrt(c[2] + c[0] * c[0] / 4 + c[1] * c[1] / 4))
+
+
+def full_lock(preset: str, gearbox: str) -> Run:
+    """Full left lock at 1.2 m/s, one and a half circles: the centre of gravity's path radius.
+
+    Kinematic radius of the centre of gravity: sqrt((L / tan delta)^2 + b^2), the turning
+    centre on the rear axle's line L / tan delta from its middle (delta: the bicycle model's
+    road-wheel angle at full lock).
+    """
+    d = Driver(preset, gearbox)
+    d.select("D")
+    d.drive(1.0, brake=1.0)
+    d.car.set_inputs(steering=1.0)
+    hold_speed(d, 1.2, 4.0)
+    rec = d.car.params.pack()[0]
+    radius = math.hypot((rec["a"] + rec["b"]) / math.tan(rec["max_steer"]), rec["b"])
+    d.mark("circle")
+    hold_speed(d, 1.2, 3 * math.pi * radius / 1.2)
+    run = d.run()
+    part = run.phase("circle")
+    run.figures["radius_over_kinematic"] = (
+        circle_radius(run["posX"][part], run["posY"][part]) / radius
+    )
+    run.figures["speed"] = float(np.mean(run["speed"][part]))
+    return run
+
+
 # -- checks -------------------------------------------------------------------------------------
 ACCELERATES = Bound(
     "speed_gain",
@@ -548,6 +591,16 @@ CHECKS: dict[Callable[..., Run], tuple[Bound, ...]] = {
         Bound("fired_after", 0.0, 2.0, "turned at > 1000 rpm by the wheels it fires at once"),
         Bound("running_at_end", 1.0, 1.0, "and keeps idling when declutched"),
     ),
+    full_lock: (
+        Bound(
+            "radius_over_kinematic",
+            0.97,
+            1.03,
+            "Ackermann steering: at walking pace the path follows the geometry within 3 % "
+            "(issue 44; parallel steering gave 1.11-1.26)",
+        ),
+        Bound("speed", 1.1, 1.3, "driven at 1.2 m/s"),
+    ),
     stall_and_restart: (
         Bound("running_after_stall", 0.0, 0.0, "stopped in gear with the clutch out: stalled"),
         Bound("stalled_signal", 1.0, 1.0, "engine_stalled tells a controller"),
@@ -605,6 +658,7 @@ TABLE = [
     *(row("launch-mu0.3", p, "automatic", low_mu_launch) for p in PRESETS),
     *(row("bump-start-2nd", p, "manual", bump_start) for p in PRESETS),
     *(row("stall-and-restart", p, "manual", stall_and_restart) for p in PRESETS),
+    *(row("full-lock-1.2", p, "automatic", full_lock) for p in PRESETS),
 ]  # fmt: skip
 
 

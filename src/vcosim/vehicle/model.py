@@ -366,10 +366,21 @@ def physics_step(x, u, p, y, s, height, friction, grid, write_outputs: bool) -> 
     z = x[X_POS + 2]
     bump = p.ride_height - p.z_max  # the attach point's height above the ground at full bump
     v_low, d_low = p.v_low, p.d_low
-    front_x, front_y, front_z = (
-        cos_d * r00 + sin_d * r01,
-        cos_d * r10 + sin_d * r11,
-        cos_d * r20 + sin_d * r21,
+    # The two front wheels' headings (Ackermann: cot of the left wheel's angle is the bicycle
+    # model's minus ``p.ackermann``, the right's plus it; as cosine and sine, no tangent).
+    cos_l, cos_r = cos_d - p.ackermann * sin_d, cos_d + p.ackermann * sin_d
+    inv_l = 1.0 / math.sqrt(cos_l * cos_l + sin_d * sin_d)
+    inv_r = 1.0 / math.sqrt(cos_r * cos_r + sin_d * sin_d)
+    cos_l, sin_l, cos_r, sin_r = cos_l * inv_l, sin_d * inv_l, cos_r * inv_r, sin_d * inv_r
+    left_x, left_y, left_z = (
+        cos_l * r00 + sin_l * r01,
+        cos_l * r10 + sin_l * r11,
+        cos_l * r20 + sin_l * r21,
+    )
+    right_x, right_y, right_z = (
+        cos_r * r00 + sin_r * r01,
+        cos_r * r10 + sin_r * r11,
+        cos_r * r20 + sin_r * r21,
     )
     for k in range(4):
         rx, ry, rz = s[S_ARM + k], s[S_ARM + 4 + k], s[S_ARM + 8 + k]
@@ -385,8 +396,12 @@ def physics_step(x, u, p, y, s, height, friction, grid, write_outputs: bool) -> 
         vcx = vx_w + wy_w * cz - wz_w * cy
         vcy = vy_w + wz_w * cx - wx_w * cz
         vcz = vz_w + wx_w * cy - wy_w * cx
-        front = k < 2
-        hdx, hdy, hdz = (front_x, front_y, front_z) if front else (r00, r10, r20)
+        if k == 0:
+            hdx, hdy, hdz = left_x, left_y, left_z
+        elif k == 1:
+            hdx, hdy, hdz = right_x, right_y, right_z
+        else:
+            hdx, hdy, hdz = r00, r10, r20
         along = hdx * nx + hdy * ny + hdz * nz
         lx, ly, lz = hdx - along * nx, hdy - along * ny, hdz - along * nz
         norm = math.sqrt(lx * lx + ly * ly + lz * lz)

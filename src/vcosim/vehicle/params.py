@@ -71,11 +71,21 @@ class Suspension(_Section):
 
 
 class Wheels(_Section):
-    """Wheel spin, brakes and steering (brake balance and ABS: ``Brakes``)."""
+    """Wheel spin, brakes and steering (brake balance and ABS: ``Brakes``).
+
+    ``max_steer_angle_deg`` is the road-wheel angle of the single front wheel of the bicycle
+    model at full lock: the kinematic turning centre lies on the rear axle, L / tan(angle)
+    from its middle. ``ackermann_percent`` splits it between the two front wheels: the
+    difference of their cotangents is that share of track / wheelbase (100: both wheels at
+    right angles to the radius from that centre, no scrub; 0: parallel steering, both at the
+    same angle). The mean of the two cotangents is always the bicycle model's, so the
+    kinematic turning circle is the same for every percentage.
+    """
 
     radius: float = span(0.25, 0.05, 2.0)
     inertia: float = span(1.25, 0.05, 100.0)
     max_steer_angle_deg: float = span(35.0, 0.0, 89.0, open_low=True)
+    ackermann_percent: float = span(100.0, 0.0, 150.0)
     steering_rate: float = span(5.0, 0.0, 1000.0, open_low=True)
     brake_torque_front: float = span(3000.0, 0.0, 1.0e5)
     brake_torque_rear: float = span(2000.0, 0.0, 1.0e5)
@@ -360,6 +370,7 @@ PACKED_FIELDS = (
     "r",
     "J_w",
     "max_steer",
+    "ackermann",
     "steer_rate",
     "brake_f",
     "brake_r",
@@ -561,6 +572,7 @@ def pack(params: VehicleParams, dt: float = DT) -> np.ndarray:
         r=wh.radius,
         J_w=wh.inertia,
         max_steer=math.radians(wh.max_steer_angle_deg),
+        ackermann=wh.ackermann_percent / 100.0 * (bd.track / 2) / bd.wheelbase,
         steer_rate=wh.steering_rate,
         brake_f=brake_f,
         brake_r=brake_r,
