@@ -455,6 +455,32 @@ def full_lock(preset: str, gearbox: str) -> Run:
     return run
 
 
+def parked_on_slopes(preset: str, gearbox: str) -> Run:
+    """Held by brake and parking brake facing up 10, 20 and 30 %: the rear axle's share.
+
+    Statics of a rigid car on a slope of angle t, centre of gravity a behind the front axle
+    and h above the ground (measured at rest on the flat): the rear axle carries
+    m g (a cos t + h sin t) / L of the m g cos t normal to the slope.
+    """
+    flat = Driver(preset, gearbox)
+    flat.drive(2.0, brake=1.0)
+    height = flat["altitude"]
+    rec = flat.car.params.pack()[0]
+    wheelbase = rec["a"] + rec["b"]
+    rows, figures = [flat.run().rows], {}
+    for grade in (0.1, 0.2, 0.3):
+        d = Driver(preset, gearbox, slope(grade))
+        d.drive(3.0, brake=1.0, parkingbrake=1.0)
+        loads = [d[f"wheel{w}_downForce"] for w in ("FL", "FR", "RL", "RR")]
+        theta = math.atan(grade)
+        statics = (rec["a"] + height * math.tan(theta)) / wheelbase
+        figures[f"rear_share_over_statics_{round(100 * grade)}"] = (
+            (loads[2] + loads[3]) / sum(loads) / statics
+        )
+        rows.append(d.run().rows)
+    return Run(np.vstack(rows), {}, figures)
+
+
 # -- checks -------------------------------------------------------------------------------------
 ACCELERATES = Bound(
     "speed_gain",
@@ -601,6 +627,16 @@ CHECKS: dict[Callable[..., Run], tuple[Bound, ...]] = {
         ),
         Bound("speed", 1.1, 1.3, "driven at 1.2 m/s"),
     ),
+    parked_on_slopes: tuple(
+        Bound(
+            f"rear_share_over_statics_{pc}",
+            0.98,
+            1.02,
+            "load transfer on a slope per statics, (a cos t + h sin t) / (L cos t), within 2 % "
+            "(issue 44; the contact straight below the attach point gave 0.90-0.98)",
+        )
+        for pc in (10, 20, 30)
+    ),
     stall_and_restart: (
         Bound("running_after_stall", 0.0, 0.0, "stopped in gear with the clutch out: stalled"),
         Bound("stalled_signal", 1.0, 1.0, "engine_stalled tells a controller"),
@@ -659,6 +695,7 @@ TABLE = [
     *(row("bump-start-2nd", p, "manual", bump_start) for p in PRESETS),
     *(row("stall-and-restart", p, "manual", stall_and_restart) for p in PRESETS),
     *(row("full-lock-1.2", p, "automatic", full_lock) for p in PRESETS),
+    *(row("parked-on-10-20-30pc", p, "automatic", parked_on_slopes) for p in PRESETS),
 ]  # fmt: skip
 
 

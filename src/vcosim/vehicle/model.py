@@ -389,10 +389,14 @@ def physics_step(x, u, p, y, s, height, friction, grid, write_outputs: bool) -> 
         inv = 1.0 / math.sqrt(hx * hx + hy * hy + 1.0)
         nx, ny, nz = -hx * inv, -hy * inv, inv
 
-        # Contact patch: under the attach point, on the ground, but never above the wheel at
-        # full bump (a ground far above a wheel, given from outside, acts on the bump stop).
-        cx, cy = rx, ry
-        cz = min(h, z + rz - bump) - z
+        # Contact patch: the foot of the ground normal through the attach point (on a slope
+        # not straight below it: there the tangential forces' lever about the centre of
+        # gravity would be short by the drop times the slope, and the load transfer with it),
+        # but never above the wheel at full bump (a ground far above a wheel, given from
+        # outside, acts on the bump stop). The attach point's drop to the ground, vertically,
+        # times nz^2 is its distance down the normal's vertical component.
+        foot = max(z + rz - h, bump) * (inv * inv)
+        cx, cy, cz = rx + foot * hx, ry + foot * hy, rz - foot
         vcx = vx_w + wy_w * cz - wz_w * cy
         vcy = vy_w + wz_w * cx - wx_w * cz
         vcz = vz_w + wx_w * cy - wy_w * cx
@@ -423,7 +427,7 @@ def physics_step(x, u, p, y, s, height, friction, grid, write_outputs: bool) -> 
         s[S_FRAME + k], s[S_FRAME + 4 + k], s[S_FRAME + 8 + k] = lx, ly, lz
         s[S_FRAME + 12 + k], s[S_FRAME + 16 + k], s[S_FRAME + 20 + k] = tx, ty, tz
         s[S_FRAME + 24 + k], s[S_FRAME + 28 + k], s[S_FRAME + 32 + k] = nx, ny, nz
-        s[S_FRAME + 36 + k] = cz
+        s[S_ARM + k], s[S_ARM + 4 + k], s[S_FRAME + 36 + k] = cx, cy, cz  # the arm from here on
 
     fx_sum = fy_sum = fz_sum = 0.0
     mx_sum = my_sum = mz_sum = 0.0
