@@ -18,7 +18,7 @@ import numpy as np
 import pytest
 
 from driving.drivers import ROW_DT, Driver, G, Run, slope
-from vcosim.vehicle import SIGNAL_NAMES, Terrain, VehicleParams
+from vcosim.vehicle import SIGNAL_NAMES, Terrain, Vehicle, VehicleParams
 
 PRESETS = ("nightrider", "sedan", "nightrider-seed", "commonroad-bmw320i")
 MAIN = ("nightrider", "sedan")
@@ -481,6 +481,44 @@ def parked_on_slopes(preset: str, gearbox: str) -> Run:
     return Run(np.vstack(rows), {}, figures)
 
 
+def locked_wheel_stop(preset: str, gearbox: str, mu: float) -> Run:
+    """ABS off, N, full brake from 13 m/s: the deceleration in 0.1 m/s bins of speed.
+
+    ``worst_step`` is the largest change between neighbouring bins from 0.4 to 10.1 m/s over
+    the smaller of the two (issue 44: with locked wheels it stepped 10-34 % at 3 m/s).
+    """
+    car = Vehicle(params(preset, **{"brakes.abs": False}), Terrain.flat(mu), engine_running=True)
+    car.step(automatic=1.0 if gearbox == "automatic" else 0.0, gear=0)
+    car.teleport(0.0, 0.0, 0.0, 13.0)
+    trace = car.trace(13.0 / (mu * G) * 1.6 + 1.0, every=2, brake=1.0)
+    v, t = trace["speed"], trace["time"]
+    edges = np.round(np.arange(0.4, 10.11, 0.1), 3)
+    means = []
+    for low, high in zip(edges[:-1], edges[1:], strict=True):
+        rows = np.flatnonzero((v >= low) & (v < high))
+        means.append((v[rows[0]] - v[rows[-1]]) / (t[rows[-1]] - t[rows[0]]))
+    decel = np.array(means)
+    steps = np.abs(np.diff(decel)) / np.minimum(decel[:-1], decel[1:])
+    run = Run(np.column_stack([trace[name] for name in SIGNAL_NAMES]), {})
+    run.figures["worst_step"] = float(steps.max())
+    run.figures["stopped"] = float(v[-1])
+    return run
+
+
+def parked_on_20(preset: str, gearbox: str) -> Run:
+    """Idling in neutral, the parking brake alone on 20 %, facing up and down: 20 s of drift."""
+    figures = {}
+    rows = []
+    for direction, grade in (("up", 0.2), ("down", -0.2)):
+        car = Vehicle(params(preset), slope(grade), engine_running=True)
+        car.run_for(1.0, parkingbrake=1.0)
+        start = car.signal("posX")
+        trace = car.trace(20.0, every=20)
+        figures[f"drift_{direction}"] = float(np.abs(trace["posX"] - start).max())
+        rows.append(np.column_stack([trace[name] for name in SIGNAL_NAMES]))
+    return Run(np.vstack(rows), {}, figures)
+
+
 # -- checks -------------------------------------------------------------------------------------
 ACCELERATES = Bound(
     "speed_gain",
@@ -637,6 +675,20 @@ CHECKS: dict[Callable[..., Run], tuple[Bound, ...]] = {
         )
         for pc in (10, 20, 30)
     ),
+    locked_wheel_stop: (
+        Bound(
+            "worst_step",
+            None,
+            0.10,
+            "sliding friction rises smoothly as sliding speed falls: no step over 10 % between "
+            "neighbouring 0.1 m/s bins, 0.5-10 m/s (issue 44)",
+        ),
+        Bound("stopped", None, 0.01, "and the car stops"),
+    ),
+    parked_on_20: (
+        Bound("drift_up", None, 0.01, "the parking brake holds on 20 % within 1 cm"),
+        Bound("drift_down", None, 0.01, "facing downhill too"),
+    ),
     stall_and_restart: (
         Bound("running_after_stall", 0.0, 0.0, "stopped in gear with the clutch out: stalled"),
         Bound("stalled_signal", 1.0, 1.0, "engine_stalled tells a controller"),
@@ -696,6 +748,9 @@ TABLE = [
     *(row("stall-and-restart", p, "manual", stall_and_restart) for p in PRESETS),
     *(row("full-lock-1.2", p, "automatic", full_lock) for p in PRESETS),
     *(row("parked-on-10-20-30pc", p, "automatic", parked_on_slopes) for p in PRESETS),
+    *(row(f"locked-stop-mu{mu:g}", p, "automatic", locked_wheel_stop, mu=mu)
+      for p in PRESETS for mu in (0.3, 1.0)),
+    *(row("parkingbrake-20pc", p, "manual", parked_on_20) for p in PRESETS),
 ]  # fmt: skip
 
 
