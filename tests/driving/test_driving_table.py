@@ -519,6 +519,35 @@ def parked_on_20(preset: str, gearbox: str) -> Run:
     return Run(np.vstack(rows), {}, figures)
 
 
+def split_friction() -> Terrain:
+    """Friction 1.0 left of the line y = 0 and 0.2 right of it (the car starts astride it)."""
+    cell = 0.1
+    xs = np.arange(-20.0, 150.0 + cell, cell)
+    ys = np.arange(-10.0, 10.0 + cell, cell)
+    friction = np.where(ys[:, None] >= 0.0, 1.0, 0.2) * np.ones((len(ys), len(xs)))
+    return Terrain(np.zeros_like(friction), friction, None, np.array([xs[0], ys[0], cell]))
+
+
+def full_stop(preset: str, gearbox: str, kmh: float, road: str) -> Run:
+    """Full brake from ``kmh`` in N, the wheel held straight: heading change and distance."""
+    terrain = split_friction() if road == "split" else Terrain.flat(float(road))
+    car = Vehicle(params(preset), terrain, engine_running=True)
+    car.step(automatic=1.0 if gearbox == "automatic" else 0.0, gear=0)
+    car.teleport(0.0, 0.0, 0.0, kmh * KMH)
+    trace = car.trace(kmh * KMH / 2.0 + 2.0, every=20, brake=1.0)
+    moving = np.flatnonzero(trace["groundspeed"] > 0.05)
+    end = int(moving[-1]) + 1
+    yaw = np.unwrap(trace["yaw"])
+    run = Run(np.column_stack([trace[name] for name in SIGNAL_NAMES]), {})
+    run.figures["heading_change_deg"] = math.degrees(float(np.abs(yaw[: end + 1]).max()))
+    run.figures["distance"] = math.hypot(trace["posX"][end], trace["posY"][end])
+    run.figures["lateral_offset"] = abs(float(trace["posY"][end]))
+    if road != "split":
+        ideal = (kmh * KMH) ** 2 / (2 * float(road) * G)
+        run.figures["distance_over_ideal"] = run.figures["distance"] / ideal
+    return run
+
+
 # -- checks -------------------------------------------------------------------------------------
 ACCELERATES = Bound(
     "speed_gain",
@@ -689,6 +718,7 @@ CHECKS: dict[Callable[..., Run], tuple[Bound, ...]] = {
         Bound("drift_up", None, 0.01, "the parking brake holds on 20 % within 1 cm"),
         Bound("drift_down", None, 0.01, "facing downhill too"),
     ),
+    full_stop: (),
     stall_and_restart: (
         Bound("running_after_stall", 0.0, 0.0, "stopped in gear with the clutch out: stalled"),
         Bound("stalled_signal", 1.0, 1.0, "engine_stalled tells a controller"),
@@ -721,6 +751,22 @@ REAL_COAST = Bound(
     "1100-1800 kg; not nightrider-seed, whose resistance is the seed's fifth of a real car's",
 )
 
+WITH_ABS = tuple(p for p in PRESETS if params(p).brakes.abs)
+SPLIT_50 = Bound(
+    "heading_change_deg",
+    None,
+    20.0,
+    "split friction 1.0/0.2, full brake from 50 km/h, wheel held: select-low on the rear and "
+    "the yaw-moment build-up delay keep the heading within 20 deg (issue 44; 106 deg before)",
+)
+SPLIT_100 = Bound(
+    "heading_change_deg", None, 45.0, "from 100 km/h it does not spin (issue 44: 229 deg before)"
+)
+STAYS_ON = Bound("lateral_offset", None, 8.0, "still on the split-friction strip (10 m each side)")
+DRY_42 = Bound("distance", None, 42.0, "100-0 km/h dry with ABS: 34-42 m (ADAC tests)")
+WET_IDEAL = Bound(
+    "distance_over_ideal", None, 1.2, "on mu 0.3 within 1.2 of v^2 / (2 mu g) (issue 44)"
+)
 
 TABLE = [
     *(
@@ -751,6 +797,14 @@ TABLE = [
     *(row(f"locked-stop-mu{mu:g}", p, "automatic", locked_wheel_stop, mu=mu)
       for p in PRESETS for mu in (0.3, 1.0)),
     *(row("parkingbrake-20pc", p, "manual", parked_on_20) for p in PRESETS),
+    *(row("abs-split-mu-50", p, "automatic", full_stop, SPLIT_50, STAYS_ON, kmh=50, road="split")
+      for p in WITH_ABS),
+    *(row("abs-split-mu-100", p, "automatic", full_stop, SPLIT_100, STAYS_ON, kmh=100,
+          road="split") for p in WITH_ABS),
+    *(row("abs-100-0-dry", p, "automatic", full_stop, DRY_42, kmh=100, road="1.0")
+      for p in WITH_ABS),
+    *(row("abs-100-0-wet", p, "automatic", full_stop, WET_IDEAL, kmh=100, road="0.3")
+      for p in WITH_ABS),
 ]  # fmt: skip
 
 

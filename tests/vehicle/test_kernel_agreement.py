@@ -9,7 +9,8 @@ bits; this test bounds how far that takes a car: every state within ``TOLERANCE`
 reference, relative to the largest magnitude that state reaches over the run.
 
 Regenerated for issue 44 (Ackermann steering, the contact patch at the foot of the ground
-normal, the tyres' low-speed damper saturated in slip speed; the automatic drive's first
+normal, the tyres' low-speed damper saturated in slip speed, ABS select-low and yaw-moment
+build-up delay; the automatic drive's first
 brake at 0.45 instead of 0.3, since the Ackermann car, no longer scrubbing its front tyres,
 did not stop in time to engage R): with ``ackermann_percent = 0`` the kernel with the first
 two agreed with the old reference within 3e-13 on level ground, every preset, until the

@@ -85,6 +85,7 @@ from vcosim.vehicle.layout import (
     U_THROTTLE,
     WHEEL_BLOCK,
     X_ABS,
+    X_ABS_SPLIT,
     X_ALPHA,
     X_FUEL,
     X_GEAR,
@@ -155,7 +156,8 @@ S_COMPRESSION = 100  # 8: suspension compression, then its rate
 S_SURFACE = 108  # 4: the wheels' surface speeds
 S_FRAME = 112  # 40: each contact's axes along, across and normal (x, y, z each), its height
 S_RELAX = 152  # 12: room for relax_slips
-N_SCRATCH = S_RELAX + 12
+S_ABS = 164  # 4: the brake pressure share the ABS gives each wheel
+N_SCRATCH = S_ABS + 4
 BLINK_PERIOD = 0.8  # s: 75 flashes a minute
 DAMPED_SLIP_SPEED = 0.05  # m/s: the tyre's low-speed damper saturates beyond this slip speed
 
@@ -213,28 +215,43 @@ def advance_each_serial(xs, us, params, ys, height, friction, grid, n_steps: int
 
 
 @njit(error_model="numpy", inline="always")
-def anti_lock(x, k: int, p, brake_in: float, v_long: float) -> float:
-    """ABS of wheel ``k``: the share of the brake pressure it lets through, updated each step.
+def anti_lock(x, p, brake_in: float, s, at: int) -> None:
+    """ABS: the share of the brake pressure each wheel gets, into ``s[at : at + 4]``.
 
-    A slip-threshold controller, as the first ABS generations: pressure is let off while the
-    wheel slips more than ``abs_slip`` (its speed below the road's by that share) and built up
-    again once the slip is below half of that; in between it holds. The road speed is the
-    contact point's (an ideal reference speed). Below ``abs_min_speed`` or without braking it
-    stands aside, so the car can stop and stand still.
+    Each wheel's controller is a slip threshold, as the first ABS generations: pressure is let
+    off while the wheel slips more than ``abs_slip`` (its speed below the road's by that
+    share) and built up again once the slip is below half of that; in between it holds. The
+    road speed is the contact point's (an ideal reference speed; ``s[S_VX : S_VX + 4]``).
+    Around it, what production systems add (Bosch, Automotive Handbook): both rear wheels get
+    the pressure of the one that locks first (select-low: the rear keeps its side grip and
+    adds no yaw moment), and the front wheels' pressures may differ by a share that grows
+    from none to full over ``abs_yaw_delay_time`` after the brake is pressed (yaw-moment
+    build-up delay), so that on split friction the high-friction wheel's pressure follows the
+    low one's at first. Below ``abs_min_speed`` or without braking it stands aside, so the
+    car can stop and stand.
     """
-    speed = abs(v_long)
-    if brake_in <= 0.0 or speed < p.abs_v_min:
-        x[X_ABS + k] = 1.0
-        return 1.0
-    direction = 1.0 if v_long > 0.0 else -1.0
-    lock = (speed - direction * x[X_OMEGA + k] * p.r) / speed
-    share = x[X_ABS + k]
-    if lock > p.abs_slip:
-        share = max(share - p.abs_release, 0.0)
-    elif lock < 0.5 * p.abs_slip:
-        share = min(share + p.abs_apply, 1.0)
-    x[X_ABS + k] = share
-    return share
+    braking = brake_in > 0.0
+    for k in range(4):
+        v_long = s[S_VX + k]
+        speed = abs(v_long)
+        share = 1.0
+        if braking and speed >= p.abs_v_min:
+            direction = 1.0 if v_long > 0.0 else -1.0
+            lock = (speed - direction * x[X_OMEGA + k] * p.r) / speed
+            share = x[X_ABS + k]
+            if lock > p.abs_slip:
+                share = max(share - p.abs_release, 0.0)
+            elif lock < 0.5 * p.abs_slip:
+                share = min(share + p.abs_apply, 1.0)
+        x[X_ABS + k] = share
+    if not braking:
+        x[X_ABS_SPLIT] = 0.0
+    split = min(x[X_ABS_SPLIT] + p.abs_split_rate, 1.0)
+    x[X_ABS_SPLIT] = split
+    low = min(x[X_ABS], x[X_ABS + 1]) + split
+    s[at] = min(x[X_ABS], low)
+    s[at + 1] = min(x[X_ABS + 1], low)
+    s[at + 2] = s[at + 3] = min(x[X_ABS + 2], x[X_ABS + 3])
 
 
 @njit(error_model="numpy", _nrt=False, fastmath={"arcp"})
@@ -435,6 +452,9 @@ def physics_step(x, u, p, y, s, height, friction, grid, write_outputs: bool) -> 
         s[S_FRAME + 24 + k], s[S_FRAME + 28 + k], s[S_FRAME + 32 + k] = nx, ny, nz
         s[S_ARM + k], s[S_ARM + 4 + k], s[S_FRAME + 36 + k] = cx, cy, cz  # the arm from here on
 
+    abs_on = p.abs_on > 0.5 and not torque_mode
+    if abs_on:
+        anti_lock(x, p, brake_in, s, S_ABS)
     fx_sum = fy_sum = fz_sum = 0.0
     mx_sum = my_sum = mz_sum = 0.0
     aligning = 0.0
@@ -464,8 +484,8 @@ def physics_step(x, u, p, y, s, height, friction, grid, write_outputs: bool) -> 
         else:
             s[4 + k] = 0.0
             s[8 + k] = brake_in * (p.brake_f if front else p.brake_r)
-            if p.abs_on > 0.5:
-                s[8 + k] *= anti_lock(x, k, p, brake_in, s[S_VX + k])
+            if abs_on:
+                s[8 + k] *= s[S_ABS + k]
         if not front:
             s[8 + k] += park_in * p.park_brake
         s[12 + k] = p.f_roll * load * p.r

@@ -102,7 +102,12 @@ class Brakes(_Section):
     ABS: per wheel, every physics step, the brake pressure is let off while the wheel's slip
     exceeds ``abs_slip`` and built up again once it is below half of that, at the rates of
     ``abs_release_time`` and ``abs_apply_time`` (full pressure to none and back); below
-    ``abs_min_speed`` it stands aside so the car can stop and stand.
+    ``abs_min_speed`` it stands aside so the car can stop and stand. As production systems
+    do (Bosch, Automotive Handbook), both rear wheels get the pressure of the one that locks
+    first (select-low), and the front wheels' pressures may differ by a share that grows from
+    none to full over ``abs_yaw_delay_time`` from the start of braking (yaw-moment build-up
+    delay), so that on split friction the yaw moment builds slowly enough to hold the car.
+    The reference speed is still the ideal one (each contact point's own speed).
     """
 
     front_share: float | None = span(None, 0.0, 1.0)
@@ -111,6 +116,7 @@ class Brakes(_Section):
     abs_release_time: float = span(0.03, 0.001, 5.0)
     abs_apply_time: float = span(0.1, 0.001, 5.0)
     abs_min_speed: float = span(2.0, 0.1, 30.0)
+    abs_yaw_delay_time: float = span(1.0, 0.001, 10.0)
 
 
 class Tyres(_Section):
@@ -382,6 +388,7 @@ PACKED_FIELDS = (
     "abs_release",
     "abs_apply",
     "abs_v_min",
+    "abs_split_rate",
     # tyres
     "B_lat",
     "lat_scale_rear",
@@ -583,6 +590,7 @@ def pack(params: VehicleParams, dt: float = DT) -> np.ndarray:
         abs_release=dt / br.abs_release_time,
         abs_apply=dt / br.abs_apply_time,
         abs_v_min=br.abs_min_speed,
+        abs_split_rate=dt / br.abs_yaw_delay_time,
         B_lat=ty.lateral_B,
         lat_scale_rear=(ty.lateral_B_rear or ty.lateral_B) / ty.lateral_B,
         C_lat=ty.lateral_C,
