@@ -10,11 +10,10 @@ reference, relative to the largest magnitude that state reaches over the run.
 
 Regenerated for issue 44 (Ackermann steering, the contact patch at the foot of the ground
 normal, the tyres' low-speed damper saturated in slip speed, ABS select-low and yaw-moment
-build-up delay; the automatic drive's first
-brake at 0.45 instead of 0.3, since the Ackermann car, no longer scrubbing its front tyres,
-did not stop in time to engage R): with ``ackermann_percent = 0`` the kernel with the first
-two agreed with the old reference within 3e-13 on level ground, every preset, until the
-ground given from outside tilted it.
+build-up delay; the automatic drive's first brake at 0.45 instead of 0.3, since the
+Ackermann car, no longer scrubbing its front tyres, did not stop in time to engage R): with
+``ackermann_percent = 0`` the kernel with the first two agreed with the old reference within
+3e-13 on level ground, every preset, until the ground given from outside tilted it.
 
 Regenerate (only when the physics is meant to change) with the kernel to compare against on
 the path: ``PYTHONPATH=src python tests/vehicle/test_kernel_agreement.py``.

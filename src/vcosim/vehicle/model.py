@@ -244,9 +244,7 @@ def anti_lock(x, p, brake_in: float, s, at: int) -> None:
             elif lock < 0.5 * p.abs_slip:
                 share = min(share + p.abs_apply, 1.0)
         x[X_ABS + k] = share
-    if not braking:
-        x[X_ABS_SPLIT] = 0.0
-    split = min(x[X_ABS_SPLIT] + p.abs_split_rate, 1.0)
+    split = min(x[X_ABS_SPLIT] + p.abs_split_rate, 1.0) if braking else 0.0
     x[X_ABS_SPLIT] = split
     low = min(x[X_ABS], x[X_ABS + 1]) + split
     s[at] = min(x[X_ABS], low)
