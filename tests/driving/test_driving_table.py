@@ -548,6 +548,20 @@ def full_stop(preset: str, gearbox: str, kmh: float, road: str) -> Run:
     return run
 
 
+def brake_after_lift(preset: str, gearbox: str) -> Run:
+    """Up to 3rd above 3000 rpm at throttle 0.6, then 3 s on the brake at 0.2."""
+    d = Driver(preset, gearbox)
+    d.select("D")
+    d.drive(1.0, brake=1.0)
+    d.drive(60.0, throttle=0.6, until=lambda d: d["gear"] >= 3 and d["rpm"] > 3000)
+    gear = d["gear"]
+    d.mark("brake")
+    d.drive(3.0, brake=0.2)
+    run = d.run()
+    run.figures["gear_rise"] = float(run["gear"][run.phase("brake")].max() - gear)
+    return run
+
+
 # -- checks -------------------------------------------------------------------------------------
 ACCELERATES = Bound(
     "speed_gain",
@@ -719,6 +733,15 @@ CHECKS: dict[Callable[..., Run], tuple[Bound, ...]] = {
         Bound("drift_down", None, 0.01, "facing downhill too"),
     ),
     full_stop: (),
+    brake_after_lift: (
+        Bound(
+            "gear_rise",
+            None,
+            0.0,
+            "an automatic holds or changes down under the brake, never up (issue 44: 3->4 on "
+            "every preset before)",
+        ),
+    ),
     stall_and_restart: (
         Bound("running_after_stall", 0.0, 0.0, "stopped in gear with the clutch out: stalled"),
         Bound("stalled_signal", 1.0, 1.0, "engine_stalled tells a controller"),
@@ -797,6 +820,7 @@ TABLE = [
     *(row(f"locked-stop-mu{mu:g}", p, "automatic", locked_wheel_stop, mu=mu)
       for p in PRESETS for mu in (0.3, 1.0)),
     *(row("parkingbrake-20pc", p, "manual", parked_on_20) for p in PRESETS),
+    *(row("no-upshift-under-brake", p, "automatic", brake_after_lift) for p in PRESETS),
     *(row("abs-split-mu-50", p, "automatic", full_stop, SPLIT_50, STAYS_ON, kmh=50, road="split")
       for p in WITH_ABS),
     *(row("abs-split-mu-100", p, "automatic", full_stop, SPLIT_100, STAYS_ON, kmh=100,

@@ -274,7 +274,7 @@ def physics_step(x, u, p, y, s, height, friction, grid, write_outputs: bool) -> 
     x[X_STEER] += min(max(steer_in - x[X_STEER], -limit), limit)
     delta = x[X_STEER] * p.max_steer
     if automatic:
-        target = automatic_target(x, p, u[U_GEAR], throttle_in)
+        target = automatic_target(x, p, u[U_GEAR], throttle_in, brake_in)
     else:
         target = min(max(round(u[U_GEAR]), LOW[U_GEAR]), HIGH[U_GEAR])
     pace = p.auto_pace if automatic else 1.0
