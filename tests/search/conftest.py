@@ -23,6 +23,6 @@ SEARCH: dict[str, Any] = {
 
 
 def small_search(**search: Any) -> Search:
-    """A search over the cruise controller's gains, 2 s runs from 7 m/s; ``search`` overrides [search]."""
+    """A search over the cruise gains (2 s runs from 7 m/s); ``search`` overrides [search]."""
     data = {**SEARCH, "search": {**SEARCH["search"], **search}}
     return parse_search(data, "test search")

@@ -162,6 +162,19 @@ def _objective(
     return metric, formula, threshold
 
 
+def _section(raw: dict[str, Any], problems: list[str]) -> SearchSection:
+    """``[search]`` with its problems listed; a key with a problem is left at its default."""
+    try:
+        return SearchSection.model_validate(raw)
+    except ValidationError as exc:
+        problems += validation_problems(exc, "search.")
+        bad = {str(error["loc"][0]) for error in exc.errors() if error["loc"]}
+    try:
+        return SearchSection.model_validate({k: v for k, v in raw.items() if k not in bad})
+    except ValidationError:  # not expected: a key's default is always valid
+        return SearchSection()
+
+
 def parse_search(
     data: Mapping[str, Any], source: str = "search", directory: str = "", text: str = ""
 ) -> Search:
@@ -175,11 +188,7 @@ def parse_search(
     if raw is None:
         problems.append("search: missing: a search file needs a [search] section")
         raw = {}
-    try:
-        section = SearchSection.model_validate(raw)
-    except ValidationError as exc:
-        problems += validation_problems(exc, "search.")
-        section = SearchSection()
+    section = _section(raw if isinstance(raw, dict) else {}, problems)
     sweep: Sweep | None = None
     try:
         sweep = parse(data, source, directory, text)
