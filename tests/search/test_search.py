@@ -156,3 +156,26 @@ def test_a_requirement_is_the_objective(tmp_path: Path) -> None:
         # its robustness: 8.2 minus the highest speed, so it falsifies when it overshot 8.2 m/s
         assert r.value == pytest.approx(8.2 - (8.0 + r.metrics["overshoot"]), abs=0.02)
         assert r.falsifying == (r.value < 0)
+
+
+@pytest.mark.parametrize("method", ["cmaes", "random"])
+def test_each_method_resumes_to_its_uninterrupted_search(method: str, tmp_path: Path) -> None:
+    with SerialBackend() as backend:
+        whole = run_search(small_search(method=method), backend, out_dir=tmp_path / "whole")
+    count = 0
+
+    def interrupt_at_the_seventh(run: SearchRun) -> None:
+        nonlocal count
+        count += 1
+        if count == 7:
+            raise KeyboardInterrupt
+
+    out = tmp_path / "cut"
+    with SerialBackend() as backend:
+        cut = run_search(small_search(method=method), backend, out_dir=out,
+                         on_result=interrupt_at_the_seventh)  # fmt: skip
+        resumed = run_search(small_search(method=method), backend, out_dir=out, resume=True)
+    assert cut.interrupted and len(cut.runs) == 7  # the seventh was logged before Ctrl-C
+    assert table(resumed) == table(whole) and len(whole.runs) == 12
+    for r in whole.runs:
+        assert 0.05 <= r.params["controller.kp"] <= 2.0 and 0 <= r.params["controller.ki"] <= 1

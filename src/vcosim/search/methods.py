@@ -11,6 +11,7 @@ over the ranges (``[search] startup`` runs); the baseline samples every run unif
 from __future__ import annotations
 
 import math
+import warnings
 from typing import Any
 
 import numpy as np
@@ -67,14 +68,30 @@ class Method:
         seed = int(np.random.SeedSequence([section.seed, batch]).generate_state(1)[0])
         if section.method == "random":
             return optuna.samplers.RandomSampler(seed=seed)
-        if section.method == "cmaes":  # from the middle of the ranges, a batch a generation
-            return optuna.samplers.CmaEsSampler(
-                seed=seed,
-                n_startup_trials=0,
-                popsize=max(section.batch, 2),
-                warn_independent_sampling=False,
-            )
+        if section.method == "cmaes":  # one generation a batch, from the best run so far
+            with warnings.catch_warnings():
+                # x0 is deprecated from optuna 4.9 (removed in 6: the extra pins below it); its
+                # successor, a warm start from source_trials, needs 10 runs or more to start
+                warnings.simplefilter("ignore", FutureWarning)
+                return optuna.samplers.CmaEsSampler(
+                    x0=self._best(),
+                    seed=seed,
+                    n_startup_trials=0,
+                    popsize=max(section.batch, 2),
+                    warn_independent_sampling=False,
+                )
         return optuna.samplers.TPESampler(seed=seed, n_startup_trials=0, multivariate=True)
+
+    def _best(self) -> dict[str, Any] | None:
+        """The parameters of the best finished run (None before any)."""
+        import optuna
+
+        done = [
+            (t.value, t.number, t.params)
+            for t in self.study.trials
+            if t.state == optuna.trial.TrialState.COMPLETE and t.value is not None
+        ]
+        return dict(min(done)[2]) if done else None
 
     def ask(self, first: int, n: int, batch: int) -> list[dict[str, Scalar]]:
         """The parameters of runs ``first`` .. ``first + n - 1`` (batch number ``batch``)."""
