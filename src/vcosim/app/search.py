@@ -94,7 +94,7 @@ def print_summary(outcome: SearchOutcome, out_dir: Path, worst: int) -> None:
         table.add_column("run", justify="right")
         table.add_column(name, justify="right")
         for p in search.ranges:
-            table.add_column(p.split(".")[-1] if len(p) > 24 else p, justify="right")
+            table.add_column(_short(p), justify="right")
         for r in outcome.falsifying[:worst]:
             value = "nan" if r.value is None else f"{r.value:.4g}"
             table.add_row(str(r.index), value, *(f"{r.params[p]:.4g}" for p in search.ranges))
@@ -158,6 +158,13 @@ def search_command(
     if outcome.interrupted:
         return INTERRUPTED
     return FAILED if outcome.failed else OK
+
+
+def _short(path: str) -> str:
+    """A parameter's column title: its last key, with the list indices after it."""
+    parts = path.split(".")
+    last = max((i for i, part in enumerate(parts) if not part.isdigit()), default=0)
+    return ".".join(parts[last:])
 
 
 def _default_out(search: Search) -> Path:
