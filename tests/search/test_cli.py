@@ -164,3 +164,12 @@ def test_ctrl_c_keeps_the_finished_runs_and_resume_continues(tmp_path: Path) -> 
     whole = CliRunner().invoke(app, ["search", str(path), "--workers", "0", "--out", str(fresh)])
     assert whole.exit_code == 0, whole.output
     assert logged(out) == logged(fresh)
+
+
+def test_bad_options_are_listed_together(tmp_path: Path) -> None:
+    result = CliRunner().invoke(
+        app, ["search", str(write(tmp_path)), "--method", "foo", "--budget", "0", "--check"]
+    )
+    assert result.exit_code == 2, result.output
+    assert "--method: Input should be 'tpe', 'cmaes' or 'random'" in result.output
+    assert "--budget: Input should be greater than or equal to 1" in result.output

@@ -9,14 +9,17 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Callable, Iterator
+from dataclasses import replace
 from pathlib import Path
 
+from pydantic import ValidationError
 from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
 from vcosim.app.console import console
 from vcosim.app.sweep import backend_options
+from vcosim.config import validation_problems
 from vcosim.errors import ConfigError
 from vcosim.extras import require
 from vcosim.interrupts import sigterm_as_interrupt
@@ -63,10 +66,8 @@ def overridden(search: Search, **given: object) -> Search:
         return search
     try:
         section = SearchSection.model_validate({**search.section.model_dump(), **changes})
-    except ValueError as exc:
-        raise ConfigError([f"--{k}: {exc}" for k in changes], "command line") from None
-    from dataclasses import replace
-
+    except ValidationError as exc:
+        raise ConfigError(validation_problems(exc, "--"), "command line") from None
     return replace(search, section=section)
 
 
