@@ -166,6 +166,16 @@ def test_ctrl_c_keeps_the_finished_runs_and_resume_continues(tmp_path: Path) -> 
     assert logged(out) == logged(fresh)
 
 
+def test_a_world_metric_needs_a_world(tmp_path: Path) -> None:
+    path = write(tmp_path)
+    path.write_text(path.read_text().replace('"overshoot"', '"min_time_to_collision"'))
+    result = CliRunner().invoke(app, ["search", str(path), "--check"])
+    assert result.exit_code == 2, result.output
+    assert "search.objective: min_time_to_collision is measured in a world's runs only" in (
+        " ".join(result.output.split())
+    )
+
+
 def test_bad_options_are_listed_together(tmp_path: Path) -> None:
     result = CliRunner().invoke(
         app, ["search", str(write(tmp_path)), "--method", "foo", "--budget", "0", "--check"]

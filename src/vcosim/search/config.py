@@ -30,7 +30,7 @@ from vcosim.search.stl import Formula, parse_requirement
 from vcosim.sweep.config import Scalar, Sweep, parse
 from vcosim.sweep.config.parameters import check_path, is_number
 from vcosim.sweep.config.runs import check_runs
-from vcosim.sweep.metrics import METRICS, Metric
+from vcosim.sweep.metrics import METRICS, WORLD_METRICS, Metric
 
 METHODS = ("tpe", "cmaes", "random")
 
@@ -195,6 +195,12 @@ def parse_search(
     except ConfigError as exc:
         problems += exc.problems
     metric, formula, threshold = _objective(section, problems)
+    world = None if sweep is None else sweep.scenario.world.file
+    if metric is not None and metric.name in WORLD_METRICS and sweep is not None and world is None:
+        problems.append(
+            f"search.objective: {metric.name} is measured in a world's runs only: "
+            "give [world] file"
+        )
     if formula is not None:
         from vcosim.search.objective import check_signals
 
