@@ -198,8 +198,7 @@ def parse_search(
     world = None if sweep is None else sweep.scenario.world.file
     if metric is not None and metric.name in WORLD_METRICS and sweep is not None and world is None:
         problems.append(
-            f"search.objective: {metric.name} is measured in a world's runs only: "
-            "give [world] file"
+            f"search.objective: {metric.name} is measured in a world's runs only: give [world] file"
         )
     if formula is not None:
         from vcosim.search.objective import check_signals
