@@ -7,8 +7,8 @@ import math
 from pathlib import Path
 
 import pytest
+from small_searches import small_search
 
-from conftest import small_search
 from vcosim.errors import ConfigError
 from vcosim.search.driver import SearchOutcome, SearchRun, run_search
 from vcosim.search.methods import latin_hypercube

@@ -1,3 +1,5 @@
+"""The small search of the search tests: the cruise controller's gains, 2 s runs."""
+
 from __future__ import annotations
 
 from typing import Any
