@@ -13,12 +13,32 @@ import argparse
 import json
 import statistics
 import tempfile
-from dataclasses import replace
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
 from vcosim.search.config import load_search
 from vcosim.search.driver import run_search
 from vcosim.sweep.backends import LocalBackend
+
+
+@dataclass
+class Row:
+    """One search: its seed, the runs to its first falsifying run (None: none), its budget."""
+
+    seed: int
+    first: int | None
+    runs: int
+    budget: int
+    wall_time: float
+
+    @property
+    def needed(self) -> int:
+        """The runs it needed: the budget when it found none (a lower bound)."""
+        return self.first if self.first is not None else self.budget
+
+    def cell(self) -> str:
+        """As the table shows it (``>200``: none in a budget of 200)."""
+        return str(self.first) if self.first is not None else f">{self.budget}"
 
 
 def main() -> None:
@@ -32,7 +52,7 @@ def main() -> None:
     parser.add_argument("--json", type=Path, default=None, help="also write the figures here")
     args = parser.parse_args()
     base = load_search(args.file)
-    figures: dict[str, list[dict[str, object]]] = {}
+    figures: dict[str, list[Row]] = {}
     with LocalBackend(args.workers) as backend, tempfile.TemporaryDirectory() as tmp:
         for method in args.methods.split(","):
             for seed in range(args.seeds):
@@ -43,21 +63,18 @@ def main() -> None:
                 search = replace(base, section=section)
                 out = Path(tmp) / f"{method}-{seed}"
                 outcome = run_search(search, backend, out_dir=out)
-                first = outcome.first_falsifying
-                row = {"seed": seed, "first": first, "runs": len(outcome.runs),
-                       "budget": section.budget, "wall_time": outcome.wall_time}  # fmt: skip
+                row = Row(seed, outcome.first_falsifying, len(outcome.runs), section.budget,
+                          outcome.wall_time)  # fmt: skip
                 figures.setdefault(method, []).append(row)
-                shown = first if first is not None else f">{section.budget}"
-                print(f"{method} seed {seed}: first falsifying run after {shown} runs", flush=True)
+                print(f"{method} seed {seed}: first falsifying run after {row.cell()} runs",
+                      flush=True)  # fmt: skip
     print("\nmethod   runs to the first falsifying run, per seed       median")
     for method, rows in figures.items():
-        counts = [r["first"] if r["first"] is not None else r["budget"] for r in rows]
-        cells = " ".join(
-            f"{r['first']}" if r["first"] is not None else f">{r['budget']}" for r in rows
-        )
-        print(f"{method:8} {cells:48} {statistics.median(counts)}")  # type: ignore[type-var]
+        cells = " ".join(r.cell() for r in rows)
+        print(f"{method:8} {cells:48} {statistics.median(r.needed for r in rows)}")
     if args.json is not None:
-        args.json.write_text(json.dumps(figures, indent=2) + "\n", encoding="utf-8")
+        table = {method: [asdict(r) for r in rows] for method, rows in figures.items()}
+        args.json.write_text(json.dumps(table, indent=2) + "\n", encoding="utf-8")
 
 
 if __name__ == "__main__":
