@@ -22,6 +22,7 @@ EXTRAS: dict[str, tuple[str, ...]] = {
     "datasheet": ("vehiclemodels",),
     "bench": ("vehiclemodels",),
     "sweep": ("pyarrow",),
+    "search": ("optuna", "cmaes"),
     "ray": ("pyarrow", "ray"),
     "input": ("pygame",),
     "sound": ("sounddevice",),

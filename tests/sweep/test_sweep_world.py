@@ -21,8 +21,10 @@ def test_the_cut_in_sweep_measures_gaps_collisions_and_jerk_and_repeats_exactly(
     assert safe.collision == 0.0
     assert safe.min_distance > 10.0 and 0.5 < safe.min_time_gap < 1.8
     assert 0.0 < safe.peak_jerk < math.inf
+    # closing at 5 m/s from ~28 m, the ACC opens the gap: seconds to collision, never 0
+    assert 1.0 < safe.min_time_to_collision < math.inf
     hit, _ = run_scenario(sweep.scenario, {GAP: 20.0, SPEED: 10.0})  # 15 m/s closing, 20 m
-    assert hit.collision == 1.0 and hit.min_distance == 0.0
+    assert hit.collision == 1.0 and hit.min_distance == 0.0 and hit.min_time_to_collision == 0.0
     again, _ = run_scenario(sweep.scenario, {GAP: 30.0, SPEED: 20.0})
     assert again.deterministic() == safe.deterministic()
 

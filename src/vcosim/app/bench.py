@@ -147,6 +147,29 @@ def bench_sweep(
     _run("sweep", quick, as_json, runs=runs, max_workers=workers)
 
 
+@bench_app.command("search")
+def bench_search(
+    as_json: AsJson = False,
+    quick: Quick = False,
+    runs: Annotated[
+        int | None,
+        typer.Option(
+            callback=positive, help="Runs per measurement.", show_default="40; 8 with --quick"
+        ),
+    ] = None,
+    workers: Annotated[int, typer.Option(callback=positive, help="Local workers.")] = 2,
+) -> None:
+    """A search's runs per second per worker against a sweep's, on one pool (reported)."""
+    require("search", "vcosim bench search")
+    from vcosim.bench.search import QUICK, measure_search_bench
+
+    options: dict[str, Any] = dict(QUICK) if quick else {}
+    if runs is not None:
+        options["runs"] = runs
+    bench = measure_search_bench(workers=workers, progress=not as_json, **options)
+    typer.echo(json.dumps(bench.to_dict(), indent=None if as_json else 2))
+
+
 @bench_app.command("bus")
 def bench_bus(
     as_json: AsJson = False,

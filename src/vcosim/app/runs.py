@@ -178,3 +178,66 @@ def sweep(
     )
     if code:
         raise typer.Exit(code)
+
+
+def search(
+    file: Annotated[
+        Path,
+        typer.Argument(
+            exists=True,
+            dir_okay=False,
+            help="The search file (TOML): a sweep file with [search]; see docs/search.md.",
+        ),
+    ],
+    out: Annotated[
+        Path | None,
+        typer.Option(help="Output folder (default: \\[output] dir, else searches/NAME)."),
+    ] = None,
+    workers: Annotated[
+        int | None,
+        typer.Option(help="Local worker processes (default: every core; 0: run in this process)."),
+    ] = None,
+    ray: Annotated[
+        bool,
+        typer.Option(
+            "--ray",
+            help="Run on Ray: join RAY_ADDRESS or a cluster started "
+            "here with `ray start`, else start Ray locally.",
+        ),
+    ] = False,
+    ray_address: Annotated[
+        str | None, typer.Option(help="Join the Ray cluster at this address (implies --ray).")
+    ] = None,
+    resume: Annotated[
+        bool,
+        typer.Option("--resume", help="Continue the search logged in the output folder."),
+    ] = False,
+    budget: Annotated[
+        int | None, typer.Option(help="Runs in all (default: \\[search] budget).")
+    ] = None,
+    seed: Annotated[int | None, typer.Option(help="The seed (default: \\[search] seed).")] = None,
+    method: Annotated[
+        str | None,
+        typer.Option(help="tpe, cmaes or random (default: \\[search] method)."),
+    ] = None,
+    check: Annotated[
+        bool, typer.Option("--check", help="Only validate the file and say what would run.")
+    ] = False,
+) -> None:
+    """Search scenario parameters for the runs where the controller fails (falsifying runs)."""
+    from vcosim.app.search import search_command
+
+    code = search_command(
+        file,
+        out=out,
+        workers=workers,
+        ray=ray,
+        ray_address=ray_address,
+        resume=resume,
+        check=check,
+        budget=budget,
+        seed=seed,
+        method=method,
+    )
+    if code:
+        raise typer.Exit(code)

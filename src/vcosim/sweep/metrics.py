@@ -68,6 +68,13 @@ METRICS = (
         "min",
         "a world's ego: smallest gap between its box and any other vehicle's (0: contact)",
     ),
+    Metric(
+        "min_time_to_collision",
+        "s",
+        "min",
+        "a world's ego: smallest bumper gap to the vehicle ahead over the closing speed "
+        "(0 if it collided)",
+    ),
     Metric("collision", "-", "max", "a world's ego: 1 if it collided, else 0"),
     Metric(
         "peak_jerk",
@@ -78,7 +85,13 @@ METRICS = (
 )
 """The metrics every run yields, in column order (a world's only in runs of a world)."""
 
-WORLD_METRICS = ("min_time_gap", "min_distance", "collision", "peak_jerk")
+WORLD_METRICS = (
+    "min_time_gap",
+    "min_distance",
+    "min_time_to_collision",
+    "collision",
+    "peak_jerk",
+)
 """The metrics of a world's ego (``vcosim.sweep.world``): NaN in runs of a lone car."""
 
 DETAIL_COLUMNS = (
@@ -127,6 +140,7 @@ class RunMetrics(Report):
     min_realtime_factor: float = NAN
     min_time_gap: float = NAN
     min_distance: float = NAN
+    min_time_to_collision: float = NAN
     collision: float = NAN
     peak_jerk: float = NAN
     final_value: float = NAN

@@ -4,7 +4,8 @@ The probe samples every driver period (when the world's range sensor is fresh): 
 sensor's bumper gap to the vehicle ahead over the ego's speed (the time gap; only while it
 rolls faster than ``MIN_SPEED``), how near the ego's box came to any other vehicle's (the
 separating-axis gap, 0 at contact: a car cutting in is near before the sensor calls it
-"ahead"), and the ego's longitudinal acceleration, whose differences give the jerk.
+"ahead"), the time to collision with the vehicle ahead (the bumper gap over the closing speed,
+while closing), and the ego's longitudinal acceleration, whose differences give the jerk.
 Definitions: ``docs/sweeps.md``.
 """
 
@@ -34,6 +35,7 @@ class WorldProbe(Face):
         self._countdown = self.every
         self.gaps: list[float] = []
         self.time_gaps: list[float] = []
+        self.min_ttc = math.inf
         self.acceleration: list[float] = []
         self._outputs = world.vehicle.outputs
 
@@ -55,6 +57,9 @@ class WorldProbe(Face):
         self.gaps.append(self._nearest())
         gap = max(reading.distance, 0.0)  # boxes that overlap are no time apart
         self.time_gaps.append(gap / speed if speed > MIN_SPEED else math.inf)
+        closing = -reading.relative_speed  # > 0: the gap shrinks (0 when nobody is ahead)
+        if closing > 0.0 and gap / closing < self.min_ttc:
+            self.min_ttc = gap / closing
         self.acceleration.append(float(self._outputs[L.SIGNAL_INDEX["accX"]]))
 
     def _nearest(self) -> float:
@@ -78,6 +83,7 @@ class WorldProbe(Face):
             metrics,
             min_time_gap=float(min(self.time_gaps)),
             min_distance=float(min(self.gaps)),
+            min_time_to_collision=0.0 if collided else self.min_ttc,
             collision=1.0 if collided else 0.0,
             peak_jerk=float(jerk.max()) if jerk.size else math.nan,
         )
