@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import math
+import os
+import stat
 import sys
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
@@ -32,22 +34,62 @@ SMALLEST_NUMBER = 1e-12
 """Nor is any non-zero quantity below this; smaller ones divide to infinity."""
 
 
+MAX_INPUT_ENV = "VCOSIM_MAX_INPUT_MB"
+"""The environment variable that sets the bound of every file a run reads, in MiB, instead of
+the defaults (1 MiB for configuration files, :data:`MAX_SCENARIO_BYTES`, ...): for the rare
+real file that is bigger."""
+MAX_SCENARIO_BYTES = 16 << 20
+"""The largest OpenSCENARIO file or catalogue read (16 MiB; the public corpora's largest is
+0.6 MB): parsing costs about 16 times the file's size in memory."""
+MAX_ROAD_BYTES = 64 << 20
+"""The largest OpenDRIVE file read (64 MiB; a city's roads are a few MB)."""
+
+
+def input_limit(default: int) -> int:
+    """The bound of a kind of input file: ``default``, or what ``VCOSIM_MAX_INPUT_MB`` says."""
+    said = os.environ.get(MAX_INPUT_ENV, "").strip()
+    try:
+        megabytes = float(said)
+    except ValueError:
+        return default
+    return int(megabytes * (1 << 20)) if math.isfinite(megabytes) and megabytes > 0 else default
+
+
+def read_input_bytes(path: str | Path, source: str, limit: int, what: str) -> bytes:
+    """The bytes of an input file no bigger than ``limit``, else one ``ConfigError``.
+
+    A FIFO, a device or a folder is refused before it is opened (opening a FIFO waits for a
+    writer, reading a device may never end); ``what`` names the kind of file in the refusal.
+    """
+    limit = input_limit(limit)
+    try:
+        info = os.stat(path)
+        if not stat.S_ISREG(info.st_mode):
+            raise ConfigError(["not a regular file (a folder, a FIFO or a device)"], source)
+        if info.st_size > limit:
+            raise ConfigError([_too_big(info.st_size, limit, what)], source)
+        with open(path, "rb") as handle:
+            raw = handle.read(limit + 1)
+    except OSError as exc:
+        raise ConfigError([f"cannot read: {exc.strerror or exc}"], source) from None
+    if len(raw) > limit:  # it grew since
+        raise ConfigError([_too_big(len(raw), limit, what)], source)
+    return raw
+
+
+def _too_big(size: int, limit: int, what: str) -> str:
+    return (
+        f"{size} bytes: {what} may have at most {limit} bytes "
+        f"(set {MAX_INPUT_ENV} to a number of MiB to raise it)"
+    )
+
+
 def read_config_text(
     path: str | Path, source: str | None = None, *, encoding: str = "utf-8"
 ) -> str:
     """The text of a configuration file; unreadable, too big or not UTF-8 is a ConfigError."""
     where = str(path) if source is None else source
-    try:
-        with open(path, "rb") as handle:
-            raw = handle.read(MAX_CONFIG_BYTES + 1)
-    except OSError as exc:
-        raise ConfigError([f"cannot read: {exc.strerror or exc}"], where) from None
-    if len(raw) > MAX_CONFIG_BYTES:
-        size = Path(path).stat().st_size
-        raise ConfigError(
-            [f"{size} bytes: a configuration file may have at most {MAX_CONFIG_BYTES} bytes"],
-            where,
-        )
+    raw = read_input_bytes(path, where, MAX_CONFIG_BYTES, "a configuration file")
     try:
         return raw.decode(encoding)
     except UnicodeDecodeError as exc:
