@@ -8,9 +8,9 @@ import stat
 import sys
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Annotated, Any, TypeVar
 
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError
 
 from vcosim.errors import ConfigError
 
@@ -43,6 +43,57 @@ MAX_SCENARIO_BYTES = 16 << 20
 0.6 MB): parsing costs about 16 times the file's size in memory."""
 MAX_ROAD_BYTES = 64 << 20
 """The largest OpenDRIVE file read (64 MiB; a city's roads are a few MB)."""
+
+
+MAX_DURATION = 1e7
+"""The longest run, in simulated seconds (116 days): a longer one is a typo (an integer
+duration of 2**63-1 would run forever), and its step count would overflow."""
+MIN_FRAME_RATE = 0.1
+"""The fewest frames per second (one every 10 s); fewer would leave the run unresponsive."""
+MAX_FRAME_RATE = 2000.0
+"""The most frames per second: one physics step (0.5 ms) per frame."""
+MIN_TIME_DILATION, MAX_TIME_DILATION = 1e-3, 1e3
+"""Simulated seconds per wall second in realtime pacing (``fast`` pacing has no limit)."""
+MAX_HOST = 253
+"""The longest host name (DNS's limit; each dot-separated label at most 63)."""
+
+Duration = Annotated[float, Field(gt=0, le=MAX_DURATION, allow_inf_nan=False)]
+"""A run's length in simulated seconds."""
+FrameRate = Annotated[float, Field(ge=MIN_FRAME_RATE, le=MAX_FRAME_RATE, allow_inf_nan=False)]
+TimeDilation = Annotated[
+    float, Field(ge=MIN_TIME_DILATION, le=MAX_TIME_DILATION, allow_inf_nan=False)
+]
+
+
+def host_problem(host: str) -> str | None:
+    """Why ``host`` is no host name or address (None: it is one).
+
+    Checked where it is read, so a name the resolver cannot take (too long, an empty label,
+    a space) is a refusal naming the key, not an encoding error at the first send.
+    """
+    if not host:
+        return "an empty host"
+    if len(host) > MAX_HOST:
+        return f"a host of {len(host)} characters (at most {MAX_HOST})"
+    if any(c.isspace() or not c.isprintable() for c in host):
+        return f"{host!r} is not a host name or address"
+    if ":" not in host:  # an IPv6 address has no labels to encode
+        try:
+            host.encode("idna")
+        except UnicodeError:
+            return f"{host!r} is not a host name (a label is empty or over 63 characters)"
+    return None
+
+
+def _host(host: str) -> str:
+    problem = host_problem(host)
+    if problem is not None:
+        raise ValueError(problem)
+    return host
+
+
+Host = Annotated[str, AfterValidator(_host)]
+"""A host name or address, checked as the resolver would take it."""
 
 
 def input_limit(default: int) -> int:

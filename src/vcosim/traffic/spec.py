@@ -9,7 +9,7 @@ from typing import Annotated
 
 from pydantic import Field, field_validator, model_validator
 
-from vcosim.config import Options
+from vcosim.config import Options, host_problem
 from vcosim.constants import PHYSICS_DT
 
 
@@ -48,6 +48,9 @@ class SumoSpec(Options):
             host, _, port = value.rpartition(":")
             if not host or not port.isdigit() or not 0 < int(port) < 65536:
                 raise ValueError("give HOST:PORT of a SUMO started with --remote-port")
+            problem = host_problem(host)
+            if problem is not None:
+                raise ValueError(problem)
         return value
 
     @model_validator(mode="after")

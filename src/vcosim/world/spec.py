@@ -16,7 +16,13 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from pydantic import AfterValidator, Field, PrivateAttr, ValidationError, model_validator
 
-from vcosim.config import Options, read_toml, validation_problems, with_number_problems
+from vcosim.config import (
+    Options,
+    host_problem,
+    read_toml,
+    validation_problems,
+    with_number_problems,
+)
 from vcosim.constants import LOOPBACK, PHYSICS_DT
 from vcosim.errors import ConfigError
 from vcosim.traffic.spec import SumoSpec
@@ -177,7 +183,11 @@ def _address(text: str) -> str:
     """``HOST:PORT`` (a port alone means loopback): checked here, split by ``split_address``."""
     host, sep, port = text.strip().rpartition(":")
     if not sep or not port.isdigit() or int(port) > 65535 or any(c.isspace() for c in host):
-        raise ValueError(f"{text!r} is not an address; give HOST:PORT, e.g. 127.0.0.1:64891")
+        said = repr(text) if len(text) <= 80 else f"{text[:77]!r}..."
+        raise ValueError(f"{said} is not an address; give HOST:PORT, e.g. 127.0.0.1:64891")
+    problem = host_problem(host) if host else None
+    if problem is not None:
+        raise ValueError(problem)
     return text.strip()
 
 
