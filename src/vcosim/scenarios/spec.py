@@ -44,7 +44,7 @@ from vcosim.contracts.options import ServerOptions
 from vcosim.errors import ConfigError
 from vcosim.sim.pacing import OnLate, PacingMode
 from vcosim.tight.config import CouplingConfig
-from vcosim.traffic.spec import SumoSpec
+from vcosim.traffic.spec import FROM_FILE, SumoSpec
 from vcosim.vehicle.params import VehicleParams
 from vcosim.vehicle.terrain import WORLD_LIMIT, TerrainSpec
 from vcosim.world.spec import WorldFile
@@ -219,13 +219,16 @@ class RunSpec(Options):
     sumo: SumoSpec | None = None
 
     @classmethod
-    def checked(cls, data: dict[str, JsonValue], source: str = "run spec") -> RunSpec:
+    def checked(
+        cls, data: dict[str, JsonValue], source: str = "run spec", from_file: bool = False
+    ) -> RunSpec:
         """A spec from plain data; every problem (types and rules across keys) at once.
 
-        Raises ``ConfigError`` listing each problem with its key path.
+        Raises ``ConfigError`` listing each problem with its key path. ``from_file``: the
+        data is a file's (SUMO's options limited to those a file may give).
         """
         try:
-            spec = cls.model_validate(data)
+            spec = cls.model_validate(data, context=FROM_FILE if from_file else None)
         except ValidationError as exc:
             raise ConfigError(validation_problems(exc), source) from None
         problems = spec.problems()
@@ -307,7 +310,7 @@ class RunSpec(Options):
         The file is data: a user face or custom hooks it names must be registered or in
         ``allow_code``, checked before anything is imported.
         """
-        spec = cls.checked(read_toml(path), str(path))
+        spec = cls.checked(read_toml(path), str(path), from_file=True)
         problems = spec.code_problems(allow_code)
         if problems:
             raise ConfigError(problems, str(path))

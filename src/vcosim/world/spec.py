@@ -25,7 +25,7 @@ from vcosim.config import (
 )
 from vcosim.constants import LOOPBACK, PHYSICS_DT
 from vcosim.errors import ConfigError
-from vcosim.traffic.spec import SumoSpec
+from vcosim.traffic.spec import FROM_FILE, SumoSpec
 from vcosim.vehicle.terrain import TerrainSpec
 
 if TYPE_CHECKING:
@@ -329,16 +329,23 @@ class WorldFile(Options):
         source = f"world {path}"
         data = read_toml(path, source, numbers=False)
         return with_number_problems(
-            data, source, lambda d: cls.from_dict(d, source, base=path.parent)
+            data, source, lambda d: cls.from_dict(d, source, base=path.parent, from_file=True)
         )
 
     @classmethod
     def from_dict(
-        cls, data: dict[str, Any], source: str = "world", base: Path | None = None
+        cls,
+        data: dict[str, Any],
+        source: str = "world",
+        base: Path | None = None,
+        from_file: bool = False,
     ) -> WorldFile:
-        """Validate a world given as a dict (as the TOML reads); ``base`` anchors file names."""
+        """Validate a world given as a dict (as the TOML reads); ``base`` anchors file names.
+
+        ``from_file``: the dict is a file's, which is data (SUMO's options limited).
+        """
         try:
-            world = cls.model_validate(data)
+            world = cls.model_validate(data, context=FROM_FILE if from_file else None)
         except ValidationError as exc:
             problems = _split(validation_problems(exc))
             # pydantic checks the names only once every field is valid: check them here too
