@@ -175,3 +175,73 @@ def test_files_over_their_bound_are_refused_naming_it_and_how_to_raise_it(
     assert "may have at most 1048 bytes" in refusal(path)[0]
     monkeypatch.setenv(MAX_INPUT_ENV, "100")
     assert read_xosc(path).entities
+
+
+DISTRIBUTION = """<?xml version="1.0" encoding="utf-8"?>
+<OpenSCENARIO>
+  <FileHeader revMajor="1" revMinor="2" date="2024-01-01T00:00:00" description="d" author="a"/>
+  <ParameterValueDistribution>
+    <ScenarioFile filepath="cut_in.xosc"/>
+    <Deterministic>
+AXES    </Deterministic>
+  </ParameterValueDistribution>
+</OpenSCENARIO>
+"""
+
+
+def ranged(name: str, low: float, high: float, step: str) -> str:
+    return (
+        f'      <DeterministicSingleParameterDistribution parameterName="{name}">'
+        f'<DistributionRange stepWidth="{step}"><Range lowerLimit="{low}" upperLimit="{high}"/>'
+        "</DistributionRange></DeterministicSingleParameterDistribution>\n"
+    )
+
+
+def sweep_of(folder: Path, axes: str) -> Path:
+    """A sweep of cut_in.xosc over the distribution with ``axes``."""
+    scenario_copy(folder)
+    (folder / "variations.xosc").write_text(DISTRIBUTION.replace("AXES", axes))
+    sweep = (EXAMPLES / "cut_in_sweep.toml").read_text()
+    path = folder / "sweep.toml"
+    path.write_text(sweep.replace("cut_in_variations.xosc", "variations.xosc"))
+    return path
+
+
+@pytest.mark.parametrize(
+    ("axes", "said"),
+    [
+        (ranged("EgoSpeed", 0, 6, "1e-300"), "<DistributionRange>: 6e+300 values"),
+        (ranged("EgoSpeed", -1e300, 1e300, "1e-300"), "<DistributionRange>: inf values"),
+        (ranged("EgoSpeed", 0, 6, "1e-6"), "<DistributionRange>: 6,000,001 values"),
+        ("".join(ranged(f"P{i}", 0, 599, "1") for i in range(7)), "<Deterministic>: 2.8e+19 runs"),
+        (
+            "".join(ranged(f"P{i}", 0, 999, "1") for i in range(2)),
+            "<Deterministic>: 1,000,000 runs",
+        ),
+    ],
+    ids=["1e-300", "infinite", "1e-6", "7x600", "2x1000"],
+)
+def test_a_distribution_is_counted_before_any_run_is_made(
+    tmp_path: Path, axes: str, said: str
+) -> None:
+    from vcosim.openscenario.distribution import read_distribution
+
+    sweep = sweep_of(tmp_path, axes)
+    with pytest.raises(ConfigError) as refused:
+        read_distribution(tmp_path / "variations.xosc")
+    (problem,) = refused.value.problems
+    assert said in problem and "more than 100,000 (--max-runs raises the bound)" in problem
+    result = CliRunner().invoke(app, ["sweep", str(sweep), "--check"])
+    assert result.exit_code == 2 and isinstance(result.exception, SystemExit), result.output
+    assert said.split(": ", 1)[-1] in " ".join(result.output.split())
+
+
+def test_max_runs_raises_the_bound_of_a_distribution(tmp_path: Path) -> None:
+    axes = ranged("EgoSpeed", 20, 23, "1") + ranged("OtherSpeed", 14, 17, "1")
+    sweep = sweep_of(tmp_path, axes)
+    result = CliRunner().invoke(app, ["sweep", str(sweep), "--check", "--max-runs", "10"])
+    assert result.exit_code == 2 and "16 runs, more than 10 (--max-runs" in result.output
+    result = CliRunner().invoke(app, ["sweep", str(sweep), "--check", "--max-runs", "3"])
+    assert result.exit_code == 2 and "4 values, more than 3 (--max-runs" in result.output
+    result = CliRunner().invoke(app, ["sweep", str(sweep), "--check", "--max-runs", "16"])
+    assert result.exit_code == 0 and "16 runs" in result.output, result.output
