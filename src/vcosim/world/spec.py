@@ -392,7 +392,8 @@ def _raw_references(data: Any) -> tuple[list[Reference], set[str], str | None]:
     """
     data = _table(data)
     vehicles: list[Reference] = []
-    for entry in data.get("vehicles") or []:
+    listed = data.get("vehicles")
+    for entry in listed if isinstance(listed, list) else []:
         driver = _table(_table(entry).get("driver"))
         name = _text(_table(entry).get("name"))
         if name is None or data.get("traffic"):
