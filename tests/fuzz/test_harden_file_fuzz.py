@@ -219,6 +219,6 @@ def test_a_1x1_height_map_is_refused(tmp_path: Path) -> None:
     Image.new("L", (1, 1), 128).save(tmp_path / "one.png")
     result = CliRunner().invoke(app, ["sim", "--terrain", str(tmp_path / "one.png")])
     assert result.exit_code == 2, result.output
-    assert "height_map: a picture of 1 x 1 pixels; a map needs at least 2 x 2" in " ".join(
+    assert "height_map: a picture of 1 x 1 pixels; a map needs at least 2" in " ".join(
         result.output.split()
     )

@@ -257,10 +257,10 @@ class Terrain:
 
         shapes = {name: blue.shape for name, blue in blues.items()}
         problems += [
-            f"{name}: a picture of {w} x {h} pixels; a map needs at least 2 x 2 (a slope "
+            f"{name}: a picture of {w} x {h} pixels; a map needs at least 2 (a slope "
             "between samples; leave it out for level ground)"
             for name, (h, w) in shapes.items()
-            if min(h, w) < 2
+            if h * w < 2
         ]
         if len(set(shapes.values())) > 1:
             listing = ", ".join(f"{name} {w}x{h}" for name, (h, w) in shapes.items())
