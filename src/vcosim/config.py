@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import math
+import os
+import stat
 import sys
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Annotated, Any, TypeVar
 
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError
 
 from vcosim.errors import ConfigError
 
@@ -32,22 +34,113 @@ SMALLEST_NUMBER = 1e-12
 """Nor is any non-zero quantity below this; smaller ones divide to infinity."""
 
 
+MAX_INPUT_ENV = "VCOSIM_MAX_INPUT_MB"
+"""The environment variable that sets the bound of every file a run reads, in MiB, instead of
+the defaults (1 MiB for configuration files, :data:`MAX_SCENARIO_BYTES`, ...): for the rare
+real file that is bigger."""
+MAX_SCENARIO_BYTES = 16 << 20
+"""The largest OpenSCENARIO file or catalogue read (16 MiB; the public corpora's largest is
+0.6 MB): parsing costs about 16 times the file's size in memory."""
+MAX_ROAD_BYTES = 64 << 20
+"""The largest OpenDRIVE file read (64 MiB; a city's roads are a few MB)."""
+
+
+MAX_DURATION = 1e7
+"""The longest run, in simulated seconds (116 days): a longer one is a typo (an integer
+duration of 2**63-1 would run forever), and its step count would overflow."""
+MIN_FRAME_RATE = 0.1
+"""The fewest frames per second (one every 10 s); fewer would leave the run unresponsive."""
+MAX_FRAME_RATE = 2000.0
+"""The most frames per second: one physics step (0.5 ms) per frame."""
+MIN_TIME_DILATION, MAX_TIME_DILATION = 1e-3, 1e3
+"""Simulated seconds per wall second in realtime pacing (``fast`` pacing has no limit)."""
+MAX_HOST = 253
+"""The longest host name (DNS's limit; each dot-separated label at most 63)."""
+
+Duration = Annotated[float, Field(gt=0, le=MAX_DURATION, allow_inf_nan=False)]
+"""A run's length in simulated seconds."""
+FrameRate = Annotated[float, Field(ge=MIN_FRAME_RATE, le=MAX_FRAME_RATE, allow_inf_nan=False)]
+TimeDilation = Annotated[
+    float, Field(ge=MIN_TIME_DILATION, le=MAX_TIME_DILATION, allow_inf_nan=False)
+]
+
+
+def host_problem(host: str) -> str | None:
+    """Why ``host`` is no host name or address (None: it is one).
+
+    Checked where it is read, so a name the resolver cannot take (too long, an empty label,
+    a space) is a refusal naming the key, not an encoding error at the first send.
+    """
+    if not host:
+        return "an empty host"
+    if len(host) > MAX_HOST:
+        return f"a host of {len(host)} characters (at most {MAX_HOST})"
+    if any(c.isspace() or not c.isprintable() for c in host):
+        return f"{host!r} is not a host name or address"
+    if ":" not in host:  # an IPv6 address has no labels to encode
+        try:
+            host.encode("idna")
+        except UnicodeError:
+            return f"{host!r} is not a host name (a label is empty or over 63 characters)"
+    return None
+
+
+def _host(host: str) -> str:
+    problem = host_problem(host)
+    if problem is not None:
+        raise ValueError(problem)
+    return host
+
+
+Host = Annotated[str, AfterValidator(_host)]
+"""A host name or address, checked as the resolver would take it."""
+
+
+def input_limit(default: int) -> int:
+    """The bound of a kind of input file: ``default``, or what ``VCOSIM_MAX_INPUT_MB`` says."""
+    said = os.environ.get(MAX_INPUT_ENV, "").strip()
+    try:
+        megabytes = float(said)
+    except ValueError:
+        return default
+    return int(megabytes * (1 << 20)) if math.isfinite(megabytes) and megabytes > 0 else default
+
+
+def read_input_bytes(path: str | Path, source: str, limit: int, what: str) -> bytes:
+    """The bytes of an input file no bigger than ``limit``, else one ``ConfigError``.
+
+    A FIFO, a device or a folder is refused before it is opened (opening a FIFO waits for a
+    writer, reading a device may never end); ``what`` names the kind of file in the refusal.
+    """
+    limit = input_limit(limit)
+    try:
+        info = os.stat(path)
+        if not stat.S_ISREG(info.st_mode):
+            raise ConfigError(["not a regular file (a folder, a FIFO or a device)"], source)
+        if info.st_size > limit:
+            raise ConfigError([_too_big(info.st_size, limit, what)], source)
+        with open(path, "rb") as handle:
+            raw = handle.read(limit + 1)
+    except OSError as exc:
+        raise ConfigError([f"cannot read: {exc.strerror or exc}"], source) from None
+    if len(raw) > limit:  # it grew since
+        raise ConfigError([_too_big(len(raw), limit, what)], source)
+    return raw
+
+
+def _too_big(size: int, limit: int, what: str) -> str:
+    return (
+        f"{size} bytes: {what} may have at most {limit} bytes "
+        f"(set {MAX_INPUT_ENV} to a number of MiB to raise it)"
+    )
+
+
 def read_config_text(
     path: str | Path, source: str | None = None, *, encoding: str = "utf-8"
 ) -> str:
     """The text of a configuration file; unreadable, too big or not UTF-8 is a ConfigError."""
     where = str(path) if source is None else source
-    try:
-        with open(path, "rb") as handle:
-            raw = handle.read(MAX_CONFIG_BYTES + 1)
-    except OSError as exc:
-        raise ConfigError([f"cannot read: {exc.strerror or exc}"], where) from None
-    if len(raw) > MAX_CONFIG_BYTES:
-        size = Path(path).stat().st_size
-        raise ConfigError(
-            [f"{size} bytes: a configuration file may have at most {MAX_CONFIG_BYTES} bytes"],
-            where,
-        )
+    raw = read_input_bytes(path, where, MAX_CONFIG_BYTES, "a configuration file")
     try:
         return raw.decode(encoding)
     except UnicodeDecodeError as exc:

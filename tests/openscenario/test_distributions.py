@@ -245,7 +245,7 @@ def test_a_range_steps_without_floating_point_noise_and_is_bounded(tmp_path: Pat
         "0.1", "0.2", "0.3", "0.4", "0.5"
     ]  # fmt: skip
     path.write_text(HEAD + single.replace("STEP", "1e-9") + TAIL)
-    with pytest.raises(ConfigError, match="400,000,001 values, more than 1,000,000"):
+    with pytest.raises(ConfigError, match="400,000,001 values, more than 100,000"):
         read_distribution(path)
 
 

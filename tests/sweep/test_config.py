@@ -310,11 +310,12 @@ def test_a_sweep_too_large_is_refused_before_any_run_is_built():
     found = problems(data)
     assert found == [
         "sweep: 10,000,000 runs, more than sweep.max_runs = 100,000 "
-        "(fewer values, or raise max_runs if the sweep really is that large)"
+        "(fewer values, or raise max_runs (--max-runs) if the sweep really is that large)"
     ]
     data["sweep"]["parameters"]["controller.ki"] = {"from": 0.0, "to": 1.0, "num": 10**12}
     assert problems(data) == [
-        "sweep.parameters.'controller.ki': 'num' must be a whole number from 1 to 10,000,000"
+        "sweep.parameters.'controller.ki': 'num' must be a whole number from 1 to 100,000 "
+        "(sweep.max_runs, or --max-runs, raises the bound)"
     ]
     data["sweep"] = {"mode": "random", "samples": 10**9, "parameters": {"controller.kp": [1.0]}}
     assert "sweep: 1,000,000,000 runs" in problems(data)[0]
@@ -322,6 +323,10 @@ def test_a_sweep_too_large_is_refused_before_any_run_is_built():
 
 def test_max_runs_can_be_raised_for_a_sweep_that_is_that_large(make_sweep):
     parameters = {"controller.kp": {"from": 0.1, "to": 1.0, "num": 30}}
-    with pytest.raises(ConfigError, match="30 runs, more than sweep.max_runs = 20"):
+    with pytest.raises(ConfigError, match="'num' must be a whole number from 1 to 20"):
         make_sweep(parameters, sweep={"max_runs": 20})
+    parameters["controller.ki"] = {"from": 0.1, "to": 1.0, "num": 2}
+    with pytest.raises(ConfigError, match="60 runs, more than sweep.max_runs = 30"):
+        make_sweep(parameters, sweep={"max_runs": 30})
+    del parameters["controller.ki"]
     assert len(make_sweep(parameters, sweep={"max_runs": 30}).runs) == 30

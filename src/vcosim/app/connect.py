@@ -90,6 +90,10 @@ def connect(
     )
     if report.interrupted:
         raise typer.Exit(130)
+    if report.errors and not any(report.received.values()):
+        reasons = ", ".join(f"{code} ({n})" for code, n in report.errors.items())
+        console.print(f"[red]never served[/]: the server refused every time: {reasons}")
+        raise typer.Exit(1)  # the run failed: nothing was exchanged
 
 
 def report_table(report: ClientReport, state: dict[str, float] | None = None) -> Table:

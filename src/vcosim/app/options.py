@@ -17,6 +17,7 @@ from typing import Annotated, NamedTuple
 
 import typer
 
+from vcosim.config import MAX_DURATION, MAX_FRAME_RATE, MIN_FRAME_RATE, host_problem
 from vcosim.constants import BLOCKING_TIMEOUT, BUS_PORT, EXT_TIME, LOOPBACK
 
 
@@ -45,16 +46,41 @@ def parse_address(text: str, *, option: str, default_port: int) -> Address:
         port = -1
     if not 0 <= port <= 65535 or any(c.isspace() for c in host):
         raise typer.BadParameter(
-            f"{text!r} is not an address; give HOST:PORT, e.g. {LOOPBACK}:{default_port}",
+            f"{_quoted(text)} is not an address; give HOST:PORT, e.g. {LOOPBACK}:{default_port}",
             param_hint=f"'{option}'",
         )
+    problem = host_problem(host)
+    if problem is not None:
+        raise typer.BadParameter(problem, param_hint=f"'{option}'")
     return Address(host, port)
+
+
+def _quoted(text: str, most: int = 80) -> str:
+    """``text`` as a refusal quotes it: its start, when it is long."""
+    return repr(text) if len(text) <= most else f"{text[: most - 3]!r}..."
 
 
 def positive(value: float | None) -> float | None:
     """Callback: zero or negative durations, rates and steps are usage errors."""
     if value is not None and not value > 0:
         raise typer.BadParameter(f"must be greater than 0, not {value:g}")
+    return value
+
+
+def duration(value: float | None) -> float | None:
+    """Callback for run lengths: more than 0, at most ``MAX_DURATION`` (116 days)."""
+    positive(value)
+    if value is not None and not value <= MAX_DURATION:
+        raise typer.BadParameter(f"at most {MAX_DURATION:g} s (116 days), not {value:g}")
+    return value
+
+
+def frame_rate(value: float) -> float:
+    """Callback for ``--frame-rate``: one frame per 10 s to one per physics step."""
+    if not MIN_FRAME_RATE <= value <= MAX_FRAME_RATE:
+        raise typer.BadParameter(
+            f"from {MIN_FRAME_RATE:g} to {MAX_FRAME_RATE:g} frames per second, not {value:g}"
+        )
     return value
 
 
@@ -69,7 +95,7 @@ def non_negative(value: float | None) -> float | None:
 Duration = Annotated[
     float | None,
     typer.Option(
-        callback=positive,
+        callback=duration,
         help="Simulated seconds to run.",
         show_default="until Ctrl-C",
     ),
@@ -77,7 +103,7 @@ Duration = Annotated[
 WallTime = Annotated[
     float | None,
     typer.Option(
-        callback=positive,
+        callback=duration,
         help="Wall-clock seconds to run.",
         show_default="until Shutdown or Ctrl-C",
     ),
@@ -132,7 +158,7 @@ JsonOut = Annotated[
     Path | None, typer.Option("--json-out", help="Also write the summary as JSON to this file.")
 ]
 FrameRate = Annotated[
-    float, typer.Option(callback=positive, help="Frames per second in realtime pacing.")
+    float, typer.Option(callback=frame_rate, help="Frames per second in realtime pacing.")
 ]
 
 # -- the user's code ---------------------------------------------------------------------------

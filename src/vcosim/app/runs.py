@@ -163,6 +163,15 @@ def sweep(
     check: Annotated[
         bool, typer.Option("--check", help="Only validate the file and list the runs.")
     ] = False,
+    max_runs: Annotated[
+        int | None,
+        typer.Option(
+            min=1,
+            help="The most runs the sweep (and its OpenSCENARIO distribution) may make, "
+            "counted before any is built.",
+            show_default="the file's sweep.max_runs, else 100,000",
+        ),
+    ] = None,
 ) -> None:
     """Run a scenario sweep: every run's metrics to Parquet, and a report with plots."""
     from vcosim.app.sweep import sweep_command
@@ -175,6 +184,7 @@ def sweep(
         ray_address=ray_address,
         signals=signals,
         check=check,
+        max_runs=max_runs,
     )
     if code:
         raise typer.Exit(code)

@@ -10,6 +10,7 @@ What the run then does (build, notes, status line, summary) is ``sim_run``'s; wh
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from enum import Enum
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
@@ -272,6 +273,15 @@ def sim(
             "recorded run leaves one beside its recording, FILE.spec.toml.",
         ),
     ] = None,
+    allow_code: Annotated[
+        list[str] | None,
+        typer.Option(
+            metavar="ENTRY",
+            help="Code a --spec file may run (repeatable): a user face's module:Class or a "
+            "coupling's custom hooks, as the file names them. Without it a run file is data: "
+            "it names only vcosim's registered faces and installed plugins (vcosim.faces).",
+        ),
+    ] = None,
     realtime_priority: RealtimePriority = False,
     cpu: Cpu = None,
     on_late: OnLate = OnLatePolicy.slow,
@@ -292,8 +302,21 @@ def sim(
     """
     given = _given(ctx)
     if spec is not None:
-        run = spec_from_file(spec, given, duration=duration, record=record, record_rate=record_rate)
+        run = spec_from_file(
+            spec,
+            given,
+            duration=duration,
+            record=record,
+            record_rate=record_rate,
+            allow_code=allow_code or (),
+        )
     else:
+        if allow_code:
+            raise typer.BadParameter(
+                "names code a --spec file may run; without --spec the command line names "
+                "the code itself",
+                param_hint="'--allow-code'",
+            )
         if wait_for_clients and not contracts:
             raise typer.BadParameter(
                 "there are no contract clients to wait for without --contracts",
@@ -443,6 +466,7 @@ WORLD_SAYS = {
 
 BESIDE_SPEC = {
     "spec",
+    "allow_code",
     "duration",
     "record",
     "record_rate",
@@ -496,16 +520,25 @@ def _given(ctx: typer.Context) -> set[str]:
 
 
 def spec_from_file(
-    path: Path, given: set[str], *, duration: float | None, record: Path | None, record_rate: float
+    path: Path,
+    given: set[str],
+    *,
+    duration: float | None,
+    record: Path | None,
+    record_rate: float,
+    allow_code: Sequence[str] = (),
 ) -> RunSpec:
-    """The RunSpec of ``--spec``, with the --duration and --record given beside it."""
+    """The RunSpec of ``--spec``, with the --duration and --record given beside it.
+
+    The file runs no code but vcosim's registered faces and what ``allow_code`` names.
+    """
     from vcosim.scenarios.spec import RecordingSpec, RunSpec
 
     clashing = sorted(given - BESIDE_SPEC)
     if clashing:
         names = ", ".join("--" + name.replace("_", "-") for name in clashing)
         raise typer.BadParameter(f"{names}: the spec file says it", param_hint="'--spec'")
-    run = RunSpec.from_toml(path)
+    run = RunSpec.from_toml(path, allow_code=allow_code)
     update: dict[str, object] = {}
     if duration is not None:
         update["duration"] = duration

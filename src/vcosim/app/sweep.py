@@ -159,9 +159,12 @@ def sweep_command(
     ray_address: str | None = None,
     signals: bool | None = None,
     check: bool = False,
+    max_runs: int | None = None,
 ) -> int:
     """``vcosim sweep``: validate, run, write, summarise; the exit code (see the module)."""
-    sweep = load_sweep(file)  # a ConfigError ends the command with exit code 2 (app.cli)
+    sweep = load_sweep(
+        file, max_runs=max_runs
+    )  # a ConfigError ends the command with exit code 2 (app.cli)
     options = backend_options(sweep, workers, ray, ray_address)
     out_dir = out if out is not None else default_out_dir(sweep)
     console.print(

@@ -13,7 +13,7 @@ from typing import Annotated
 
 from pydantic import ConfigDict, Field
 
-from vcosim.config import Options
+from vcosim.config import Host, Options
 from vcosim.constants import BLOCKING_TIMEOUT, CONTRACTS_PORT, LOOPBACK, VEHICLE_NAME
 from vcosim.contracts.limits import Coordinate
 
@@ -52,7 +52,7 @@ class ClientOptions(Options):
     link_timeout: Seconds = BLOCKING_TIMEOUT
     retry_period: Seconds = 0.2
     bye_timeout: NonNegative = 0.5
-    local_host: str | None = None
+    local_host: Host | None = None
     local_port: Port = 0
     spin: SpinTime = 0.002
     end_with_server: bool = False
@@ -84,7 +84,7 @@ class ServerOptions(Options):
 
     model_config = ConfigDict(title="contract server options")
 
-    host: str = LOOPBACK
+    host: Host = LOOPBACK
     port: Port = CONTRACTS_PORT
     vehicle_name: Annotated[str, Field(min_length=1)] = VEHICLE_NAME
     points: Mapping[str, Point] | None = None

@@ -37,8 +37,9 @@ DEFAULT_SEED = 0
 REDRAWS = 1000
 """How many times values outside a distribution's ``Range`` are drawn again before the range
 is refused as holding (almost) none of it."""
-MAX_RUNS = 1_000_000
-"""The most runs a distribution may give (a sweep's own ``max_runs`` is usually far fewer)."""
+MAX_RUNS = 100_000
+"""The most runs a distribution may give unless told otherwise (``vcosim sweep --max-runs``,
+a sweep's ``max_runs``): counted from the file's numbers before any run is made."""
 SHOWN_RUNS = 5
 """How many runs a problem names before it says how many more there are."""
 
@@ -47,13 +48,14 @@ Origins = dict[str, Node]
 
 
 def read_distribution(
-    path: str | Path, dropped: list[str] | None = None
+    path: str | Path, max_runs: int = MAX_RUNS, dropped: list[str] | None = None
 ) -> tuple[Path, list[dict[str, str]]]:
     """The scenario file a distribution varies, and its runs (parameter -> value).
 
-    Raises ``ConfigError`` listing every problem with its line. A run outside the scenario's
-    ``ValueConstraint``s is one; given a ``dropped`` list, such runs are left out instead and
-    their problems added to it, and only a distribution with no run left is refused (the
+    Raises ``ConfigError`` listing every problem with its line; a distribution of more than
+    ``max_runs`` runs is refused before any run is made. A run outside the scenario's
+    ``ValueConstraint``s is a problem; given a ``dropped`` list, such runs are left out instead
+    and their problems added to it, and only a distribution with no run left is refused (the
     survey: the other runs of a distribution are still its author's scenarios).
     """
     path = Path(path)
@@ -61,7 +63,7 @@ def read_distribution(
     root = read_root(path, source)
     reader = Reader({})
     try:
-        scenario, variations, origins = _distribution(reader, root)
+        scenario, variations, origins = _distribution(reader, root, max_runs)
     except Refused as exc:
         raise ConfigError([str(exc)], source) from None
     reader.problems += [
@@ -120,7 +122,9 @@ def outside_constraints(
     return problems, {n for _, _, runs in found.values() for n in runs}
 
 
-def _distribution(r: Reader, root: Node) -> tuple[str, list[dict[str, str]], Origins]:
+def _distribution(
+    r: Reader, root: Node, max_runs: int
+) -> tuple[str, list[dict[str, str]], Origins]:
     header = r.need(root, "FileHeader")
     for part in header.walk():
         part.used = True
@@ -128,18 +132,61 @@ def _distribution(r: Reader, root: Node) -> tuple[str, list[dict[str, str]], Ori
     scenario = r.text(r.need(node, "ScenarioFile"), "filepath")
     stochastic = r.one(node, "Stochastic", required=False)
     if stochastic is not None:
-        return (scenario, *_stochastic(r, stochastic))
-    return (scenario, *_deterministic(r, r.need(node, "Deterministic")))
+        return (scenario, *_stochastic(r, stochastic, max_runs))
+    return (scenario, *_deterministic(r, r.need(node, "Deterministic"), max_runs))
 
 
-def _deterministic(r: Reader, kind: Node) -> tuple[list[dict[str, str]], Origins]:
-    """Every combination of the single- and multi-parameter distributions' values."""
+def _many(count: float) -> str:
+    """A count as a refusal says it (a huge one in powers of ten, not 300 digits)."""
+    return f"{count:,.0f}" if count < 1e15 else f"{count:.3g}"
+
+
+def _too_many(node: Node, count: float, what: str, max_runs: int) -> Refused:
+    return Refused(
+        node, f"{_many(count)} {what}, more than {max_runs:,} (--max-runs raises the bound)"
+    )
+
+
+def _size(r: Reader, part: Node, max_runs: int) -> float:
+    """How many values one deterministic distribution gives, counted without making them."""
+    if part.tag == "DeterministicMultiParameterDistribution":
+        inner = next((c for c in part.children if c.tag == "ValueSetDistribution"), None)
+        return float(sum(c.tag == "ParameterValueSet" for c in inner.children)) if inner else 1
+    inner = next(iter(part.children), None)
+    if part.tag != "DeterministicSingleParameterDistribution" or inner is None:
+        return 1.0  # refused with its reason when it is read
+    if inner.tag == "DistributionRange":
+        return _range_count(r, inner, max_runs)
+    return float(sum(c.tag == "Element" for c in inner.children))
+
+
+def _range_count(r: Reader, node: Node, max_runs: int) -> float:
+    """The number of values of a ``DistributionRange``, refused above ``max_runs``."""
+    step = r.number(node, "stepWidth")
+    low, high = _range(r, r.need(node, "Range"))
+    if step <= 0:
+        raise Refused(node, f"no values from {low:g} to {high:g} in steps of {step:g}")
+    count = (high - low) / step * (1 + RANGE_TOLERANCE) + RANGE_TOLERANCE + 1  # inf at worst
+    count = float(math.floor(count)) if math.isfinite(count) else count
+    if not count <= max_runs:
+        raise _too_many(node, count, "values", max_runs)
+    return count
+
+
+def _deterministic(r: Reader, kind: Node, max_runs: int) -> tuple[list[dict[str, str]], Origins]:
+    """Every combination of the single- and multi-parameter distributions' values.
+
+    Their number is the product of the sizes, counted from the file before any is made.
+    """
+    total = math.prod(_size(r, part, max_runs) for part in kind.children)
+    if total > max_runs:
+        raise _too_many(kind, total, "runs", max_runs)
     axes: list[list[dict[str, str]]] = []
     origins: Origins = {}
     for part in r.kids(kind):
         if part.tag == "DeterministicSingleParameterDistribution":
             name = r.text(part, "parameterName")
-            axes.append([{name: value} for value in _values(r, r.need(part))])
+            axes.append([{name: value} for value in _values(r, r.need(part), max_runs)])
         elif part.tag == "DeterministicMultiParameterDistribution":
             sets = r.kids(r.need(part, "ValueSetDistribution"), "ParameterValueSet")
             axes.append([
@@ -151,8 +198,6 @@ def _deterministic(r: Reader, kind: Node) -> tuple[list[dict[str, str]], Origins
         origins.update(dict.fromkeys((name for run in axes[-1] for name in run), part))
     if not axes:
         raise Refused(kind, "no distribution in it")
-    if math.prod(len(axis) for axis in axes) > MAX_RUNS:
-        raise Refused(kind, f"{math.prod(len(a) for a in axes):,} runs, more than {MAX_RUNS:,}")
     variations = [
         {name: value for chosen in combination for name, value in chosen.items()}
         for combination in itertools.product(*axes)
@@ -160,7 +205,7 @@ def _deterministic(r: Reader, kind: Node) -> tuple[list[dict[str, str]], Origins
     return variations, origins
 
 
-def _values(r: Reader, node: Node) -> list[str]:
+def _values(r: Reader, node: Node, max_runs: int) -> list[str]:
     """The values of one parameter's set or range."""
     if node.tag == "DistributionSet":
         values = [r.text(e, "value") for e in r.kids(node, "Element")]
@@ -168,24 +213,25 @@ def _values(r: Reader, node: Node) -> list[str]:
             raise Refused(node, "an empty set")
         return values
     if node.tag == "DistributionRange":
+        count = int(_range_count(r, node, max_runs))
         step = r.number(node, "stepWidth")
-        low, high = _range(r, r.need(node, "Range"))
-        if step <= 0:
-            raise Refused(node, f"no values from {low:g} to {high:g} in steps of {step:g}")
-        count = int((high - low) / step * (1 + RANGE_TOLERANCE) + RANGE_TOLERANCE) + 1
-        if count > MAX_RUNS:
-            raise Refused(node, f"{count:,} values, more than {MAX_RUNS:,}")
+        low, _ = _range(r, r.need(node, "Range"))
         return [repr(float(f"{low + k * step:.12g}")) for k in range(count)]  # 0.3, not 0.30..04
     if node.tag == "UserDefinedDistribution":
         raise Refused(node, f"a user-defined distribution ({r.text(node, 'type', '')!r})")
     raise Refused(node, "not a set or a range")
 
 
-def _stochastic(r: Reader, node: Node) -> tuple[list[dict[str, str]], Origins]:
+def _stochastic(r: Reader, node: Node, max_runs: int) -> tuple[list[dict[str, str]], Origins]:
     """``numberOfTestRuns`` runs, each parameter drawn from its distribution."""
-    runs = r.integer(node, "numberOfTestRuns")
-    if runs < 1 or runs > MAX_RUNS:
-        raise Refused(node, f"numberOfTestRuns={runs}: 1 to {MAX_RUNS:,} runs are drawn")
+    runs = r.number(node, "numberOfTestRuns")
+    if runs < 1 or runs > max_runs or not runs.is_integer():
+        raise Refused(
+            node,
+            f"numberOfTestRuns={_many(runs)}: 1 to {max_runs:,} runs are drawn "
+            "(--max-runs raises the bound)",
+        )
+    runs = int(runs)
     rng = np.random.default_rng(seed_of(r.number(node, "randomSeed", float(DEFAULT_SEED))))
     columns: dict[str, list[str]] = {}
     origins: Origins = {}

@@ -12,6 +12,10 @@ spaces around it dropped (``BrakeCondition_HWT + _ + $HeadwayTime`` is
 Python's own parser reads that grammar once ``$name`` is replaced by a Python name, so an
 expression is parsed by :mod:`ast` and evaluated over a whitelist of node types: nothing but
 arithmetic runs. A refusal says what is not understood in the expression's own terms.
+
+Every expression is bounded before it is built: its text (:data:`MAX_EXPRESSION`), its
+nesting (:data:`MAX_DEPTH`) and the text a concatenation makes (:data:`MAX_VALUE`), so a small
+file cannot make a huge string or exhaust the parser's stack.
 """
 
 from __future__ import annotations
@@ -52,13 +56,29 @@ FUNCTIONS: dict[str, tuple[int, Callable[..., float]]] = {
 """The functions, by name: how many arguments each takes, and what it computes."""
 CONSTANTS = {"pi": math.pi, "e": math.e}
 """Names an expression may use without a ``$`` (esmini's; the standard has none)."""
+MAX_EXPRESSION = 4096
+"""The longest ``${...}`` read, in characters (the public corpora's longest is under 200)."""
+MAX_DEPTH = 100
+"""The deepest nesting of operators, calls and parentheses in an expression."""
+MAX_VALUE = 65536
+"""The longest text an expression (a concatenation) may make, in characters."""
+
+
+def _power(base: float, exponent: float) -> float:
+    """``base ** exponent`` as a real number (a negative base's fractional power has none)."""
+    value = operator.pow(base, exponent)
+    if isinstance(value, complex):
+        raise ValueError("no real power")
+    return float(value)
+
+
 BINARY: dict[type, Callable[[Any, Any], Any]] = {
     ast.Add: operator.add,
     ast.Sub: operator.sub,
     ast.Mult: operator.mul,
     ast.Div: operator.truediv,
     ast.Mod: math.fmod,
-    ast.Pow: operator.pow,
+    ast.Pow: _power,
 }
 COMPARE: dict[type, Callable[[Any, Any], bool]] = {
     ast.Eq: operator.eq,
@@ -81,6 +101,11 @@ class ExpressionError(ValueError):
 
 def evaluate(expression: str, parameters: Mapping[str, str]) -> str:
     """The value of ``${...}``'s inside, as text (a whole number without a decimal point)."""
+    if len(expression) > MAX_EXPRESSION:
+        raise ExpressionError(
+            f"{_short(expression)!r} is {len(expression):,} characters long "
+            f"(at most {MAX_EXPRESSION:,})"
+        )
     for name in NAME.findall(expression):
         if name not in parameters:
             raise ExpressionError(f"no parameter named {name!r}")
@@ -95,25 +120,33 @@ def evaluate(expression: str, parameters: Mapping[str, str]) -> str:
     try:
         tree = ast.parse(text.strip(), mode="eval")
     except SyntaxError:
-        raise ExpressionError(f"{expression.strip()!r} is not an OpenSCENARIO expression") from None
+        raise ExpressionError(f"{_short(expression)!r} is not an OpenSCENARIO expression") from None
+    except (RecursionError, MemoryError):  # the parser's own stack
+        raise ExpressionError(f"{_short(expression)!r} is nested too deep") from None
     try:
         value = _Evaluator(text, parameters).eval(tree.body)
     except ExpressionError:
         raise
     except ZeroDivisionError:
-        raise ExpressionError(f"{expression.strip()!r} divides by zero") from None
+        raise ExpressionError(f"{_short(expression)!r} divides by zero") from None
     except OverflowError:
-        raise ExpressionError(f"{expression.strip()!r} is too large a number") from None
+        raise ExpressionError(f"{_short(expression)!r} is too large a number") from None
     except (ValueError, TypeError):  # math's domain errors (sqrt(-1), acos(2))
         raise ExpressionError(
-            f"{expression.strip()!r}: a function is given a value outside its domain"
+            f"{_short(expression)!r}: a function is given a value outside its domain"
         ) from None
     if isinstance(value, bool):
         return "true" if value else "false"
     value = float(value)
     if not math.isfinite(value):
-        raise ExpressionError(f"{expression.strip()!r} is not a finite number")
+        raise ExpressionError(f"{_short(expression)!r} is not a finite number")
     return str(int(value)) if value.is_integer() and abs(value) < 1e15 else repr(value)
+
+
+def _short(expression: str, most: int = 60) -> str:
+    """The expression as a refusal quotes it: its start, when it is long."""
+    text = expression.strip()
+    return text if len(text) <= most else f"{text[: most - 3]}..."
 
 
 def _is_number(text: str) -> bool:
@@ -148,6 +181,13 @@ def _concatenation(expression: str, parameters: Mapping[str, str]) -> str | None
 
     if not any(is_text(part) for part in parts):
         return None
+    size = sum(len(part) for part in parts) + sum(
+        len(parameters[name]) for name in NAME.findall(expression)
+    )
+    if size > MAX_VALUE:  # an upper bound of the text, known before it is made
+        raise ExpressionError(
+            f"{_short(expression)!r} would make {size:,} characters (at most {MAX_VALUE:,})"
+        )
     return "".join(NAME.sub(lambda match: parameters[match.group(1)], part) for part in parts)
 
 
@@ -157,6 +197,7 @@ class _Evaluator:
     def __init__(self, text: str, parameters: Mapping[str, str]) -> None:
         self.text = text
         self.parameters = parameters
+        self.depth = 0
 
     def said(self, node: ast.AST) -> str:
         """The expression's text of ``node``, as the file writes it."""
@@ -164,7 +205,17 @@ class _Evaluator:
         return segment.replace(PLACEHOLDER, "$")
 
     def eval(self, node: ast.AST) -> float | bool:
-        """The value of one node."""
+        """The value of one node, no deeper than ``MAX_DEPTH``."""
+        self.depth += 1
+        try:
+            if self.depth > MAX_DEPTH:
+                said = _short(self.text.replace(PLACEHOLDER, "$"))
+                raise ExpressionError(f"{said!r} is nested more than {MAX_DEPTH} deep")
+            return self._eval(node)
+        finally:
+            self.depth -= 1
+
+    def _eval(self, node: ast.AST) -> float | bool:
         if (
             isinstance(node, ast.Constant)
             and isinstance(node.value, (int, float))

@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import TypeVar
 from xml.parsers import expat
 
+from vcosim.config import MAX_SCENARIO_BYTES, read_input_bytes
 from vcosim.errors import ConfigError
 from vcosim.openscenario import model as m
 from vcosim.openscenario.expressions import ExpressionError, evaluate
@@ -121,19 +122,37 @@ class Node:
     """The catalogue file it is in ("" in the scenario's own file)."""
 
     def walk(self) -> Iterator[Node]:
-        """The node and every node below it."""
-        yield self
-        for child in self.children:
-            yield from child.walk()
+        """The node and every node below it, in document order (without recursion)."""
+        stack = [self]
+        while stack:
+            node = stack.pop()
+            yield node
+            stack.extend(reversed(node.children))
+
+
+MAX_DEPTH = 100
+"""The deepest nesting of elements read (OpenSCENARIO's deepest is about 20)."""
+
+
+class TooDeep(Exception):
+    """An element nested deeper than ``MAX_DEPTH``, at its line."""
+
+    def __init__(self, line: int) -> None:
+        super().__init__(f"line {line}: elements nested more than {MAX_DEPTH} deep")
 
 
 def parse(text: bytes, file: str = "") -> Node:
-    """The element tree of ``text``, every node with its line (and ``file``: a catalogue's)."""
+    """The element tree of ``text``, every node with its line (and ``file``: a catalogue's).
+
+    Raises ``TooDeep`` at the first element nested deeper than ``MAX_DEPTH``.
+    """
     parser = expat.ParserCreate()
     stack: list[Node] = []
     root: list[Node] = []
 
     def start(tag: str, attrib: dict[str, str]) -> None:
+        if len(stack) >= MAX_DEPTH:
+            raise TooDeep(parser.CurrentLineNumber)
         node = Node(tag, attrib, parser.CurrentLineNumber, file=file)
         (stack[-1].children if stack else root).append(node)
         stack.append(node)
@@ -315,7 +334,8 @@ class Reader:
             try:
                 return evaluate(raw[2:-1], self.parameters)
             except ExpressionError as exc:
-                raise Refused(node, f"{name}={raw!r}: {exc}") from None
+                said = raw if len(raw) <= 80 else f"{raw[:60]}...}}"
+                raise Refused(node, f"{name}={said!r}: {exc}") from None
         if raw.startswith("$"):
             if raw[1:] not in self.parameters:
                 raise Refused(node, f"{name}={raw!r}: no parameter named {raw[1:]!r}")
@@ -405,10 +425,12 @@ def read_root(path: Path, source: str, catalogue: bool = False) -> Node:
 
     A catalogue's nodes know their file, so a problem in one names it.
     """
+    what = "an OpenSCENARIO catalogue" if catalogue else "an OpenSCENARIO file"
+    text = read_input_bytes(path, source, MAX_SCENARIO_BYTES, what)
     try:
-        return parse(path.read_bytes(), path.name if catalogue else "")
-    except OSError as exc:
-        raise ConfigError([f"cannot read it: {exc.strerror}"], source) from None
+        return parse(text, path.name if catalogue else "")
+    except TooDeep as exc:
+        raise ConfigError([str(exc)], source) from None
     except expat.ExpatError as exc:
         raise ConfigError(
             [f"line {exc.lineno}: not XML ({expat.errors.messages[exc.code]})"], source
@@ -577,6 +599,10 @@ def _road_file(r: Reader, logic: Node, path: Path) -> Path:
     road = path.parent / name
     if road.is_file():
         return road
+    if road.exists():
+        raise Refused(
+            logic, f"filepath={name!r}: not a regular file (a folder, a FIFO or a device)"
+        )
     for folder in r.maps:
         for found in (folder / name, folder / f"{name}.xodr"):
             if found.is_file():

@@ -11,6 +11,7 @@ import math
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
+from vcosim.config import MAX_ROAD_BYTES, read_input_bytes
 from vcosim.errors import ConfigError
 from vcosim.roads.geometry import Arc, Geometry, Line, ParamPoly3, PlanView, Poly3, Spiral
 from vcosim.roads.model import Lane, LaneSection, Link, Road, RoadMark
@@ -207,8 +208,10 @@ class _Reader:
 def read_xodr(source: str | Path | bytes) -> RoadNetwork:
     """The road network of an OpenDRIVE file (a path), or of its text given as bytes."""
     name = "OpenDRIVE text" if isinstance(source, bytes) else f"OpenDRIVE {source}"
+    if not isinstance(source, bytes):
+        source = read_input_bytes(source, name, MAX_ROAD_BYTES, "an OpenDRIVE file")
     try:
-        root = ET.fromstring(source) if isinstance(source, bytes) else ET.parse(source).getroot()
+        root = ET.fromstring(source)
     except (OSError, ET.ParseError) as exc:
         raise ConfigError([f"cannot read: {exc}"], name) from None
     if root.tag != "OpenDRIVE":

@@ -23,7 +23,7 @@ from vcosim.scenarios.spec import (
     FaceSpec,
     RunSpec,
 )
-from vcosim.sim.face import coupling_name
+from vcosim.sim.face import Face, coupling_name
 from vcosim.sim.pacing import Pacer
 from vcosim.sim.simulation import Simulation
 from vcosim.tight.config import CouplingConfig
@@ -242,8 +242,16 @@ def attach_face(
                 if note is not None:
                     note(line)
     else:
-        made = load_object(face.entry_point)(**face.options)
-        sim.attach(face.name, made)
+        found = load_object(face.entry_point)
+        if not (isinstance(found, type) and issubclass(found, Face)):  # before it is called
+            raise ConfigError(
+                [
+                    f"faces: user face {face.name!r}: {face.entry_point!r} is not a Face "
+                    "class (vcosim.sim.face.Face)"
+                ],
+                "run spec",
+            )
+        sim.attach(face.name, found(**face.options))
 
 
 def attach_couplings(

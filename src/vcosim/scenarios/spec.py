@@ -23,19 +23,28 @@ A field reference is in docs/cli.md ("A run as a file").
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Annotated, Literal
 
 import tomli_w
 from pydantic import Field, JsonValue, ValidationError, field_validator
 
-from vcosim.config import Options, read_toml, validation_problems
+from vcosim.config import (
+    Duration,
+    FrameRate,
+    Host,
+    Options,
+    TimeDilation,
+    read_toml,
+    validation_problems,
+)
 from vcosim.constants import BUS_PORT, FRAME_RATE, LOOPBACK, PHYSICS_DT, RECORD_RATE
 from vcosim.contracts.options import ServerOptions
 from vcosim.errors import ConfigError
 from vcosim.sim.pacing import OnLate, PacingMode
 from vcosim.tight.config import CouplingConfig
-from vcosim.traffic.spec import SumoSpec
+from vcosim.traffic.spec import FROM_FILE, SumoSpec
 from vcosim.vehicle.params import VehicleParams
 from vcosim.vehicle.terrain import WORLD_LIMIT, TerrainSpec
 from vcosim.world.spec import WorldFile
@@ -86,8 +95,8 @@ class PacingSpec(Options):
     """How simulated time follows the wall clock (``vcosim.sim.pacing``)."""
 
     mode: PacingMode = PacingMode.realtime
-    time_dilation: Positive = 1.0
-    frame_rate: Positive = FRAME_RATE
+    time_dilation: TimeDilation = 1.0
+    frame_rate: FrameRate = FRAME_RATE
     on_late: OnLate = OnLate.slow
     """What a frame that ends after the next was due does: ``slow`` (today's), ``skip`` the
     frame slots it overran, or ``stop`` the run (exit 1)."""
@@ -145,12 +154,33 @@ class BusFaceSpec(Options):
     """Join a NightRider bus router: the vehicle as module 16 (a world: every vehicle)."""
 
     kind: Literal["bus"] = "bus"
-    host: str = LOOPBACK
+    host: Host = LOOPBACK
     port: Annotated[int, Field(ge=1, le=65535)] = BUS_PORT
 
 
+FACES = {"storyboard": "vcosim.openscenario.storyboard:Storyboard"}
+"""vcosim's own user faces a run file may name (an OpenSCENARIO run's storyboard)."""
+PLUGINS = "vcosim.faces"
+"""The entry-point group of installed packages' faces: a run file may name them too."""
+
+
+def registered_faces() -> list[str]:
+    """The entry points a run file may name without ``--allow-code``: vcosim's and plugins'.
+
+    Installing a package is the user's own decision to trust its code; a file is not.
+    """
+    from importlib.metadata import entry_points
+
+    plugins = [point.value for point in entry_points(group=PLUGINS)]
+    return sorted({*FACES.values(), *plugins})
+
+
 class UserFaceSpec(Options):
-    """A face of your own: ``entry_point`` (``module:Class``) called with ``options``."""
+    """A face of your own: ``entry_point`` (``module:Class``, a Face) called with ``options``.
+
+    A spec read from a file (:meth:`RunSpec.from_toml`) may name only a registered face
+    (:func:`registered_faces`) or one the user allows (``vcosim sim --allow-code``).
+    """
 
     kind: Literal["user"] = "user"
     name: Annotated[str, Field(min_length=1)]
@@ -195,20 +225,23 @@ class RunSpec(Options):
     start: StartSpec = Field(default_factory=StartSpec)
     gearbox: Literal["automatic", "manual"] = "automatic"
     engine: bool = True
-    duration: Positive | None = None
+    duration: Duration | None = None
     pacing: PacingSpec = Field(default_factory=PacingSpec)
     recording: RecordingSpec | None = None
     faces: list[FaceSpec] = Field(default_factory=list)
     sumo: SumoSpec | None = None
 
     @classmethod
-    def checked(cls, data: dict[str, JsonValue], source: str = "run spec") -> RunSpec:
+    def checked(
+        cls, data: dict[str, JsonValue], source: str = "run spec", from_file: bool = False
+    ) -> RunSpec:
         """A spec from plain data; every problem (types and rules across keys) at once.
 
-        Raises ``ConfigError`` listing each problem with its key path.
+        Raises ``ConfigError`` listing each problem with its key path. ``from_file``: the
+        data is a file's (SUMO's options limited to those a file may give).
         """
         try:
-            spec = cls.model_validate(data)
+            spec = cls.model_validate(data, context=FROM_FILE if from_file else None)
         except ValidationError as exc:
             raise ConfigError(validation_problems(exc), source) from None
         problems = spec.problems()
@@ -264,10 +297,39 @@ class RunSpec(Options):
         """The face of this kind, if the spec has one (user faces: the first)."""
         return next((face for face in self.faces if face.kind == kind), None)
 
+    def code(self) -> list[tuple[str, str]]:
+        """The code this spec would import and run: (key path, entry point or hooks)."""
+        out = []
+        for i, face in enumerate(self.faces):
+            if isinstance(face, UserFaceSpec):
+                out.append((f"faces.{i}.entry_point", face.entry_point))
+            elif isinstance(face, CouplingFaceSpec) and face.custom_hooks:
+                out.append((f"faces.{i}.custom_hooks", face.custom_hooks))
+        return out
+
+    def code_problems(self, allow_code: Iterable[str] = ()) -> list[str]:
+        """The code this spec names that is neither registered nor allowed, one line each."""
+        allowed = {*registered_faces(), *allow_code}
+        return [
+            f"{key}: {name!r} is code, and a run file is data: give --allow-code {name} "
+            "to run it (registered faces run without: "
+            f"{', '.join(registered_faces())})"
+            for key, name in self.code()
+            if name not in allowed
+        ]
+
     @classmethod
-    def from_toml(cls, path: str | Path) -> RunSpec:
-        """A spec from a TOML file (``ConfigError`` listing every problem)."""
-        return cls.checked(read_toml(path), str(path))
+    def from_toml(cls, path: str | Path, allow_code: Iterable[str] = ()) -> RunSpec:
+        """A spec from a TOML file (``ConfigError`` listing every problem).
+
+        The file is data: a user face or custom hooks it names must be registered or in
+        ``allow_code``, checked before anything is imported.
+        """
+        spec = cls.checked(read_toml(path), str(path), from_file=True)
+        problems = spec.code_problems(allow_code)
+        if problems:
+            raise ConfigError(problems, str(path))
+        return spec
 
     def to_toml(self) -> str:
         """The spec as TOML text; ``from_toml`` of it gives the same spec.

@@ -12,7 +12,7 @@ from typing import Annotated, Any
 
 from pydantic import AfterValidator, ConfigDict, Field, ValidationInfo, field_validator
 
-from vcosim.config import Options
+from vcosim.config import Host, Options
 from vcosim.constants import (
     BLOCKING_TIMEOUT,
     CONTROLLER_PORT,
@@ -85,9 +85,9 @@ class CouplingConfig(CouplingTiming):
 
     model_config = ConfigDict(title="coupling options")
 
-    controller_host: str = LOOPBACK
+    controller_host: Host = LOOPBACK
     controller_port: Port = CONTROLLER_PORT
-    listen_host: str = LOOPBACK
+    listen_host: Host = LOOPBACK
     listen_port: Port = SIMULATOR_PORT
     allow: Allow = ()
     exact_peer: bool = False
@@ -142,9 +142,9 @@ class ControllerConfig(Options):
     model_config = ConfigDict(title="controller options")
 
     step: Seconds = EXT_TIME
-    listen_host: str = LOOPBACK
+    listen_host: Host = LOOPBACK
     listen_port: Port = CONTROLLER_PORT
-    sim_host: str = LOOPBACK
+    sim_host: Host = LOOPBACK
     sim_port: Port = SIMULATOR_PORT
     memory: bool = False
     timeout: Seconds = BLOCKING_TIMEOUT

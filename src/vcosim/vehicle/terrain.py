@@ -256,6 +256,12 @@ class Terrain:
                 problems.append(f"{name}: cannot read image '{path}': {exc}")
 
         shapes = {name: blue.shape for name, blue in blues.items()}
+        problems += [
+            f"{name}: a picture of {w} x {h} pixels; a map needs at least 2 (a slope "
+            "between samples; leave it out for level ground)"
+            for name, (h, w) in shapes.items()
+            if h * w < 2
+        ]
         if len(set(shapes.values())) > 1:
             listing = ", ".join(f"{name} {w}x{h}" for name, (h, w) in shapes.items())
             problems.append(f"maps must have the same pixel size (width x height): {listing}")

@@ -16,10 +16,16 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from pydantic import AfterValidator, Field, PrivateAttr, ValidationError, model_validator
 
-from vcosim.config import Options, read_toml, validation_problems, with_number_problems
+from vcosim.config import (
+    Options,
+    host_problem,
+    read_toml,
+    validation_problems,
+    with_number_problems,
+)
 from vcosim.constants import LOOPBACK, PHYSICS_DT
 from vcosim.errors import ConfigError
-from vcosim.traffic.spec import SumoSpec
+from vcosim.traffic.spec import FROM_FILE, SumoSpec
 from vcosim.vehicle.terrain import TerrainSpec
 
 if TYPE_CHECKING:
@@ -177,7 +183,11 @@ def _address(text: str) -> str:
     """``HOST:PORT`` (a port alone means loopback): checked here, split by ``split_address``."""
     host, sep, port = text.strip().rpartition(":")
     if not sep or not port.isdigit() or int(port) > 65535 or any(c.isspace() for c in host):
-        raise ValueError(f"{text!r} is not an address; give HOST:PORT, e.g. 127.0.0.1:64891")
+        said = repr(text) if len(text) <= 80 else f"{text[:77]!r}..."
+        raise ValueError(f"{said} is not an address; give HOST:PORT, e.g. 127.0.0.1:64891")
+    problem = host_problem(host) if host else None
+    if problem is not None:
+        raise ValueError(problem)
     return text.strip()
 
 
@@ -319,16 +329,23 @@ class WorldFile(Options):
         source = f"world {path}"
         data = read_toml(path, source, numbers=False)
         return with_number_problems(
-            data, source, lambda d: cls.from_dict(d, source, base=path.parent)
+            data, source, lambda d: cls.from_dict(d, source, base=path.parent, from_file=True)
         )
 
     @classmethod
     def from_dict(
-        cls, data: dict[str, Any], source: str = "world", base: Path | None = None
+        cls,
+        data: dict[str, Any],
+        source: str = "world",
+        base: Path | None = None,
+        from_file: bool = False,
     ) -> WorldFile:
-        """Validate a world given as a dict (as the TOML reads); ``base`` anchors file names."""
+        """Validate a world given as a dict (as the TOML reads); ``base`` anchors file names.
+
+        ``from_file``: the dict is a file's, which is data (SUMO's options limited).
+        """
         try:
-            world = cls.model_validate(data)
+            world = cls.model_validate(data, context=FROM_FILE if from_file else None)
         except ValidationError as exc:
             problems = _split(validation_problems(exc))
             # pydantic checks the names only once every field is valid: check them here too
@@ -375,7 +392,8 @@ def _raw_references(data: Any) -> tuple[list[Reference], set[str], str | None]:
     """
     data = _table(data)
     vehicles: list[Reference] = []
-    for entry in data.get("vehicles") or []:
+    listed = data.get("vehicles")
+    for entry in listed if isinstance(listed, list) else []:
         driver = _table(_table(entry).get("driver"))
         name = _text(_table(entry).get("name"))
         if name is None or data.get("traffic"):

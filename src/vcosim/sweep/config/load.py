@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+import itertools
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -35,6 +36,7 @@ from vcosim.sweep.config.parameters import (
 from vcosim.sweep.config.runs import check_runs
 from vcosim.sweep.config.sections import (
     DERIVED_SIGNALS,
+    MAX_RUNS,
     SECTIONS,
     BackendSection,
     OutputSection,
@@ -55,6 +57,8 @@ PATH_KEYS = (
     "sweep.distribution",
 )
 """Keys holding file paths: relative ones are relative to the sweep file's folder."""
+CHECKED_RUNS = 100
+"""How many of a too-large sweep's first runs are still checked (their problems listed)."""
 
 
 @dataclass(frozen=True)
@@ -119,16 +123,22 @@ def validate_file(data: Mapping[str, Any]) -> tuple[SweepFile, list[str], set[st
 
 
 def parameter_axes(
-    parameters: Mapping[str, Any], scenario: Scenario, directory: str = ""
+    parameters: Mapping[str, Any],
+    scenario: Scenario,
+    directory: str = "",
+    max_values: int = MAX_RUNS,
 ) -> tuple[dict[str, Axis], list[str]]:
-    """Every parameter that names a key and has valid values, and the problems of the rest."""
+    """Every parameter that names a key and has valid values, and the problems of the rest.
+
+    No parameter's values are made beyond ``max_values`` (the sweep's ``max_runs``).
+    """
     axes: dict[str, Axis] = {}
     problems: list[str] = []
     for path, spec in parameters.items():
         why = check_path(path, scenario)
         if why is not None:
             problems.append(f"sweep.parameters.{path!r}: {why}")
-        axis, axis_problems = parse_axis(spec)
+        axis, axis_problems = parse_axis(spec, max_values)
         problems += [f"sweep.parameters.{path!r}: {p}" for p in axis_problems]
         if axis is None or why is not None:
             continue
@@ -149,7 +159,9 @@ def parse(
     """
     sweep_file, problems, dropped = validate_file(_with_absolute_paths(data, directory))
     scenario = Scenario.model_validate(sweep_file.model_dump(include=set(SECTIONS)))
-    axes, axis_problems = parameter_axes(sweep_file.sweep.parameters, scenario, directory)
+    axes, axis_problems = parameter_axes(
+        sweep_file.sweep.parameters, scenario, directory, sweep_file.sweep.max_runs
+    )
     problems += axis_problems
     valid = (*L.SIGNAL_NAMES, *DERIVED_SIGNALS)
     problems += [
@@ -166,9 +178,18 @@ def parse(
     if count > sweep_file.sweep.max_runs:
         problems.append(
             f"sweep: {count:,} runs, more than sweep.max_runs = {sweep_file.sweep.max_runs:,} "
-            "(fewer values, or raise max_runs if the sweep really is that large)"
+            "(fewer values, or raise max_runs (--max-runs) if the sweep really is that large)"
         )
         runs: list[dict[str, Scalar]] = []
+        first = itertools.islice(
+            (
+                {**run, **each}
+                for run in expand(sweep_file.sweep, axes, CHECKED_RUNS)
+                for each in variations
+            ),
+            CHECKED_RUNS,
+        )
+        problems += check_runs(scenario, list(first))  # the runs' own problems, said too
     else:
         runs = [{**run, **each} for run in expand(sweep_file.sweep, axes) for each in variations]
         problems += check_runs(scenario, runs)
@@ -200,7 +221,7 @@ def _variations(
     from vcosim.openscenario.distribution import read_distribution
 
     try:
-        varied, variations = read_distribution(path)
+        varied, variations = read_distribution(path, sweep_file.sweep.max_runs)
     except ConfigError as exc:
         problems.extend(f"sweep.distribution: {p}" for p in exc.problems)
         return [{}], None
@@ -220,10 +241,15 @@ def _scalar(text: str) -> Scalar:
         return text
 
 
-def load_sweep(path: str | Path) -> Sweep:
-    """Read and validate a sweep file; relative paths in it are relative to its folder."""
+def load_sweep(path: str | Path, max_runs: int | None = None) -> Sweep:
+    """Read and validate a sweep file; relative paths in it are relative to its folder.
+
+    ``max_runs`` (``vcosim sweep --max-runs``) replaces the file's ``sweep.max_runs``.
+    """
     path = Path(path)
     text = read_config_text(path)
     data = parse_toml(text, str(path), numbers=False)
+    if max_runs is not None and isinstance(data.get("sweep", {}), dict):
+        data.setdefault("sweep", {})["max_runs"] = max_runs
     folder = str(path.resolve().parent)
     return with_number_problems(data, str(path), lambda d: parse(d, str(path), folder, text))

@@ -22,7 +22,8 @@ from vcosim.sweep.config.controllers import controller_factory, factory_paramete
 from vcosim.sweep.config.sections import SECTIONS, Scalar, Scenario, SweepSection
 from vcosim.vehicle.params import VehicleParams
 
-MAX_AXIS_VALUES = 10_000_000  # one parameter's {from, to, num}: bounded before it is built
+MAX_AXIS_VALUES = 100_000
+"""The most values one parameter's ``{from, to, num}`` makes unless told (``max_runs``)."""
 
 
 def is_scalar(value: Any) -> bool:
@@ -68,7 +69,7 @@ class Axis:
         return [float(v) for v in rng.uniform(self.low, self.high, n)]
 
 
-def parse_axis(spec: Any) -> tuple[Axis | None, list[str]]:
+def parse_axis(spec: Any, max_values: int = MAX_AXIS_VALUES) -> tuple[Axis | None, list[str]]:
     """One parameter's specification as an ``Axis``, or the problems with it.
 
     Forms: a value; a list of values; ``{values = [...]}``; ``{from, to, num[, log]}``
@@ -98,14 +99,14 @@ def parse_axis(spec: Any) -> tuple[Axis | None, list[str]]:
             problems += [f"unknown key {k!r} in a {form} specification" for k in sorted(unknown)]
             if problems:
                 return None, problems
-            return _axis_of(form, spec)
+            return _axis_of(form, spec, max_values)
     return None, [
         f"unknown specification keys {sorted(keys)} (give a list, {{values = [...]}}, "
         "{from, to, num} or {low, high})"
     ]
 
 
-def _axis_of(form: str, spec: dict[str, Any]) -> tuple[Axis | None, list[str]]:
+def _axis_of(form: str, spec: dict[str, Any], max_values: int) -> tuple[Axis | None, list[str]]:
     if form == "values":
         return parse_axis(list(spec["values"]) if isinstance(spec["values"], list) else None)
     numbers = {k: v for k, v in spec.items() if k not in ("log", "integer")}
@@ -120,8 +121,11 @@ def _axis_of(form: str, spec: dict[str, Any]) -> tuple[Axis | None, list[str]]:
     log = bool(spec.get("log", False))
     if form == "range":
         num = spec["num"]
-        if not isinstance(num, int) or not 1 <= num <= MAX_AXIS_VALUES:
-            return None, [f"'num' must be a whole number from 1 to {MAX_AXIS_VALUES:,}"]
+        if not isinstance(num, int) or not 1 <= num <= max_values:
+            return None, [
+                f"'num' must be a whole number from 1 to {max_values:,} "
+                "(sweep.max_runs, or --max-runs, raises the bound)"
+            ]
         start, stop = float(spec["from"]), float(spec["to"])
         if log and (start <= 0 or stop <= 0):
             return None, ["log = true needs 'from' and 'to' > 0"]
@@ -148,11 +152,14 @@ def run_count(section: SweepSection, axes: Mapping[str, Axis]) -> int:
     return math.prod(sizes) if section.mode == "grid" else max(sizes)
 
 
-def expand(section: SweepSection, axes: Mapping[str, Axis]) -> list[dict[str, Scalar]]:
+def expand(
+    section: SweepSection, axes: Mapping[str, Axis], limit: int | None = None
+) -> list[dict[str, Scalar]]:
     """Every run's parameter values, in run order (grid: the first parameter varies slowest).
 
     A distribution outside random mode (a problem ``sweep_problems`` reports) is left out, so
-    the other parameters' runs can still be checked.
+    the other parameters' runs can still be checked. ``limit``: only the first runs (those of
+    a sweep too large to make are still checked).
     """
     if section.mode != "random":
         axes = {name: axis for name, axis in axes.items() if not axis.drawn}
@@ -162,16 +169,19 @@ def expand(section: SweepSection, axes: Mapping[str, Axis]) -> list[dict[str, Sc
     if section.mode == "grid":
         return [
             dict(zip(names, combo, strict=True))
-            for combo in itertools.product(*(axes[n].values for n in names))
+            for combo in itertools.islice(
+                itertools.product(*(axes[n].values for n in names)), limit
+            )
         ]
     if section.mode == "list":
         n = max(len(axes[name].values) for name in names)
+        n = n if limit is None else min(n, limit)
         columns = [
             list(a.values) * n if len(a.values) == 1 else list(a.values) for a in axes.values()
         ]
         return [dict(zip(names, row, strict=False)) for row in zip(*columns, strict=False)][:n]
     rng = np.random.default_rng(section.seed)
-    count = int(section.samples or 1)
+    count = int(section.samples or 1) if limit is None else min(int(section.samples or 1), limit)
     columns = [axes[name].draw(rng, count) for name in names]
     return [dict(zip(names, row, strict=True)) for row in zip(*columns, strict=True)]
 

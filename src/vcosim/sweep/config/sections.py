@@ -11,6 +11,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from vcosim.config import Duration
 from vcosim.tight.config import CouplingConfig, CouplingTiming
 from vcosim.vehicle.terrain import TerrainSpec
 
@@ -49,7 +50,7 @@ class ScenarioSection(_Strict):
     """What is simulated: how long, from which speed, with which gearbox, which manoeuvre."""
 
     name: str = "sweep"
-    duration: Positive = 10.0
+    duration: Duration = 10.0
     initial_speed: NonNegative = 0.0
     start: Literal["teleport", "drive_up"] = "teleport"
     gearbox: Literal["automatic", "manual"] = "automatic"
