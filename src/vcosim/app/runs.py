@@ -126,6 +126,24 @@ def cases(
         raise typer.Exit(1)
 
 
+Workers = Annotated[
+    int | None,
+    typer.Option(help="Local worker processes (default: every core; 0: run in this process)."),
+]
+Ray = Annotated[
+    bool,
+    typer.Option(
+        "--ray",
+        help="Run on Ray: join RAY_ADDRESS or a cluster started here with `ray start`, else start "
+        "Ray locally.",
+    ),
+]
+RayAddress = Annotated[
+    str | None, typer.Option(help="Join the Ray cluster at this address (implies --ray).")
+]
+"""The options a sweep and a search share: the same words, the same meaning."""
+
+
 def sweep(
     file: Annotated[
         Path,
@@ -138,21 +156,9 @@ def sweep(
     out: Annotated[
         Path | None, typer.Option(help="Output folder (default: \\[output] dir, else sweeps/NAME).")
     ] = None,
-    workers: Annotated[
-        int | None,
-        typer.Option(help="Local worker processes (default: every core; 0: run in this process)."),
-    ] = None,
-    ray: Annotated[
-        bool,
-        typer.Option(
-            "--ray",
-            help="Run on Ray: join RAY_ADDRESS or a cluster started "
-            "here with `ray start`, else start Ray locally.",
-        ),
-    ] = False,
-    ray_address: Annotated[
-        str | None, typer.Option(help="Join the Ray cluster at this address (implies --ray).")
-    ] = None,
+    workers: Workers = None,
+    ray: Ray = False,
+    ray_address: RayAddress = None,
     signals: Annotated[
         bool | None,
         typer.Option(
@@ -203,21 +209,9 @@ def search(
         Path | None,
         typer.Option(help="Output folder (default: \\[output] dir, else searches/NAME)."),
     ] = None,
-    workers: Annotated[
-        int | None,
-        typer.Option(help="Local worker processes (default: every core; 0: run in this process)."),
-    ] = None,
-    ray: Annotated[
-        bool,
-        typer.Option(
-            "--ray",
-            help="Run on Ray: join RAY_ADDRESS or a cluster started "
-            "here with `ray start`, else start Ray locally.",
-        ),
-    ] = False,
-    ray_address: Annotated[
-        str | None, typer.Option(help="Join the Ray cluster at this address (implies --ray).")
-    ] = None,
+    workers: Workers = None,
+    ray: Ray = False,
+    ray_address: RayAddress = None,
     resume: Annotated[
         bool,
         typer.Option("--resume", help="Continue the search logged in the output folder."),
