@@ -7,8 +7,12 @@ down that approach. One run of 12 s serves every test, a second one the repeat.
 
 from __future__ import annotations
 
+import contextlib
 import math
+import socket
+import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
@@ -224,14 +228,13 @@ def test_a_sumo_car_that_cannot_see_a_world_car_collides_with_it() -> None:
     assert world.report().collided == ["ego"]
 
 
-def test_a_sumo_elsewhere_over_traci_gives_the_same_traffic(runs: tuple) -> None:
-    import socket
-    import subprocess
-
+@contextlib.contextmanager
+def sumo_elsewhere(folder: Path) -> Iterator[tuple[subprocess.Popen[bytes], World, int]]:
+    """SUMO in a process of its own serving the junction over TraCI, and a world joined to it
+    (``[sumo] host``): the process, the world and SUMO's port. SUMO is killed at the end."""
     from vcosim.traffic.sumo import OURS_TYPE_XML, QUIET, sumo_tool
 
-    _, first, _ = runs
-    ours = first.with_name("vcosim.add.xml")  # the type vcosim's cars are copies of
+    ours = folder / "vcosim.add.xml"  # the type vcosim's cars are copies of
     ours.write_text(OURS_TYPE_XML, encoding="utf-8")
     with socket.socket() as probe:  # a free port for SUMO to listen on
         probe.bind(("127.0.0.1", 0))
@@ -247,7 +250,14 @@ def test_a_sumo_elsewhere_over_traci_gives_the_same_traffic(runs: tuple) -> None
         assert spec.sumo is not None
         sumo_spec = spec.sumo.model_dump() | {"config": None, "host": f"127.0.0.1:{port}"}
         spec.sumo = SumoSpec(**sumo_spec)
-        world = World(spec)
+        yield sumo, World(spec), port
+    finally:
+        sumo.kill()
+
+
+def test_a_sumo_elsewhere_over_traci_gives_the_same_traffic(runs: tuple) -> None:
+    _, first, _ = runs
+    with sumo_elsewhere(first.parent) as (sumo, world, _):
         traffic = world.objects
         assert isinstance(traffic, SumoTraffic)
         trace = first.with_name("traci.csv")
@@ -257,37 +267,15 @@ def test_a_sumo_elsewhere_over_traci_gives_the_same_traffic(runs: tuple) -> None
         finally:
             traffic.close()
         assert sumo.wait(timeout=30) == 0  # closing the connection ends that SUMO
-    finally:
-        sumo.kill()
     rows = trace.read_text().splitlines()
     assert len(rows) > 10
     assert rows == first.read_text().splitlines()[: len(rows)]  # the same, row by row
 
 
 def test_a_sumo_elsewhere_that_has_gone_ends_the_run_in_one_line_naming_it(tmp_path) -> None:
-    import socket
-    import subprocess
-
     from vcosim.errors import VcosimError
-    from vcosim.traffic.sumo import OURS_TYPE_XML, QUIET, sumo_tool
 
-    ours = tmp_path / "vcosim.add.xml"
-    ours.write_text(OURS_TYPE_XML, encoding="utf-8")
-    with socket.socket() as probe:  # a free port for SUMO to listen on
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
-    config = WORLD.parents[1] / "sumo" / "junction.sumocfg"
-    sumo = subprocess.Popen(
-        [sumo_tool("sumo"), "-c", str(config), "--step-length", "0.01", "--seed", "1",
-         "--remote-port", str(port), "-a", str(ours), *QUIET],
-        stdout=subprocess.DEVNULL,
-    )  # fmt: skip
-    try:
-        spec = WorldFile.load(WORLD)
-        assert spec.sumo is not None
-        sumo_spec = spec.sumo.model_dump() | {"config": None, "host": f"127.0.0.1:{port}"}
-        spec.sumo = SumoSpec(**sumo_spec)
-        world = World(spec)
+    with sumo_elsewhere(tmp_path) as (sumo, world, port):
         traffic = world.objects
         assert isinstance(traffic, SumoTraffic)
         try:
@@ -298,5 +286,3 @@ def test_a_sumo_elsewhere_that_has_gone_ends_the_run_in_one_line_naming_it(tmp_p
                 world.run(200)
         finally:
             traffic.close()
-    finally:
-        sumo.kill()
