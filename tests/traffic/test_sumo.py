@@ -50,12 +50,16 @@ def drive(trace: Path) -> dict[str, Any]:
     traffic.trace(trace)
     speeds: dict[str, list[float]] = {}
     brake_lights: set[str] = set()
+    accelerations: list[tuple[float, float]] = []  # (ours, SUMO's getter)
     try:
         for _ in range(round(SECONDS / (SAMPLE * world.dt))):
             world.run(SAMPLE)
             for vid in traffic.ids:
                 state = traffic.state(vid)
                 speeds.setdefault(vid, []).append(state["speed"])
+                accelerations.append(
+                    (state["acceleration"], traffic.api.vehicle.getAcceleration(vid))
+                )
                 if state["brake_light"]:
                     brake_lights.add(vid)
         banks = {}
@@ -65,6 +69,7 @@ def drive(trace: Path) -> dict[str, Any]:
         return {
             "world": world,
             "speeds": speeds,
+            "accelerations": accelerations,
             "brake_lights": brake_lights,
             "banks": banks,
             "lights": dict(traffic.lights),
@@ -92,6 +97,13 @@ def test_sumo_cars_brake_behind_a_vcosim_car_in_their_lane(runs: tuple) -> None:
     assert 0.0 < run["gap"] < 5.0  # bumper to bumper, apart
     assert {"east.0", "east.1"} <= run["brake_lights"]
     assert run["report"].collisions == []
+
+
+def test_sumo_cars_accelerations_are_sumos_own_to_the_bit(runs: tuple) -> None:
+    """Taken from the speed change (SUMO's SPEED2ACCEL), not read: equal to its getter's."""
+    pairs = runs[0]["accelerations"]
+    assert len(pairs) > 50 and any(ours < -1.0 for ours, _ in pairs)  # some brake hard
+    assert [ours for ours, _ in pairs] == [sumo for _, sumo in pairs]
 
 
 def test_the_range_sensor_sees_sumo_cars(runs: tuple) -> None:

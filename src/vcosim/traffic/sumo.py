@@ -96,10 +96,12 @@ def _libsumo() -> ModuleType:
     return libsumo
 
 
-VEHICLE_GETTERS = ("Angle", "Speed", "Acceleration", "Signals")
+VEHICLE_GETTERS = ("Angle", "Speed", "", "Signals")
 PERSON_GETTERS = ("Angle", "Speed")
 """The values read after the position, by libsumo's getter names: a row's columns 2 on
-(``SumoTraffic._fill``); a person's acceleration and signals read 0."""
+(``SumoTraffic._fill``); a person's acceleration and signals read 0. A vehicle's
+acceleration ("") is not read: SUMO's is its speed change over the step (its
+``SPEED2ACCEL``), and ``_fill`` takes it from the speeds, to the bit (docs/traffic.md)."""
 
 
 def _columns(api: ModuleType, domain: str, ids: list[str], getters: tuple[str, ...]) -> np.ndarray:
@@ -119,7 +121,8 @@ def _columns(api: ModuleType, domain: str, ids: list[str], getters: tuple[str, .
     position = chain.from_iterable(map(getter("Position"), ids))
     table[:, :2] = np.fromiter(position, float, 2 * count).reshape(count, 2)
     for column, name in enumerate(getters, start=2):
-        table[:, column] = np.fromiter(map(getter(name), ids), float, count)
+        if name:
+            table[:, column] = np.fromiter(map(getter(name), ids), float, count)
     return table
 
 
@@ -162,6 +165,7 @@ class SumoTraffic:
         """The world's vehicles that SUMO sees, under their own names."""
         self._keep_route = {name: 1 if name in spec.routes else 2 for name in self.coupled}
         self._coupled = set(self.coupled)
+        self._local = spec.host is None and spec.radius is None  # libsumo's getters, car by car
         self._ids: list[str | None] = []
         self._slots: dict[str, int] = {}
         self._person_slots: dict[str, int] = {}  # SUMO's persons: ids of their own
@@ -323,7 +327,7 @@ class SumoTraffic:
 
     def _add_ours(self, world: World) -> None:
         """Put the world's vehicles into SUMO: a type of their box's size, on their route."""
-        api, p = self.api, world.poses()
+        api, p = self.api, world.vehicle_poses()
         # a SUMO elsewhere has OURS_TYPE only if it was started with its file
         ours = OURS_TYPE if OURS_TYPE in api.vehicletype.getIDList() else "DEFAULT_VEHTYPE"
         for name in self.coupled:
@@ -409,7 +413,7 @@ class SumoTraffic:
         A SUMO elsewhere (``host``) that has gone (its connection closed: at once, whatever
         the step) ends the run with one line naming it: its traffic cannot go on without it.
         """
-        p = world.poses()
+        p = world.vehicle_poses()
         try:
             for name in self.coupled:
                 self._move(p, world, name)
@@ -455,7 +459,7 @@ class SumoTraffic:
             slots = self._person_slots
             new += [self._enter(pid, slots) for pid in persons if pid not in slots]
         if vehicles:
-            self._fill(self._slots, vehicles, table)
+            self._fill(self._slots, vehicles, table, new if self._local else None)
         if persons:
             self._fill(self._person_slots, persons, person_table)
         if new:  # a vehicle that just came stands at its first pose for the interval
@@ -521,14 +525,31 @@ class SumoTraffic:
         )
         return ids, np.fromiter(rows, float, 6 * len(ids)).reshape(len(ids), 6)
 
-    def _fill(self, slots_of: dict[str, int], ids: list[str], table: np.ndarray) -> None:
+    def _fill(
+        self,
+        slots_of: dict[str, int],
+        ids: list[str],
+        table: np.ndarray,
+        new: list[int] | None = None,
+    ) -> None:
         """The end of the interval of ``ids`` from SUMO's ``table`` (a row each).
 
         A row: x, y, angle, speed, acceleration, signals. SUMO places a vehicle (and a
         person) by its front and its angle in degrees clockwise from north: the box's
         centre is half its length back, its yaw wrapped to (-pi, pi].
+
+        With ``new`` (the slots that came this step) the acceleration is not in the table:
+        SUMO sets it to the speed change over the step, (v' - v) / step (its
+        ``SPEED2ACCEL``), so the speeds give it to the bit for a getter less per car; a
+        vehicle that has just come has no speed before, and its acceleration is read.
         """
         slots = np.fromiter(map(slots_of.__getitem__, ids), np.int64, len(ids))
+        if new is not None:
+            table[:, 4] = (table[:, 3] - self._speed[slots]) / self.step_length
+            if new:
+                read = self.api.vehicle.getAcceleration
+                for row in np.flatnonzero(np.isin(slots, new)).tolist():
+                    table[row, 4] = read(ids[row])
         yaw = wrap(np.radians(90.0 - table[:, 2]))
         back = self._half_length[slots]
         self._x1[slots] = table[:, 0] - back * np.cos(yaw)

@@ -293,13 +293,18 @@ class World:
 
         The objects' (if any) follow the vehicles'.
         """
+        poses = self.vehicle_poses()
+        if self.objects is not None:
+            more = self.objects.poses(self.time)
+            poses = {key: np.concatenate((column, more[key])) for key, column in poses.items()}
+        return poses
+
+    def vehicle_poses(self) -> dict[str, np.ndarray]:
+        """``poses`` of the world's own vehicles only (what SUMO is told of them)."""
         g = self.geometry
         table = pose_table(self.outputs, g["box_offset"])
         poses = dict(zip(POSE_NAMES, table, strict=True))
         poses["half_length"], poses["half_width"] = g["half_length"], g["half_width"]
-        if self.objects is not None:
-            more = self.objects.poses(self.time)
-            poses = {key: np.concatenate((column, more[key])) for key, column in poses.items()}
         return poses
 
     def _safe_steps(self) -> int:
