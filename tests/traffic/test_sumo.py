@@ -133,6 +133,31 @@ def test_a_red_light_is_visible_to_the_world(runs: tuple) -> None:
     assert watcher[H_SIGNAL_DISTANCE] == pytest.approx(distance + 150.0, abs=0.5)  # 150 m back
 
 
+@pytest.mark.parametrize("program", ["static", "actuated"])
+def test_the_lights_read_are_sumos_at_every_step(tmp_path: Path, program: str) -> None:
+    """Fixed-time lights read when their switch comes, others subscribed: both SUMO's state."""
+    sumo = WORLD.parent.parent / "sumo"
+    for name in ("junction.sumocfg", "junction.rou.xml", "junction.net.xml"):
+        text = (sumo / name).read_text()
+        (tmp_path / name).write_text(text.replace('type="static"', f'type="{program}"'))
+    world_text = WORLD.read_text().replace("../sumo/junction.sumocfg", "junction.sumocfg")
+    (tmp_path / "world.toml").write_text(world_text)
+    world = World(tmp_path / "world.toml")
+    traffic = world.objects
+    assert isinstance(traffic, SumoTraffic)
+    lights, changes, before = traffic.api.trafficlight, 0, dict(traffic.lights)
+    try:
+        assert bool(traffic._switches) == (program == "static")
+        for _ in range(4500):  # 45 s: the west approach's red ends at 40 s
+            world.run(traffic.period_steps)
+            assert traffic.lights == {tls: lights.getRedYellowGreenState(tls) for tls in before}
+            changes += traffic.lights != before
+            before = dict(traffic.lights)
+    finally:
+        traffic.close()
+    assert changes >= 2
+
+
 def test_two_lockstep_runs_give_identical_traces(runs: tuple) -> None:
     _, first, second = runs
     drive(second)

@@ -175,6 +175,8 @@ class SumoTraffic:
         self._grow(16)
         self.lights: dict[str, str] = {}
         """Every traffic light's state now, as SUMO spells it (``"GrGr"``: a char per link)."""
+        self._switches: list[tuple[float, str]] = []  # fixed-time lights by their next switch
+        self._subscribed_lights = False
         self.signals: list[Signal] = []
         """A head per link of every traffic light (``vcosim.traffic.others``), by light and link."""
         self._heads: list[tuple[str, int]] = []  # each head's light and link index
@@ -202,6 +204,7 @@ class SumoTraffic:
                 self.trace(record)
             lights = self.api.trafficlight  # SUMO's cars come with its first step
             self.lights = {tls: lights.getRedYellowGreenState(tls) for tls in lights.getIDList()}
+            self._watch_lights()
             self.signals = self._signal_heads()
             # SUMO's state after a step is the one its outputs (fcd) give the time before: one
             # step now makes the world's time SUMO's, so the world sees SUMO's cars at their time
@@ -291,13 +294,38 @@ class SumoTraffic:
 
     @staticmethod
     def _subscribe(api: Any) -> None:
-        """Who comes and goes every step, and every traffic light's state."""
+        """Who comes and goes every step."""
         api.simulation.subscribe(
             [VAR_DEPARTED_VEHICLES_IDS, VAR_ARRIVED_VEHICLES_IDS, VAR_DEPARTED_PERSONS_IDS,
              VAR_ARRIVED_PERSONS_IDS]
         )  # fmt: skip
-        for light in api.trafficlight.getIDList():
-            api.trafficlight.subscribe(light, [TL_RED_YELLOW_GREEN_STATE])
+
+    def _watch_lights(self) -> None:
+        """Time the switches of fixed-time lights; subscribe to the others.
+
+        A static program changes only at its ``getNextSwitch``, so in process such a light
+        is read when that time has come rather than every step (a subscription per light
+        costs SUMO's step and the reading 0.1 us a car in the 1000-car grid). Actuated and
+        other programs can switch at any step, and a SUMO elsewhere may have other clients
+        that switch lights: those are subscribed.
+        """
+        lights = self.api.trafficlight
+        for tls in self.lights:
+            if self.spec.host is None and _fixed_time(lights, tls):
+                heapq.heappush(self._switches, (lights.getNextSwitch(tls), tls))
+            else:
+                lights.subscribe(tls, [TL_RED_YELLOW_GREEN_STATE])
+                self._subscribed_lights = True
+
+    def _switch_lights(self) -> None:
+        """Read the fixed-time lights whose switch has come (SUMO's time after its step)."""
+        now = self.api.simulation.getTime()
+        lights, switches = self.api.trafficlight, self._switches
+        while switches and switches[0][0] <= now:
+            _, tls = heapq.heappop(switches)
+            self.lights[tls] = lights.getRedYellowGreenState(tls)
+            # SUMO switches at the start of the step from the switch's time: one now comes next
+            heapq.heappush(switches, (max(lights.getNextSwitch(tls), now + 1e-9), tls))
 
     def _check_streams(self) -> bool:
         """Whether lanes share SUMO's random streams; say so once (docs/traffic.md).
@@ -467,8 +495,11 @@ class SumoTraffic:
                 self._x1[new], self._y1[new], self._yaw1[new],
             )  # fmt: skip
         self._t0, self._t1 = now, now + self.step_length
-        for light, values in api.trafficlight.getAllSubscriptionResults().items():
-            self.lights[light] = values[TL_RED_YELLOW_GREEN_STATE]
+        if self._subscribed_lights:
+            for light, values in api.trafficlight.getAllSubscriptionResults().items():
+                self.lights[light] = values[TL_RED_YELLOW_GREEN_STATE]
+        if self._switches:
+            self._switch_lights()
         if self._trace is not None:
             self._write(self._t1)
 
@@ -732,6 +763,13 @@ class SumoTraffic:
 
     def __exit__(self, *_: object) -> None:
         self.close()
+
+
+def _fixed_time(lights: Any, tls: str) -> bool:
+    """Whether light ``tls`` runs a static program (SUMO's type 0: fixed phase times)."""
+    program = lights.getProgram(tls)
+    logics = [logic for logic in lights.getAllProgramLogics(tls) if logic.programID == program]
+    return bool(logics) and logics[0].type == 0
 
 
 def wrap(angle: np.ndarray) -> np.ndarray:
