@@ -180,3 +180,74 @@ def test_totals_count_the_accepted_files_only() -> None:
     )
     assert report.totals() == (3, 2, 1, 9.0)
     assert report.files[0].compared == 2 and report.files[0].worst == 9.0
+
+
+TELEPORT = """<?xml version="1.0"?>
+<OpenSCENARIO>
+  <FileHeader description="teleport at 0.1 s" author="vcosim tests" revMajor="1" revMinor="2"/>
+  <RoadNetwork><LogicFile filepath="{road}"/></RoadNetwork>
+  <Entities>
+    <ScenarioObject name="Car">
+      <Vehicle name="car" vehicleCategory="car">
+        <BoundingBox><Center x="1.4" y="0" z="0.75"/>
+          <Dimensions width="1.9" length="4.6" height="1.5"/></BoundingBox>
+        <Performance maxSpeed="60" maxDeceleration="8" maxAcceleration="8"/>
+        <Axles>
+          <FrontAxle maxSteering="0.5" wheelDiameter="0.65" trackWidth="1.6" positionX="2.8"
+            positionZ="0.33"/>
+          <RearAxle maxSteering="0" wheelDiameter="0.65" trackWidth="1.6" positionX="0"
+            positionZ="0.33"/>
+        </Axles>
+      </Vehicle>
+    </ScenarioObject>
+  </Entities>
+  <Storyboard>
+    <Init><Actions><Private entityRef="Car"><PrivateAction><TeleportAction><Position>
+      <LanePosition roadId="1" laneId="-1" s="50" offset="0"/>
+    </Position></TeleportAction></PrivateAction></Private></Actions></Init>
+    <Story name="s"><Act name="a"><ManeuverGroup name="g" maximumExecutionCount="1">
+      <Actors selectTriggeringEntities="false"><EntityRef entityRef="Car"/></Actors>
+      <Maneuver name="m"><Event name="jump" priority="override">
+        <Action name="to 80"><PrivateAction><TeleportAction><Position>
+          <LanePosition roadId="1" laneId="-1" s="80" offset="0"/>
+        </Position></TeleportAction></PrivateAction></Action>
+        <StartTrigger><ConditionGroup><Condition name="t" delay="0" conditionEdge="none">
+          <ByValueCondition><SimulationTimeCondition value="0.1" rule="greaterOrEqual"/>
+          </ByValueCondition>
+        </Condition></ConditionGroup></StartTrigger>
+      </Event><Event name="back" priority="parallel">
+        <Action name="to 50"><PrivateAction><TeleportAction><Position>
+          <LanePosition roadId="1" laneId="-1" s="50" offset="0"/>
+        </Position></TeleportAction></PrivateAction></Action>
+        <StartTrigger><ConditionGroup><Condition name="t" delay="0" conditionEdge="none">
+          <ByValueCondition><SimulationTimeCondition value="0.5" rule="greaterOrEqual"/>
+          </ByValueCondition>
+        </Condition></ConditionGroup></StartTrigger>
+      </Event></Maneuver>
+    </ManeuverGroup>
+    <StartTrigger><ConditionGroup><Condition name="go" delay="0" conditionEdge="none">
+      <ByValueCondition><SimulationTimeCondition value="0" rule="greaterOrEqual"/>
+      </ByValueCondition>
+    </Condition></ConditionGroup></StartTrigger></Act></Story>
+    <StopTrigger/>
+  </Storyboard>
+</OpenSCENARIO>
+"""
+
+
+def test_the_probe_reads_a_time_as_esmini_logs_it_before_the_actions_it_triggers(
+    tmp_path: Path,
+) -> None:
+    """esmini's row at 0.100 has a car teleported at SimulationTime 0.1 where it stood."""
+    road = Path(__file__).parents[2] / "examples" / "scenarios" / "straight.xodr"
+    (tmp_path / "teleport.xosc").write_text(TELEPORT.format(road=road))
+    samples = [
+        Sample("teleport.xosc", "t", 1, 0.01, "", time, "Car", None, None)
+        for time in (0.0, 0.1, 0.11)
+    ]
+    result = check_file(tmp_path, "teleport.xosc", 0.01, "", samples)
+    assert result.outcome == "accepted", result.reason
+    x = [s.x for s in result.samples]
+    assert all(value is not None for value in x)
+    assert x[1] == pytest.approx(x[0], abs=0.01)  # at 0.1 s the teleport is not yet seen
+    assert x[2] == pytest.approx(x[0] + 30.0, abs=0.05)  # one step later: 30 m on

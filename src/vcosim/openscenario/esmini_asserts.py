@@ -606,17 +606,19 @@ def _run(path: Path, samples: list[Sample]) -> tuple[list[SampleResult], float]:
     from vcosim.openscenario import read_xosc
     from vcosim.openscenario.storyboard import scenario_run
     from vcosim.scenarios import PacingSpec, RunSpec, build_simulation
+    from vcosim.scenarios.build import attach_face
     from vcosim.tight.inprocess import couple_in_process
 
     face, world = scenario_run(path)
     scenario = read_xosc(path)
     order = esmini_order(path, list(scenario.entities))
-    sim = build_simulation(RunSpec(world=world, pacing=PacingSpec(mode="fast"), faces=[face]))
+    sim = build_simulation(RunSpec(world=world, pacing=PacingSpec(mode="fast")))
+    probe = _Probe(samples, order, sim.dt)
+    sim.attach("esmini-probe", probe)  # before the storyboard: it reads what esmini logs
+    attach_face(sim, face)
     if scenario.external:
         speed = scenario.init[scenario.external[0]].speed
         couple_in_process(sim, Acc(speed=speed if math.isfinite(speed) else 0.0))
-    probe = _Probe(samples, order, sim.dt)
-    sim.attach("esmini-probe", probe)
     last = max((s.time for s in samples), default=0.0)
     report = sim.run(last + 2 * sim.dt)
     return probe.results(), float(report.sim_time)
@@ -644,7 +646,13 @@ def esmini_order(path: Path, entities: list[str]) -> list[str] | None:
 
 
 class _Probe(Face):
-    """A face reading every entity's pose at the steps nearest the samples' times."""
+    """A face reading every entity's pose at the steps nearest the samples' times.
+
+    It reads before the storyboard acts at that time, as esmini logs: esmini's row at t
+    shows the state that an action triggered at t has not yet changed (in
+    star_position_types.xosc the row at 0.100 has each car where it stood before the
+    teleport of SimulationTime 0.1).
+    """
 
     kind = "probe"
 
