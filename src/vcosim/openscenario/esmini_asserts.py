@@ -651,7 +651,7 @@ class _Probe(Face):
     It reads before the storyboard acts at that time, as esmini logs: esmini's row at t
     shows the state that an action triggered at t has not yet changed (in
     star_position_types.xosc the row at 0.100 has each car where it stood before the
-    teleport of SimulationTime 0.1).
+    teleport of SimulationTime 0.1); time 0 after Init, as esmini's first row.
     """
 
     kind = "probe"
@@ -666,8 +666,11 @@ class _Probe(Face):
                 continue
             self.due.setdefault(round(sample.time / dt), []).append(sample)
 
-    def start(self, sim: Simulation) -> None:
-        self.read(sim)
+    def before_step(self, sim: Simulation) -> None:
+        """Time 0 once every face has started: esmini logs its first row after Init."""
+        assert sim.world is not None
+        if sim.world.step_index == 0:
+            self.read(sim)
 
     def after_step(self, sim: Simulation) -> None:
         if self.due:
