@@ -621,6 +621,7 @@ def _run(path: Path, samples: list[Sample]) -> tuple[list[SampleResult], float]:
         couple_in_process(sim, Acc(speed=speed if math.isfinite(speed) else 0.0))
     last = max((s.time for s in samples), default=0.0)
     report = sim.run(last + 2 * sim.dt)
+    probe.before_step(sim)  # a run its stop trigger ended at t = 0 has time 0 still to read
     return probe.results(), float(report.sim_time)
 
 
