@@ -75,9 +75,9 @@ def duration(value: float | None) -> float | None:
     return value
 
 
-def frame_rate(value: float) -> float:
+def frame_rate(value: float | None) -> float | None:
     """Callback for ``--frame-rate``: one frame per 10 s to one per physics step."""
-    if not MIN_FRAME_RATE <= value <= MAX_FRAME_RATE:
+    if value is not None and not MIN_FRAME_RATE <= value <= MAX_FRAME_RATE:
         raise typer.BadParameter(
             f"from {MIN_FRAME_RATE:g} to {MAX_FRAME_RATE:g} frames per second, not {value:g}"
         )
@@ -108,7 +108,15 @@ WallTime = Annotated[
         show_default="until Shutdown or Ctrl-C",
     ),
 ]
-VehicleOption = Annotated[str, typer.Option(help="Vehicle preset name or parameter TOML file.")]
+
+
+def _vehicle() -> typer.models.OptionInfo:
+    """``--vehicle``'s option, the same in every command (``vcosim sim`` leaves it unsaid)."""
+    return typer.Option(help="Vehicle preset name or parameter TOML file.")
+
+
+VehicleOption = Annotated[str, _vehicle()]
+MaybeVehicle = Annotated[str | None, _vehicle()]
 TerrainOption = Annotated[
     Path | None,
     typer.Option(
@@ -158,7 +166,7 @@ JsonOut = Annotated[
     Path | None, typer.Option("--json-out", help="Also write the summary as JSON to this file.")
 ]
 FrameRate = Annotated[
-    float, typer.Option(callback=frame_rate, help="Frames per second in realtime pacing.")
+    float | None, typer.Option(callback=frame_rate, help="Frames per second in realtime pacing.")
 ]
 
 # -- the user's code ---------------------------------------------------------------------------
@@ -215,7 +223,7 @@ ExtTime = Annotated[
     ),
 ]
 Timeout = Annotated[
-    float,
+    float | None,
     typer.Option(
         callback=positive,
         help="A silent peer is waited for this long (s); then the link is reset.",
@@ -246,7 +254,7 @@ Allow = Annotated[
     ),
 ]
 ExactPeer = Annotated[
-    bool,
+    bool | None,
     typer.Option(
         help="Hear only the peer's own HOST:PORT (and --allow), not every port of its host. "
         "vcosim's simulator and controller send from the port they listen on; BeamNG's "
@@ -299,7 +307,7 @@ RealtimePriority = Annotated[
     typer.Option(
         "--realtime-priority",
         help="Run at SCHED_FIFO priority with all memory locked (mlockall), where the system "
-        "allows it (root, CAP_SYS_NICE/CAP_IPC_LOCK or limits.conf); else one note says what "
+        "allows it (root, CAP_SYS_NICE and CAP_IPC_LOCK, or limits.conf); else one note says what "
         "was refused and the run goes on as before.",
     ),
 ]
@@ -323,7 +331,7 @@ class OnLatePolicy(str, Enum):
 
 
 OnLate = Annotated[
-    OnLatePolicy,
+    OnLatePolicy | None,
     typer.Option(
         "--on-late",
         help="What a real-time frame that ends late does: slow (catch up, then slow motion "
