@@ -61,6 +61,7 @@ from vcosim.constants import (
 )
 from vcosim.extras import require
 from vcosim.sim.pacing import PacingMode
+from vcosim.vehicle.gearbox import Gearbox
 
 if TYPE_CHECKING:
     from vcosim.scenarios.spec import RecordingSpec, RunSpec
@@ -73,13 +74,6 @@ class StartHow(str, Enum):
 
     teleport = "teleport"
     drive_up = "drive_up"
-
-
-class Gearbox(str, Enum):
-    """Transmission modes a coupled vehicle can start in."""
-
-    automatic = "automatic"
-    manual = "manual"
 
 
 def sim(
@@ -420,7 +414,7 @@ def sim(
                     vehicle=vehicle,
                     terrain=terrain,
                     start=StartSpec(**start_said) if start_said else None,
-                    gearbox=None if gearbox is None else gearbox.value,
+                    gearbox=gearbox,
                     engine=engine,
                 )
             )

@@ -10,7 +10,6 @@ every problem listed by its key path (``vehicles.1.driver.speeds``). See ``docs/
 from __future__ import annotations
 
 import math
-from enum import Enum
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, Literal
 
@@ -26,6 +25,7 @@ from vcosim.config import (
 from vcosim.constants import LOOPBACK, PHYSICS_DT
 from vcosim.errors import ConfigError
 from vcosim.traffic.spec import FROM_FILE, SumoSpec
+from vcosim.vehicle.gearbox import Gearbox
 from vcosim.vehicle.terrain import TerrainSpec
 
 if TYPE_CHECKING:
@@ -35,13 +35,6 @@ Finite = Annotated[float, Field(allow_inf_nan=False)]
 Positive = Annotated[float, Field(gt=0, allow_inf_nan=False)]
 NonNegative = Annotated[float, Field(ge=0, allow_inf_nan=False)]
 Point = tuple[Finite, Finite]
-
-
-class Gearbox(str, Enum):
-    """How a vehicle shifts: automatic (selector in D) or manual (its driver shifts)."""
-
-    automatic = "automatic"
-    manual = "manual"
 
 
 class PathSpec(Options):
