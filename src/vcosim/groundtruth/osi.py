@@ -1,5 +1,8 @@
 """ASAM OSI out of a run: ``osi3.GroundTruth`` and the ego's ``osi3.SensorView``.
 
+(Past 400 lines: the encoder of GroundTruth and SensorView and the face that samples the run share
+one map of object ids and one static part; the transports already live in ``osi_io``.)
+
 ``OsiOutput`` is a face (``sim.attach("osi", OsiOutput(...))``) that samples every vehicle at
 a rate of simulated time and hands each ``SensorView`` (its ``global_ground_truth`` carrying
 every vehicle) to its sinks (``osi_io``): a UDP receiver, a ``.osi`` or an MCAP trace.
