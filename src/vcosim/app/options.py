@@ -13,22 +13,17 @@ from __future__ import annotations
 import os
 from enum import Enum
 from pathlib import Path
-from typing import Annotated, NamedTuple
+from typing import Annotated
 
 import typer
 
-from vcosim.config import MAX_DURATION, MAX_FRAME_RATE, MIN_FRAME_RATE, host_problem
+from vcosim.address import AddressError, HostPort
+from vcosim.address import parse_address as read_address
+from vcosim.config import MAX_DURATION, MAX_FRAME_RATE, MIN_FRAME_RATE
 from vcosim.constants import BLOCKING_TIMEOUT, BUS_PORT, EXT_TIME, LOOPBACK
 
-
-class Address(NamedTuple):
-    """A UDP or HTTP endpoint: host and port."""
-
-    host: str
-    port: int
-
-    def __str__(self) -> str:
-        return f"{self.host}:{self.port}"
+Address = HostPort
+"""A UDP or HTTP endpoint: host and port."""
 
 
 def parse_address(text: str, *, option: str, default_port: int) -> Address:
@@ -36,23 +31,14 @@ def parse_address(text: str, *, option: str, default_port: int) -> Address:
 
     Raises ``typer.BadParameter`` (exit 2, one line) for anything else.
     """
-    host, sep, port_text = text.strip().rpartition(":")
-    if not sep:  # no colon: a host alone, or a bare port number
-        host, port_text = (LOOPBACK, text) if text.strip().isdigit() else (text.strip(), "")
-    host = host or LOOPBACK
     try:
-        port = int(port_text) if port_text else default_port
-    except ValueError:
-        port = -1
-    if not 0 <= port <= 65535 or any(c.isspace() for c in host):
+        return read_address(text, default_port=default_port, bare_port=True, lowest_port=0)
+    except AddressError as exc:
         raise typer.BadParameter(
-            f"{_quoted(text)} is not an address; give HOST:PORT, e.g. {LOOPBACK}:{default_port}",
+            exc.host_problem
+            or f"{_quoted(text)} is not an address; give HOST:PORT, e.g. {LOOPBACK}:{default_port}",
             param_hint=f"'{option}'",
-        )
-    problem = host_problem(host)
-    if problem is not None:
-        raise typer.BadParameter(problem, param_hint=f"'{option}'")
-    return Address(host, port)
+        ) from None
 
 
 def _quoted(text: str, most: int = 80) -> str:
