@@ -12,6 +12,7 @@ from typing import Annotated, Any, TypeVar
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError
 
+from vcosim.address import host_problem
 from vcosim.errors import ConfigError
 
 T = TypeVar("T")
@@ -54,8 +55,6 @@ MAX_FRAME_RATE = 2000.0
 """The most frames per second: one physics step (0.5 ms) per frame."""
 MIN_TIME_DILATION, MAX_TIME_DILATION = 1e-3, 1e3
 """Simulated seconds per wall second in realtime pacing (``fast`` pacing has no limit)."""
-MAX_HOST = 253
-"""The longest host name (DNS's limit; each dot-separated label at most 63)."""
 
 Duration = Annotated[float, Field(gt=0, le=MAX_DURATION, allow_inf_nan=False)]
 """A run's length in simulated seconds."""
@@ -63,26 +62,6 @@ FrameRate = Annotated[float, Field(ge=MIN_FRAME_RATE, le=MAX_FRAME_RATE, allow_i
 TimeDilation = Annotated[
     float, Field(ge=MIN_TIME_DILATION, le=MAX_TIME_DILATION, allow_inf_nan=False)
 ]
-
-
-def host_problem(host: str) -> str | None:
-    """Why ``host`` is no host name or address (None: it is one).
-
-    Checked where it is read, so a name the resolver cannot take (too long, an empty label,
-    a space) is a refusal naming the key, not an encoding error at the first send.
-    """
-    if not host:
-        return "an empty host"
-    if len(host) > MAX_HOST:
-        return f"a host of {len(host)} characters (at most {MAX_HOST})"
-    if any(c.isspace() or not c.isprintable() for c in host):
-        return f"{host!r} is not a host name or address"
-    if ":" not in host:  # an IPv6 address has no labels to encode
-        try:
-            host.encode("idna")
-        except UnicodeError:
-            return f"{host!r} is not a host name (a label is empty or over 63 characters)"
-    return None
 
 
 def _host(host: str) -> str:

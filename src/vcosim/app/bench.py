@@ -1,5 +1,9 @@
 """``vcosim bench``: speed measured against a baseline timed in the same run, as JSON.
 
+(Past 400 lines: ``vcosim bench`` is one typer group, each bench a command of a few lines of
+options around its measuring function, beside ``bench all`` that runs and judges them all; split,
+``bench all`` would gather them back from several files.)
+
 ``vcosim bench all`` runs every bench and sets each same-run ratio beside its accepted value
 in ``benchmarks/baseline.json`` (docs/performance.md): exit 1 when one fell below half of it.
 """

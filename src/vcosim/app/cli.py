@@ -38,6 +38,7 @@ from vcosim.app import (
     world,
 )
 from vcosim.app.console import console, settings
+from vcosim.app.sim_options import SimCommand
 
 
 class VcosimGroup(TyperGroup):
@@ -155,7 +156,7 @@ def root(
 
 
 app.command()(runs.demo)
-app.command()(simulator.sim)
+app.command(cls=SimCommand)(simulator.sim)
 app.command()(controller.controller)
 app.command()(connect.connect)
 app.command()(runs.analyze)

@@ -10,8 +10,8 @@ import typer
 
 from vcosim.app.console import note, results, setup_logging
 from vcosim.app.options import ExtTime, InterfaceCsv, TerrainOption, VehicleOption
-from vcosim.app.simulator import Gearbox
 from vcosim.extras import require
+from vcosim.vehicle.gearbox import Gearbox
 
 fmu_app = typer.Typer(
     help="Build FMI co-simulation FMUs: the vehicle itself, or a controller side that drives "

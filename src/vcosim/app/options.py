@@ -13,22 +13,17 @@ from __future__ import annotations
 import os
 from enum import Enum
 from pathlib import Path
-from typing import Annotated, NamedTuple
+from typing import Annotated
 
 import typer
 
-from vcosim.config import MAX_DURATION, MAX_FRAME_RATE, MIN_FRAME_RATE, host_problem
+from vcosim.address import AddressError, HostPort
+from vcosim.address import parse_address as read_address
+from vcosim.config import MAX_DURATION, MAX_FRAME_RATE, MIN_FRAME_RATE
 from vcosim.constants import BLOCKING_TIMEOUT, BUS_PORT, EXT_TIME, LOOPBACK
 
-
-class Address(NamedTuple):
-    """A UDP or HTTP endpoint: host and port."""
-
-    host: str
-    port: int
-
-    def __str__(self) -> str:
-        return f"{self.host}:{self.port}"
+Address = HostPort
+"""A UDP or HTTP endpoint: host and port."""
 
 
 def parse_address(text: str, *, option: str, default_port: int) -> Address:
@@ -36,23 +31,14 @@ def parse_address(text: str, *, option: str, default_port: int) -> Address:
 
     Raises ``typer.BadParameter`` (exit 2, one line) for anything else.
     """
-    host, sep, port_text = text.strip().rpartition(":")
-    if not sep:  # no colon: a host alone, or a bare port number
-        host, port_text = (LOOPBACK, text) if text.strip().isdigit() else (text.strip(), "")
-    host = host or LOOPBACK
     try:
-        port = int(port_text) if port_text else default_port
-    except ValueError:
-        port = -1
-    if not 0 <= port <= 65535 or any(c.isspace() for c in host):
+        return read_address(text, default_port=default_port, bare_port=True, lowest_port=0)
+    except AddressError as exc:
         raise typer.BadParameter(
-            f"{_quoted(text)} is not an address; give HOST:PORT, e.g. {LOOPBACK}:{default_port}",
+            exc.host_problem
+            or f"{_quoted(text)} is not an address; give HOST:PORT, e.g. {LOOPBACK}:{default_port}",
             param_hint=f"'{option}'",
-        )
-    problem = host_problem(host)
-    if problem is not None:
-        raise typer.BadParameter(problem, param_hint=f"'{option}'")
-    return Address(host, port)
+        ) from None
 
 
 def _quoted(text: str, most: int = 80) -> str:
@@ -75,9 +61,9 @@ def duration(value: float | None) -> float | None:
     return value
 
 
-def frame_rate(value: float) -> float:
+def frame_rate(value: float | None) -> float | None:
     """Callback for ``--frame-rate``: one frame per 10 s to one per physics step."""
-    if not MIN_FRAME_RATE <= value <= MAX_FRAME_RATE:
+    if value is not None and not MIN_FRAME_RATE <= value <= MAX_FRAME_RATE:
         raise typer.BadParameter(
             f"from {MIN_FRAME_RATE:g} to {MAX_FRAME_RATE:g} frames per second, not {value:g}"
         )
@@ -108,7 +94,15 @@ WallTime = Annotated[
         show_default="until Shutdown or Ctrl-C",
     ),
 ]
-VehicleOption = Annotated[str, typer.Option(help="Vehicle preset name or parameter TOML file.")]
+
+
+def _vehicle() -> typer.models.OptionInfo:
+    """``--vehicle``'s option, the same in every command (``vcosim sim`` leaves it unsaid)."""
+    return typer.Option(help="Vehicle preset name or parameter TOML file.")
+
+
+VehicleOption = Annotated[str, _vehicle()]
+MaybeVehicle = Annotated[str | None, _vehicle()]
 TerrainOption = Annotated[
     Path | None,
     typer.Option(
@@ -158,7 +152,7 @@ JsonOut = Annotated[
     Path | None, typer.Option("--json-out", help="Also write the summary as JSON to this file.")
 ]
 FrameRate = Annotated[
-    float, typer.Option(callback=frame_rate, help="Frames per second in realtime pacing.")
+    float | None, typer.Option(callback=frame_rate, help="Frames per second in realtime pacing.")
 ]
 
 # -- the user's code ---------------------------------------------------------------------------
@@ -215,7 +209,7 @@ ExtTime = Annotated[
     ),
 ]
 Timeout = Annotated[
-    float,
+    float | None,
     typer.Option(
         callback=positive,
         help="A silent peer is waited for this long (s); then the link is reset.",
@@ -246,7 +240,7 @@ Allow = Annotated[
     ),
 ]
 ExactPeer = Annotated[
-    bool,
+    bool | None,
     typer.Option(
         help="Hear only the peer's own HOST:PORT (and --allow), not every port of its host. "
         "vcosim's simulator and controller send from the port they listen on; BeamNG's "
@@ -299,7 +293,7 @@ RealtimePriority = Annotated[
     typer.Option(
         "--realtime-priority",
         help="Run at SCHED_FIFO priority with all memory locked (mlockall), where the system "
-        "allows it (root, CAP_SYS_NICE/CAP_IPC_LOCK or limits.conf); else one note says what "
+        "allows it (root, CAP_SYS_NICE and CAP_IPC_LOCK, or limits.conf); else one note says what "
         "was refused and the run goes on as before.",
     ),
 ]
@@ -323,7 +317,7 @@ class OnLatePolicy(str, Enum):
 
 
 OnLate = Annotated[
-    OnLatePolicy,
+    OnLatePolicy | None,
     typer.Option(
         "--on-late",
         help="What a real-time frame that ends late does: slow (catch up, then slow motion "

@@ -27,7 +27,6 @@ from vcosim.app.groundtruth import (
     ground_truth_outputs,
 )
 from vcosim.app.options import (
-    DEFAULT_TIMEOUT,
     Allow,
     Cpu,
     Duration,
@@ -38,13 +37,12 @@ from vcosim.app.options import (
     JsonOut,
     Listen,
     Maps,
+    MaybeVehicle,
     OnLate,
-    OnLatePolicy,
     RealtimePriority,
     Spin,
     TerrainOption,
     Timeout,
-    VehicleOption,
     WorldOption,
     bus_address,
     non_negative,
@@ -52,22 +50,21 @@ from vcosim.app.options import (
     positive,
     use_maps,
 )
+from vcosim.app.sim_options import Set, apply_settings
 from vcosim.app.sim_run import run_simulator
 from vcosim.constants import (
     CONTRACTS_PORT,
     CONTROLLER_PORT,
-    FRAME_RATE,
     LOOPBACK,
     PING_TIME,
-    RECORD_RATE,
     SIMULATOR_PORT,
-    VEHICLE_NAME,
 )
 from vcosim.extras import require
 from vcosim.sim.pacing import PacingMode
+from vcosim.vehicle.gearbox import Gearbox
 
 if TYPE_CHECKING:
-    from vcosim.scenarios.spec import RunSpec
+    from vcosim.scenarios.spec import RecordingSpec, RunSpec
     from vcosim.tight.config import CouplingConfig
     from vcosim.traffic.spec import SumoSpec
 
@@ -79,29 +76,10 @@ class StartHow(str, Enum):
     drive_up = "drive_up"
 
 
-class Gearbox(str, Enum):
-    """Transmission modes a coupled vehicle can start in."""
-
-    automatic = "automatic"
-    manual = "manual"
-
-
 def sim(
     ctx: typer.Context,
     duration: Duration = None,
-    pacing: Annotated[
-        PacingMode,
-        typer.Option(
-            help="realtime: frames held to the wall clock; fast: as fast as possible; "
-            "lockstep: paced only by the coupled controllers."
-        ),
-    ] = PacingMode.realtime,
-    time_dilation: Annotated[
-        float, typer.Option(help="Simulated seconds per wall second in realtime pacing.")
-    ] = 1.0,
-    frame_rate: FrameRate = FRAME_RATE,
-    vehicle: VehicleOption = "nightrider",
-    terrain: TerrainOption = None,
+    vehicle: MaybeVehicle = None,
     start_pose: Annotated[
         str | None,
         typer.Option(
@@ -114,50 +92,54 @@ def sim(
         ),
     ] = None,
     start_speed: Annotated[
-        float,
+        float | None,
         typer.Option(
             callback=non_negative, help="Start rolling straight ahead at this speed (m/s)."
         ),
-    ] = 0.0,
+    ] = None,
     start: Annotated[
-        StartHow,
+        StartHow | None,
         typer.Option(
             help="teleport: placed rolling at --start-speed; drive_up: a PI on the pedals "
             "drives from rest until the speed holds for a second (up to 120 s)."
         ),
-    ] = StartHow.teleport,
-    record: Annotated[
+    ] = None,
+    gearbox: Annotated[
+        Gearbox | None,
+        typer.Option(help="automatic: the controller needs only pedals and steering."),
+    ] = None,
+    engine: Annotated[bool | None, typer.Option(help="Start with the engine idling.")] = None,
+    spec: Annotated[
         Path | None,
         typer.Option(
-            help="Record every vehicle signal to this .csv or .mcap file (MCAP: Foxglove, "
-            "PlotJuggler open it). With --world, a file per vehicle: "
-            "FILE.csv becomes FILE.NAME.csv."
+            exists=True,
+            dir_okay=False,
+            metavar="FILE.toml",
+            help="Run what a RunSpec file describes (docs/cli.md: a run as a file); every "
+            "recorded run leaves one beside its recording, FILE.spec.toml.",
         ),
     ] = None,
-    record_rate: Annotated[
-        float, typer.Option(callback=positive, help="Rows per simulated second for --record.")
-    ] = RECORD_RATE,
-    osi: Osi = None,
-    osi_trace: OsiTrace = None,
-    osi_rate: OsiRate = 100.0,
-    foxglove: Foxglove = None,
-    foxglove_allow: FoxgloveAllow = None,
-    foxglove_rate: FoxgloveRate = 50.0,
-    gearbox: Annotated[
-        Gearbox, typer.Option(help="automatic: the controller needs only pedals and steering.")
-    ] = Gearbox.automatic,
-    engine: Annotated[bool, typer.Option(help="Start with the engine idling.")] = True,
+    allow_code: Annotated[
+        list[str] | None,
+        typer.Option(
+            metavar="ENTRY",
+            help="Code a --spec file may run (repeatable): a user face's module:Class or a "
+            "coupling's custom hooks, as the file names them. Without it a run file is data: "
+            "it names only vcosim's registered faces and installed plugins (vcosim.faces).",
+        ),
+    ] = None,
+    settings: Set = None,
     coupling: Annotated[
         bool, typer.Option(help="Run the BeamNG-compatible tight-coupling endpoint.")
     ] = True,
     interface: InterfaceCsv = None,
     gear_slot: Annotated[
-        bool,
+        bool | None,
         typer.Option(
             help="Read slot 4 of the fixed layout as a requested gear (vcosim's "
             "extension; BeamNG ignores the slot)."
         ),
-    ] = False,
+    ] = None,
     ext_time: ExtTime = None,
     ping_time: Annotated[
         float | None,
@@ -167,8 +149,8 @@ def sim(
     send_skips: Annotated[
         int | None, typer.Option(help="Steps between sends (overrides T_ext).")
     ] = None,
-    send_offset: Annotated[int, typer.Option(help="Step of the first send.")] = 0,
-    timeout: Timeout = DEFAULT_TIMEOUT,
+    send_offset: Annotated[int | None, typer.Option(help="Step of the first send.")] = None,
+    timeout: Timeout = None,
     controller: Annotated[
         str | None,
         typer.Option(
@@ -179,7 +161,7 @@ def sim(
     ] = None,
     listen: Listen = None,
     allow: Allow = None,
-    exact_peer: ExactPeer = False,
+    exact_peer: ExactPeer = None,
     spin: Spin = None,
     debug_log: Annotated[
         Path | None, typer.Option(help="Folder for BeamNG's three coupling debug CSVs.")
@@ -195,9 +177,9 @@ def sim(
         bool, typer.Option(help="Also serve VS Connect-style contracts (vcosim connect).")
     ] = False,
     contracts_listen: Annotated[
-        str,
+        str | None,
         typer.Option(metavar="HOST:PORT", help="The address the contract server binds."),
-    ] = f"{LOOPBACK}:{CONTRACTS_PORT}",
+    ] = None,
     contracts_allow: Annotated[
         list[str] | None,
         typer.Option(
@@ -205,19 +187,23 @@ def sim(
         ),
     ] = None,
     vehicle_name: Annotated[
-        str,
+        str | None,
         typer.Option(
             help="The vehicle's object name for contracts (a world's vehicles go by their names)."
         ),
-    ] = VEHICLE_NAME,
+    ] = None,
     wait_for_clients: Annotated[
-        int,
+        int | None,
         typer.Option(
             min=0,
             help="Hold the run at t = 0 until this many contract clients joined; with "
             "--pacing lockstep it then advances only as their contracts allow.",
         ),
-    ] = 0,
+    ] = None,
+    bus: Annotated[
+        str | None,
+        typer.Option(metavar="HOST:PORT", help="Join a NightRider bus router at this address."),
+    ] = None,
     world: WorldOption = None,
     scenario: Annotated[
         Path | None,
@@ -231,6 +217,7 @@ def sim(
         ),
     ] = None,
     maps: Maps = None,
+    terrain: TerrainOption = None,
     sumo: Annotated[
         Path | None,
         typer.Option(
@@ -251,41 +238,48 @@ def sim(
         ),
     ] = None,
     sumo_step: Annotated[
-        float,
+        float | None,
         typer.Option(
             metavar="SECONDS", help="SUMO's step: a whole number of 0.5 ms physics steps."
         ),
-    ] = 0.01,
-    sumo_seed: Annotated[
-        int, typer.Option(min=0, help="SUMO's random seed: the same seed, the same traffic.")
-    ] = 0,
-    bus: Annotated[
-        str | None,
-        typer.Option(metavar="HOST:PORT", help="Join a NightRider bus router at this address."),
     ] = None,
-    spec: Annotated[
+    sumo_seed: Annotated[
+        int | None,
+        typer.Option(min=0, help="SUMO's random seed: the same seed, the same traffic."),
+    ] = None,
+    record: Annotated[
         Path | None,
         typer.Option(
-            exists=True,
-            dir_okay=False,
-            metavar="FILE.toml",
-            help="Run what a RunSpec file describes (docs/cli.md: a run as a file); every "
-            "recorded run leaves one beside its recording, FILE.spec.toml.",
+            help="Record every vehicle signal to this .csv or .mcap file (MCAP: Foxglove, "
+            "PlotJuggler open it). With --world, a file per vehicle: "
+            "FILE.csv becomes FILE.NAME.csv."
         ),
     ] = None,
-    allow_code: Annotated[
-        list[str] | None,
+    record_rate: Annotated[
+        float | None,
+        typer.Option(callback=positive, help="Rows per simulated second for --record."),
+    ] = None,
+    osi: Osi = None,
+    osi_trace: OsiTrace = None,
+    osi_rate: OsiRate = 100.0,
+    foxglove: Foxglove = None,
+    foxglove_allow: FoxgloveAllow = None,
+    foxglove_rate: FoxgloveRate = 50.0,
+    json_out: JsonOut = None,
+    pacing: Annotated[
+        PacingMode | None,
         typer.Option(
-            metavar="ENTRY",
-            help="Code a --spec file may run (repeatable): a user face's module:Class or a "
-            "coupling's custom hooks, as the file names them. Without it a run file is data: "
-            "it names only vcosim's registered faces and installed plugins (vcosim.faces).",
+            help="realtime: frames held to the wall clock; fast: as fast as possible; "
+            "lockstep: paced only by the coupled controllers."
         ),
     ] = None,
+    time_dilation: Annotated[
+        float | None, typer.Option(help="Simulated seconds per wall second in realtime pacing.")
+    ] = None,
+    frame_rate: FrameRate = None,
+    on_late: OnLate = None,
     realtime_priority: RealtimePriority = False,
     cpu: Cpu = None,
-    on_late: OnLate = OnLatePolicy.slow,
-    json_out: JsonOut = None,
 ) -> None:
     """Run the simulator; external controllers couple to it exactly as to BeamNG.tech.
 
@@ -346,7 +340,6 @@ def sim(
             ContractsFaceSpec,
             CouplingFaceSpec,
             PacingSpec,
-            RecordingSpec,
             RunSpec,
             StartSpec,
             UserFaceSpec,
@@ -354,45 +347,39 @@ def sim(
 
         faces: list[CouplingFaceSpec | ContractsFaceSpec | BusFaceSpec | UserFaceSpec] = []
         if coupling:
-            timing = {
-                "ext_time": ext_time,
-                "ping_time": ping_time,
-                "window": window,
-                "send_skips": send_skips,
-                "spin": spin,
-                "debug_log": debug_log,
-            }
-            address: dict[str, str | int] = {}
+            options = said(
+                ext_time=ext_time,
+                ping_time=ping_time,
+                window=window,
+                send_skips=send_skips,
+                spin=spin,
+                debug_log=debug_log,
+                send_offset=send_offset,
+                timeout=timeout,
+                gear_slot=gear_slot,
+                allow=None if allow is None else tuple(allow),
+                exact_peer=exact_peer,
+            )
             if controller is not None:
                 at = parse_address(controller, option="--controller", default_port=CONTROLLER_PORT)
-                address.update(controller_host=at.host, controller_port=at.port)
+                options.update(controller_host=at.host, controller_port=at.port)
             if listen is not None:
                 at = parse_address(listen, option="--listen", default_port=SIMULATOR_PORT)
-                address.update(listen_host=at.host, listen_port=at.port)
-            options = {
-                **{k: v for k, v in timing.items() if v is not None},
-                **address,
-                "send_offset": send_offset,
-                "timeout": timeout,
-                "gear_slot": gear_slot,
-                "allow": tuple(allow or ()),
-                "exact_peer": exact_peer,
-            }
+                options.update(listen_host=at.host, listen_port=at.port)
             config = coupling_config(interface, options)
             faces.append(CouplingFaceSpec(**config.model_dump(), custom_hooks=custom_hooks))
         if contracts:
-            at = parse_address(
-                contracts_listen, option="--contracts-listen", default_port=CONTRACTS_PORT
+            server = said(
+                allowed_hosts=None if contracts_allow is None else tuple(contracts_allow),
+                vehicle_name=vehicle_name,
+                wait_for_clients=wait_for_clients,
             )
-            faces.append(
-                ContractsFaceSpec(
-                    host=at.host,
-                    port=at.port,
-                    allowed_hosts=None if contracts_allow is None else tuple(contracts_allow),
-                    vehicle_name=vehicle_name,
-                    wait_for_clients=wait_for_clients,
+            if contracts_listen is not None:
+                at = parse_address(
+                    contracts_listen, option="--contracts-listen", default_port=CONTRACTS_PORT
                 )
-            )
+                server.update(host=at.host, port=at.port)
+            faces.append(ContractsFaceSpec(**server))
         if bus is not None:
             router = bus_address(bus)
             faces.append(BusFaceSpec(host=router.host, port=router.port))
@@ -403,34 +390,39 @@ def sim(
             use_maps(maps)
             story, scene = scenario_run(scenario)
             faces.append(story)
-        said: dict[str, object] = {
-            "sumo": sumo_spec(given, sumo, sumo_host, sumo_step, sumo_seed),
-            "world": scene or world,
-            "duration": duration,
-            "pacing": PacingSpec(
-                mode=pacing,
-                time_dilation=time_dilation,
-                frame_rate=frame_rate,
-                on_late=on_late.value,
+        run_said = said(
+            sumo=sumo_spec(given, sumo, sumo_host, sumo_step, sumo_seed),
+            world=scene or world,
+            duration=duration,
+            pacing=PacingSpec(
+                **said(
+                    mode=pacing,
+                    time_dilation=time_dilation,
+                    frame_rate=frame_rate,
+                    on_late=None if on_late is None else on_late.value,
+                )
             ),
-            "recording": None if record is None else RecordingSpec(path=record, rate=record_rate),
-            "faces": faces,
-        }
-        if said["world"] is None:
-            said.update(
-                vehicle=vehicle,
-                terrain=terrain,
-                start=StartSpec(
-                    **({} if start_pose is None else parse_start(start_pose)),
-                    speed=start_speed,
-                    how="drive_up" if start is StartHow.drive_up else "teleport",
-                ),
-                gearbox="manual" if gearbox is Gearbox.manual else "automatic",
-                engine=engine,
+            recording=None if record is None else recording_spec(record, record_rate),
+            faces=faces,
+        )
+        if "world" not in run_said:
+            start_said = said(speed=start_speed, how=None if start is None else start.value) | (
+                {} if start_pose is None else parse_start(start_pose)
             )
-        run = RunSpec.model_validate({k: v for k, v in said.items() if v is not None})
+            run_said.update(
+                said(
+                    vehicle=vehicle,
+                    terrain=terrain,
+                    start=StartSpec(**start_said) if start_said else None,
+                    gearbox=gearbox,
+                    engine=engine,
+                )
+            )
+        run = RunSpec.model_validate(run_said)
         if run.sumo is not None and run.problems():
             raise typer.BadParameter("; ".join(run.problems()), param_hint="'--sumo'")
+    if settings:
+        run = apply_settings(run, settings, given)
     if run.recording is not None and run.recording.path.suffix.lower() == ".mcap":
         require("logging", "--record FILE.mcap")
     ground_truth = ground_truth_outputs(
@@ -471,6 +463,7 @@ BESIDE_SPEC = {
     "record",
     "record_rate",
     "json_out",
+    "settings",
     "osi",
     "osi_trace",
     "osi_rate",
@@ -481,8 +474,20 @@ BESIDE_SPEC = {
 """Options that may be given beside --spec (they change where the run goes, not what it is)."""
 
 
+def said(**given: object) -> dict[str, object]:
+    """The options given (not None): what the run says; the model decides the rest."""
+    return {key: value for key, value in given.items() if value is not None}
+
+
+def recording_spec(path: Path, rate: float | None) -> RecordingSpec:
+    """The recording of ``--record`` (at ``--record-rate``, else the model's rate)."""
+    from vcosim.scenarios.spec import RecordingSpec
+
+    return RecordingSpec(path=path, **said(rate=rate))
+
+
 def sumo_spec(
-    given: set[str], config: Path | None, host: str | None, step: float, seed: int
+    given: set[str], config: Path | None, host: str | None, step: float | None, seed: int | None
 ) -> SumoSpec | None:
     """The ``sumo`` of the run from ``--sumo`` or ``--sumo-host`` and their step and seed."""
     from pydantic import ValidationError
@@ -500,7 +505,9 @@ def sumo_spec(
         raise typer.BadParameter("give --sumo or --sumo-host, not both", param_hint="'--sumo'")
     try:
         return SumoSpec(
-            config=None if config is None else str(config), host=host, step_length=step, seed=seed
+            config=None if config is None else str(config),
+            host=host,
+            **said(step_length=step, seed=seed),
         )
     except ValidationError as exc:
         problem = exc.errors()[0]
@@ -525,14 +532,14 @@ def spec_from_file(
     *,
     duration: float | None,
     record: Path | None,
-    record_rate: float,
+    record_rate: float | None,
     allow_code: Sequence[str] = (),
 ) -> RunSpec:
     """The RunSpec of ``--spec``, with the --duration and --record given beside it.
 
     The file runs no code but vcosim's registered faces and what ``allow_code`` names.
     """
-    from vcosim.scenarios.spec import RecordingSpec, RunSpec
+    from vcosim.scenarios.spec import RunSpec
 
     clashing = sorted(given - BESIDE_SPEC)
     if clashing:
@@ -543,9 +550,9 @@ def spec_from_file(
     if duration is not None:
         update["duration"] = duration
     if record is not None:
-        update["recording"] = RecordingSpec(path=record, rate=record_rate)
-    elif "record_rate" in given and run.recording is not None:
-        update["recording"] = RecordingSpec(path=run.recording.path, rate=record_rate)
+        update["recording"] = recording_spec(record, record_rate)
+    elif record_rate is not None and run.recording is not None:
+        update["recording"] = recording_spec(run.recording.path, record_rate)
     return run.model_copy(update=update) if update else run
 
 

@@ -1,5 +1,9 @@
 """``vcosim bench contracts``: lock-step contract updates/s against the tight coupling's exchanges.
 
+(Just past 400 lines: the bench's server process, its two measurements taken in alternation and the
+report that judges their ratio are one measurement; split, the ratio would be judged apart from how
+it was taken.)
+
 Measured in one run on this machine, the server (``Simulation`` + ``ContractServer``) in a
 process of its own, the client (``ContractClient``) in this one:
 

@@ -1,5 +1,8 @@
 """The NightRider message catalogue: every message type of the bus, in one place.
 
+(Past 400 lines on purpose: it is the catalogue; every message type of the bus is here, so that
+adding one touches this file and nothing else, as said below.)
+
 A message type is one decorated dataclass below: its type number, whether a receiver queues it
 by default, and its parameters with their types and ranges. The codec, the router's checks,
 the logger's JSON schemas and the CSV columns are all derived from these classes, so adding a

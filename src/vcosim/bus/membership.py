@@ -34,6 +34,7 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
+from vcosim.address import AddressError, parse_address
 from vcosim.errors import ConfigError
 
 log = logging.getLogger("vcosim.bus")
@@ -155,7 +156,8 @@ def _member(row: object) -> Member:
     module_id, address, monitor = row["id"], row["address"], row.get("monitor", False)
     if not isinstance(module_id, int) or not 0 <= module_id <= 65535:
         raise ValueError(f"id {module_id!r}")
-    host, _, port = str(address).rpartition(":")
-    if not port.isdigit() or not 0 < int(port) < 65536 or not host:
-        raise ValueError(f"address {address!r}")
-    return Member(module_id, (host, int(port)), bool(monitor))
+    try:
+        host, port = parse_address(str(address), default_host=None, check_host=False)
+    except AddressError:
+        raise ValueError(f"address {address!r}") from None
+    return Member(module_id, (host, port), bool(monitor))

@@ -1,5 +1,8 @@
 """The vehicle as a bus module (the seed's FM): ``vcosim sim --bus HOST:PORT``.
 
+(Past 400 lines: the messages consumed and published, listed below, and the face that applies and
+publishes them every 10 ms share the module's state; a quarter of it is that list.)
+
 ``BusVehicle`` is a face of the Simulation. Every ``1 / publish_rate`` of simulated time
 (10 ms: 20 physics steps) it takes the messages that have arrived and then publishes the
 vehicle's state, so the cadence is exact in simulated time whatever the frame rate; in real

@@ -1,5 +1,8 @@
 """What the contract server serves: named objects, their readable, writable and function properties.
 
+(Past 400 lines: every object's readable, writable and function properties, each with its check,
+are one catalogue that the server serves and the docs are read against.)
+
 Objects: the vehicle (``"Vehicle_A"`` unless renamed) or, in a world, every vehicle by its
 name; ``"World"`` (the origin, and the simulation's time) and fixed named points
 (``"Origin"`` always, more by configuration).

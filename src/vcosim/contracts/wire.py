@@ -1,5 +1,8 @@
 """Busy-polling a socket from compiled code, for the lock-step fast paths of both ends.
 
+(Just past 400 lines: the compiled receive and the exchange loops of both ends built on it share
+one set of compiled system calls and buffers; split, each end would declare them again.)
+
 A non-blocking receive that finds nothing costs Python a raised ``BlockingIOError`` (about
 2 µs here); the peer's datagram lands during one of them and waits for it to end. ``receive``
 polls in a compiled loop (libc's ``recvfrom`` with ``MSG_DONTWAIT``), so a poll costs only its

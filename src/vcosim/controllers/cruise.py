@@ -1,13 +1,15 @@
 """``cruise``: hold a target speed with the pedals (seed 000, example 1).
 
-A PI controller on ground speed. Positive effort is throttle, negative effort is brake; the
-integrator only integrates while the effort is not saturated (anti-windup).
+A PI controller on ground speed (``vcosim.controllers.pi``). Positive effort is throttle,
+negative effort is brake; the integrator only integrates while the effort is not saturated
+(anti-windup).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
+from vcosim.controllers.pi import pi_step
 from vcosim.tight.views import Controls, SimulatorMessage
 
 
@@ -24,9 +26,9 @@ class Cruise:
     def __call__(self, msg: SimulatorMessage) -> Controls:
         """One control step: throttle for positive effort, brake for negative."""
         error = self.speed - msg.body.groundspeed
-        effort = self.kp * error + self.ki * self.integral
-        if -1.0 < effort < 1.0 or effort * error < 0.0:
-            self.integral += error * msg.dt
+        effort, self.integral = pi_step(
+            error, self.integral, kp=self.kp, ki=self.ki, limit=1.0, dt=msg.dt
+        )
         return Controls(
             throttle=min(max(effort, 0.0), 1.0), brake=min(max(-effort * self.brake_gain, 0.0), 1.0)
         )

@@ -1,14 +1,15 @@
 """``cruise-torque``: hold a target speed with the four wheel torques (seed 000, example 2).
 
-The same PI law as ``cruise``, but its effort is a torque at every wheel: propulsion when
-positive, braking when negative. The vehicle's powertrain and brakes are bypassed (drive mode
-"torques").
+The same PI law as ``cruise`` (``vcosim.controllers.pi``), but its effort is a torque at every
+wheel: propulsion when positive, braking when negative. The vehicle's powertrain and brakes are
+bypassed (drive mode "torques").
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
+from vcosim.controllers.pi import pi_step
 from vcosim.tight.views import Controls, SimulatorMessage
 
 
@@ -25,9 +26,9 @@ class CruiseTorque:
     def __call__(self, msg: SimulatorMessage) -> Controls:
         """One control step: the same torque at every wheel, driving or braking."""
         error = self.speed - msg.body.groundspeed
-        torque = self.kp * error + self.ki * self.integral
-        if abs(torque) < self.max_torque or torque * error < 0.0:
-            self.integral += error * msg.dt
+        torque, self.integral = pi_step(
+            error, self.integral, kp=self.kp, ki=self.ki, limit=self.max_torque, dt=msg.dt
+        )
         torque = min(max(torque, -self.max_torque), self.max_torque)
         drive, braking = max(torque, 0.0), max(-torque, 0.0)
         return Controls(

@@ -13,15 +13,14 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Literal
 
 import numpy as np
 
 from vcosim.datasheet.manoeuvres import launch_clutch
 from vcosim.vehicle import Terrain, Vehicle, VehicleParams
+from vcosim.vehicle.gearbox import Gearbox
 from vcosim.vehicle.tyres import magic_formula
 
-Gearbox = Literal["manual", "automatic"]
 CLIMB_DISTANCE = 25.0  # m along the slope
 CLIMB_SECONDS = 60.0  # s after the brake is released
 ROLLBACK = 0.3  # m: a hill start that slips back further has failed
@@ -60,7 +59,7 @@ def climb(params: VehicleParams, grade: float, gearbox: Gearbox) -> Climb:
     (``launch_clutch``); the automatic drives itself.
     """
     car = Vehicle(params, ramp(grade), engine_running=True)
-    automatic = gearbox == "automatic"
+    automatic = gearbox is Gearbox.automatic
     if automatic:
         car.step(brake=1.0, automatic=1, gear=1)
     else:

@@ -18,6 +18,7 @@ from vcosim.datasheet.drivers import CommonRoadModel
 from vcosim.datasheet.figures import G, braking, coast_down, crossing, smooth
 from vcosim.datasheet.manoeuvres import Plan, launch_clutch
 from vcosim.vehicle import Vehicle, VehicleParams
+from vcosim.vehicle.gearbox import Gearbox
 
 Curves = dict[str, np.ndarray]
 KMH = 1 / 3.6
@@ -167,7 +168,7 @@ def vcosim_figures(params: VehicleParams, runs: dict[str, Curves]) -> dict[str, 
 def grade_figures(params: VehicleParams) -> dict[str, Any]:
     """Gradeability of both gearboxes, driven up ramps, beside the rear axle's grip bound."""
     out: dict[str, Any] = {}
-    gearboxes: tuple[tuple[grade.Gearbox, str], ...] = (("manual", ""), ("automatic", "_automatic"))
+    gearboxes = ((Gearbox.manual, ""), (Gearbox.automatic, "_automatic"))
     for gearbox, suffix in gearboxes:
         climbed, failed = grade.gradeability(params, gearbox)
         out[f"gradeability{suffix}_percent"] = 100 * climbed.grade if climbed else 0.0

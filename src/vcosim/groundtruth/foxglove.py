@@ -1,5 +1,8 @@
 """Foxglove out of a run: live over a websocket (``foxglove-sdk``), and in the MCAP recording.
 
+(Past 400 lines: the scene encoder and its two outputs, live and recorded, share one set of topics
+and messages; split, the live and the recorded layout could drift apart.)
+
 Both carry the same topics, so one layout (``examples/foxglove/vcosim.json``) shows either:
 
 - ``/scene`` (``foxglove.SceneUpdate``): every vehicle as its box (``objects.Shape``) in the

@@ -1,5 +1,8 @@
 """ASAM OSI out of a run: ``osi3.GroundTruth`` and the ego's ``osi3.SensorView``.
 
+(Past 400 lines: the encoder of GroundTruth and SensorView and the face that samples the run share
+one map of object ids and one static part; the transports already live in ``osi_io``.)
+
 ``OsiOutput`` is a face (``sim.attach("osi", OsiOutput(...))``) that samples every vehicle at
 a rate of simulated time and hands each ``SensorView`` (its ``global_ground_truth`` carrying
 every vehicle) to its sinks (``osi_io``): a UDP receiver, a ``.osi`` or an MCAP trace.
@@ -24,6 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from vcosim.address import AddressError, parse_address
 from vcosim.constants import LOOPBACK, OSI_PORT
 from vcosim.errors import ConfigError
 from vcosim.groundtruth.objects import Objects, shapes_of
@@ -485,21 +489,16 @@ def parse_udp_url(text: str) -> tuple[str, int]:
                 [f"--osi {text!r}: OSI goes over udp://HOST:PORT or esmini://HOST:PORT"], "osi"
             )
         rest = tail
-    host, colon, port_text = rest.rpartition(":")
-    if not colon:
-        host, port_text = rest, ""
-    host = host.strip("[]") or LOOPBACK
     try:
-        port = int(port_text) if port_text else OSI_PORT
-    except ValueError:
-        port = -1
-    if not 0 < port < 65536 or not host or any(c.isspace() for c in host):
+        at = parse_address(rest, default_port=OSI_PORT, check_host=False)
+    except AddressError:
         raise ConfigError(
             [
                 f"--osi {text!r} is not an address; give udp://HOST:PORT, e.g. udp://{LOOPBACK}:"
                 f"{OSI_PORT}"
             ],
             "osi",
-        )
+        ) from None
+    host, port = at.host.strip("[]") or LOOPBACK, at.port
     resolve_once(host, port)  # a name that does not resolve is refused before the run
     return host, port

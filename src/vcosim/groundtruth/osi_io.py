@@ -1,5 +1,8 @@
 """OSI's transports: UDP datagrams and trace files, written and read back.
 
+(Just past 400 lines: OSI's transports (UDP, esmini's fragments, two trace formats), each writer
+beside its reader, so that a round trip is checked against one file.)
+
 - ``OsiUdp``: one serialized ``SensorView`` per datagram to a receiver (a message too large
   for one datagram, 65,507 bytes, is counted and not sent), or, framed as esmini's OSI UDP
   output, each frame's ``GroundTruth`` of any size in numbered fragments (``EsminiReceiver``

@@ -4,7 +4,7 @@ The tight coupling (``vcosim.tight.transport``), the contract interface
 (``vcosim.contracts.transport``) and the bus (``vcosim.bus.client``, ``vcosim.bus.router``)
 keep only their encoding and their state machines; binding, allowlists, counters, reports
 once per peer and waiting live here. This package imports nothing of vcosim but the leaf
-modules ``constants`` and ``errors``.
+modules ``constants``, ``errors`` and ``address``.
 """
 
 from vcosim.net.link import MAX_DATAGRAM, BindError, DatagramLink, Link

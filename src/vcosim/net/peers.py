@@ -9,6 +9,7 @@ from collections import Counter
 from collections.abc import Hashable, Iterable
 from dataclasses import dataclass
 
+from vcosim.address import AddressError, parse_address
 from vcosim.errors import ConfigError
 
 Address = tuple[str, int]
@@ -60,10 +61,11 @@ def parse_allow(items: Iterable[str], option: str = "--allow") -> tuple[Allowlis
             problems.append(f"{option} {item!r}: host {host!r} does not resolve")
         elif not colon:
             hosts.add(address)
-        elif port.isdigit() and 0 < int(port) < 65536:
-            peers.add((address, int(port)))
         else:
-            problems.append(f"{option} {item!r}: port {port!r} is not 1..65535")
+            try:
+                peers.add((address, parse_address(item, check_host=False).port))
+            except AddressError:
+                problems.append(f"{option} {item!r}: port {port!r} is not 1..65535")
     return Allowlist.of(hosts, peers), problems
 
 

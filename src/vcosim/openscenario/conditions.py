@@ -1,5 +1,8 @@
 """Conditions and triggers: what the storyboard tests every driver period, on a snapshot.
 
+(Past 400 lines: every condition of the supported subset is tested on one ``Scene`` snapshot;
+split, each would derive the snapshot's distances again.)
+
 A :class:`Scene` is the world at one instant (poses, boxes, speeds of every entity). Distances
 between entities are measured in the triggering entity's frame (``coordinateSystem="entity"``):
 longitudinal along its heading, lateral across it, cartesian both; ``freespace`` takes the

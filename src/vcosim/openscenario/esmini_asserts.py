@@ -1,5 +1,8 @@
 """esmini's own asserted positions, and how far vcosim's runs of the same files are from them.
 
+(Past 400 lines: the extraction of esmini's asserted positions from both kinds of its tests, and
+the comparison with vcosim's runs, read and write one set of samples.)
+
 esmini's tests assert where its entities are at given times: ``test/smoke_test.py`` matches
 lines of the CSV its ``dat2csv`` writes from a recording (columns ``time, id, name, x, y, z,
 h, p, r, speed, wheel_angle, wheel_rot``), and

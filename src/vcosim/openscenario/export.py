@@ -1,5 +1,8 @@
 """A world file written out as OpenSCENARIO (``.xosc``) on an OpenDRIVE road (``.xodr``).
 
+(Past 400 lines: one writer of a world as ``.xosc`` and ``.xodr``, each element beside the refusals
+of what cannot be exported.)
+
 ``vcosim world export WORLD.toml OUT.xosc`` writes ``OUT.xosc`` and ``OUT.xodr`` beside it;
 ``vcosim sim --scenario OUT.xosc`` then runs what the world ran:
 

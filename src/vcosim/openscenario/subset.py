@@ -1,5 +1,8 @@
 """What of OpenSCENARIO vcosim reads, and how: the table docs/scenarios.md shows, kept here.
 
+(Past 400 lines on purpose: most of it is the table ``SUBSET``, one row per element, from which the
+docs' table is generated.)
+
 One source: the docs' table is generated from ``SUBSET`` (``python -m
 vcosim.openscenario.subset docs/scenarios.md`` rewrites it), and a test holds the reader to it:
 every element a row says is read is one the reader's modules name.

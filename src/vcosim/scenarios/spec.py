@@ -45,6 +45,7 @@ from vcosim.errors import ConfigError
 from vcosim.sim.pacing import OnLate, PacingMode
 from vcosim.tight.config import CouplingConfig
 from vcosim.traffic.spec import FROM_FILE, SumoSpec
+from vcosim.vehicle.gearbox import Gearbox
 from vcosim.vehicle.params import VehicleParams
 from vcosim.vehicle.terrain import WORLD_LIMIT, TerrainSpec
 from vcosim.world.spec import WorldFile
@@ -223,7 +224,7 @@ class RunSpec(Options):
     world: Path | WorldFile | None = None
     terrain: Path | TerrainSpec | None = None
     start: StartSpec = Field(default_factory=StartSpec)
-    gearbox: Literal["automatic", "manual"] = "automatic"
+    gearbox: Gearbox = Gearbox.automatic
     engine: bool = True
     duration: Duration | None = None
     pacing: PacingSpec = Field(default_factory=PacingSpec)

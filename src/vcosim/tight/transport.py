@@ -1,5 +1,8 @@
 """The tight coupling's link: fixed-size float64 messages over a ``vcosim.net`` datagram link.
 
+(Past 400 lines: the link's send, poll, wait and judging of peers are one hot path over one socket
+and its counters; the datagram link itself lives in ``vcosim.net``.)
+
 Both ends of the coupling use ``UdpLink``; what is the coupling's own is the message format
 (a datagram is valid only at its exact size, and is read in place as float64 values), the
 one peer it hears at a time (``pin``), and the waiting strategy: a blocking receive

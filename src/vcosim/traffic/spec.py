@@ -10,7 +10,8 @@ from typing import Annotated, Literal
 
 from pydantic import Field, ValidationInfo, field_validator, model_validator
 
-from vcosim.config import Options, host_problem
+from vcosim.address import AddressError, parse_address
+from vcosim.config import Options
 from vcosim.constants import PHYSICS_DT
 
 OptionKind = Literal["flag", "value", "output", "input"]
@@ -121,12 +122,12 @@ class SumoSpec(Options):
     @classmethod
     def _host_port(cls, value: str | None) -> str | None:
         if value is not None:
-            host, _, port = value.rpartition(":")
-            if not host or not port.isdigit() or not 0 < int(port) < 65536:
-                raise ValueError("give HOST:PORT of a SUMO started with --remote-port")
-            problem = host_problem(host)
-            if problem is not None:
-                raise ValueError(problem)
+            try:
+                parse_address(value, default_host=None)
+            except AddressError as exc:
+                raise ValueError(
+                    exc.host_problem or "give HOST:PORT of a SUMO started with --remote-port"
+                ) from None
         return value
 
     @field_validator("options")

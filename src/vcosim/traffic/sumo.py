@@ -36,6 +36,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 
 import numpy as np
 
+from vcosim.address import parse_address
 from vcosim.errors import ConfigError, VcosimError
 from vcosim.extras import require
 from vcosim.traffic.others import Signal
@@ -218,9 +219,9 @@ class SumoTraffic:
         if spec.host is not None:
             import traci
 
-            host, _, port = spec.host.rpartition(":")
+            host, port = parse_address(spec.host, default_host=None)
             try:
-                traci.init(int(port), host=host, numRetries=10)
+                traci.init(port, host=host, numRetries=10)
             except Exception as error:  # traci raises its own FatalTraCIError, or OSError
                 raise ConfigError(
                     [f"sumo: no SUMO answers at {spec.host}: {error}"], "sumo"

@@ -10,22 +10,22 @@ every problem listed by its key path (``vehicles.1.driver.speeds``). See ``docs/
 from __future__ import annotations
 
 import math
-from enum import Enum
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from pydantic import AfterValidator, Field, PrivateAttr, ValidationError, model_validator
 
+from vcosim.address import AddressError, parse_address
 from vcosim.config import (
     Options,
-    host_problem,
     read_toml,
     validation_problems,
     with_number_problems,
 )
-from vcosim.constants import LOOPBACK, PHYSICS_DT
+from vcosim.constants import PHYSICS_DT
 from vcosim.errors import ConfigError
 from vcosim.traffic.spec import FROM_FILE, SumoSpec
+from vcosim.vehicle.gearbox import Gearbox
 from vcosim.vehicle.terrain import TerrainSpec
 
 if TYPE_CHECKING:
@@ -35,13 +35,6 @@ Finite = Annotated[float, Field(allow_inf_nan=False)]
 Positive = Annotated[float, Field(gt=0, allow_inf_nan=False)]
 NonNegative = Annotated[float, Field(ge=0, allow_inf_nan=False)]
 Point = tuple[Finite, Finite]
-
-
-class Gearbox(str, Enum):
-    """How a vehicle shifts: automatic (selector in D) or manual (its driver shifts)."""
-
-    automatic = "automatic"
-    manual = "manual"
 
 
 class PathSpec(Options):
@@ -181,13 +174,13 @@ class Start(Options):
 
 def _address(text: str) -> str:
     """``HOST:PORT`` (a port alone means loopback): checked here, split by ``split_address``."""
-    host, sep, port = text.strip().rpartition(":")
-    if not sep or not port.isdigit() or int(port) > 65535 or any(c.isspace() for c in host):
+    try:
+        parse_address(text, lowest_port=0)
+    except AddressError as exc:
         said = repr(text) if len(text) <= 80 else f"{text[:77]!r}..."
-        raise ValueError(f"{said} is not an address; give HOST:PORT, e.g. 127.0.0.1:64891")
-    problem = host_problem(host) if host else None
-    if problem is not None:
-        raise ValueError(problem)
+        raise ValueError(
+            exc.host_problem or f"{said} is not an address; give HOST:PORT, e.g. 127.0.0.1:64891"
+        ) from None
     return text.strip()
 
 
@@ -196,8 +189,7 @@ Address = Annotated[str, AfterValidator(_address)]
 
 def split_address(text: str) -> tuple[str, int]:
     """(host, port) of a checked ``HOST:PORT`` (no host: loopback)."""
-    host, _, port = text.rpartition(":")
-    return host or LOOPBACK, int(port)
+    return parse_address(text, lowest_port=0)
 
 
 class CouplingPorts(Options):

@@ -1,5 +1,9 @@
 """The contract server: a face on the Simulation that serves VS Connect-style contracts over UDP.
 
+(Past 400 lines on purpose: the per-step receive, hold and send of every session share the server's
+sessions and clock on the hot path; admission, negotiation and limits already live in the modules
+beside it.)
+
 ``sim.attach("contracts", ContractServer(port=4367))``, or ``vcosim sim --contracts``. Each
 client (one UDP address) has a session: the contracts it proposed in its HELLO, with each
 field accepted or refused (``sessions.negotiate``), once ``admission.Doorman`` has let the

@@ -1,5 +1,9 @@
 """The native vehicle FMU: its variables, generated model header, model description, archive.
 
+(Past 400 lines: the FMU's variables, its generated C header and its model description come from
+one table of value references; split, a reference would be numbered apart from where it is
+written.)
+
 The FMU carries the kernel compiled for each platform (:mod:`vcosim.fmi.native.kernel`) and
 the C layer of ``c/`` built around it with a header generated here: the built-in vehicle's
 packed parameters, its state before settling, and the variables (value references, kinds,

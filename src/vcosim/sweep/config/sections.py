@@ -13,6 +13,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from vcosim.config import Duration
 from vcosim.tight.config import CouplingConfig, CouplingTiming
+from vcosim.vehicle.gearbox import Gearbox
 from vcosim.vehicle.terrain import TerrainSpec
 
 Positive = Annotated[float, Field(gt=0)]
@@ -53,7 +54,7 @@ class ScenarioSection(_Strict):
     duration: Duration = 10.0
     initial_speed: NonNegative = 0.0
     start: Literal["teleport", "drive_up"] = "teleport"
-    gearbox: Literal["automatic", "manual"] = "automatic"
+    gearbox: Gearbox = Gearbox.automatic
     manoeuvre: list[Manoeuvre] = Field(default_factory=list)
 
 
