@@ -44,8 +44,9 @@ class Holders:
         self.errors: dict[int, list[str]] = {}  # session -> ERROR codes it was sent
         self._stop = threading.Event()
         for number, peer in enumerate(self.peers, 1):
-            kind, _ = peer.ask(holder_hello(number, agreed))
-            assert kind == K.WELCOME, f"holder {number} was not welcomed"
+            hello = holder_hello(number, agreed)
+            # (busy while every session is within its grace: asked again, as a client does)
+            assert wait_until(lambda p=peer, h=hello: p.ask(h)[0] == K.WELCOME, 30.0), number
         self._thread = threading.Thread(target=self._ping, daemon=True)
         self._thread.start()
 
@@ -136,3 +137,40 @@ def test_a_client_that_sends_data_is_evicted_after_the_idle_ones() -> None:
         sim.stop()
         running.result()
     assert server.report().evicted == 1
+
+
+def test_an_evicted_vcosim_client_is_told_and_connects_again(caplog: Any) -> None:
+    """A full server (one place) gives an idle monitor's place to a newcomer: the monitor
+    hears ERROR evicted, connects again and (once the newcomer is idle in its turn) is
+    served again."""
+    import logging
+
+    caplog.set_level(logging.WARNING, logger="vcosim")
+    sim, server = served("realtime", frame_rate=200, max_clients=1)
+    running = Background(lambda: sim.run(None))
+    client = monitor(server.address[1])
+    client_run = Background(lambda: client.run(None))
+    newcomer: Holders | None = None
+    try:
+        assert wait_until(lambda: client.received > 0, 30.0)
+        newcomer = Holders(server.address[1], 1, agreed=True)  # takes the monitor's place
+        assert wait_until(lambda: client.session.errors["evicted"] >= 1, 30.0)
+        assert wait_until(lambda: client.session.reconnects >= 1, 30.0)
+        received = client.received
+        assert wait_until(lambda: client.received > received, 30.0)  # served again
+        assert wait_until(lambda: "evicted" in holders_codes(newcomer), 30.0)
+    finally:
+        client.stop()
+        client_run.result()
+        if newcomer is not None:
+            newcomer.close()
+        sim.stop()
+        running.result()
+    assert server.report().evicted >= 2
+    said = [r.getMessage() for r in caplog.records]
+    assert any("evicted (the server was full" in m for m in said), said
+    assert any("gave this idle session's place away" in m for m in said), said
+
+
+def holders_codes(holders: Holders) -> list[str]:
+    return [code for codes in holders.errors.values() for code in codes]

@@ -427,7 +427,7 @@ class ContractServer(Face):
         data = P.error(session.id, "evicted", message, EVICTED_BYTES)
         if data is not None:
             self.endpoint.send(data, session.address)
-        self._end(session, "evicted: the server was full and it was the idlest", lost=True)
+        self._end(session, "evicted (the server was full and it was the idlest)", lost=True)
 
     def _expire(self) -> None:
         """End silent sessions; name a client silent for one timeout, then every few seconds.
