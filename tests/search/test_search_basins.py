@@ -112,3 +112,10 @@ def test_the_summary_lists_each_minimum_and_the_region_plot_is_drawn(tmp_path: P
     assert set(minima[1]["params"]) == {KP, KI}
     for name in ("region.png", "progress.png"):
         assert (tmp_path / name).stat().st_size > 10_000
+
+
+def test_a_flat_objective_is_one_basin() -> None:
+    """Equal scores are no valleys: a plateau (every run capped alike, say) is one minimum."""
+    runs = runs_of(lambda p: 1.0, 100, 7)
+    [minimum] = local_minima(runs, SEARCH.ranges)
+    assert minimum.runs == 100 and minimum.run.index == 0

@@ -108,7 +108,7 @@ def local_minima(
         parent[i] = here
         for j in taken:
             other = root(j)
-            if other != here and score[max(other, here)] > score[i] - tau:  # a shallow dip
+            if other != here and score[max(other, here)] >= score[i] - tau:  # a shallow dip
                 here = min(other, here)
                 parent[max(other, root(i))] = here
     basin = np.array([root(i) for i in range(len(scored))])
