@@ -33,6 +33,10 @@ LARGEST_NUMBER = 1e12
 10^12 kg); a number beyond it is a typo, and the products of it overflow."""
 SMALLEST_NUMBER = 1e-12
 """Nor is any non-zero quantity below this; smaller ones divide to infinity."""
+TOO_LARGE = "is beyond any quantity (|x| <= 1e12)"
+TOO_SMALL = "is below any quantity (0 or |x| >= 1e-12)"
+"""What a number beyond ``LARGEST_NUMBER`` or below ``SMALLEST_NUMBER`` is told (after it, as
+``%g``); the vehicle FMU's C check says the same words (``fmi.native.vehicle``)."""
 
 
 MAX_INPUT_ENV = "VCOSIM_MAX_INPUT_MB"
@@ -177,9 +181,9 @@ def number_problems(data: Any) -> list[str]:
         elif isinstance(value, (int, float)) and not isinstance(value, bool):
             size = abs(value)
             if size > LARGEST_NUMBER and (isinstance(value, float) or size >= 2**63):
-                problems.append(f"{where}: {value:g} is beyond any quantity (|x| <= 1e12)")
+                problems.append(f"{where}: {value:g} {TOO_LARGE}")
             elif 0 < size < SMALLEST_NUMBER:
-                problems.append(f"{where}: {value:g} is below any quantity (0 or |x| >= 1e-12)")
+                problems.append(f"{where}: {value:g} {TOO_SMALL}")
     return problems
 
 

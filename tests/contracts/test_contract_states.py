@@ -152,6 +152,10 @@ MESSAGES: dict[str, tuple[Datagram, dict[ConnectionStatus, Cell]]] = {
         lambda s: error(s, "unknown_session"),
         {**SAME, K: Cell(C, (K_.HELLO,), new_session=True)},
     ),
+    "ERROR evicted": (  # a full server gave the place away: as a lost session
+        lambda s: error(s, "evicted", "full"),
+        {**SAME, K: Cell(C, (K_.HELLO,), new_session=True)},
+    ),
     "ERROR busy": (lambda s: error(s, "busy", "full"), SAME),  # connecting: asks on
     "ERROR bad_hello": (
         lambda s: error(s, "bad_hello", "contract ids repeat"),

@@ -24,6 +24,7 @@ from helpers.binaries import (
     pe_header,
     pe_imports,
 )
+from vcosim.config import with_number_problems
 from vcosim.errors import ConfigError
 from vcosim.fmi.build import build_vehicle_fmu
 from vcosim.fmi.metadata import INPUTS, OUTPUTS, PARAMETERS
@@ -220,6 +221,37 @@ def test_a_refused_parameter_fails_leaving_initialization_with_pydantics_words(
     )
     with pytest.raises(FMICallException, match=f"fmi{version}DoStep failed"):
         car.step(0.001)
+    car.fmu.freeInstance()
+
+
+@VERSIONS
+@pytest.mark.parametrize(
+    "changes",
+    [
+        {"body.engine_mass": 5e-324},  # issue 45, K: the FMU took it, the CLI refuses it
+        {"body.chassis_mass": 1e13, "suspension.damper": -1e-13},
+    ],
+    ids=["subnormal", "huge-and-tiny"],
+)
+def test_the_fmu_refuses_the_numbers_a_parameter_file_may_not_give(
+    native_fmus, version, changes, tmp_path, capfd
+):
+    """The same problems, in the same words, as the parameter file the CLI reads."""
+    data: dict[str, dict[str, float]] = {}
+    for key, value in changes.items():
+        section, name = key.split(".")
+        data.setdefault(section, {})[name] = value
+    with pytest.raises(ConfigError) as refused:
+        with_number_problems(data, "file", VehicleParams.from_dict)
+    car = Car(native_fmus["nightrider", version], tmp_path)
+    if version == 2:
+        car.fmu.setupExperiment(startTime=0.0)
+    car.fmu.enterInitializationMode()
+    car.set(**changes)
+    with pytest.raises(FMICallException, match=f"fmi{version}ExitInitializationMode failed"):
+        car.fmu.exitInitializationMode()
+    said = capfd.readouterr().out.splitlines()
+    assert said[-1] == "[ERROR] parameters refused: " + "; ".join(refused.value.problems)
     car.fmu.freeInstance()
 
 

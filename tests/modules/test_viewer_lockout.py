@@ -169,3 +169,32 @@ def test_fuzzed_requests_are_counted_lines_and_the_page_still_drives(
         ws.send(DRIVE)
         assert message_until(monitor, IMFM, PATIENT).throttle == 200
     wait_for(lambda: get_status(viewer) == 200, PATIENT)
+
+
+def test_a_chunked_get_whose_body_turns_bad_after_its_response_is_a_counted_close(
+    viewer: Viewer, caplog: Any
+) -> None:
+    """Issue 45, J: a chunked GET's headers, then (once its response is under way) a bad
+    chunk and a pipelined request made uvicorn answer 400 in the middle of the connection's
+    first response: h11 raised inside ``data_received`` and asyncio logged "Fatal error:
+    protocol.data_received() call failed" for the connection. Now it is closed, counted by
+    its cause."""
+    host = f"127.0.0.1:{viewer.address[1]}".encode()
+    head = b"GET / HTTP/1.1\r\nHost: %s\r\nTransfer-Encoding: chunked\r\n\r\n" % host
+    rest = b"zz\r\nGET / HTTP/1.1\r\nHost: %s\r\n\r\n" % host
+    rounds = 3
+    with caplog.at_level(logging.WARNING):
+        for _ in range(rounds):
+            with socket.create_connection(viewer.address, timeout=PATIENT) as sock:
+                sock.sendall(head)
+                assert sock.recv(65536).startswith(b"HTTP/1.1 200")  # the response began
+                with contextlib.suppress(OSError):  # (the viewer may have closed already)
+                    sock.sendall(rest)
+                    sock.shutdown(socket.SHUT_WR)
+                    while sock.recv(65536):
+                        pass
+        wait_for(lambda: get_status(viewer) == 200, PATIENT)
+    report = viewer.report()
+    assert report.closed_connections.get("bad request after its response") == rounds, report
+    assert not [k for k in report.http_errors if "data_received" in k], report.http_errors
+    assert not [r for r in caplog.records if r.exc_info], "a traceback was logged"

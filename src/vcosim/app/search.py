@@ -100,6 +100,23 @@ def print_summary(outcome: SearchOutcome, out_dir: Path, worst: int) -> None:
             value = "nan" if r.value is None else f"{r.value:.4g}"
             table.add_row(str(r.index), value, *(f"{r.params[p]:.4g}" for p in search.ranges))
         console.print(table)
+    minima = outcome.minima
+    if len(minima) > 1:  # (one: the best run, said already)
+        table = Table(title=f"{len(minima)} local minima: the best run of each")
+        for column in ("run", name, "basin runs", "falsifying"):
+            table.add_column(column, justify="right")
+        for p in search.ranges:
+            table.add_column(_short(p), justify="right")
+        for m in minima[:worst]:
+            r = m.run
+            table.add_row(
+                str(r.index),
+                "nan" if r.value is None else f"{r.value:.4g}",
+                str(m.runs),
+                str(m.falsifying),
+                *(f"{r.params[p]:.4g}" for p in search.ranges),
+            )
+        console.print(table)
     for r in outcome.failed[:5]:
         console.print(f"[red]run {r.index} failed[/]: {escape(r.error)}", soft_wrap=True)
     if outcome.interrupted:

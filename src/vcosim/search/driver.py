@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from vcosim.errors import ConfigError
+from vcosim.search.basins import Minimum, local_minima
 from vcosim.search.config import Search
 from vcosim.search.methods import Method
 from vcosim.search.objective import Objective
@@ -91,6 +92,11 @@ class SearchOutcome:
         """The run with the lowest score."""
         scored = [r for r in self.runs if r.score is not None]
         return min(scored, key=lambda r: (r.score, r.index)) if scored else None
+
+    @property
+    def minima(self) -> list[Minimum]:
+        """The local minima of the objective, the best first: each basin's best run."""
+        return local_minima(self.runs, self.search.ranges)
 
     @property
     def failed(self) -> list[SearchRun]:

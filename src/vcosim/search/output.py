@@ -1,9 +1,11 @@
 """A search's output folder: the table, the summary, the plots, and every falsifying run's files.
 
 Beside ``runs.jsonl`` (the log, written as runs finish): ``runs.csv`` (one row per run),
-``summary.json`` (the falsifying runs ranked, the first one found, the best run),
+``summary.json`` (the falsifying runs ranked, the first one found, the best run, the best run
+of each local minimum: ``search.basins``),
 ``progress.png`` (the objective against runs, with the best so far and the threshold),
-``region.png`` (two parameters, each run coloured by its objective, falsifying runs circled),
+``region.png`` (two parameters, each run coloured by its objective, falsifying runs circled,
+the local minima starred, the failure region's boundary as a k-nearest-neighbour vote draws it),
 and for the ``[output] worst`` most critical falsifying runs ``falsifying/run-NNNN.toml``: a
 sweep file of that one run (``vcosim sweep`` re-runs it, bit for bit), and for a world file
 ``falsifying/run-NNNN.xosc`` with its road (``vcosim world export`` of the run's world).
@@ -110,6 +112,7 @@ def summary(outcome: SearchOutcome, worst: int) -> dict[str, Any]:
         "worst_runs": [
             {"run": r.index, "value": r.value, "params": r.params} for r in falsifying[:worst]
         ],
+        "minima": [m.to_dict() for m in outcome.minima],
     }
 
 

@@ -9,9 +9,13 @@ import math
 from pathlib import Path
 
 import numpy as np
+from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
+from vcosim.search.basins import failure_share
 from vcosim.search.driver import SearchOutcome
+
+BOUNDARY_GRID = 120  # points a side of the grid the boundary estimate is drawn over
 
 
 def _scores(outcome: SearchOutcome) -> tuple[np.ndarray, np.ndarray]:
@@ -57,7 +61,9 @@ def plot_progress(outcome: SearchOutcome, path: Path) -> Path:
 def plot_region(outcome: SearchOutcome, path: Path) -> Path:
     """Two parameters, every run coloured by its objective, the falsifying ones circled red.
 
-    The estimate of the failure region's boundary is by eye: where the circles end.
+    The local minima's best runs are starred and numbered; the failure region's boundary is
+    estimated by the falsifying share of the nearest runs in the plane of the two (its 0.5
+    line, dashed): over more parameters it is the boundary's shadow, where the circles end.
     """
     search = outcome.search
     x_name, y_name = search.section.plot or list(search.ranges)[:2]
@@ -73,8 +79,18 @@ def plot_region(outcome: SearchOutcome, path: Path) -> Path:
         fig.colorbar(points, ax=ax, label=search.metric.name if search.metric else "robustness")
         bad = np.array([r.falsifying for r in ok])
         ax.scatter(x[bad], y[bad], s=60, facecolors="none", edgecolors="red", label="falsifying")
-        if bad.any():
-            ax.legend(loc="best", fontsize="small")
+        if bad.any() and not bad.all():
+            _boundary(ax, outcome, x_name, y_name)
+        minima = outcome.minima
+        if minima:
+            mx = [float(m.run.params[x_name]) for m in minima]
+            my = [float(m.run.params[y_name]) for m in minima]
+            ax.scatter(mx, my, s=160, marker="*", color="orange", edgecolors="black",
+                       label="local minimum (best run)")  # fmt: skip
+            for m, px, py in zip(minima, mx, my, strict=True):
+                ax.annotate(f"run {m.run.index}", (px, py), textcoords="offset points",
+                            xytext=(6, 6), fontsize="small")  # fmt: skip
+        ax.legend(loc="best", fontsize="small")
     for r_name, set_lim in ((x_name, ax.set_xlim), (y_name, ax.set_ylim)):
         r = search.ranges[r_name]
         set_lim(r.low, r.high)
@@ -84,3 +100,20 @@ def plot_region(outcome: SearchOutcome, path: Path) -> Path:
     fig.tight_layout()
     fig.savefig(path, dpi=100)
     return path
+
+
+def _boundary(ax: Axes, outcome: SearchOutcome, x_name: str, y_name: str) -> None:
+    """The 0.5 line of the falsifying share of the nearest runs over two parameters."""
+    search = outcome.search
+    plane = {name: search.ranges[name] for name in (x_name, y_name)}
+    side = np.linspace(0.0, 1.0, BOUNDARY_GRID)
+    gx, gy = np.meshgrid(side, side)
+    share = failure_share(outcome.runs, plane, np.column_stack([gx.ravel(), gy.ravel()]))
+    axes = []
+    for name, g in ((x_name, gx), (y_name, gy)):
+        r = plane[name]
+        axes.append(np.exp(np.log(r.low) + g * math.log(r.high / r.low)) if r.log
+                    else r.low + g * (r.high - r.low))  # fmt: skip
+    ax.contour(axes[0], axes[1], share.reshape(gx.shape), levels=[0.5], colors="red",
+               linestyles="dashed", linewidths=1.2)  # fmt: skip
+    ax.plot([], [], color="red", ls="--", lw=1.2, label="boundary estimate (nearest runs)")

@@ -37,7 +37,7 @@ log = logging.getLogger("vcosim.contracts")
 EPS = 1e-9
 DEFAULT_PING_PERIOD = 0.25  # s: keep-alive when no commData group asks for more
 MAX_BACKOFF = 30.0  # s: the longest status-4 wait after a refusal before the next HELLO
-KNOWN_ERRORS = ("unknown_session", "busy", "bad_hello")  # the codes a server of v1 sends
+KNOWN_ERRORS = ("unknown_session", "busy", "bad_hello", "evicted")  # what a v1 server sends
 MAX_ERROR_CODES = 16  # codes counted by name; any further one counts as OTHER_CODE
 OTHER_CODE = "(other)"
 CODE_CHARS, MESSAGE_CHARS = 40, 200  # a server's code and message as far as they are shown
@@ -315,6 +315,9 @@ class ClientSession:
             if code == "unknown_session":
                 if status == S.connected:
                     self._lose("the server does not know this session (it restarted?)")
+            elif code == "evicted":  # a full server gave our place to a newcomer: ask again
+                if status == S.connected:
+                    self._lose("the server was full and gave this idle session's place away")
             elif code == "busy":  # full for now: keep asking (HELLO every retry period)
                 message = _short(error.message or "no reason given", MESSAGE_CHARS)
                 text = f"the server is busy: {message}"

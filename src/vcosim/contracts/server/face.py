@@ -53,6 +53,8 @@ EPS = 1e-9
 WELCOME_GAIN = 3  # a WELCOME is at most this many times its HELLO (reasons left out if need be)
 HOLD_POLL = 0.05  # s: a hold re-checks timeouts at least this often
 EXPIRE_EVERY = 0.05  # s: silent sessions are looked for at most this often
+EVICT_GRACE = 1.0  # s of run time: a session with a HELLO or data this recent is not evicted
+EVICTED_BYTES = 256  # the ERROR telling a client its session was evicted, at most
 QUIET_MAX = 1 << 30  # steps: no send due (no client yet)
 _DATA, _PING, _HELLO = int(P.Kind.DATA), int(P.Kind.PING), int(P.Kind.HELLO)
 
@@ -359,6 +361,11 @@ class ContractServer(Face):
                 self.endpoint.send(old.welcome, sender)
             return
         others = [s for s in self.sessions.values() if s is not old]
+        idlest = None
+        if len(others) >= self.options.max_clients:  # full: make room if a session idles
+            idlest = self._idlest(others, sim.time)
+            if idlest is not None:
+                others.remove(idlest)
         hello = self.doorman.admit(sender, session_id, size, others)
         if hello is None:
             return
@@ -372,6 +379,8 @@ class ContractServer(Face):
         except ProtocolError as exc:  # the answers do not fit one datagram
             self.doorman.refuse(sender, session_id, "bad_hello", str(exc), size)
             return
+        if idlest is not None:
+            self._evict(idlest, sender)
         if self.lockstep:
             session.lock()
         self.sessions[sender] = session
@@ -399,6 +408,30 @@ class ContractServer(Face):
             self._tally(
                 cause, "contract server: client %s:%d %s", *session.address, why, level=level
             )
+
+    def _idlest(self, sessions: list[ServerSession], now: float) -> ServerSession | None:
+        """The session a newcomer may take the place of when the server is full, or None.
+
+        Sessions that agreed nothing go first, then the one longest without data from its
+        client (``ServerSession.last_data``: a PING does not count, so a monitor that only
+        receives is as old as its HELLO); none whose HELLO or data is within ``EVICT_GRACE``
+        of run time, so a newcomer is not evicted by the next and a client that sends data
+        at least that often is never.
+        """
+        idle = [s for s in sessions if s.last_data <= now - EVICT_GRACE + EPS]
+        return min(idle, key=lambda s: (s.agreed, s.last_data), default=None)
+
+    def _evict(self, session: ServerSession, newcomer: Address) -> None:
+        """End ``session`` for a newcomer's and tell its client (ERROR ``evicted``)."""
+        self.stats.evicted += 1
+        message = (
+            f"the server was full ({self.options.max_clients} clients) and this session was "
+            f"the idlest; {newcomer[0]}:{newcomer[1]} has its place"
+        )
+        data = P.error(session.id, "evicted", message, EVICTED_BYTES)
+        if data is not None:
+            self.endpoint.send(data, session.address)
+        self._end(session, "evicted (the server was full and it was the idlest)", lost=True)
 
     def _expire(self) -> None:
         """End silent sessions; name a client silent for one timeout, then every few seconds.

@@ -28,6 +28,7 @@ class ServerStats:
     holds: int = 0
     blocked_time: float = 0.0
     sync_timeouts: int = 0
+    evicted: int = 0  # sessions ended for a newcomer's when the server was full
     clamped: Counter[str] = field(default_factory=Counter)
 
 
@@ -56,6 +57,7 @@ class ServerReport(Report):
     holds: int
     blocked_time: float
     sync_timeouts: int
+    evicted: int
 
     @classmethod
     def of(cls, stats: ServerStats, endpoint: Endpoint, clients: int) -> ServerReport:
@@ -82,4 +84,5 @@ class ServerReport(Report):
             holds=stats.holds,
             blocked_time=stats.blocked_time,
             sync_timeouts=stats.sync_timeouts,
+            evicted=stats.evicted,
         )

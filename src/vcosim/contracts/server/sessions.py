@@ -173,6 +173,20 @@ class ServerSession:
     refused: int = 0
     locked: bool = False  # lock-step: the server waits for the answer to each update
     told_silent: float = 0.0  # wall time of the last line saying it is silent (0: it is not)
+    agreed: bool = True  # some field of its contracts was accepted (it reads or writes)
+
+    @property
+    def last_data(self) -> float:
+        """Server time of the latest data from the client, or of its HELLO if none came.
+
+        What keeps a session when the server is full (``ContractServer._idlest``): a PING
+        says the client is there, not that it uses the session.
+        """
+        latest = self.started
+        for c in self.to_server.values():
+            if c.last_rx is not None and c.last_rx > latest:
+                latest = c.last_rx
+        return latest
 
     def lock(self) -> None:
         """Lock-step: the server waits for this client's answer to each update it sends."""
@@ -274,6 +288,8 @@ def open_session(
         time.perf_counter(),
         now,
         deal.refused,
+        agreed=any(len(c.sig_idx) or c.functions for c in deal.to_client)
+        or any(c.writes for c in deal.to_server.values()),
     )
 
 

@@ -32,6 +32,7 @@ from xml.etree.ElementTree import Element, SubElement, indent, tostring
 import numpy as np
 from annotated_types import Ge, Gt, Le
 
+from vcosim.config import LARGEST_NUMBER, SMALLEST_NUMBER, TOO_LARGE, TOO_SMALL
 from vcosim.errors import ConfigError
 from vcosim.fmi.metadata import INPUTS, OUTPUTS, PARAMETERS, UNIT_DEFINITIONS, Variable
 from vcosim.fmi.native.kernel import KernelObjects
@@ -198,6 +199,10 @@ def model_header(
         f"#define VC_SETTLE_STEPS {SETTLE_STEPS}",
         f"#define VC_DT {_c(DT)}",
         f"#define VC_STEP_TOLERANCE {_c(STEP_TOLERANCE)}",
+        f"#define VC_LARGEST_NUMBER {_c(LARGEST_NUMBER)}",
+        f"#define VC_SMALLEST_NUMBER {_c(SMALLEST_NUMBER)}",
+        f'#define VC_TOO_LARGE "{TOO_LARGE}"',
+        f'#define VC_TOO_SMALL "{TOO_SMALL}"',
         f"#define VC_AUTOMATIC {int(automatic)}",
         f"#define VC_VR_TIME {VR_TIME}",
         f"#define VC_VR_PARAMETERS {VR_PARAMETERS}",

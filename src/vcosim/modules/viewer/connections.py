@@ -76,6 +76,18 @@ def guarded_http(
             super().on_response_complete()
             self.arm()
 
+        def send_400_response(self, msg: str) -> None:
+            """Answer a bad request 400, or close if its response is under way already.
+
+            A chunked GET whose body turns bad (with a pipelined request behind it) once
+            its response has begun cannot be answered 400 in the middle: h11 refused, inside
+            ``data_received``, and asyncio logged a fatal error per connection (issue 45, J).
+            """
+            try:
+                super().send_400_response(msg)
+            except h11.LocalProtocolError:
+                self.close("bad request after its response")
+
         def connection_lost(self, exc: Exception | None) -> None:
             if self.deadline is not None:
                 self.deadline.cancel()

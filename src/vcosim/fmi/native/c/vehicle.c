@@ -196,7 +196,8 @@ static void bound_text(char *out, size_t size, double value) {
     }
 }
 
-/* The problems of the changed parameters, as VehicleParams' validation words them. */
+/* The problems of the changed parameters, as VehicleParams' validation and the numbers'
+   rule of a parameter file (config.number_problems) word them. */
 static int check_parameters(const vc_model *m, char *why, size_t size) {
     size_t used = 0;
     int problems = 0;
@@ -207,6 +208,10 @@ static int check_parameters(const vc_model *m, char *why, size_t size) {
         char bound[40], problem[160];
         if (!isfinite(v)) {
             snprintf(problem, sizeof problem, "Input should be a finite number");
+        } else if (fabs(v) > VC_LARGEST_NUMBER) { /* the rule of every number a file gives */
+            snprintf(problem, sizeof problem, "%g " VC_TOO_LARGE, v);
+        } else if (v != 0.0 && fabs(v) < VC_SMALLEST_NUMBER) {
+            snprintf(problem, sizeof problem, "%g " VC_TOO_SMALL, v);
         } else if (VC_PARAMETER_OPEN_LOW[k] ? !(v > VC_PARAMETER_LOW[k])
                                             : !(v >= VC_PARAMETER_LOW[k])) {
             bound_text(bound, sizeof bound, VC_PARAMETER_LOW[k]);
