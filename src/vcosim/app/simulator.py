@@ -345,14 +345,14 @@ def sim(
             BusFaceSpec,
             ContractsFaceSpec,
             CouplingFaceSpec,
+            FaceSpec,
             PacingSpec,
             RecordingSpec,
             RunSpec,
             StartSpec,
-            UserFaceSpec,
         )
 
-        faces: list[CouplingFaceSpec | ContractsFaceSpec | BusFaceSpec | UserFaceSpec] = []
+        faces: list[FaceSpec] = []
         if coupling:
             timing = {
                 "ext_time": ext_time,

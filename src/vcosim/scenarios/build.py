@@ -17,11 +17,16 @@ from typing import TYPE_CHECKING
 from vcosim.entrypoints import load_object, load_user_code
 from vcosim.errors import ConfigError, VcosimError
 from vcosim.scenarios.spec import (
+    FACES,
+    GROUND_TRUTH,
     BusFaceSpec,
     ContractsFaceSpec,
     CouplingFaceSpec,
     FaceSpec,
+    FoxgloveFaceSpec,
+    OsiFaceSpec,
     RunSpec,
+    StoryboardFaceSpec,
 )
 from vcosim.sim.face import Face, coupling_name
 from vcosim.sim.pacing import Pacer
@@ -31,7 +36,7 @@ from vcosim.tight.endpoint import SimulatorEndpoint
 from vcosim.vehicle import Vehicle
 from vcosim.vehicle import layout as L
 from vcosim.vehicle.terrain import Terrain, TerrainSpec, load_terrain
-from vcosim.world import World
+from vcosim.world import World, WorldFile
 
 if TYPE_CHECKING:
     from vcosim.roads import RoadNetwork
@@ -60,29 +65,40 @@ class StartError(VcosimError):
 def build_simulation(spec: RunSpec, *, note: Note | None = None) -> Simulation:
     """The simulation ``spec`` describes, its faces attached and ready to ``run``.
 
-    ``note`` receives a line for each thing worth telling the user that only building
-    reveals (which bus module each vehicle of a world joins as).
+    Everything the spec says is built here, for the command line, sweeps and the API alike:
+    the pacer with every pacing field, the world (and SUMO's traffic in it), the faces in the
+    spec's order, the recording, then the ground-truth outputs (OSI, Foxglove) and the
+    Foxglove scene of an MCAP recording. ``note`` receives a line for each thing worth
+    telling the user that only building reveals (which bus module each vehicle of a world
+    joins as, where OSI and Foxglove go).
     """
     pacing = spec.pacing
-    pacer = Pacer(pacing.mode, frame_rate=pacing.frame_rate, time_dilation=pacing.time_dilation)
+    pacer = Pacer(
+        pacing.mode,
+        frame_rate=pacing.frame_rate,
+        time_dilation=pacing.time_dilation,
+        on_late=pacing.on_late,
+    )
     if spec.sumo is not None:  # SUMO joins a world (a lone car: a world of one, docs/traffic.md)
         from vcosim.scenarios.traffic import world_file
 
         sim = Simulation(World(world_file(spec)), pacer)
     elif spec.world is not None:  # the vehicles, their starts and the terrain come from the file
-        from vcosim.world import WorldFile
-
-        world = spec.world if isinstance(spec.world, WorldFile) else WorldFile.load(spec.world)
+        world = world_of(spec.world)
         sim = Simulation(World(world, terrain=_built(world.terrain, world.base)), pacer)
     else:
         sim = Simulation(start_vehicle(spec), pacer)
     if sim.world is not None and sim.world.spec.sumo is not None:
         attach_sumo_face(sim, spec)
-    # The recording and the bus say where each vehicle is on an OpenDRIVE road.
-    wants_road = spec.recording is not None or any(isinstance(f, BusFaceSpec) for f in spec.faces)
+    # The recording, the bus and OSI say where each vehicle is on an OpenDRIVE road.
+    wants_road = spec.recording is not None or any(
+        isinstance(f, (BusFaceSpec, OsiFaceSpec)) for f in spec.faces
+    )
     road = road_of(spec) if wants_road else None
+    say = note or (lambda line: None)
     for face in spec.faces:
-        attach_face(sim, face, note, road)
+        if face.kind not in GROUND_TRUTH:
+            attach_face(sim, face, say, road)
     if spec.recording is not None:
         from vcosim.sim.recorder import SignalLog, WorldSignalLog
 
@@ -91,7 +107,20 @@ def build_simulation(spec: RunSpec, *, note: Note | None = None) -> Simulation:
             sim.attach("recording", SignalLog(path, every=every, road=road))
         else:
             sim.attach("recording", WorldSignalLog(path, list(sim.vehicles), every, road))
+    for face in spec.faces:  # after the recording: Foxglove's channels join its open file
+        if face.kind in GROUND_TRUTH:
+            attach_face(sim, face, say, road)
+    if spec.recording is not None:
+        from vcosim.groundtruth.outputs import attach_scene_recording, records_scene
+
+        if records_scene(spec.recording.path):
+            say(attach_scene_recording(sim, spec.recording.path, spec.recording.every))
     return sim
+
+
+def world_of(world: Path | WorldFile) -> WorldFile:
+    """A spec's world: its file's (parsed once per run), or the one it holds."""
+    return world if isinstance(world, WorldFile) else WorldFile.load(world)
 
 
 def attach_sumo_face(sim: Simulation, spec: RunSpec) -> None:
@@ -160,9 +189,7 @@ def start_pose(spec: RunSpec) -> tuple[float, float, float] | None:
 def road_of(spec: RunSpec) -> RoadNetwork | None:
     """The OpenDRIVE road a spec drives on (its terrain's, or its world's), or None."""
     if spec.world is not None:
-        from vcosim.world import WorldFile
-
-        world = spec.world if isinstance(spec.world, WorldFile) else WorldFile.load(spec.world)
+        world = world_of(spec.world)
         return world.terrain.read_road(world.base)
     if isinstance(spec.terrain, Path):
         return TerrainSpec.load(spec.terrain).read_road()
@@ -222,8 +249,10 @@ def attach_face(
 ) -> None:
     """Attach what one face spec describes (a world's coupling and bus: one per vehicle).
 
-    ``road``: the run's OpenDRIVE road, whose road positions the bus publishes.
+    ``road``: the run's OpenDRIVE road, whose road positions the bus publishes and whose lanes
+    OSI's ground truth carries.
     """
+    say = note or (lambda line: None)
     if isinstance(face, CouplingFaceSpec):
         attach_couplings(sim, face.config(), face.custom_hooks)
     elif isinstance(face, ContractsFaceSpec):
@@ -239,8 +268,24 @@ def attach_face(
             from vcosim.bus.world_module import attach_world_bus
 
             for line in attach_world_bus(sim, face.host, face.port, road):
-                if note is not None:
-                    note(line)
+                say(line)
+    elif isinstance(face, OsiFaceSpec):
+        from vcosim.groundtruth.outputs import attach_osi
+
+        say(
+            attach_osi(
+                sim, face.rate, udp=face.udp, framing=face.framing, trace=face.trace, road=road
+            )
+        )
+    elif isinstance(face, FoxgloveFaceSpec):
+        from vcosim.groundtruth.outputs import attach_foxglove
+
+        say(attach_foxglove(sim, face.rate, face.host, face.port, face.allow))
+    elif isinstance(face, StoryboardFaceSpec):
+        # By name: the OpenSCENARIO package builds on this one (its runs are built here).
+        read_scenario = load_object(READ_SCENARIO)
+        storyboard = load_object(STORYBOARD)
+        sim.attach(face.kind, storyboard(read_scenario(face.scenario, face.parameters)))
     else:
         found = load_object(face.entry_point)
         if not (isinstance(found, type) and issubclass(found, Face)):  # before it is called
@@ -252,6 +297,11 @@ def attach_face(
                 "run spec",
             )
         sim.attach(face.name, found(**face.options))
+
+
+STORYBOARD = FACES["storyboard"]
+READ_SCENARIO = "vcosim.openscenario.reader:read_scenario"
+"""The scenario's parse, shared with the world built from it (once per file)."""
 
 
 def attach_couplings(

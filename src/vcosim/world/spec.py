@@ -323,9 +323,16 @@ class WorldFile(Options):
     def load(cls, path: str | Path) -> WorldFile:
         """Read a world file; vehicle files and terrain pictures become relative to its folder.
 
-        Every problem is one ``ConfigError`` naming the file.
+        Every problem is one ``ConfigError`` naming the file. Parsed once while the file stays
+        as it is: the parts of a run that need it share the parse (each gets its own copy).
         """
-        path = Path(path)
+        from vcosim.filecache import read_once
+
+        return read_once(cls._read, path).model_copy(deep=True)  # each its own to change
+
+    @classmethod
+    def _read(cls, path: Path) -> WorldFile:
+        """The world file parsed (``load``, uncached)."""
         source = f"world {path}"
         data = read_toml(path, source, numbers=False)
         return with_number_problems(

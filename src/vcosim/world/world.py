@@ -30,7 +30,7 @@ import numpy as np
 from vcosim.constants import PHYSICS_DT
 from vcosim.errors import UnknownNameError
 from vcosim.reports import Report
-from vcosim.roads import RoadNetwork, read_xodr
+from vcosim.roads import RoadNetwork, load_road
 from vcosim.traffic.others import Others, Signal
 from vcosim.vehicle import Terrain, Vehicle, VehicleParams, VehicleView
 from vcosim.vehicle import layout as L
@@ -495,7 +495,7 @@ def _road_network(spec: WorldFile) -> RoadNetwork | None:
     if road is None or all(path.lanes is None for path in spec.paths.values()):
         return None
     base = spec.base
-    return read_xodr(base / road if base is not None else road)
+    return load_road(base / road if base is not None else road)
 
 
 def _where(vehicle: str, base: Path | None) -> str:
