@@ -69,7 +69,7 @@ from vcosim.sim.pacing import PacingMode
 if TYPE_CHECKING:
     from vcosim.scenarios.spec import RunSpec
     from vcosim.tight.config import CouplingConfig
-    from vcosim.traffic.spec import SumoSpec
+    from vcosim.world.sumo_spec import SumoSpec
 
 
 class StartHow(str, Enum):
@@ -487,7 +487,7 @@ def sumo_spec(
     """The ``sumo`` of the run from ``--sumo`` or ``--sumo-host`` and their step and seed."""
     from pydantic import ValidationError
 
-    from vcosim.traffic.spec import SumoSpec
+    from vcosim.world.sumo_spec import SumoSpec
 
     if config is None and host is None:
         if given & {"sumo_step", "sumo_seed"}:

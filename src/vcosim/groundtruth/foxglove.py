@@ -38,8 +38,8 @@ from vcosim.groundtruth.gate import OriginGate
 from vcosim.groundtruth.objects import Objects, quaternion, shapes_of
 from vcosim.groundtruth.sampling import Sampler
 from vcosim.reports import Report
-from vcosim.traffic.others import AMBER, GREEN, OFF, RED
 from vcosim.vehicle import SIGNAL_NAMES
+from vcosim.world.others import AMBER, GREEN, OFF, RED
 
 if TYPE_CHECKING:
     from vcosim.sim.simulation import Simulation

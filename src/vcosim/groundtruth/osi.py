@@ -38,7 +38,7 @@ from vcosim.groundtruth.osi_io import (
 )
 from vcosim.groundtruth.sampling import Sampler
 from vcosim.reports import Report
-from vcosim.traffic.others import AMBER, GREEN, RED, Others
+from vcosim.world.others import AMBER, GREEN, RED, Others
 
 if TYPE_CHECKING:
     from osi3.osi_groundtruth_pb2 import GroundTruth

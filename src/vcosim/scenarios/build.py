@@ -82,10 +82,11 @@ def build_simulation(spec: RunSpec, *, note: Note | None = None) -> Simulation:
     if spec.sumo is not None:  # SUMO joins a world (a lone car: a world of one, docs/traffic.md)
         from vcosim.scenarios.traffic import world_file
 
-        sim = Simulation(World(world_file(spec)), pacer)
+        sim = Simulation(with_traffic(World(world_file(spec))), pacer)
     elif spec.world is not None:  # the vehicles, their starts and the terrain come from the file
         world = world_of(spec.world)
-        sim = Simulation(World(world, terrain=_built(world.terrain, world.base)), pacer)
+        built = World(world, terrain=_built(world.terrain, world.base))
+        sim = Simulation(with_traffic(built), pacer)
     else:
         sim = Simulation(start_vehicle(spec), pacer)
     if sim.world is not None and sim.world.spec.sumo is not None:
@@ -116,6 +117,15 @@ def build_simulation(spec: RunSpec, *, note: Note | None = None) -> Simulation:
         if records_scene(spec.recording.path):
             say(attach_scene_recording(sim, spec.recording.path, spec.recording.every))
     return sim
+
+
+def with_traffic(world: World) -> World:
+    """The world with the traffic its file asks for (``[sumo]``: SUMO's, started here)."""
+    if world.spec.sumo is not None:
+        from vcosim.traffic.sumo import attach_sumo
+
+        attach_sumo(world, world.spec.sumo, world.spec.base)
+    return world
 
 
 def world_of(world: Path | WorldFile) -> WorldFile:

@@ -53,10 +53,10 @@ from vcosim.errors import ConfigError
 from vcosim.groundtruth.sampling import steps_per_sample
 from vcosim.sim.pacing import OnLate, PacingMode
 from vcosim.tight.config import CouplingConfig
-from vcosim.traffic.spec import FROM_FILE, SumoSpec
 from vcosim.vehicle.params import VehicleParams
 from vcosim.vehicle.terrain import WORLD_LIMIT, TerrainSpec
 from vcosim.world.spec import WorldFile
+from vcosim.world.sumo_spec import FROM_FILE, SumoSpec
 
 Positive = Annotated[float, Field(gt=0, allow_inf_nan=False)]
 Port = Annotated[int, Field(ge=0, le=65535)]

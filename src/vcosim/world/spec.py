@@ -25,8 +25,8 @@ from vcosim.config import (
 )
 from vcosim.constants import LOOPBACK, PHYSICS_DT
 from vcosim.errors import ConfigError
-from vcosim.traffic.spec import FROM_FILE, SumoSpec
 from vcosim.vehicle.terrain import TerrainSpec
+from vcosim.world.sumo_spec import FROM_FILE, SumoSpec
 
 if TYPE_CHECKING:
     from vcosim.roads import RoadNetwork
