@@ -14,25 +14,16 @@ from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from vcosim.entrypoints import load_object, load_user_code
 from vcosim.errors import ConfigError, VcosimError
+from vcosim.scenarios.faces import attach_face, endpoints, vehicle_couplings
 from vcosim.scenarios.spec import (
-    FACES,
     GROUND_TRUTH,
     BusFaceSpec,
-    ContractsFaceSpec,
-    CouplingFaceSpec,
-    FaceSpec,
-    FoxgloveFaceSpec,
     OsiFaceSpec,
     RunSpec,
-    StoryboardFaceSpec,
 )
-from vcosim.sim.face import Face, coupling_name
 from vcosim.sim.pacing import Pacer
 from vcosim.sim.simulation import Simulation
-from vcosim.tight.config import CouplingConfig
-from vcosim.tight.endpoint import SimulatorEndpoint
 from vcosim.vehicle import Vehicle
 from vcosim.vehicle import layout as L
 from vcosim.vehicle.terrain import Terrain, TerrainSpec, load_terrain
@@ -252,140 +243,3 @@ def reach_speed(car: Vehicle, speed: float) -> None:
         f"start.speed: {speed:g} m/s not reached in "
         f"{MAX_PREROLL_STEPS * car.dt:g} s (speed {y[index]:.2f} m/s)"
     )
-
-
-def attach_face(
-    sim: Simulation, face: FaceSpec, note: Note | None = None, road: RoadNetwork | None = None
-) -> None:
-    """Attach what one face spec describes (a world's coupling and bus: one per vehicle).
-
-    ``road``: the run's OpenDRIVE road, whose road positions the bus publishes and whose lanes
-    OSI's ground truth carries.
-    """
-    say = note or (lambda line: None)
-    if isinstance(face, CouplingFaceSpec):
-        attach_couplings(sim, face.config(), face.custom_hooks)
-    elif isinstance(face, ContractsFaceSpec):
-        from vcosim.contracts.server import ContractServer
-
-        sim.attach(face.kind, ContractServer(face.options()))
-    elif isinstance(face, BusFaceSpec):
-        if sim.world is None:
-            from vcosim.bus.vehicle_module import BusVehicle
-
-            sim.attach(face.kind, BusVehicle(face.host, face.port, road=road))
-        else:
-            from vcosim.bus.world_module import attach_world_bus
-
-            for line in attach_world_bus(sim, face.host, face.port, road):
-                say(line)
-    elif isinstance(face, OsiFaceSpec):
-        from vcosim.groundtruth.outputs import attach_osi
-
-        say(
-            attach_osi(
-                sim, face.rate, udp=face.udp, framing=face.framing, trace=face.trace, road=road
-            )
-        )
-    elif isinstance(face, FoxgloveFaceSpec):
-        from vcosim.groundtruth.outputs import attach_foxglove
-
-        say(attach_foxglove(sim, face.rate, face.host, face.port, face.allow))
-    elif isinstance(face, StoryboardFaceSpec):
-        # By name: the OpenSCENARIO package builds on this one (its runs are built here).
-        read_scenario = load_object(READ_SCENARIO)
-        storyboard = load_object(STORYBOARD)
-        sim.attach(face.kind, storyboard(read_scenario(face.scenario, face.parameters)))
-    else:
-        found = load_object(face.entry_point)
-        if not (isinstance(found, type) and issubclass(found, Face)):  # before it is called
-            raise ConfigError(
-                [
-                    f"faces: user face {face.name!r}: {face.entry_point!r} is not a Face "
-                    "class (vcosim.sim.face.Face)"
-                ],
-                "run spec",
-            )
-        sim.attach(face.name, found(**face.options))
-
-
-STORYBOARD = FACES["storyboard"]
-READ_SCENARIO = "vcosim.openscenario.reader:read_scenario"
-"""The scenario's parse, shared with the world built from it (once per file)."""
-
-
-def attach_couplings(
-    sim: Simulation, config: CouplingConfig, custom_hooks: str | None = None
-) -> dict[str | None, SimulatorEndpoint]:
-    """The coupling endpoint of a lone car, or one per externally driven vehicle of a world.
-
-    ``custom_hooks`` ("module:object", a file, or a module) names the object whose
-    ``fill_custom(sim, bank_h)`` fills the 50 custom values sent to the controller and whose
-    ``on_custom(sim, values)`` receives the controller's 50; either may be missing. A world's
-    ego sends its range sensor in bank H unless the hooks say otherwise.
-    """
-    hooks = None
-    if custom_hooks:
-        hooks = load_user_code(custom_hooks, option="--custom-hooks", module_ok=True)
-    fill_range = None
-    configs: dict[str | None, CouplingConfig] = {None: config}
-    if sim.world is not None:
-        from vcosim.world.bank_h import fill_range_slots
-
-        fill_range = fill_range_slots
-        configs = vehicle_couplings(sim.world, config)
-    attached = {}
-    for name, each in configs.items():
-        attached[name] = sim.attach(
-            coupling_name(name),
-            SimulatorEndpoint(
-                each,
-                fill_custom=getattr(hooks, "fill_custom", None) or fill_range,
-                on_custom=getattr(hooks, "on_custom", None),
-            ),
-            vehicle=name,
-        )
-    return attached
-
-
-def vehicle_couplings(world: World, coupling: CouplingConfig) -> dict[str | None, CouplingConfig]:
-    """Each external vehicle's coupling config: ``coupling`` with its own ports and log folder.
-
-    Ports the world file gives for a vehicle (``[vehicles.coupling] listen``, ``controller``)
-    are its own; the others are allocated in order, the n-th external vehicle (from 0)
-    getting ``coupling``'s ports plus 2 n (a port 0, "any free one", stays 0). Debug logs go
-    to a sub-folder per vehicle of ``coupling.debug_log``.
-    """
-    from vcosim.world.spec import split_address
-
-    def port(base: int, n: int) -> int:
-        return base + 2 * n if base else 0
-
-    configs: dict[str | None, CouplingConfig] = {}
-    for n, (name, ports) in enumerate(world.external.items()):
-        listen = (coupling.listen_host, port(coupling.listen_port, n))
-        controller = (coupling.controller_host, port(coupling.controller_port, n))
-        if ports is not None and ports.listen is not None:
-            listen = split_address(ports.listen)
-        if ports is not None and ports.controller is not None:
-            controller = split_address(ports.controller)
-        log = coupling.debug_log
-        configs[name] = coupling.model_copy(
-            update={
-                "listen_host": listen[0],
-                "listen_port": listen[1],
-                "controller_host": controller[0],
-                "controller_port": controller[1],
-                "debug_log": None if log is None else log / name,
-            }
-        )
-    return configs
-
-
-def endpoints(sim: Simulation) -> dict[str | None, SimulatorEndpoint]:
-    """The simulation's tight-coupling endpoints by the vehicle they serve (None: a lone car)."""
-    return {
-        vehicle: face
-        for vehicle, face in sim.couplings().items()
-        if isinstance(face, SimulatorEndpoint)
-    }
