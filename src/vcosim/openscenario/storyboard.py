@@ -72,7 +72,7 @@ from vcosim.sim.face import Face
 from vcosim.world.geometry import R_AHEAD, R_DISTANCE, R_RELATIVE_SPEED, R_TARGET
 from vcosim.world.movers import AWAY, Mover, Movers, arc_lengths, locate, straight_line
 from vcosim.world.paths import point_at
-from vcosim.world.spec import WorldFile
+from vcosim.world.spec import PathDriver, WorldFile
 
 if TYPE_CHECKING:
     from vcosim.sim.simulation import Simulation
@@ -248,7 +248,7 @@ class Storyboard(Face):
                 road_id, _, lane, _ = on_lane(self.network, pose, name)
                 self.legs[name] = {road_id: lane}  # its lane, driven the other way
                 self.against.add(name)
-            offset = getattr(driver, "offset", 0.0)
+            offset = driver.offset if isinstance(driver, PathDriver) else 0.0
             init = self.scenario.init[name]
             self.channels[name] = Channels(init.speed, offset)
             if init.ramp is not None:  # from standing, as Init's speed action says

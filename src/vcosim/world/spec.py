@@ -278,19 +278,22 @@ class WorldFile(Options):
             problems.append("vehicles: a world needs at least one vehicle")
         for index, entry in enumerate(entries):
             where = f"vehicles.{index} ({entry.name})"
-            path = getattr(entry.driver, "path", None)
+            driver = entry.driver
+            path = driver.path if isinstance(driver, PathDriver) else None
             if path is not None and entry.gearbox is Gearbox.manual:
                 problems.append(f"{where}.gearbox: built-in drivers drive an automatic only")
             if path is not None and entry.coupling is not None:
                 problems.append(f"{where}.coupling: only an external vehicle is coupled")
             if path is None and entry.start.s is not None:
                 problems.append(f"{where}.start.s: only a vehicle on a path can start at s")
-        references = [
+        references: list[Reference] = [
             (
                 entry.name,
-                getattr(entry.driver, "path", None),
-                getattr(getattr(entry.driver, "lane_change", None), "ahead_of", None),
+                driver.path,
+                None if (change := driver.lane_change) is None else change.ahead_of,
             )
+            if isinstance(driver := entry.driver, PathDriver)
+            else (entry.name, None, None)
             for entry in entries
         ]
         problems.extend(reference_problems(references, set(self.paths), self.ego))
