@@ -36,14 +36,22 @@ H23     ``signal_state``     0 red, 1 amber (or red-amber), 2 green, -1 off or n
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
 
 from vcosim.errors import VcosimError
 
 if TYPE_CHECKING:
-    from vcosim.sim.simulation import Simulation
+    from vcosim.world.world import World
+
+
+class Served(Protocol):
+    """What the bank reads of the host it is filled for (the host, or a ``VehicleScope``)."""
+
+    world: World | None
+    vehicle_name: str | None
+
 
 FIELDS = (
     "valid",
@@ -65,7 +73,7 @@ H_SIGNAL_VALID, H_SIGNAL_DISTANCE, H_SIGNAL_STATE = 21, 22, 23
 SIGNAL_SLOTS = ("signal_valid", "signal_distance", "signal_state")
 
 
-def fill_range_slots(sim: Simulation, bank: np.ndarray) -> None:
+def fill_range_slots(sim: Served, bank: np.ndarray) -> None:
     """Write the range sensor of the vehicle a face serves into ``bank`` (a ``fill_custom``).
 
     ``sim`` is the host or a ``VehicleScope``: the reading is of its ``vehicle_name``, else of
