@@ -16,7 +16,7 @@ from vcosim.sim.simulation import Simulation
 
 pytest.importorskip("libsumo")
 
-from vcosim.world import World  # noqa: E402
+from vcosim.traffic.sumo import sumo_world  # noqa: E402
 
 JUNCTION = Path(__file__).parents[2] / "examples" / "worlds" / "sumo-junction.toml"
 
@@ -40,7 +40,7 @@ def last_frame_has(copies, rows) -> bool:
 
 def test_sumo_cars_are_announced_and_published_after_the_vehicles(router: Router, connect, collect):
     monitor = collect(connect(30, monitor=True))
-    world = World(JUNCTION)
+    world = sumo_world(JUNCTION)
     traffic = world.objects
     try:
         sim = Simulation(world, Pacer("fast", frame_rate=20))

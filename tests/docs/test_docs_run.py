@@ -136,7 +136,7 @@ def every_command(group: Any) -> Iterator[Any]:
 
 def test_options_in_the_prose_exist_under_their_current_names() -> None:
     """`vcosim … --option` and a lone `--option` in running text name an option as it is now."""
-    from vcosim.traffic.spec import FILE_OPTIONS, NEVER
+    from vcosim.world.sumo_spec import FILE_OPTIONS, NEVER
 
     root = typer.main.get_command(app)
     anywhere = set().union(*(option_names(c) for c in every_command(root)), option_names(root))

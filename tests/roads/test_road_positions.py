@@ -86,8 +86,11 @@ def test_a_recording_says_where_the_car_is_on_the_road(road_file, tmp_path, suff
     else:
         from mcap.reader import make_reader
 
-        with path.open("rb") as handle:
-            rows = [json.loads(m.data) for _, _, m in make_reader(handle).iter_messages()]
+        from vcosim.sim.recorder import McapRows
+
+        with path.open("rb") as handle:  # (with the foxglove extra, the scene is there too)
+            messages = make_reader(handle).iter_messages(topics=[McapRows.TOPIC])
+            rows = [json.loads(m.data) for _, _, m in messages]
     assert set(ROAD_COLUMNS) <= set(rows[0]) and len(rows) == 21
     assert {str(r["road_id"]) for r in rows} == {"7"}
     assert {int(r["lane_id"]) for r in rows} == {-1}

@@ -139,7 +139,7 @@ def test_every_problem_of_a_spec_is_listed_with_its_key_path(tmp_path: Path) -> 
         "recording.path: a .csv or .mcap file, not 'run.txt'",
         "faces.0.coupling.ext_time: Input should be greater than 0",
         "faces.1: Input tag 'radio' found using 'kind' does not match any of the expected "
-        "tags: 'coupling', 'contracts', 'bus', 'user'",
+        "tags: 'coupling', 'contracts', 'bus', 'osi', 'foxglove', 'storyboard', 'user'",
     ]
     with pytest.raises(ConfigError) as caught:
         RunSpec.checked({"world": "w.toml", "vehicle": "x", "faces": [{"kind": "bus"}] * 2})

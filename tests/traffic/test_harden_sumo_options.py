@@ -19,8 +19,8 @@ from typer.testing import CliRunner
 from vcosim.app import app
 from vcosim.errors import ConfigError
 from vcosim.scenarios.spec import RunSpec
-from vcosim.traffic.spec import FILE_OPTIONS, SumoSpec, file_option_problems
 from vcosim.world import WorldFile
+from vcosim.world.sumo_spec import FILE_OPTIONS, SumoSpec, file_option_problems
 
 EXAMPLES = Path(__file__).parents[2] / "examples"
 BAD = ["--save-configuration", "saved.cfg", "--log", "/tmp/anywhere.log",

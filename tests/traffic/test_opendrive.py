@@ -63,8 +63,8 @@ def test_sumo_lanes_lie_on_the_opendrive_lane_centres(converted) -> None:
 
 def test_a_world_on_the_road_has_sumo_traffic_on_the_same_lanes(converted) -> None:
     pytest.importorskip("libsumo")
-    from vcosim.traffic.sumo import SumoTraffic
-    from vcosim.world import World, WorldFile
+    from vcosim.traffic.sumo import SumoTraffic, sumo_world
+    from vcosim.world import WorldFile
 
     path, _, _ = converted
     routes = path.with_name("bend.rou.xml")
@@ -88,7 +88,7 @@ def test_a_world_on_the_road_has_sumo_traffic_on_the_same_lanes(converted) -> No
         },  # fmt: skip
         base=path.parent,
     )
-    world = World(spec)
+    world = sumo_world(spec)
     traffic = world.objects
     assert isinstance(traffic, SumoTraffic)
     try:

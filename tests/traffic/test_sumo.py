@@ -23,8 +23,7 @@ import pytest
 pytest.importorskip("libsumo")
 
 from vcosim.errors import ConfigError, MissingExtra  # noqa: E402
-from vcosim.traffic.spec import SumoSpec  # noqa: E402
-from vcosim.traffic.sumo import SumoTraffic  # noqa: E402
+from vcosim.traffic.sumo import SumoTraffic, sumo_world  # noqa: E402
 from vcosim.world import World, WorldFile  # noqa: E402
 from vcosim.world.bank_h import (  # noqa: E402
     H_AHEAD,
@@ -36,6 +35,7 @@ from vcosim.world.bank_h import (  # noqa: E402
     H_VALID,
     fill_range_slots,
 )
+from vcosim.world.sumo_spec import SumoSpec  # noqa: E402
 
 WORLD = Path(__file__).parents[2] / "examples" / "worlds" / "sumo-junction.toml"
 SECONDS = 12.0
@@ -44,7 +44,7 @@ SAMPLE = 1000  # physics steps (0.5 s) between samples
 
 def drive(trace: Path) -> dict[str, Any]:
     """Run the junction world for ``SECONDS``, tracing SUMO's cars; what the tests look at."""
-    world = World(WORLD)
+    world = sumo_world(WORLD)
     traffic = world.objects
     assert isinstance(traffic, SumoTraffic)
     traffic.trace(trace)
@@ -142,7 +142,7 @@ def test_the_lights_read_are_sumos_at_every_step(tmp_path: Path, program: str) -
         (tmp_path / name).write_text(text.replace('type="static"', f'type="{program}"'))
     world_text = WORLD.read_text().replace("../sumo/junction.sumocfg", "junction.sumocfg")
     (tmp_path / "world.toml").write_text(world_text)
-    world = World(tmp_path / "world.toml")
+    world = sumo_world(tmp_path / "world.toml")
     traffic = world.objects
     assert isinstance(traffic, SumoTraffic)
     lights, changes, before = traffic.api.trafficlight, 0, dict(traffic.lights)
@@ -202,7 +202,7 @@ def test_the_acc_stops_at_a_red_light_it_reads_in_bank_h() -> None:
     from vcosim.tight.endpoint import SimulatorEndpoint
     from vcosim.tight.inprocess import InProcessLink
 
-    world = World(WORLD.with_name("sumo-red-light.toml"))  # the ego first in line, 150 m off
+    world = sumo_world(WORLD.with_name("sumo-red-light.toml"))  # the ego first in line, 150 m off
     traffic = world.objects
     assert isinstance(traffic, SumoTraffic)
     try:
@@ -228,7 +228,7 @@ def test_with_a_radius_only_sumo_cars_near_the_world_cars_enter_it() -> None:
     spec = WorldFile.load(WORLD)
     assert spec.sumo is not None
     spec.sumo.radius = 30.0
-    world = World(spec)
+    world = sumo_world(spec)
     traffic = world.objects
     assert isinstance(traffic, SumoTraffic)
     try:
@@ -252,7 +252,7 @@ def test_a_sumo_car_that_cannot_see_a_world_car_collides_with_it() -> None:
     spec = WorldFile.load(WORLD)
     assert spec.sumo is not None
     spec.sumo.vehicles = []  # SUMO does not know of the ego standing in its lane
-    world = World(spec)
+    world = sumo_world(spec)
     traffic = world.objects
     assert isinstance(traffic, SumoTraffic)
     try:
@@ -287,7 +287,7 @@ def sumo_elsewhere(folder: Path) -> Iterator[tuple[subprocess.Popen[bytes], Worl
         assert spec.sumo is not None
         sumo_spec = spec.sumo.model_dump() | {"config": None, "host": f"127.0.0.1:{port}"}
         spec.sumo = SumoSpec(**sumo_spec)
-        yield sumo, World(spec), port
+        yield sumo, sumo_world(spec), port
     finally:
         sumo.kill()
 

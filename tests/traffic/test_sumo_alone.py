@@ -17,9 +17,9 @@ import pytest
 pytest.importorskip("libsumo")
 
 from helpers.sumo_city import FAR_ROAD, build_city  # noqa: E402
-from vcosim.traffic.spec import SumoSpec  # noqa: E402
 from vcosim.traffic.sumo import QUIET, _libsumo, attach_sumo, sumo_tool  # noqa: E402
 from vcosim.world import World, WorldFile  # noqa: E402
+from vcosim.world.sumo_spec import SumoSpec  # noqa: E402
 
 STEPS = 1000  # SUMO steps of 10 ms: 10 s
 FCD = ["--precision", "6", "--fcd-output.attributes", "x,y"]

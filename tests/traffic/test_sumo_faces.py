@@ -19,16 +19,15 @@ pytest.importorskip("libsumo")
 from vcosim.contracts.objects import Catalogue, field_problem  # noqa: E402
 from vcosim.sim.pacing import Pacer  # noqa: E402
 from vcosim.sim.simulation import Simulation  # noqa: E402
-from vcosim.traffic.others import GREEN, RED  # noqa: E402
-from vcosim.traffic.sumo import SIGNAL_STATES, SumoTraffic  # noqa: E402
-from vcosim.world import World  # noqa: E402
+from vcosim.traffic.sumo import SIGNAL_STATES, SumoTraffic, sumo_world  # noqa: E402
+from vcosim.world.others import GREEN, RED  # noqa: E402
 
 JUNCTION = Path(__file__).parents[2] / "examples" / "worlds" / "sumo-junction.toml"
 
 
 @pytest.fixture(scope="module")
 def sim() -> Iterator[Simulation]:
-    world = World(JUNCTION)
+    world = sumo_world(JUNCTION)
     traffic = world.objects
     assert isinstance(traffic, SumoTraffic)
     try:

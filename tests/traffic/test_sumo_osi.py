@@ -16,15 +16,15 @@ from helpers.sumo_city import build_corridor  # noqa: E402
 from vcosim.groundtruth.osi import OBJECT_REFERENCE, SUMO_VEHICLE_IDS, OsiOutput  # noqa: E402
 from vcosim.groundtruth.osi_io import read_trace  # noqa: E402
 from vcosim.sim import Pacer, Simulation  # noqa: E402
-from vcosim.traffic.spec import SumoSpec  # noqa: E402
-from vcosim.traffic.sumo import SumoTraffic, attach_sumo  # noqa: E402
+from vcosim.traffic.sumo import SumoTraffic, attach_sumo, sumo_world  # noqa: E402
 from vcosim.world import World, WorldFile  # noqa: E402
+from vcosim.world.sumo_spec import SumoSpec  # noqa: E402
 
 JUNCTION = Path(__file__).parents[2] / "examples" / "worlds" / "sumo-junction.toml"
 
 
 def test_an_osi_trace_has_every_sumo_car_at_the_pose_of_sumos_trace(tmp_path: Path) -> None:
-    world = World(JUNCTION)
+    world = sumo_world(JUNCTION)
     traffic = world.objects
     assert isinstance(traffic, SumoTraffic)
     try:

@@ -33,10 +33,13 @@ if TYPE_CHECKING:
     from rich.table import Table
 
     from vcosim.groundtruth.outputs import GroundTruthOutputs
-    from vcosim.scenarios.spec import RunSpec
+    from vcosim.scenarios.spec import FaceSpec, RunSpec
     from vcosim.sim.simulation import RunReport, Simulation
     from vcosim.tight.endpoint import CouplingReport
 
+
+OUTPUT_LINES = ("osi:", "foxglove:", "recording:")
+"""The builder's lines about the ground-truth outputs, said after those about the recording."""
 
 SHOWN_VEHICLES = 10
 """A world's summary ends with the state of this many vehicles at most (the JSON has all)."""
@@ -138,20 +141,22 @@ def run_simulator(
 
     A recorded run leaves its spec beside the recording (``FILE.spec.toml``), so
     ``vcosim sim --spec FILE.spec.toml`` repeats it; without a recording, a run with debug logs
-    leaves it in their folder (``spec.toml``).
+    leaves it in their folder (``spec.toml``). The spec saved is the one built: the ground-truth
+    outputs asked for among its faces, every default written out.
     """
     from vcosim.interrupts import sigterm_as_interrupt
 
+    if ground_truth is not None:
+        spec = spec.with_faces(ground_truth_faces(ground_truth))
     setup_logging()
     with sigterm_as_interrupt():
         sim: Simulation | None = None
         try:
             if announce_compiling():
                 with Heartbeat(console, "preparing the run (compiling)…"):
-                    sim = _start(spec, ground_truth)
+                    sim = _start(spec)
             else:
-                sim = _start(spec, ground_truth)
-            sim.pacer.on_late = spec.pacing.on_late
+                sim = _start(spec)
             granted = enter_realtime(*realtime)
             status = _Status(sim)
         except KeyboardInterrupt:
@@ -175,12 +180,43 @@ def spec_path(recording: Path) -> Path:
     return recording.with_name(f"{recording.stem}.spec.toml")
 
 
-def _start(spec: RunSpec, ground_truth: GroundTruthOutputs | None = None) -> Simulation:
+def ground_truth_faces(outputs: GroundTruthOutputs) -> list[FaceSpec]:
+    """The ``--osi*`` and ``--foxglove*`` options as the run spec's faces."""
+    from vcosim.scenarios.spec import FoxgloveFaceSpec, OsiFaceSpec
+
+    faces: list[FaceSpec] = []
+    if outputs.wants_osi:
+        host, port = outputs.osi if outputs.osi is not None else (None, None)
+        udp = {} if host is None else {"udp_host": host, "udp_port": port}
+        faces.append(
+            OsiFaceSpec(
+                **udp,
+                framing="esmini" if outputs.osi_framing == "esmini" else "datagram",
+                trace=outputs.osi_trace,
+                rate=outputs.osi_rate,
+            )
+        )
+    if outputs.foxglove is not None:
+        host, port = outputs.foxglove
+        faces.append(
+            FoxgloveFaceSpec(
+                host=host, port=port, allow=outputs.foxglove_allow, rate=outputs.foxglove_rate
+            )
+        )
+    return faces
+
+
+def _start(spec: RunSpec) -> Simulation:
     """Build the simulation with its faces and say what it listens on and records."""
-    from vcosim.scenarios.build import build_simulation, endpoints, road_of
+    from vcosim.scenarios.build import build_simulation, endpoints
     from vcosim.scenarios.spec import CouplingFaceSpec
 
-    sim = build_simulation(spec, note=note)
+    built: list[str] = []
+    sim = build_simulation(spec, note=built.append)
+    outputs = [line for line in built if line.startswith(OUTPUT_LINES)]
+    for line in built:
+        if line not in outputs:
+            note(line)
     if spec.recording is not None:
         from vcosim.sim.recorder import vehicle_path
 
@@ -193,14 +229,14 @@ def _start(spec: RunSpec, ground_truth: GroundTruthOutputs | None = None) -> Sim
                 f"recording every signal of each of the {len(sim.vehicles)} vehicles {each}, "
                 f"a file per vehicle: {vehicle_path(record, '{NAME}')}"
             )
-        note(f"the run's spec: {spec.save(spec_path(record))} (vcosim sim --spec repeats it)")
+        saved = spec.save(spec_path(record), resolved=True)
+        note(f"the run's spec: {saved} (vcosim sim --spec repeats it)")
     else:  # a run folder of debug logs holds the spec too
         coupling = spec.face("coupling")
         if isinstance(coupling, CouplingFaceSpec) and coupling.debug_log is not None:
-            spec.save(coupling.debug_log / "spec.toml")
-    road = road_of(spec) if ground_truth is not None and ground_truth.wants_osi else None
-    for line in ground_truth.attach(sim, road) if ground_truth is not None else ():
-        note(line)  # after the recording: Foxglove's channels join its open file
+            spec.save(coupling.debug_log / "spec.toml", resolved=True)
+    for line in outputs:  # what the ground-truth outputs do, said after the recording
+        note(line)
     coupled = endpoints(sim)
     if sim.world is not None and spec.face("coupling") is not None and not coupled:
         _about_coupling("no vehicle of the world is driven from outside: nothing to couple")

@@ -66,7 +66,7 @@ from vcosim.vehicle.gearbox import Gearbox
 if TYPE_CHECKING:
     from vcosim.scenarios.spec import RecordingSpec, RunSpec
     from vcosim.tight.config import CouplingConfig
-    from vcosim.traffic.spec import SumoSpec
+    from vcosim.world.sumo_spec import SumoSpec
 
 
 class StartHow(str, Enum):
@@ -339,13 +339,13 @@ def sim(
             BusFaceSpec,
             ContractsFaceSpec,
             CouplingFaceSpec,
+            FaceSpec,
             PacingSpec,
             RunSpec,
             StartSpec,
-            UserFaceSpec,
         )
 
-        faces: list[CouplingFaceSpec | ContractsFaceSpec | BusFaceSpec | UserFaceSpec] = []
+        faces: list[FaceSpec] = []
         if coupling:
             options = said(
                 ext_time=ext_time,
@@ -492,7 +492,7 @@ def sumo_spec(
     """The ``sumo`` of the run from ``--sumo`` or ``--sumo-host`` and their step and seed."""
     from pydantic import ValidationError
 
-    from vcosim.traffic.spec import SumoSpec
+    from vcosim.world.sumo_spec import SumoSpec
 
     if config is None and host is None:
         if given & {"sumo_step", "sumo_seed"}:

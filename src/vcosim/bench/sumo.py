@@ -243,9 +243,9 @@ def _measure(
     folder: Path,
 ) -> SumoRow:
     from vcosim.traffic.network import LANE_WIDTH, row_route
-    from vcosim.traffic.spec import SumoSpec
     from vcosim.traffic.sumo import attach_sumo
     from vcosim.world import World, WorldFile
+    from vcosim.world.sumo_spec import SumoSpec
 
     config, junctions = _scenario(count, folder)
     row = junctions // 2

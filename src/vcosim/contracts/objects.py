@@ -55,7 +55,7 @@ class Fleet(Protocol):
     objects: Any  # SUMO's traffic (``vcosim.world.world.Objects``), or None
 
     def others(self) -> Any:
-        """Its objects now (``vcosim.traffic.others.Others``): SUMO's cars, traffic lights."""
+        """Its objects now (``vcosim.world.others.Others``): SUMO's cars, traffic lights."""
         ...
 
     def object_position(self, name: str) -> tuple[float, float, float] | None:

@@ -41,8 +41,8 @@ from vcosim.groundtruth.gate import OriginGate
 from vcosim.groundtruth.objects import Objects, quaternion, shapes_of
 from vcosim.groundtruth.sampling import Sampler
 from vcosim.reports import Report
-from vcosim.traffic.others import AMBER, GREEN, OFF, RED
 from vcosim.vehicle import SIGNAL_NAMES
+from vcosim.world.others import AMBER, GREEN, OFF, RED
 
 if TYPE_CHECKING:
     from vcosim.sim.simulation import Simulation
@@ -76,9 +76,9 @@ def vehicle_topic(name: str) -> str:
 class SceneEncoder:
     """Every vehicle as ``foxglove`` messages (``SceneUpdate``, ``FrameTransforms``)."""
 
-    def __init__(self, sim: Simulation | Any) -> None:
+    def __init__(self, sim: Simulation) -> None:
         self.shapes = shapes_of(sim)
-        world = getattr(sim, "world", None)
+        world = sim.world
         self.world = world
         self.ego = world.ego if world is not None else next(iter(sim.vehicles))
 
@@ -339,7 +339,7 @@ class FoxgloveLive(Sampler):
         self._gate = gate
         return self.address
 
-    def open(self, sim: Simulation | Any) -> None:
+    def open(self, sim: Simulation) -> None:
         """Listen (if not yet), then a channel per topic."""
         import foxglove
         from foxglove.channels import FrameTransformsChannel, SceneUpdateChannel
@@ -359,7 +359,7 @@ class FoxgloveLive(Sampler):
                     topic, schema=SIGNALS_SCHEMA, context=context
                 )
 
-    def sample(self, sim: Simulation | Any) -> None:
+    def sample(self, sim: Simulation) -> None:
         """Publish the scene, the transforms and the signals, if anyone listens."""
         encoder, channels = self._encoder, self._channels
         if encoder is None or self._server is None:
@@ -426,7 +426,7 @@ class FoxgloveRecording(Sampler):
         self._encoder: SceneEncoder | None = None
         self._channels: dict[str, int] = {}
 
-    def open(self, sim: Simulation | Any) -> None:
+    def open(self, sim: Simulation) -> None:
         """Register the Foxglove schemas and channels in the recording."""
         from foxglove.messages import FrameTransforms, SceneUpdate
 
@@ -439,7 +439,7 @@ class FoxgloveRecording(Sampler):
             schema_id = writer.register_schema(schema.name, schema.encoding, schema.data)
             self._channels[topic] = writer.register_channel(topic, "protobuf", schema_id)
 
-    def sample(self, sim: Simulation | Any) -> None:
+    def sample(self, sim: Simulation) -> None:
         """Append the scene and the transforms at the simulated time."""
         writer, encoder = self._writer, self._encoder
         if writer is None or encoder is None:

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -79,7 +79,7 @@ class Objects:
     signals: np.ndarray  # each vehicle's outputs (a copy), for lights and plots
 
     @classmethod
-    def of(cls, sim: Simulation | Any, shapes: dict[str, Shape]) -> Objects:
+    def of(cls, sim: Simulation, shapes: dict[str, Shape]) -> Objects:
         """Read every vehicle of ``sim`` (``shapes``: each one's ``Shape``, by name)."""
         names = list(sim.vehicles)
         outputs = np.array([sim.vehicles[n].outputs for n in names])
@@ -107,7 +107,7 @@ class Objects:
         return self.signals[:, _SIGNAL[name]]
 
 
-def shapes_of(sim: Simulation | Any) -> dict[str, Shape]:
+def shapes_of(sim: Simulation) -> dict[str, Shape]:
     """The ``Shape`` of every vehicle of ``sim`` (read once: parameters do not change)."""
     return {name: Shape.of(vehicle) for name, vehicle in sim.vehicles.items()}
 

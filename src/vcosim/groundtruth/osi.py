@@ -42,7 +42,7 @@ from vcosim.groundtruth.osi_io import (
 )
 from vcosim.groundtruth.sampling import Sampler
 from vcosim.reports import Report
-from vcosim.traffic.others import AMBER, GREEN, RED, Others
+from vcosim.world.others import AMBER, GREEN, RED, Others
 
 if TYPE_CHECKING:
     from osi3.osi_groundtruth_pb2 import GroundTruth
@@ -82,7 +82,7 @@ SUMO_BLINKER_RIGHT, SUMO_BLINKER_LEFT, SUMO_BLINKER_EMERGENCY = 1, 2, 4
 SUMO_BRAKE_LIGHT, SUMO_FRONT_LIGHT, SUMO_HIGH_BEAM, SUMO_BACKDRIVE = 8, 16, 64, 128
 """The bits of SUMO's vehicle signals (``VEH_SIGNAL_*``) that OSI's light state has."""
 
-GroundTruthPart = Callable[["GroundTruth", "Simulation | Any"], None]
+GroundTruthPart = Callable[["GroundTruth", "Simulation"], None]
 """Adds what the vehicles are not (lanes, traffic lights) to a frame's ground truth."""
 
 
@@ -114,13 +114,13 @@ class ObjectIds:
 class GroundTruthEncoder:
     """Builds the OSI messages of a host's vehicles, one frame at a time."""
 
-    def __init__(self, sim: Simulation | Any, parts: Sequence[GroundTruthPart] = ()) -> None:
+    def __init__(self, sim: Simulation, parts: Sequence[GroundTruthPart] = ()) -> None:
         from osi3.osi_groundtruth_pb2 import GroundTruth
 
         self.shapes = shapes_of(sim)
         self.names = list(sim.vehicles)
         self.ids = {name: row + 1 for row, name in enumerate(self.names)}
-        self.ego = getattr(sim, "vehicle_name", None) or _ego_name(sim)
+        self.ego = sim.vehicle_name or _ego_name(sim)
         self.parts = tuple(parts)
         self.object_ids = ObjectIds()
         """The ids of the world's objects, kept for the whole trace."""
@@ -156,7 +156,7 @@ class GroundTruthEncoder:
             attributes.number_wheels = 4
             moving.vehicle_classification.type = MovingObject.VehicleClassification.TYPE_CAR
 
-    def ground_truth(self, sim: Simulation | Any, objects: Objects) -> GroundTruth:
+    def ground_truth(self, sim: Simulation, objects: Objects) -> GroundTruth:
         """The frame's ``GroundTruth``: every vehicle, then what the ``parts`` add."""
         from osi3.osi_groundtruth_pb2 import GroundTruth
 
@@ -202,7 +202,7 @@ class GroundTruthEncoder:
         return (front - shape.rear_axle[0], 0.0, shape.centre_offset[2] - shape.rear_axle[2])
 
 
-def world_objects(truth: GroundTruth, sim: Simulation | Any, ids: ObjectIds | None = None) -> None:
+def world_objects(truth: GroundTruth, sim: Simulation, ids: ObjectIds | None = None) -> None:
     """The world's objects (SUMO's vehicles and persons) after its vehicles, as it sees them.
 
     Each is a box on flat ground of its SUMO type's size (``OBJECT_HEIGHT`` tall when the
@@ -213,7 +213,7 @@ def world_objects(truth: GroundTruth, sim: Simulation | Any, ids: ObjectIds | No
     vehicle has SUMO's vehicle class as OSI's (``OSI_VEHICLE_TYPES``) and its lights from
     SUMO's signal bits; a person is a ``TYPE_PEDESTRIAN``.
     """
-    world = getattr(sim, "world", None)
+    world = sim.world
     if world is None or world.objects is None:
         return
     from osi3.osi_object_pb2 import MovingObject
@@ -304,9 +304,9 @@ def traffic_lights(truth: GroundTruth, others: Others) -> None:
         classification.mode = classes.MODE_CONSTANT if colour else classes.MODE_OFF
 
 
-def _ego_name(sim: Simulation | Any) -> str:
+def _ego_name(sim: Simulation) -> str:
     """The ego: the world's, else the lone car's name in the host."""
-    world = getattr(sim, "world", None)
+    world = sim.world
     return world.ego if world is not None else next(iter(sim.vehicles))
 
 
@@ -413,7 +413,7 @@ class OsiOutput(Sampler):
         self._udp: OsiUdp | None = None
         self._encoder: GroundTruthEncoder | None = None
 
-    def open(self, sim: Simulation | Any) -> None:
+    def open(self, sim: Simulation) -> None:
         """Read the vehicles' shapes and open the socket and the trace."""
         self._encoder = encoder = GroundTruthEncoder(sim, self.parts)
         if self.udp_address is not None:
@@ -425,7 +425,7 @@ class OsiOutput(Sampler):
             else:
                 self._sinks.append(OsiBinaryTrace(self.trace_path))
 
-    def sample(self, sim: Simulation | Any) -> None:
+    def sample(self, sim: Simulation) -> None:
         """Encode the frame once and give it to every sink."""
         encoder = self._encoder
         if encoder is None:

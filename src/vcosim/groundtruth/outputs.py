@@ -2,21 +2,24 @@
 
 ``GroundTruthOutputs`` is what the command line turns its ``--osi*`` and ``--foxglove*``
 options into; ``check`` refuses a missing extra or a rate that is not a whole number of physics
-steps before anything starts, and ``attach`` adds the faces to a built simulation (after its
-recording, whose MCAP file the Foxglove scene joins) and says what each one does.
+steps before anything starts. ``build_simulation`` attaches the faces a run's spec describes
+with ``attach_osi``, ``attach_foxglove`` and ``attach_scene_recording`` (after its recording,
+whose MCAP file the Foxglove scene joins), each saying what it does.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from vcosim.constants import PHYSICS_DT
 from vcosim.extras import require
 from vcosim.groundtruth.sampling import steps_per_sample
 
 if TYPE_CHECKING:
+    from mcap.writer import Writer
+
     from vcosim.roads import RoadNetwork
     from vcosim.sim.simulation import Simulation
 
@@ -40,14 +43,6 @@ class GroundTruthOutputs:
         """OSI over UDP or to a trace."""
         return self.osi is not None or self.osi_trace is not None
 
-    @property
-    def records_scene(self) -> bool:
-        """The recording is MCAP and the ``foxglove`` extra is here: it gets the scene too."""
-        from vcosim.extras import missing
-
-        mcap = self.record is not None and self.record.suffix.lower() == ".mcap"
-        return mcap and not missing("foxglove")
-
     def check(self) -> None:
         """Refuse, before anything starts, a missing extra or a rate the steps do not divide.
 
@@ -66,69 +61,79 @@ class GroundTruthOutputs:
             require("foxglove", "--foxglove")
             steps_per_sample(self.foxglove_rate, "--foxglove-rate")
 
-    def attach(self, sim: Simulation | Any, road: RoadNetwork | None = None) -> list[str]:
-        """Attach the outputs asked for to ``sim``; a line for each saying what it does.
 
-        ``road``: the OpenDRIVE road the run drives on, whose lanes OSI's ground truth carries.
-        """
-        lines = []
-        if self.wants_osi:
-            from vcosim.groundtruth.osi import OsiOutput
-            from vcosim.groundtruth.osi_road import road_part
+def attach_osi(
+    sim: Simulation,
+    rate: float,
+    *,
+    udp: tuple[str, int] | None = None,
+    framing: str = "datagram",
+    trace: Path | None = None,
+    road: RoadNetwork | None = None,
+) -> str:
+    """Attach the ego's OSI SensorViews at ``rate`` Hz; the line saying where they go.
 
-            every = steps_per_sample(self.osi_rate, "--osi-rate", sim.dt)
-            parts = [] if road is None else [road_part(road)]
-            face = sim.attach(
-                "osi",
-                OsiOutput(
-                    every,
-                    udp=self.osi,
-                    trace=self.osi_trace,
-                    parts=parts,
-                    udp_framing=self.osi_framing,
-                ),
-            )
-            where = ", ".join(face.report().destinations)
-            n = 0 if road is None else len(road.roads)
-            lanes = f", with the lanes of {n} road{'s' * (n != 1)}" if n else ""
-            what = "the ego's SensorView"
-            if self.osi is not None and self.osi_framing == "esmini":
-                what += " (over UDP its GroundTruth, in esmini's fragments)"
-            lines.append(f"osi: {what} at {self.osi_rate:g} Hz to {where}{lanes}")
-        if self.foxglove is not None:
-            from vcosim.groundtruth.foxglove import FoxgloveLive
+    ``road``: the OpenDRIVE road the run drives on, whose lanes OSI's ground truth carries.
+    """
+    require("osi", "--osi" if udp is not None else "--osi-trace")
+    from vcosim.groundtruth.osi import OsiOutput
+    from vcosim.groundtruth.osi_road import road_part
 
-            every = steps_per_sample(self.foxglove_rate, "--foxglove-rate", sim.dt)
-            live = sim.attach("foxglove", FoxgloveLive(every, *self.foxglove, self.foxglove_allow))
-            host, port = live.listen()
-            lines.append(
-                f"foxglove: the run at {self.foxglove_rate:g} Hz on ws://{host}:{port} (in the "
-                "Foxglove app: Open connection, Foxglove WebSocket)"
-            )
-        if self.records_scene and self.record is not None:
-            from vcosim.groundtruth.foxglove import FoxgloveRecording
-            from vcosim.sim.recorder import vehicle_path
-
-            world = getattr(sim, "world", None)
-            file = self.record if world is None else vehicle_path(self.record, world.ego)
-            sim.attach(
-                "foxglove_recording",
-                FoxgloveRecording(self.record_every, recording_writer, str(file)),
-            )
-            every_ms = self.record_every * PHYSICS_DT * 1e3
-            lines.append(
-                f"recording: the Foxglove scene (/scene, /tf) every {every_ms:g} ms in {file}"
-            )
-        return lines
+    every = steps_per_sample(rate, "--osi-rate", sim.dt)
+    parts = [] if road is None else [road_part(road)]
+    face = sim.attach(
+        "osi", OsiOutput(every, udp=udp, trace=trace, parts=parts, udp_framing=framing)
+    )
+    where = ", ".join(face.report().destinations)
+    n = 0 if road is None else len(road.roads)
+    lanes = f", with the lanes of {n} road{'s' * (n != 1)}" if n else ""
+    what = "the ego's SensorView"
+    if udp is not None and framing == "esmini":
+        what += " (over UDP its GroundTruth, in esmini's fragments)"
+    return f"osi: {what} at {rate:g} Hz to {where}{lanes}"
 
 
-def recording_writer(sim: Simulation | Any) -> Any:
+def attach_foxglove(
+    sim: Simulation, rate: float, host: str, port: int, allow: tuple[str, ...] = ()
+) -> str:
+    """Serve the run to the Foxglove app at ``rate`` Hz; the line saying where."""
+    require("foxglove", "--foxglove")
+    from vcosim.groundtruth.foxglove import FoxgloveLive
+
+    every = steps_per_sample(rate, "--foxglove-rate", sim.dt)
+    live = sim.attach("foxglove", FoxgloveLive(every, host, port, allow))
+    at_host, at_port = live.listen()
+    return (
+        f"foxglove: the run at {rate:g} Hz on ws://{at_host}:{at_port} (in the "
+        "Foxglove app: Open connection, Foxglove WebSocket)"
+    )
+
+
+def records_scene(record: Path | None) -> bool:
+    """The recording is MCAP and the ``foxglove`` extra is here: it gets the scene too."""
+    from vcosim.extras import missing
+
+    mcap = record is not None and record.suffix.lower() == ".mcap"
+    return mcap and not missing("foxglove")
+
+
+def attach_scene_recording(sim: Simulation, record: Path, every: int) -> str:
+    """Add the Foxglove scene (/scene, /tf) to an MCAP recording; the line saying so."""
+    from vcosim.groundtruth.foxglove import FoxgloveRecording
+    from vcosim.sim.recorder import vehicle_path
+
+    world = sim.world
+    file = record if world is None else vehicle_path(record, world.ego)
+    sim.attach("foxglove_recording", FoxgloveRecording(every, recording_writer, str(file)))
+    every_ms = every * PHYSICS_DT * 1e3
+    return f"recording: the Foxglove scene (/scene, /tf) every {every_ms:g} ms in {file}"
+
+
+def recording_writer(sim: Simulation) -> Writer | None:
     """The ``mcap`` writer of the run's recording: the lone car's file, or the ego's."""
+    from vcosim.sim.recorder import SignalLog, WorldSignalLog
+
     recording = sim.faces.get("recording")
-    if recording is None:
-        return None
-    logs = getattr(recording, "logs", None)
-    if logs is not None:  # a world: a file per vehicle
-        world = getattr(sim, "world", None)
-        recording = logs.get(world.ego) if world is not None else None
-    return getattr(recording, "mcap_writer", None)
+    if isinstance(recording, WorldSignalLog):  # a world: a file per vehicle
+        recording = recording.logs.get(sim.world.ego) if sim.world is not None else None
+    return recording.mcap_writer if isinstance(recording, SignalLog) else None

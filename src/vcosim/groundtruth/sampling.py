@@ -7,7 +7,7 @@ clock do.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 from vcosim.constants import PHYSICS_DT
 from vcosim.errors import ConfigError
@@ -43,26 +43,26 @@ class Sampler(Face):
         self.samples = 0
         self._countdown = every
 
-    def start(self, sim: Simulation | Any) -> None:
+    def start(self, sim: Simulation) -> None:
         """Open what the face needs (``open``), then take the first sample."""
         self.open(sim)
         self._take(sim)
         self._countdown = self.every
 
-    def after_step(self, sim: Simulation | Any) -> None:
+    def after_step(self, sim: Simulation) -> None:
         """Count the step; sample every ``every`` steps."""
         self._countdown -= 1
         if self._countdown == 0:
             self._countdown = self.every
             self._take(sim)
 
-    def _take(self, sim: Simulation | Any) -> None:
+    def _take(self, sim: Simulation) -> None:
         self.sample(sim)
         self.samples += 1
 
-    def open(self, sim: Simulation | Any) -> None:
+    def open(self, sim: Simulation) -> None:
         """Called once before the first sample (files, sockets)."""
 
-    def sample(self, sim: Simulation | Any) -> None:
+    def sample(self, sim: Simulation) -> None:
         """Called for every sample."""
         raise NotImplementedError

@@ -606,14 +606,14 @@ def check_file(
 def _run(path: Path, samples: list[Sample]) -> tuple[list[SampleResult], float]:
     """Run ``path`` as the survey does, a probe reading the poses at the samples' times."""
     from vcosim.controllers.acc import Acc
-    from vcosim.openscenario import read_xosc
+    from vcosim.openscenario.reader import read_scenario
     from vcosim.openscenario.storyboard import scenario_run
     from vcosim.scenarios import PacingSpec, RunSpec, build_simulation
     from vcosim.scenarios.build import attach_face
     from vcosim.tight.inprocess import couple_in_process
 
     face, world = scenario_run(path)
-    scenario = read_xosc(path)
+    scenario = read_scenario(path)
     order = esmini_order(path, list(scenario.entities))
     sim = build_simulation(RunSpec(world=world, pacing=PacingSpec(mode="fast")))
     probe = _Probe(samples, order, sim.dt)

@@ -437,6 +437,19 @@ def read_root(path: Path, source: str, catalogue: bool = False) -> Node:
         ) from None
 
 
+def read_scenario(path: str | Path, parameters: Mapping[str, object] | None = None) -> m.Scenario:
+    """A ``.xosc`` file's scenario, parsed once per file and parameter values while unchanged.
+
+    The world built from it and the storyboard playing it share this parse (``read_xosc``
+    for the rest: the maps looked in, the error raised).
+    """
+    from vcosim.filecache import read_once
+
+    given = dict(parameters or {})
+    variant = tuple(sorted((name, str(value)) for name, value in given.items()))
+    return read_once(lambda file: read_xosc(file, given), path, "xosc", variant, *map_folders())
+
+
 def read_xosc(
     path: str | Path,
     parameters: Mapping[str, object] | None = None,

@@ -17,12 +17,12 @@ start are one state machine over one tree; apart, each would reach into the othe
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import numpy as np
-from pydantic import JsonValue
 
 from vcosim.errors import ConfigError, VcosimError
 from vcosim.openscenario import model as m
@@ -56,7 +56,7 @@ from vcosim.openscenario.place import (
     route_line,
     shift_lane,
 )
-from vcosim.openscenario.reader import read_xosc
+from vcosim.openscenario.reader import read_scenario
 from vcosim.openscenario.trajectory import schedule_speed
 from vcosim.openscenario.world import (
     against,
@@ -67,12 +67,12 @@ from vcosim.openscenario.world import (
     start_poses,
 )
 from vcosim.reports import Report
-from vcosim.scenarios.spec import UserFaceSpec
+from vcosim.scenarios.spec import StoryboardFaceSpec
 from vcosim.sim.face import Face
 from vcosim.world.geometry import R_AHEAD, R_DISTANCE, R_RELATIVE_SPEED, R_TARGET
 from vcosim.world.movers import AWAY, Mover, Movers, arc_lengths, locate, straight_line
 from vcosim.world.paths import point_at
-from vcosim.world.spec import WorldFile
+from vcosim.world.spec import PathDriver, WorldFile
 
 if TYPE_CHECKING:
     from vcosim.sim.simulation import Simulation
@@ -162,16 +162,22 @@ def _tree(story: m.Story) -> Element:
 
 
 class Storyboard(Face):
-    """Plays the storyboard of ``scenario`` (a ``.xosc`` file) on the world it runs in.
+    """Plays the storyboard of ``scenario`` on the world it runs in.
 
-    ``parameters`` override the file's declared values (a sweep's variation); the world must
-    be the scenario's (``vcosim.openscenario.world.scenario_world``).
+    ``scenario``: the parsed scenario (``read_scenario``), or its ``.xosc`` file, which is
+    read through the same once-per-file parse, ``parameters`` overriding the file's declared
+    values (a sweep's variation). The world must be the scenario's
+    (``vcosim.openscenario.world.scenario_world``).
     """
 
     kind = "storyboard"
 
-    def __init__(self, scenario: str, parameters: dict[str, object] | None = None) -> None:
-        self.scenario = read_xosc(scenario, parameters)
+    def __init__(
+        self, scenario: m.Scenario | str | Path, parameters: dict[str, object] | None = None
+    ) -> None:
+        if not isinstance(scenario, m.Scenario):
+            scenario = read_scenario(scenario, parameters)
+        self.scenario = scenario
         self.network = network_of(self.scenario)
         self.stories = [_tree(story) for story in self.scenario.stories]
         self.elements = [e for story in self.stories for e in story.walk()]
@@ -242,7 +248,7 @@ class Storyboard(Face):
                 road_id, _, lane, _ = on_lane(self.network, pose, name)
                 self.legs[name] = {road_id: lane}  # its lane, driven the other way
                 self.against.add(name)
-            offset = getattr(driver, "offset", 0.0)
+            offset = driver.offset if isinstance(driver, PathDriver) else 0.0
             init = self.scenario.init[name]
             self.channels[name] = Channels(init.speed, offset)
             if init.ramp is not None:  # from standing, as Init's speed action says
@@ -1129,16 +1135,16 @@ def _modified(value: str, rule: str, by: str) -> str:
 
 
 def scenario_run(
-    path: str | Path, parameters: dict[str, object] | None = None
-) -> tuple[UserFaceSpec, WorldFile]:
+    path: str | Path, parameters: Mapping[str, object] | None = None
+) -> tuple[StoryboardFaceSpec, WorldFile]:
     """What ``vcosim sim --scenario`` runs: the storyboard face's spec and the world.
 
     ``parameters`` override the file's declarations (a variation); every problem of the
-    file is one ``ConfigError`` before anything starts.
+    file is one ``ConfigError`` before anything starts. The file is parsed once: the
+    storyboard the builder attaches gets the same parse.
     """
-    scenario = read_xosc(path, parameters)
-    options: dict[str, JsonValue] = {"scenario": str(path)}
-    if parameters:
-        options["parameters"] = {k: str(v) for k, v in parameters.items()}
-    face = UserFaceSpec(name="storyboard", entry_point=f"{__name__}:Storyboard", options=options)
+    scenario = read_scenario(path, parameters)
+    face = StoryboardFaceSpec(
+        scenario=Path(path), parameters={k: str(v) for k, v in (parameters or {}).items()}
+    )
     return face, scenario_world(scenario)

@@ -193,13 +193,13 @@ def _run(
 ) -> tuple[str, str, float]:
     """Run a scenario fast to its stop trigger (or ``limit``), the external ego on the ACC."""
     from vcosim.controllers.acc import Acc
-    from vcosim.openscenario import read_xosc
+    from vcosim.openscenario.reader import read_scenario
     from vcosim.openscenario.storyboard import StoryboardReport, scenario_run
     from vcosim.scenarios import PacingSpec, RunSpec, build_simulation
     from vcosim.tight.inprocess import couple_in_process
 
     face, world = scenario_run(path, parameters)  # refusals before anything runs
-    scenario = read_xosc(path, parameters)
+    scenario = read_scenario(path, parameters)
     sim = build_simulation(RunSpec(world=world, pacing=PacingSpec(mode="fast"), faces=[face]))
     if scenario.external:
         speed = scenario.init[scenario.external[0]].speed

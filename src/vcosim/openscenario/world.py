@@ -9,7 +9,6 @@ offered at each junction), whose speed and lane offset the storyboard sets.
 from __future__ import annotations
 
 import math
-from functools import lru_cache
 from pathlib import Path
 
 import numpy as np
@@ -26,16 +25,15 @@ from vcosim.openscenario.place import (
     resolve,
     route,
 )
-from vcosim.roads import RoadNetwork, read_xodr
+from vcosim.roads import RoadNetwork, load_road
 from vcosim.roads.surface import MAX_CELLS
 from vcosim.world.movers import AWAY, straight_line
 from vcosim.world.spec import WorldFile
 
 
-@lru_cache(maxsize=4)
 def road_network(path: Path) -> RoadNetwork:
-    """The scenario's road (read once per file: the world and the storyboard share it)."""
-    return read_xodr(path)
+    """The scenario's road (read once per file: the world, terrain and storyboard share it)."""
+    return load_road(path)
 
 
 def network_of(scenario: Scenario) -> RoadNetwork | None:

@@ -205,6 +205,21 @@ class _Reader:
         return Junction(jid, el.get("name", ""), tuple(connections))
 
 
+def load_road(path: str | Path) -> RoadNetwork:
+    """The road network of an OpenDRIVE file, parsed once while the file stays as it is.
+
+    Every part of a run that needs the road (terrain, world paths, storyboard, recording)
+    shares this one parse; the network is not changed by its users.
+    """
+    from vcosim.filecache import read_once
+
+    return read_once(_read_road_file, path)
+
+
+def _read_road_file(path: Path) -> RoadNetwork:
+    return read_xodr(path)
+
+
 def read_xodr(source: str | Path | bytes) -> RoadNetwork:
     """The road network of an OpenDRIVE file (a path), or of its text given as bytes."""
     name = "OpenDRIVE text" if isinstance(source, bytes) else f"OpenDRIVE {source}"

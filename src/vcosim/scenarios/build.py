@@ -14,24 +14,20 @@ from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from vcosim.entrypoints import load_object, load_user_code
 from vcosim.errors import ConfigError, VcosimError
+from vcosim.scenarios.faces import attach_face, endpoints, vehicle_couplings
 from vcosim.scenarios.spec import (
+    GROUND_TRUTH,
     BusFaceSpec,
-    ContractsFaceSpec,
-    CouplingFaceSpec,
-    FaceSpec,
+    OsiFaceSpec,
     RunSpec,
 )
-from vcosim.sim.face import Face, coupling_name
 from vcosim.sim.pacing import Pacer
 from vcosim.sim.simulation import Simulation
-from vcosim.tight.config import CouplingConfig
-from vcosim.tight.endpoint import SimulatorEndpoint
 from vcosim.vehicle import Vehicle
 from vcosim.vehicle import layout as L
 from vcosim.vehicle.terrain import Terrain, TerrainSpec, load_terrain
-from vcosim.world import World
+from vcosim.world import World, WorldFile
 
 if TYPE_CHECKING:
     from vcosim.roads import RoadNetwork
@@ -60,29 +56,41 @@ class StartError(VcosimError):
 def build_simulation(spec: RunSpec, *, note: Note | None = None) -> Simulation:
     """The simulation ``spec`` describes, its faces attached and ready to ``run``.
 
-    ``note`` receives a line for each thing worth telling the user that only building
-    reveals (which bus module each vehicle of a world joins as).
+    Everything the spec says is built here, for the command line, sweeps and the API alike:
+    the pacer with every pacing field, the world (and SUMO's traffic in it), the faces in the
+    spec's order, the recording, then the ground-truth outputs (OSI, Foxglove) and the
+    Foxglove scene of an MCAP recording. ``note`` receives a line for each thing worth
+    telling the user that only building reveals (which bus module each vehicle of a world
+    joins as, where OSI and Foxglove go).
     """
     pacing = spec.pacing
-    pacer = Pacer(pacing.mode, frame_rate=pacing.frame_rate, time_dilation=pacing.time_dilation)
+    pacer = Pacer(
+        pacing.mode,
+        frame_rate=pacing.frame_rate,
+        time_dilation=pacing.time_dilation,
+        on_late=pacing.on_late,
+    )
     if spec.sumo is not None:  # SUMO joins a world (a lone car: a world of one, docs/traffic.md)
         from vcosim.scenarios.traffic import world_file
 
-        sim = Simulation(World(world_file(spec)), pacer)
+        sim = Simulation(with_traffic(World(world_file(spec))), pacer)
     elif spec.world is not None:  # the vehicles, their starts and the terrain come from the file
-        from vcosim.world import WorldFile
-
-        world = spec.world if isinstance(spec.world, WorldFile) else WorldFile.load(spec.world)
-        sim = Simulation(World(world, terrain=_built(world.terrain, world.base)), pacer)
+        world = world_of(spec.world)
+        built = World(world, terrain=_built(world.terrain, world.base))
+        sim = Simulation(with_traffic(built), pacer)
     else:
         sim = Simulation(start_vehicle(spec), pacer)
     if sim.world is not None and sim.world.spec.sumo is not None:
         attach_sumo_face(sim, spec)
-    # The recording and the bus say where each vehicle is on an OpenDRIVE road.
-    wants_road = spec.recording is not None or any(isinstance(f, BusFaceSpec) for f in spec.faces)
+    # The recording, the bus and OSI say where each vehicle is on an OpenDRIVE road.
+    wants_road = spec.recording is not None or any(
+        isinstance(f, (BusFaceSpec, OsiFaceSpec)) for f in spec.faces
+    )
     road = road_of(spec) if wants_road else None
+    say = note or (lambda line: None)
     for face in spec.faces:
-        attach_face(sim, face, note, road)
+        if face.kind not in GROUND_TRUTH:
+            attach_face(sim, face, say, road)
     if spec.recording is not None:
         from vcosim.sim.recorder import SignalLog, WorldSignalLog
 
@@ -91,7 +99,29 @@ def build_simulation(spec: RunSpec, *, note: Note | None = None) -> Simulation:
             sim.attach("recording", SignalLog(path, every=every, road=road))
         else:
             sim.attach("recording", WorldSignalLog(path, list(sim.vehicles), every, road))
+    for face in spec.faces:  # after the recording: Foxglove's channels join its open file
+        if face.kind in GROUND_TRUTH:
+            attach_face(sim, face, say, road)
+    if spec.recording is not None:
+        from vcosim.groundtruth.outputs import attach_scene_recording, records_scene
+
+        if records_scene(spec.recording.path):
+            say(attach_scene_recording(sim, spec.recording.path, spec.recording.every))
     return sim
+
+
+def with_traffic(world: World) -> World:
+    """The world with the traffic its file asks for (``[sumo]``: SUMO's, started here)."""
+    if world.spec.sumo is not None:
+        from vcosim.traffic.sumo import attach_sumo
+
+        attach_sumo(world, world.spec.sumo, world.spec.base)
+    return world
+
+
+def world_of(world: Path | WorldFile) -> WorldFile:
+    """A spec's world: its file's (parsed once per run), or the one it holds."""
+    return world if isinstance(world, WorldFile) else WorldFile.load(world)
 
 
 def attach_sumo_face(sim: Simulation, spec: RunSpec) -> None:
@@ -160,9 +190,7 @@ def start_pose(spec: RunSpec) -> tuple[float, float, float] | None:
 def road_of(spec: RunSpec) -> RoadNetwork | None:
     """The OpenDRIVE road a spec drives on (its terrain's, or its world's), or None."""
     if spec.world is not None:
-        from vcosim.world import WorldFile
-
-        world = spec.world if isinstance(spec.world, WorldFile) else WorldFile.load(spec.world)
+        world = world_of(spec.world)
         return world.terrain.read_road(world.base)
     if isinstance(spec.terrain, Path):
         return TerrainSpec.load(spec.terrain).read_road()
@@ -215,117 +243,3 @@ def reach_speed(car: Vehicle, speed: float) -> None:
         f"start.speed: {speed:g} m/s not reached in "
         f"{MAX_PREROLL_STEPS * car.dt:g} s (speed {y[index]:.2f} m/s)"
     )
-
-
-def attach_face(
-    sim: Simulation, face: FaceSpec, note: Note | None = None, road: RoadNetwork | None = None
-) -> None:
-    """Attach what one face spec describes (a world's coupling and bus: one per vehicle).
-
-    ``road``: the run's OpenDRIVE road, whose road positions the bus publishes.
-    """
-    if isinstance(face, CouplingFaceSpec):
-        attach_couplings(sim, face.config(), face.custom_hooks)
-    elif isinstance(face, ContractsFaceSpec):
-        from vcosim.contracts.server import ContractServer
-
-        sim.attach(face.kind, ContractServer(face.options()))
-    elif isinstance(face, BusFaceSpec):
-        if sim.world is None:
-            from vcosim.bus.vehicle_module import BusVehicle
-
-            sim.attach(face.kind, BusVehicle(face.host, face.port, road=road))
-        else:
-            from vcosim.bus.world_module import attach_world_bus
-
-            for line in attach_world_bus(sim, face.host, face.port, road):
-                if note is not None:
-                    note(line)
-    else:
-        found = load_object(face.entry_point)
-        if not (isinstance(found, type) and issubclass(found, Face)):  # before it is called
-            raise ConfigError(
-                [
-                    f"faces: user face {face.name!r}: {face.entry_point!r} is not a Face "
-                    "class (vcosim.sim.face.Face)"
-                ],
-                "run spec",
-            )
-        sim.attach(face.name, found(**face.options))
-
-
-def attach_couplings(
-    sim: Simulation, config: CouplingConfig, custom_hooks: str | None = None
-) -> dict[str | None, SimulatorEndpoint]:
-    """The coupling endpoint of a lone car, or one per externally driven vehicle of a world.
-
-    ``custom_hooks`` ("module:object", a file, or a module) names the object whose
-    ``fill_custom(sim, bank_h)`` fills the 50 custom values sent to the controller and whose
-    ``on_custom(sim, values)`` receives the controller's 50; either may be missing. A world's
-    ego sends its range sensor in bank H unless the hooks say otherwise.
-    """
-    hooks = None
-    if custom_hooks:
-        hooks = load_user_code(custom_hooks, option="--custom-hooks", module_ok=True)
-    fill_range = None
-    configs: dict[str | None, CouplingConfig] = {None: config}
-    if sim.world is not None:
-        from vcosim.world.bank_h import fill_range_slots
-
-        fill_range = fill_range_slots
-        configs = vehicle_couplings(sim.world, config)
-    attached = {}
-    for name, each in configs.items():
-        attached[name] = sim.attach(
-            coupling_name(name),
-            SimulatorEndpoint(
-                each,
-                fill_custom=getattr(hooks, "fill_custom", None) or fill_range,
-                on_custom=getattr(hooks, "on_custom", None),
-            ),
-            vehicle=name,
-        )
-    return attached
-
-
-def vehicle_couplings(world: World, coupling: CouplingConfig) -> dict[str | None, CouplingConfig]:
-    """Each external vehicle's coupling config: ``coupling`` with its own ports and log folder.
-
-    Ports the world file gives for a vehicle (``[vehicles.coupling] listen``, ``controller``)
-    are its own; the others are allocated in order, the n-th external vehicle (from 0)
-    getting ``coupling``'s ports plus 2 n (a port 0, "any free one", stays 0). Debug logs go
-    to a sub-folder per vehicle of ``coupling.debug_log``.
-    """
-    from vcosim.world.spec import split_address
-
-    def port(base: int, n: int) -> int:
-        return base + 2 * n if base else 0
-
-    configs: dict[str | None, CouplingConfig] = {}
-    for n, (name, ports) in enumerate(world.external.items()):
-        listen = (coupling.listen_host, port(coupling.listen_port, n))
-        controller = (coupling.controller_host, port(coupling.controller_port, n))
-        if ports is not None and ports.listen is not None:
-            listen = split_address(ports.listen)
-        if ports is not None and ports.controller is not None:
-            controller = split_address(ports.controller)
-        log = coupling.debug_log
-        configs[name] = coupling.model_copy(
-            update={
-                "listen_host": listen[0],
-                "listen_port": listen[1],
-                "controller_host": controller[0],
-                "controller_port": controller[1],
-                "debug_log": None if log is None else log / name,
-            }
-        )
-    return configs
-
-
-def endpoints(sim: Simulation) -> dict[str | None, SimulatorEndpoint]:
-    """The simulation's tight-coupling endpoints by the vehicle they serve (None: a lone car)."""
-    return {
-        vehicle: face
-        for vehicle, face in sim.couplings().items()
-        if isinstance(face, SimulatorEndpoint)
-    }

@@ -1,5 +1,8 @@
 """``RunSpec``: one typed description of a run, from which ``build_simulation`` makes it.
 
+(Past 400 lines: every face kind's spec sits beside RunSpec, which checks them together;
+split apart, the cross-field rules would read across modules.)
+
 What ``vcosim sim`` takes as options, a sweep as a scenario and the Python API as keywords is
 the same thing: the vehicle (or a world of them), how it starts, the terrain, the pacing, the
 faces attached (tight coupling, contracts, the bus, a user's own) and the recording. A spec
@@ -28,7 +31,7 @@ from pathlib import Path
 from typing import Annotated, Literal
 
 import tomli_w
-from pydantic import Field, JsonValue, ValidationError, field_validator
+from pydantic import Field, JsonValue, ValidationError, field_validator, model_validator
 
 from vcosim.config import (
     Duration,
@@ -39,18 +42,28 @@ from vcosim.config import (
     read_toml,
     validation_problems,
 )
-from vcosim.constants import BUS_PORT, FRAME_RATE, LOOPBACK, PHYSICS_DT, RECORD_RATE
+from vcosim.constants import (
+    BUS_PORT,
+    FOXGLOVE_PORT,
+    FRAME_RATE,
+    LOOPBACK,
+    OSI_PORT,
+    PHYSICS_DT,
+    RECORD_RATE,
+)
 from vcosim.contracts.options import ServerOptions
 from vcosim.errors import ConfigError
+from vcosim.groundtruth.sampling import steps_per_sample
 from vcosim.sim.pacing import OnLate, PacingMode
 from vcosim.tight.config import CouplingConfig
-from vcosim.traffic.spec import FROM_FILE, SumoSpec
 from vcosim.vehicle.gearbox import Gearbox
 from vcosim.vehicle.params import VehicleParams
 from vcosim.vehicle.terrain import WORLD_LIMIT, TerrainSpec
 from vcosim.world.spec import WorldFile
+from vcosim.world.sumo_spec import FROM_FILE, SumoSpec
 
 Positive = Annotated[float, Field(gt=0, allow_inf_nan=False)]
+Port = Annotated[int, Field(ge=0, le=65535)]
 NonNegative = Annotated[float, Field(ge=0, allow_inf_nan=False)]
 
 StartHow = Literal["teleport", "drive_up"]
@@ -159,6 +172,79 @@ class BusFaceSpec(Options):
     port: Annotated[int, Field(ge=1, le=65535)] = BUS_PORT
 
 
+def _sample_rate(rate: float) -> float:
+    """A rate the physics steps divide a whole number of times (``ValueError`` otherwise)."""
+    try:
+        steps_per_sample(rate, "rate")
+    except ConfigError as exc:
+        raise ValueError(exc.problems[0].removeprefix(f"rate {rate:g}: ")) from None
+    return rate
+
+
+class OsiFaceSpec(Options):
+    """ASAM OSI ground truth of the run: SensorViews over UDP and/or to a trace file.
+
+    ``udp_host`` (None: not over UDP) and ``udp_port`` are where a receiver listens;
+    ``framing`` ``esmini`` sends esmini's GroundTruth fragments instead of one SensorView per
+    datagram; ``trace`` a ``.osi`` or ``.mcap`` file; ``rate`` samples per simulated second.
+    """
+
+    kind: Literal["osi"] = "osi"
+    udp_host: Host | None = None
+    udp_port: Annotated[int, Field(ge=1, le=65535)] = OSI_PORT
+    framing: Literal["datagram", "esmini"] = "datagram"
+    trace: Path | None = None
+    rate: Positive = 100.0
+
+    _rate = field_validator("rate")(_sample_rate)
+
+    @field_validator("trace")
+    @classmethod
+    def _osi_or_mcap(cls, trace: Path | None) -> Path | None:
+        if trace is not None and trace.suffix.lower() not in (".osi", ".mcap"):
+            raise ValueError(f"a .osi or .mcap file, not {trace.name!r}")
+        return trace
+
+    @model_validator(mode="after")
+    def _somewhere(self) -> OsiFaceSpec:
+        if self.udp_host is None and self.trace is None:
+            raise ValueError("OSI goes somewhere: udp_host, trace or both")
+        return self
+
+    @property
+    def udp(self) -> tuple[str, int] | None:
+        """Where the SensorViews go over UDP (None: not over UDP)."""
+        return None if self.udp_host is None else (self.udp_host, self.udp_port)
+
+
+class FoxgloveFaceSpec(Options):
+    """The run live in the Foxglove app: a websocket server on ``host``:``port`` (0: any).
+
+    ``allow``: the hosts besides loopback that may connect; ``rate``: updates per simulated
+    second.
+    """
+
+    kind: Literal["foxglove"] = "foxglove"
+    host: Host = LOOPBACK
+    port: Port = FOXGLOVE_PORT
+    allow: tuple[str, ...] = ()
+    rate: Positive = 50.0
+
+    _rate = field_validator("rate")(_sample_rate)
+
+
+class StoryboardFaceSpec(Options):
+    """An OpenSCENARIO storyboard played on the run's world (the scenario's own world).
+
+    ``parameters`` override the file's declared values (a sweep's variation). The file is
+    parsed once per run: the world built from it and the storyboard share the parsed model.
+    """
+
+    kind: Literal["storyboard"] = "storyboard"
+    scenario: Path
+    parameters: dict[str, str] = Field(default_factory=dict)
+
+
 FACES = {"storyboard": "vcosim.openscenario.storyboard:Storyboard"}
 """vcosim's own user faces a run file may name (an OpenSCENARIO run's storyboard)."""
 PLUGINS = "vcosim.faces"
@@ -190,8 +276,17 @@ class UserFaceSpec(Options):
 
 
 FaceSpec = Annotated[
-    CouplingFaceSpec | ContractsFaceSpec | BusFaceSpec | UserFaceSpec, Field(discriminator="kind")
+    CouplingFaceSpec
+    | ContractsFaceSpec
+    | BusFaceSpec
+    | OsiFaceSpec
+    | FoxgloveFaceSpec
+    | StoryboardFaceSpec
+    | UserFaceSpec,
+    Field(discriminator="kind"),
 ]
+GROUND_TRUTH = ("osi", "foxglove")
+"""Face kinds that attach after the recording (Foxglove's scene joins its open file)."""
 
 LONE_CAR = "ego"
 """The lone car's name in a world of one (with SUMO's traffic it is a world's vehicle)."""
@@ -332,13 +427,23 @@ class RunSpec(Options):
             raise ConfigError(problems, str(path))
         return spec
 
-    def to_toml(self) -> str:
+    def with_faces(self, faces: Iterable[FaceSpec]) -> RunSpec:
+        """The spec with ``faces`` too, each replacing the spec's face of its kind."""
+        faces = list(faces)
+        kinds = {face.kind for face in faces if not isinstance(face, UserFaceSpec)}
+        kept = [face for face in self.faces if face.kind not in kinds]
+        return self.model_copy(update={"faces": [*kept, *faces]})
+
+    def to_toml(self, resolved: bool = False) -> str:
         """The spec as TOML text; ``from_toml`` of it gives the same spec.
 
-        Only what was said is written (a world's spec stays without a vehicle), but every
-        face keeps its ``kind``.
+        Only what was said is written, but every face keeps its ``kind``; ``resolved``: the
+        spec as it is used, every default written out (what a recorded run leaves beside
+        it). A world's spec stays without what its file says for each vehicle.
         """
-        data = self.model_dump(mode="json", exclude_none=True, exclude_unset=True)
+        data = self.model_dump(mode="json", exclude_none=True, exclude_unset=not resolved)
+        if resolved and self.world is not None:
+            data = {key: value for key, value in data.items() if key not in WORLD_SAYS}
         if self.faces:
             data["faces"] = [
                 {"kind": face.kind, **said}
@@ -346,9 +451,12 @@ class RunSpec(Options):
             ]
         return tomli_w.dumps(data)
 
-    def save(self, path: str | Path) -> Path:
-        """Write the spec to ``path`` (its folder made) and return the path."""
+    def save(self, path: str | Path, resolved: bool = False) -> Path:
+        """Write the spec to ``path`` (its folder made) and return the path.
+
+        ``resolved``: with every default written out (``to_toml``).
+        """
         path = Path(path)
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(self.to_toml(), encoding="utf-8")
+        path.write_text(self.to_toml(resolved), encoding="utf-8")
         return path

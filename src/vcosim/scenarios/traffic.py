@@ -15,10 +15,10 @@ from vcosim.errors import ConfigError
 from vcosim.reports import Report
 from vcosim.scenarios.spec import LONE_CAR, RunSpec
 from vcosim.sim.face import Face
-from vcosim.traffic.spec import SumoSpec
 from vcosim.traffic.sumo import SumoTraffic
 from vcosim.vehicle.terrain import TerrainSpec
 from vcosim.world.spec import WorldFile
+from vcosim.world.sumo_spec import SumoSpec
 
 
 def world_file(spec: RunSpec) -> WorldFile | Path:

@@ -77,6 +77,9 @@ class RunReport(Report):
 class Simulation:
     """Steps a vehicle or a world at 0.5 ms under a pacer and calls the attached faces' hooks."""
 
+    vehicle_name: str | None = None
+    """The vehicle a face attached to one vehicle serves (``VehicleScope``); None: the host's."""
+
     def __init__(self, vehicle: Vehicle | World | None = None, pacer: Pacer | None = None) -> None:
         self.body: Vehicle | World
         """What the host steps: the vehicle, or the world."""

@@ -39,12 +39,13 @@ import numpy as np
 from vcosim.address import parse_address
 from vcosim.errors import ConfigError, VcosimError
 from vcosim.extras import require
-from vcosim.traffic.others import Signal
-from vcosim.traffic.spec import SumoSpec
 from vcosim.traffic.tools import sumo_tool
+from vcosim.world.others import Signal
+from vcosim.world.sumo_spec import SumoSpec
 
 if TYPE_CHECKING:
     from vcosim.traffic.opendrive import LaneMap
+    from vcosim.world.spec import WorldFile
     from vcosim.world.world import World
 
 # TraCI's variable ids (traci.constants), so that nothing here imports SUMO before it is needed.
@@ -179,7 +180,7 @@ class SumoTraffic:
         self._switches: list[tuple[float, str]] = []  # fixed-time lights by their next switch
         self._subscribed_lights = False
         self.signals: list[Signal] = []
-        """A head per link of every traffic light (``vcosim.traffic.others``), by light and link."""
+        """A head per link of every traffic light (``vcosim.world.others``), by light and link."""
         self._heads: list[tuple[str, int]] = []  # each head's light and link index
         self.steps = 0
         self.sumo_seconds = 0.0
@@ -831,6 +832,19 @@ def _relative(name: str, base: Path | None) -> Path:
     """A file the world file names: relative to its folder."""
     path = Path(name)
     return base / path if base is not None and not path.is_absolute() else path
+
+
+def sumo_world(world: World | WorldFile | Path) -> World:
+    """The world of a world file, with its ``[sumo]`` traffic attached (close it after).
+
+    ``build_simulation`` does this for a run; here for a world stepped on its own.
+    """
+    from vcosim.world.world import World
+
+    world = world if isinstance(world, World) else World(world)
+    if world.spec.sumo is not None:
+        attach_sumo(world, world.spec.sumo, world.spec.base)
+    return world
 
 
 def attach_sumo(

@@ -314,10 +314,10 @@ class Terrain:
         this terrain's); off the road both are this terrain's. The grid covers the road and
         this terrain's pictures; its road mask is the road's lanes.
         """
-        from vcosim.roads import read_xodr
+        from vcosim.roads import load_road
         from vcosim.roads.surface import grid_over, rasterise
 
-        network = read_xodr(path)
+        network = load_road(path)
         apron = 2.0 * cell
         x0, y0, x1, y1 = network.bounds()
         extent = (x0 - apron, y0 - apron, x1 + apron, y1 + apron)
@@ -404,9 +404,9 @@ class TerrainSpec(BaseModel):
         """The OpenDRIVE road laid on this terrain (for drawing it), or None without one."""
         if self.road is None:
             return None
-        from vcosim.roads import read_xodr
+        from vcosim.roads import load_road
 
-        return read_xodr(base / self.road if base else Path(self.road))
+        return load_road(base / self.road if base else Path(self.road))
 
     @classmethod
     def load(cls, path: str | Path) -> TerrainSpec:

@@ -36,9 +36,22 @@ H23     ``signal_state``     0 red, 1 amber (or red-amber), 2 green, -1 off or n
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
+
+from vcosim.errors import VcosimError
+
+if TYPE_CHECKING:
+    from vcosim.world.world import World
+
+
+class Served(Protocol):
+    """What the bank reads of the host it is filled for (the host, or a ``VehicleScope``)."""
+
+    world: World | None
+    vehicle_name: str | None
+
 
 FIELDS = (
     "valid",
@@ -60,24 +73,27 @@ H_SIGNAL_VALID, H_SIGNAL_DISTANCE, H_SIGNAL_STATE = 21, 22, 23
 SIGNAL_SLOTS = ("signal_valid", "signal_distance", "signal_state")
 
 
-def fill_range_slots(sim: Any, bank: np.ndarray) -> None:
+def fill_range_slots(sim: Served, bank: np.ndarray) -> None:
     """Write the range sensor of the vehicle a face serves into ``bank`` (a ``fill_custom``).
 
     ``sim`` is the host or a ``VehicleScope``: the reading is of its ``vehicle_name``, else of
     the world's ego.
     """
     world = sim.world
-    name = getattr(sim, "vehicle_name", None) or world.ego
+    if world is None:  # (the builder gives these hooks to a world's couplings only)
+        raise VcosimError("bank H's range slots are a world's: this run has no world")
+    name = sim.vehicle_name or world.ego
     readings = world.sense_lanes(name)
     for lane, first in BLOCKS.values():
         reading = readings[lane]
-        valid = reading.target is not None
+        target = reading.target
+        valid = target is not None
         bank[first + H_VALID] = 1.0 if valid else 0.0
         bank[first + H_DISTANCE] = reading.distance if valid else world.spec.sensor.range
         bank[first + H_RELATIVE_SPEED] = reading.relative_speed
         bank[first + H_RELATIVE_ACCEL] = reading.relative_acceleration
         bank[first + H_LATERAL] = reading.lateral_offset
-        bank[first + H_TARGET] = world.target_row(reading.target) if valid else -1.0
+        bank[first + H_TARGET] = world.target_row(target) if target is not None else -1.0
         bank[first + H_LATERAL_SPEED] = reading.lateral_speed
     next_signal = getattr(world.objects, "next_signal", None)  # SUMO's traffic lights
     if next_signal is not None:

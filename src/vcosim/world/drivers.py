@@ -176,7 +176,7 @@ class _LaneChanges:
         self.rows = rows
         self.items: list[tuple[int, LaneChange, int | None]] = []
         for m, driver in enumerate(drivers):
-            change = getattr(driver, "lane_change", None)
+            change = driver.lane_change if isinstance(driver, PathDriver) else None
             if change is not None:
                 cue = None if change.ahead_of is None else names.index(change.ahead_of)
                 self.items.append((m, change, cue))

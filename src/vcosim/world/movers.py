@@ -16,9 +16,9 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from vcosim.traffic.others import Signal
 from vcosim.vehicle._jit_cache import kernel
 from vcosim.world.geometry import POSE_NAMES
+from vcosim.world.others import Signal
 from vcosim.world.paths import point_at, project
 
 if TYPE_CHECKING:

@@ -24,9 +24,9 @@ from vcosim.config import (
 )
 from vcosim.constants import PHYSICS_DT
 from vcosim.errors import ConfigError
-from vcosim.traffic.spec import FROM_FILE, SumoSpec
 from vcosim.vehicle.gearbox import Gearbox
 from vcosim.vehicle.terrain import TerrainSpec
+from vcosim.world.sumo_spec import FROM_FILE, SumoSpec
 
 if TYPE_CHECKING:
     from vcosim.roads import RoadNetwork
@@ -270,19 +270,22 @@ class WorldFile(Options):
             problems.append("vehicles: a world needs at least one vehicle")
         for index, entry in enumerate(entries):
             where = f"vehicles.{index} ({entry.name})"
-            path = getattr(entry.driver, "path", None)
+            driver = entry.driver
+            path = driver.path if isinstance(driver, PathDriver) else None
             if path is not None and entry.gearbox is Gearbox.manual:
                 problems.append(f"{where}.gearbox: built-in drivers drive an automatic only")
             if path is not None and entry.coupling is not None:
                 problems.append(f"{where}.coupling: only an external vehicle is coupled")
             if path is None and entry.start.s is not None:
                 problems.append(f"{where}.start.s: only a vehicle on a path can start at s")
-        references = [
+        references: list[Reference] = [
             (
                 entry.name,
-                getattr(entry.driver, "path", None),
-                getattr(getattr(entry.driver, "lane_change", None), "ahead_of", None),
+                driver.path,
+                None if (change := driver.lane_change) is None else change.ahead_of,
             )
+            if isinstance(driver := entry.driver, PathDriver)
+            else (entry.name, None, None)
             for entry in entries
         ]
         problems.extend(reference_problems(references, set(self.paths), self.ego))
@@ -315,9 +318,16 @@ class WorldFile(Options):
     def load(cls, path: str | Path) -> WorldFile:
         """Read a world file; vehicle files and terrain pictures become relative to its folder.
 
-        Every problem is one ``ConfigError`` naming the file.
+        Every problem is one ``ConfigError`` naming the file. Parsed once while the file stays
+        as it is: the parts of a run that need it share the parse (each gets its own copy).
         """
-        path = Path(path)
+        from vcosim.filecache import read_once
+
+        return read_once(cls._read, path).model_copy(deep=True)  # each its own to change
+
+    @classmethod
+    def _read(cls, path: Path) -> WorldFile:
+        """The world file parsed (``load``, uncached)."""
         source = f"world {path}"
         data = read_toml(path, source, numbers=False)
         return with_number_problems(

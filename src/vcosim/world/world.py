@@ -30,8 +30,7 @@ import numpy as np
 from vcosim.constants import PHYSICS_DT
 from vcosim.errors import UnknownNameError
 from vcosim.reports import Report
-from vcosim.roads import RoadNetwork, read_xodr
-from vcosim.traffic.others import Others, Signal
+from vcosim.roads import RoadNetwork, load_road
 from vcosim.vehicle import Terrain, Vehicle, VehicleParams, VehicleView
 from vcosim.vehicle import layout as L
 from vcosim.vehicle.inputs import CATALOGUE as INPUTS
@@ -55,6 +54,7 @@ from vcosim.world.geometry import (
     range_readings,
     safe_horizon,
 )
+from vcosim.world.others import Others, Signal
 from vcosim.world.paths import Paths
 from vcosim.world.spec import ExternalDriver, Gearbox, WorldFile
 from vcosim.world.stepper import PARALLEL_FROM as PARALLEL_FROM  # where it was defined
@@ -95,7 +95,7 @@ LANES = {"ahead": R_AHEAD, "left": R_LEFT, "right": R_RIGHT}
 
 
 class Objects(Protocol):
-    """Boxes that move in the world without its physics (SUMO's traffic, ``vcosim.traffic``).
+    """Boxes that move in the world without its physics (a traffic simulation's, ``add_objects``).
 
     The world's range sensors and collision checks see them after its own vehicles (row
     ``len(world) + slot``); every ``period_steps`` physics steps the world lets them
@@ -125,7 +125,7 @@ class Objects(Protocol):
         ...
 
     signals: list[Signal]
-    """Traffic lights' heads (``vcosim.traffic.others``), fixed from the start."""
+    """Traffic lights' heads (``vcosim.world.others``), fixed from the start."""
 
     def signal_states(self) -> np.ndarray:
         """The state of every one of ``signals`` now (``others.RED`` ... ``others.OFF``)."""
@@ -211,11 +211,7 @@ class World:
         self.objects: Objects | None = None
         self._objects_at = -1  # the step the objects last advanced at
         self._poses = self.poses()
-        self._decide()
-        if self.spec.sumo is not None:  # SUMO's traffic joins (docs/traffic.md)
-            from vcosim.traffic.sumo import attach_sumo
-
-            attach_sumo(self, self.spec.sumo, self.spec.base)
+        self._decide()  # SUMO's traffic ([sumo]) joins later: the builder attaches it
 
     # -- the host's interface (as a Vehicle's) --------------------------------------------
     @property
@@ -500,7 +496,7 @@ def _road_network(spec: WorldFile) -> RoadNetwork | None:
     if road is None or all(path.lanes is None for path in spec.paths.values()):
         return None
     base = spec.base
-    return read_xodr(base / road if base is not None else road)
+    return load_road(base / road if base is not None else road)
 
 
 def _where(vehicle: str, base: Path | None) -> str:

@@ -118,7 +118,7 @@ class ContractServer(Face):
         self._dt = sim.dt
         self.spin = opts.spin if opts.spin is not None else LOCKSTEP_SPIN * self.lockstep
         if self.catalogue is None:  # a world's: every vehicle, each an object by its name
-            world = getattr(sim, "world", None)
+            world = sim.world
             self.catalogue = Catalogue(sim.vehicle, opts.vehicle_name, opts.points, world=world)
             log.info(
                 "contract server: listening on %s:%d; objects %s",

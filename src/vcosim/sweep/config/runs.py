@@ -34,7 +34,7 @@ from vcosim.vehicle.params import VehicleParams
 from vcosim.world.spec import WorldFile
 
 if TYPE_CHECKING:
-    from vcosim.scenarios.spec import UserFaceSpec
+    from vcosim.scenarios.spec import StoryboardFaceSpec
 
 DEFAULT_TRACKING = {
     "cruise": ("groundspeed", "controller.speed"),
@@ -56,7 +56,7 @@ class RunConfig:
     metric_signal: str | None
     target: float | None
     world: WorldFile | None = None
-    storyboard: UserFaceSpec | None = None
+    storyboard: StoryboardFaceSpec | None = None
 
 
 def apply(base: Mapping[str, Any], params: Mapping[str, Scalar]) -> dict[str, Any]:

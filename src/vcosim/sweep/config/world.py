@@ -10,7 +10,7 @@ from typing import Any
 
 from vcosim.config import read_toml
 from vcosim.errors import ConfigError
-from vcosim.scenarios.spec import UserFaceSpec
+from vcosim.scenarios.spec import StoryboardFaceSpec
 from vcosim.sweep.config.sections import WorldSection
 from vcosim.world.spec import WorldFile
 
@@ -56,12 +56,12 @@ def is_scenario(section: WorldSection) -> bool:
     return section.file is not None and section.file.lower().endswith(".xosc")
 
 
-def storyboard(section: WorldSection) -> UserFaceSpec | None:
+def storyboard(section: WorldSection) -> StoryboardFaceSpec | None:
     """The storyboard face of an OpenSCENARIO world (None for a world file)."""
     return _scenario(section)[0] if is_scenario(section) else None
 
 
-def _scenario(section: WorldSection) -> tuple[UserFaceSpec, WorldFile]:
+def _scenario(section: WorldSection) -> tuple[StoryboardFaceSpec, WorldFile]:
     from vcosim.openscenario.storyboard import scenario_run
 
     assert section.file is not None
