@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from rich.console import Console
 
-from vcosim.app.console import COMPILE_NOTE, CompilingAside, Heartbeat, announce_compiling
+from vcosim.app.console import COMPILE_NOTE, Heartbeat, announce_compiling
 from vcosim.app.demo import ProgressBar
 from vcosim.scenarios.manoeuvres import Progress
 
@@ -24,6 +24,7 @@ def test_an_empty_cache_is_announced_and_a_full_one_is_not(tmp_path: Path, monke
     console, out = piped()
     assert announce_compiling(console)
     assert out.getvalue().startswith(COMPILE_NOTE)
+    assert f"numba caches them in {tmp_path})" in out.getvalue()  # the cache in use
     (tmp_path / "vcosim" / "vehicle").mkdir(parents=True)
     (tmp_path / "vcosim" / "vehicle" / "model.physics_step-40.py312.nbi").write_bytes(b"")
     console, out = piped()
@@ -65,19 +66,3 @@ def test_the_demos_progress_on_a_pipe_goes_on_while_no_report_comes(monkeypatch)
     assert len(lines) >= 3 and set(lines) == {
         "cruise, lock-step:   1.5 / 30.0 s simulated, 2.0x real time"
     }
-
-
-def test_kernels_compiled_aside_are_done_when_waited_for(tmp_path: Path):
-    done = tmp_path / "done"
-    with CompilingAside(f"import pathlib; pathlib.Path({str(done)!r}).write_text('yes')") as aside:
-        aside.wait()
-        assert done.read_text() == "yes"
-
-
-def test_a_process_compiling_aside_ends_with_its_block_and_a_second_exit_is_harmless():
-    aside = CompilingAside("import time; time.sleep(600)")
-    with aside:
-        child = aside._child
-        assert child is not None and child.poll() is None
-    assert child.returncode is not None  # killed, and reaped: no process left behind
-    aside.__exit__(None, None, None)

@@ -9,7 +9,6 @@ from __future__ import annotations
 import json
 import logging
 import math
-import subprocess
 import sys
 import threading
 from collections.abc import Callable, Mapping
@@ -225,49 +224,6 @@ def announce_compiling(out: Console | None = None) -> bool:
     else:
         out.print(line, soft_wrap=True, highlight=False)
     return True
-
-
-COUPLING_KERNELS = "from vcosim.tight.native import compiled_look; compiled_look()"
-"""What a second process compiles while the first compiles the vehicle's kernels: the
-coupling's receive and send (``vcosim.tight.native``), a fifth of a first run's compiling."""
-ASIDE_TIMEOUT = 300.0
-"""Seconds to wait for that process at most (then the run compiles what it still needs)."""
-
-
-class CompilingAside:
-    """Kernels compiled in a second process, side by side with this one's, into the same cache.
-
-    numba compiles on one thread; on two cores the first run's compiling is shorter when the
-    coupling's kernels (independent of the vehicle's) are compiled meanwhile elsewhere, and
-    this process then loads them from numba's cache. A context manager (its exit ends the
-    process if it still runs; safe twice). Nothing is said: the process prints nothing, and a
-    failure there only means this process compiles them itself.
-    """
-
-    def __init__(self, code: str = COUPLING_KERNELS) -> None:
-        self.code = code
-        self._child: subprocess.Popen[bytes] | None = None
-
-    def __enter__(self) -> CompilingAside:
-        quiet = subprocess.DEVNULL
-        self._child = subprocess.Popen(
-            [sys.executable, "-c", self.code], stdin=quiet, stdout=quiet, stderr=quiet
-        )
-        return self
-
-    def wait(self, timeout: float = ASIDE_TIMEOUT) -> None:
-        """Until the kernels are in the cache (or ``timeout`` s: then this process compiles)."""
-        if self._child is not None:
-            try:
-                self._child.wait(timeout)
-            except subprocess.TimeoutExpired:
-                self.__exit__()
-
-    def __exit__(self, *exc: object) -> None:
-        child, self._child = self._child, None
-        if child is not None and child.poll() is None:
-            child.kill()
-            child.wait()
 
 
 class Heartbeat:

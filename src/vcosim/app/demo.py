@@ -5,7 +5,6 @@ The runs themselves are ``vcosim.scenarios.demo``'s; this is how the command sho
 
 from __future__ import annotations
 
-import contextlib
 import threading
 from datetime import datetime
 from pathlib import Path
@@ -15,7 +14,7 @@ from rich.console import Console
 from rich.progress import BarColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from vcosim.app.console import HEARTBEAT, CompilingAside, Heartbeat, announce_compiling
+from vcosim.app.console import HEARTBEAT, Heartbeat, announce_compiling
 from vcosim.scenarios import manoeuvres
 from vcosim.scenarios.demo import (
     EXT_TIME,
@@ -194,14 +193,10 @@ def run_demo(
     """
     console = console or Console()
     demo = ManoeuvreDemo(vehicle) if manoeuvre else CoupledDemo(vehicle)
-    with demo, contextlib.ExitStack() as stack:
-        aside = None  # on a first run, the coupling's kernels compiled beside the vehicle's
-        if announce_compiling(console) and isinstance(demo, CoupledDemo):
-            aside = stack.enter_context(CompilingAside())
+    with demo:
+        announce_compiling(console)
         with Heartbeat(console, demo.preparing):
             demo.prepare()  # a bad preset or TOML fails here, before any folder exists
-            if aside is not None:
-                aside.wait()
         folder = run_folder(Path(out))
         try:
             with ProgressBar(console) as bar:
