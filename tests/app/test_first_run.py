@@ -24,6 +24,7 @@ def test_an_empty_cache_is_announced_and_a_full_one_is_not(tmp_path: Path, monke
     console, out = piped()
     assert announce_compiling(console)
     assert out.getvalue().startswith(COMPILE_NOTE)
+    assert f"numba caches them in {tmp_path})" in out.getvalue()  # the cache in use
     (tmp_path / "vcosim" / "vehicle").mkdir(parents=True)
     (tmp_path / "vcosim" / "vehicle" / "model.physics_step-40.py312.nbi").write_bytes(b"")
     console, out = piped()

@@ -21,6 +21,7 @@ from doc_runs import ROOT
 
 pytestmark = pytest.mark.slow
 SYSTEM_PYTHON = shutil.which("python3", path="/usr/local/bin:/usr/bin:/bin")
+COMPILING = "compiling the vehicle's kernels, once"
 OFFLINE = ("Failed to establish a new connection", "Network is unreachable", "No route to host")
 
 
@@ -96,7 +97,11 @@ def test_the_readmes_commands_set_up_a_fresh_copy_and_run_the_demo_and_the_tests
     env = clean_environment(tmp_path / "cache")
     env["PATH"] = os.pathsep.join([str(Path(SYSTEM_PYTHON).parent), env["PATH"]])
     demo = run(readme_command("vcosim demo"), folder, env)
-    assert "compiling the vehicle's kernels, once" in demo  # an empty cache, said so
+    lines = demo.splitlines()
+    said = next(i for i, line in enumerate(lines) if line.startswith(COMPILING))  # empty cache
+    ran = next(i for i, line in enumerate(lines) if line.startswith("cruise, lock-step:"))
+    # Said before the compiling, and on the pipe while it lasts (a line a second), not silent:
+    assert said < ran and any("still at it" in line for line in lines[said:ran]), demo[-3000:]
     assert "Run folder: runs/" in demo
     (run_folder,) = (folder / "runs").iterdir()
     assert {"signals.csv", "demo.png", "summary.json"} <= {p.name for p in run_folder.iterdir()}

@@ -150,3 +150,64 @@ def test_times_and_distances_of_speed_changes() -> None:
     assert ramp.at(2.0) == pytest.approx((15.0, 10.0 * math.pi / 4.0))
     assert ramp.at(0.0) == (10.0, 0.0) and ramp.at(3.0) == (20.0, 0.0)
     assert Ramp(0.0, 0.0, 1.0, 2.0, "cubic").at(1.0) == pytest.approx((0.5, 0.75))
+
+
+def broken(folder: Path, *edits: tuple[str, str]) -> Path:
+    """A copy of the cut-in with each ``(old, new)`` edit made once, in its own place."""
+    text = (folder / "cut_in.xosc").read_text()
+    for old, new in edits:
+        assert text.count(old) >= 1, old
+        text = text.replace(old, new, 1)
+    path = folder / "cut_in-broken.xosc"
+    path.write_text(text)
+    return path
+
+
+def problems_of(path: Path) -> list[str]:
+    with pytest.raises(ConfigError) as caught:
+        read_xosc(path)
+    return caught.value.problems
+
+
+def test_independent_problems_in_init_and_the_storyboard_are_each_listed_once(folder: Path):
+    path = broken(
+        folder,
+        ('laneId="-1" s="50.0"', 'laneId="minus one" s="50.0"'),  # Ego's start, in Init
+        ('dLane="-1"', 'dLane="one"'),  # the Cutter's start, in the same Init
+        ('freespace="true" entityRef="Ego"', 'freespace="true" entityRef="Egoo"'),  # a trigger
+    )
+    assert problems_of(path) == [
+        f"line {line_of(path, 'minus one')}: <LanePosition>: laneId='minus one' is not a number",
+        f"line {line_of(path, 'dLane=')}: <RelativeLanePosition>: dLane='one' is not a number",
+        f"line {line_of(path, 'Egoo')}: <RelativeDistanceCondition>: entityRef='Egoo': "
+        "no entity of that name",
+    ]
+
+
+def test_a_refused_action_leaves_the_events_trigger_read_and_its_event_not_missing(folder: Path):
+    path = broken(
+        folder,
+        (
+            '<RelativeTargetLane value="0" entityRef="Ego"',
+            '<RelativeTargetLane value="0" entityRef="Nobody"',
+        ),  # fmt: skip
+        ('freespace="true" entityRef="Ego"', 'freespace="true" entityRef="Egoo"'),
+    )
+    problems = problems_of(path)
+    assert [p.split(":")[0] for p in problems] == [
+        f"line {line_of(path, 'Nobody')}",
+        f"line {line_of(path, 'Egoo')}",
+    ], problems  # and no "no event named" for the event whose action was refused
+
+
+def test_a_refused_entity_is_not_said_missing_where_it_is_named_again(folder: Path):
+    path = broken(
+        folder,
+        ('vehicleCategory="car"', 'vehicleCategory="spaceship"'),  # Ego's, the first vehicle
+        ('freespace="true" entityRef="Ego"', 'freespace="true" entityRef="Egoo"'),
+    )
+    problems = problems_of(path)
+    assert len(problems) == 2, problems
+    assert problems[0].startswith(f"line {line_of(path, 'spaceship')}: <Vehicle>: ")
+    assert problems[1].startswith(f"line {line_of(path, 'Egoo')}: ")
+    assert not any("'Ego'" in p for p in problems)  # Ego exists: only its vehicle is wrong

@@ -198,24 +198,27 @@ def kernels_cached() -> bool:
     first run after an install or an edit of the physics compiles for tens of seconds, and a
     command says so before it starts, instead of falling silent.
     """
+    folder = kernel_cache()
+    return folder.is_dir() and any(folder.rglob("*physics_step*.nbi"))
+
+
+def kernel_cache() -> Path:
+    """Where this run's compiled kernels are cached: ``NUMBA_CACHE_DIR`` where it is set."""
     import os
 
     from vcosim.vehicle._jit_cache import cache_dir
 
     chosen = os.environ.get("NUMBA_CACHE_DIR")
-    folder = Path(chosen) if chosen else cache_dir()
-    return folder.is_dir() and any(folder.rglob("*physics_step*.nbi"))
+    return Path(chosen) if chosen else cache_dir()
 
 
 def announce_compiling(out: Console | None = None) -> bool:
     """Say, before it starts, that the physics will be compiled (the cache is empty); True if so."""
-    from vcosim.vehicle._jit_cache import cache_dir
-
     if kernels_cached():
         return False
     if settings.quiet:
         return True
-    line = f"{COMPILE_NOTE} (numba caches them in {cache_dir()})"
+    line = f"{COMPILE_NOTE} (numba caches them in {kernel_cache()})"
     if out is None:
         note(line)
     else:

@@ -471,7 +471,8 @@ def read_xosc(
     try:
         scenario = _scenario(reader, root, path, dict(parameters or {}))
     except Refused as exc:
-        reader.problems.append(str(exc))
+        if not exc.quiet or not reader.problems:  # (a quiet one's cause is listed already)
+            reader.problems.append(str(exc))
         scenario = None
     if scenario is not None:
         for node in root.walk():
@@ -484,14 +485,36 @@ def read_xosc(
                         f"line {node.line} of {file.name}: <{node.tag}> {UNSUPPORTED}"
                     )
     if scenario is not None:
-        reader.problems += _dangling(scenario)
+        entries = [entry for _, entry in reader.read_entries]
+        reader.problems += _dangling(scenario, _written(reader, [root, *entries]))
     if reader.problems or scenario is None:
         raise ConfigError(sorted(set(reader.problems), key=_line), source)
     return scenario
 
 
-def _dangling(scenario: m.Scenario) -> list[str]:
-    """Element state conditions naming no element of their kind (they could never hold)."""
+STORYBOARD_KINDS = {
+    "Story": "story", "Act": "act", "ManeuverGroup": "maneuverGroup", "Maneuver": "maneuver",
+    "Event": "event", "Action": "action",
+}  # fmt: skip
+"""The storyboard's elements by tag: the kinds an element state condition names."""
+
+
+def _written(r: Reader, roots: list[Node]) -> set[tuple[str, str]]:
+    """The storyboard elements the files name, read or refused: (kind, name)."""
+    return {
+        (STORYBOARD_KINDS[node.tag], r.parameters.get(name[1:], name) if name[:1] == "$" else name)
+        for root in roots
+        for node in root.walk()
+        if node.tag in STORYBOARD_KINDS and (name := node.attrib.get("name", ""))
+    }
+
+
+def _dangling(scenario: m.Scenario, written: set[tuple[str, str]]) -> list[str]:
+    """Element state conditions naming no element of their kind (they could never hold).
+
+    An element the file has but that was refused (its own problem is listed) is not missing:
+    ``written`` holds those, and a condition naming one is no problem of its own.
+    """
     named: set[tuple[str, str]] = set()
     triggers: list[m.Trigger | None] = [scenario.stop]
     for story in scenario.stories:
@@ -513,7 +536,7 @@ def _dangling(scenario: m.Scenario) -> list[str]:
         if trigger is not None
         for group in trigger.groups
         for c in group
-        if isinstance(c.test, m.ElementState) and (c.test.kind, c.test.name) not in named
+        if isinstance(c.test, m.ElementState) and (c.test.kind, c.test.name) not in named | written
     ]
 
 
@@ -763,49 +786,55 @@ def _init(r: Reader, node: Node, entities: dict[str, m.Entity]) -> tuple[
     assigned: list[str] = []
     later: list[tuple[str, m.Action]] = []
     actions = r.need(node, "Actions")
-    for glob in r.kids(actions, "GlobalAction"):
+
+    def take_global(glob: Node) -> None:
         later.append(("", m.Action(f"Init {r.need(glob).tag}", _global(r, glob), glob.line)))
-    for private in r.kids(actions, "Private"):
+
+    def take_private(private: Node) -> None:
         name = _entity_ref(r, private)
-        for action in r.kids(private, "PrivateAction"):
-            kind = r.need(action)
-            if kind.tag == "TeleportAction":
-                position = _position(r, r.need(kind, "Position"))
-                init[name] = m.InitState(position, init[name].speed, init[name].ramp)
-                order.append(name)
-            elif kind.tag == "LongitudinalAction" and _absolute_speed(kind):
-                speed = _speed(r, r.need(kind, "SpeedAction"))
-                ramp = None if speed.dynamics.shape == "step" else speed.dynamics
-                if ramp is not None and entities[name].external:
-                    raise Refused(kind, f"{name!r} is driven from outside: it starts at a step")
-                init[name] = m.InitState(init[name].position, speed.value, ramp)
-            elif kind.tag == "ActivateControllerAction":  # 1.0: directly in the PrivateAction
-                _activate(r, kind, name)
-            elif kind.tag == "ControllerAction":
-                for part in r.kids(kind):
-                    if part.tag == "AssignControllerAction":
-                        if _external_controller(r, part):
-                            assigned.append(name)
-                            r.assigned_external.add(name)
-                    elif part.tag == "ActivateControllerAction":
-                        _activate(r, part, name)
-                    elif part.tag == "OverrideControllerValueAction":
-                        forced = _override(r, part)
-                        later.append(
-                            (name, m.Action(f"Init override of {name}", forced, part.line))
-                        )
-                    else:
-                        raise Refused(part, "not supported in Init")
-            elif kind.tag in ("LongitudinalAction", "LateralAction", "RoutingAction",
-                              "AppearanceAction", "VisibilityAction"):  # fmt: skip
-                do = _private(r, action)
-                if entities[name].external and not isinstance(do, FROM_OUTSIDE):
-                    raise Refused(kind, f"{name!r} is driven from outside: the storyboard "
-                                  "cannot act on it")  # fmt: skip
-                if not entities[name].external:  # an external car's route is its own business
-                    later.append((name, m.Action(f"Init {kind.tag} of {name}", do, kind.line)))
-            else:
-                raise Refused(kind, "not supported in Init")
+        # Each action on its own: a refused one is listed, and the others are still read.
+        r.each(r.kids(private, "PrivateAction"), lambda action: take(name, action))
+
+    def take(name: str, action: Node) -> None:
+        kind = r.need(action)
+        if kind.tag == "TeleportAction":
+            position = _position(r, r.need(kind, "Position"))
+            init[name] = m.InitState(position, init[name].speed, init[name].ramp)
+            order.append(name)
+        elif kind.tag == "LongitudinalAction" and _absolute_speed(kind):
+            speed = _speed(r, r.need(kind, "SpeedAction"))
+            ramp = None if speed.dynamics.shape == "step" else speed.dynamics
+            if ramp is not None and entities[name].external:
+                raise Refused(kind, f"{name!r} is driven from outside: it starts at a step")
+            init[name] = m.InitState(init[name].position, speed.value, ramp)
+        elif kind.tag == "ActivateControllerAction":  # 1.0: directly in the PrivateAction
+            _activate(r, kind, name)
+        elif kind.tag == "ControllerAction":
+            for part in r.kids(kind):
+                if part.tag == "AssignControllerAction":
+                    if _external_controller(r, part):
+                        assigned.append(name)
+                        r.assigned_external.add(name)
+                elif part.tag == "ActivateControllerAction":
+                    _activate(r, part, name)
+                elif part.tag == "OverrideControllerValueAction":
+                    forced = _override(r, part)
+                    later.append((name, m.Action(f"Init override of {name}", forced, part.line)))
+                else:
+                    raise Refused(part, "not supported in Init")
+        elif kind.tag in ("LongitudinalAction", "LateralAction", "RoutingAction",
+                          "AppearanceAction", "VisibilityAction"):  # fmt: skip
+            do = _private(r, action)
+            if entities[name].external and not isinstance(do, FROM_OUTSIDE):
+                raise Refused(kind, f"{name!r} is driven from outside: the storyboard "
+                              "cannot act on it")  # fmt: skip
+            if not entities[name].external:  # an external car's route is its own business
+                later.append((name, m.Action(f"Init {kind.tag} of {name}", do, kind.line)))
+        else:
+            raise Refused(kind, "not supported in Init")
+
+    r.each(r.kids(actions, "GlobalAction"), take_global)
+    r.each(r.kids(actions, "Private"), take_private)
     for name, taking in later:  # no position, a trajectory to follow: it starts on it (esmini)
         follow = taking.action
         if not isinstance(follow, m.FollowTrajectoryAction) or not name:
@@ -1361,23 +1390,27 @@ def _maneuver(r: Reader, node: Node, entities: dict[str, m.Entity]) -> m.Maneuve
 
 
 def _event(r: Reader, node: Node, entities: dict[str, m.Entity]) -> m.Event:
-    actions = []
-    for action in r.kids(node, "Action"):
-        inner = r.one(action, required=False)
-        do: m.PrivateAction | m.GlobalAction
-        if inner is None:  # an action of nothing (a placeholder): done at once
-            do = m.NoEffectAction("Action")
-        elif inner.tag == "PrivateAction":
-            do = _private(r, inner)
-        elif inner.tag == "GlobalAction":
-            do = _global(r, inner)
-        else:
-            raise Refused(inner, "private and global actions are supported")
-        actions.append(m.Action(r.text(action, "name"), do, action.line))
+    # Each action on its own: a refused one is listed, and the others and the trigger are
+    # still read (a file with a problem is refused as a whole, so nothing runs without it).
+    actions = r.each(r.kids(node, "Action"), lambda action: _action(r, action))
     return m.Event(
         r.text(node, "name"), r.choice(node, "priority", PRIORITIES),
         r.integer(node, "maximumExecutionCount", 1), tuple(actions), _start(r, node), node.line,
     )  # fmt: skip
+
+
+def _action(r: Reader, action: Node) -> m.Action:
+    inner = r.one(action, required=False)
+    do: m.PrivateAction | m.GlobalAction
+    if inner is None:  # an action of nothing (a placeholder): done at once
+        do = m.NoEffectAction("Action")
+    elif inner.tag == "PrivateAction":
+        do = _private(r, inner)
+    elif inner.tag == "GlobalAction":
+        do = _global(r, inner)
+    else:
+        raise Refused(inner, "private and global actions are supported")
+    return m.Action(r.text(action, "name"), do, action.line)
 
 
 def _global(r: Reader, node: Node) -> m.GlobalAction:
@@ -1462,7 +1495,7 @@ def _start(r: Reader, node: Node) -> m.Trigger | None:
 def _trigger(r: Reader, node: Node) -> m.Trigger:
     return m.Trigger(
         tuple(
-            tuple(_condition(r, c) for c in r.kids(group, "Condition"))
+            tuple(r.each(r.kids(group, "Condition"), lambda c: _condition(r, c)))
             for group in r.kids(node, "ConditionGroup")
         )
     )

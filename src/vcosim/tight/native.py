@@ -155,7 +155,9 @@ def wait_look(
     if ready < 0:
         code = _errno_location()[0]
         return NOTHING if code == _INTERRUPTED else FAILED - code
-    return look(fd, buffer, block, 1, expected, out, low, high)
+    # One look, as a machine word: a literal 1 would compile ``look`` a second time (numba
+    # specialises on a literal argument), beside the signature Python calls it with.
+    return look(fd, buffer, block, np.intp(1), expected, out, low, high)
 
 
 def compiled_look() -> Callable[..., int]:
