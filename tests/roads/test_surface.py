@@ -37,8 +37,10 @@ def test_a_car_on_a_graded_superelevated_road_reads_grade_and_superelevation(slo
 
     Placed on the road, the car takes the plane under its wheels. Parked for a second, its
     body also sits on its springs: pitch is the plane's plus the car's own attitude on
-    level ground; roll adds the body's lean under the weight's sideways share (~1 %), the
-    same as on an exact plane of that slope.
+    level ground; roll adds the body's lean towards the low side under the weight's sideways
+    share, the same as on an exact plane of that slope. The lean follows the load the slope
+    shifts to the low wheels, per statics h tan(slope) / track of the weight (nightrider: 2.8 %
+    of the slope's angle, 0.0017 rad).
     """
     terrain = TerrainSpec.load(slope_file).build()
     level = Vehicle()
@@ -52,7 +54,8 @@ def test_a_car_on_a_graded_superelevated_road_reads_grade_and_superelevation(slo
     assert car.signal("roll") == pytest.approx(math.atan(CROSS_SLOPE), rel=0.005)
     car.run_for(1.0)
     assert car.signal("pitch") - pitch0 == pytest.approx(-math.atan(GRADE), rel=0.005)
-    assert car.signal("roll") == pytest.approx(math.atan(CROSS_SLOPE), rel=0.02)
+    lean = car.signal("roll") - math.atan(CROSS_SLOPE)
+    assert 0.01 * math.atan(CROSS_SLOPE) < lean < 0.04 * math.atan(CROSS_SLOPE)
 
     # The same car on an exact plane of this grade and cross slope reads the same.
     xs = np.arange(-20.0, 21.0)

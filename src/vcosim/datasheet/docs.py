@@ -101,6 +101,8 @@ PRESET_ROWS: tuple[tuple[str, Callable[[dict[str, Any]], str]], ...] = (
      "gradeability_automatic_percent", ".1f", "%")),
     ("grade the rear axle's grip allows, peak / spinning", _pair("traction_bound_percent",
      "spinning_bound_percent", ".1f", "%")),
+    ("kerb-to-kerb turning circle driven / kinematic", _pair("turning_circle_m",
+     "turning_circle_kinematic_m", ".1f", "m")),
     ("100–0 km/h without / with ABS", _pair("stopping_distance_m", "stopping_distance_m_abs",
      "#.3g", "m")),
     ("mean fully developed deceleration without / with ABS", _pair("mfdd_m_s2", "mfdd_m_s2_abs",

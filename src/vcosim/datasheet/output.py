@@ -48,6 +48,11 @@ LABELS = {  # figure: (label, unit)
     "gradeability_automatic_percent": ("gradeability, automatic in D (driven up ramps)", "%"),
     "traction_bound_percent": ("steepest grade the driven axle's peak grip allows", "%"),
     "spinning_bound_percent": ("… and its grip when spinning (full throttle)", "%"),
+    "turning_circle_m": ("kerb-to-kerb turning circle (full lock, 1.2 m/s, driven)", "m"),
+    "turning_circle_kinematic_m": (
+        "… kinematic (outer front wheel about the rear axle's line)",
+        "m",
+    ),
     "stopping_distance_m": ("braking 100–0 km/h, ABS off: stopping distance", "m"),
     "mfdd_m_s2": ("braking, ABS off: mean fully developed deceleration", "m/s²"),
     "stopping_distance_m_abs": ("braking 100–0 km/h, ABS on: stopping distance", "m"),

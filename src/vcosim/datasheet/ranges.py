@@ -85,5 +85,6 @@ PASSENGER_CAR: dict[str, Range] = {
     "f1_n_per_m_s": Range(-1.0, 6.0, "N/(m/s)", "epa"),
     "f2_n_per_m2_s2": Range(0.3, 0.6, "N/(m/s)²", "epa"),
     "gradeability_percent": Range(30.0, 70.0, "%", "makers"),
+    "turning_circle_m": Range(10.0, 12.0, "m", "makers"),
     "gradeability_automatic_percent": Range(30.0, 70.0, "%", "makers"),
 }

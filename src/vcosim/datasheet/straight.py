@@ -1,5 +1,7 @@
 """Straight-line figures: acceleration, elasticity, top speed, power, braking, coast-down, grade.
 
+(And the turning circle at walking pace, driven as ``turning`` describes.)
+
 vcosim drives its own powertrain with the pedals. CommonRoad's multi-body model has no
 powertrain and no driving resistance: its acceleration input is limited by its own
 acceleration constraint (``a_max`` up to ``v_switch``, then constant power, ``v_max`` at
@@ -13,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from vcosim.datasheet import grade
+from vcosim.datasheet import grade, turning
 from vcosim.datasheet.drivers import CommonRoadModel
 from vcosim.datasheet.figures import G, braking, coast_down, crossing, smooth
 from vcosim.datasheet.manoeuvres import Plan, launch_clutch
@@ -150,6 +152,7 @@ def vcosim_figures(params: VehicleParams, runs: dict[str, Curves]) -> dict[str, 
         "peak_power_rpm": float(load["rpm"][peak]),
     }
     out.update(grade_figures(params))
+    out.update(turning.turning_figures(params))
     gear5 = runs["top_gear"]
     out["eighty_to_120_top_gear_s"] = crossing(gear5["t"], gear5["speed"], 120 * KMH) - crossing(
         gear5["t"], gear5["speed"], 80 * KMH

@@ -19,7 +19,7 @@ import numpy as np
 
 from vcosim.sim.simulation import Simulation
 from vcosim.tight.controller import Responder, StepFunction
-from vcosim.tight.endpoint import CouplingConfig, SimulatorEndpoint
+from vcosim.tight.endpoint import CouplingConfig, CustomFill, SimulatorEndpoint
 from vcosim.tight.protocol import CONTROLLER_TO_SIM, WIRE_DTYPE
 from vcosim.tight.transport import TAKEN
 
@@ -88,16 +88,23 @@ def couple_in_process(
     memory: bool = False,
     compute_time: float = 0.0,
     name: str = "coupling",
+    fill_custom: CustomFill | None = None,
 ) -> SimulatorEndpoint:
     """Attach ``step_fn`` to ``sim`` as a controller with the coupling's scheduling.
 
     The controller's step is the schedule's ``(send_skips + 1) * dt``; ``compute_time`` (s)
-    delays each reply by whole physics steps, as a controller that slow would.
+    delays each reply by whole physics steps, as a controller that slow would. In a world the
+    ego's range sensor fills bank H, as over UDP (``vcosim sim``), unless ``fill_custom``
+    fills it otherwise: without it an ACC coupled here saw no vehicle ahead.
     """
+    if fill_custom is None and sim.world is not None:
+        from vcosim.world.bank_h import fill_range_slots
+
+        fill_custom = fill_range_slots
     config = config if config is not None else CouplingConfig()
     schedule = config.schedule(sim.dt)
     responder = Responder(step_fn, schedule.controller_step(sim.dt), memory)
     link = InProcessLink(
         responder, lambda: sim.vehicle.step_index, math.ceil(round(compute_time / sim.dt, 9))
     )
-    return sim.attach(name, SimulatorEndpoint(config, link=link))
+    return sim.attach(name, SimulatorEndpoint(config, link=link, fill_custom=fill_custom))

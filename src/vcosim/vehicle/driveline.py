@@ -80,6 +80,7 @@ def shifter(
 
 KICKDOWN_THROTTLE = 0.9  # pedal beyond which the automatic kicks down
 KICKDOWN_RPM_SHARE = 0.85  # of the full-throttle upshift speed: the kickdown's highest rpm
+BRAKE_HOLD = 0.1  # brake pedal beyond which the automatic does not change up
 
 
 @njit(error_model="numpy")
@@ -96,13 +97,16 @@ def gear_for_speed(omega_out: float, p) -> float:
 
 
 @njit(error_model="numpy")
-def automatic_target(x, p, selector: float, throttle: float) -> float:
+def automatic_target(x, p, selector: float, throttle: float, brake: float) -> float:
     """Gear the automatic wants: selector -1 R, 0 N, >= 1 D (gears 1..5 by road speed).
 
     Gears are chosen from the road speed (the body's, as a gearbox controller takes it from
     the ABS's reference speed), so locked or spinning wheels never pick a gear. R and D
     engage only while the car is slower than ``auto_v_engage`` against them; a request
-    beyond that leaves the box in neutral and is counted once (``shift_refusals``).
+    beyond that leaves the box in neutral and is counted once (``shift_refusals``). With the
+    brake pressed beyond a light touch (``BRAKE_HOLD``) it does not change up (an automatic
+    holds or changes down under the brake), unless the engine reaches the full-throttle
+    upshift speed.
     """
     sel = max(min(round(selector), 1.0), -1.0)
     fresh = sel != x[X_SELECTOR]
@@ -136,7 +140,8 @@ def automatic_target(x, p, selector: float, throttle: float) -> float:
             if gear_ratio(float(g), p) * omega_out < KICKDOWN_RPM_SHARE * p.up_rpm:
                 return float(g)
     above = gear_ratio(gear + 1.0, p) * omega_out if gear < 5.0 else 0.0
-    if omega_in > upshift_at and above > 1.15 * p.down_rpm:
+    holding = brake > BRAKE_HOLD and omega_in < p.up_rpm
+    if omega_in > upshift_at and above > 1.15 * p.down_rpm and not holding:
         return gear + 1.0
     below = gear_ratio(gear - 1.0, p) * omega_out if gear > 1.0 else math.inf
     if omega_in < p.down_rpm * (1.0 + pedal) and below < 0.9 * upshift_at:

@@ -63,7 +63,8 @@ X_LOCKUP_LOCKED = X_ABS + 6  # 1 while the lock-up clutch is locked (engine and 
 X_SELECTOR = X_ABS + 7  # the automatic's selector as last seen (-1 R, 0 N, 1 D)
 X_REFUSALS = X_ABS + 8  # selector requests the automatic refused (R or D against the motion)
 X_OMEGA_E_LAST = X_ABS + 9  # engine speed one step ago (rad/s): the idle controller's dashpot
-N_STATES = X_ABS + 10
+X_ABS_SPLIT = X_ABS + 10  # how far the ABS lets the front wheels' pressures differ [0, 1]
+N_STATES = X_ABS + 11
 
 # --- outputs: banks A-G in wire order (message slots 1..60), then extras ----------------------
 BANK_NAMES = (

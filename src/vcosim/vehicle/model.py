@@ -85,6 +85,7 @@ from vcosim.vehicle.layout import (
     U_THROTTLE,
     WHEEL_BLOCK,
     X_ABS,
+    X_ABS_SPLIT,
     X_ALPHA,
     X_FUEL,
     X_GEAR,
@@ -155,8 +156,10 @@ S_COMPRESSION = 100  # 8: suspension compression, then its rate
 S_SURFACE = 108  # 4: the wheels' surface speeds
 S_FRAME = 112  # 40: each contact's axes along, across and normal (x, y, z each), its height
 S_RELAX = 152  # 12: room for relax_slips
-N_SCRATCH = S_RELAX + 12
+S_ABS = 164  # 4: the brake pressure share the ABS gives each wheel
+N_SCRATCH = S_ABS + 4
 BLINK_PERIOD = 0.8  # s: 75 flashes a minute
+DAMPED_SLIP_SPEED = 0.05  # m/s: the tyre's low-speed damper saturates beyond this slip speed
 
 
 def initial_state(p: np.ndarray) -> np.ndarray:
@@ -212,28 +215,41 @@ def advance_each_serial(xs, us, params, ys, height, friction, grid, n_steps: int
 
 
 @njit(error_model="numpy", inline="always")
-def anti_lock(x, k: int, p, brake_in: float, v_long: float) -> float:
-    """ABS of wheel ``k``: the share of the brake pressure it lets through, updated each step.
+def anti_lock(x, p, brake_in: float, s, at: int) -> None:
+    """ABS: the share of the brake pressure each wheel gets, into ``s[at : at + 4]``.
 
-    A slip-threshold controller, as the first ABS generations: pressure is let off while the
-    wheel slips more than ``abs_slip`` (its speed below the road's by that share) and built up
-    again once the slip is below half of that; in between it holds. The road speed is the
-    contact point's (an ideal reference speed). Below ``abs_min_speed`` or without braking it
-    stands aside, so the car can stop and stand still.
+    Each wheel's controller is a slip threshold, as the first ABS generations: pressure is let
+    off while the wheel slips more than ``abs_slip`` (its speed below the road's by that
+    share) and built up again once the slip is below half of that; in between it holds. The
+    road speed is the contact point's (an ideal reference speed; ``s[S_VX : S_VX + 4]``).
+    Around it, what production systems add (Bosch, Automotive Handbook): both rear wheels get
+    the pressure of the one that locks first (select-low: the rear keeps its side grip and
+    adds no yaw moment), and the front wheels' pressures may differ by a share that grows
+    from none to full over ``abs_yaw_delay_time`` after the brake is pressed (yaw-moment
+    build-up delay), so that on split friction the high-friction wheel's pressure follows the
+    low one's at first. Below ``abs_min_speed`` or without braking it stands aside, so the
+    car can stop and stand.
     """
-    speed = abs(v_long)
-    if brake_in <= 0.0 or speed < p.abs_v_min:
-        x[X_ABS + k] = 1.0
-        return 1.0
-    direction = 1.0 if v_long > 0.0 else -1.0
-    lock = (speed - direction * x[X_OMEGA + k] * p.r) / speed
-    share = x[X_ABS + k]
-    if lock > p.abs_slip:
-        share = max(share - p.abs_release, 0.0)
-    elif lock < 0.5 * p.abs_slip:
-        share = min(share + p.abs_apply, 1.0)
-    x[X_ABS + k] = share
-    return share
+    braking = brake_in > 0.0
+    for k in range(4):
+        v_long = s[S_VX + k]
+        speed = abs(v_long)
+        share = 1.0
+        if braking and speed >= p.abs_v_min:
+            direction = 1.0 if v_long > 0.0 else -1.0
+            lock = (speed - direction * x[X_OMEGA + k] * p.r) / speed
+            share = x[X_ABS + k]
+            if lock > p.abs_slip:
+                share = max(share - p.abs_release, 0.0)
+            elif lock < 0.5 * p.abs_slip:
+                share = min(share + p.abs_apply, 1.0)
+        x[X_ABS + k] = share
+    split = min(x[X_ABS_SPLIT] + p.abs_split_rate, 1.0) if braking else 0.0
+    x[X_ABS_SPLIT] = split
+    low = min(x[X_ABS], x[X_ABS + 1]) + split
+    s[at] = min(x[X_ABS], low)
+    s[at + 1] = min(x[X_ABS + 1], low)
+    s[at + 2] = s[at + 3] = min(x[X_ABS + 2], x[X_ABS + 3])
 
 
 @njit(error_model="numpy", _nrt=False, fastmath={"arcp"})
@@ -258,7 +274,7 @@ def physics_step(x, u, p, y, s, height, friction, grid, write_outputs: bool) -> 
     x[X_STEER] += min(max(steer_in - x[X_STEER], -limit), limit)
     delta = x[X_STEER] * p.max_steer
     if automatic:
-        target = automatic_target(x, p, u[U_GEAR], throttle_in)
+        target = automatic_target(x, p, u[U_GEAR], throttle_in, brake_in)
     else:
         target = min(max(round(u[U_GEAR]), LOW[U_GEAR]), HIGH[U_GEAR])
     pace = p.auto_pace if automatic else 1.0
@@ -366,10 +382,21 @@ def physics_step(x, u, p, y, s, height, friction, grid, write_outputs: bool) -> 
     z = x[X_POS + 2]
     bump = p.ride_height - p.z_max  # the attach point's height above the ground at full bump
     v_low, d_low = p.v_low, p.d_low
-    front_x, front_y, front_z = (
-        cos_d * r00 + sin_d * r01,
-        cos_d * r10 + sin_d * r11,
-        cos_d * r20 + sin_d * r21,
+    # The two front wheels' headings (Ackermann: cot of the left wheel's angle is the bicycle
+    # model's minus ``p.ackermann``, the right's plus it; as cosine and sine, no tangent).
+    cos_l, cos_r = cos_d - p.ackermann * sin_d, cos_d + p.ackermann * sin_d
+    inv_l = 1.0 / math.sqrt(cos_l * cos_l + sin_d * sin_d)
+    inv_r = 1.0 / math.sqrt(cos_r * cos_r + sin_d * sin_d)
+    cos_l, sin_l, cos_r, sin_r = cos_l * inv_l, sin_d * inv_l, cos_r * inv_r, sin_d * inv_r
+    left_x, left_y, left_z = (
+        cos_l * r00 + sin_l * r01,
+        cos_l * r10 + sin_l * r11,
+        cos_l * r20 + sin_l * r21,
+    )
+    right_x, right_y, right_z = (
+        cos_r * r00 + sin_r * r01,
+        cos_r * r10 + sin_r * r11,
+        cos_r * r20 + sin_r * r21,
     )
     for k in range(4):
         rx, ry, rz = s[S_ARM + k], s[S_ARM + 4 + k], s[S_ARM + 8 + k]
@@ -378,15 +405,23 @@ def physics_step(x, u, p, y, s, height, friction, grid, write_outputs: bool) -> 
         inv = 1.0 / math.sqrt(hx * hx + hy * hy + 1.0)
         nx, ny, nz = -hx * inv, -hy * inv, inv
 
-        # Contact patch: under the attach point, on the ground, but never above the wheel at
-        # full bump (a ground far above a wheel, given from outside, acts on the bump stop).
-        cx, cy = rx, ry
-        cz = min(h, z + rz - bump) - z
+        # Contact patch: the foot of the ground normal through the attach point (on a slope
+        # not straight below it: there the tangential forces' lever about the centre of
+        # gravity would be short by the drop times the slope, and the load transfer with it),
+        # but never above the wheel at full bump (a ground far above a wheel, given from
+        # outside, acts on the bump stop). The attach point's drop to the ground, vertically,
+        # times nz^2 is its distance down the normal's vertical component.
+        foot = max(z + rz - h, bump) * (inv * inv)
+        cx, cy, cz = rx + foot * hx, ry + foot * hy, rz - foot
         vcx = vx_w + wy_w * cz - wz_w * cy
         vcy = vy_w + wz_w * cx - wx_w * cz
         vcz = vz_w + wx_w * cy - wy_w * cx
-        front = k < 2
-        hdx, hdy, hdz = (front_x, front_y, front_z) if front else (r00, r10, r20)
+        if k == 0:
+            hdx, hdy, hdz = left_x, left_y, left_z
+        elif k == 1:
+            hdx, hdy, hdz = right_x, right_y, right_z
+        else:
+            hdx, hdy, hdz = r00, r10, r20
         along = hdx * nx + hdy * ny + hdz * nz
         lx, ly, lz = hdx - along * nx, hdy - along * ny, hdz - along * nz
         norm = math.sqrt(lx * lx + ly * ly + lz * lz)
@@ -399,7 +434,12 @@ def physics_step(x, u, p, y, s, height, friction, grid, write_outputs: bool) -> 
         f_long, f_lat = limit * s[S_CURVES + k], limit * s[S_CURVES + 4 + k]
         surface = s[S_SURFACE + k]
         rolling = max(abs(v_long), abs(surface))  # a spinning wheel is not at standstill
-        f_long += low_speed_damping(rolling, v_low, d_low) * load * (surface - v_long)
+        # The tread's damper acts on the slip speed of a tyre at rest (mm/s as it settles);
+        # a wheel locked or spinning slides, and its damper, saturated, adds next to nothing
+        # to the sliding friction (unsaturated it added up to the peak within 0.1 m/s of
+        # v_low: a 10-35 % step in every stop with locked wheels).
+        slip_speed = min(max(surface - v_long, -DAMPED_SLIP_SPEED), DAMPED_SLIP_SPEED)
+        f_long += low_speed_damping(rolling, v_low, d_low) * load * slip_speed
         f_lat -= low_speed_damping(v_long, v_low, d_low) * load * v_lat
         f_mag = math.sqrt(f_long * f_long + f_lat * f_lat)
         scale = limit / f_mag if f_mag > limit else 1.0
@@ -408,8 +448,11 @@ def physics_step(x, u, p, y, s, height, friction, grid, write_outputs: bool) -> 
         s[S_FRAME + k], s[S_FRAME + 4 + k], s[S_FRAME + 8 + k] = lx, ly, lz
         s[S_FRAME + 12 + k], s[S_FRAME + 16 + k], s[S_FRAME + 20 + k] = tx, ty, tz
         s[S_FRAME + 24 + k], s[S_FRAME + 28 + k], s[S_FRAME + 32 + k] = nx, ny, nz
-        s[S_FRAME + 36 + k] = cz
+        s[S_ARM + k], s[S_ARM + 4 + k], s[S_FRAME + 36 + k] = cx, cy, cz  # the arm from here on
 
+    abs_on = p.abs_on > 0.5 and not torque_mode
+    if abs_on:
+        anti_lock(x, p, brake_in, s, S_ABS)
     fx_sum = fy_sum = fz_sum = 0.0
     mx_sum = my_sum = mz_sum = 0.0
     aligning = 0.0
@@ -439,8 +482,8 @@ def physics_step(x, u, p, y, s, height, friction, grid, write_outputs: bool) -> 
         else:
             s[4 + k] = 0.0
             s[8 + k] = brake_in * (p.brake_f if front else p.brake_r)
-            if p.abs_on > 0.5:
-                s[8 + k] *= anti_lock(x, k, p, brake_in, s[S_VX + k])
+            if abs_on:
+                s[8 + k] *= s[S_ABS + k]
         if not front:
             s[8 + k] += park_in * p.park_brake
         s[12 + k] = p.f_roll * load * p.r

@@ -71,11 +71,21 @@ class Suspension(_Section):
 
 
 class Wheels(_Section):
-    """Wheel spin, brakes and steering (brake balance and ABS: ``Brakes``)."""
+    """Wheel spin, brakes and steering (brake balance and ABS: ``Brakes``).
+
+    ``max_steer_angle_deg`` is the road-wheel angle of the single front wheel of the bicycle
+    model at full lock: the kinematic turning centre lies on the rear axle, L / tan(angle)
+    from its middle. ``ackermann_percent`` splits it between the two front wheels: the
+    difference of their cotangents is that share of track / wheelbase (100: both wheels at
+    right angles to the radius from that centre, no scrub; 0: parallel steering, both at the
+    same angle). The mean of the two cotangents is always the bicycle model's, so the
+    kinematic turning circle is the same for every percentage.
+    """
 
     radius: float = span(0.25, 0.05, 2.0)
     inertia: float = span(1.25, 0.05, 100.0)
     max_steer_angle_deg: float = span(35.0, 0.0, 89.0, open_low=True)
+    ackermann_percent: float = span(100.0, 0.0, 150.0)
     steering_rate: float = span(5.0, 0.0, 1000.0, open_low=True)
     brake_torque_front: float = span(3000.0, 0.0, 1.0e5)
     brake_torque_rear: float = span(2000.0, 0.0, 1.0e5)
@@ -92,7 +102,12 @@ class Brakes(_Section):
     ABS: per wheel, every physics step, the brake pressure is let off while the wheel's slip
     exceeds ``abs_slip`` and built up again once it is below half of that, at the rates of
     ``abs_release_time`` and ``abs_apply_time`` (full pressure to none and back); below
-    ``abs_min_speed`` it stands aside so the car can stop and stand.
+    ``abs_min_speed`` it stands aside so the car can stop and stand. As production systems
+    do (Bosch, Automotive Handbook), both rear wheels get the pressure of the one that locks
+    first (select-low), and the front wheels' pressures may differ by a share that grows from
+    none to full over ``abs_yaw_delay_time`` from the start of braking (yaw-moment build-up
+    delay), so that on split friction the yaw moment builds slowly enough to hold the car.
+    The reference speed is still the ideal one (each contact point's own speed).
     """
 
     front_share: float | None = span(None, 0.0, 1.0)
@@ -101,6 +116,7 @@ class Brakes(_Section):
     abs_release_time: float = span(0.03, 0.001, 5.0)
     abs_apply_time: float = span(0.1, 0.001, 5.0)
     abs_min_speed: float = span(2.0, 0.1, 30.0)
+    abs_yaw_delay_time: float = span(1.0, 0.001, 10.0)
 
 
 class Tyres(_Section):
@@ -360,6 +376,7 @@ PACKED_FIELDS = (
     "r",
     "J_w",
     "max_steer",
+    "ackermann",
     "steer_rate",
     "brake_f",
     "brake_r",
@@ -371,6 +388,7 @@ PACKED_FIELDS = (
     "abs_release",
     "abs_apply",
     "abs_v_min",
+    "abs_split_rate",
     # tyres
     "B_lat",
     "lat_scale_rear",
@@ -561,6 +579,7 @@ def pack(params: VehicleParams, dt: float = DT) -> np.ndarray:
         r=wh.radius,
         J_w=wh.inertia,
         max_steer=math.radians(wh.max_steer_angle_deg),
+        ackermann=wh.ackermann_percent / 100.0 * (bd.track / 2) / bd.wheelbase,
         steer_rate=wh.steering_rate,
         brake_f=brake_f,
         brake_r=brake_r,
@@ -571,6 +590,7 @@ def pack(params: VehicleParams, dt: float = DT) -> np.ndarray:
         abs_release=dt / br.abs_release_time,
         abs_apply=dt / br.abs_apply_time,
         abs_v_min=br.abs_min_speed,
+        abs_split_rate=dt / br.abs_yaw_delay_time,
         B_lat=ty.lateral_B,
         lat_scale_rear=(ty.lateral_B_rear or ty.lateral_B) / ty.lateral_B,
         C_lat=ty.lateral_C,
