@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from vcosim.bench.progress import bench_progress
-from vcosim.bench.rates import Marks, Quiet, RatioDoc, best_window, unjudged_if_busy
+from vcosim.bench.rates import BenchReport, Marks, Quiet, RatioDoc, best_window, unjudged_if_busy
 from vcosim.bus.catalogue import IMFM
 from vcosim.reports import Report
 from vcosim.scenarios.harness import ChildLink, ChildProcess
@@ -184,7 +184,7 @@ def latency(sock: socket.socket, payload: bytes, seconds: float) -> tuple[float,
 
 
 @dataclass
-class BusBench(Report):
+class BusBench(BenchReport):
     """``vcosim bench bus``: direct UDP against the router, and the router's own counters."""
 
     message: str

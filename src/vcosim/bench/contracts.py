@@ -38,7 +38,7 @@ import numpy as np
 
 from vcosim.bench.coupling import MARK_EVERY, Exchanges, lockstep_run, peer_process
 from vcosim.bench.progress import bench_progress
-from vcosim.bench.rates import Marks, Quiet, RatioDoc, best_window, unjudged_if_busy
+from vcosim.bench.rates import BenchReport, Marks, Quiet, RatioDoc, best_window, unjudged_if_busy
 from vcosim.reports import Report
 from vcosim.scenarios.harness import ChildLink, ChildProcess
 from vcosim.sim.face import Face
@@ -314,7 +314,7 @@ def raw_stream_per_second(seconds: float) -> float:
 
 
 @dataclass
-class ContractsBench(Report):
+class ContractsBench(BenchReport):
     """``vcosim bench contracts``: every figure, and the ratio the target is stated in."""
 
     lockstep: Updates  # both sides spin before they sleep

@@ -27,7 +27,7 @@ from typing import Any
 import numpy as np
 
 from vcosim.bench.progress import bench_progress
-from vcosim.bench.rates import Marks, Quiet, RatioDoc, best_window, unjudged_if_busy
+from vcosim.bench.rates import BenchReport, Marks, Quiet, RatioDoc, best_window, unjudged_if_busy
 from vcosim.reports import Report
 from vcosim.scenarios.harness import ChildLink, ChildProcess
 from vcosim.tight.protocol import CONTROLLER_TO_SIM, SIM_TO_CONTROLLER
@@ -289,7 +289,7 @@ _ONE_CPU = "measured on one CPU: which regime each blocking pair ran in was the 
 
 
 @dataclass
-class CouplingBench(Report):
+class CouplingBench(BenchReport):
     """``vcosim bench coupling``: every figure, and the ratios the targets are stated in."""
 
     raw_pingpong_blocking_per_s: float

@@ -28,9 +28,8 @@ from pathlib import Path
 from typing import Any
 
 from vcosim.bench.progress import bench_progress
-from vcosim.bench.rates import RatioDoc, best_in_turns, rate_of
+from vcosim.bench.rates import BenchReport, RatioDoc, best_in_turns, rate_of
 from vcosim.fmi.build import build_vehicle_fmu
-from vcosim.reports import Report
 from vcosim.vehicle import Vehicle
 
 COMMUNICATION_STEP = 0.001
@@ -60,7 +59,7 @@ RATIOS = {
 
 
 @dataclass
-class FmuCost(Report):
+class FmuCost(BenchReport):
     """doSteps per second of the vehicle FMU and the kernel's steps per second, same step."""
 
     communication_step: float

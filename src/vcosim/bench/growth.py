@@ -36,7 +36,7 @@ import numpy as np
 from vcosim.bench.bus import TURNS as BUS_TURNS
 from vcosim.bench.physics import REPEATS, STEPS_PER_S, _rates, machine_info
 from vcosim.bench.progress import bench_progress
-from vcosim.bench.rates import Marks, Quiet, best_window
+from vcosim.bench.rates import BenchReport, Marks, Quiet, best_window
 from vcosim.reports import Report
 
 VEHICLES = (1, 10, 100, 1000)
@@ -237,7 +237,7 @@ def _speed(factor: float) -> dict[str, float | None]:
 
 # -- the bench --------------------------------------------------------------------------------
 @dataclass
-class GrowthBench(Report):
+class GrowthBench(BenchReport):
     """``vcosim bench growth``: each dimension measured (by name)."""
 
     seconds: float

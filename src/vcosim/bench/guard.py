@@ -67,15 +67,13 @@ class Bench(Protocol):
         """The same-run ratios by their stable keys (the module's ``RATIOS``)."""
         ...
 
+    def unjudged(self) -> dict[str, str]:
+        """The ratios its run cannot vouch for, and why (``BenchReport``: none)."""
+        ...
+
     def to_dict(self) -> dict[str, Any]:
         """Every figure, as the bench's ``--json`` prints it."""
         ...
-
-
-def unjudged(bench: Bench) -> dict[str, str]:
-    """The ratios of ``bench`` that its run cannot vouch for, and why (most benches: none)."""
-    said: dict[str, str] = getattr(bench, "unjudged", dict)()
-    return said
 
 
 Runner = Callable[[str, bool], Bench]
@@ -371,7 +369,7 @@ def measure_all(
                 Attempt(
                     bench.to_dict(),
                     {f"{name}.{key}": value for key, value in bench.ratios().items()},
-                    {f"{name}.{key}": why for key, why in unjudged(bench).items()},
+                    {f"{name}.{key}": why for key, why in bench.unjudged().items()},
                     time.perf_counter() - begun,
                 )
             )

@@ -22,9 +22,8 @@ import numba
 import numpy as np
 
 from vcosim.bench.progress import bench_progress
-from vcosim.bench.rates import RatioDoc, best_in_turns, rate_of
+from vcosim.bench.rates import BenchReport, RatioDoc, best_in_turns, rate_of
 from vcosim.errors import VcosimError
-from vcosim.reports import Report
 from vcosim.vehicle import Vehicle, VehicleBatch
 
 STEPS_PER_S = 2000  # physics steps per simulated second: a rate of 2000/s is real time
@@ -214,7 +213,7 @@ def machine_info() -> dict[str, Any]:
 
 
 @dataclass
-class PhysicsBench(Report):
+class PhysicsBench(BenchReport):
     """``vcosim bench physics``: the rates (best of ``REPEATS``), the ratios, the machine."""
 
     kernel_steps_per_s: float

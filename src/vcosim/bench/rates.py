@@ -27,6 +27,8 @@ from typing import NamedTuple
 
 import numpy as np
 
+from vcosim.reports import Report
+
 WINDOW = 0.1
 """s: the span of the best window; long beside a scheduler's slices (a few ms), short beside
 a turn, so that a turn holds several."""
@@ -167,3 +169,11 @@ def unjudged_if_busy(others: float | None, keys: Sequence[str]) -> dict[str, str
         return {}
     reason = f"other processes used {others:.2f} cores meanwhile (judged below {QUIET:g})"
     return dict.fromkeys(keys, reason)
+
+
+class BenchReport(Report):
+    """A bench's figures: a ``Report`` whose ratios its run vouches for unless it says not."""
+
+    def unjudged(self) -> dict[str, str]:
+        """The ratios this run cannot vouch for, and why (most benches: none)."""
+        return {}

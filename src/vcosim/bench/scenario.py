@@ -27,7 +27,7 @@ from typing import Any
 
 from vcosim.bench.physics import machine_info
 from vcosim.bench.progress import bench_progress
-from vcosim.reports import Report
+from vcosim.bench.rates import BenchReport
 
 COUNT = 100
 TARGET = 5.0
@@ -56,7 +56,7 @@ LANE_XML = """<lane id="{id}" type="driving" level="false"><link/>
 
 
 @dataclass
-class ScenarioBench(Report):
+class ScenarioBench(BenchReport):
     """``vcosim bench scenario``: the storyboard run, the same cars without it, their ratio."""
 
     entities: int

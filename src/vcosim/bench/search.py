@@ -19,8 +19,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from vcosim.bench.rates import BenchReport
 from vcosim.bench.sweep import DURATION, _timed, bench_scenario
-from vcosim.reports import Report
 from vcosim.search.config import Range, Search, SearchSection
 from vcosim.search.driver import run_search
 from vcosim.sweep.backends import LocalBackend
@@ -32,7 +32,7 @@ QUICK = {"runs": 8, "duration": 1.0, "turns": 1}
 
 
 @dataclass
-class SearchBench(Report):
+class SearchBench(BenchReport):
     """Runs per second of the same pool: a sweep's batch and a search's budget."""
 
     scenario: str

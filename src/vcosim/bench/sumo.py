@@ -40,7 +40,7 @@ from typing import Any
 
 from vcosim.bench.physics import machine_info
 from vcosim.bench.progress import bench_progress
-from vcosim.bench.rates import RatioDoc
+from vcosim.bench.rates import BenchReport, RatioDoc
 from vcosim.reports import Report
 
 SIZES = (1000, 5000)
@@ -100,7 +100,7 @@ class SumoRow(Report):
 
 
 @dataclass
-class SumoBench(Report):
+class SumoBench(BenchReport):
     """``vcosim bench sumo``: a row per size, the step, the machine and its load."""
 
     sizes: list[SumoRow] = field(default_factory=list)

@@ -24,7 +24,7 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-from vcosim.bench.rates import RatioDoc
+from vcosim.bench.rates import BenchReport, RatioDoc
 from vcosim.reports import Report
 from vcosim.sweep.backends import Backend, LocalBackend, SerialBackend, available_cpus
 from vcosim.sweep.config import Scenario, parse
@@ -58,7 +58,7 @@ class WorkerRate(Report):
 
 
 @dataclass
-class SweepBench(Report):
+class SweepBench(BenchReport):
     """``vcosim bench sweep``: one run's speed, the rate on 1, 2, ... workers, the scaling."""
 
     scenario: str

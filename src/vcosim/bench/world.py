@@ -33,9 +33,8 @@ from vcosim.bench.physics import (
     one_thread,
 )
 from vcosim.bench.progress import bench_progress
-from vcosim.bench.rates import RatioDoc
+from vcosim.bench.rates import BenchReport, RatioDoc
 from vcosim.bench.world_coupled import COUPLED_COUNTS, CoupledRow, controller_peers, measure_coupled
-from vcosim.reports import Report
 from vcosim.sim import Pacer, Simulation
 from vcosim.vehicle import VehicleBatch
 from vcosim.world import World, WorldFile
@@ -121,7 +120,7 @@ def _serial_chunk(world: World, budget: float) -> Callable[[], int]:
 
 
 @dataclass
-class WorldBench(Report):
+class WorldBench(BenchReport):
     """``vcosim bench world``: per size, the world's and the batch kernel's vehicle-steps/s."""
 
     world_vehicle_steps_per_s: dict[str, float]  # by vehicle count

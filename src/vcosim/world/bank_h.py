@@ -95,9 +95,8 @@ def fill_range_slots(sim: Served, bank: np.ndarray) -> None:
         bank[first + H_LATERAL] = reading.lateral_offset
         bank[first + H_TARGET] = world.target_row(target) if target is not None else -1.0
         bank[first + H_LATERAL_SPEED] = reading.lateral_speed
-    next_signal = getattr(world.objects, "next_signal", None)  # SUMO's traffic lights
-    if next_signal is not None:
-        signal = next_signal(name)
+    if world.objects is not None:  # SUMO's traffic lights (a storyboard's objects have none)
+        signal = world.objects.next_signal(name)
         bank[H_SIGNAL_VALID] = 0.0 if signal is None else 1.0
         bank[H_SIGNAL_DISTANCE] = world.spec.sensor.range if signal is None else signal[0]
         bank[H_SIGNAL_STATE] = -1.0 if signal is None else signal[1]

@@ -124,7 +124,7 @@ class Movers:
         self._packed = (np.zeros((0, 2)), np.zeros(0), np.zeros(0, np.int64), np.zeros(0, np.int64))
         self.commands = [(m.speed, 0.0, m.offset) for m in movers]
         self._start = 0.0  # the period being interpolated: from here, to _start + period
-        self._before = self._table()
+        self._before = self._table(None)
         self._after = self._before
 
     def __len__(self) -> int:
@@ -140,7 +140,7 @@ class Movers:
         mover.follow(line)
         mover.s, mover.offset = mover.locate(x, y)
         mover.present = True
-        self._before = self._after = self._table(override={slot: (x, y, heading)})
+        self._before = self._after = self._table(self._after, override={slot: (x, y, heading)})
 
     # -- the world's Objects ----------------------------------------------------------------
     def advance(self, world: World) -> None:
@@ -154,7 +154,7 @@ class Movers:
                 mover.s += speed * period + 0.5 * acceleration * period * period
                 mover.speed, mover.acceleration = speed + acceleration * period, acceleration
                 mover.offset = offset
-        self._after = self._table(world)
+        self._after = self._table(self._after, world)
 
     def poses(self, now: float) -> dict[str, np.ndarray]:
         """Every object's pose at ``now``, between the period's two ends."""
@@ -180,6 +180,10 @@ class Movers:
         p = self.poses(now)
         return float(p["cx"][slot]), float(p["cy"][slot])
 
+    def next_signal(self, name: str) -> tuple[float, float] | None:
+        """No traffic lights: none ahead of anyone."""
+        return None
+
     def signal_states(self) -> np.ndarray:
         """No traffic lights of their own."""
         return np.zeros(0)
@@ -187,16 +191,17 @@ class Movers:
     # -- poses ------------------------------------------------------------------------------
     def _table(
         self,
+        before: dict[str, np.ndarray] | None,
         world: World | None = None,
         override: dict[int, tuple[float, float, float]] | None = None,
     ) -> dict[str, np.ndarray]:
         """Every object's pose at the end of the period being moved (or now, at a placement).
 
         The objects on their lines in one compiled call; trailers after their tractors.
+        ``before``: the poses the period starts from (None at the first), for the speeds.
         """
         movers, n = self.movers, len(self.movers)
         table = {key: np.zeros(n) for key in (*POSE_NAMES, "half_length", "half_width")}
-        before = getattr(self, "_after", None)
         points, cum, starts, ends = self._lines()
         s = np.array([m.s for m in movers])
         offset = np.array([m.offset for m in movers])

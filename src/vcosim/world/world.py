@@ -124,6 +124,10 @@ class Objects(Protocol):
         """The centre (x, y) of the object in ``slot`` at time ``now``."""
         ...
 
+    def next_signal(self, name: str) -> tuple[float, float] | None:
+        """The next traffic light ahead of vehicle ``name``: (distance m, state); None: none."""
+        ...
+
     signals: list[Signal]
     """Traffic lights' heads (``vcosim.world.others``), fixed from the start."""
 
