@@ -65,7 +65,10 @@ class Drivers:
         self.commands: dict[int, tuple[float, float]] = {}
         """Driven rows (by position here) a face drives: (speed m/s, its rate m/s2)."""
         self.idm = {
-            key: np.array([getattr(d, key, 0.0) for d in driven], dtype=np.float64)
+            key: np.array(
+                [getattr(d, key) if isinstance(d, IdmDriver) else 0.0 for d in driven],
+                dtype=np.float64,
+            )
             for key in (
                 "speed",
                 "time_gap",
