@@ -16,6 +16,7 @@ start are one state machine over one tree; apart, each would reach into the othe
 
 from __future__ import annotations
 
+import logging
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -74,6 +75,8 @@ from vcosim.world.movers import AWAY, Mover, Movers, arc_lengths, locate, straig
 from vcosim.world.paths import point_at
 from vcosim.world.spec import WorldFile
 
+log = logging.getLogger("vcosim.openscenario")
+
 if TYPE_CHECKING:
     from vcosim.sim.simulation import Simulation
     from vcosim.world import World
@@ -115,6 +118,8 @@ class StoryboardReport(Report):
     ego_closest: str
     environment: dict[str, str] = field(default_factory=dict)
     """The environment at the end: road friction factor, time of day, weather."""
+    warnings: list[str] = field(default_factory=list)
+    """Actions that could not apply and were passed over (a lane change off every lane)."""
 
 
 class Element:
@@ -206,6 +211,12 @@ class Storyboard(Face):
         self.signals: dict[str, str] = {}
         """Traffic signals' states as the storyboard set them (OpenDRIVE's are not read)."""
         self.absent: set[str] = set(self.scenario.absent)
+        self.left_at: dict[str, Pose] = {}
+        """Where each deleted entity was when it left (an AddEntityAction may place it relative
+        to itself there, as esmini keeps a deleted object's last position)."""
+        self.entered: dict[str, tuple[float, Pose]] = {}
+        """When and where each entity was last added (the look's poses predate it)."""
+        self.warnings: list[str] = []
         self.init_runs: list[Run] | None = None
         self.arriving: dict[str, RouteRun] = {}
         self.steered: dict[tuple[str, str], SteeredRun] = {}
@@ -340,6 +351,7 @@ class Storyboard(Face):
             ego_min_time_to_collision=round(ttc, 3) if math.isfinite(ttc) else None,
             ego_closest=", ".join(c for c in closest if c) or "nobody ahead",
             environment=dict(self.environment),
+            warnings=list(self.warnings),
         )
 
     # -- one look at the world --------------------------------------------------------------
@@ -601,14 +613,20 @@ class Storyboard(Face):
             )
         elif isinstance(do, m.LaneChangeAction):
             start = channels.ramps["lane"].at(now)[0]
-            target = self._lane_offset(actor, do, scene)
+            try:
+                target = self._lane_offset(actor, do, scene)
+            except PlaceError as exc:  # off every lane: no lane to change to, as in esmini
+                return self._passed_over(action, actor, exc, now)
             duration = change_duration(do.dynamics, scene.value("speed", actor), target - start)
             ramp = Ramp(now, start, target, duration, do.dynamics.shape)
         elif isinstance(do, m.LaneOffsetAction):
             start = channels.ramps["offset"].at(now)[0]
             target = do.value
             if do.entity is not None:
-                target += self._offset_in_lane(do.entity, scene)
+                try:
+                    target += self._offset_in_lane(do.entity, scene)
+                except PlaceError as exc:  # its entity is off every lane: no lane centre
+                    return self._passed_over(action, actor, exc, now)
             ramp = Ramp(now, start, target, offset_duration(do, target - start), do.shape)
         elif isinstance(do, m.TeleportAction):
             self._teleport(actor, do, scene)
@@ -643,6 +661,15 @@ class Storyboard(Face):
             channels.take(run)
         return run
 
+    def _passed_over(self, action: m.Action, actor: str, why: PlaceError, now: float) -> Run:
+        """An action that cannot apply where its actor is: a warning line, and it ends at once."""
+        kind = type(action.action).__name__
+        reason = "; ".join(why.problems)
+        text = f"t = {now:.2f} s: {kind} {action.name!r} on {actor} passed over: {reason}"
+        self.warnings.append(text)
+        log.warning("%s", text)
+        return Run(action, actor, None, None)
+
     def _global(self, action: m.Action, scene: Scene) -> Run:
         """A global action: done at once."""
         do = action.action
@@ -658,9 +685,15 @@ class Storyboard(Face):
             values = self.variables if do.variable else self.parameters
             values[do.name] = _modified(values[do.name], do.rule, do.value)
         elif isinstance(do, m.AddEntityAction):
-            pose = resolve(do.position, self.network, scene.all_poses())
+            poses = scene.all_poses()
+            poses.update({n: p for n, p in self.left_at.items() if n in self.absent})
+            poses.update({n: p for n, (t, p) in self.entered.items() if t == scene.time})
+            pose = resolve(do.position, self.network, poses)
+            self.entered[do.entity] = (scene.time, pose)  # the next may be relative to it
             self._enter(do.entity, pose, scene)
         elif isinstance(do, m.DeleteEntityAction):
+            if do.entity not in self.absent:  # where it was, not where it is parked
+                self.left_at[do.entity] = scene.pose(do.entity)
             self._leave(do.entity)
         elif isinstance(do, m.TrafficSignalStateAction):
             self.signals[do.name] = do.state
