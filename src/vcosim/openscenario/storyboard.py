@@ -439,6 +439,8 @@ class Storyboard(Face):
     def _watch_ego(self, scene: Scene) -> None:
         world = self.world
         assert world is not None
+        if not self.ego:  # a world of objects only: no ego to watch
+            return
         self.collisions = sum(self.ego in hit.vehicles for hit in world.collisions)
         reading = world.readings[world.row(self.ego)]
         if reading[R_AHEAD + R_TARGET] < 0:
