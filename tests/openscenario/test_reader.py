@@ -150,3 +150,27 @@ def test_times_and_distances_of_speed_changes() -> None:
     assert ramp.at(2.0) == pytest.approx((15.0, 10.0 * math.pi / 4.0))
     assert ramp.at(0.0) == (10.0, 0.0) and ramp.at(3.0) == (20.0, 0.0)
     assert Ramp(0.0, 0.0, 1.0, 2.0, "cubic").at(1.0) == pytest.approx((0.5, 0.75))
+
+
+def test_carla_s_simulation_time_zero_beside_other_conditions_reads_once_they_hold(
+    tmp_path: Path,
+) -> None:
+    examples = Path(__file__).parents[2] / "examples" / "scenarios"
+    text = (examples / "cut_in.xosc").read_text()
+    at_zero = """<Condition name="now" delay="0" conditionEdge="rising"><ByValueCondition>
+        <SimulationTimeCondition value="0" rule="equalTo"/></ByValueCondition></Condition>"""
+    close = text.index('<Condition name="close"')
+    end = text.index("</Condition>", close) + len("</Condition>")
+    text = text[:end] + at_zero + text[end:]  # "close and t == 0", as CARLA writes it
+    text = text.replace('value="0.0" rule="greaterThan"', 'value="0" rule="equalTo"', 1)
+    (tmp_path / "carla.xosc").write_text(text)
+    (tmp_path / "straight.xodr").write_text((examples / "straight.xodr").read_text())
+    s = read_xosc(tmp_path / "carla.xosc")
+    act = s.stories[0].acts[0]
+    (event,) = act.groups[0].maneuvers[0].events
+    assert event.start is not None
+    ((close_only,),) = event.start.groups  # the time condition dropped: once "close" holds
+    assert close_only.name == "close"
+    assert act.start is not None
+    ((alone,),) = act.start.groups  # alone it is kept: true at t = 0 only
+    assert alone.test == m.SimulationTime(0.0, "equalTo")

@@ -1449,10 +1449,27 @@ def _start(r: Reader, node: Node) -> m.Trigger | None:
 def _trigger(r: Reader, node: Node) -> m.Trigger:
     return m.Trigger(
         tuple(
-            tuple(_condition(r, c) for c in r.kids(group, "Condition"))
+            _at_once_dropped(tuple(_condition(r, c) for c in r.kids(group, "Condition")))
             for group in r.kids(node, "ConditionGroup")
         )
     )
+
+
+def _at_once_dropped(group: tuple[m.Condition, ...]) -> tuple[m.Condition, ...]:
+    """A group without its ``SimulationTime == 0`` conditions when it has others.
+
+    CARLA's examples start their acts on "TraveledDistance >= 1 and SimulationTime == 0":
+    scenario_runner tests a group's conditions in turn and times each SimulationTimeCondition
+    from its turn, so it reads "once the hero moves". By the standard such a group could hold
+    only at t = 0, where its other conditions do not: the file's author meant scenario_runner's
+    reading, which vcosim takes (docs/scenarios.md).
+    """
+    kept = tuple(
+        c for c in group
+        if not (isinstance(c.test, m.SimulationTime) and c.test.value == 0.0
+                and c.test.rule == "equalTo")
+    )  # fmt: skip
+    return kept if kept else group
 
 
 def _condition(r: Reader, node: Node) -> m.Condition:

@@ -236,7 +236,9 @@ SUBSET: tuple[Support, ...] = (
         "`AbsoluteTargetLane`, `RelativeTargetLane` (lanes left of the reference's lane, as "
         "above); `targetLaneOffset`; shapes over `time`, `distance` (at the speed at the "
         "start) or `rate` (the largest lateral speed, m/s: the change takes the shape's "
-        "peak over mean rate times the distance over it)",
+        "peak over mean rate times the distance over it); asked of an entity on no lane "
+        "(or relative to one), it is passed over, ending at once, with a warning line in "
+        "the storyboard's report (a `LaneOffsetAction` relative to one alike)",
     ),
     Support(
         "`LaneOffsetAction`",
@@ -392,8 +394,10 @@ SUBSET: tuple[Support, ...] = (
         "`EntityAction`",
         "yes",
         "`AddEntityAction` (the entity enters at the position, standing, on its lane's "
-        "route), `DeleteEntityAction` (a kinematic entity leaves the world, a car is parked "
-        "far away)",
+        "route; a position relative to a deleted entity is relative to where it left, as "
+        "esmini keeps it; to one added at the same moment, to where that one entered), "
+        "`DeleteEntityAction` (a kinematic entity leaves the world, a car is parked far "
+        "away)",
     ),
     Support(
         "`InfrastructureAction`",
@@ -421,7 +425,11 @@ SUBSET: tuple[Support, ...] = (
     Support(
         "`SimulationTimeCondition`",
         "yes",
-        "",
+        '`value="0" rule="equalTo"` in a group with other conditions is dropped from '
+        "it: CARLA's examples start acts on \"TraveledDistance >= 1 and SimulationTime == "
+        '0", which scenario_runner (timing each condition from when the earlier ones '
+        'held) reads as "once the hero moves"; by the standard it could hold only at '
+        "t = 0",
     ),
     Support(
         "`StoryboardElementStateCondition`",
