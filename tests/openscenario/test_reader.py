@@ -174,3 +174,22 @@ def test_carla_s_simulation_time_zero_beside_other_conditions_reads_once_they_ho
     assert act.start is not None
     ((alone,),) = act.start.groups  # alone it is kept: true at t = 0 only
     assert alone.test == m.SimulationTime(0.0, "equalTo")
+
+
+@pytest.mark.parametrize("description", ["CARLA:cut_in", "cut_in"])
+def test_a_carla_file_s_world_positions_are_in_carla_s_mirrored_frame(
+    tmp_path: Path, description: str
+) -> None:
+    examples = Path(__file__).parents[2] / "examples" / "scenarios"
+    text = (examples / "cut_in.xosc").read_text()
+    text = text.replace('description="cut_in"', f'description="{description}"', 1)
+    text = text.replace(
+        '<LanePosition roadId="1" laneId="-1" s="50.0" offset="0.0"/>',
+        '<WorldPosition x="50" y="1.75" h="0.1"/>',
+        1,
+    )
+    (tmp_path / "carla.xosc").write_text(text)
+    (tmp_path / "straight.xodr").write_text((examples / "straight.xodr").read_text())
+    s = read_xosc(tmp_path / "carla.xosc")
+    mirror = -1.0 if description.startswith("CARLA:") else 1.0  # scenario_runner's y = -y
+    assert s.init["Ego"].position == m.WorldPosition(50.0, mirror * 1.75, mirror * 0.1)

@@ -26,7 +26,10 @@ SUBSET: tuple[Support, ...] = (
         "yes",
         "`revMajor` 1, `revMinor` 0 to 3 (1.3's several controllers per entity, inline "
         "trailers, wrapped `ObjectController` read; what 1.3 adds that vcosim cannot apply "
-        "is refused by name)",
+        "is refused by name); a `description` starting `CARLA:` puts the file's world "
+        "positions in CARLA's left-handed frame, as scenario_runner reads it: "
+        "`WorldPosition` y and every `h`, `RelativeWorldPosition`/`RelativeObjectPosition` "
+        "dy mirrored",
     ),
     Support(
         "`ParameterDeclarations`, `$name`",
@@ -313,7 +316,9 @@ SUBSET: tuple[Support, ...] = (
         "yes",
         "a `Route` inline or catalogued: the shortest chain of lanes (by length, through "
         "road links and junctions) from the entity's lane through each `Waypoint`'s road, "
-        "then on along the lanes it leads to; a car may take any lane of its road running "
+        "then on along the lanes it leads to (a waypoint off every lane: the nearest lane, "
+        "with a warning line, as esmini takes its closest road position); a car may take "
+        "any lane of its road running "
         "its way, lanes that begin further along included (a highway exit); it eases onto "
         "the route's lane within a couple of seconds; done at once; for a car driven from "
         "outside: accepted, its controller's business",
