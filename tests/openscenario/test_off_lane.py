@@ -7,11 +7,14 @@ to its stop trigger instead of stopping mid-run."""
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 import pytest
 
-from helpers.scenarios import write_road
+from helpers.scenarios import LANE_WIDTH, write_road
+from vcosim.openscenario.place import nearest_lane, plan_route
 from vcosim.openscenario.storyboard import StoryboardReport, scenario_run
+from vcosim.roads import read_xodr
 from vcosim.scenarios import PacingSpec, RunSpec, build_simulation
 from vcosim.sim.simulation import Simulation
 
@@ -174,3 +177,19 @@ def test_two_cars_added_at_once_the_second_relative_to_the_first(
     sim, _ = run
     assert x_of(sim, "First") == pytest.approx(300.0, abs=0.5)
     assert x_of(sim, "Second") == pytest.approx(320.0, abs=0.5)
+
+
+def test_a_route_waypoint_off_every_lane_is_taken_to_the_nearest_lane(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    network = read_xodr(write_road(tmp_path))
+    assert nearest_lane(network, (100.0, 30.0, 0.0)) == (
+        "1",
+        pytest.approx(100.0, abs=0.01),
+        2,
+        pytest.approx(2 * LANE_WIDTH - 0.1),
+    )  # the left side's outermost lane, just inside the road's edge
+    assert nearest_lane(network, (120.0, -9.0, 0.0))[2] == -2  # type: ignore[index]
+    legs = plan_route(network, None, [(10.0, -1.75, 0.0), (150.0, -30.0, 0.0)], "Car")
+    assert legs[0] == ("1", -1)
+    assert "a waypoint of Car's route at (150.00, -30.00) is on no lane" in caplog.text
