@@ -193,3 +193,26 @@ def test_a_route_waypoint_off_every_lane_is_taken_to_the_nearest_lane(
     legs = plan_route(network, None, [(10.0, -1.75, 0.0), (150.0, -30.0, 0.0)], "Car")
     assert legs[0] == ("1", -1)
     assert "a waypoint of Car's route at (150.00, -30.00) is on no lane" in caplog.text
+
+
+@pytest.mark.parametrize("description", ["CARLA:cut_in", "cut_in"])
+def test_a_carla_file_s_conditions_hold_on_once_they_held(tmp_path: Path, description: str) -> None:
+    examples = Path(__file__).parents[2] / "examples" / "scenarios"
+    text = (examples / "cut_in.xosc").read_text()
+    text = text.replace('description="cut_in"', f'description="{description}"', 1)
+    moved = """<Condition name="moved" delay="0" conditionEdge="rising"><ByEntityCondition>
+      <TriggeringEntities triggeringEntitiesRule="any"><EntityRef entityRef="Cutter"/>
+      </TriggeringEntities><EntityCondition><TraveledDistanceCondition value="5"/>
+      </EntityCondition></ByEntityCondition></Condition>"""
+    start = text.index('<Condition name="act_start"')
+    text = text[:start] + moved + text[start:]  # two rising edges at different moments
+    (tmp_path / "carla.xosc").write_text(text)
+    (tmp_path / "straight.xodr").write_text((examples / "straight.xodr").read_text())
+    face, world = scenario_run(tmp_path / "carla.xosc")
+    sim = build_simulation(RunSpec(world=world, pacing=PacingSpec(mode="fast"), faces=[face]))
+    board = sim.run(1.0).faces["storyboard"]
+    assert isinstance(board, StoryboardReport)
+    (act,) = (e for e in board.elements if e.kind == "act")
+    # scenario_runner's reading: the act starts once the cutter has moved 5 m; the
+    # standard's: both edges at one look, never
+    assert bool(act.started) == description.startswith("CARLA:")

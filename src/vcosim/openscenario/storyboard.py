@@ -57,7 +57,7 @@ from vcosim.openscenario.place import (
     route_line,
     shift_lane,
 )
-from vcosim.openscenario.reader import read_xosc
+from vcosim.openscenario.reader import CARLA_FRAME, read_xosc
 from vcosim.openscenario.trajectory import schedule_speed
 from vcosim.openscenario.world import (
     against,
@@ -217,6 +217,9 @@ class Storyboard(Face):
         self.entered: dict[str, tuple[float, Pose]] = {}
         """When and where each entity was last added (the look's poses predate it)."""
         self.warnings: list[str] = []
+        self.carla = self.scenario.description.startswith(CARLA_FRAME)
+        """Written for scenario_runner: its conditions, once they held, hold on (``_fired``)."""
+        self.latched: set[int] = set()
         self.init_runs: list[Run] | None = None
         self.arriving: dict[str, RouteRun] = {}
         self.steered: dict[tuple[str, str], SteeredRun] = {}
@@ -481,9 +484,22 @@ class Storyboard(Face):
         )  # fmt: skip
 
     def _fired(self, trigger: m.Trigger | None) -> str:
-        """The names of the conditions of the first group that holds ("" if none does)."""
+        """The names of the conditions of the first group that holds ("" if none does).
+
+        In a file written for scenario_runner (a "CARLA:" description) a condition that held
+        once holds on until its group fires, as scenario_runner's groups (a sequence of
+        one-shot conditions) have it: "the hero moved 1 m" and a rising edge at another
+        moment make a group that fires, where by the standard it never could.
+        """
         for group in trigger.groups if trigger is not None else ():
-            if group and all(self.conditions[id(c)].value for c in group):
+            if not group:
+                continue
+            if self.carla:
+                self.latched.update(id(c) for c in group if self.conditions[id(c)].value)
+                if all(id(c) in self.latched for c in group):
+                    self.latched.difference_update(id(c) for c in group)
+                    return ", ".join(repr(c.name) for c in group)
+            elif all(self.conditions[id(c)].value for c in group):
                 return ", ".join(repr(c.name) for c in group)
         return ""
 

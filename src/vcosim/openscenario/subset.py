@@ -420,7 +420,9 @@ SUBSET: tuple[Support, ...] = (
         "`ConditionGroup`, `Condition`",
         "yes",
         "OR of groups, AND within; `delay`; `conditionEdge` `none`, `rising`, `falling`, "
-        "`risingOrFalling`",
+        "`risingOrFalling`; in a file written for scenario_runner (a `CARLA:` description) "
+        "a condition that held once holds on until its group fires, as scenario_runner's "
+        "groups (sequences of one-shot conditions) have it",
     ),
     Support(
         "`TriggeringEntities`",
