@@ -3,16 +3,19 @@
 from __future__ import annotations
 
 import shutil
+from dataclasses import replace
 from pathlib import Path
 
 from typer.testing import CliRunner
 
 from vcosim.app import app
 from vcosim.openscenario import model as m
+from vcosim.openscenario import read_xosc
 from vcosim.openscenario.survey import (
     ACCEPTED,
     HORIZON_MARGIN,
     REFUSED,
+    _limit,
     horizon,
     reason_of,
     survey,
@@ -92,3 +95,20 @@ def test_a_horizon_is_known_only_from_groups_of_clock_conditions() -> None:
     assert horizon(m.Trigger(((at(10.0, "lessThan"),),))) is None
     assert horizon(m.Trigger(((at(10.0, edge="falling"),),))) is None
     assert horizon(m.Trigger(((other,), (at(8.0),)))) == 8.5
+
+
+def test_without_a_clock_stop_the_acts_clock_stops_are_the_horizon(tmp_path: Path) -> None:
+    def clock(value: float) -> m.Trigger:
+        return m.Trigger(
+            ((m.Condition("t", 0.0, "rising", m.SimulationTime(value, "greaterThan"), 1),),)
+        )
+
+    def scenario(*stops: m.Trigger | None) -> m.Scenario:
+        acts = tuple(m.Act(f"act {k}", (), None, stop, 1) for k, stop in enumerate(stops))
+        return replace(
+            read_xosc(EXAMPLES / "cut_in.xosc"), stories=(m.Story("s", acts, 1),), stop=None
+        )
+
+    assert _limit(scenario(clock(120.0), clock(80.0)), 60.0) == 120.0 + HORIZON_MARGIN
+    assert _limit(scenario(clock(120.0), None), 60.0) == 60.0  # one act's end unknown
+    assert _limit(scenario(clock(30.0)), 60.0) == 60.0  # never shorter than asked

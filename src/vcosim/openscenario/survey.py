@@ -219,11 +219,20 @@ def horizon(trigger: m.Trigger | None) -> float | None:
 
 
 def _limit(scenario: m.Scenario, limit: float) -> float:
-    """The file's own horizon (its stop trigger's time, plus a margin) or else ``limit``."""
+    """The file's own horizon (plus a margin) where it is later than ``limit``.
+
+    Its stop trigger's time by the clock; else, where every act of every story has a stop
+    trigger by the clock (a scenario_runner file, whose stop trigger holds criteria only,
+    ends with its stories), the latest of those: at most ``LONGEST_HORIZON``.
+    """
     known = horizon(scenario.stop)
+    if known is None:
+        acts = [horizon(act.stop) for story in scenario.stories for act in story.acts]
+        timed = [t for t in acts if t is not None]
+        known = max(timed) if timed and len(timed) == len(acts) else None
     if known is None or known + HORIZON_MARGIN > LONGEST_HORIZON:
         return limit
-    return known + HORIZON_MARGIN
+    return max(limit, known + HORIZON_MARGIN)
 
 
 def _run(
