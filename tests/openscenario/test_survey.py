@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import shutil
 from dataclasses import replace
 from pathlib import Path
@@ -95,6 +96,7 @@ def test_a_horizon_is_known_only_from_groups_of_clock_conditions() -> None:
     assert horizon(m.Trigger(((at(10.0, "lessThan"),),))) is None
     assert horizon(m.Trigger(((at(10.0, edge="falling"),),))) is None
     assert horizon(m.Trigger(((other,), (at(8.0),)))) == 8.5
+    assert horizon(m.Trigger(((at(math.inf),),))) is None  # a criterion: never
 
 
 def test_without_a_clock_stop_the_acts_clock_stops_are_the_horizon(tmp_path: Path) -> None:

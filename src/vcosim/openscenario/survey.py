@@ -213,8 +213,8 @@ def horizon(trigger: m.Trigger | None) -> float | None:
             and c.test.rule in ("greaterThan", "greaterOrEqual")
             and c.edge in ("none", "rising", "risingOrFalling")
         ]
-        if group and len(ends) == len(group):
-            times.append(max(ends))
+        if group and len(ends) == len(group) and math.isfinite(max(ends)):
+            times.append(max(ends))  # (a scenario_runner criterion reads as never: inf)
     return min(times) if times else None
 
 
