@@ -211,3 +211,46 @@ def test_a_refused_entity_is_not_said_missing_where_it_is_named_again(folder: Pa
     assert problems[0].startswith(f"line {line_of(path, 'spaceship')}: <Vehicle>: ")
     assert problems[1].startswith(f"line {line_of(path, 'Egoo')}: ")
     assert not any("'Ego'" in p for p in problems)  # Ego exists: only its vehicle is wrong
+
+
+def test_carla_s_simulation_time_zero_beside_other_conditions_reads_once_they_hold(
+    tmp_path: Path,
+) -> None:
+    examples = Path(__file__).parents[2] / "examples" / "scenarios"
+    text = (examples / "cut_in.xosc").read_text()
+    at_zero = """<Condition name="now" delay="0" conditionEdge="rising"><ByValueCondition>
+        <SimulationTimeCondition value="0" rule="equalTo"/></ByValueCondition></Condition>"""
+    close = text.index('<Condition name="close"')
+    end = text.index("</Condition>", close) + len("</Condition>")
+    text = text[:end] + at_zero + text[end:]  # "close and t == 0", as CARLA writes it
+    text = text.replace('value="0.0" rule="greaterThan"', 'value="0" rule="equalTo"', 1)
+    (tmp_path / "carla.xosc").write_text(text)
+    (tmp_path / "straight.xodr").write_text((examples / "straight.xodr").read_text())
+    s = read_xosc(tmp_path / "carla.xosc")
+    act = s.stories[0].acts[0]
+    (event,) = act.groups[0].maneuvers[0].events
+    assert event.start is not None
+    ((close_only,),) = event.start.groups  # the time condition dropped: once "close" holds
+    assert close_only.name == "close"
+    assert act.start is not None
+    ((alone,),) = act.start.groups  # alone it is kept: true at t = 0 only
+    assert alone.test == m.SimulationTime(0.0, "equalTo")
+
+
+@pytest.mark.parametrize("description", ["CARLA:cut_in", "cut_in"])
+def test_a_carla_file_s_world_positions_are_in_carla_s_mirrored_frame(
+    tmp_path: Path, description: str
+) -> None:
+    examples = Path(__file__).parents[2] / "examples" / "scenarios"
+    text = (examples / "cut_in.xosc").read_text()
+    text = text.replace('description="cut_in"', f'description="{description}"', 1)
+    text = text.replace(
+        '<LanePosition roadId="1" laneId="-1" s="50.0" offset="0.0"/>',
+        '<WorldPosition x="50" y="1.75" h="0.1"/>',
+        1,
+    )
+    (tmp_path / "carla.xosc").write_text(text)
+    (tmp_path / "straight.xodr").write_text((examples / "straight.xodr").read_text())
+    s = read_xosc(tmp_path / "carla.xosc")
+    mirror = -1.0 if description.startswith("CARLA:") else 1.0  # scenario_runner's y = -y
+    assert s.init["Ego"].position == m.WorldPosition(50.0, mirror * 1.75, mirror * 0.1)

@@ -40,7 +40,12 @@ def survey(
     ] = False,
     duration: Annotated[
         float,
-        typer.Option(callback=positive, help="With --run: simulated seconds a run takes at most."),
+        typer.Option(
+            callback=positive,
+            help="With --run: simulated seconds a run takes at most, where the file's stop "
+            "trigger has no time of its own (a SimulationTime stop condition is the file's "
+            "limit).",
+        ),
     ] = 120.0,
     workers: Annotated[
         int | None,

@@ -82,13 +82,16 @@ class Objects:
     def of(cls, sim: Simulation, shapes: dict[str, Shape]) -> Objects:
         """Read every vehicle of ``sim`` (``shapes``: each one's ``Shape``, by name)."""
         names = list(sim.vehicles)
-        outputs = np.array([sim.vehicles[n].outputs for n in names])
+        rows = len(names)  # none in a world of objects only: (0, k) arrays
+        outputs = np.array([sim.vehicles[n].outputs for n in names]).reshape(rows, L.N_OUTPUTS)
         rates = np.array([sim.vehicles[n].state[L.X_RATE : L.X_RATE + 3] for n in names])
+        rates = rates.reshape(rows, 3)
         attitude = outputs[:, _ATTITUDE]
-        offsets = np.array([shapes[n].centre_offset for n in names])
+        offsets = np.array([shapes[n].centre_offset for n in names]).reshape(rows, 3)
         rotations = rotation_matrices(attitude)
         cog = outputs[:, _POSITION].copy()
         gravity = np.array([[0.0, 0.0, sim.vehicles[n].params.body.gravity] for n in names])
+        gravity = gravity.reshape(rows, 3)
         return cls(
             time=sim.time,
             names=names,

@@ -132,7 +132,8 @@ class GroundTruthEncoder:
         from osi3.osi_object_pb2 import MovingObject
 
         _version(truth.version, self._version)
-        truth.host_vehicle_id.value = self.ids[self.ego]
+        if self.ego in self.ids:  # a world of objects only has no host vehicle
+            truth.host_vehicle_id.value = self.ids[self.ego]
         for name in self.names:
             shape = self.shapes[name]
             moving = truth.moving_object.add()
@@ -187,7 +188,8 @@ class GroundTruthEncoder:
         _version(view.version, self._version)
         view.timestamp.CopyFrom(truth.timestamp)
         view.sensor_id.value = 0
-        view.host_vehicle_id.CopyFrom(truth.host_vehicle_id)
+        if truth.HasField("host_vehicle_id"):  # none in a world of objects only
+            view.host_vehicle_id.CopyFrom(truth.host_vehicle_id)
         mounting = self.mounting_position()
         view.mounting_position.position.x = mounting[0]
         view.mounting_position.position.y = mounting[1]
@@ -197,6 +199,8 @@ class GroundTruthEncoder:
 
     def mounting_position(self) -> tuple[float, float, float]:
         """The ego's range sensor from its rear axle's middle (OSI's vehicle frame), in m."""
+        if self.ego not in self.shapes:  # no host vehicle: the sensor at the world's origin
+            return (0.0, 0.0, 0.0)
         shape = self.shapes[self.ego]
         front = shape.centre_offset[0] + shape.length / 2
         return (front - shape.rear_axle[0], 0.0, shape.centre_offset[2] - shape.rear_axle[2])

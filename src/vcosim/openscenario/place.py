@@ -1,5 +1,9 @@
 """Where OpenSCENARIO positions are: world points and headings on the scenario's road.
 
+(Past 400 lines: positions, routes and trajectory shapes all resolve against the same road
+network and entity poses with the same lane rules; the trajectory shapes are the part to
+move out next, to ``trajectory.py``.)
+
 A position resolves to (x, y, heading in rad) given the road network and the poses of the
 entities it may refer to. Lanes are left and right as a driver in them sees them: with
 ``rule="RHT"`` lanes with negative ids run along s, so ``dLane = +1`` from lane -2 is -1,
@@ -9,6 +13,7 @@ and from -1 it is 1 (across the centre line, the other way).
 from __future__ import annotations
 
 import heapq
+import logging
 import math
 from collections.abc import Mapping
 
@@ -17,6 +22,8 @@ import numpy as np
 from vcosim.errors import ConfigError
 from vcosim.openscenario import model as m
 from vcosim.roads import NO_LANE, RoadNetwork
+
+log = logging.getLogger("vcosim.openscenario")
 
 LONGEST_ROUTE = 100
 """Lanes a route runs through at most (a ring road comes round)."""
@@ -223,6 +230,50 @@ def lanes_between(
     return chain[::-1]
 
 
+def _waypoint_lane(network: RoadNetwork, pose: Pose, who: str) -> tuple[str, float, int, float]:
+    """(road, s, lane, t) of a route's waypoint.
+
+    One off every lane is taken to the nearest lane, with a warning line (as esmini takes a
+    waypoint to its closest road position).
+    """
+    what = f"a waypoint of {who}'s route"
+    try:
+        return on_lane(network, pose, what)
+    except PlaceError:
+        near = nearest_lane(network, pose)
+        if near is None:
+            raise
+    road, s, lane, t = near
+    x, y, _ = lane_pose(network, road, s, lane)
+    log.warning(
+        "%s at (%.2f, %.2f) is on no lane: taken to road %r lane %d at s = %.2f m, %.1f m away",
+        what, pose[0], pose[1], road, lane, s, math.hypot(x - pose[0], y - pose[1]),
+    )  # fmt: skip
+    return near
+
+
+def nearest_lane(network: RoadNetwork, pose: Pose) -> tuple[str, float, int, float] | None:
+    """(road, s, lane, t) of the lane nearest a point off every lane (None: no road has one)."""
+    best: tuple[float, tuple[str, float, int, float]] | None = None
+    for road in network.roads.values():
+        samples = road.samples(2.0)
+        sx, sy, _, _ = road.point(samples)
+        k = int(np.argmin(np.hypot(pose[0] - sx, pose[1] - sy)))
+        s_, t_, _ = road.project(np.array([pose[0]]), np.array([pose[1]]), samples[k : k + 1])
+        s = min(max(float(s_[0]), 0.0), road.length)
+        low, high = (float(v[0]) for v in road.t_range(s))
+        inside = 0.1  # m inside the road's outer edge: on its outermost lane
+        t = min(max(float(t_[0]), low + inside), high - inside)
+        lane = int(road.lane_at(s, t)[0])
+        if lane == NO_LANE or lane == 0:
+            continue
+        px, py, _, _ = road.point(s, t)
+        gap = math.hypot(float(px[0]) - pose[0], float(py[0]) - pose[1])
+        if best is None or gap < best[0]:
+            best = (gap, (str(road.id), s, lane, t))
+    return None if best is None else best[1]
+
+
 def plan_route(
     network: RoadNetwork | None, start: LaneRef | None, waypoints: list[Pose], who: str
 ) -> list[LaneRef]:
@@ -231,7 +282,7 @@ def plan_route(
     Without ``start``, from the first waypoint's lane.
     """
     road_net = need_road(network, f"{who}'s route")
-    targets = [on_lane(road_net, pose, f"a waypoint of {who}'s route") for pose in waypoints]
+    targets = [_waypoint_lane(road_net, pose, who) for pose in waypoints]
     legs = [start] if start is not None else [(targets[0][0], targets[0][2])]
     for road_id, _, lane, _ in targets:
         if legs[-1][0] == road_id:

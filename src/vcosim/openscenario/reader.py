@@ -178,6 +178,8 @@ class Reader:
         self.read_entries: list[tuple[Path, Node]] = []
         self.trajectories: list[m.Trajectory] = []
         self.assigned_external: set[str] = set()
+        self.carla = False
+        """World y and headings in CARLA's left-handed frame (a "CARLA:" description)."""
         self.variables: dict[str, str] = {}
         self.maps: list[Path] = []
         self.towed: list[m.Entity] = []
@@ -550,6 +552,9 @@ def _scenario(r: Reader, root: Node, path: Path, given: dict[str, object]) -> m.
     for part in header.walk():
         part.used = True
     version = (r.integer(header, "revMajor"), r.integer(header, "revMinor"))
+    # scenario_runner's convention: such a file's world positions are in CARLA's (Unreal's)
+    # left-handed frame, y and headings mirrored against OpenDRIVE's (docs/scenarios.md)
+    r.carla = header.attrib.get("description", "").startswith(CARLA_FRAME)
     if version not in VERSIONS:
         raise Refused(header, f"OpenSCENARIO {version[0]}.{version[1]}: 1.0 to 1.3 are read")
     given_text = {k: str(v) for k, v in given.items()}
@@ -883,7 +888,7 @@ def _position(r: Reader, node: Node) -> m.Position:
     absolute = r.choice(orientation, "type", {"relative", "absolute"}, "relative") == "absolute"
     for angle in ("p", "r"):  # pitch and roll come from the road under the wheels
         r.number(orientation, angle, 0.0)
-    h = r.number(orientation, "h", 0.0)
+    h = r.number(orientation, "h", 0.0) * (-1.0 if r.carla else 1.0)
     if not absolute and (not h or isinstance(position, m.WorldPosition)):
         return position  # the lane's own direction (a world position: h is its heading)
     if isinstance(position, m.WorldPosition):
@@ -893,9 +898,10 @@ def _position(r: Reader, node: Node) -> m.Position:
 
 
 def _where(r: Reader, kind: Node) -> m.Position:
+    mirror = -1.0 if r.carla else 1.0  # CARLA's frame: y and headings the other way
     if kind.tag == "WorldPosition":
-        h = r.number(kind, "h") if "h" in kind.attrib else None
-        return m.WorldPosition(r.number(kind, "x"), r.number(kind, "y"), h)
+        h = mirror * r.number(kind, "h") if "h" in kind.attrib else None
+        return m.WorldPosition(r.number(kind, "x"), mirror * r.number(kind, "y"), h)
     if kind.tag == "LanePosition":
         return m.LanePosition(
             r.text(kind, "roadId"), r.integer(kind, "laneId"), r.number(kind, "s"),
@@ -910,11 +916,11 @@ def _where(r: Reader, kind: Node) -> m.Position:
         )
     if kind.tag == "RelativeWorldPosition":
         return m.RelativeWorldPosition(
-            _entity_ref(r, kind), r.number(kind, "dx"), r.number(kind, "dy")
+            _entity_ref(r, kind), r.number(kind, "dx"), mirror * r.number(kind, "dy")
         )
     if kind.tag == "RelativeObjectPosition":
         return m.RelativeObjectPosition(
-            _entity_ref(r, kind), r.number(kind, "dx"), r.number(kind, "dy")
+            _entity_ref(r, kind), r.number(kind, "dx"), mirror * r.number(kind, "dy")
         )
     if kind.tag == "RelativeRoadPosition":
         return m.RelativeRoadPosition(
@@ -1495,10 +1501,27 @@ def _start(r: Reader, node: Node) -> m.Trigger | None:
 def _trigger(r: Reader, node: Node) -> m.Trigger:
     return m.Trigger(
         tuple(
-            tuple(r.each(r.kids(group, "Condition"), lambda c: _condition(r, c)))
+            _at_once_dropped(tuple(r.each(r.kids(group, "Condition"), lambda c: _condition(r, c))))
             for group in r.kids(node, "ConditionGroup")
         )
     )
+
+
+def _at_once_dropped(group: tuple[m.Condition, ...]) -> tuple[m.Condition, ...]:
+    """A group without its ``SimulationTime == 0`` conditions when it has others.
+
+    CARLA's examples start their acts on "TraveledDistance >= 1 and SimulationTime == 0":
+    scenario_runner tests a group's conditions in turn and times each SimulationTimeCondition
+    from its turn, so it reads "once the hero moves". By the standard such a group could hold
+    only at t = 0, where its other conditions do not: the file's author meant scenario_runner's
+    reading, which vcosim takes (docs/scenarios.md).
+    """
+    kept = tuple(
+        c for c in group
+        if not (isinstance(c.test, m.SimulationTime) and c.test.value == 0.0
+                and c.test.rule == "equalTo")
+    )  # fmt: skip
+    return kept if kept else group
 
 
 def _condition(r: Reader, node: Node) -> m.Condition:
@@ -1550,6 +1573,9 @@ def _by_value(r: Reader, node: Node) -> m.ValueCondition:
     raise Refused(node, "this condition is not supported")
 
 
+CARLA_FRAME = "CARLA:"
+"""A FileHeader description starting so: scenario_runner reads the file's world positions in
+CARLA's left-handed frame (``OpenScenarioParser.use_carla_coordinate_system``)."""
 CRITERION = "criteria_"
 """scenario_runner's evaluation criteria: a ``ParameterCondition`` in a condition whose name
 starts so (``criteria_CollisionTest``) names a test of the run, not a parameter."""

@@ -16,6 +16,7 @@ start are one state machine over one tree; apart, each would reach into the othe
 
 from __future__ import annotations
 
+import logging
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -56,7 +57,7 @@ from vcosim.openscenario.place import (
     route_line,
     shift_lane,
 )
-from vcosim.openscenario.reader import read_scenario
+from vcosim.openscenario.reader import CARLA_FRAME, read_scenario
 from vcosim.openscenario.trajectory import schedule_speed
 from vcosim.openscenario.world import (
     against,
@@ -73,6 +74,8 @@ from vcosim.world.geometry import R_AHEAD, R_DISTANCE, R_RELATIVE_SPEED, R_TARGE
 from vcosim.world.movers import AWAY, Mover, Movers, arc_lengths, locate, straight_line
 from vcosim.world.paths import point_at
 from vcosim.world.spec import PathDriver, WorldFile
+
+log = logging.getLogger("vcosim.openscenario")
 
 if TYPE_CHECKING:
     from vcosim.sim.simulation import Simulation
@@ -115,6 +118,8 @@ class StoryboardReport(Report):
     ego_closest: str
     environment: dict[str, str] = field(default_factory=dict)
     """The environment at the end: road friction factor, time of day, weather."""
+    warnings: list[str] = field(default_factory=list)
+    """Actions that could not apply and were passed over (a lane change off every lane)."""
 
 
 class Element:
@@ -212,6 +217,15 @@ class Storyboard(Face):
         self.signals: dict[str, str] = {}
         """Traffic signals' states as the storyboard set them (OpenDRIVE's are not read)."""
         self.absent: set[str] = set(self.scenario.absent)
+        self.left_at: dict[str, Pose] = {}
+        """Where each deleted entity was when it left (an AddEntityAction may place it relative
+        to itself there, as esmini keeps a deleted object's last position)."""
+        self.entered: dict[str, tuple[float, Pose]] = {}
+        """When and where each entity was last added (the look's poses predate it)."""
+        self.warnings: list[str] = []
+        self.carla = self.scenario.description.startswith(CARLA_FRAME)
+        """Written for scenario_runner: its conditions, once they held, hold on (``_fired``)."""
+        self.latched: set[int] = set()
         self.init_runs: list[Run] | None = None
         self.arriving: dict[str, RouteRun] = {}
         self.steered: dict[tuple[str, str], SteeredRun] = {}
@@ -346,6 +360,7 @@ class Storyboard(Face):
             ego_min_time_to_collision=round(ttc, 3) if math.isfinite(ttc) else None,
             ego_closest=", ".join(c for c in closest if c) or "nobody ahead",
             environment=dict(self.environment),
+            warnings=list(self.warnings),
         )
 
     # -- one look at the world --------------------------------------------------------------
@@ -433,6 +448,8 @@ class Storyboard(Face):
     def _watch_ego(self, scene: Scene) -> None:
         world = self.world
         assert world is not None
+        if not self.ego:  # a world of objects only: no ego to watch
+            return
         self.collisions = sum(self.ego in hit.vehicles for hit in world.collisions)
         reading = world.readings[world.row(self.ego)]
         if reading[R_AHEAD + R_TARGET] < 0:
@@ -473,9 +490,22 @@ class Storyboard(Face):
         )  # fmt: skip
 
     def _fired(self, trigger: m.Trigger | None) -> str:
-        """The names of the conditions of the first group that holds ("" if none does)."""
+        """The names of the conditions of the first group that holds ("" if none does).
+
+        In a file written for scenario_runner (a "CARLA:" description) a condition that held
+        once holds on until its group fires, as scenario_runner's groups (a sequence of
+        one-shot conditions) have it: "the hero moved 1 m" and a rising edge at another
+        moment make a group that fires, where by the standard it never could.
+        """
         for group in trigger.groups if trigger is not None else ():
-            if group and all(self.conditions[id(c)].value for c in group):
+            if not group:
+                continue
+            if self.carla:
+                self.latched.update(id(c) for c in group if self.conditions[id(c)].value)
+                if all(id(c) in self.latched for c in group):
+                    self.latched.difference_update(id(c) for c in group)
+                    return ", ".join(repr(c.name) for c in group)
+            elif all(self.conditions[id(c)].value for c in group):
                 return ", ".join(repr(c.name) for c in group)
         return ""
 
@@ -607,14 +637,20 @@ class Storyboard(Face):
             )
         elif isinstance(do, m.LaneChangeAction):
             start = channels.ramps["lane"].at(now)[0]
-            target = self._lane_offset(actor, do, scene)
+            try:
+                target = self._lane_offset(actor, do, scene)
+            except PlaceError as exc:  # off every lane: no lane to change to, as in esmini
+                return self._passed_over(action, actor, exc, now)
             duration = change_duration(do.dynamics, scene.value("speed", actor), target - start)
             ramp = Ramp(now, start, target, duration, do.dynamics.shape)
         elif isinstance(do, m.LaneOffsetAction):
             start = channels.ramps["offset"].at(now)[0]
             target = do.value
             if do.entity is not None:
-                target += self._offset_in_lane(do.entity, scene)
+                try:
+                    target += self._offset_in_lane(do.entity, scene)
+                except PlaceError as exc:  # its entity is off every lane: no lane centre
+                    return self._passed_over(action, actor, exc, now)
             ramp = Ramp(now, start, target, offset_duration(do, target - start), do.shape)
         elif isinstance(do, m.TeleportAction):
             self._teleport(actor, do, scene)
@@ -649,6 +685,15 @@ class Storyboard(Face):
             channels.take(run)
         return run
 
+    def _passed_over(self, action: m.Action, actor: str, why: PlaceError, now: float) -> Run:
+        """An action that cannot apply where its actor is: a warning line, and it ends at once."""
+        kind = type(action.action).__name__
+        reason = "; ".join(why.problems)
+        text = f"t = {now:.2f} s: {kind} {action.name!r} on {actor} passed over: {reason}"
+        self.warnings.append(text)
+        log.warning("%s", text)
+        return Run(action, actor, None, None)
+
     def _global(self, action: m.Action, scene: Scene) -> Run:
         """A global action: done at once."""
         do = action.action
@@ -664,9 +709,15 @@ class Storyboard(Face):
             values = self.variables if do.variable else self.parameters
             values[do.name] = _modified(values[do.name], do.rule, do.value)
         elif isinstance(do, m.AddEntityAction):
-            pose = resolve(do.position, self.network, scene.all_poses())
+            poses = scene.all_poses()
+            poses.update({n: p for n, p in self.left_at.items() if n in self.absent})
+            poses.update({n: p for n, (t, p) in self.entered.items() if t == scene.time})
+            pose = resolve(do.position, self.network, poses)
+            self.entered[do.entity] = (scene.time, pose)  # the next may be relative to it
             self._enter(do.entity, pose, scene)
         elif isinstance(do, m.DeleteEntityAction):
+            if do.entity not in self.absent:  # where it was, not where it is parked
+                self.left_at[do.entity] = scene.pose(do.entity)
             self._leave(do.entity)
         elif isinstance(do, m.TrafficSignalStateAction):
             self.signals[do.name] = do.state

@@ -29,7 +29,10 @@ SUBSET: tuple[Support, ...] = (
         "yes",
         "`revMajor` 1, `revMinor` 0 to 3 (1.3's several controllers per entity, inline "
         "trailers, wrapped `ObjectController` read; what 1.3 adds that vcosim cannot apply "
-        "is refused by name)",
+        "is refused by name); a `description` starting `CARLA:` puts the file's world "
+        "positions in CARLA's left-handed frame, as scenario_runner reads it: "
+        "`WorldPosition` y and every `h`, `RelativeWorldPosition`/`RelativeObjectPosition` "
+        "dy mirrored",
     ),
     Support(
         "`ParameterDeclarations`, `$name`",
@@ -239,7 +242,9 @@ SUBSET: tuple[Support, ...] = (
         "`AbsoluteTargetLane`, `RelativeTargetLane` (lanes left of the reference's lane, as "
         "above); `targetLaneOffset`; shapes over `time`, `distance` (at the speed at the "
         "start) or `rate` (the largest lateral speed, m/s: the change takes the shape's "
-        "peak over mean rate times the distance over it)",
+        "peak over mean rate times the distance over it); asked of an entity on no lane "
+        "(or relative to one), it is passed over, ending at once, with a warning line in "
+        "the storyboard's report (a `LaneOffsetAction` relative to one alike)",
     ),
     Support(
         "`LaneOffsetAction`",
@@ -314,7 +319,9 @@ SUBSET: tuple[Support, ...] = (
         "yes",
         "a `Route` inline or catalogued: the shortest chain of lanes (by length, through "
         "road links and junctions) from the entity's lane through each `Waypoint`'s road, "
-        "then on along the lanes it leads to; a car may take any lane of its road running "
+        "then on along the lanes it leads to (a waypoint off every lane: the nearest lane, "
+        "with a warning line, as esmini takes its closest road position); a car may take "
+        "any lane of its road running "
         "its way, lanes that begin further along included (a highway exit); it eases onto "
         "the route's lane within a couple of seconds; done at once; for a car driven from "
         "outside: accepted, its controller's business",
@@ -395,8 +402,10 @@ SUBSET: tuple[Support, ...] = (
         "`EntityAction`",
         "yes",
         "`AddEntityAction` (the entity enters at the position, standing, on its lane's "
-        "route), `DeleteEntityAction` (a kinematic entity leaves the world, a car is parked "
-        "far away)",
+        "route; a position relative to a deleted entity is relative to where it left, as "
+        "esmini keeps it; to one added at the same moment, to where that one entered), "
+        "`DeleteEntityAction` (a kinematic entity leaves the world, a car is parked far "
+        "away)",
     ),
     Support(
         "`InfrastructureAction`",
@@ -414,7 +423,9 @@ SUBSET: tuple[Support, ...] = (
         "`ConditionGroup`, `Condition`",
         "yes",
         "OR of groups, AND within; `delay`; `conditionEdge` `none`, `rising`, `falling`, "
-        "`risingOrFalling`",
+        "`risingOrFalling`; in a file written for scenario_runner (a `CARLA:` description) "
+        "a condition that held once holds on until its group fires, as scenario_runner's "
+        "groups (sequences of one-shot conditions) have it",
     ),
     Support(
         "`TriggeringEntities`",
@@ -424,7 +435,11 @@ SUBSET: tuple[Support, ...] = (
     Support(
         "`SimulationTimeCondition`",
         "yes",
-        "",
+        '`value="0" rule="equalTo"` in a group with other conditions is dropped from '
+        "it: CARLA's examples start acts on \"TraveledDistance >= 1 and SimulationTime == "
+        '0", which scenario_runner (timing each condition from when the earlier ones '
+        'held) reads as "once the hero moves"; by the standard it could hold only at '
+        "t = 0",
     ),
     Support(
         "`StoryboardElementStateCondition`",

@@ -4,10 +4,11 @@ Each scenario file is read as ``vcosim sim --scenario`` reads it (the file, its 
 its road, the world its entities start in): accepted, refused (every problem, one line each),
 or crashed (an exception no reader should let out: always a defect of vcosim). With ``run``,
 each accepted file also runs, fast, to its stop trigger (or, where no stop trigger can fire,
-to the end of its stories): an external ego is driven by the ACC at its start speed (30 km/h
-where it starts standing), in process, as a coupled controller would; a distribution runs its
-first variation. The reasons are ranked by the files they block, and by the files each alone
-blocks (what supporting it would gain).
+to the end of its stories), for at most its own horizon (the time its stop trigger fires by
+the clock alone) or, where that cannot be known, the limit given: an external ego is driven
+by the ACC at its start speed (30 km/h where it starts standing), in process, as a coupled
+controller would; a distribution runs its first variation. The reasons are ranked by the
+files they block, and by the files each alone blocks (what supporting it would gain).
 
 Catalogue files (``<Catalog>``) are not scenarios and are not counted; a
 ``ParameterValueDistribution`` file counts as read when its variations and the scenario it
@@ -30,6 +31,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from vcosim.errors import ConfigError, VcosimError
+from vcosim.openscenario import model as m
 from vcosim.reports import Report
 
 ACCEPTED, REFUSED, CRASHED = "accepted", "refused", "crashed"
@@ -39,6 +41,10 @@ STANDING_EGO_SPEED = 30 / 3.6
 written for a driver or an agent wait for the ego to move."""
 RUN_LIMIT = 120.0
 """Simulated seconds a survey run may take before it counts as not ending."""
+HORIZON_MARGIN = 1.0
+"""s a run goes on past its stop trigger's own time (the trigger's look comes after it)."""
+LONGEST_HORIZON = 3600.0
+"""s: a stop trigger's own time is taken as a file's limit up to this."""
 
 
 @dataclass
@@ -188,6 +194,47 @@ def _one(path: Path, corpus: str, run: bool, limit: float) -> FileSurvey:
     return result
 
 
+def horizon(trigger: m.Trigger | None) -> float | None:
+    """When a stop trigger fires for sure by the clock alone (None: it cannot be known).
+
+    A group of SimulationTime conditions only (``greaterThan``/``greaterOrEqual``, an edge
+    that a rising clock passes) fires at its latest time plus its delay; the trigger at its
+    earliest such group. A file's own horizon is the survey's limit for it: a scenario that
+    says it lasts 173 s is not cut at the survey's duration.
+    """
+    if trigger is None:
+        return None
+    times = []
+    for group in trigger.groups:
+        ends = [
+            c.test.value + c.delay
+            for c in group
+            if isinstance(c.test, m.SimulationTime)
+            and c.test.rule in ("greaterThan", "greaterOrEqual")
+            and c.edge in ("none", "rising", "risingOrFalling")
+        ]
+        if group and len(ends) == len(group) and math.isfinite(max(ends)):
+            times.append(max(ends))  # (a scenario_runner criterion reads as never: inf)
+    return min(times) if times else None
+
+
+def _limit(scenario: m.Scenario, limit: float) -> float:
+    """The file's own horizon (plus a margin) where it is later than ``limit``.
+
+    Its stop trigger's time by the clock; else, where every act of every story has a stop
+    trigger by the clock (a scenario_runner file, whose stop trigger holds criteria only,
+    ends with its stories), the latest of those: at most ``LONGEST_HORIZON``.
+    """
+    known = horizon(scenario.stop)
+    if known is None:
+        acts = [horizon(act.stop) for story in scenario.stories for act in story.acts]
+        timed = [t for t in acts if t is not None]
+        known = max(timed) if timed and len(timed) == len(acts) else None
+    if known is None or known + HORIZON_MARGIN > LONGEST_HORIZON:
+        return limit
+    return max(limit, known + HORIZON_MARGIN)
+
+
 def _run(
     path: Path, limit: float, parameters: dict[str, object] | None = None
 ) -> tuple[str, str, float]:
@@ -205,7 +252,7 @@ def _run(
         speed = scenario.init[scenario.external[0]].speed
         cruise = speed if math.isfinite(speed) and speed > 0 else STANDING_EGO_SPEED
         couple_in_process(sim, Acc(speed=cruise))
-    report = sim.run(limit)
+    report = sim.run(_limit(scenario, limit))
     board = report.faces["storyboard"]
     assert isinstance(board, StoryboardReport)
     ended = not board.ended_by.startswith("the run's duration")

@@ -13,7 +13,6 @@ from pathlib import Path
 
 import numpy as np
 
-from vcosim.errors import ConfigError
 from vcosim.openscenario.model import Scenario
 from vcosim.openscenario.place import (
     AGAINST_LANE,
@@ -118,12 +117,6 @@ def scenario_world(scenario: Scenario) -> WorldFile:
     poses = start_poses(scenario)
     vehicles: list[dict[str, object]] = []
     paths: dict[str, object] = {}
-    if not physical(scenario):
-        raise ConfigError(
-            ["no car or van to simulate: every entity moves kinematically (a world needs one "
-             "vehicle; a Property preset on a Vehicle makes it one)"],
-            f"OpenSCENARIO {scenario.path}",
-        )  # fmt: skip
     for k, name in enumerate(scenario.entities):
         entity = scenario.entities[name]
         if entity.kinematic:
@@ -158,7 +151,10 @@ def scenario_world(scenario: Scenario) -> WorldFile:
         vehicles.append(vehicle)
     data: dict[str, object] = {"vehicles": vehicles, "paths": paths}
     external = scenario.external
-    data["ego"] = external[0] if external else physical(scenario)[0]
+    if external or vehicles:
+        data["ego"] = external[0] if external else physical(scenario)[0]
+    else:  # every entity moves kinematically: a world of no vehicle, as esmini runs it
+        data["objects_only"] = True
     if scenario.road is not None:
         terrain: dict[str, object] = {"road": str(scenario.road.resolve())}
         assert network is not None
@@ -167,10 +163,10 @@ def scenario_world(scenario: Scenario) -> WorldFile:
         if points / ROAD_CELL**2 > MAX_CELLS:  # a long road: a coarser surface grid fits it
             terrain["road_cell"] = math.ceil(math.sqrt(points / MAX_CELLS) * 20) / 20
         data["terrain"] = terrain
-        ego = poses[str(data["ego"])]
         try:
+            ego = poses[str(data["ego"])]
             road, s, lane, _ = on_lane(network, ego, str(data["ego"]))
-        except ValueError:
+        except (KeyError, ValueError):  # no ego, or one off the lanes
             pass  # an ego off the lanes keeps the sensor's default lane width
         else:
             assert network is not None

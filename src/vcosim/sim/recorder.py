@@ -369,9 +369,9 @@ class WorldSignalLog(Face):
 
     def report(self) -> WorldRecordingReport:
         """Rows written per vehicle (the same for all), how often, and the files."""
-        first = next(iter(self.logs.values()))
+        first = next(iter(self.logs.values()), None)  # None: a world of objects only
         return WorldRecordingReport(
-            rows=first.report().rows,
+            rows=0 if first is None else first.report().rows,
             every_steps=self.every,
             files={name: str(log.path) for name, log in self.logs.items()},
         )

@@ -23,9 +23,9 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, TypeVar, cast
+from typing import TYPE_CHECKING, NoReturn, TypeVar, cast
 
-from vcosim.errors import UnknownNameError
+from vcosim.errors import ConfigError, UnknownNameError
 from vcosim.reports import Report
 from vcosim.sim.face import COUPLING, HOOKS, Face, overrides
 from vcosim.sim.pacing import Pacer, PacingMode
@@ -74,6 +74,17 @@ class RunReport(Report):
         }
 
 
+class NoVehicle:
+    """``sim.vehicle`` in a world of objects only: whatever a face reads of it says so."""
+
+    def __getattr__(self, name: str) -> NoReturn:
+        raise ConfigError(
+            ["the world has no vehicle (every entity moves kinematically): a face that serves "
+             "one (a coupling, the bus, a vehicle's plot) has none to serve"],
+            "world",
+        )  # fmt: skip
+
+
 class Simulation:
     """Steps a vehicle or a world at 0.5 ms under a pacer and calls the attached faces' hooks."""
 
@@ -89,7 +100,9 @@ class Simulation:
         self.vehicles: dict[str, VehicleView]
         if isinstance(vehicle, World):
             self.body = self.world = vehicle
-            self.vehicle, self.vehicles = vehicle.vehicle, vehicle.vehicles
+            self.vehicles = vehicle.vehicles
+            # a world of objects only has no vehicle: a face that reads one is told so
+            self.vehicle = vehicle.vehicle if vehicle.ego else cast(VehicleView, NoVehicle())
         else:
             self.body = self.vehicle = vehicle if vehicle is not None else Vehicle()
             self.world, self.vehicles = None, {"ego": self.vehicle}

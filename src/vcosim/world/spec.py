@@ -260,13 +260,14 @@ class WorldFile(Options):
     driver_period: Positive = 0.01  # s between built-in drivers' decisions
     stop_at_collision: bool = False
     sumo: SumoSpec | None = None  # SUMO's traffic in lock-step (docs/traffic.md)
+    objects_only: bool = False  # no vehicle: a face moves objects (OpenSCENARIO's bicycles)
     _base: Path | None = PrivateAttr(default=None)
 
     @model_validator(mode="after")
     def _consistent(self) -> WorldFile:
         problems = []
         entries = self.all_vehicles()
-        if not entries:
+        if not entries and not self.objects_only:
             problems.append("vehicles: a world needs at least one vehicle")
         for index, entry in enumerate(entries):
             where = f"vehicles.{index} ({entry.name})"

@@ -28,7 +28,7 @@ from typing import Any, Protocol
 import numpy as np
 
 from vcosim.constants import PHYSICS_DT
-from vcosim.errors import UnknownNameError
+from vcosim.errors import ConfigError, UnknownNameError
 from vcosim.reports import Report
 from vcosim.roads import RoadNetwork, load_road
 from vcosim.vehicle import Terrain, Vehicle, VehicleParams, VehicleView
@@ -166,12 +166,23 @@ class World:
                 templates[key] = Vehicle(key[0], self.terrain, engine_running=key[1])
                 packed[key] = templates[key].params.pack()
         firsts = [templates[key] for key in keys]
-        self.states = np.stack([t.state for t in firsts])
-        self.inputs = np.stack([t.input_array for t in firsts])
-        self.outputs = np.stack([t.outputs for t in firsts])
-        self.params = np.concatenate([packed[key] for key in keys])
+        shape = Vehicle(terrain=self.terrain) if not firsts else firsts[0]  # the rows' layout
+        self.states = (
+            np.stack([t.state for t in firsts]) if firsts else np.zeros((0, shape.state.size))
+        )
+        self.inputs = np.array([t.input_array for t in firsts]).reshape(
+            len(firsts), shape.input_array.size
+        )
+        self.outputs = np.array([t.outputs for t in firsts]).reshape(
+            len(firsts), shape.outputs.size
+        )
+        self.params = (
+            np.concatenate([packed[key] for key in keys]) if keys else shape.params.pack()[:0]
+        )
         self._terrain = (self.terrain.height, self.terrain.friction, self.terrain.grid)
-        self._stepper = Stepper(self._arrays())
+        self._clock = self.states[0] if firsts else np.zeros(shape.state.size)
+        """A state row whose step count is the world's time (without vehicles, its own)."""
+        self._stepper: Stepper | _Clock = Stepper(self._arrays()) if firsts else _Clock(self)
         self.geometry = _geometry([t.params for t in firsts], self.params)
         self.paths = Paths(self.spec.paths, _road_network(self.spec))
         self.vehicles: dict[str, VehicleView] = {}
@@ -198,8 +209,10 @@ class World:
         }
         """The externally driven vehicles, in order, with the coupling ports their file gives."""
         self.ego = self.spec.ego or next(
-            (e.name for e in entries if isinstance(e.driver, ExternalDriver)), self.names[0]
+            (e.name for e in entries if isinstance(e.driver, ExternalDriver)),
+            self.names[0] if self.names else "",
         )
+        """The ego's name ("" in a world of kinematic objects only)."""
         self.driver_steps = round(self.spec.driver_period / self.dt)
         self.collisions: list[Collision] = []
         self.collided = np.zeros(len(entries), dtype=np.bool_)
@@ -221,12 +234,18 @@ class World:
     @property
     def vehicle(self) -> VehicleView:
         """The ego vehicle: the one single-vehicle faces attach to."""
+        if not self.ego:
+            raise ConfigError(
+                ["the world has no vehicle (every entity moves kinematically): a face that "
+                 "serves one (a coupling, a recorder, the bus) has none to serve"],
+                "world",
+            )  # fmt: skip
         return self.vehicles[self.ego]
 
     @property
     def step_index(self) -> int:
         """Physics steps since time 0 (every vehicle counts the same)."""
-        return int(self.states[0, L.X_STEP])
+        return int(self._clock[L.X_STEP])
 
     @property
     def time(self) -> float:
@@ -356,6 +375,8 @@ class World:
 
     def _decide(self) -> None:
         """The sensors read and the built-in drivers decide (every driver period)."""
+        if not self.names:  # objects only: no sensor, no driver
+            return
         p = self._poses
         sensor = self.spec.sensor
         self.readings = range_readings(
@@ -492,6 +513,16 @@ class World:
             collided=[n for n, hit in zip(self.names, self.collided.tolist(), strict=True) if hit],
             stopped_at_collision=self.stop_requested,
         )
+
+
+class _Clock:
+    """The kernel of a world without vehicles: only its time goes on (its objects move)."""
+
+    def __init__(self, world: World) -> None:
+        self.clock = world._clock
+
+    def __call__(self, arrays: tuple[np.ndarray, ...], n: int) -> None:
+        self.clock[L.X_STEP] += n
 
 
 def _road_network(spec: WorldFile) -> RoadNetwork | None:
