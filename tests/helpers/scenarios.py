@@ -10,6 +10,7 @@ from __future__ import annotations
 import sys
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from scenariogeneration import xodr, xosc
 
@@ -258,3 +259,21 @@ def write_all(folder: Path) -> dict[str, Path]:
 if __name__ == "__main__":
     for path in write_all(Path(sys.argv[1])).values():
         print(path)
+
+
+def run_storyboard(folder: Path, name: str, text: str, seconds: float = 10.0) -> tuple[Any, Any]:
+    """Write ``text`` as ``name``.xosc beside the road, run it fast: (simulation, its report).
+
+    The report is the storyboard face's (``StoryboardReport``).
+    """
+    from vcosim.openscenario.storyboard import StoryboardReport, scenario_run
+    from vcosim.scenarios import PacingSpec, RunSpec, build_simulation
+
+    write_road(folder)
+    path = folder / f"{name}.xosc"
+    path.write_text(text)
+    face, world = scenario_run(path)
+    sim = build_simulation(RunSpec(world=world, pacing=PacingSpec(mode="fast"), faces=[face]))
+    board = sim.run(seconds).faces["storyboard"]
+    assert isinstance(board, StoryboardReport)
+    return sim, board

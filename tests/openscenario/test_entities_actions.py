@@ -11,13 +11,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from helpers.scenarios import write_road
+from helpers.scenarios import run_storyboard, write_road
 from vcosim.errors import ConfigError
 from vcosim.openscenario import model as m
 from vcosim.openscenario.place import layout
 from vcosim.openscenario.reader import read_xosc
-from vcosim.openscenario.storyboard import Storyboard, StoryboardReport, scenario_run
-from vcosim.scenarios import PacingSpec, RunSpec, build_simulation
+from vcosim.openscenario.storyboard import Storyboard, StoryboardReport
 from vcosim.sim.simulation import Simulation
 
 BOX = """<BoundingBox><Center x="{cx}" y="0" z="1"/>
@@ -200,16 +199,7 @@ SCENARIO = f"""<?xml version="1.0" encoding="utf-8"?>
 
 @pytest.fixture(scope="module")
 def run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Simulation, StoryboardReport]:
-    folder = tmp_path_factory.mktemp("entities")
-    write_road(folder)
-    path = folder / "entities.xosc"
-    path.write_text(SCENARIO)
-    face, world = scenario_run(path)
-    sim = build_simulation(RunSpec(world=world, pacing=PacingSpec(mode="fast"), faces=[face]))
-    report = sim.run(10.0)
-    board = report.faces["storyboard"]
-    assert isinstance(board, StoryboardReport)
-    return sim, board
+    return run_storyboard(tmp_path_factory.mktemp("entities"), "entities", SCENARIO)
 
 
 def test_every_kind_is_read_and_only_cars_are_physical(tmp_path: Path) -> None:

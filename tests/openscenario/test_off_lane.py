@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from helpers.scenarios import LANE_WIDTH, write_road
+from helpers.scenarios import LANE_WIDTH, run_storyboard, write_road
 from vcosim.openscenario.place import nearest_lane, plan_route
 from vcosim.openscenario.storyboard import StoryboardReport, scenario_run
 from vcosim.roads import read_xodr
@@ -132,16 +132,7 @@ SCENARIO = f"""<?xml version="1.0" encoding="utf-8"?>
 
 @pytest.fixture(scope="module")
 def run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Simulation, StoryboardReport]:
-    folder = tmp_path_factory.mktemp("off_lane")
-    write_road(folder)
-    path = folder / "off_lane.xosc"
-    path.write_text(SCENARIO)
-    face, world = scenario_run(path)
-    sim = build_simulation(RunSpec(world=world, pacing=PacingSpec(mode="fast"), faces=[face]))
-    report = sim.run(10.0)
-    board = report.faces["storyboard"]
-    assert isinstance(board, StoryboardReport)
-    return sim, board
+    return run_storyboard(tmp_path_factory.mktemp("off_lane"), "off_lane", SCENARIO)
 
 
 def x_of(sim: Simulation, name: str) -> float:
