@@ -277,3 +277,30 @@ def run_storyboard(folder: Path, name: str, text: str, seconds: float = 10.0) ->
     board = sim.run(seconds).faces["storyboard"]
     assert isinstance(board, StoryboardReport)
     return sim, board
+
+
+# Pieces of hand-written storyboards (the tests that need an element scenariogeneration lacks)
+
+
+def lane(s: float, lane_id: int = -1) -> str:
+    """A LanePosition on road 1 (``write_road``'s)."""
+    return f'<LanePosition roadId="1" laneId="{lane_id}" s="{s}" offset="0"/>'
+
+
+def placed(name: str, where: str, speed: float) -> str:
+    """An Init Private: ``name`` teleported to ``where`` at ``speed`` m/s."""
+    return f"""<Private entityRef="{name}">
+  <PrivateAction><TeleportAction><Position>{where}</Position></TeleportAction></PrivateAction>
+  <PrivateAction><LongitudinalAction><SpeedAction>
+    <SpeedActionDynamics dynamicsShape="step" value="0" dynamicsDimension="time"/>
+    <SpeedActionTarget><AbsoluteTargetSpeed value="{speed}"/></SpeedActionTarget>
+  </SpeedAction></LongitudinalAction></PrivateAction>
+</Private>"""
+
+
+def at(time: float) -> str:
+    """A StartTrigger on SimulationTime >= ``time``."""
+    return f"""<StartTrigger><ConditionGroup><Condition name="at {time}" delay="0"
+  conditionEdge="none"><ByValueCondition>
+  <SimulationTimeCondition value="{time}" rule="greaterOrEqual"/>
+</ByValueCondition></Condition></ConditionGroup></StartTrigger>"""

@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from helpers.scenarios import run_storyboard, write_road
+from helpers.scenarios import at, lane, placed, run_storyboard, write_road
 from vcosim.errors import ConfigError
 from vcosim.openscenario import model as m
 from vcosim.openscenario.place import layout
@@ -32,27 +32,6 @@ def vehicle(category: str, length: float, extra: str = "") -> str:
     box = BOX.format(cx=length / 2 - 1, w=2.0, l=length, h=2.5)
     return f"""<Vehicle name="{category}" vehicleCategory="{category}">{box}
   {AXLES.format(wb=length / 2)}{extra}</Vehicle>"""
-
-
-def lane(s: float, lane_id: int = -1) -> str:
-    return f'<LanePosition roadId="1" laneId="{lane_id}" s="{s}" offset="0"/>'
-
-
-def placed(name: str, where: str, speed: float) -> str:
-    return f"""<Private entityRef="{name}">
-  <PrivateAction><TeleportAction><Position>{where}</Position></TeleportAction></PrivateAction>
-  <PrivateAction><LongitudinalAction><SpeedAction>
-    <SpeedActionDynamics dynamicsShape="step" value="0" dynamicsDimension="time"/>
-    <SpeedActionTarget><AbsoluteTargetSpeed value="{speed}"/></SpeedActionTarget>
-  </SpeedAction></LongitudinalAction></PrivateAction>
-</Private>"""
-
-
-def at(time: float) -> str:
-    return f"""<StartTrigger><ConditionGroup><Condition name="at {time}" delay="0"
-  conditionEdge="none"><ByValueCondition>
-  <SimulationTimeCondition value="{time}" rule="greaterOrEqual"/>
-</ByValueCondition></Condition></ConditionGroup></StartTrigger>"""
 
 
 def glob(name: str, action: str, trigger: str) -> str:

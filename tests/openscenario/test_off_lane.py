@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from helpers.scenarios import LANE_WIDTH, run_storyboard, write_road
+from helpers.scenarios import LANE_WIDTH, at, lane, placed, run_storyboard, write_road
 from vcosim.openscenario.place import nearest_lane, plan_route
 from vcosim.openscenario.storyboard import StoryboardReport, scenario_run
 from vcosim.roads import read_xodr
@@ -26,27 +26,6 @@ CAR = """<Vehicle name="car" vehicleCategory="car">
     positionZ="0.33"/>
   <RearAxle maxSteering="0" wheelDiameter="0.65" trackWidth="1.6" positionX="0"
     positionZ="0.33"/></Axles></Vehicle>"""
-
-
-def lane(s: float, lane_id: int = -1) -> str:
-    return f'<LanePosition roadId="1" laneId="{lane_id}" s="{s}" offset="0"/>'
-
-
-def placed(name: str, where: str, speed: float) -> str:
-    return f"""<Private entityRef="{name}">
-  <PrivateAction><TeleportAction><Position>{where}</Position></TeleportAction></PrivateAction>
-  <PrivateAction><LongitudinalAction><SpeedAction>
-    <SpeedActionDynamics dynamicsShape="step" value="0" dynamicsDimension="time"/>
-    <SpeedActionTarget><AbsoluteTargetSpeed value="{speed}"/></SpeedActionTarget>
-  </SpeedAction></LongitudinalAction></PrivateAction>
-</Private>"""
-
-
-def at(time: float) -> str:
-    return f"""<StartTrigger><ConditionGroup><Condition name="at {time}" delay="0"
-  conditionEdge="none"><ByValueCondition>
-  <SimulationTimeCondition value="{time}" rule="greaterOrEqual"/>
-</ByValueCondition></Condition></ConditionGroup></StartTrigger>"""
 
 
 def event(name: str, action: str, time: float) -> str:
