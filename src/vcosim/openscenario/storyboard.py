@@ -325,6 +325,8 @@ class Storyboard(Face):
                 )
         # trailers after what tows them: a tractor's pose is known when its trailer is moved
         movers.sort(key=lambda mv: mv.towed_by is not None)
+        props = {len(world) + slot for slot, mv in enumerate(movers) if mv.kind == "misc"}
+        world.drivers.overlooked = props  # a route-driven ego drives past them
         self.movers = Movers(movers, world.driver_steps, world.dt)
         world.add_objects(self.movers)
 
@@ -885,9 +887,15 @@ class Storyboard(Face):
             start: tuple[str, int] | None = (road_id, lane)
         except PlaceError:
             start = None
+        mover = self._mover(actor)
         if start is None and not waypoints:
             legs: list[tuple[str, int]] = []
             line = straight_line(*pose)
+        elif self.carla and mover is not None and mover.kind == "pedestrian" and waypoints:
+            # scenario_runner walks a walker straight to each waypoint in turn (its
+            # pedestrian controller), through no lane: on beyond the last
+            legs = []
+            line = np.array([pose[:2], *(w[:2] for w in waypoints)], dtype=float)
         else:
             try:
                 legs = plan_route(network, start, waypoints, actor)
@@ -896,7 +904,6 @@ class Storyboard(Face):
             assert network is not None
             line = route_line(network, legs, None if start is None else start[1])
         self.legs[actor] = {road: lane for road, lane in reversed(legs)}
-        mover = self._mover(actor)
         if mover is not None:
             mover.follow(line)
             mover.s, off = mover.locate(*pose[:2])

@@ -45,6 +45,12 @@ HORIZON_MARGIN = 1.0
 """s a run goes on past its stop trigger's own time (the trigger's look comes after it)."""
 LONGEST_HORIZON = 3600.0
 """s: a stop trigger's own time is taken as a file's limit up to this."""
+ROUTE_SLACK = 2.0
+"""A route-driven ego's run may take this many times its route's time at its speed (it
+waits behind cars and at the storyboard's stops on the way)."""
+EGO_DRIVERS = ("route", "external")
+"""Who drives a file's external ego in a run: the built-in route driver, or the ACC coupled
+as an external controller along its start lane."""
 
 
 @dataclass
@@ -128,12 +134,16 @@ def survey(
     limit: float = RUN_LIMIT,
     workers: int = 1,
     progress: Callable[[FileSurvey], None] | None = None,
+    ego_driver: str = "route",
 ) -> SurveyReport:
-    """Read (and with ``run``, run) every scenario file under ``folders``."""
+    """Read (and with ``run``, run) every scenario file under ``folders``.
+
+    ``ego_driver`` (one of ``EGO_DRIVERS``) drives each run's external ego.
+    """
     folders = [Path(f) for f in folders]
     names = corpus_names(folders)
     jobs = [
-        (path, name, run, limit)
+        (path, name, run, limit, ego_driver)
         for folder, name in zip(folders, names, strict=True)
         for path in scenario_files(folder)
     ]
@@ -153,11 +163,11 @@ def survey(
     return SurveyReport(files)
 
 
-def _one_job(job: tuple[Path, str, bool, float]) -> FileSurvey:
+def _one_job(job: tuple[Path, str, bool, float, str]) -> FileSurvey:
     return _one(*job)
 
 
-def _one(path: Path, corpus: str, run: bool, limit: float) -> FileSurvey:
+def _one(path: Path, corpus: str, run: bool, limit: float, ego_driver: str = "route") -> FileSurvey:
     """Read one file; run it if it was accepted and ``run`` is asked for."""
     from vcosim.openscenario.distribution import read_distribution
     from vcosim.openscenario.storyboard import scenario_run
@@ -170,11 +180,13 @@ def _one(path: Path, corpus: str, run: bool, limit: float) -> FileSurvey:
             scenario, variations = read_distribution(path, dropped=result.problems)
             first: dict[str, object] | None = dict(variations[0]) if variations else None
             if run:  # its first variation, run
-                result.run, result.ended_by, result.simulated = _run(scenario, limit, first)
+                result.run, result.ended_by, result.simulated = _run(
+                    scenario, limit, first, ego_driver
+                )
             else:
                 scenario_run(scenario, first)
         elif run:
-            result.run, result.ended_by, result.simulated = _run(path, limit)
+            result.run, result.ended_by, result.simulated = _run(path, limit, ego_driver=ego_driver)
         else:
             scenario_run(path)
     except ConfigError as exc:
@@ -236,23 +248,41 @@ def _limit(scenario: m.Scenario, limit: float) -> float:
 
 
 def _run(
-    path: Path, limit: float, parameters: dict[str, object] | None = None
+    path: Path,
+    limit: float,
+    parameters: dict[str, object] | None = None,
+    ego_driver: str = "route",
 ) -> tuple[str, str, float]:
-    """Run a scenario fast to its stop trigger (or ``limit``), the external ego on the ACC."""
+    """Run a scenario fast to its stop trigger (or ``limit``), its external ego driven.
+
+    By the route driver (``ego_driver`` "route"; where the ego is on no lane, by the ACC), or
+    by the ACC coupled in process at its start speed along its lane ("external").
+    """
     from vcosim.controllers.acc import Acc
     from vcosim.openscenario.reader import read_scenario
     from vcosim.openscenario.storyboard import StoryboardReport, scenario_run
+    from vcosim.openscenario.world import route_driven
     from vcosim.scenarios import PacingSpec, RunSpec, build_simulation
     from vcosim.tight.inprocess import couple_in_process
 
     face, world = scenario_run(path, parameters)  # refusals before anything runs
     scenario = read_scenario(path, parameters)
+    until = _limit(scenario, limit)
+    coupled = bool(scenario.external)
+    if scenario.external and ego_driver == "route":
+        try:
+            world, seconds = route_driven(world, scenario)
+        except ConfigError:  # an ego on no lane: the ACC drives it straight on
+            pass
+        else:
+            coupled = False
+            until = max(until, min(ROUTE_SLACK * seconds + HORIZON_MARGIN, LONGEST_HORIZON))
     sim = build_simulation(RunSpec(world=world, pacing=PacingSpec(mode="fast"), faces=[face]))
-    if scenario.external:
+    if coupled:
         speed = scenario.init[scenario.external[0]].speed
         cruise = speed if math.isfinite(speed) and speed > 0 else STANDING_EGO_SPEED
         couple_in_process(sim, Acc(speed=cruise))
-    report = sim.run(_limit(scenario, limit))
+    report = sim.run(until)
     board = report.faces["storyboard"]
     assert isinstance(board, StoryboardReport)
     ended = not board.ended_by.startswith("the run's duration")

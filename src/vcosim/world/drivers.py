@@ -15,7 +15,7 @@ import numpy as np
 
 from vcosim.vehicle._jit_cache import kernel
 from vcosim.vehicle.layout import U_BRAKE, U_STEERING, U_THROTTLE
-from vcosim.world.geometry import R_DISTANCE, R_RELATIVE_SPEED
+from vcosim.world.geometry import R_DISTANCE, R_RELATIVE_SPEED, R_TARGET
 from vcosim.world.paths import Paths, pure_pursuit
 from vcosim.world.spec import IdmDriver, LaneChange, PathDriver, ProfileDriver, VehicleEntry
 
@@ -62,6 +62,12 @@ class Drivers:
         ]
         self.is_idm = np.array([isinstance(d, IdmDriver) for d in driven], dtype=np.bool_)
         self.wanted = np.zeros(n)
+        self.stops = [m for m, d in enumerate(driven) if isinstance(d, IdmDriver) and d.stop_at_end]
+        """IDM drivers that stop at their path's end: route drivers (``_route_view``)."""
+        self.overlooked: set[int] = set()
+        """World rows (objects: props) a route driver does not brake for: CARLA's agents
+        brake for vehicles and walkers, not props (the storyboard names its MiscObjects)."""
+        self.seen = np.zeros(0)
         self.commands: dict[int, tuple[float, float]] = {}
         """Driven rows (by position here) a face drives: (speed m/s, its rate m/s2)."""
         self.idm = {
@@ -118,11 +124,35 @@ class Drivers:
         for m, (target, slope) in self.commands.items():
             self.wanted[m] = slope + (target - poses["speed"][rows[m]]) / SPEED_TIME_CONSTANT
         p = self.idm
+        seen = self._route_view(readings, poses)
         pedals(
             rows, self.is_idm, p["speed"], p["time_gap"], p["min_gap"], p["max_acceleration"],
-            p["comfortable_deceleration"], readings, poses["speed"], self.wanted, self.steering,
+            p["comfortable_deceleration"], seen, poses["speed"], self.wanted, self.steering,
             self.last_speed, self.trim, period, inputs,
         )  # fmt: skip
+
+    def _route_view(self, readings: np.ndarray, poses: dict[str, np.ndarray]) -> np.ndarray:
+        """The range readings as route drivers take them: their path's end a standing car.
+
+        Their IDM then stops them there as behind a car (it needs no second rule); a prop
+        (``overlooked``) seen nearest is driven past.
+        """
+        if not self.stops:
+            return readings
+        if self.seen.shape != readings.shape:
+            self.seen = np.empty_like(readings)
+        np.copyto(self.seen, readings)
+        paths, g = self.paths, self.geometry
+        for m in self.stops:
+            r, q = int(self.rows[m]), int(self.path_of[m])
+            if int(self.seen[r, R_TARGET]) in self.overlooked:
+                self.seen[r, R_DISTANCE] = math.inf
+            front = self.arc[m] + g["rear"][r] + poses["half_length"][r]  # s of its bumper
+            gap = max(float(paths.cum[paths.ends[q] - 1] - front), 0.0)
+            if gap < self.seen[r, R_DISTANCE]:
+                self.seen[r, R_DISTANCE] = gap
+                self.seen[r, R_RELATIVE_SPEED] = -poses["speed"][r]
+        return self.seen
 
 
 @kernel

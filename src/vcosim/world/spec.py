@@ -149,6 +149,8 @@ class IdmDriver(PathDriver):
     min_gap: NonNegative = 2.0  # s0 (m)
     max_acceleration: Positive = 1.5  # a (m/s2)
     comfortable_deceleration: Positive = 2.0  # b (m/s2)
+    stop_at_end: bool = False
+    """Stop at the path's end, as behind a standing car there (a route driven to its end)."""
 
 
 Driver = Annotated[ExternalDriver | ProfileDriver | IdmDriver, Field(discriminator="kind")]
