@@ -135,6 +135,25 @@ Maps = Annotated[
 ]
 
 
+class EgoDriverKind(str, Enum):
+    """``--ego-driver``: who drives a scenario's external ego (docs/scenarios.md)."""
+
+    external = "external"
+    route = "route"
+
+
+EgoDriver = Annotated[
+    EgoDriverKind,
+    typer.Option(
+        "--ego-driver",
+        help="Who drives the scenario's external ego: 'external', a controller coupled to it "
+        "(sim: yours; scenario survey: the ACC along its lane), or 'route', the built-in "
+        "route driver (the IDM along the file's route, else through the places its "
+        "storyboard waits for it at, stopping at its end).",
+    ),
+]
+
+
 def use_maps(maps: list[Path] | None) -> None:
     """``--maps``: where every OpenSCENARIO read of this process (and its workers) looks.
 

@@ -11,7 +11,7 @@ import typer
 
 from vcosim.app.console import console, results, setup_logging
 from vcosim.app.esmini_check import esmini_check
-from vcosim.app.options import JsonOut, Maps, positive, use_maps
+from vcosim.app.options import EgoDriver, EgoDriverKind, JsonOut, Maps, positive, use_maps
 
 scenario_app = typer.Typer(
     help="OpenSCENARIO files (docs/scenarios.md): how much of a corpus vcosim reads and runs.",
@@ -34,8 +34,8 @@ def survey(
         bool,
         typer.Option(
             "--run",
-            help="Also run every accepted file, fast, to its stop trigger (an external ego on "
-            "the ACC at its start speed).",
+            help="Also run every accepted file, fast, to its stop trigger (its external ego "
+            "driven as --ego-driver says).",
         ),
     ] = False,
     duration: Annotated[
@@ -47,6 +47,7 @@ def survey(
             "limit).",
         ),
     ] = 120.0,
+    ego_driver: EgoDriver = EgoDriverKind.route,
     workers: Annotated[
         int | None,
         typer.Option(min=0, help="Local worker processes (default: every core; 0: this process)."),
@@ -77,7 +78,7 @@ def survey(
         report = run_survey(
             folders, run=run, limit=duration,
             workers=os.cpu_count() or 1 if workers is None else workers,
-            progress=lambda _: bar.advance(task),
+            progress=lambda _: bar.advance(task), ego_driver=ego_driver.value,
         )  # fmt: skip
     table = Table(title="OpenSCENARIO survey")
     columns = ["files", "accepted", "refused", "crashed"]

@@ -60,9 +60,10 @@ PANELS: dict[str, str] = {
     ),
     "bus": BUS,
     **dict.fromkeys(
-        ("world", "scenario", "maps", "terrain", "sumo", "sumo_host", "sumo_step", "sumo_seed"),
+        ("world", "scenario", "maps", "ego_driver", "terrain", "sumo", "sumo_host"),
         WORLD,
     ),
+    **dict.fromkeys(("sumo_step", "sumo_seed"), WORLD),
     **dict.fromkeys(
         ("record", "record_rate", "osi", "osi_trace", "osi_rate", "foxglove", "foxglove_allow"),
         OUTPUTS,
@@ -128,6 +129,7 @@ OUTSIDE: dict[str, str] = {
     "allow_code": "what a run file may run, not what the run is",
     "settings": "any field, by its key path (--set)",
     "maps": "where a scenario's named maps are looked for",
+    "ego_driver": "who drives the scenario's ego: it makes the world (its ego's driver)",
     "osi": "a ground-truth output beside the run",
     "osi_trace": "a ground-truth output beside the run",
     "osi_rate": "a ground-truth output beside the run",

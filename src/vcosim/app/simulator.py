@@ -30,6 +30,8 @@ from vcosim.app.options import (
     Allow,
     Cpu,
     Duration,
+    EgoDriver,
+    EgoDriverKind,
     ExactPeer,
     ExtTime,
     FrameRate,
@@ -217,6 +219,7 @@ def sim(
         ),
     ] = None,
     maps: Maps = None,
+    ego_driver: EgoDriver = EgoDriverKind.external,
     terrain: TerrainOption = None,
     sumo: Annotated[
         Path | None,
@@ -323,6 +326,11 @@ def sim(
         clashing = sorted(given & WORLD_SAYS.keys(), key=list(WORLD_SAYS).index)
         if scenario is not None and world is not None:
             raise typer.BadParameter("give --world or --scenario", param_hint="'--scenario'")
+        if ego_driver is not EgoDriverKind.external and scenario is None:
+            raise typer.BadParameter(
+                f"{ego_driver.value!r} drives a scenario's external ego: give --scenario",
+                param_hint="'--ego-driver'",
+            )
         if scenario is not None and clashing:
             raise typer.BadParameter(
                 f"{', '.join(WORLD_SAYS[name] for name in clashing)}: the scenario says it "
@@ -390,6 +398,11 @@ def sim(
             use_maps(maps)
             story, scene = scenario_run(scenario)
             faces.append(story)
+            if ego_driver is EgoDriverKind.route:
+                from vcosim.openscenario.reader import read_scenario
+                from vcosim.openscenario.world import route_driven
+
+                scene, _ = route_driven(scene, read_scenario(scenario))
         run_said = said(
             sumo=sumo_spec(given, sumo, sumo_host, sumo_step, sumo_seed),
             world=scene or world,
