@@ -16,6 +16,7 @@ start are one state machine over one tree; apart, each would reach into the othe
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import math
 from collections.abc import Mapping
@@ -186,8 +187,10 @@ class Storyboard(Face):
         self.network = network_of(self.scenario)
         self.stories = [_tree(story) for story in self.scenario.stories]
         self.elements = [e for story in self.stories for e in story.walk()]
+        # scenario_runner reads no conditionEdge: every condition of its files is a level
+        carla = self.scenario.description.startswith(CARLA_FRAME)
         self.conditions = {
-            id(c): ConditionState(c)
+            id(c): ConditionState(dataclasses.replace(c, edge="none") if carla else c)
             for trigger in self._triggers()
             for c in all_conditions(trigger)
         }

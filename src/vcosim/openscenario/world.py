@@ -297,7 +297,9 @@ def ego_route(scenario: Scenario, ego: str) -> tuple[np.ndarray, str]:
     AcquirePositionAction's target); else the places its storyboard waits for it at, nearest
     first along the roads (the shortest lane route to each in turn: a driver who goes where
     the story happens); else its lane on through the road's links (the first lane offered
-    at each junction). ``PlaceError`` where the ego is on no lane.
+    at each junction). It ends ``PAST_LAST_PLACE`` past its last place, or further on along
+    the lanes' links where the storyboard waits for the ego to have travelled further
+    (a TraveledDistance condition). ``PlaceError`` where the ego is on no lane.
     """
     network = network_of(scenario)
     road_net = need_road(network, f"{ego}'s route")
@@ -330,15 +332,40 @@ def ego_route(scenario: Scenario, ego: str) -> tuple[np.ndarray, str]:
         _, k, chain = options[0] if given else min(options, key=lambda o: o[:2])
         legs[-1:] = chain
         last = targets.pop(k)[0]
-    if last is None:
+    needed = waited_distance(scenario, ego)
+    if last is None and not needed:
         return route_line(road_net, route(road_net, road, lane), entry=lane), "its lane on"
-    line = route_line(road_net, legs, entry=lane)
-    tail = len(road_net.route_path([legs[-1]]))
-    first = max(len(line) - tail - 1, 0)
-    near = first + int(np.argmin(np.hypot(*(line[first:] - np.asarray(last[:2])).T)))
+    # on along the lanes' links past the last place, as far as the story needs it driven
+    line = route_line(road_net, [*legs[:-1], *route(road_net, *legs[-1])], entry=lane)
     along = np.concatenate(([0.0], np.cumsum(np.hypot(*np.diff(line, axis=0).T))))
-    end = int(np.searchsorted(along, along[near] + PAST_LAST_PLACE))
-    return line[: max(end, near + 1) + 1], source
+    start = int(np.argmin(np.hypot(*(line - np.asarray(poses[ego][:2])).T)))
+    end_at = along[start] + needed + PAST_LAST_PLACE if needed else 0.0
+    if last is not None:
+        head = len(route_line(road_net, legs, entry=lane))  # the line to the last place's leg
+        first = max(head - len(road_net.route_path([legs[-1]])) - 1, 0)
+        gaps = np.hypot(*(line[first:head] - np.asarray(last[:2])).T)
+        near = first + int(np.argmin(gaps))
+        end_at = max(end_at, along[near] + PAST_LAST_PLACE)
+    else:
+        source = "its lane on, as far as its storyboard waits for it to drive"
+    end = int(np.searchsorted(along, end_at))
+    return line[: max(end, start + 1) + 1], source
+
+
+def waited_distance(scenario: Scenario, ego: str) -> float:
+    """The longest distance the storyboard waits for ``ego`` to travel (0: none)."""
+    return max(
+        (
+            c.test.test.value
+            for trigger in _triggers(scenario)
+            for group in trigger.groups
+            for c in group
+            if isinstance(c.test, m.EntityCondition)
+            and ego in c.test.entities
+            and isinstance(c.test.test, m.TraveledDistance)
+        ),
+        default=0.0,
+    )
 
 
 def route_driven(
