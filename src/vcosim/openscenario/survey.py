@@ -5,10 +5,14 @@ its road, the world its entities start in): accepted, refused (every problem, on
 or crashed (an exception no reader should let out: always a defect of vcosim). With ``run``,
 each accepted file also runs, fast, to its stop trigger (or, where no stop trigger can fire,
 to the end of its stories), for at most its own horizon (the time its stop trigger fires by
-the clock alone) or, where that cannot be known, the limit given: an external ego is driven
-by the ACC at its start speed (30 km/h where it starts standing), in process, as a coupled
-controller would; a distribution runs its first variation. The reasons are ranked by the
-files they block, and by the files each alone blocks (what supporting it would gain).
+the clock alone) or, where that cannot be known, the limit given. An external ego is driven
+by the route driver (``vcosim.openscenario.world.route_driven``: the IDM along the file's
+route, else through the places its storyboard waits for it at; the run may then also take
+twice its route's time), or, with ``ego_driver="external"`` (and where the ego is on no
+lane), by the ACC at its start speed (30 km/h where it starts standing) along its lane,
+coupled in process as a controller would be; a distribution runs its first variation. The
+reasons are ranked by the files they block, and by the files each alone blocks (what
+supporting it would gain).
 
 Catalogue files (``<Catalog>``) are not scenarios and are not counted; a
 ``ParameterValueDistribution`` file counts as read when its variations and the scenario it
