@@ -28,6 +28,8 @@ log = logging.getLogger("vcosim.openscenario")
 LONGEST_ROUTE = 100
 """Lanes a route runs through at most (a ring road comes round)."""
 LaneRef = tuple[str, int]
+ROAD_JOINT = 0.01
+"""m from a road's end within which a route's waypoint is also on the road it joins."""
 
 HEADING_TOLERANCE = 0.01
 """rad: an absolute orientation this close to the road's heading is the road's."""
@@ -284,10 +286,14 @@ def plan_route(
     road_net = need_road(network, f"{who}'s route")
     targets = [_waypoint_lane(road_net, pose, who) for pose in waypoints]
     legs = [start] if start is not None else [(targets[0][0], targets[0][2])]
-    for road_id, _, lane, _ in targets:
+    for road_id, s, lane, _ in targets:
         if legs[-1][0] == road_id:
             continue
         chain = lanes_between(road_net, legs[-1], road_id, lane)
+        if chain is None and min(s, road_net.road(road_id).length - s) < ROAD_JOINT:
+            # where two roads meet the point may be taken on either: the one it leads on to
+            for ahead in road_net.next_lanes(road_id, lane):
+                chain = chain or lanes_between(road_net, legs[-1], str(ahead[0]), ahead[1])
         if chain is None:
             raise PlaceError(f"{who}: no way along the roads from road {legs[-1][0]!r} to "
                              f"road {road_id!r}")  # fmt: skip

@@ -1077,7 +1077,10 @@ class Storyboard(Face):
             if world.drivers.hint[k] < 0 and not run.done:
                 return  # the driver has not looked at the trajectory yet: its arc is the route's
             arc = float(world.drivers.arc[k]) + float(world.geometry["rear"][world.row(actor)])
-        if not run.done and arc >= run.cum[-1] - TRAJECTORY_END:
+        backwards = mover is not None and mover.speed < 0.0  # reversing: it ends at the start
+        if not run.done and (
+            arc >= run.cum[-1] - TRAJECTORY_END or (backwards and arc <= TRAJECTORY_END)
+        ):
             run.done = True
         if run.done:
             self._leave_trajectory(actor)
