@@ -290,6 +290,10 @@ def lanes_ahead(
     return found[0], chain[::-1]
 
 
+AGAINST_TRAFFIC = "its lane against its traffic, straight on beyond its end"
+"""Where the ego heads against its lane's traffic (and the file gives it no route)."""
+
+
 def ego_route(scenario: Scenario, ego: str) -> tuple[np.ndarray, str]:
     """The line the route driver drives ``ego`` along, and where it came from.
 
@@ -299,13 +303,17 @@ def ego_route(scenario: Scenario, ego: str) -> tuple[np.ndarray, str]:
     the story happens); else its lane on through the road's links (the first lane offered
     at each junction). It ends ``PAST_LAST_PLACE`` past its last place, or further on along
     the lanes' links where the storyboard waits for the ego to have travelled further
-    (a TraveledDistance condition). ``PlaceError`` where the ego is on no lane.
+    (a TraveledDistance condition). An ego heading against its lane's traffic drives the
+    lane the other way, and straight on beyond it (``AGAINST_TRAFFIC``), as a storyboard car
+    does. ``PlaceError`` where the ego is on no lane.
     """
     network = network_of(scenario)
     road_net = need_road(network, f"{ego}'s route")
     poses = start_poses(scenario)
     road, _, lane, _ = on_lane(road_net, poses[ego], ego)
     given = _route_actions(scenario, ego)
+    if not given and against(road_net, poses[ego]):  # as the storyboard's cars drive it
+        return against_line(road_net, road, lane), AGAINST_TRAFFIC
     source = "the file's route" if given else "the places its storyboard waits for it at"
     places = [resolve(p, network, poses) for p in (given or waited_places(scenario, ego))]
     targets = []
@@ -385,13 +393,14 @@ def route_driven(
             f"OpenSCENARIO {scenario.path}",
         )
     ego = external[0]
-    line, _ = ego_route(scenario, ego)
+    line, source = ego_route(scenario, ego)
+    stops = source != AGAINST_TRAFFIC
     start = scenario.init[ego].speed
     cruise = speed or (start if math.isfinite(start) and start > 0 else EGO_SPEED)
     path = f"{ego} route"
     vehicles = [
         entry.model_copy(
-            update={"driver": IdmDriver(kind="idm", path=path, speed=cruise, stop_at_end=True)}
+            update={"driver": IdmDriver(kind="idm", path=path, speed=cruise, stop_at_end=stops)}
         )
         if entry.name == ego
         else entry
