@@ -192,7 +192,7 @@ def run_demo(
         typer.Exit: 130 when interrupted, after saying what the run folder keeps.
     """
     console = console or Console()
-    first = not kernels_cached()  # the first run: the coupling's kernels compile aside
+    first = not kernels_cached()  # the first run: another process compiles some kernels
     demo = ManoeuvreDemo(vehicle) if manoeuvre else CoupledDemo(vehicle, compile_ahead=first)
     with demo:
         announce_compiling(console)

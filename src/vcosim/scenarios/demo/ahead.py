@@ -1,12 +1,13 @@
-"""The demo's other core: the coupling's kernels and the plot, in a process of their own.
+"""The demo's other core: kernels compiled ahead and the plot, in a process of their own.
 
 On two cores the simulator's process is the demo's critical path: it compiles the vehicle
 (on the first run, about 11 s of CPU on one core), runs, then writes. Meanwhile the
 controller process only waits, and the second core idles. ``AheadProcess`` puts that core to
-work: on the first run it compiles the coupling endpoint's kernels into numba's cache (about
-2 s of CPU the simulator then loads in a blink), and on every run it imports pyplot (a second
-of CPU) while the simulator prepares, then draws ``demo.png`` while the simulator writes the
-signals and the summary (half a second).
+work: on the first run it compiles into numba's cache the kernels the vehicle's step calls
+(``vcosim.vehicle.ahead``, 3 to 4 s of CPU, before the simulator's compiling reaches them)
+and the coupling endpoint's (about 2 s), which the simulator then loads in a blink; on every
+run it imports pyplot (a second of CPU) while the simulator prepares, then draws
+``demo.png`` while the simulator writes the signals and the summary (half a second).
 
 It is an accelerator, not a requirement: when it failed or is gone, the simulator compiles and
 draws as it did without it.
@@ -53,11 +54,13 @@ class PlotJob:
         plot_coupled(self.path, self.rows, self.target, self.timing, self.rtf, self.title)
 
 
-def _ahead_main(link: ChildLink, compile_coupling: bool, jobs: Queue[PlotJob]) -> None:
-    """Compile the coupling's kernels (say ready), import pyplot, draw the one plot sent."""
-    if compile_coupling:
+def _ahead_main(link: ChildLink, compile_kernels: bool, jobs: Queue[PlotJob]) -> None:
+    """Compile the kernels (then say ready), import pyplot, draw the one plot sent."""
+    if compile_kernels:
         from vcosim.tight.endpoint import SimulatorEndpoint
+        from vcosim.vehicle.ahead import compile_step_callees
 
+        compile_step_callees()  # first: the simulator's compiling needs them soonest
         SimulatorEndpoint.compile_ahead()
     link.ready()
     from vcosim.scenarios.plots import pyplot
@@ -76,13 +79,13 @@ def _ahead_main(link: ChildLink, compile_coupling: bool, jobs: Queue[PlotJob]) -
 class AheadProcess(ChildProcess):
     """The other core's share of the demo (see the module): a context manager, stopped on exit.
 
-    ``compile_coupling``: compile the coupling's kernels (the first run: numba's cache holds
-    no vehicle kernel yet); otherwise it only imports pyplot and draws.
+    ``compile_kernels``: compile the vehicle step's and the coupling's kernels (the first
+    run: numba's cache holds no vehicle kernel yet); otherwise it only imports pyplot and draws.
     """
 
-    def __init__(self, compile_coupling: bool) -> None:
+    def __init__(self, compile_kernels: bool) -> None:
         self._jobs: Queue[PlotJob] = mp.get_context("spawn").Queue()
-        super().__init__(_ahead_main, compile_coupling, self._jobs, name="demo's helper process")
+        super().__init__(_ahead_main, compile_kernels, self._jobs, name="demo's helper process")
         self._sent = False
 
     def stop(self, grace: float = STOP_GRACE) -> object:
@@ -94,7 +97,7 @@ class AheadProcess(ChildProcess):
         return super().stop(grace)
 
     def kernels_compiled(self, timeout: float = KERNELS_WAIT) -> bool:
-        """Wait until the coupling's kernels are in numba's cache; False if they may not be."""
+        """Wait until the kernels are in numba's cache; False if they may not be."""
         try:
             self.ready(timeout)
         except VcosimError:  # it failed, ended, or is slow: the endpoint compiles them itself

@@ -165,14 +165,15 @@ class CoupledDemo:
         """A coupled demo of ``duration`` simulated seconds following ``profile``.
 
         ``compile_ahead``: the vehicle's kernels are not in numba's cache yet (the first run);
-        another process compiles the coupling's meanwhile (``AheadProcess``).
+        another process compiles those its step calls and the coupling's meanwhile
+        (``AheadProcess``).
         """
         self.vehicle = vehicle
         self.duration = duration
         self.profile = profile or SpeedProfile()
         self.controller = ControllerProcess(ProfileCruise(self.profile), EXT_TIME, duration)
         self.compile_ahead = compile_ahead
-        self.ahead = AheadProcess(compile_coupling=compile_ahead)
+        self.ahead = AheadProcess(compile_kernels=compile_ahead)
         self.sim: Simulation | None = None
         self.spec = RunSpec()
         self.report: RunReport | None = None
