@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 from vcosim.scenarios.demo.ahead import AheadProcess, PlotJob
 from vcosim.scenarios.metrics import CouplingTiming
@@ -47,3 +48,12 @@ def test_it_says_ready_once_the_kernels_are_compiled():
     with AheadProcess(compile_kernels=True) as ahead:
         assert ahead.kernels_compiled(timeout=600.0)
         assert ahead.error is None
+
+
+def test_a_plot_that_fails_there_fails_here_once_without_a_traceback_there(tmp_path, capfd):
+    job = plot_job(tmp_path / "no such folder" / "demo.png")
+    with AheadProcess(compile_kernels=False) as ahead:
+        ahead.draw(job)
+        with pytest.raises(FileNotFoundError):
+            ahead.drawn(job)  # drawn again here, where the command reports it
+    assert "Traceback" not in capfd.readouterr().err

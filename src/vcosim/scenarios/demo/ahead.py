@@ -55,13 +55,18 @@ class PlotJob:
 
 
 def _ahead_main(link: ChildLink, compile_kernels: bool, jobs: Queue[PlotJob]) -> None:
-    """Compile the kernels (then say ready), import pyplot, draw the one plot sent."""
-    if compile_kernels:
-        from vcosim.tight.endpoint import SimulatorEndpoint
-        from vcosim.vehicle.ahead import compile_step_callees
+    """Compile the kernels (then say ready), import pyplot, draw the one plot sent.
 
-        compile_step_callees()  # first: the simulator's compiling needs them soonest
-        SimulatorEndpoint.compile_ahead()
+    Whatever fails here fails again in the simulator's process, which then says so as a
+    command does: here it only leaves the work to it (no second report, no traceback).
+    """
+    if compile_kernels:
+        with contextlib.suppress(Exception):  # (numba's errors, among others)
+            from vcosim.tight.endpoint import SimulatorEndpoint
+            from vcosim.vehicle.ahead import compile_step_callees
+
+            compile_step_callees()  # first: the simulator's compiling needs them soonest
+            SimulatorEndpoint.compile_ahead()
     link.ready()
     from vcosim.scenarios.plots import pyplot
 
@@ -71,8 +76,12 @@ def _ahead_main(link: ChildLink, compile_kernels: bool, jobs: Queue[PlotJob]) ->
             job = jobs.get(timeout=ORPHAN_CHECK)
         except queue.Empty:
             continue
-        job.draw()
-        link.result(job.path)
+        try:
+            job.draw()
+        except Exception:  # (matplotlib's errors, a full disk): drawn there, or said there
+            link.result(None)
+        else:
+            link.result(job.path)
         return
 
 
