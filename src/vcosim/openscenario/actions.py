@@ -15,6 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from vcosim.openscenario import model as m
+from vcosim.openscenario.speed_profile import Piece
 
 STANDING = 0.1
 """m/s: below this a lane change over a distance is timed at this speed."""
@@ -189,7 +190,7 @@ class SteeredRun(Run):
     def __init__(self, action: m.Action, actor: str, speed: float, channel: str = "speed") -> None:
         super().__init__(action, actor, channel, Ramp.hold(speed))
         self.speed = speed  # the last value commanded (a speed, or a lateral offset)
-        self.profile: tuple[np.ndarray, np.ndarray] | None = None  # a speed profile's
+        self.profile: list[Piece] | None = None  # a speed profile's
         self.aside: float | None = None  # a lateral distance kept as it was
 
     def update(self, now: float) -> None:
@@ -202,6 +203,8 @@ class Channels:
     def __init__(self, speed: float, lane: float) -> None:
         self.ramps = {"speed": Ramp.hold(speed), "lane": Ramp.hold(lane), "offset": Ramp.hold(0.0)}
         self.owners: dict[str, Run] = {}
+        self.rate = 0.0
+        """The speed's rate last commanded (m/s2): what esmini's entity accelerates at."""
 
     def take(self, run: Run) -> None:
         """``run`` drives its channel from now on (the one driving it ends, overridden)."""
@@ -225,6 +228,7 @@ class Channels:
         stops at 0.
         """
         speed, rate = self.ramps["speed"].at(now)
+        self.rate = rate
         lane, _ = self.ramps["lane"].at(now)
         offset, _ = self.ramps["offset"].at(now)
         return speed, rate, lane + offset

@@ -401,6 +401,9 @@ class SpeedProfileAction:
     entity: str | None = None
     max_acceleration: float | None = None
     max_deceleration: float | None = None
+    following: str = "follow"  # "position": straight between entries; "follow": bends rounded
+    max_acceleration_rate: float | None = None
+    max_deceleration_rate: float | None = None
 
 
 @dataclass(frozen=True)

@@ -1232,18 +1232,20 @@ def _limits(r: Reader, node: Node, *keys: str) -> list[float | None]:
 
 def _speed_profile(r: Reader, node: Node) -> m.SpeedProfileAction:
     """SpeedProfileAction: its entries, in order, relative to an entity's speed if named."""
-    r.choice(node, "followingMode", {"follow", "position"}, "follow")
+    following = r.choice(node, "followingMode", {"follow", "position"}, "follow")
     entries = r.kids(node, "SpeedProfileEntry")
     if not entries:
         raise Refused(node, "a speed profile needs an entry or more")
-    acceleration, deceleration = _limits(r, node, "maxAcceleration", "maxDeceleration")
+    acceleration, deceleration, rise, fall = _limits(
+        r, node, "maxAcceleration", "maxDeceleration", "maxAccelerationRate", "maxDecelerationRate"
+    )
     return m.SpeedProfileAction(
         tuple(
             (r.number(e, "speed"), r.number(e, "time") if "time" in e.attrib else None)
             for e in entries
         ),
         _entity_ref(r, node) if "entityRef" in node.attrib else None,
-        acceleration, deceleration,
+        acceleration, deceleration, following, rise, fall,
     )  # fmt: skip
 
 

@@ -27,6 +27,7 @@ import numpy as np
 
 from vcosim.errors import ConfigError, VcosimError
 from vcosim.openscenario import model as m
+from vcosim.openscenario import speed_profile
 from vcosim.openscenario.actions import (
     CHANNELS,
     Channels,
@@ -420,10 +421,9 @@ class Storyboard(Face):
                 self._synchronize(actor, steered, scene)
             elif isinstance(do, m.SpeedProfileAction):
                 assert steered.profile is not None
-                times, speeds = steered.profile
-                speed = float(np.interp(now, times, speeds))
-                self.channels[actor].ramps["speed"] = Ramp.hold(speed)
-                steered.done = now >= times[-1]
+                speed, rate = speed_profile.at(steered.profile, now)
+                self.channels[actor].ramps["speed"] = Ramp(now, speed, speed + rate, 1.0, "linear")
+                steered.done = now >= steered.profile[-1].t
             elif isinstance(do, m.LateralDistanceAction):
                 self._keep_aside(actor, steered, scene)
             else:
@@ -659,12 +659,14 @@ class Storyboard(Face):
                 self.world.override(actor, {name: (v, on) for name, v, on in do.values})
         elif isinstance(do, STEERED):
             lateral = isinstance(do, m.LateralDistanceAction)
+            commanded = channels.ramps["speed"].at(now)[0], channels.rate  # a profile's start
             start = channels.ramps["lane"].at(now)[0] if lateral else scene.value("speed", actor)
             steered = SteeredRun(action, actor, start, "lane" if lateral else "speed")
             channels.take(steered)
             self.steered[(actor, steered.channel or "")] = steered
             if isinstance(do, m.SpeedProfileAction):
-                steered.profile = _profile(do, start, scene, now)
+                base = 0.0 if do.entity is None else scene.value("speed", do.entity)
+                steered.profile = speed_profile.plan(do, now, *commanded, base)
             if isinstance(do, m.LongitudinalDistanceAction) and do.max_acceleration is None:
                 self._keep_distance(actor, steered, scene, at_once=True)
             if isinstance(do, m.LateralDistanceAction) and do.distance is None:
@@ -1152,25 +1154,6 @@ DISTANCE_REACHED = 0.5
 def _never(test: m.ValueCondition | m.EntityCondition) -> bool:
     """A condition that can never hold (a criterion of scenario_runner's)."""
     return isinstance(test, m.SimulationTime) and test.value == math.inf
-
-
-def _profile(
-    do: m.SpeedProfileAction, start: float, scene: Scene, now: float
-) -> tuple[np.ndarray, np.ndarray]:
-    """A speed profile as (times, speeds).
-
-    Each entry is reached in its time, or as fast as the limits allow (at once without any).
-    """
-    base = 0.0 if do.entity is None else scene.value("speed", do.entity)
-    times, speeds = [now], [start]
-    for speed, time in do.entries:
-        target = base + speed
-        if time is None:
-            limit = do.max_acceleration if target > speeds[-1] else do.max_deceleration
-            time = abs(target - speeds[-1]) / limit if limit else 0.0
-        times.append(times[-1] + max(time, 1e-6))
-        speeds.append(target)
-    return np.array(times), np.array(speeds)
 
 
 def _modified(value: str, rule: str, by: str) -> str:
