@@ -205,6 +205,8 @@ class Channels:
         self.owners: dict[str, Run] = {}
         self.rate = 0.0
         """The speed's rate last commanded (m/s2): what esmini's entity accelerates at."""
+        self.offset_rate = 0.0
+        """The offset's rate last commanded (m/s, to the left): the steering's preview."""
 
     def take(self, run: Run) -> None:
         """``run`` drives its channel from now on (the one driving it ends, overridden)."""
@@ -229,6 +231,7 @@ class Channels:
         """
         speed, rate = self.ramps["speed"].at(now)
         self.rate = rate
-        lane, _ = self.ramps["lane"].at(now)
-        offset, _ = self.ramps["offset"].at(now)
+        lane, across = self.ramps["lane"].at(now)
+        offset, drift = self.ramps["offset"].at(now)
+        self.offset_rate = across + drift
         return speed, rate, lane + offset

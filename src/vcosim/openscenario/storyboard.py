@@ -443,7 +443,9 @@ class Storyboard(Face):
             if movers is not None and name in movers.slots:
                 movers.command(movers.slots[name], speed, rate, offset)
             else:
-                world.drivers.command(world.row(name), max(speed, 0.0), rate, offset)
+                world.drivers.command(
+                    world.row(name), max(speed, 0.0), rate, offset, channels.offset_rate
+                )
 
     def _watch_ego(self, scene: Scene) -> None:
         world = self.world

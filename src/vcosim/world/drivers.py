@@ -40,6 +40,8 @@ GHOST_TIME_CONSTANT = 0.5  # s: a commanded car closes its speed error to its gh
 GHOST_GAIN = 1.0  # 1/s: speed (m/s) a commanded car adds per metre it is behind its ghost
 CATCH_UP = 2.0  # m/s: at most this much faster (slower) than commanded to reach its ghost
 GHOST_LEASH = 3.0  # m: the ghost is re-anchored when further than this from its car
+PREVIEW = 1.0  # s: at most this far ahead a commanded car steers for its changing offset
+PREVIEW_SHARE = 0.75  # of the time to its pure-pursuit aim point (more overshoots the lane)
 THROTTLE_ACCELERATION = 5.0  # m/s2 of a full throttle, roughly (an IDM driver's; trimmed)
 BRAKE_ACCELERATION = 20.0  # m/s2 of a full brake pedal, roughly (an IDM driver's)
 TRIM_GAIN = 2.0  # 1/s: how fast the integrator trims the acceleration error
@@ -84,6 +86,8 @@ class Drivers:
         ]
         self.is_idm = np.array([isinstance(d, IdmDriver) for d in driven], dtype=np.bool_)
         self._maps(params, drivers)
+        self.drift = np.zeros(n)
+        """Each commanded row's offset rate (m/s to the left): where the lane change goes."""
         self.ghost = np.zeros(n)
         """Metres each commanded car's ghost is ahead of it (negative: behind)."""
         self.ghost_at = np.full(n, np.nan)
@@ -132,15 +136,18 @@ class Drivers:
     def __len__(self) -> int:
         return int(self.rows.shape[0])
 
-    def command(self, row: int, speed: float, acceleration: float, offset: float) -> None:
+    def command(
+        self, row: int, speed: float, acceleration: float, offset: float, drift: float = 0.0
+    ) -> None:
         """Drive world row ``row`` from outside (an OpenSCENARIO storyboard).
 
-        It tracks ``speed``, changing at ``acceleration``, ``offset`` m left of its path;
-        the row must have a profile driver.
+        It tracks ``speed``, changing at ``acceleration``, ``offset`` m left of its path,
+        the offset changing at ``drift`` m/s; the row must have a profile driver.
         """
         m = self.position[row]
         self.commands[m] = (speed, acceleration)
         self.offset[m] = offset
+        self.drift[m] = drift
 
     def decide(
         self,
@@ -155,6 +162,12 @@ class Drivers:
             return
         rows, g = self.rows, self.geometry
         offset = self.changes.offsets(time, poses, self.offset)
+        if self.commands:  # aim where the offset will be when the car gets to its aim point
+            speed = poses["speed"][rows]
+            preview = np.minimum(
+                PREVIEW_SHARE * np.maximum(5.0, 0.8 * speed) / np.maximum(speed, 0.1), PREVIEW
+            )
+            offset = offset + self.drift * preview
         pure_pursuit(
             rows, self.path_of, offset, poses["x"], poses["y"], poses["yaw"], poses["speed"],
             g["rear"], g["wheelbase"], g["max_steer"], self.paths.points, self.paths.cum,
