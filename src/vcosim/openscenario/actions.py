@@ -207,6 +207,13 @@ class Channels:
         """The speed's rate last commanded (m/s2): what esmini's entity accelerates at."""
         self.offset_rate = 0.0
         """The offset's rate last commanded (m/s, to the left): the steering's preview."""
+        self.sent: tuple[float, float] | None = None
+        """(time, speed) last commanded: the entity's speed as esmini would have it."""
+        self.rise = math.inf
+        self.fall = math.inf
+        """m/s2 the commanded speed may change by at most (a SpeedAction's: the entity's
+        Performance, as esmini holds each step of it; a ramp whose end moves, a relative
+        target, can ask for more than its start allowed for)."""
 
     def take(self, run: Run) -> None:
         """``run`` drives its channel from now on (the one driving it ends, overridden)."""
@@ -230,7 +237,14 @@ class Channels:
         stops at 0.
         """
         speed, rate = self.ramps["speed"].at(now)
+        if self.sent is not None and now > self.sent[0]:
+            dt = now - self.sent[0]
+            if speed > self.sent[1] + self.rise * dt:
+                speed, rate = self.sent[1] + self.rise * dt, self.rise
+            elif speed < self.sent[1] - self.fall * dt:
+                speed, rate = self.sent[1] - self.fall * dt, -self.fall
         self.rate = rate
+        self.sent = (now, speed)
         lane, across = self.ramps["lane"].at(now)
         offset, drift = self.ramps["offset"].at(now)
         self.offset_rate = across + drift
