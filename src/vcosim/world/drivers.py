@@ -40,7 +40,7 @@ GHOST_TIME_CONSTANT = 0.5  # s: a commanded car closes its speed error to its gh
 GHOST_GAIN = 1.0  # 1/s: speed (m/s) a commanded car adds per metre it is behind its ghost
 CATCH_UP = 2.0  # m/s: at most this much faster (slower) than commanded to reach its ghost
 GHOST_LEASH = 3.0  # m: the ghost is re-anchored when further than this from its car
-PREVIEW = 1.0  # s: at most this far ahead a commanded car steers for its changing offset
+PREVIEW = 1.0  # s: at most this far ahead a driver steers for its changing offset
 PREVIEW_SHARE = 0.75  # of the time to its pure-pursuit aim point (more overshoots the lane)
 THROTTLE_ACCELERATION = 5.0  # m/s2 of a full throttle, roughly (an IDM driver's; trimmed)
 BRAKE_ACCELERATION = 20.0  # m/s2 of a full brake pedal, roughly (an IDM driver's)
@@ -161,13 +161,14 @@ class Drivers:
         if not len(self):
             return
         rows, g = self.rows, self.geometry
-        offset = self.changes.offsets(time, poses, self.offset)
-        if self.commands:  # aim where the offset will be when the car gets to its aim point
+        offset, easing = self.changes.offsets(time, poses, self.offset)
+        if self.commands or easing is not None:  # aim where the offset will be at the aim point
+            drift = self.drift if easing is None else self.drift + easing
             speed = poses["speed"][rows]
             preview = np.minimum(
                 PREVIEW_SHARE * np.maximum(5.0, 0.8 * speed) / np.maximum(speed, 0.1), PREVIEW
             )
-            offset = offset + self.drift * preview
+            offset = offset + drift * preview
         pure_pursuit(
             rows, self.path_of, offset, poses["x"], poses["y"], poses["yaw"], poses["speed"],
             g["rear"], g["wheelbase"], g["max_steer"], self.paths.points, self.paths.cum,
@@ -302,11 +303,17 @@ class _LaneChanges:
         self.begin = {m: change.at for m, change, _ in self.items}
         self.side: dict[int, float] = {}
 
-    def offsets(self, time: float, poses: dict[str, np.ndarray], base: np.ndarray) -> np.ndarray:
-        """Every driven row's lane offset at ``time`` (starting cued changes as they come)."""
+    def offsets(
+        self, time: float, poses: dict[str, np.ndarray], base: np.ndarray
+    ) -> tuple[np.ndarray, np.ndarray | None]:
+        """Every driven row's lane offset at ``time``, and its rate (m/s; None: no changes).
+
+        Cued changes start as their cue comes.
+        """
         if not self.items:
-            return base
+            return base, None
         out = base.copy()
+        rate = np.zeros_like(base)
         for m, change, target in self.items:
             begin = self.begin[m]
             if begin is None and target is not None:
@@ -318,7 +325,8 @@ class _LaneChanges:
             done = min(max((time - begin) / change.duration, 0.0), 1.0)
             ease = done * done * (3.0 - 2.0 * done)
             out[m] = base[m] + (change.offset - base[m]) * ease
-        return out
+            rate[m] = (change.offset - base[m]) * 6.0 * done * (1.0 - done) / change.duration
+        return out, rate
 
     def _gap(self, m: int, target: int, poses: dict[str, np.ndarray]) -> float:
         """Bumper gap (m) of driven row ``m`` ahead of vehicle ``target``, along its heading."""
