@@ -683,6 +683,9 @@ class Storyboard(Face):
             if isinstance(do, m.SpeedProfileAction):
                 base = 0.0 if do.entity is None else self._speed_of(do.entity, scene)
                 steered.profile = speed_profile.plan(do, now, *commanded, base)
+                first = speed_profile.at(steered.profile, now)[0]
+                if now <= 0.0 and abs(first - scene.value("speed", actor)) > 1e-6:
+                    self._shift(actor, 0.0, first, scene)  # Init's profile starts at its speed
             if isinstance(do, m.LongitudinalDistanceAction) and do.max_acceleration is None:
                 self._keep_distance(actor, steered, scene, at_once=True)
             if isinstance(do, m.LateralDistanceAction) and do.distance is None:
