@@ -48,7 +48,7 @@ BEYOND = """<Private entityRef="Car"><PrivateAction><LongitudinalAction><SpeedAc
 """8 m/s2 from standstill to 30 m/s: about twice what the default car's engine gives."""
 
 
-def scenario(action: str, seconds: float) -> str:
+def scenario(action: str, seconds: float, car: str = CAR) -> str:
     return f"""<?xml version="1.0" encoding="utf-8"?>
 <OpenSCENARIO>
 <FileHeader description="speed tracking" author="vcosim tests" revMajor="1" revMinor="2"
@@ -56,7 +56,7 @@ def scenario(action: str, seconds: float) -> str:
 <ParameterDeclarations/>
 <CatalogLocations/>
 <RoadNetwork><LogicFile filepath="straight.xodr"/></RoadNetwork>
-<Entities><ScenarioObject name="Car">{CAR}</ScenarioObject></Entities>
+<Entities><ScenarioObject name="Car">{car}</ScenarioObject></Entities>
 <Storyboard>
 <Init><Actions>{placed("Car", lane(50.0), 0.0)}{action}</Actions></Init>
 <StopTrigger><ConditionGroup><Condition name="end" delay="0" conditionEdge="none">
@@ -86,11 +86,13 @@ class Trace(Face):
         self.rows.append((world.time, float(poses["x"][row]), float(poses["speed"][row]), gap))
 
 
-def traced(folder: Path, action: str, seconds: float) -> list[tuple[float, float, float, float]]:
+def traced(
+    folder: Path, action: str, seconds: float, car: str = CAR
+) -> list[tuple[float, float, float, float]]:
     """Run the storyboard with ``action`` in Init fast for ``seconds``: the car's trace."""
     write_road(folder)
     path = folder / "tracking.xosc"
-    path.write_text(scenario(action, seconds))
+    path.write_text(scenario(action, seconds, car))
     face, world = scenario_run(path)
     sim = build_simulation(RunSpec(world=world, pacing=PacingSpec(mode="fast"), faces=[face]))
     trace = Trace()
@@ -121,6 +123,17 @@ def test_a_car_that_cannot_follow_re_anchors_its_ghost_instead_of_racing(tmp_pat
     assert abs(gap) < 0.3  # caught up with its (re-anchored) ghost
     kinematic = 50.0 + 30.0**2 / (2 * 8.0) + 30.0 * (time - 30.0 / 8.0)
     assert x < kinematic - GHOST_LEASH  # the distance lost while it could not follow stays lost
+
+
+def test_a_speed_action_is_held_within_the_vehicle_s_performance_as_esmini_holds_it(
+    tmp_path: Path,
+) -> None:
+    slow = CAR.replace('maxAcceleration="8"', 'maxAcceleration="2"')
+    rows = traced(tmp_path, BEYOND, 6.0, slow)  # 8 m/s2 asked, 2 allowed: 12 m/s at 6 s
+    time, x, speed, gap = at(rows, 6.0)
+    assert speed == pytest.approx(2.0 * time, abs=0.3)
+    assert x == pytest.approx(50.0 + time**2, abs=1.0)  # where esmini's entity is
+    assert abs(gap) < 1.0
 
 
 def profile(*entries: tuple[float, float | None], following: str = "position") -> Profile:
