@@ -9,6 +9,7 @@ sees XML. Every storyboard element keeps the ``line`` it came from, for messages
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -401,6 +402,9 @@ class SpeedProfileAction:
     entity: str | None = None
     max_acceleration: float | None = None
     max_deceleration: float | None = None
+    following: str = "follow"  # "position": straight between entries; "follow": bends rounded
+    max_acceleration_rate: float | None = None
+    max_deceleration_rate: float | None = None
 
 
 @dataclass(frozen=True)
@@ -791,6 +795,9 @@ class Entity:
     kinematic: bool = False
     trailer: str | None = None
     """The entity this one tows (its ``TrailerRef``)."""
+    max_acceleration: float = math.inf
+    """m/s2 its Performance allows: esmini holds a SpeedAction's change within it."""
+    max_deceleration: float = math.inf
     wheelbase: float = 0.0
     """m between the front and rear axle."""
     hitch: float = 0.0

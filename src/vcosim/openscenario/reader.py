@@ -776,7 +776,17 @@ def _object(r: Reader, thing: Node, name: str, external: bool, line: int) -> m.E
         external=external, line=line, kind=kind, category=category, height=size[2] or 1.5,
         kinematic=not physical, trailer=trailer, wheelbase=wheelbase, hitch=hitch,
         coupler=coupler, centre=ahead,
+        max_acceleration=_performance(r, performance, "maxAcceleration"),
+        max_deceleration=_performance(r, performance, "maxDeceleration"),
     )  # fmt: skip
+
+
+def _performance(r: Reader, performance: Node | None, key: str) -> float:
+    """A Performance limit (m/s2, infinite without one; its sign is ignored)."""
+    if performance is None or key not in performance.attrib:
+        return math.inf
+    value = abs(r.number(performance, key))
+    return value if value > 0 else math.inf
 
 
 def _init(r: Reader, node: Node, entities: dict[str, m.Entity]) -> tuple[
@@ -1232,18 +1242,20 @@ def _limits(r: Reader, node: Node, *keys: str) -> list[float | None]:
 
 def _speed_profile(r: Reader, node: Node) -> m.SpeedProfileAction:
     """SpeedProfileAction: its entries, in order, relative to an entity's speed if named."""
-    r.choice(node, "followingMode", {"follow", "position"}, "follow")
+    following = r.choice(node, "followingMode", {"follow", "position"}, "follow")
     entries = r.kids(node, "SpeedProfileEntry")
     if not entries:
         raise Refused(node, "a speed profile needs an entry or more")
-    acceleration, deceleration = _limits(r, node, "maxAcceleration", "maxDeceleration")
+    acceleration, deceleration, rise, fall = _limits(
+        r, node, "maxAcceleration", "maxDeceleration", "maxAccelerationRate", "maxDecelerationRate"
+    )
     return m.SpeedProfileAction(
         tuple(
             (r.number(e, "speed"), r.number(e, "time") if "time" in e.attrib else None)
             for e in entries
         ),
         _entity_ref(r, node) if "entityRef" in node.attrib else None,
-        acceleration, deceleration,
+        acceleration, deceleration, following, rise, fall,
     )  # fmt: skip
 
 

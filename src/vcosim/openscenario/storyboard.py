@@ -27,8 +27,10 @@ import numpy as np
 
 from vcosim.errors import ConfigError, VcosimError
 from vcosim.openscenario import model as m
+from vcosim.openscenario import speed_profile
 from vcosim.openscenario.actions import (
     CHANNELS,
+    PEAK_RATE,
     Channels,
     Ramp,
     RouteRun,
@@ -267,8 +269,8 @@ class Storyboard(Face):
             self.channels[name] = Channels(init.speed, offset)
             if init.ramp is not None:  # from standing, as Init's speed action says
                 duration = speed_duration(init.ramp, 0.0, init.speed)
-                self.channels[name].ramps["speed"] = Ramp(
-                    0.0, 0.0, init.speed, duration, init.ramp.shape
+                self.channels[name].ramps["speed"] = self._performed(
+                    name, Ramp(0.0, 0.0, init.speed, duration, init.ramp.shape)
                 )
         self._tick()
 
@@ -420,10 +422,9 @@ class Storyboard(Face):
                 self._synchronize(actor, steered, scene)
             elif isinstance(do, m.SpeedProfileAction):
                 assert steered.profile is not None
-                times, speeds = steered.profile
-                speed = float(np.interp(now, times, speeds))
-                self.channels[actor].ramps["speed"] = Ramp.hold(speed)
-                steered.done = now >= times[-1]
+                speed, rate = speed_profile.at(steered.profile, now)
+                self.channels[actor].ramps["speed"] = Ramp(now, speed, speed + rate, 1.0, "linear")
+                steered.done = now >= steered.profile[-1].t
             elif isinstance(do, m.LateralDistanceAction):
                 self._keep_aside(actor, steered, scene)
             else:
@@ -439,11 +440,19 @@ class Storyboard(Face):
             return
         movers = self.movers
         for name, channels in self.channels.items():
+            owner = channels.owners.get("speed")
+            entity = self.scenario.entities[name]
+            speeding = None if owner is None else owner.action.action
+            held = isinstance(speeding, m.SpeedAction) and speeding.dynamics.shape != "step"
+            channels.rise = entity.max_acceleration if held else math.inf
+            channels.fall = entity.max_deceleration if held else math.inf
             speed, rate, offset = channels.command(now)
             if movers is not None and name in movers.slots:
                 movers.command(movers.slots[name], speed, rate, offset)
             else:
-                world.drivers.command(world.row(name), max(speed, 0.0), rate, offset)
+                world.drivers.command(
+                    world.row(name), max(speed, 0.0), rate, offset, channels.offset_rate
+                )
 
     def _watch_ego(self, scene: Scene) -> None:
         world = self.world
@@ -625,15 +634,22 @@ class Storyboard(Face):
         if isinstance(do, m.FollowTrajectoryAction):
             return self._start_trajectory(action, actor, do, now)
         if isinstance(do, m.SpeedAction):
-            start = scene.value("speed", actor)
+            start = self._speed_of(actor, scene)
             target = do.value
             if do.entity is not None:
-                ref = scene.value("speed", do.entity)
+                ref = self._speed_of(do.entity, scene)
                 target = ref + do.value if do.relative == "delta" else ref * do.value
             if not self.scenario.entities[actor].kinematic:
                 target = max(target, 0.0)
-            ramp = Ramp(
-                now, start, target, speed_duration(do.dynamics, start, target), do.dynamics.shape
+            ramp = self._performed(
+                actor,
+                Ramp(
+                    now,
+                    start,
+                    target,
+                    speed_duration(do.dynamics, start, target),
+                    do.dynamics.shape,
+                ),
             )
         elif isinstance(do, m.LaneChangeAction):
             start = channels.ramps["lane"].at(now)[0]
@@ -659,12 +675,17 @@ class Storyboard(Face):
                 self.world.override(actor, {name: (v, on) for name, v, on in do.values})
         elif isinstance(do, STEERED):
             lateral = isinstance(do, m.LateralDistanceAction)
+            commanded = self._speed_of(actor, scene), channels.rate  # a profile's start
             start = channels.ramps["lane"].at(now)[0] if lateral else scene.value("speed", actor)
             steered = SteeredRun(action, actor, start, "lane" if lateral else "speed")
             channels.take(steered)
             self.steered[(actor, steered.channel or "")] = steered
             if isinstance(do, m.SpeedProfileAction):
-                steered.profile = _profile(do, start, scene, now)
+                base = 0.0 if do.entity is None else self._speed_of(do.entity, scene)
+                steered.profile = speed_profile.plan(do, now, *commanded, base)
+                first = speed_profile.at(steered.profile, now)[0]
+                if now <= 0.0 and abs(first - scene.value("speed", actor)) > 1e-6:
+                    self._shift(actor, 0.0, first, scene)  # Init's profile starts at its speed
             if isinstance(do, m.LongitudinalDistanceAction) and do.max_acceleration is None:
                 self._keep_distance(actor, steered, scene, at_once=True)
             if isinstance(do, m.LateralDistanceAction) and do.distance is None:
@@ -962,18 +983,58 @@ class Storyboard(Face):
         return across if self.network.forward(road_id, lane) else -across
 
     def _keep_relative_speed(self, channels: Channels, scene: Scene) -> None:
-        """A continuous relative speed, once its ramp arrived, tracks its entity's speed."""
+        """A relative speed's ramp ends at its entity's speed as it is now (as esmini's does).
+
+        A continuous one, once arrived, tracks it.
+        """
         run = channels.owners.get("speed")
-        if run is None or run.done or not run.continuous:
+        if run is None or run.done:
             return
         ramp = channels.ramps["speed"]
         do = run.action.action
-        if not ramp.arrived(scene.time) or not isinstance(do, m.SpeedAction):
+        if not isinstance(do, m.SpeedAction) or do.entity is None:
             return
-        assert do.entity is not None
-        ref = scene.value("speed", do.entity)
-        target = ref + do.value if do.relative == "delta" else ref * do.value
-        channels.ramps["speed"] = Ramp.hold(max(target, 0.0))
+        arrived = ramp.arrived(scene.time)
+        if arrived and not run.continuous:
+            return
+        ref = self._speed_of(do.entity, scene)
+        target = max(ref + do.value if do.relative == "delta" else ref * do.value, 0.0)
+        if arrived:
+            channels.ramps["speed"] = Ramp.hold(target)
+        else:
+            channels.ramps["speed"] = Ramp(ramp.t0, ramp.start, target, ramp.duration, ramp.shape)
+
+    def _performed(self, name: str, ramp: Ramp) -> Ramp:
+        """A speed ramp slowed to what the entity's Performance allows, as esmini holds it.
+
+        esmini limits every step of a SpeedAction's transition to the entity's maxAcceleration
+        and maxDeceleration (a step shape excepted: set at once); here the ramp's duration
+        stretches until its steepest rate is within the limit.
+        """
+        entity = self.scenario.entities[name]
+        change = ramp.end - ramp.start
+        limit = entity.max_acceleration if change > 0 else entity.max_deceleration
+        if ramp.shape == "step" or not math.isfinite(limit) or abs(change) < 1e-9:
+            return ramp  # esmini sets a step's speed when the action starts, unlimited
+        least = abs(change) * PEAK_RATE[ramp.shape] / limit
+        if ramp.duration >= least:
+            return ramp
+        return Ramp(ramp.t0, ramp.start, ramp.end, least, ramp.shape)
+
+    def _speed_of(self, name: str, scene: Scene) -> float:
+        """An entity's speed as the storyboard means it (esmini's entity speed).
+
+        The speed it commands a car it drives (the car itself may lag a demand it cannot
+        follow), else the speed measured.
+        """
+        channels = self.channels.get(name)
+        if channels is None or name in self.following:
+            return scene.value("speed", name)
+        speed = channels.ramps["speed"].at(scene.time)[0]
+        if channels.sent is None or scene.time <= channels.sent[0]:
+            return speed
+        dt, sent = scene.time - channels.sent[0], channels.sent[1]
+        return min(max(speed, sent - channels.fall * dt), sent + channels.rise * dt)
 
     # -- trajectories -----------------------------------------------------------------------
     def _driver(self, actor: str) -> int:
@@ -1152,25 +1213,6 @@ DISTANCE_REACHED = 0.5
 def _never(test: m.ValueCondition | m.EntityCondition) -> bool:
     """A condition that can never hold (a criterion of scenario_runner's)."""
     return isinstance(test, m.SimulationTime) and test.value == math.inf
-
-
-def _profile(
-    do: m.SpeedProfileAction, start: float, scene: Scene, now: float
-) -> tuple[np.ndarray, np.ndarray]:
-    """A speed profile as (times, speeds).
-
-    Each entry is reached in its time, or as fast as the limits allow (at once without any).
-    """
-    base = 0.0 if do.entity is None else scene.value("speed", do.entity)
-    times, speeds = [now], [start]
-    for speed, time in do.entries:
-        target = base + speed
-        if time is None:
-            limit = do.max_acceleration if target > speeds[-1] else do.max_deceleration
-            time = abs(target - speeds[-1]) / limit if limit else 0.0
-        times.append(times[-1] + max(time, 1e-6))
-        speeds.append(target)
-    return np.array(times), np.array(speeds)
 
 
 def _modified(value: str, rule: str, by: str) -> str:

@@ -226,8 +226,11 @@ SUBSET: tuple[Support, ...] = (
         "`SpeedAction`",
         "yes",
         "`AbsoluteTargetSpeed`; `RelativeTargetSpeed` (`delta`, `factor`) to the entity's "
-        'speed at the start, or with `continuous="true"` to its speed all along, once the '
-        "ramp arrived (such an action never ends by itself)",
+        "speed as it goes (the ramp's end moves with it, as esmini's), and with "
+        '`continuous="true"` all along once the ramp arrived (such an action never ends by '
+        "itself); the entity's speed is the one the storyboard commands a car it drives (the "
+        "car may lag it); as esmini, every change but a `step` is held within the vehicle's "
+        "`Performance` `maxAcceleration`/`maxDeceleration` (the ramp stretched)",
     ),
     Support(
         "`SpeedActionDynamics`",
@@ -353,8 +356,12 @@ SUBSET: tuple[Support, ...] = (
         "`SpeedProfileAction`",
         "yes",
         "each `SpeedProfileEntry` reached in its `time` after the one before, or as fast as "
-        "`maxAcceleration`/`maxDeceleration` allow (at once without them), linearly; with "
-        "`entityRef`, speeds relative to that entity's speed at the start",
+        "`maxAcceleration`/`maxDeceleration` allow (at once without them), a slope steeper "
+        "than them reached later; `followingMode` `position`: straight lines, a first entry "
+        "of time 0 is the start speed (a step); `follow`: the bends rounded at "
+        "`maxAccelerationRate`/`maxDecelerationRate` from the speed and acceleration at the "
+        "start (one entry: arriving at its time), as esmini plays them; `maxSpeed` read, not "
+        "applied; with `entityRef`, speeds relative to that entity's speed at the start",
     ),
     Support(
         "`SynchronizeAction`",

@@ -206,8 +206,9 @@ class World:
             car.teleport(x, y, heading, speed=start.speed)  # in gear, in D with the engine on
         driven = [i for i, e in enumerate(entries) if not isinstance(e.driver, ExternalDriver)]
         self.drivers = Drivers(
-            [entries[i] for i in driven], driven, self.paths, self.geometry, self.names
-        )
+            [entries[i] for i in driven], driven, self.paths, self.geometry, self.names,
+            [firsts[i].params for i in driven],
+        )  # fmt: skip
         self.external = {
             e.name: e.coupling for e in entries if isinstance(e.driver, ExternalDriver)
         }
