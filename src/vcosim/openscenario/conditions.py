@@ -531,29 +531,49 @@ def time_to_collision(test: m.TimeToCollision, who: str, scene: Scene) -> float:
 
 
 class ConditionState:
-    """One condition's edge and delay over time."""
+    """One condition's edge and delay over time.
+
+    The edge is seen at every look (:meth:`look`); the delay counts only the looks at which
+    its trigger listens (:meth:`listen`: while its element waits), as esmini's timer, which
+    starts again when the element waits for another execution (:meth:`rearm`).
+    """
 
     def __init__(self, condition: m.Condition) -> None:
         self.condition = condition
         self.last: bool | None = None
+        self.edged = False
+        """The test's result through its edge at the latest look."""
         self.history: deque[tuple[float, bool]] = deque()
         self.value = False
+        self.heard: float | None = None
+        """The look at which the trigger last listened."""
 
     def update(self, raw: bool, now: float) -> bool:
         """The condition's value at ``now``, given its test's ``raw`` result."""
+        self.look(raw)
+        return self.listen(now)
+
+    def look(self, raw: bool) -> None:
+        """The test's ``raw`` result at this look, through the condition's edge."""
         edge, last = self.condition.edge, self.last
         self.last = raw
         if edge == "none":
-            edged = raw
+            self.edged = raw
         elif last is None:
-            edged = False
+            self.edged = False
         elif edge == "rising":
-            edged = raw and not last
+            self.edged = raw and not last
         elif edge == "falling":
-            edged = last and not raw
+            self.edged = last and not raw
         else:
-            edged = raw != last
-        delay = self.condition.delay
+            self.edged = raw != last
+
+    def listen(self, now: float) -> bool:
+        """The condition's value at ``now`` for a trigger that listens (once per look)."""
+        if self.heard == now:
+            return self.value
+        self.heard = now
+        edge, edged, delay = self.condition.edge, self.edged, self.condition.delay
         if delay <= 0.0:
             self.value = edged
             return edged
@@ -568,6 +588,11 @@ class ConditionState:
             else (self.value if edge == "none" else False)
         )
         return self.value
+
+    def rearm(self) -> None:
+        """Its element waits for another execution: the delay's history and value are gone."""
+        self.history.clear()
+        self.value = False
 
 
 def all_conditions(trigger: m.Trigger | None) -> list[m.Condition]:

@@ -9,6 +9,7 @@ sees XML. Every storyboard element keeps the ``line`` it came from, for messages
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -799,6 +800,10 @@ class Entity:
     """m ahead of its position (the reference point): where a trailer's coupler is."""
     centre: float = 0.0
     """m: how far ahead of its position (the standard's reference point) its box's centre is."""
+    max_acceleration: float = math.inf
+    """m/s²: its Performance's; no speed action speeds it up faster (as in esmini)."""
+    max_deceleration: float = math.inf
+    """m/s²: its Performance's; no speed action slows it down faster."""
 
 
 @dataclass(frozen=True)

@@ -776,7 +776,17 @@ def _object(r: Reader, thing: Node, name: str, external: bool, line: int) -> m.E
         external=external, line=line, kind=kind, category=category, height=size[2] or 1.5,
         kinematic=not physical, trailer=trailer, wheelbase=wheelbase, hitch=hitch,
         coupler=coupler, centre=ahead,
+        max_acceleration=_performance(r, performance, "maxAcceleration"),
+        max_deceleration=_performance(r, performance, "maxDeceleration"),
     )  # fmt: skip
+
+
+def _performance(r: Reader, performance: Node | None, key: str) -> float:
+    """A Performance limit (no limit without one, or where it is 0 or less)."""
+    if performance is None or key not in performance.attrib:
+        return math.inf
+    value = r.number(performance, key)
+    return value if value > 0.0 else math.inf
 
 
 def _init(r: Reader, node: Node, entities: dict[str, m.Entity]) -> tuple[

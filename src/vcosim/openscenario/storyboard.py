@@ -29,6 +29,7 @@ from vcosim.errors import ConfigError, VcosimError
 from vcosim.openscenario import model as m
 from vcosim.openscenario.actions import (
     CHANNELS,
+    PEAK_RATE,
     Channels,
     Ramp,
     RouteRun,
@@ -148,6 +149,23 @@ class Element:
     def report(self) -> ElementReport:
         """Its state and the times it started and ended."""
         return ElementReport(self.kind, self.name, self.state, self.started, self.ended)
+
+
+def _within_performance(ramp: Ramp, entity: m.Entity) -> Ramp:
+    """The ramp, slowed to the entity's Performance limits, as esmini scales its transition.
+
+    Its peak rate (the shape's over its mean) at most ``max_acceleration`` (speeding up) or
+    ``max_deceleration``; a step within them becomes a linear ramp at the limit.
+    """
+    change = ramp.end - ramp.start
+    limit = entity.max_acceleration if change > 0.0 else entity.max_deceleration
+    if not math.isfinite(limit) or change == 0.0:
+        return ramp
+    shape = "linear" if ramp.shape == "step" else ramp.shape
+    least = PEAK_RATE.get(shape, 1.0) * abs(change) / limit
+    if ramp.duration >= least:
+        return ramp
+    return Ramp(ramp.t0, ramp.start, ramp.end, least, shape)
 
 
 def _tree(story: m.Story) -> Element:
@@ -389,8 +407,8 @@ class Storyboard(Face):
         now = scene.time
         for e in self.elements:
             e.recent, e.fresh = e.fresh, set()
-        for state in self.conditions.values():
-            state.update(self._test(state.condition, scene), now)
+        for state in self.conditions.values():  # every test and edge at every look
+            state.look(self._test(state.condition, scene))
         self._watch_ego(scene)
         if self.ended_by:
             return
@@ -497,17 +515,34 @@ class Storyboard(Face):
         one-shot conditions) have it: "the hero moved 1 m" and a rising edge at another
         moment make a group that fires, where by the standard it never could.
         """
-        for group in trigger.groups if trigger is not None else ():
+        if trigger is None:
+            return ""
+        now = self.world.time if self.world is not None else 0.0
+        values = {id(c): self.conditions[id(c)].listen(now) for c in all_conditions(trigger)}
+        for group in trigger.groups:
             if not group:
                 continue
             if self.carla:
-                self.latched.update(id(c) for c in group if self.conditions[id(c)].value)
+                self.latched.update(id(c) for c in group if values[id(c)])
                 if all(id(c) in self.latched for c in group):
                     self.latched.difference_update(id(c) for c in group)
                     return ", ".join(repr(c.name) for c in group)
-            elif all(self.conditions[id(c)].value for c in group):
+            elif all(values[id(c)] for c in group):
                 return ", ".join(repr(c.name) for c in group)
         return ""
+
+    def _rearm(self, element: Element) -> None:
+        """An element waiting for another execution hears its triggers afresh.
+
+        Its own and those of every element below it: delays and values (as esmini's reset).
+        """
+        for e in element.walk():
+            model = e.model
+            triggers = [model.start] if isinstance(model, (m.Act, m.Event)) else []
+            if isinstance(model, m.Act):
+                triggers.append(model.stop)
+            for c in (c for t in triggers for c in all_conditions(t)):
+                self.conditions[id(c)].rearm()
 
     # -- the story elements -----------------------------------------------------------------
     def _advance_story(self, story: Element, scene: Scene) -> None:
@@ -554,6 +589,7 @@ class Storyboard(Face):
             if group.count < model.max_count:  # again, from the start
                 for element in group.walk()[1:]:
                     element.state, element.count = STANDBY, 0
+                self._rearm(group)
                 self._start_group(group, scene.time)
 
     def _advance_maneuver(self, maneuver: Element, actors: tuple[str, ...], scene: Scene) -> None:
@@ -599,6 +635,7 @@ class Storyboard(Face):
             if event.count < model.max_count:  # waits for its trigger again
                 for element in event.walk():
                     element.state = STANDBY
+                self._rearm(event)
 
     def _stop(self, element: Element, now: float) -> None:
         """End an element and all of it that has not ended (a stop trigger, an override)."""
@@ -630,11 +667,14 @@ class Storyboard(Face):
             if do.entity is not None:
                 ref = scene.value("speed", do.entity)
                 target = ref + do.value if do.relative == "delta" else ref * do.value
-            if not self.scenario.entities[actor].kinematic:
+            entity = self.scenario.entities[actor]
+            if not entity.kinematic:
                 target = max(target, 0.0)
-            ramp = Ramp(
-                now, start, target, speed_duration(do.dynamics, start, target), do.dynamics.shape
-            )
+            ramp = _within_performance(
+                Ramp(now, start, target, speed_duration(do.dynamics, start, target),
+                     do.dynamics.shape),
+                entity,
+            )  # fmt: skip
         elif isinstance(do, m.LaneChangeAction):
             start = channels.ramps["lane"].at(now)[0]
             try:

@@ -1,0 +1,103 @@
+"""Storyboard semantics measured against esmini's: a repeated maneuver group hears its
+triggers afresh (delays included), and a speed action keeps to the vehicle's Performance."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from helpers.scenarios import at, lane, placed, run_storyboard
+from vcosim.openscenario.storyboard import ElementReport, StoryboardReport
+
+
+def car(acceleration: float = 8.0) -> str:
+    """A car of the standard's catalogue shape, its Performance ``acceleration`` m/s²."""
+    return f"""<Vehicle name="car" vehicleCategory="car">
+  <BoundingBox><Center x="1.4" y="0" z="0.75"/><Dimensions width="1.9" length="4.6"
+    height="1.5"/></BoundingBox>
+  <Performance maxSpeed="60" maxDeceleration="8" maxAcceleration="{acceleration}"/><Axles>
+  <FrontAxle maxSteering="0.5" wheelDiameter="0.65" trackWidth="1.6" positionX="2.8"
+    positionZ="0.33"/>
+  <RearAxle maxSteering="0" wheelDiameter="0.65" trackWidth="1.6" positionX="0"
+    positionZ="0.33"/></Axles></Vehicle>"""
+
+
+def speed(to: float, shape: str = "linear", seconds: float = 0.5) -> str:
+    return f"""<PrivateAction><LongitudinalAction><SpeedAction>
+  <SpeedActionDynamics dynamicsShape="{shape}" value="{seconds}" dynamicsDimension="time"/>
+  <SpeedActionTarget><AbsoluteTargetSpeed value="{to}"/></SpeedActionTarget>
+</SpeedAction></LongitudinalAction></PrivateAction>"""
+
+
+def scenario(entities: str, init: str, groups: str, act_at: float = 1.0) -> str:
+    return f"""<?xml version="1.0" encoding="utf-8"?>
+<OpenSCENARIO>
+<FileHeader description="semantics" author="vcosim tests" revMajor="1" revMinor="2"
+  date="2026-12-07T00:00:00"/>
+<ParameterDeclarations/>
+<CatalogLocations/>
+<RoadNetwork><LogicFile filepath="straight.xodr"/></RoadNetwork>
+<Entities>{entities}</Entities>
+<Storyboard><Init><Actions>{init}</Actions></Init>
+<Story name="story"><Act name="act">{groups}{at(act_at)}</Act></Story>
+<StopTrigger/></Storyboard>
+</OpenSCENARIO>"""
+
+
+def element(board: StoryboardReport, name: str, kind: str = "event") -> ElementReport:
+    (found,) = (e for e in board.elements if e.name == name and e.kind == kind)
+    return found
+
+
+DELAYED = """<StartTrigger><ConditionGroup><Condition name="delayed" delay="1.0"
+  conditionEdge="none"><ByValueCondition>
+  <SimulationTimeCondition value="0" rule="greaterThan"/>
+</ByValueCondition></Condition></ConditionGroup></StartTrigger>"""
+
+
+def test_a_repeated_group_hears_its_delayed_trigger_afresh_each_execution(tmp_path: Path) -> None:
+    """esmini's repeated_relative_speed.xosc: the delay counts from each re-arming.
+
+    The condition has held since t = 0, but its trigger listens only while its event waits:
+    the act starts at 1 s, so the event at 2 s; its action ends at 2.5 s, the group starts
+    again, and the event waits its 1 s again (3.5 s, then 5 s).
+    """
+    group = f"""<ManeuverGroup name="group" maximumExecutionCount="3">
+  <Actors selectTriggeringEntities="false"><EntityRef entityRef="Car"/></Actors>
+  <Maneuver name="maneuver"><Event name="faster" priority="parallel">
+    <Action name="faster">{speed(12.0)}</Action>{DELAYED}</Event></Maneuver>
+</ManeuverGroup>"""
+    text = scenario(
+        f'<ScenarioObject name="Car">{car()}</ScenarioObject>',
+        placed("Car", lane(50.0), 10.0),
+        group,
+    )
+    _, board = run_storyboard(tmp_path, "repeated", text, seconds=8.0)
+    started = element(board, "faster").started
+    assert [round(t, 1) for t in started] == [2.0, 3.5, 5.0]
+    assert element(board, "group", "maneuverGroup").state == "complete"
+    assert len(element(board, "group", "maneuverGroup").started) == 3
+
+
+def test_a_speed_action_keeps_to_the_performance_limit(tmp_path: Path) -> None:
+    """A step from 10 to 20 m/s on a car of maxAcceleration 2 m/s² takes 5 s (esmini's
+    transition scaled to the limit); on a car of 8 m/s² a 0.5 s ramp stays 0.5 s."""
+    events = f"""<ManeuverGroup name="group">
+  <Actors selectTriggeringEntities="false"><EntityRef entityRef="Slow"/></Actors>
+  <Maneuver name="slow"><Event name="slow" priority="parallel">
+    <Action name="slow">{speed(20.0, "step", 0.0)}</Action>{at(1.0)}</Event></Maneuver>
+</ManeuverGroup><ManeuverGroup name="other">
+  <Actors selectTriggeringEntities="false"><EntityRef entityRef="Quick"/></Actors>
+  <Maneuver name="quick"><Event name="quick" priority="parallel">
+    <Action name="quick">{speed(12.0)}</Action>{at(1.0)}</Event></Maneuver>
+</ManeuverGroup>"""
+    text = scenario(
+        f'<ScenarioObject name="Slow">{car(2.0)}</ScenarioObject>'
+        f'<ScenarioObject name="Quick">{car()}</ScenarioObject>',
+        placed("Slow", lane(50.0), 10.0) + placed("Quick", lane(50.0, -2), 10.0),
+        events,
+        act_at=0.0,
+    )
+    _, board = run_storyboard(tmp_path, "performance", text, seconds=8.0)
+    slow, quick = element(board, "slow"), element(board, "quick")
+    assert 4.95 < slow.ended[0] - slow.started[0] < 5.3  # from the speed it has (about 10)
+    assert abs(quick.ended[0] - quick.started[0] - 0.5) < 0.05
