@@ -1,5 +1,6 @@
 """Storyboard semantics measured against esmini's: a repeated maneuver group hears its
-triggers afresh (delays included), and a speed action keeps to the vehicle's Performance."""
+triggers afresh (delays included), a speed action keeps to the vehicle's Performance, a
+ReachPosition with an orientation checks the heading too."""
 
 from __future__ import annotations
 
@@ -28,7 +29,9 @@ def speed(to: float, shape: str = "linear", seconds: float = 0.5) -> str:
 </SpeedAction></LongitudinalAction></PrivateAction>"""
 
 
-def scenario(entities: str, init: str, groups: str, act_at: float = 1.0) -> str:
+def scenario(
+    entities: str, init: str, groups: str, act_at: float = 1.0, stop: str = "<StopTrigger/>"
+) -> str:
     return f"""<?xml version="1.0" encoding="utf-8"?>
 <OpenSCENARIO>
 <FileHeader description="semantics" author="vcosim tests" revMajor="1" revMinor="2"
@@ -39,7 +42,7 @@ def scenario(entities: str, init: str, groups: str, act_at: float = 1.0) -> str:
 <Entities>{entities}</Entities>
 <Storyboard><Init><Actions>{init}</Actions></Init>
 <Story name="story"><Act name="act">{groups}{at(act_at)}</Act></Story>
-<StopTrigger/></Storyboard>
+{stop}</Storyboard>
 </OpenSCENARIO>"""
 
 
@@ -101,3 +104,34 @@ def test_a_speed_action_keeps_to_the_performance_limit(tmp_path: Path) -> None:
     slow, quick = element(board, "slow"), element(board, "quick")
     assert 4.95 < slow.ended[0] - slow.started[0] < 5.3  # from the speed it has (about 10)
     assert abs(quick.ended[0] - quick.started[0] - 0.5) < 0.05
+
+
+def reached(heading: float, kind: str) -> str:
+    """A stop trigger: the car at its own lane position, heading ``heading`` (``kind``)."""
+    return f"""<StopTrigger><ConditionGroup><Condition name="there" delay="0"
+  conditionEdge="none"><ByEntityCondition><TriggeringEntities triggeringEntitiesRule="any">
+  <EntityRef entityRef="Car"/></TriggeringEntities><EntityCondition>
+  <ReachPositionCondition tolerance="1.0"><Position>
+    <RelativeLanePosition entityRef="Car" dLane="0" ds="0">
+      <Orientation type="{kind}" h="{heading}"/></RelativeLanePosition>
+  </Position></ReachPositionCondition></EntityCondition></ByEntityCondition>
+</Condition></ConditionGroup></StopTrigger>"""
+
+
+def test_a_reach_position_with_an_orientation_needs_the_heading_too(tmp_path: Path) -> None:
+    """esmini's traj-heading-trig.xosc: the car is always at its own position, but only a
+    heading within 0.05 rad of the orientation's (absolute, or relative to the lane) fires."""
+    idle = """<ManeuverGroup name="group">
+  <Actors selectTriggeringEntities="false"><EntityRef entityRef="Car"/></Actors>
+  <Maneuver name="none"/></ManeuverGroup>"""
+    ended = {}
+    for heading, kind in ((0.3, "absolute"), (0.0, "absolute"), (0.04, "relative")):
+        text = scenario(
+            f'<ScenarioObject name="Car">{car()}</ScenarioObject>',
+            placed("Car", lane(50.0), 10.0), idle, stop=reached(heading, kind),
+        )  # fmt: skip
+        _, board = run_storyboard(tmp_path, f"reach-{kind}-{heading}", text, seconds=2.0)
+        ended[(heading, kind)] = board.ended_by
+    assert "duration" in ended[(0.3, "absolute")]  # position reached, heading not: never
+    assert ended[(0.0, "absolute")].startswith("the stop trigger ('there') at t = 0.00 s")
+    assert ended[(0.04, "relative")].startswith("the stop trigger ('there') at t = 0.00 s")

@@ -34,6 +34,8 @@ SMALL = 1e-6
 """The margin of every rule, esmini's ``SMALL_NUMBER``: ``equalTo`` holds within it,
 ``greaterThan`` needs the value that much above (``greaterOrEqual``: at most that much below)."""
 EQUAL = SMALL
+ANGULAR_TOLERANCE = 0.05
+"""rad: a ReachPosition given with an orientation holds within this of its heading (esmini's)."""
 STAND_STILL = 1e-3
 """m/s: an entity slower than this stands still (esmini's ``STAND_STILL_THRESHOLD``)."""
 SYSTEMS = ("entity", "road", "lane")
@@ -281,9 +283,13 @@ class EntityTests:
         if isinstance(test, m.ReachPosition):
             point = self._point(test.position, scene)
             here = scene.pose(who)
-            return point is not None and (
-                math.hypot(here[0] - point[0], here[1] - point[1]) <= test.tolerance
-            )
+            if point is None or math.hypot(here[0] - point[0], here[1] - point[1]) > test.tolerance:
+                return False
+            if not isinstance(test.position, m.Oriented):
+                return True
+            # the heading too, as esmini checks a position given with an orientation
+            wanted = test.position.h + (point[2] if test.position.relative else 0.0)
+            return abs(math.remainder(here[2] - wanted, math.tau)) < ANGULAR_TOLERANCE
         if isinstance(test, m.Distance):
             gap = self._gap(who, test.entity, test.position, test.freespace, test.system, scene)
             value = math.inf if gap is None else distance(test.measure, *gap)
