@@ -135,3 +135,51 @@ def test_a_reach_position_with_an_orientation_needs_the_heading_too(tmp_path: Pa
     assert "duration" in ended[(0.3, "absolute")]  # position reached, heading not: never
     assert ended[(0.0, "absolute")].startswith("the stop trigger ('there') at t = 0.00 s")
     assert ended[(0.04, "relative")].startswith("the stop trigger ('there') at t = 0.00 s")
+
+
+LATER = at(60.0).replace("StartTrigger", "StopTrigger")
+"""A stop trigger after every run of these tests: they end by their duration."""
+
+
+def trajectory(timing: str, offset: float = 0.0) -> str:
+    """A FollowTrajectoryAction along lane -1 from x = 200 to 300 m, 10 s from end to end."""
+    vertices = "".join(
+        f'<Vertex time="{t}"><Position><WorldPosition x="{x}" y="-1.75" h="0"/></Position></Vertex>'
+        for t, x in ((0.0, 200.0), (10.0, 300.0))
+    )
+    return f"""<PrivateAction><RoutingAction>
+  <FollowTrajectoryAction initialDistanceOffset="{offset}">
+  <Trajectory name="ahead" closed="false"><Shape><Polyline>{vertices}</Polyline></Shape>
+  </Trajectory><TimeReference>
+  <Timing domainAbsoluteRelative="{timing}" scale="1" offset="0"/></TimeReference>
+  <TrajectoryFollowingMode followingMode="position"/>
+</FollowTrajectoryAction></RoutingAction></PrivateAction>"""
+
+
+def test_a_trajectory_puts_its_car_on_it_at_once(tmp_path: Path) -> None:
+    """esmini's traj_with_mixed_pos_types.xosc and traj_use_cases.xosc: a car 150 m from a
+    trajectory is put on it when the action starts, where its schedule is (absolute timing,
+    started in Init), or at its initial distance, its clock starting there (relative)."""
+    idle = """<ManeuverGroup name="group">
+  <Actors selectTriggeringEntities="false"><EntityRef entityRef="Car"/></Actors>
+  <Maneuver name="none"/></ManeuverGroup>"""
+    init = placed("Car", lane(50.0), 10.0).replace(
+        "</Private>", trajectory("absolute") + "</Private>"
+    )
+    text = scenario(f'<ScenarioObject name="Car">{car()}</ScenarioObject>', init, idle, stop=LATER)
+    sim, _ = run_storyboard(tmp_path, "init-trajectory", text, seconds=2.0)
+    x, y = (float(sim.world.poses()[k][0]) for k in ("x", "y"))
+    assert abs(x - 220.0) < 1.5 and abs(y + 1.75) < 0.2  # 2 s along its schedule
+
+    relative = f"""<ManeuverGroup name="group">
+  <Actors selectTriggeringEntities="false"><EntityRef entityRef="Car"/></Actors>
+  <Maneuver name="m"><Event name="along" priority="parallel">
+    <Action name="along">{trajectory("relative", 25.0)}</Action>{at(1.0)}</Event></Maneuver>
+</ManeuverGroup>"""
+    text = scenario(
+        f'<ScenarioObject name="Car">{car()}</ScenarioObject>',
+        placed("Car", lane(50.0), 10.0), relative, act_at=0.0, stop=LATER,
+    )  # fmt: skip
+    sim, _ = run_storyboard(tmp_path, "relative-trajectory", text, seconds=3.0)
+    x = float(sim.world.poses()["x"][0])
+    assert abs(x - 245.0) < 1.5  # put at 225 m at 1 s, then 2 s at 10 m/s

@@ -1051,24 +1051,33 @@ class Storyboard(Face):
             if speed is not None and not speed.done:
                 speed.done = speed.overridden = True
             channels.owners["speed"] = run
+        # esmini puts the actor on the trajectory at once: at its initial distance, or where
+        # its schedule is now (a car 225 m away is not driven there first)
+        arc, moving = do.initial_offset, scene.value("speed", actor)
+        if times is not None and do.timing is not None and do.timing.domain == "relative":
+            times = times + now - float(np.interp(arc, cum, times))  # its clock starts there
+            run.times = times
+        if times is not None:
+            arc = float(np.interp(now, times, cum))
+            moving = schedule_speed(cum, times, now, arc, False)
+        x, y, h, _ = point_at(
+            paths.points, paths.cum, paths.starts[q], paths.ends[q], False, arc, 0.0, 0
+        )
+        here = scene.pose(actor)
+        away = math.hypot(here[0] - x, here[1] - y) > TRAJECTORY_END
         mover = self._mover(actor)
         if mover is not None:
             mover.follow(paths.points[paths.starts[q] : paths.ends[q]])
-            mover.s, _ = mover.locate(*scene.pose(actor)[:2])
-            if do.initial_offset:
-                ds = do.initial_offset - mover.s
-                self._shift(actor, ds, scene.value("speed", actor), scene)
+            mover.s, _ = mover.locate(*here[:2])
+            if away:
+                mover.offset = 0.0
+                self._shift(actor, arc - mover.s, moving, scene)
         else:
             k = self._driver(actor)
             world.drivers.path_of[k] = q
             world.drivers.hint[k] = -1
-            if do.initial_offset:  # put there at once, heading along the trajectory
-                x, y, h, _ = point_at(
-                    paths.points, paths.cum, paths.starts[q], paths.ends[q], False,
-                    do.initial_offset, 0.0, 0,
-                )  # fmt: skip
-                moving = max(scene.value("speed", actor), 0.0)
-                world.vehicles[actor].teleport(x, y, math.degrees(h), speed=moving)
+            if away:  # put there at once, heading along the trajectory
+                world.vehicles[actor].teleport(x, y, math.degrees(h), speed=max(moving, 0.0))
                 world.teleported()
         self.following[actor] = run
         return run
