@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from helpers.scenarios import at, lane, placed, run_storyboard
+from helpers.scenarios import LANE_WIDTH, at, lane, placed, run_storyboard
 from vcosim.openscenario.storyboard import ElementReport, StoryboardReport
 
 
@@ -183,3 +183,39 @@ def test_a_trajectory_puts_its_car_on_it_at_once(tmp_path: Path) -> None:
     sim, _ = run_storyboard(tmp_path, "relative-trajectory", text, seconds=3.0)
     x = float(sim.world.poses()["x"][0])
     assert abs(x - 245.0) < 1.5  # put at 225 m at 1 s, then 2 s at 10 m/s
+
+
+def beside(entity: str, value: float) -> str:
+    return f"""<PrivateAction><LateralAction><LaneOffsetAction continuous="false">
+  <LaneOffsetActionDynamics dynamicsShape="cubic" maxLateralAcc="3.0"/><LaneOffsetTarget>
+  <RelativeTargetLaneOffset entityRef="{entity}" value="{value}"/></LaneOffsetTarget>
+</LaneOffsetAction></LateralAction></PrivateAction>"""
+
+
+def test_a_relative_lane_offset_goes_beside_a_car_in_another_lane(tmp_path: Path) -> None:
+    """esmini's relative_lane_offset.xosc: the car goes to the other's lateral position plus
+    the value along the other's left, into the other's lane; from a left lane (driving the
+    other way) the value is along that car's left, which is the road's right."""
+    events = f"""<ManeuverGroup name="group">
+  <Actors selectTriggeringEntities="false"><EntityRef entityRef="Car"/></Actors>
+  <Maneuver name="m"><Event name="beside" priority="parallel">
+    <Action name="beside">{beside("Other", 0.9)}</Action>{at(0.5)}</Event></Maneuver>
+</ManeuverGroup><ManeuverGroup name="back">
+  <Actors selectTriggeringEntities="false"><EntityRef entityRef="Back"/></Actors>
+  <Maneuver name="b"><Event name="back" priority="parallel">
+    <Action name="back">{beside("Oncoming", 5.0)}</Action>{at(0.5)}</Event></Maneuver>
+</ManeuverGroup>"""
+    text = scenario(
+        "".join(
+            f'<ScenarioObject name="{n}">{car()}</ScenarioObject>'
+            for n in ("Car", "Other", "Back", "Oncoming")
+        ),
+        placed("Car", lane(50.0, -1), 10.0) + placed("Other", lane(80.0, -2), 10.0)
+        + placed("Back", lane(20.0, -2), 10.0) + placed("Oncoming", lane(450.0, 1), 10.0),
+        events, act_at=0.0, stop=LATER,
+    )  # fmt: skip
+    sim, _ = run_storyboard(tmp_path, "beside", text, seconds=8.0)
+    y = sim.world.poses()["y"]
+    rows = sim.world.index
+    assert abs(y[rows["Car"]] - (-1.5 * LANE_WIDTH + 0.9)) < 0.2  # in the other's lane
+    assert abs(y[rows["Back"]] - (0.5 * LANE_WIDTH - 5.0)) < 0.2  # the oncoming car's left

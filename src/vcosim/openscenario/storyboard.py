@@ -688,7 +688,7 @@ class Storyboard(Face):
             target = do.value
             if do.entity is not None:
                 try:
-                    target += self._offset_in_lane(do.entity, scene)
+                    target = self._offset_beside(actor, do.entity, do.value, scene)
                 except PlaceError as exc:  # its entity is off every lane: no lane centre
                     return self._passed_over(action, actor, exc, now)
             ramp = Ramp(now, start, target, offset_duration(do, target - start), do.shape)
@@ -864,7 +864,11 @@ class Storyboard(Face):
             or not channels.ramps["offset"].arrived(scene.time)
         ):
             return
-        channels.ramps["offset"] = Ramp.hold(do.value + self._offset_in_lane(do.entity, scene))
+        try:
+            offset = self._offset_beside(run.actor, do.entity, do.value, scene)
+        except PlaceError:  # off every lane for now: the offset it has, held
+            return
+        channels.ramps["offset"] = Ramp.hold(offset)
 
     def _shift(self, actor: str, ds: float, speed: float, scene: Scene) -> None:
         """Move ``actor`` ``ds`` metres on along the line it follows, at ``speed``."""
@@ -993,6 +997,23 @@ class Storyboard(Face):
         across = where - float(road.lane_t(s, path_lane)[0])
         forward = self.network.forward(road_id, path_lane) != (actor in self.against)
         return across if forward else -across
+
+    def _offset_beside(self, actor: str, entity: str, value: float, scene: Scene) -> float:
+        """The lane offset that puts ``actor`` ``value`` m left of ``entity`` (its left).
+
+        As esmini: the entity's lateral position on the road plus ``value`` along the
+        entity's left, as an offset from the actor's own lane centre, possibly beyond its
+        lane (into the entity's). On another road than the entity's: its offset in its lane.
+        """
+        assert self.network is not None
+        road_id, s, lane, t = on_lane(self.network, scene.pose(entity), entity)
+        mine, s_mine, my_lane, _ = on_lane(self.network, scene.pose(actor), actor)
+        my_lane = self.legs.get(actor, {}).get(mine, my_lane)  # the lane its offset is from
+        if mine != road_id:
+            return value + self._offset_in_lane(entity, scene)
+        wanted = t + (value if self.network.forward(road_id, lane) else -value)
+        across = wanted - float(self.network.road(mine).lane_t(s_mine, my_lane)[0])
+        return across if self.network.forward(mine, my_lane) else -across
 
     def _offset_in_lane(self, name: str, scene: Scene) -> float:
         """How far left of its lane's centre an entity is."""
