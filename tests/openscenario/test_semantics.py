@@ -219,3 +219,44 @@ def test_a_relative_lane_offset_goes_beside_a_car_in_another_lane(tmp_path: Path
     rows = sim.world.index
     assert abs(y[rows["Car"]] - (-1.5 * LANE_WIDTH + 0.9)) < 0.2  # in the other's lane
     assert abs(y[rows["Back"]] - (0.5 * LANE_WIDTH - 5.0)) < 0.2  # the oncoming car's left
+
+
+def test_a_relative_orientation_is_to_the_lanes_direction(tmp_path: Path) -> None:
+    """esmini's ghost_restart2.xosc: in a left lane (its traffic drives towards -x) a
+    relative orientation of pi turns the car to +x, the road's direction, where it drives."""
+    turned = """<LanePosition roadId="1" laneId="1" s="100" offset="0">
+  <Orientation type="relative" h="3.14159"/></LanePosition>"""
+    text = scenario(
+        f'<ScenarioObject name="Car">{car()}</ScenarioObject>',
+        placed("Car", turned, 10.0),
+        """<ManeuverGroup name="group"><Actors selectTriggeringEntities="false">
+  <EntityRef entityRef="Car"/></Actors><Maneuver name="none"/></ManeuverGroup>""",
+        stop=LATER,
+    )
+    sim, _ = run_storyboard(tmp_path, "turned", text, seconds=2.0)
+    x, y = float(sim.world.poses()["x"][0]), float(sim.world.poses()["y"][0])
+    assert abs(x - 120.0) < 1.0 and abs(y - 0.5 * LANE_WIDTH) < 0.2
+
+
+def test_a_continuous_relative_speed_in_init_starts_the_car_at_it(tmp_path: Path) -> None:
+    """esmini's left-hand-traffic files: Init's continuous RelativeTargetSpeed (a step) to
+    1.4 times the other's start speed starts the car at 14 m/s, and it keeps the ratio."""
+    relative = """<Private entityRef="Fast"><PrivateAction><TeleportAction><Position>
+  <LanePosition roadId="1" laneId="-2" s="50" offset="0"/></Position></TeleportAction>
+  </PrivateAction><PrivateAction><LongitudinalAction><SpeedAction>
+  <SpeedActionDynamics dynamicsShape="step" value="0" dynamicsDimension="time"/>
+  <SpeedActionTarget><RelativeTargetSpeed entityRef="Slow" value="1.4"
+    speedTargetValueType="factor" continuous="true"/></SpeedActionTarget>
+</SpeedAction></LongitudinalAction></PrivateAction></Private>"""
+    text = scenario(
+        f'<ScenarioObject name="Slow">{car()}</ScenarioObject>'
+        f'<ScenarioObject name="Fast">{car()}</ScenarioObject>',
+        placed("Slow", lane(50.0), 10.0) + relative,
+        """<ManeuverGroup name="group"><Actors selectTriggeringEntities="false">
+  <EntityRef entityRef="Slow"/></Actors><Maneuver name="none"/></ManeuverGroup>""",
+        stop=LATER,
+    )
+    sim, _ = run_storyboard(tmp_path, "relative-start", text, seconds=1.0)
+    x = sim.world.poses()["x"]
+    rows = sim.world.index
+    assert abs(x[rows["Fast"]] - 64.0) < 0.5  # 1 s at 14 m/s from the first instant

@@ -92,7 +92,9 @@ def resolve(position: m.Position, network: RoadNetwork | None, poses: Mapping[st
     if isinstance(position, m.Oriented):
         x, y, h = resolve(position.position, network, poses)
         wanted = position.h
-        if position.relative:  # to the road's s direction there
+        if position.relative and isinstance(position.position, m.LanePosition):
+            wanted += h  # to the lane's driving direction there (esmini's, by its traffic rule)
+        elif position.relative:  # to the road's s direction there
             where = need_road(network, "a relative orientation").locate(x, y)
             if where.road[0] == "":
                 raise PlaceError(f"({x:.2f}, {y:.2f}) is on no road: no heading to be relative to")

@@ -862,14 +862,14 @@ def _init(r: Reader, node: Node, entities: dict[str, m.Entity]) -> tuple[
         relative = step.action
         if (
             isinstance(relative, m.SpeedAction) and relative.entity is not None
-            and not relative.continuous and relative.dynamics.shape == "step"
-            and init[relative.entity].ramp is None
+            and relative.dynamics.shape == "step" and init[relative.entity].ramp is None
         ):  # fmt: skip
             ref = init[relative.entity].speed
             value = relative.value
             start = ref + value if relative.relative == "delta" else ref * value
             init[name] = m.InitState(init[name].position, start, None)
-            later.remove((name, step))
+            if not relative.continuous:  # a continuous one goes on keeping it (as esmini)
+                later.remove((name, step))
     return init, tuple(order), assigned, later
 
 
