@@ -82,12 +82,13 @@ def test_a_repeated_group_hears_its_delayed_trigger_afresh_each_execution(tmp_pa
 
 
 def test_a_speed_action_keeps_to_the_performance_limit(tmp_path: Path) -> None:
-    """A step from 10 to 20 m/s on a car of maxAcceleration 2 m/s² takes 5 s (esmini's
-    transition scaled to the limit); on a car of 8 m/s² a 0.5 s ramp stays 0.5 s."""
+    """A 0.5 s linear ramp from 10 to 20 m/s on a car of maxAcceleration 2 m/s² takes 5 s
+    (esmini's transition scaled to the limit); on a car of 8 m/s² a 0.5 s ramp to 12 m/s
+    stays 0.5 s."""
     events = f"""<ManeuverGroup name="group">
   <Actors selectTriggeringEntities="false"><EntityRef entityRef="Slow"/></Actors>
   <Maneuver name="slow"><Event name="slow" priority="parallel">
-    <Action name="slow">{speed(20.0, "step", 0.0)}</Action>{at(1.0)}</Event></Maneuver>
+    <Action name="slow">{speed(20.0)}</Action>{at(1.0)}</Event></Maneuver>
 </ManeuverGroup><ManeuverGroup name="other">
   <Actors selectTriggeringEntities="false"><EntityRef entityRef="Quick"/></Actors>
   <Maneuver name="quick"><Event name="quick" priority="parallel">
@@ -260,3 +261,29 @@ def test_a_continuous_relative_speed_in_init_starts_the_car_at_it(tmp_path: Path
     x = sim.world.poses()["x"]
     rows = sim.world.index
     assert abs(x[rows["Fast"]] - 64.0) < 0.5  # 1 s at 14 m/s from the first instant
+
+
+def test_a_relative_lane_position_by_ds_is_in_the_roads_frame(tmp_path: Path) -> None:
+    """esmini's star_position_types.xosc: beside a car in a left lane (its traffic drives
+    towards -x), ``ds``/``dLane`` count along the road's s and t and the car heads along
+    s; ``dsLane`` counts as that lane's traffic drives, and heads with it."""
+    ref = '<LanePosition roadId="1" laneId="1" s="100" offset="0"/>'
+    by_road = '<RelativeLanePosition entityRef="Ref" dLane="-1" ds="10"/>'
+    by_lane = '<RelativeLanePosition entityRef="Ref" dLane="-1" dsLane="10"/>'
+    text = scenario(
+        "".join(
+            f'<ScenarioObject name="{n}">{car()}</ScenarioObject>' for n in ("Ref", "Road", "Lane")
+        ),
+        placed("Ref", ref, 0.0) + placed("Road", by_road, 0.0) + placed("Lane", by_lane, 0.0),
+        """<ManeuverGroup name="group"><Actors selectTriggeringEntities="false">
+  <EntityRef entityRef="Ref"/></Actors><Maneuver name="none"/></ManeuverGroup>""",
+        stop=LATER,
+    )
+    sim, _ = run_storyboard(tmp_path, "relative-lanes", text, seconds=0.1)
+    p, rows = sim.world.poses(), sim.world.index
+    pose = {n: (float(p["x"][rows[n]]), float(p["y"][rows[n]]), float(p["yaw"][rows[n]]))
+            for n in ("Road", "Lane")}  # fmt: skip
+    assert abs(pose["Road"][0] - 110.0) < 0.3 and abs(pose["Road"][1] + 0.5 * LANE_WIDTH) < 0.1
+    assert abs(pose["Road"][2]) < 0.01  # along s
+    assert abs(pose["Lane"][0] - 90.0) < 0.3 and abs(pose["Lane"][1] - 1.5 * LANE_WIDTH) < 0.1
+    assert abs(abs(pose["Lane"][2]) - 3.14159) < 0.01  # with lane 2's traffic

@@ -46,12 +46,18 @@ class RoadPosition:
 
 @dataclass(frozen=True)
 class RelativeLanePosition:
-    """``dlane`` lanes left of ``entity``'s lane (in its driving direction), ``ds`` on in s."""
+    """``dlane`` lanes left of ``entity``'s lane, ``ds`` on.
+
+    ``along_lane`` (the file's ``dsLane``): left and on as the lane's traffic drives, and
+    heading with it; else (``ds``) in the road's frame (left is +t, on is +s), heading along
+    the road's s, as esmini has them.
+    """
 
     entity: str
     dlane: int
     ds: float
     offset: float = 0.0
+    along_lane: bool = True
 
 
 @dataclass(frozen=True)

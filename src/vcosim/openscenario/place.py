@@ -130,10 +130,13 @@ def resolve(position: m.Position, network: RoadNetwork | None, poses: Mapping[st
         return float(px[0]), float(py[0]), float(heading[0])
     ref = position.entity
     road_id, s, lane, _ = on_lane(network, _pose_of(ref, poses), ref)
-    forward = road.forward(road_id, lane)
+    forward = road.forward(road_id, lane) or not position.along_lane
     target = shift_lane(lane, position.dlane, forward)
     along = s + (position.ds if forward else -position.ds)
-    return lane_pose(road, road_id, along, target, position.offset)
+    x, y, h = lane_pose(road, road_id, along, target, position.offset)
+    if not position.along_lane and not road.forward(road_id, target):
+        h -= math.pi  # along the road's s, not the lane's traffic
+    return x, y, h
 
 
 class NotPlaced(PlaceError):

@@ -919,11 +919,13 @@ def _where(r: Reader, kind: Node) -> m.Position:
         )  # fmt: skip
     if kind.tag == "RoadPosition":
         return m.RoadPosition(r.text(kind, "roadId"), r.number(kind, "s"), r.number(kind, "t"))
-    if kind.tag == "RelativeLanePosition":  # dsLane (along the lane): taken as ds
-        ds = r.number(kind, "dsLane") if "dsLane" in kind.attrib else r.number(kind, "ds", 0.0)
+    if kind.tag == "RelativeLanePosition":  # dsLane along the lane, ds along the road
+        along_lane = "dsLane" in kind.attrib
+        ds = r.number(kind, "dsLane") if along_lane else r.number(kind, "ds", 0.0)
         return m.RelativeLanePosition(
-            _entity_ref(r, kind), r.integer(kind, "dLane"), ds, r.number(kind, "offset", 0.0)
-        )
+            _entity_ref(r, kind), r.integer(kind, "dLane"), ds, r.number(kind, "offset", 0.0),
+            along_lane,
+        )  # fmt: skip
     if kind.tag == "RelativeWorldPosition":
         return m.RelativeWorldPosition(
             _entity_ref(r, kind), r.number(kind, "dx"), mirror * r.number(kind, "dy")

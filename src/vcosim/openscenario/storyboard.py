@@ -155,17 +155,16 @@ def _within_performance(ramp: Ramp, entity: m.Entity) -> Ramp:
     """The ramp, slowed to the entity's Performance limits, as esmini scales its transition.
 
     Its peak rate (the shape's over its mean) at most ``max_acceleration`` (speeding up) or
-    ``max_deceleration``; a step within them becomes a linear ramp at the limit.
+    ``max_deceleration``; a step stays a step (esmini sets its speed at the start).
     """
     change = ramp.end - ramp.start
     limit = entity.max_acceleration if change > 0.0 else entity.max_deceleration
-    if not math.isfinite(limit) or change == 0.0:
+    if not math.isfinite(limit) or change == 0.0 or ramp.shape not in PEAK_RATE:
         return ramp
-    shape = "linear" if ramp.shape == "step" else ramp.shape
-    least = PEAK_RATE.get(shape, 1.0) * abs(change) / limit
+    least = PEAK_RATE[ramp.shape] * abs(change) / limit
     if ramp.duration >= least:
         return ramp
-    return Ramp(ramp.t0, ramp.start, ramp.end, least, shape)
+    return Ramp(ramp.t0, ramp.start, ramp.end, least, ramp.shape)
 
 
 def _tree(story: m.Story) -> Element:
