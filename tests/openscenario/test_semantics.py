@@ -4,10 +4,16 @@ ReachPosition with an orientation checks the heading too."""
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 
+from scenariogeneration import xodr
+
+from helpers.roads import xodr_bytes
 from helpers.scenarios import LANE_WIDTH, at, lane, placed, run_storyboard
-from vcosim.openscenario.storyboard import ElementReport, StoryboardReport
+from vcosim.openscenario.storyboard import ElementReport, StoryboardReport, scenario_run
+from vcosim.roads import read_xodr
+from vcosim.scenarios import PacingSpec, RunSpec, build_simulation
 
 
 def car(acceleration: float = 8.0) -> str:
@@ -287,3 +293,48 @@ def test_a_relative_lane_position_by_ds_is_in_the_roads_frame(tmp_path: Path) ->
     assert abs(pose["Road"][2]) < 0.01  # along s
     assert abs(pose["Lane"][0] - 90.0) < 0.3 and abs(pose["Lane"][1] - 1.5 * LANE_WIDTH) < 0.1
     assert abs(abs(pose["Lane"][2]) - 3.14159) < 0.01  # with lane 2's traffic
+
+
+def fork(folder: Path) -> Path:
+    """Road 1 (two lanes each way) into a junction: its lane -1 goes on into road 2, its
+    lane -2 turns off into road 3 (an exit to the south)."""
+    junction = xodr.CommonJunctionCreator(100, "fork", startnum=100)
+    main = xodr.create_road(xodr.Line(200), 1, left_lanes=2, right_lanes=2)
+    on = xodr.create_road(xodr.Line(100), 2, left_lanes=2, right_lanes=2)
+    off = xodr.create_road(xodr.Line(100), 3, left_lanes=1, right_lanes=1)
+    junction.add_incoming_road_circular_geometry(main, 30, math.pi, "successor")
+    junction.add_incoming_road_circular_geometry(on, 30, 0.0, "predecessor")
+    junction.add_incoming_road_circular_geometry(off, 30, -math.pi / 2, "predecessor")
+    junction.add_connection(1, 2, -1, -1)
+    junction.add_connection(1, 3, -2, -1)
+    path = folder / "fork.xodr"
+    path.write_bytes(xodr_bytes(main, on, off, junctions=(junction,)))
+    return path
+
+
+def test_a_lane_change_into_a_turning_lane_follows_its_branch(tmp_path: Path) -> None:
+    """esmini's highway_exit.xosc: after its change into lane -2 the car follows that lane
+    into the exit road, not on along the route of its first lane."""
+    road = fork(tmp_path)
+    change = """<PrivateAction><LateralAction><LaneChangeAction>
+  <LaneChangeActionDynamics dynamicsShape="sinusoidal" value="3" dynamicsDimension="time"/>
+  <LaneChangeTarget><RelativeTargetLane entityRef="Car" value="-1"/></LaneChangeTarget>
+</LaneChangeAction></LateralAction></PrivateAction>"""
+    group = f"""<ManeuverGroup name="group">
+  <Actors selectTriggeringEntities="false"><EntityRef entityRef="Car"/></Actors>
+  <Maneuver name="m"><Event name="change" priority="parallel">
+    <Action name="change">{change}</Action>{at(1.0)}</Event></Maneuver>
+</ManeuverGroup>"""
+    text = scenario(
+        f'<ScenarioObject name="Car">{car()}</ScenarioObject>',
+        placed("Car", lane(120.0), 10.0), group, act_at=0.0, stop=LATER,
+    ).replace("straight.xodr", road.name)  # fmt: skip
+    path = tmp_path / "exit.xosc"
+    path.write_text(text)
+    face, world = scenario_run(path)
+    sim = build_simulation(RunSpec(world=world, pacing=PacingSpec(mode="fast"), faces=[face]))
+    sim.run(16.0)  # 80 m to the junction, through it, 30 m on
+    assert sim.world is not None
+    p = sim.world.poses()
+    where = read_xodr(road).locate(float(p["x"][0]), float(p["y"][0]))
+    assert (where.road[0], where.lane[0]) == ("3", -1)

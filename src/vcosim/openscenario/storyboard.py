@@ -626,6 +626,11 @@ class Storyboard(Face):
                 run.update(now)
             if action.state == RUNNING and all(run.done for run in action.runs):
                 action.go(COMPLETE, "endTransition", now)
+                if isinstance(action.model, m.Action) and isinstance(
+                    action.model.action, m.LaneChangeAction
+                ):
+                    for run in action.runs:
+                        self._follow_lane(run.actor)
         if all(action.state == COMPLETE for action in event.children):
             event.count += 1
             event.go(COMPLETE, "endTransition", now)
@@ -954,6 +959,32 @@ class Storyboard(Face):
         channels.ramps["lane"] = Ramp(now, off, 0.0, max(1.0, abs(off) / 1.5), "sinusoidal")
         channels.ramps["offset"] = Ramp.hold(0.0)
         return line
+
+    def _follow_lane(self, actor: str) -> None:
+        """After a lane change, the actor follows its new lane where the route would not.
+
+        A lane change into an exit lane or at a road's split follows the branch its new lane
+        leads into (esmini drives on in its lane), where the route it had goes on along the
+        main road. Where the new lane leads along the same roads, the route stays.
+        """
+        network = self.network
+        if network is None or actor not in self.channels or actor in self.against:
+            return
+        scene = self._scene()
+        try:
+            road_id, _, lane, _ = on_lane(network, scene.pose(actor), actor)
+            ahead = plan_route(network, (road_id, lane), [], actor)
+        except PlaceError:  # off every lane, or no lane ahead: as it was
+            return
+        roads = [road for road, _ in ahead]
+        had = list(reversed(self.legs.get(actor, {})))  # the route's roads, in order
+        if road_id in had and had[had.index(road_id) :][: len(roads)] == roads:
+            return
+        channels = self.channels[actor]
+        offset = channels.ramps["lane"].at(scene.time)[0]
+        line = self._take_route(actor, [], scene)
+        _, off = locate(line, arc_lengths(line), *scene.pose(actor)[:2])
+        channels.ramps["lane"] = Ramp.hold(off if math.isfinite(off) else offset)
 
     def _lane_offset(self, actor: str, do: m.LaneChangeAction, scene: Scene) -> float:
         """The offset from the actor's path of the target lane's centre (+ targetLaneOffset).
