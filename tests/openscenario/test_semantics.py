@@ -338,3 +338,29 @@ def test_a_lane_change_into_a_turning_lane_follows_its_branch(tmp_path: Path) ->
     p = sim.world.poses()
     where = read_xodr(road).locate(float(p["x"][0]), float(p["y"][0]))
     assert (where.road[0], where.lane[0]) == ("3", -1)
+
+
+def test_a_reversing_car_runs_its_trajectory_from_start_to_end(tmp_path: Path) -> None:
+    """esmini's traj_use_cases.xosc: a car told -5 m/s and an untimed trajectory from x = 100
+    to 200 m runs it on (facing back, as esmini turns it), not backwards off its start."""
+    line = "".join(
+        f'<Vertex><Position><WorldPosition x="{x}" y="-1.75" h="0"/></Position></Vertex>'
+        for x in (100.0, 200.0)
+    )
+    follow = f"""<PrivateAction><RoutingAction><FollowTrajectoryAction>
+  <Trajectory name="on" closed="false"><Shape><Polyline>{line}</Polyline></Shape></Trajectory>
+  <TimeReference><None/></TimeReference><TrajectoryFollowingMode followingMode="position"/>
+</FollowTrajectoryAction></RoutingAction></PrivateAction>"""
+    group = f"""<ManeuverGroup name="group">
+  <Actors selectTriggeringEntities="false"><EntityRef entityRef="Car"/></Actors>
+  <Maneuver name="m"><Event name="back" priority="parallel">
+    <Action name="slow">{speed(-5.0, "step", 0.0)}</Action>
+    <Action name="along">{follow}</Action>{at(0.0)}</Event></Maneuver>
+</ManeuverGroup>"""
+    text = scenario(
+        f'<ScenarioObject name="Car">{car()}</ScenarioObject>',
+        placed("Car", lane(100.0), 0.0), group, act_at=0.0, stop=LATER,
+    )  # fmt: skip
+    sim, _ = run_storyboard(tmp_path, "reversing", text, seconds=4.0)
+    p = sim.world.poses()  # the car is kinematic (driven backwards): the last row
+    assert abs(float(p["x"][-1]) - 120.0) < 1.0

@@ -458,6 +458,9 @@ class Storyboard(Face):
         for name, channels in self.channels.items():
             speed, rate, offset = channels.command(now)
             if movers is not None and name in movers.slots:
+                following = self.following.get(name)
+                if speed < 0.0 and following is not None and following.times is None:
+                    speed, rate = -speed, -rate  # reversing, it runs the trajectory on (esmini)
                 movers.command(movers.slots[name], speed, rate, offset)
             else:
                 world.drivers.command(world.row(name), max(speed, 0.0), rate, offset)
