@@ -688,6 +688,8 @@ class Storyboard(Face):
                 target = self._lane_offset(actor, do, scene)
             except PlaceError as exc:  # off every lane: no lane to change to, as in esmini
                 return self._passed_over(action, actor, exc, now)
+            except ScenarioRunError as exc:  # on a road its route lacks: no lane to aim at
+                return self._passed_over(action, actor, PlaceError(str(exc)), now)
             duration = change_duration(do.dynamics, scene.value("speed", actor), target - start)
             ramp = Ramp(now, start, target, duration, do.dynamics.shape)
         elif isinstance(do, m.LaneOffsetAction):
