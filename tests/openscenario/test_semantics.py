@@ -364,3 +364,28 @@ def test_a_reversing_car_runs_its_trajectory_from_start_to_end(tmp_path: Path) -
     sim, _ = run_storyboard(tmp_path, "reversing", text, seconds=4.0)
     p = sim.world.poses()  # the car is kinematic (driven backwards): the last row
     assert abs(float(p["x"][-1]) - 120.0) < 1.0
+
+
+def test_the_entities_that_fired_the_act_become_its_actors(tmp_path: Path) -> None:
+    """``selectTriggeringEntities="true"``: of A (10 m/s) and B (12 m/s), only B passes the
+    act's "faster than 11 m/s" (rule any): B is the group's actor and is sped up, A is not."""
+    trigger = """<StartTrigger><ConditionGroup><Condition name="fast" delay="0"
+  conditionEdge="none"><ByEntityCondition><TriggeringEntities triggeringEntitiesRule="any">
+  <EntityRef entityRef="A"/><EntityRef entityRef="B"/></TriggeringEntities>
+  <EntityCondition><SpeedCondition value="11" rule="greaterThan"/></EntityCondition>
+</ByEntityCondition></Condition></ConditionGroup></StartTrigger>"""
+    group = f"""<ManeuverGroup name="group"><Actors selectTriggeringEntities="true"/>
+  <Maneuver name="m"><Event name="faster" priority="parallel">
+    <Action name="faster">{speed(20.0)}</Action>{at(0.0)}</Event></Maneuver>
+</ManeuverGroup>"""
+    text = scenario(
+        f'<ScenarioObject name="A">{car()}</ScenarioObject>'
+        f'<ScenarioObject name="B">{car()}</ScenarioObject>',
+        placed("A", lane(50.0), 10.0) + placed("B", lane(50.0, -2), 12.0),
+        group,
+        stop=LATER,
+    ).replace(at(1.0) + "</Act>", trigger + "</Act>")
+    sim, board = run_storyboard(tmp_path, "selected", text, seconds=4.0)
+    v, rows = sim.world.poses()["speed"], sim.world.index
+    assert abs(v[rows["B"]] - 20.0) < 0.5 and abs(v[rows["A"]] - 10.0) < 0.5
+    assert element(board, "faster").state == "complete"

@@ -742,13 +742,18 @@ class Maneuver:
 
 @dataclass(frozen=True)
 class ManeuverGroup:
-    """Maneuvers for ``actors``, run up to ``max_count`` times."""
+    """Maneuvers for ``actors``, run up to ``max_count`` times.
+
+    ``select``: the file's ``selectTriggeringEntities``: the entities whose conditions fired
+    the enclosing act's start trigger are actors too.
+    """
 
     name: str
     max_count: int
     actors: tuple[str, ...]
     maneuvers: tuple[Maneuver, ...]
     line: int
+    select: bool = False
 
 
 @dataclass(frozen=True)

@@ -1380,8 +1380,7 @@ def _act(r: Reader, node: Node, entities: dict[str, m.Entity]) -> m.Act:
 
 def _group(r: Reader, node: Node, entities: dict[str, m.Entity]) -> m.ManeuverGroup:
     actors_node = r.need(node, "Actors")
-    if r.flag(actors_node, "selectTriggeringEntities"):
-        raise Refused(actors_node, "selectTriggeringEntities='true' is not supported")
+    select = r.flag(actors_node, "selectTriggeringEntities")
     actors = tuple(_entity_ref(r, a) for a in r.kids(actors_node, "EntityRef"))
     chosen = [c for c in node.children if c.tag in ("Maneuver", "CatalogReference")]
     for child in chosen:
@@ -1396,7 +1395,7 @@ def _group(r: Reader, node: Node, entities: dict[str, m.Entity]) -> m.ManeuverGr
                 )  # fmt: skip
     return m.ManeuverGroup(
         r.text(node, "name"), r.integer(node, "maximumExecutionCount", 1), actors, maneuvers,
-        node.line,
+        node.line, select,
     )  # fmt: skip
 
 

@@ -135,6 +135,8 @@ class Element:
         self.started: list[float] = []
         self.ended: list[float] = []
         self.runs: list[Run] = []
+        self.triggering: tuple[str, ...] = ()
+        """An act's: the entities whose conditions fired its start trigger."""
 
     def walk(self) -> list[Element]:
         """The element and every element below it, depth first."""
@@ -246,6 +248,10 @@ class Storyboard(Face):
         self.init_runs: list[Run] | None = None
         self.arriving: dict[str, RouteRun] = {}
         self.steered: dict[tuple[str, str], SteeredRun] = {}
+        self.passed: dict[int, tuple[str, ...]] = {}
+        """Each entity condition's entities that passed its test at the latest look."""
+        self.fired_group: tuple[m.Condition, ...] = ()
+        """The condition group that fired the trigger ``_fired`` found firing last."""
         """The runs whose channel the storyboard sets at every look, by (actor, channel)."""
 
     def _triggers(self) -> list[m.Trigger | None]:
@@ -487,8 +493,9 @@ class Storyboard(Face):
     def _test(self, condition: m.Condition, scene: Scene) -> bool:
         test = condition.test
         if isinstance(test, m.EntityCondition):
-            results = (self.tests.passes(test.test, who, scene) for who in test.entities)
-            return any(results) if test.any else all(results)
+            passed = [who for who in test.entities if self.tests.passes(test.test, who, scene)]
+            self.passed[id(condition)] = tuple(passed)
+            return bool(passed) if test.any else len(passed) == len(test.entities)
         if isinstance(test, m.SimulationTime):
             return compare(scene.time, test.rule, test.value)
         if isinstance(test, m.TrafficSignalCondition):
@@ -528,8 +535,10 @@ class Storyboard(Face):
                 self.latched.update(id(c) for c in group if values[id(c)])
                 if all(id(c) in self.latched for c in group):
                     self.latched.difference_update(id(c) for c in group)
+                    self.fired_group = group
                     return ", ".join(repr(c.name) for c in group)
             elif all(values[id(c)] for c in group):
+                self.fired_group = group
                 return ", ".join(repr(c.name) for c in group)
         return ""
 
@@ -558,6 +567,10 @@ class Storyboard(Face):
             assert isinstance(model, m.Act)
             if act.state == STANDBY and (model.start is None or self._fired(model.start)):
                 act.go(RUNNING, "startTransition", now)
+                fired = self.fired_group if model.start is not None else ()
+                act.triggering = tuple(
+                    dict.fromkeys(who for c in fired for who in self.passed.get(id(c), ()))
+                )
                 for group in act.children:
                     self._start_group(group, now)
             if act.state != RUNNING:
@@ -566,7 +579,7 @@ class Storyboard(Face):
                 self._stop(act, now)
                 continue
             for group in act.children:
-                self._advance_group(group, scene)
+                self._advance_group(group, scene, act.triggering)
             if all(group.state == COMPLETE for group in act.children):
                 act.go(COMPLETE, "endTransition", now)
         if all(act.state == COMPLETE for act in story.children):
@@ -577,14 +590,17 @@ class Storyboard(Face):
         for maneuver in group.children:
             maneuver.go(RUNNING, "startTransition", now)
 
-    def _advance_group(self, group: Element, scene: Scene) -> None:
+    def _advance_group(self, group: Element, scene: Scene, triggering: tuple[str, ...]) -> None:
         if group.state != RUNNING:
             return
         model = group.model
         assert isinstance(model, m.ManeuverGroup)
+        actors = model.actors
+        if model.select:  # the act's triggering entities join its actors
+            actors = tuple(dict.fromkeys((*actors, *triggering)))
         for maneuver in group.children:
             if maneuver.state == RUNNING:
-                self._advance_maneuver(maneuver, model.actors, scene)
+                self._advance_maneuver(maneuver, actors, scene)
         if all(maneuver.state == COMPLETE for maneuver in group.children):
             group.count += 1
             group.go(COMPLETE, "endTransition", scene.time)

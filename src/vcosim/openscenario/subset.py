@@ -214,7 +214,8 @@ SUBSET: tuple[Support, ...] = (
         "say it, the element being required) starts it at once; `ManeuverGroup` "
         "`maximumExecutionCount` (runs again from the start, its events' triggers heard "
         "afresh, delays included); an `Action` with nothing in "
-        'it is done at once; `selectTriggeringEntities="true"` refused',
+        'it is done at once; `selectTriggeringEntities="true"`: the entities whose '
+        "conditions fired the act's start trigger join the group's actors",
     ),
     Support(
         "`Event` `priority`",
