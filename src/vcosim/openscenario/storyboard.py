@@ -248,11 +248,11 @@ class Storyboard(Face):
         self.init_runs: list[Run] | None = None
         self.arriving: dict[str, RouteRun] = {}
         self.steered: dict[tuple[str, str], SteeredRun] = {}
+        """The runs whose channel the storyboard sets at every look, by (actor, channel)."""
         self.passed: dict[int, tuple[str, ...]] = {}
         """Each entity condition's entities that passed its test at the latest look."""
         self.fired_group: tuple[m.Condition, ...] = ()
         """The condition group that fired the trigger ``_fired`` found firing last."""
-        """The runs whose channel the storyboard sets at every look, by (actor, channel)."""
 
     def _triggers(self) -> list[m.Trigger | None]:
         triggers: list[m.Trigger | None] = [self.scenario.stop]
