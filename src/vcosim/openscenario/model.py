@@ -46,12 +46,18 @@ class RoadPosition:
 
 @dataclass(frozen=True)
 class RelativeLanePosition:
-    """``dlane`` lanes left of ``entity``'s lane (in its driving direction), ``ds`` on in s."""
+    """``dlane`` lanes left of ``entity``'s lane, ``ds`` on.
+
+    ``along_lane`` (the file's ``dsLane``): left and on as the lane's traffic drives, and
+    heading with it; else (``ds``) in the road's frame (left is +t, on is +s), heading along
+    the road's s, as esmini has them.
+    """
 
     entity: str
     dlane: int
     ds: float
     offset: float = 0.0
+    along_lane: bool = True
 
 
 @dataclass(frozen=True)
@@ -739,13 +745,18 @@ class Maneuver:
 
 @dataclass(frozen=True)
 class ManeuverGroup:
-    """Maneuvers for ``actors``, run up to ``max_count`` times."""
+    """Maneuvers for ``actors``, run up to ``max_count`` times.
+
+    ``select``: the file's ``selectTriggeringEntities``: the entities whose conditions fired
+    the enclosing act's start trigger are actors too.
+    """
 
     name: str
     max_count: int
     actors: tuple[str, ...]
     maneuvers: tuple[Maneuver, ...]
     line: int
+    select: bool = False
 
 
 @dataclass(frozen=True)

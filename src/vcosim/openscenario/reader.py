@@ -862,14 +862,14 @@ def _init(r: Reader, node: Node, entities: dict[str, m.Entity]) -> tuple[
         relative = step.action
         if (
             isinstance(relative, m.SpeedAction) and relative.entity is not None
-            and not relative.continuous and relative.dynamics.shape == "step"
-            and init[relative.entity].ramp is None
+            and relative.dynamics.shape == "step" and init[relative.entity].ramp is None
         ):  # fmt: skip
             ref = init[relative.entity].speed
             value = relative.value
             start = ref + value if relative.relative == "delta" else ref * value
             init[name] = m.InitState(init[name].position, start, None)
-            later.remove((name, step))
+            if not relative.continuous:  # a continuous one goes on keeping it (as esmini)
+                later.remove((name, step))
     return init, tuple(order), assigned, later
 
 
@@ -919,11 +919,13 @@ def _where(r: Reader, kind: Node) -> m.Position:
         )  # fmt: skip
     if kind.tag == "RoadPosition":
         return m.RoadPosition(r.text(kind, "roadId"), r.number(kind, "s"), r.number(kind, "t"))
-    if kind.tag == "RelativeLanePosition":  # dsLane (along the lane): taken as ds
-        ds = r.number(kind, "dsLane") if "dsLane" in kind.attrib else r.number(kind, "ds", 0.0)
+    if kind.tag == "RelativeLanePosition":  # dsLane along the lane, ds along the road
+        along_lane = "dsLane" in kind.attrib
+        ds = r.number(kind, "dsLane") if along_lane else r.number(kind, "ds", 0.0)
         return m.RelativeLanePosition(
-            _entity_ref(r, kind), r.integer(kind, "dLane"), ds, r.number(kind, "offset", 0.0)
-        )
+            _entity_ref(r, kind), r.integer(kind, "dLane"), ds, r.number(kind, "offset", 0.0),
+            along_lane,
+        )  # fmt: skip
     if kind.tag == "RelativeWorldPosition":
         return m.RelativeWorldPosition(
             _entity_ref(r, kind), r.number(kind, "dx"), mirror * r.number(kind, "dy")
@@ -1380,8 +1382,7 @@ def _act(r: Reader, node: Node, entities: dict[str, m.Entity]) -> m.Act:
 
 def _group(r: Reader, node: Node, entities: dict[str, m.Entity]) -> m.ManeuverGroup:
     actors_node = r.need(node, "Actors")
-    if r.flag(actors_node, "selectTriggeringEntities"):
-        raise Refused(actors_node, "selectTriggeringEntities='true' is not supported")
+    select = r.flag(actors_node, "selectTriggeringEntities")
     actors = tuple(_entity_ref(r, a) for a in r.kids(actors_node, "EntityRef"))
     chosen = [c for c in node.children if c.tag in ("Maneuver", "CatalogReference")]
     for child in chosen:
@@ -1396,7 +1397,7 @@ def _group(r: Reader, node: Node, entities: dict[str, m.Entity]) -> m.ManeuverGr
                 )  # fmt: skip
     return m.ManeuverGroup(
         r.text(node, "name"), r.integer(node, "maximumExecutionCount", 1), actors, maneuvers,
-        node.line,
+        node.line, select,
     )  # fmt: skip
 
 
