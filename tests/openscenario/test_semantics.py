@@ -387,5 +387,6 @@ def test_the_entities_that_fired_the_act_become_its_actors(tmp_path: Path) -> No
     ).replace(at(1.0) + "</Act>", trigger + "</Act>")
     sim, board = run_storyboard(tmp_path, "selected", text, seconds=4.0)
     v, rows = sim.world.poses()["speed"], sim.world.index
-    assert abs(v[rows["B"]] - 20.0) < 0.5 and abs(v[rows["A"]] - 10.0) < 0.5
+    # B may still be making up the metres its ghost gained on the step (docs/scenarios.md)
+    assert 19.5 < v[rows["B"]] < 22.0 and abs(v[rows["A"]] - 10.0) < 0.5
     assert element(board, "faster").state == "complete"
