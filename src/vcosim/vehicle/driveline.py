@@ -22,6 +22,7 @@ from vcosim.vehicle.layout import (
     X_OMEGA_T,
     X_REFUSALS,
     X_SELECTOR,
+    X_SHIFT_KIND,
     X_SHIFT_T,
     X_SHIFT_TO,
     X_VEL,
@@ -149,26 +150,109 @@ def automatic_target(x, p, selector: float, throttle: float, brake: float) -> fl
     return gear
 
 
-@njit(error_model="numpy")
-def automatic_spark(x, p, throttle: float) -> float:
-    """Share of the engine's torque the automatic lets through: none while it changes up.
+CLUTCH_TO_CLUTCH, GARAGE, KICKDOWN = 1.0, 2.0, 3.0  # kinds of the automatic's shifts
+TORQUE_PHASE = 0.25  # share of auto_shift_time for the torque phase; the inertia phase the rest
+GARAGE_PACE = 2.0  # a garage shift (into D or R from N or the other) takes this x auto_shift_time
+INERTIA_FLOOR = 0.05  # s: the shortest time the slip control plans to close the slip in
+OVERTIME = 2.0  # a shift whose slip has not closed ends anyway at this x its time
+NO_CAP = 1.0e12  # N m: no torque reduction asked of the engine
 
-    Under power, from the start of an upshift until the engine has come down towards the
-    new gear's speed, the spark is cut, so the engine does not flare while the shift
-    elements slip (the seed's pedal timing leaves the throttle half open then). Never near
-    idle (a cut there would stop the engine: its friction alone pulls it through the stall
-    speed in about 0.1 s), never with the pedal up (nothing to flare), never in shifts to or
-    from neutral and reverse, never in downshifts.
+
+@njit(error_model="numpy")
+def automatic_shift(
+    x, p, target: float, throttle: float, dt: float
+) -> tuple[float, float, float, float]:
+    """The automatic's shift towards ``target`` as a calibrated gearbox controller runs it.
+
+    Returns (engagement: the shift elements' capacity over ``shift_capacity``, overlap: the
+    on-coming element's share of the torque in the torque phase, the engine torque net of
+    friction the gearbox allows (``NO_CAP``: none asked), the engine speed the gearbox asks
+    the idle controller for (0: none)).
+
+    Three kinds, chosen when the shift starts (``X_SHIFT_KIND``):
+
+    - **clutch to clutch** (upshifts, coast downshifts): a torque phase of ``TORQUE_PHASE`` x
+      ``auto_shift_time`` hands the torque from the off-going element (old ratio) to the
+      on-coming one while the input still turns with the old gear, so the output torque
+      moves from the old gear's level to the new one's without a hole; then the inertia
+      phase, the rest of ``auto_shift_time``: the on-coming element slips, its capacity set
+      each step to the turbine's torque plus what brings the slip to zero by the end, and
+      the engine is asked down (an upshift: its torque cut so it comes down with the
+      turbine, not through the converter into the car) or up (a coast downshift: the idle
+      controller aims at the new gear's speed, a rev match), so the car feels neither the
+      engine's nor the turbine's inertia. It ends when the element locks (or at
+      ``OVERTIME`` x its time);
+    - **garage** (into D or R from N or the other): the gear engages at once and the
+      elements' capacity rises from 0 to the converter's stall torque at idle over
+      ``GARAGE_PACE`` x ``auto_shift_time``, then to full: the car creeps off, it does not
+      lurch; into N the elements open at once;
+    - **kickdown** (a downshift under power, pedal >= 0.1): the elements open, the engine
+      revs up by itself, the gear changes at 0.375 and the elements close by 1 x
+      ``auto_shift_time`` (the seed's clutch timing scaled); they only drive (one way).
     """
-    if x[X_SHIFT_T] < 0.0 or x[X_GEAR] < 1.0 or x[X_SHIFT_TO] < 1.0 or throttle < 0.1:
-        return 1.0
-    floor = 1.5 * p.idle_speed
-    if x[X_OMEGA_E] < floor:
-        return 1.0
-    if x[X_SHIFT_TO] > x[X_GEAR]:  # changing up, before the gear change
-        return 0.0
-    synchronous = gear_ratio(x[X_GEAR], p) * 0.5 * (x[X_OMEGA + 2] + x[X_OMEGA + 3])
-    return 0.0 if x[X_OMEGA_E] > 1.1 * max(synchronous, floor) else 1.0
+    t = x[X_SHIFT_T]
+    gear = x[X_GEAR]
+    span = p.auto_pace * p.t_shift  # auto_shift_time
+    if t >= 0.0 and target != x[X_SHIFT_TO] and target <= 0.0:
+        t = -1.0  # N or R asked in a running shift: at once
+    if t < 0.0:
+        if target == gear:
+            return 1.0, 0.0, NO_CAP, 0.0
+        x[X_SHIFT_TO] = target
+        if gear < 1.0 or target < 1.0:
+            x[X_SHIFT_KIND] = GARAGE
+            x[X_GEAR] = target
+            if target == 0.0:
+                x[X_SHIFT_T] = -1.0
+                return 1.0, 0.0, NO_CAP, 0.0
+        elif target < gear and throttle >= 0.1:
+            x[X_SHIFT_KIND] = KICKDOWN
+        else:
+            x[X_SHIFT_KIND] = CLUTCH_TO_CLUTCH
+        t = 0.0
+    kind = x[X_SHIFT_KIND]
+    engagement, overlap, cap, goal, done = 1.0, 0.0, NO_CAP, 0.0, False
+    if kind == GARAGE:
+        rise = GARAGE_PACE * span
+        stall = p.tc_ratio * p.tc_capacity * p.idle_speed * p.idle_speed
+        if t < rise:
+            engagement = stall * t / rise / p.shift_capacity
+        else:
+            close = min((t - rise) / (TORQUE_PHASE * span), 1.0)
+            engagement = (stall + close * (p.shift_capacity - stall)) / p.shift_capacity
+            done = close >= 1.0
+    elif kind == KICKDOWN:
+        pace = p.auto_pace
+        if t < p.t_gear_change * pace:
+            engagement = max(1.0 - t / (p.t_clutch_press * pace), 0.0)
+        else:
+            x[X_GEAR] = x[X_SHIFT_TO]
+            engagement = min((t - p.t_gear_change * pace) / (p.t_clutch_release * pace), 1.0)
+        done = t >= p.t_shift * pace - 0.25 * dt
+    else:
+        torque_phase = TORQUE_PHASE * span
+        if t < torque_phase:
+            overlap = t / torque_phase
+        else:
+            if x[X_GEAR] != x[X_SHIFT_TO]:  # the on-coming element takes over, slipping
+                x[X_GEAR] = x[X_SHIFT_TO]
+                x[X_LOCKED] = 0.0
+            synchronous = gear_ratio(x[X_GEAR], p) * 0.5 * (x[X_OMEGA + 2] + x[X_OMEGA + 3])
+            slip = x[X_OMEGA_T] - synchronous
+            if (abs(slip) < SLIP_LOCK and x[X_LOCKED] > 0.5) or t >= OVERTIME * span:
+                done = True
+            else:
+                left = max(span - t, INERTIA_FLOOR)
+                pump, turbine = converter_torques(x[X_OMEGA_E], x[X_OMEGA_T], p)
+                want = turbine + p.J_t * slip / left
+                engagement = max(want if slip > 0.0 else -want, 0.0) / p.shift_capacity
+                if slip > 0.0:
+                    cap = pump - p.J_e * slip / left
+                else:
+                    goal = synchronous
+    t += dt
+    x[X_SHIFT_T] = -1.0 if done else t
+    return engagement, overlap, cap, goal
 
 
 @njit(error_model="numpy")
@@ -244,6 +328,7 @@ def driveline_step(
     automatic: bool,
     one_way: bool,
     dt: float,
+    overlap: float = 0.0,
 ) -> float:
     """Integrate engine, turbine and the four wheel speeds one step; return the clutch torque.
 
@@ -251,8 +336,11 @@ def driveline_step(
     of their capacity) couples an input shaft to the driven wheels: the engine with the
     manual; with the automatic the converter's turbine, or engine and turbine as one while
     the lock-up clutch is locked. ``one_way``: the clutch only drives, never holds back (the
-    automatic's shift elements in a shift under power: in a power-on downshift the engine
-    revs up to the new gear's speed by itself before they grip, so the car is not slowed).
+    automatic's shift elements in a kickdown: the engine revs up to the new gear's speed by
+    itself before they grip, so the car is not slowed). ``overlap`` (the automatic's torque
+    phase): the share of the clutch torque the on-coming element (the target gear's ratio)
+    carries to the wheels while the input still turns with the engaged gear; the off-going
+    one carries the rest, the on-coming one's slip takes the difference in power.
 
     Scratch ``s`` carries per wheel (index k): s[k] tyre longitudinal force (N),
     s[4+k] drive torque from outside the powertrain (torque mode), s[8+k] brake torque
@@ -261,6 +349,9 @@ def driveline_step(
     """
     r, jw = p.r, p.J_w
     ratio = 0.0 if torque_mode else gear_ratio(x[X_GEAR], p)
+    drive_ratio = ratio
+    if overlap > 0.0:
+        drive_ratio = ratio + overlap * (gear_ratio(x[X_SHIFT_TO], p) - ratio)
     omega_e = x[X_OMEGA_E]
     w_rl, w_rr = x[X_OMEGA + 2], x[X_OMEGA + 3]
     mean_rear = 0.5 * (w_rl + w_rr)
@@ -325,7 +416,7 @@ def driveline_step(
         drive = s[4 + k] if torque_mode else 0.0
         loss = 0.0
         if k >= 2:
-            drive += 0.5 * ratio * clutch_torque
+            drive += 0.5 * drive_ratio * clutch_torque
             loss = shared_loss + p.F_d * x[X_OMEGA + k]
         w = x[X_OMEGA + k]
         w_free = w + dt * (drive - s[k] * r - loss) / jw

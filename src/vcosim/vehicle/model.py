@@ -50,9 +50,10 @@ from numba import prange
 from vcosim.vehicle._jit_cache import njit
 from vcosim.vehicle.body import euler_angles, integrate_attitude, rotation_matrix, suspension_forces
 from vcosim.vehicle.driveline import (
+    KICKDOWN,
     LOCKUP_APPLY_TIME,
     LOCKUP_RELEASE_TIME,
-    automatic_spark,
+    automatic_shift,
     automatic_target,
     driveline_step,
     lockup_request,
@@ -105,6 +106,7 @@ from vcosim.vehicle.layout import (
     X_RATE,
     X_REFUSALS,
     X_RUNNING,
+    X_SHIFT_KIND,
     X_SHIFT_T,
     X_STEER,
     X_STEP,
@@ -277,28 +279,27 @@ def physics_step(x, u, p, y, s, height, friction, grid, write_outputs: bool) -> 
         target = automatic_target(x, p, u[U_GEAR], throttle_in, brake_in)
     else:
         target = min(max(round(u[U_GEAR]), LOW[U_GEAR]), HIGH[U_GEAR])
-    pace = p.auto_pace if automatic else 1.0
-    throttle_factor, clutch_factor = shifter(x, p, target, dt, pace, automatic)
-    shifting = x[X_SHIFT_T] >= 0.0 or clutch_factor < 1.0
+    overlap, net_cap, speed_goal = 0.0, 1.0e12, 0.0
     if automatic:
-        # No pedal timing on the throttle: a power-on downshift revs the engine up by itself,
-        # and an upshift's flare is the spark cut's to prevent.
-        throttle_factor = 1.0
-        engagement = clutch_factor
+        # No pedal timing on the throttle: the shift's phases, not the pedal, shape it.
+        engagement, overlap, net_cap, speed_goal = automatic_shift(x, p, target, throttle_in, dt)
+        shifting = x[X_SHIFT_T] >= 0.0 or engagement < 1.0
         wanted = lockup_request(x, p, brake_in, throttle_in, shifting)
         rate = dt / (LOCKUP_APPLY_TIME if wanted > x[X_LOCKUP] else LOCKUP_RELEASE_TIME)
         x[X_LOCKUP] += min(max(wanted - x[X_LOCKUP], -rate), rate)
+        throttle_factor = 1.0
     else:
+        throttle_factor, clutch_factor = shifter(x, p, target, dt, 1.0, False)
+        shifting = x[X_SHIFT_T] >= 0.0 or clutch_factor < 1.0
         engagement = min(1.0 - clutch_in, clutch_factor)
         x[X_LOCKUP] = x[X_LOCKUP_LOCKED] = 0.0
     omega_rate = (x[X_OMEGA_E] - x[X_OMEGA_E_LAST]) / dt
     x[X_OMEGA_E_LAST] = x[X_OMEGA_E]
     throttle = effective_throttle(
-        throttle_in * throttle_factor, x[X_OMEGA_E], x[X_RUNNING], p, omega_rate
+        throttle_in * throttle_factor, x[X_OMEGA_E], x[X_RUNNING], p, omega_rate, speed_goal
     )
-    spark = automatic_spark(x, p, throttle_in) if automatic else 1.0
     engine_torque, engine_friction, lambda_cyl, t_inj, fuel_flow = engine_step(
-        x, p, throttle, ignition, dt, spark
+        x, p, throttle, ignition, dt, net_cap
     )
 
     # Body kinematics in the world frame.
@@ -488,9 +489,19 @@ def physics_step(x, u, p, y, s, height, friction, grid, write_outputs: bool) -> 
             s[8 + k] += park_in * p.park_brake
         s[12 + k] = p.f_roll * load * p.r
 
-    one_way = automatic and x[X_SHIFT_T] >= 0.0 and throttle_in >= 0.1
+    one_way = automatic and x[X_SHIFT_T] >= 0.0 and x[X_SHIFT_KIND] == KICKDOWN
     driveline_step(
-        x, p, s, engine_torque, engine_friction, engagement, torque_mode, automatic, one_way, dt
+        x,
+        p,
+        s,
+        engine_torque,
+        engine_friction,
+        engagement,
+        torque_mode,
+        automatic,
+        one_way,
+        dt,
+        overlap,
     )
     relax_slips(x, p, s, S_VX, S_RELAX, dt)
 
