@@ -19,6 +19,7 @@ from vcosim.vehicle.layout import (
     X_LOCKUP_LOCKED,
     X_OMEGA,
     X_OMEGA_E,
+    X_OMEGA_E_LAST,
     X_OMEGA_T,
     X_REFUSALS,
     X_SELECTOR,
@@ -153,9 +154,11 @@ def automatic_target(x, p, selector: float, throttle: float, brake: float) -> fl
 CLUTCH_TO_CLUTCH, GARAGE, KICKDOWN = 1.0, 2.0, 3.0  # kinds of the automatic's shifts
 TORQUE_PHASE = 0.25  # share of auto_shift_time for the torque phase; the inertia phase the rest
 GARAGE_PACE = 2.0  # a garage shift (into D or R from N or the other) takes this x auto_shift_time
-INERTIA_FLOOR = 0.05  # s: the shortest time the slip control plans to close the slip in
-OVERTIME = 2.0  # a shift whose slip has not closed ends anyway at this x its time
-NO_CAP = 1.0e12  # N m: no torque reduction asked of the engine
+INERTIA_FLOOR = 0.1  # s: the shortest time the slip control plans to close the slip in
+REV_MATCH_SPAN = 30.0  # rad/s: the rev match's throttle is fully open this far below its aim
+REV_MATCH_LOOKAHEAD = 0.1  # s: it aims with the engine speed extrapolated this far
+REV_MATCH_OVER = 1.03  # and at this much over the new gear's speed, so the speeds meet
+OVERTIME = 3.0  # a shift whose slip has not closed ends anyway at this x its time
 
 
 @njit(error_model="numpy")
@@ -165,9 +168,8 @@ def automatic_shift(
     """The automatic's shift towards ``target`` as a calibrated gearbox controller runs it.
 
     Returns (engagement: the shift elements' capacity over ``shift_capacity``, overlap: the
-    on-coming element's share of the torque in the torque phase, the engine torque net of
-    friction the gearbox allows (``NO_CAP``: none asked), the engine speed the gearbox asks
-    the idle controller for (0: none)).
+    on-coming element's share of the torque in the torque phase, the torque reduction the
+    gearbox asks of the engine (N m), the engine speed it asks for (a rev match; 0: none)).
 
     Three kinds, chosen when the shift starts (``X_SHIFT_KIND``):
 
@@ -176,12 +178,13 @@ def automatic_shift(
       on-coming one while the input still turns with the old gear, so the output torque
       moves from the old gear's level to the new one's without a hole; then the inertia
       phase, the rest of ``auto_shift_time``: the on-coming element slips, its capacity set
-      each step to the turbine's torque plus what brings the slip to zero by the end, and
-      the engine is asked down (an upshift: its torque cut so it comes down with the
-      turbine, not through the converter into the car) or up (a coast downshift: the idle
-      controller aims at the new gear's speed, a rev match), so the car feels neither the
-      engine's nor the turbine's inertia. It ends when the element locks (or at
-      ``OVERTIME`` x its time);
+      each step to the turbine's torque plus what brings the slip to zero by the end along
+      (1 - tau)^2, and the engine is asked down (an upshift: its torque cut by what its and
+      the turbine's inertia give up, so they come down without pushing the car) or up (a
+      coast downshift: the throttle opened to bring the engine up to the new gear's speed,
+      a rev match, the on-coming element gripping once the speeds meet), so the car feels
+      neither the engine's nor the turbine's inertia. It ends when the element locks (or
+      at ``OVERTIME`` + 0.5 x its time);
     - **garage** (into D or R from N or the other): the gear engages at once and the
       elements' capacity rises from 0 to the converter's stall torque at idle over
       ``GARAGE_PACE`` x ``auto_shift_time``, then to full: the car creeps off, it does not
@@ -197,21 +200,21 @@ def automatic_shift(
         t = -1.0  # N or R asked in a running shift: at once
     if t < 0.0:
         if target == gear:
-            return 1.0, 0.0, NO_CAP, 0.0
+            return 1.0, 0.0, 0.0, 0.0
         x[X_SHIFT_TO] = target
         if gear < 1.0 or target < 1.0:
             x[X_SHIFT_KIND] = GARAGE
             x[X_GEAR] = target
             if target == 0.0:
                 x[X_SHIFT_T] = -1.0
-                return 1.0, 0.0, NO_CAP, 0.0
+                return 1.0, 0.0, 0.0, 0.0
         elif target < gear and throttle >= 0.1:
             x[X_SHIFT_KIND] = KICKDOWN
         else:
             x[X_SHIFT_KIND] = CLUTCH_TO_CLUTCH
         t = 0.0
     kind = x[X_SHIFT_KIND]
-    engagement, overlap, cap, goal, done = 1.0, 0.0, NO_CAP, 0.0, False
+    engagement, overlap, cut, goal, done = 1.0, 0.0, 0.0, 0.0, False
     if kind == GARAGE:
         rise = GARAGE_PACE * span
         stall = p.tc_ratio * p.tc_capacity * p.idle_speed * p.idle_speed
@@ -239,20 +242,33 @@ def automatic_shift(
                 x[X_LOCKED] = 0.0
             synchronous = gear_ratio(x[X_GEAR], p) * 0.5 * (x[X_OMEGA + 2] + x[X_OMEGA + 3])
             slip = x[X_OMEGA_T] - synchronous
-            if (abs(slip) < SLIP_LOCK and x[X_LOCKED] > 0.5) or t >= OVERTIME * span:
+            if (abs(slip) < SLIP_LOCK and x[X_LOCKED] > 0.5) or t >= (OVERTIME + 0.5) * span:
                 done = True
             else:
-                left = max(span - t, INERTIA_FLOOR)
+                # The slip follows (1 - tau)^2 to zero by the end: its rate falls to zero
+                # with it, so the input lands on the new gear's speed without a jerk; no
+                # faster than the engine's torque (about the pump's) can take the engine and
+                # turbine down, or the converter would (into the car).
                 pump, turbine = converter_torques(x[X_OMEGA_E], x[X_OMEGA_T], p)
-                want = turbine + p.J_t * slip / left
-                engagement = max(want if slip > 0.0 else -want, 0.0) / p.shift_capacity
+                rate = 2.0 * slip / max(span - t, INERTIA_FLOOR)
                 if slip > 0.0:
-                    cap = pump - p.J_e * slip / left
+                    rate = min(rate, max(pump, 0.0) / (p.J_e + p.J_t))
+                    # but closed by ``OVERTIME``, the converter taking what the engine can't
+                    rate = max(rate, 2.0 * slip / max(OVERTIME * span - t, INERTIA_FLOOR))
+                if slip > 0.0:
+                    engagement = (turbine + p.J_t * rate) / p.shift_capacity
+                    cut = (p.J_e + p.J_t) * rate
                 else:
-                    goal = synchronous
+                    # A coast downshift: the engine, not the car, brings engine and turbine up
+                    # to the new gear's speed and a little past it (the rev match); the
+                    # on-coming element only takes the turbine's inertia as it follows the
+                    # engine, and grips once the speeds meet.
+                    rising = max(x[X_OMEGA_E] - x[X_OMEGA_E_LAST], 0.0) / dt
+                    engagement = (p.J_t * rising + 1.0) / p.shift_capacity
+                    goal = REV_MATCH_OVER * synchronous + SLIP_LOCK
     t += dt
     x[X_SHIFT_T] = -1.0 if done else t
-    return engagement, overlap, cap, goal
+    return engagement, overlap, cut, goal
 
 
 @njit(error_model="numpy")
@@ -338,9 +354,9 @@ def driveline_step(
     the lock-up clutch is locked. ``one_way``: the clutch only drives, never holds back (the
     automatic's shift elements in a kickdown: the engine revs up to the new gear's speed by
     itself before they grip, so the car is not slowed). ``overlap`` (the automatic's torque
-    phase): the share of the clutch torque the on-coming element (the target gear's ratio)
-    carries to the wheels while the input still turns with the engaged gear; the off-going
-    one carries the rest, the on-coming one's slip takes the difference in power.
+    phase): the share of the input torque the on-coming element (the target gear's ratio)
+    takes, slipping, while the off-going one (the engaged gear) stays locked and carries
+    the rest; the output torque moves from the old gear's ratio to the new one's.
 
     Scratch ``s`` carries per wheel (index k): s[k] tyre longitudinal force (N),
     s[4+k] drive torque from outside the powertrain (torque mode), s[8+k] brake torque
@@ -349,9 +365,6 @@ def driveline_step(
     """
     r, jw = p.r, p.J_w
     ratio = 0.0 if torque_mode else gear_ratio(x[X_GEAR], p)
-    drive_ratio = ratio
-    if overlap > 0.0:
-        drive_ratio = ratio + overlap * (gear_ratio(x[X_SHIFT_TO], p) - ratio)
     omega_e = x[X_OMEGA_E]
     w_rl, w_rr = x[X_OMEGA + 2], x[X_OMEGA + 3]
     mean_rear = 0.5 * (w_rl + w_rr)
@@ -377,6 +390,16 @@ def driveline_step(
         j_in, torque_in, friction_in = p.J_t, turbine + lockup_torque, 0.0
         capacity = engagement * p.shift_capacity
 
+    # The torque phase: the on-coming element takes its share of the input torque, slipping
+    # (when its slip drives the torque that way), outside the off-going element's lock.
+    on_torque = on_ratio = 0.0
+    if overlap > 0.0 and ratio != 0.0:
+        on_ratio = gear_ratio(x[X_SHIFT_TO], p)
+        if torque_in * (omega_in - on_ratio * mean_rear) > 0.0:
+            on_torque = overlap * torque_in
+            torque_in -= on_torque
+    on_wheel = 0.5 * on_ratio * on_torque
+
     clutch_torque = 0.0
     locked = x[X_LOCKED] > 0.5
     if ratio != 0.0 and capacity > 0.0:
@@ -385,7 +408,7 @@ def driveline_step(
         for k in (2, 3):
             loss = shared_loss + p.F_d * x[X_OMEGA + k]
             resist = s[8 + k] + s[12 + k]
-            acc_rear += 0.5 * (-s[k] * r - loss - resist * _sign(x[X_OMEGA + k])) / jw
+            acc_rear += 0.5 * (on_wheel - s[k] * r - loss - resist * _sign(x[X_OMEGA + k])) / jw
         needed = (acc_in - ratio * acc_rear) / (1.0 / j_in + ratio * ratio / (2.0 * jw))
         slip = omega_in - ratio * mean_rear
         if abs(needed) <= capacity and (locked or abs(slip) < SLIP_LOCK):
@@ -416,7 +439,7 @@ def driveline_step(
         drive = s[4 + k] if torque_mode else 0.0
         loss = 0.0
         if k >= 2:
-            drive += 0.5 * drive_ratio * clutch_torque
+            drive += 0.5 * ratio * clutch_torque + on_wheel
             loss = shared_loss + p.F_d * x[X_OMEGA + k]
         w = x[X_OMEGA + k]
         w_free = w + dt * (drive - s[k] * r - loss) / jw

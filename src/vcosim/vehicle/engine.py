@@ -33,7 +33,7 @@ IDLE_LOOKAHEAD = 0.15  # s: how far ahead the idle controller extrapolates a fal
 
 @njit(error_model="numpy", inline="always")
 def effective_throttle(
-    pedal: float, omega_e: float, running: float, p, omega_rate: float = 0.0, goal: float = 0.0
+    pedal: float, omega_e: float, running: float, p, omega_rate: float = 0.0
 ) -> float:
     """Driver pedal plus the idle controller's P action below idle speed.
 
@@ -42,13 +42,11 @@ def effective_throttle(
     before idle is reached: through the throttle's lag and the manifold's filling, acting
     only once idle is crossed comes too late for an engine whose friction brings it down
     from high speed with the throttle shut (the seed's doubled friction stalls that way).
-    ``goal`` above idle raises its target (the automatic's rev match in a coast downshift).
     """
     if running > 0.5:
         predicted = omega_e + IDLE_LOOKAHEAD * min(omega_rate, 0.0)
-        aim = max(p.idle_speed, goal)
-        if predicted < aim:
-            pedal += p.idle_gain * (aim - predicted)
+        if predicted < p.idle_speed:
+            pedal += p.idle_gain * (p.idle_speed - predicted)
     return min(max(pedal, 0.0), 1.0)
 
 
@@ -64,13 +62,13 @@ def rev_limiter(omega_e: float, p) -> float:
 
 @njit(error_model="numpy")
 def engine_step(
-    x, p, throttle: float, ignition: float, dt: float, net_cap: float = 1.0e12
+    x, p, throttle: float, ignition: float, dt: float, cut: float = 0.0
 ) -> tuple[float, float, float, float, float]:
     """Advance the engine's air/fuel states; return torques and monitoring values.
 
-    ``net_cap`` is a torque reduction asked of the engine (the automatic's, in the inertia
-    phase of an upshift): the torque net of friction is held at most there by retarding
-    the spark, down to none of the indicated work (pumping and friction are left).
+    ``cut`` is a torque reduction asked of the engine (N m; the automatic's, in the inertia
+    phase of an upshift), made by retarding the spark: down to none of the indicated work
+    (pumping and friction are left).
 
     Returns (active torque, friction torque capacity, lambda in the cylinder, injection time,
     fuel flow into the cylinders), torques in N m at the crankshaft. The active torque is
@@ -146,8 +144,8 @@ def engine_step(
         torque = (w_ig - w_p) / (p.n_r * TWO_PI)
     fmep = p.cf0 + p.cf1 * n + p.cf2 * n * n
     friction = max(p.V_d * fmep / (p.n_r * TWO_PI), 0.0)
-    if torque - friction > net_cap:
-        torque = max(net_cap + friction, torque - w_ig / (p.n_r * TWO_PI))
+    if cut > 0.0:
+        torque = max(torque - cut, torque - w_ig / (p.n_r * TWO_PI))
     if cranking:
         torque += p.starter_torque * max(1.0 - omega_e / p.starter_free_speed, 0.0)
     return torque, friction, lambda_cyl, t_inj, mdot_fc

@@ -53,6 +53,8 @@ from vcosim.vehicle.driveline import (
     KICKDOWN,
     LOCKUP_APPLY_TIME,
     LOCKUP_RELEASE_TIME,
+    REV_MATCH_LOOKAHEAD,
+    REV_MATCH_SPAN,
     automatic_shift,
     automatic_target,
     driveline_step,
@@ -279,10 +281,10 @@ def physics_step(x, u, p, y, s, height, friction, grid, write_outputs: bool) -> 
         target = automatic_target(x, p, u[U_GEAR], throttle_in, brake_in)
     else:
         target = min(max(round(u[U_GEAR]), LOW[U_GEAR]), HIGH[U_GEAR])
-    overlap, net_cap, speed_goal = 0.0, 1.0e12, 0.0
+    overlap, cut, goal = 0.0, 0.0, 0.0
     if automatic:
         # No pedal timing on the throttle: the shift's phases, not the pedal, shape it.
-        engagement, overlap, net_cap, speed_goal = automatic_shift(x, p, target, throttle_in, dt)
+        engagement, overlap, cut, goal = automatic_shift(x, p, target, throttle_in, dt)
         shifting = x[X_SHIFT_T] >= 0.0 or engagement < 1.0
         wanted = lockup_request(x, p, brake_in, throttle_in, shifting)
         rate = dt / (LOCKUP_APPLY_TIME if wanted > x[X_LOCKUP] else LOCKUP_RELEASE_TIME)
@@ -295,11 +297,13 @@ def physics_step(x, u, p, y, s, height, friction, grid, write_outputs: bool) -> 
         x[X_LOCKUP] = x[X_LOCKUP_LOCKED] = 0.0
     omega_rate = (x[X_OMEGA_E] - x[X_OMEGA_E_LAST]) / dt
     x[X_OMEGA_E_LAST] = x[X_OMEGA_E]
-    throttle = effective_throttle(
-        throttle_in * throttle_factor, x[X_OMEGA_E], x[X_RUNNING], p, omega_rate, speed_goal
-    )
+    pedal = throttle_in * throttle_factor
+    if goal > 0.0:  # the automatic's rev match, looking ahead as the idle controller does
+        ahead = x[X_OMEGA_E] + REV_MATCH_LOOKAHEAD * omega_rate
+        pedal = max(pedal, min(max((goal - ahead) / REV_MATCH_SPAN, 0.0), 1.0))
+    throttle = effective_throttle(pedal, x[X_OMEGA_E], x[X_RUNNING], p, omega_rate)
     engine_torque, engine_friction, lambda_cyl, t_inj, fuel_flow = engine_step(
-        x, p, throttle, ignition, dt, net_cap
+        x, p, throttle, ignition, dt, cut
     )
 
     # Body kinematics in the world frame.
