@@ -13,6 +13,7 @@ import math
 
 from vcosim.vehicle._jit_cache import njit
 from vcosim.vehicle.layout import (
+    X_CLUTCH_TORQUE,
     X_GEAR,
     X_LOCKED,
     X_LOCKUP,
@@ -151,14 +152,67 @@ def automatic_target(x, p, selector: float, throttle: float, brake: float) -> fl
     return gear
 
 
-CLUTCH_TO_CLUTCH, GARAGE, KICKDOWN = 1.0, 2.0, 3.0  # kinds of the automatic's shifts
+UPSHIFT, GARAGE, KICKDOWN, COAST_DOWN = 1.0, 2.0, 3.0, 4.0  # the automatic's kinds of shift
 TORQUE_PHASE = 0.25  # share of auto_shift_time for the torque phase; the inertia phase the rest
-GARAGE_PACE = 2.0  # a garage shift (into D or R from N or the other) takes this x auto_shift_time
+GARAGE_PACE = 2.5  # a garage shift (into D or R from N or the other) takes this x auto_shift_time
 INERTIA_FLOOR = 0.1  # s: the shortest time the slip control plans to close the slip in
+CLOSING_RATE = 200.0  # N m/s: a coast downshift's element grips by this much more past its time
 REV_MATCH_SPAN = 30.0  # rad/s: the rev match's throttle is fully open this far below its aim
-REV_MATCH_LOOKAHEAD = 0.1  # s: it aims with the engine speed extrapolated this far
+REV_MATCH_LOOKAHEAD = 0.2  # s: it aims with the engine speed extrapolated this far
 REV_MATCH_OVER = 1.03  # and at this much over the new gear's speed, so the speeds meet
-OVERTIME = 3.0  # a shift whose slip has not closed ends anyway at this x its time
+OVERTIME = 3.0  # an upshift's slip is closed by this x its time, whatever the engine can do
+
+
+@njit(error_model="numpy", inline="always")
+def _on_coming(x, p) -> tuple[float, float]:
+    """Engage the target gear's element (slipping); return its slip and synchronous speed."""
+    if x[X_GEAR] != x[X_SHIFT_TO]:
+        x[X_GEAR] = x[X_SHIFT_TO]
+        x[X_LOCKED] = 0.0
+    synchronous = gear_ratio(x[X_GEAR], p) * 0.5 * (x[X_OMEGA + 2] + x[X_OMEGA + 3])
+    return x[X_OMEGA_T] - synchronous, synchronous
+
+
+@njit(error_model="numpy")
+def _upshift(x, p, t: float, span: float) -> tuple[float, float, float, bool]:
+    """Torque phase, then inertia phase: (engagement, overlap, engine torque cut, done)."""
+    torque_phase = TORQUE_PHASE * span
+    if t < torque_phase:
+        return 1.0, t / torque_phase, 0.0, False
+    slip, _ = _on_coming(x, p)
+    if (abs(slip) < SLIP_LOCK and x[X_LOCKED] > 0.5) or t >= (OVERTIME + 0.5) * span:
+        return 1.0, 0.0, 0.0, True
+    # The slip follows (1 - tau)^2 to zero by the end: its rate falls to zero with it, so the
+    # input lands on the new gear's speed without a jerk; no faster than the engine's torque
+    # (about the pump's) can take engine and turbine down, or the converter would (into the
+    # car); but closed by ``OVERTIME``, the converter taking what the engine can't.
+    pump, turbine = converter_torques(x[X_OMEGA_E], x[X_OMEGA_T], p)
+    rate = 2.0 * slip / max(span - t, INERTIA_FLOOR)
+    rate = min(rate, max(pump, 0.0) / (p.J_e + p.J_t))
+    rate = max(rate, 2.0 * slip / max(OVERTIME * span - t, INERTIA_FLOOR), 0.0)
+    engagement = max(turbine + p.J_t * rate, 1.0) / p.shift_capacity
+    return engagement, 0.0, (p.J_e + p.J_t) * rate, False
+
+
+@njit(error_model="numpy")
+def _coast_downshift(x, p, t: float, span: float, dt: float) -> tuple[float, float, bool]:
+    """Release, rev match, grip: (engagement, engine speed asked for, done)."""
+    release = TORQUE_PHASE * span
+    if t < release:  # the engaged element lets go of its torque linearly, from what it held
+        left = release - t
+        held = abs(x[X_CLUTCH_TORQUE]) * max(left - dt, 0.0) / left
+        return held / p.shift_capacity, 0.0, False
+    slip, synchronous = _on_coming(x, p)
+    if abs(slip) < SLIP_LOCK and x[X_LOCKED] > 0.5:
+        return 1.0, 0.0, True
+    # The engine, not the car, brings engine and turbine up to the new gear's speed and a
+    # little past it (the rev match); the on-coming element only takes the turbine's inertia
+    # as it follows the engine, grips once the speeds meet, and past its time closes the
+    # rest with the car's momentum.
+    rising = max(x[X_OMEGA_E] - x[X_OMEGA_E_LAST], 0.0) / dt
+    late = max(t - span, 0.0) * CLOSING_RATE
+    engagement = (p.J_t * rising + 1.0 + late) / p.shift_capacity
+    return engagement, REV_MATCH_OVER * synchronous + SLIP_LOCK, False
 
 
 @njit(error_model="numpy")
@@ -168,30 +222,28 @@ def automatic_shift(
     """The automatic's shift towards ``target`` as a calibrated gearbox controller runs it.
 
     Returns (engagement: the shift elements' capacity over ``shift_capacity``, overlap: the
-    on-coming element's share of the torque in the torque phase, the torque reduction the
-    gearbox asks of the engine (N m), the engine speed it asks for (a rev match; 0: none)).
+    on-coming element's share of the input torque in the torque phase, the torque reduction
+    the gearbox asks of the engine (N m), the engine speed it asks for (a rev match; 0:
+    none)). The kind of shift is chosen when it starts (``X_SHIFT_KIND``):
 
-    Three kinds, chosen when the shift starts (``X_SHIFT_KIND``):
-
-    - **clutch to clutch** (upshifts, coast downshifts): a torque phase of ``TORQUE_PHASE`` x
-      ``auto_shift_time`` hands the torque from the off-going element (old ratio) to the
-      on-coming one while the input still turns with the old gear, so the output torque
-      moves from the old gear's level to the new one's without a hole; then the inertia
-      phase, the rest of ``auto_shift_time``: the on-coming element slips, its capacity set
-      each step to the turbine's torque plus what brings the slip to zero by the end along
-      (1 - tau)^2, and the engine is asked down (an upshift: its torque cut by what its and
-      the turbine's inertia give up, so they come down without pushing the car) or up (a
-      coast downshift: the throttle opened to bring the engine up to the new gear's speed,
-      a rev match, the on-coming element gripping once the speeds meet), so the car feels
-      neither the engine's nor the turbine's inertia. It ends when the element locks (or
-      at ``OVERTIME`` + 0.5 x its time);
+    - **upshift**: a torque phase of ``TORQUE_PHASE`` x ``auto_shift_time`` hands the input
+      torque from the off-going element (old ratio) to the on-coming one while the input
+      still turns with the old gear, so the output torque moves from the old gear's level
+      to the new one's without a hole; then the inertia phase, the rest of
+      ``auto_shift_time``: the on-coming element slips, its capacity set each step to the
+      turbine's torque plus what brings the slip to zero by the end along (1 - tau)^2, and
+      the engine's torque is cut by what its and the turbine's inertia give up, so they come
+      down without pushing the car. It ends when the element locks;
+    - **coast downshift** (pedal below 0.1): the engaged element lets go of its torque over
+      the first quarter; then the throttle brings the engine up to the new gear's speed (a
+      rev match) and the on-coming element grips once the speeds meet;
     - **garage** (into D or R from N or the other): the gear engages at once and the
       elements' capacity rises from 0 to the converter's stall torque at idle over
       ``GARAGE_PACE`` x ``auto_shift_time``, then to full: the car creeps off, it does not
       lurch; into N the elements open at once;
-    - **kickdown** (a downshift under power, pedal >= 0.1): the elements open, the engine
-      revs up by itself, the gear changes at 0.375 and the elements close by 1 x
-      ``auto_shift_time`` (the seed's clutch timing scaled); they only drive (one way).
+    - **kickdown** (a downshift under power): the elements open, the engine revs up by
+      itself, the gear changes at 0.375 and the elements close by 1 x ``auto_shift_time``
+      (the seed's clutch timing scaled); they only drive (one way).
     """
     t = x[X_SHIFT_T]
     gear = x[X_GEAR]
@@ -206,16 +258,19 @@ def automatic_shift(
             x[X_SHIFT_KIND] = GARAGE
             x[X_GEAR] = target
             if target == 0.0:
-                x[X_SHIFT_T] = -1.0
                 return 1.0, 0.0, 0.0, 0.0
-        elif target < gear and throttle >= 0.1:
-            x[X_SHIFT_KIND] = KICKDOWN
+        elif target > gear:
+            x[X_SHIFT_KIND] = UPSHIFT
         else:
-            x[X_SHIFT_KIND] = CLUTCH_TO_CLUTCH
+            x[X_SHIFT_KIND] = KICKDOWN if throttle >= 0.1 else COAST_DOWN
         t = 0.0
     kind = x[X_SHIFT_KIND]
     engagement, overlap, cut, goal, done = 1.0, 0.0, 0.0, 0.0, False
-    if kind == GARAGE:
+    if kind == UPSHIFT:
+        engagement, overlap, cut, done = _upshift(x, p, t, span)
+    elif kind == COAST_DOWN:
+        engagement, goal, done = _coast_downshift(x, p, t, span, dt)
+    elif kind == GARAGE:
         rise = GARAGE_PACE * span
         stall = p.tc_ratio * p.tc_capacity * p.idle_speed * p.idle_speed
         if t < rise:
@@ -224,7 +279,7 @@ def automatic_shift(
             close = min((t - rise) / (TORQUE_PHASE * span), 1.0)
             engagement = (stall + close * (p.shift_capacity - stall)) / p.shift_capacity
             done = close >= 1.0
-    elif kind == KICKDOWN:
+    else:
         pace = p.auto_pace
         if t < p.t_gear_change * pace:
             engagement = max(1.0 - t / (p.t_clutch_press * pace), 0.0)
@@ -232,40 +287,6 @@ def automatic_shift(
             x[X_GEAR] = x[X_SHIFT_TO]
             engagement = min((t - p.t_gear_change * pace) / (p.t_clutch_release * pace), 1.0)
         done = t >= p.t_shift * pace - 0.25 * dt
-    else:
-        torque_phase = TORQUE_PHASE * span
-        if t < torque_phase:
-            overlap = t / torque_phase
-        else:
-            if x[X_GEAR] != x[X_SHIFT_TO]:  # the on-coming element takes over, slipping
-                x[X_GEAR] = x[X_SHIFT_TO]
-                x[X_LOCKED] = 0.0
-            synchronous = gear_ratio(x[X_GEAR], p) * 0.5 * (x[X_OMEGA + 2] + x[X_OMEGA + 3])
-            slip = x[X_OMEGA_T] - synchronous
-            if (abs(slip) < SLIP_LOCK and x[X_LOCKED] > 0.5) or t >= (OVERTIME + 0.5) * span:
-                done = True
-            else:
-                # The slip follows (1 - tau)^2 to zero by the end: its rate falls to zero
-                # with it, so the input lands on the new gear's speed without a jerk; no
-                # faster than the engine's torque (about the pump's) can take the engine and
-                # turbine down, or the converter would (into the car).
-                pump, turbine = converter_torques(x[X_OMEGA_E], x[X_OMEGA_T], p)
-                rate = 2.0 * slip / max(span - t, INERTIA_FLOOR)
-                if slip > 0.0:
-                    rate = min(rate, max(pump, 0.0) / (p.J_e + p.J_t))
-                    # but closed by ``OVERTIME``, the converter taking what the engine can't
-                    rate = max(rate, 2.0 * slip / max(OVERTIME * span - t, INERTIA_FLOOR))
-                if slip > 0.0:
-                    engagement = (turbine + p.J_t * rate) / p.shift_capacity
-                    cut = (p.J_e + p.J_t) * rate
-                else:
-                    # A coast downshift: the engine, not the car, brings engine and turbine up
-                    # to the new gear's speed and a little past it (the rev match); the
-                    # on-coming element only takes the turbine's inertia as it follows the
-                    # engine, and grips once the speeds meet.
-                    rising = max(x[X_OMEGA_E] - x[X_OMEGA_E_LAST], 0.0) / dt
-                    engagement = (p.J_t * rising + 1.0) / p.shift_capacity
-                    goal = REV_MATCH_OVER * synchronous + SLIP_LOCK
     t += dt
     x[X_SHIFT_T] = -1.0 if done else t
     return engagement, overlap, cut, goal

@@ -90,6 +90,7 @@ from vcosim.vehicle.layout import (
     X_ABS,
     X_ABS_SPLIT,
     X_ALPHA,
+    X_CLUTCH_TORQUE,
     X_FUEL,
     X_GEAR,
     X_KAPPA,
@@ -494,7 +495,7 @@ def physics_step(x, u, p, y, s, height, friction, grid, write_outputs: bool) -> 
         s[12 + k] = p.f_roll * load * p.r
 
     one_way = automatic and x[X_SHIFT_T] >= 0.0 and x[X_SHIFT_KIND] == KICKDOWN
-    driveline_step(
+    x[X_CLUTCH_TORQUE] = driveline_step(
         x,
         p,
         s,
