@@ -84,7 +84,14 @@ def _car(params: VehicleParams) -> Vehicle:
     return car
 
 
-def upshifts(params: VehicleParams, throttle: float) -> list[Shift]:
+Trace = dict[str, np.ndarray]
+
+
+def _joined(traces: list[Trace]) -> Trace:
+    return {k: np.concatenate([tr[k] for tr in traces]) for k in traces[0]}
+
+
+def upshift_run(params: VehicleParams, throttle: float) -> Trace:
     """From rest in D at ``throttle`` until the 2->3 upshift has settled (or 40 s)."""
     car = _car(params)
     car.set_inputs(brake=0.0, throttle=throttle)
@@ -94,12 +101,16 @@ def upshifts(params: VehicleParams, throttle: float) -> list[Shift]:
         if car.signal("gear") >= 3 and not car.signal("shift_in_progress"):
             traces.append(car.trace(1.5, every=EVERY))
             break
-    trace = {k: np.concatenate([tr[k] for tr in traces]) for k in traces[0]}
-    return [s for s in shifts_in(trace) if s.end_gear == s.start_gear + 1]
+    return _joined(traces)
 
 
-def coast_downshifts(params: VehicleParams, seconds: float = 150.0) -> list[Shift]:
-    """From ``COAST_FROM`` in D with the pedals up to a stop: every downshift."""
+def upshifts(params: VehicleParams, throttle: float) -> list[Shift]:
+    """The upshifts of ``upshift_run``."""
+    return [s for s in shifts_in(upshift_run(params, throttle)) if s.end_gear == s.start_gear + 1]
+
+
+def coast_run(params: VehicleParams, seconds: float = 150.0) -> Trace:
+    """From ``COAST_FROM`` in D with the pedals up to a stop (or ``seconds``)."""
     car = _car(params)
     car.set_inputs(brake=0.0)
     car.teleport(0.0, 0.0, 0.0, COAST_FROM)
@@ -108,16 +119,24 @@ def coast_downshifts(params: VehicleParams, seconds: float = 150.0) -> list[Shif
         traces.append(car.trace(5.0, every=EVERY))
         if car.signal("speed") < 0.5:
             break
-    trace = {k: np.concatenate([tr[k] for tr in traces]) for k in traces[0]}
-    return [s for s in shifts_in(trace) if s.end_gear < s.start_gear]
+    return _joined(traces)
 
 
-def garage_shift(params: VehicleParams) -> float:
-    """Peak of the 20 ms mean longitudinal acceleration after N -> D at rest, no brake."""
+def coast_downshifts(params: VehicleParams) -> list[Shift]:
+    """The downshifts of ``coast_run``."""
+    return [s for s in shifts_in(coast_run(params)) if s.end_gear < s.start_gear]
+
+
+def garage_run(params: VehicleParams) -> Trace:
+    """Idling in N at rest, then D selected with no brake: ``GARAGE_SECONDS`` of it."""
     car = Vehicle(params, engine_running=True)
     car.step(automatic=1, gear=0)
     car.run_for(2.0)
-    trace = car.trace(GARAGE_SECONDS, every=EVERY, gear=1)
+    return car.trace(GARAGE_SECONDS, every=EVERY, gear=1)
+
+
+def garage_peak(trace: Trace) -> float:
+    """Peak of the 20 ms mean longitudinal acceleration of a ``garage_run``."""
     dt = float(trace["time"][1] - trace["time"][0])
     return float(np.max(np.abs(_mean20(trace["accX"], dt))))
 
@@ -138,5 +157,5 @@ def shift_quality(params: VehicleParams) -> dict[str, float]:
     out["worst_upshift_1_2_m_s2"] = worst["upshift_1_2"]
     out["worst_upshift_2_3_m_s2"] = worst["upshift_2_3"]
     out["worst_coast_downshift_m_s2"] = max((s.excursion for s in coast), default=math.nan)
-    out["garage_shift_peak_m_s2"] = garage_shift(params)
+    out["garage_shift_peak_m_s2"] = garage_peak(garage_run(params))
     return out
