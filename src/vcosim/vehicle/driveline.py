@@ -45,39 +45,30 @@ def gear_ratio(gear: float, p) -> float:
 
 
 @njit(error_model="numpy")
-def shifter(
-    x, p, target: float, dt: float, pace: float = 1.0, direct: bool = False
-) -> tuple[float, float]:
-    """Shift towards ``target`` with the seed's pedal timing; one gear at a time unless ``direct``.
+def shifter(x, p, target: float, dt: float) -> tuple[float, float]:
+    """The manual's shift towards ``target`` with the seed's pedal timing, one gear at a time.
 
     Returns the factors (throttle, clutch engagement) the shift imposes on the driver's
     pedals: the throttle is released while the clutch is pressed, the gear changes while the
-    clutch is open, then the clutch is let out and the throttle handed back. ``pace`` scales
-    every time of the timing (1: the seed's; the automatic shifts faster). ``direct`` (the
-    automatic) goes straight to the target gear, and a running shift gives way at once to a
-    request for neutral or reverse.
+    clutch is open, then the clutch is let out and the throttle handed back. (The automatic
+    shifts in phases of its own: ``automatic_shift``.)
     """
     t = x[X_SHIFT_T]
-    if direct and t >= 0.0 and target != x[X_SHIFT_TO] and target <= 0.0:
-        t = -1.0
     if t < 0.0:
         if target == x[X_GEAR]:
             return 1.0, 1.0
-        if direct:
-            x[X_SHIFT_TO] = target
-        else:
-            x[X_SHIFT_TO] = x[X_GEAR] + (1.0 if target > x[X_GEAR] else -1.0)
+        x[X_SHIFT_TO] = x[X_GEAR] + (1.0 if target > x[X_GEAR] else -1.0)
         t = 0.0
-    if t < p.t_gear_change * pace:
-        throttle = max(1.0 - t / (p.t_acc_release * pace), 0.0)
-        clutch = max(1.0 - t / (p.t_clutch_press * pace), 0.0)
+    if t < p.t_gear_change:
+        throttle = max(1.0 - t / p.t_acc_release, 0.0)
+        clutch = max(1.0 - t / p.t_clutch_press, 0.0)
     else:
         x[X_GEAR] = x[X_SHIFT_TO]
-        clutch = min((t - p.t_gear_change * pace) / (p.t_clutch_release * pace), 1.0)
-        throttle = (t - (p.t_shift - p.t_acc_press) * pace) / (p.t_acc_press * pace)
+        clutch = min((t - p.t_gear_change) / p.t_clutch_release, 1.0)
+        throttle = (t - (p.t_shift - p.t_acc_press)) / p.t_acc_press
         throttle = min(max(throttle, 0.0), 1.0)
     t += dt
-    x[X_SHIFT_T] = -1.0 if t >= p.t_shift * pace - 0.25 * dt else t
+    x[X_SHIFT_T] = -1.0 if t >= p.t_shift - 0.25 * dt else t
     return throttle, clutch
 
 
@@ -155,6 +146,7 @@ def automatic_target(x, p, selector: float, throttle: float, brake: float) -> fl
 UPSHIFT, GARAGE, KICKDOWN, COAST_DOWN = 1.0, 2.0, 3.0, 4.0  # the automatic's kinds of shift
 TORQUE_PHASE = 0.25  # share of auto_shift_time for the torque phase; the inertia phase the rest
 GARAGE_PACE = 2.5  # a garage shift (into D or R from N or the other) takes this x auto_shift_time
+GARAGE_PEDAL = 9.0  # ... over 1 + this x the pedal: 0.1 s of rise at 0.4 s shifts, full throttle
 INERTIA_FLOOR = 0.1  # s: the shortest time the slip control plans to close the slip in
 CLOSING_RATE = 200.0  # N m/s: a coast downshift's element grips by this much more past its time
 REV_MATCH_SPAN = 30.0  # rad/s: the rev match's throttle is fully open this far below its aim
@@ -238,9 +230,10 @@ def automatic_shift(
       the first quarter; then the throttle brings the engine up to the new gear's speed (a
       rev match) and the on-coming element grips once the speeds meet;
     - **garage** (into D or R from N or the other): the gear engages at once and the
-      elements' capacity rises from 0 to the converter's stall torque at idle over
-      ``GARAGE_PACE`` x ``auto_shift_time``, then to full: the car creeps off, it does not
-      lurch; into N the elements open at once;
+      elements' capacity rises from 0 to the converter's stall torque at the engine's speed
+      (at idle: the creep torque) over ``GARAGE_PACE`` x ``auto_shift_time`` (1 s; shorter
+      with the pedal pressed, 0.1 s at full throttle), then to full: the car creeps off, it
+      does not lurch; into N the elements open at once;
     - **kickdown** (a downshift under power): the elements open, the engine revs up by
       itself, the gear changes at 0.375 and the elements close by 1 x ``auto_shift_time``
       (the seed's clutch timing scaled); they only drive (one way).
@@ -271,8 +264,11 @@ def automatic_shift(
     elif kind == COAST_DOWN:
         engagement, goal, done = _coast_downshift(x, p, t, span, dt)
     elif kind == GARAGE:
-        rise = GARAGE_PACE * span
-        stall = p.tc_ratio * p.tc_capacity * p.idle_speed * p.idle_speed
+        # Up to the converter's stall torque at the engine's speed (at idle: what it creeps
+        # with), over a rise the pedal shortens (a driver pulling away at once is not held).
+        rise = GARAGE_PACE * span / (1.0 + GARAGE_PEDAL * min(max(throttle, 0.0), 1.0))
+        omega = max(x[X_OMEGA_E], p.idle_speed)
+        stall = min(p.tc_ratio * p.tc_capacity * omega * omega, p.shift_capacity)
         if t < rise:
             engagement = stall * t / rise / p.shift_capacity
         else:

@@ -292,7 +292,7 @@ def physics_step(x, u, p, y, s, height, friction, grid, write_outputs: bool) -> 
         x[X_LOCKUP] += min(max(wanted - x[X_LOCKUP], -rate), rate)
         throttle_factor = 1.0
     else:
-        throttle_factor, clutch_factor = shifter(x, p, target, dt, 1.0, False)
+        throttle_factor, clutch_factor = shifter(x, p, target, dt)
         shifting = x[X_SHIFT_T] >= 0.0 or clutch_factor < 1.0
         engagement = min(1.0 - clutch_in, clutch_factor)
         x[X_LOCKUP] = x[X_LOCKUP_LOCKED] = 0.0
