@@ -48,8 +48,7 @@ import numpy as np
 from numba import prange
 
 from vcosim.vehicle._jit_cache import njit
-from vcosim.vehicle.body import euler_angles, integrate_attitude, rotation_matrix, suspension_forces
-from vcosim.vehicle.driveline import (
+from vcosim.vehicle.automatic import (
     KICKDOWN,
     LOCKUP_APPLY_TIME,
     LOCKUP_RELEASE_TIME,
@@ -57,10 +56,10 @@ from vcosim.vehicle.driveline import (
     REV_MATCH_SPAN,
     automatic_shift,
     automatic_target,
-    driveline_step,
     lockup_request,
-    shifter,
 )
+from vcosim.vehicle.body import euler_angles, integrate_attitude, rotation_matrix, suspension_forces
+from vcosim.vehicle.driveline import driveline_step, shifter
 from vcosim.vehicle.elementary import atan
 from vcosim.vehicle.engine import effective_throttle, engine_load, engine_step
 from vcosim.vehicle.inputs import HIGH, LOW
