@@ -26,14 +26,9 @@ from numba import from_dtype, types
 from numba.core.compiler import Flags
 from numba.core.targetconfig import ConfigStack
 
+from vcosim.vehicle.automatic import automatic_shift, automatic_target, lockup_request
 from vcosim.vehicle.body import euler_angles
-from vcosim.vehicle.driveline import (
-    automatic_spark,
-    automatic_target,
-    driveline_step,
-    lockup_request,
-    shifter,
-)
+from vcosim.vehicle.driveline import driveline_step, shifter
 from vcosim.vehicle.engine import engine_load, engine_step
 from vcosim.vehicle.model import advance, physics_step
 from vcosim.vehicle.params import PARAM_DTYPE
@@ -46,14 +41,14 @@ def step_callees() -> list[tuple[Any, tuple[Any, ...]]]:
     real, flag, whole = types.float64, types.boolean, types.int64
     return [
         (automatic_target, (state, record, real, real, real)),
-        (shifter, (state, record, real, real, real, flag)),
+        (automatic_shift, (state, record, real, real, real)),
         (lockup_request, (state, record, real, real, flag)),
-        (automatic_spark, (state, record, real)),
+        (shifter, (state, record, real, real)),
         (engine_step, (state, record, real, real, real, real)),
         (friction_noise, (real, whole, real)),
         (
             driveline_step,
-            (state, record, state, real, real, real, flag, flag, flag, real),
+            (state, record, state, real, real, real, flag, flag, flag, real, real),
         ),
         (euler_angles, (real, real, real, real)),
         (engine_load, (state, record)),
