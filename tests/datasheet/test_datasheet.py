@@ -30,7 +30,14 @@ TINY = Plan(
     swd_after=1.8,
     top_speed_seconds=20.0,
 )
-SECTIONS = ("steady_state", "step_steer", "frequency_response", "sine_with_dwell", "straight_line")
+SECTIONS = (
+    "steady_state",
+    "step_steer",
+    "frequency_response",
+    "sine_with_dwell",
+    "straight_line",
+    "shift_quality",
+)
 KEY_FIGURES = {
     "steady_state": (
         "understeer_gradient_deg_per_g",
@@ -69,6 +76,12 @@ KEY_FIGURES = {
         "gradeability_automatic_percent",
         "traction_bound_percent",
         "spinning_bound_percent",
+    ),
+    "shift_quality": (
+        "worst_upshift_1_2_m_s2",
+        "worst_upshift_2_3_m_s2",
+        "worst_coast_downshift_m_s2",
+        "garage_shift_peak_m_s2",
     ),
 }
 

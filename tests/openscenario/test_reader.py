@@ -47,7 +47,9 @@ def test_the_cut_in_reads_into_its_entities_init_and_storyboard(folder: Path) ->
     assert s.external == ["Ego"] and s.entities["Cutter"].preset == "nightrider"
     assert s.entities["Cutter"].length == 4.6 and s.entities["Cutter"].width == 1.9
     assert s.init["Ego"] == m.InitState(m.LanePosition("1", -1, 50.0, 0.0), 25.0)
-    assert s.init["Cutter"].position == m.RelativeLanePosition("Ego", -1, 35.0, 0.0)
+    assert s.init["Cutter"].position == m.RelativeLanePosition(
+        "Ego", -1, 35.0, 0.0, along_lane=False
+    )
     (event,) = s.stories[0].acts[0].groups[0].maneuvers[0].events
     (action,) = event.actions
     assert action.action == m.LaneChangeAction(m.Dynamics("sinusoidal", "time", 3.0), 0, "Ego")

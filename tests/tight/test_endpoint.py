@@ -290,3 +290,25 @@ def test_a_late_reply_after_a_reset_is_applied_and_later_ones_are_not_stale(peer
     # after the reset, window open) apply nothing; every other step applies one reply.
     assert report["applied"] == 100 - 4
     assert sim.vehicle.inputs["throttle"] == 0.1
+
+
+def test_the_kernels_compiled_ahead_are_the_ones_a_started_endpoint_calls():
+    from vcosim.sim.pacing import Pacer
+    from vcosim.sim.simulation import Simulation
+    from vcosim.tight.config import CouplingConfig
+    from vcosim.tight.endpoint import SimulatorEndpoint
+    from vcosim.tight.kernels import apply_inputs
+    from vcosim.tight.native import look, wait_look
+
+    SimulatorEndpoint.compile_ahead()  # (another process does it in the demo's first run)
+    kernels = (apply_inputs, look, wait_look)
+    compiled = [set(k.signatures) for k in kernels]
+    assert all(compiled)
+    sim = Simulation(Vehicle(), Pacer("lockstep"))
+    config = CouplingConfig(listen_port=0, controller_port=9)
+    endpoint = sim.attach("coupling", SimulatorEndpoint(config))
+    try:
+        endpoint.start(sim)
+    finally:
+        endpoint.close()
+    assert [set(k.signatures) for k in kernels] == compiled  # nothing compiled anew

@@ -184,7 +184,7 @@ class StatusLine:
             self._live = None
 
 
-COMPILE_NOTE = "compiling the vehicle's kernels, once: about 30 s on two cores"
+COMPILE_NOTE = "compiling the vehicle's kernels, once: about 15 s on two idle cores"
 """What a command says before the first run after an install compiles the physics."""
 HEARTBEAT = 1.0
 """Seconds between the lines that say a long step still goes on, where no live display shows it

@@ -14,7 +14,7 @@ from rich.console import Console
 from rich.progress import BarColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from vcosim.app.console import HEARTBEAT, Heartbeat, announce_compiling
+from vcosim.app.console import HEARTBEAT, Heartbeat, announce_compiling, kernels_cached
 from vcosim.scenarios import manoeuvres
 from vcosim.scenarios.demo import (
     EXT_TIME,
@@ -192,7 +192,8 @@ def run_demo(
         typer.Exit: 130 when interrupted, after saying what the run folder keeps.
     """
     console = console or Console()
-    demo = ManoeuvreDemo(vehicle) if manoeuvre else CoupledDemo(vehicle)
+    first = not kernels_cached()  # the first run: another process compiles some kernels
+    demo = ManoeuvreDemo(vehicle) if manoeuvre else CoupledDemo(vehicle, compile_ahead=first)
     with demo:
         announce_compiling(console)
         with Heartbeat(console, demo.preparing):

@@ -64,7 +64,9 @@ def report(
     response, FMVSS 126 sine with dwell, and the straight line (0-100 with
     either gearbox, 80-120 in top gear, top speed, peak engine power,
     gradeability driven up ramps, braking with and without ABS,
-    coast-down), each figure beside the range typical of a passenger car.
+    coast-down) and the automatic's shift quality (part-load upshifts, coast
+    downshifts, the garage shift), each figure beside the range typical of a
+    passenger car.
     Writes OUT/<vehicle>.json, .html, .md and the plots
     (docs/datasheet.md). `vcosim vehicle report --all --docs` regenerates
     every preset's datasheet and the figures the docs quote from them.

@@ -92,6 +92,11 @@ def _zero_to_100(sheet: dict[str, Any]) -> str:
     return f"{text} / {number(figure(sheet, 'zero_to_100_s'))} s"
 
 
+def _shifts(sheet: dict[str, Any]) -> str:
+    names = ("worst_upshift_1_2_m_s2", "worst_upshift_2_3_m_s2", "worst_coast_downshift_m_s2")
+    return " / ".join(number(figure(sheet, name), ".2f") for name in names) + " m/s²"
+
+
 PRESET_ROWS: tuple[tuple[str, Callable[[dict[str, Any]], str]], ...] = (
     ("peak engine power", _power),
     ("0–100 km/h manual / automatic", _zero_to_100),
@@ -108,6 +113,8 @@ PRESET_ROWS: tuple[tuple[str, Callable[[dict[str, Any]], str]], ...] = (
     ("mean fully developed deceleration without / with ABS", _pair("mfdd_m_s2", "mfdd_m_s2_abs",
      "#.3g", "m/s²")),
     ("coast-down deceleration at 100 km/h", _one("coast_down_100kmh_m_s2", ".2f", "m/s²")),
+    ("shift quality: worst upshift 1→2 / 2→3 / coast downshift", _shifts),
+    ("garage shift N→D at rest, peak", _one("garage_shift_peak_m_s2", ".2f", "m/s²")),
     ("understeer gradient (80 km/h)", _one("understeer_gradient_deg_per_g", "#.2g", "°/g")),
     ("roll gradient", _one("roll_gradient_deg_per_g", "#.3g", "°/g")),
     ("maximum lateral acceleration", _one("max_lateral_acceleration_g", ".2f", "g")),

@@ -62,6 +62,10 @@ LABELS = {  # figure: (label, unit)
     "f2_n_per_m2_s2": ("coast-down F2", "N/(m/s)²"),
     "road_load_100kmh_n": ("road load at 100 km/h", "N"),
     "coast_down_100kmh_m_s2": ("coast-down deceleration at 100 km/h", "m/s²"),
+    "worst_upshift_1_2_m_s2": ("upshift 1→2 at throttle 0.2–0.4, worst", "m/s²"),
+    "worst_upshift_2_3_m_s2": ("upshift 2→3 at throttle 0.2–0.4, worst", "m/s²"),
+    "worst_coast_downshift_m_s2": ("coast downshift from 80 km/h to a stop, worst", "m/s²"),
+    "garage_shift_peak_m_s2": ("garage shift N→D at rest, no brake: peak", "m/s²"),
 }
 SECTIONS = {
     "steady_state": "Steady-state circular driving (ISO 4138, constant speed 80 km/h)",
@@ -69,6 +73,8 @@ SECTIONS = {
     "frequency_response": "Frequency response (sine steer, 80 km/h, 2 m/s²)",
     "sine_with_dwell": "Sine with dwell (FMVSS 126, 80 km/h, 1.5 A to 6.5 A)",
     "straight_line": "Straight line",
+    "shift_quality": "Shift quality (automatic in D on the flat: how far the 20 ms mean "
+    "acceleration leaves the band between the levels before and after each shift)",
 }
 
 
@@ -162,8 +168,9 @@ def markdown(sheet: Datasheet, plots: dict[str, Path], command: str) -> str:
         lines += ["", f"## {SECTIONS[section]}", ""]
         body = [[r.label, r.unit, r.vcosim, r.commonroad, r.typical, "⚠" if r.outside else ""]
                 for r in table]  # fmt: skip
-        lines += [md_table(TABLE_HEAD, body), ""]
-        lines.append(f"![{SECTIONS[section]}]({plots[section].name})")
+        lines += [md_table(TABLE_HEAD, body)]
+        if section in plots:  # shift quality has its table only
+            lines += ["", f"![{SECTIONS[section]}]({plots[section].name})"]
     return "\n".join(lines) + "\n"
 
 
@@ -207,8 +214,11 @@ def html_page(sheet: Datasheet, plots: dict[str, Path], command: str) -> str:
         parts += [
             f"<h2>{html.escape(SECTIONS[section])}</h2>",
             table(TABLE_HEAD, body, [r.outside for r in table_rows]),
-            f"<img src='{plots[section].name}' alt='{html.escape(SECTIONS[section])}'>",
         ]
+        if section in plots:
+            parts.append(
+                f"<img src='{plots[section].name}' alt='{html.escape(SECTIONS[section])}'>"
+            )
     return "\n".join(parts) + "\n"
 
 

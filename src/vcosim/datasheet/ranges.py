@@ -52,6 +52,9 @@ SOURCES = {
     "epa": "US EPA Test Car List data files, road-load target coefficients A, B, C of "
     "mid-size cars (converted from lbf, mph: A 110–180 N, B 0–5 N/(m/s), C 0.3–0.6 N/(m/s)²)",
     "makers": "manufacturers' data of 1.2–1.7 t saloons of 90–200 kW (performance figures)",
+    "issue44": "the bound a test driver signs off (vcosim issue 44, from production automatics "
+    "that keep a shift's disturbance near 0.1 g): a part-load upshift or a coast downshift "
+    "≤ 1.0 m/s² outside the levels before and after, a garage shift at rest ≤ 1.5 m/s²",
     "linear": "derived: the yaw-rate gain v / (L + K v²) and the characteristic speed "
     "√(L / K) of the single-track model over the understeer band above and L 2.5–3 m",
 }
@@ -87,4 +90,8 @@ PASSENGER_CAR: dict[str, Range] = {
     "gradeability_percent": Range(30.0, 70.0, "%", "makers"),
     "turning_circle_m": Range(10.0, 12.0, "m", "makers"),
     "gradeability_automatic_percent": Range(30.0, 70.0, "%", "makers"),
+    "worst_upshift_1_2_m_s2": Range(None, 1.0, "m/s²", "issue44"),
+    "worst_upshift_2_3_m_s2": Range(None, 1.0, "m/s²", "issue44"),
+    "worst_coast_downshift_m_s2": Range(None, 1.0, "m/s²", "issue44"),
+    "garage_shift_peak_m_s2": Range(None, 1.5, "m/s²", "issue44"),
 }

@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 
 from vcosim.datasheet import figures as fig
-from vcosim.datasheet import straight
+from vcosim.datasheet import shifts, straight
 from vcosim.datasheet.drivers import CommonRoadModel, Model, Speed, VcosimModel
 from vcosim.datasheet.manoeuvres import (
     HANDLING_SPEED,
@@ -182,6 +182,7 @@ def build_datasheet(
     tick("vcosim: straight line")
     ours.straight = straight.vcosim_runs(params, plan)
     figures["straight_line"] = straight.vcosim_figures(params, ours.straight)
+    figures["shift_quality"] = shifts.shift_quality(params)  # vcosim's alone: a gearbox
     tick("CommonRoad: steady-state circle")
     cr = CommonRoadModel()
     reference = _handling(cr, plan, ref, tick)

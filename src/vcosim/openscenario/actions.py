@@ -15,6 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from vcosim.openscenario import model as m
+from vcosim.openscenario.speed_profile import Piece
 
 STANDING = 0.1
 """m/s: below this a lane change over a distance is timed at this speed."""
@@ -189,7 +190,7 @@ class SteeredRun(Run):
     def __init__(self, action: m.Action, actor: str, speed: float, channel: str = "speed") -> None:
         super().__init__(action, actor, channel, Ramp.hold(speed))
         self.speed = speed  # the last value commanded (a speed, or a lateral offset)
-        self.profile: tuple[np.ndarray, np.ndarray] | None = None  # a speed profile's
+        self.profile: list[Piece] | None = None  # a speed profile's
         self.aside: float | None = None  # a lateral distance kept as it was
 
     def update(self, now: float) -> None:
@@ -202,6 +203,17 @@ class Channels:
     def __init__(self, speed: float, lane: float) -> None:
         self.ramps = {"speed": Ramp.hold(speed), "lane": Ramp.hold(lane), "offset": Ramp.hold(0.0)}
         self.owners: dict[str, Run] = {}
+        self.rate = 0.0
+        """The speed's rate last commanded (m/s2): what esmini's entity accelerates at."""
+        self.offset_rate = 0.0
+        """The offset's rate last commanded (m/s, to the left): the steering's preview."""
+        self.sent: tuple[float, float] | None = None
+        """(time, speed) last commanded: the entity's speed as esmini would have it."""
+        self.rise = math.inf
+        self.fall = math.inf
+        """m/s2 the commanded speed may change by at most (a SpeedAction's: the entity's
+        Performance, as esmini holds each step of it; a ramp whose end moves, a relative
+        target, can ask for more than its start allowed for)."""
 
     def take(self, run: Run) -> None:
         """``run`` drives its channel from now on (the one driving it ends, overridden)."""
@@ -225,6 +237,15 @@ class Channels:
         stops at 0.
         """
         speed, rate = self.ramps["speed"].at(now)
-        lane, _ = self.ramps["lane"].at(now)
-        offset, _ = self.ramps["offset"].at(now)
+        if self.sent is not None and now > self.sent[0]:
+            dt = now - self.sent[0]
+            if speed > self.sent[1] + self.rise * dt:
+                speed, rate = self.sent[1] + self.rise * dt, self.rise
+            elif speed < self.sent[1] - self.fall * dt:
+                speed, rate = self.sent[1] - self.fall * dt, -self.fall
+        self.rate = rate
+        self.sent = (now, speed)
+        lane, across = self.ramps["lane"].at(now)
+        offset, drift = self.ramps["offset"].at(now)
+        self.offset_rate = across + drift
         return speed, rate, lane + offset

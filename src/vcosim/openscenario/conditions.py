@@ -34,6 +34,8 @@ SMALL = 1e-6
 """The margin of every rule, esmini's ``SMALL_NUMBER``: ``equalTo`` holds within it,
 ``greaterThan`` needs the value that much above (``greaterOrEqual``: at most that much below)."""
 EQUAL = SMALL
+ANGULAR_TOLERANCE = 0.05
+"""rad: a ReachPosition given with an orientation holds within this of its heading (esmini's)."""
 STAND_STILL = 1e-3
 """m/s: an entity slower than this stands still (esmini's ``STAND_STILL_THRESHOLD``)."""
 SYSTEMS = ("entity", "road", "lane")
@@ -281,9 +283,13 @@ class EntityTests:
         if isinstance(test, m.ReachPosition):
             point = self._point(test.position, scene)
             here = scene.pose(who)
-            return point is not None and (
-                math.hypot(here[0] - point[0], here[1] - point[1]) <= test.tolerance
-            )
+            if point is None or math.hypot(here[0] - point[0], here[1] - point[1]) > test.tolerance:
+                return False
+            if not isinstance(test.position, m.Oriented):
+                return True
+            # the heading too, as esmini checks a position given with an orientation
+            wanted = test.position.h + (point[2] if test.position.relative else 0.0)
+            return abs(math.remainder(here[2] - wanted, math.tau)) < ANGULAR_TOLERANCE
         if isinstance(test, m.Distance):
             gap = self._gap(who, test.entity, test.position, test.freespace, test.system, scene)
             value = math.inf if gap is None else distance(test.measure, *gap)
@@ -531,29 +537,49 @@ def time_to_collision(test: m.TimeToCollision, who: str, scene: Scene) -> float:
 
 
 class ConditionState:
-    """One condition's edge and delay over time."""
+    """One condition's edge and delay over time.
+
+    The edge is seen at every look (:meth:`look`); the delay counts only the looks at which
+    its trigger listens (:meth:`listen`: while its element waits), as esmini's timer, which
+    starts again when the element waits for another execution (:meth:`rearm`).
+    """
 
     def __init__(self, condition: m.Condition) -> None:
         self.condition = condition
         self.last: bool | None = None
+        self.edged = False
+        """The test's result through its edge at the latest look."""
         self.history: deque[tuple[float, bool]] = deque()
         self.value = False
+        self.heard: float | None = None
+        """The look at which the trigger last listened."""
 
     def update(self, raw: bool, now: float) -> bool:
         """The condition's value at ``now``, given its test's ``raw`` result."""
+        self.look(raw)
+        return self.listen(now)
+
+    def look(self, raw: bool) -> None:
+        """The test's ``raw`` result at this look, through the condition's edge."""
         edge, last = self.condition.edge, self.last
         self.last = raw
         if edge == "none":
-            edged = raw
+            self.edged = raw
         elif last is None:
-            edged = False
+            self.edged = False
         elif edge == "rising":
-            edged = raw and not last
+            self.edged = raw and not last
         elif edge == "falling":
-            edged = last and not raw
+            self.edged = last and not raw
         else:
-            edged = raw != last
-        delay = self.condition.delay
+            self.edged = raw != last
+
+    def listen(self, now: float) -> bool:
+        """The condition's value at ``now`` for a trigger that listens (once per look)."""
+        if self.heard == now:
+            return self.value
+        self.heard = now
+        edge, edged, delay = self.condition.edge, self.edged, self.condition.delay
         if delay <= 0.0:
             self.value = edged
             return edged
@@ -568,6 +594,11 @@ class ConditionState:
             else (self.value if edge == "none" else False)
         )
         return self.value
+
+    def rearm(self) -> None:
+        """Its element waits for another execution: the delay's history and value are gone."""
+        self.history.clear()
+        self.value = False
 
 
 def all_conditions(trigger: m.Trigger | None) -> list[m.Condition]:

@@ -9,6 +9,7 @@ sees XML. Every storyboard element keeps the ``line`` it came from, for messages
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -45,12 +46,18 @@ class RoadPosition:
 
 @dataclass(frozen=True)
 class RelativeLanePosition:
-    """``dlane`` lanes left of ``entity``'s lane (in its driving direction), ``ds`` on in s."""
+    """``dlane`` lanes left of ``entity``'s lane, ``ds`` on.
+
+    ``along_lane`` (the file's ``dsLane``): left and on as the lane's traffic drives, and
+    heading with it; else (``ds``) in the road's frame (left is +t, on is +s), heading along
+    the road's s, as esmini has them.
+    """
 
     entity: str
     dlane: int
     ds: float
     offset: float = 0.0
+    along_lane: bool = True
 
 
 @dataclass(frozen=True)
@@ -401,6 +408,9 @@ class SpeedProfileAction:
     entity: str | None = None
     max_acceleration: float | None = None
     max_deceleration: float | None = None
+    following: str = "follow"  # "position": straight between entries; "follow": bends rounded
+    max_acceleration_rate: float | None = None
+    max_deceleration_rate: float | None = None
 
 
 @dataclass(frozen=True)
@@ -735,13 +745,18 @@ class Maneuver:
 
 @dataclass(frozen=True)
 class ManeuverGroup:
-    """Maneuvers for ``actors``, run up to ``max_count`` times."""
+    """Maneuvers for ``actors``, run up to ``max_count`` times.
+
+    ``select``: the file's ``selectTriggeringEntities``: the entities whose conditions fired
+    the enclosing act's start trigger are actors too.
+    """
 
     name: str
     max_count: int
     actors: tuple[str, ...]
     maneuvers: tuple[Maneuver, ...]
     line: int
+    select: bool = False
 
 
 @dataclass(frozen=True)
@@ -791,6 +806,9 @@ class Entity:
     kinematic: bool = False
     trailer: str | None = None
     """The entity this one tows (its ``TrailerRef``)."""
+    max_acceleration: float = math.inf
+    """m/s2 its Performance allows: esmini holds a SpeedAction's change within it."""
+    max_deceleration: float = math.inf
     wheelbase: float = 0.0
     """m between the front and rear axle."""
     hitch: float = 0.0

@@ -177,9 +177,12 @@ def relative_point(
         return float(x[0]), float(y[0]), float(heading[0])
     if where.lane == NO_LANE:
         return None
-    forward = network.forward(where.road, where.lane)
+    forward = network.forward(where.road, where.lane) or not position.along_lane
     lane = shift_lane(where.lane, position.dlane, forward)
     along = where.s + (position.ds if forward else -position.ds)
     if not 0.0 <= along <= road.length or not math.isfinite(float(road.lane_t(along, lane)[0])):
         return None
-    return lane_pose(network, where.road, along, lane, position.offset)
+    px, py, h = lane_pose(network, where.road, along, lane, position.offset)
+    if not position.along_lane and not network.forward(where.road, lane):
+        h -= math.pi  # along the road's s (``ds``), not the lane's traffic
+    return px, py, h

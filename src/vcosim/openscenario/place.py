@@ -94,7 +94,9 @@ def resolve(position: m.Position, network: RoadNetwork | None, poses: Mapping[st
     if isinstance(position, m.Oriented):
         x, y, h = resolve(position.position, network, poses)
         wanted = position.h
-        if position.relative:  # to the road's s direction there
+        if position.relative and isinstance(position.position, m.LanePosition):
+            wanted += h  # to the lane's driving direction there (esmini's, by its traffic rule)
+        elif position.relative:  # to the road's s direction there
             where = need_road(network, "a relative orientation").locate(x, y)
             if where.road[0] == "":
                 raise PlaceError(f"({x:.2f}, {y:.2f}) is on no road: no heading to be relative to")
@@ -130,10 +132,13 @@ def resolve(position: m.Position, network: RoadNetwork | None, poses: Mapping[st
         return float(px[0]), float(py[0]), float(heading[0])
     ref = position.entity
     road_id, s, lane, _ = on_lane(network, _pose_of(ref, poses), ref)
-    forward = road.forward(road_id, lane)
+    forward = road.forward(road_id, lane) or not position.along_lane
     target = shift_lane(lane, position.dlane, forward)
     along = s + (position.ds if forward else -position.ds)
-    return lane_pose(road, road_id, along, target, position.offset)
+    x, y, h = lane_pose(road, road_id, along, target, position.offset)
+    if not position.along_lane and not road.forward(road_id, target):
+        h -= math.pi  # along the road's s, not the lane's traffic
+    return x, y, h
 
 
 class NotPlaced(PlaceError):

@@ -776,7 +776,17 @@ def _object(r: Reader, thing: Node, name: str, external: bool, line: int) -> m.E
         external=external, line=line, kind=kind, category=category, height=size[2] or 1.5,
         kinematic=not physical, trailer=trailer, wheelbase=wheelbase, hitch=hitch,
         coupler=coupler, centre=ahead,
+        max_acceleration=_performance(r, performance, "maxAcceleration"),
+        max_deceleration=_performance(r, performance, "maxDeceleration"),
     )  # fmt: skip
+
+
+def _performance(r: Reader, performance: Node | None, key: str) -> float:
+    """A Performance limit (m/s2, infinite without one; its sign is ignored)."""
+    if performance is None or key not in performance.attrib:
+        return math.inf
+    value = abs(r.number(performance, key))
+    return value if value > 0 else math.inf
 
 
 def _init(r: Reader, node: Node, entities: dict[str, m.Entity]) -> tuple[
@@ -852,14 +862,14 @@ def _init(r: Reader, node: Node, entities: dict[str, m.Entity]) -> tuple[
         relative = step.action
         if (
             isinstance(relative, m.SpeedAction) and relative.entity is not None
-            and not relative.continuous and relative.dynamics.shape == "step"
-            and init[relative.entity].ramp is None
+            and relative.dynamics.shape == "step" and init[relative.entity].ramp is None
         ):  # fmt: skip
             ref = init[relative.entity].speed
             value = relative.value
             start = ref + value if relative.relative == "delta" else ref * value
             init[name] = m.InitState(init[name].position, start, None)
-            later.remove((name, step))
+            if not relative.continuous:  # a continuous one goes on keeping it (as esmini)
+                later.remove((name, step))
     return init, tuple(order), assigned, later
 
 
@@ -909,11 +919,13 @@ def _where(r: Reader, kind: Node) -> m.Position:
         )  # fmt: skip
     if kind.tag == "RoadPosition":
         return m.RoadPosition(r.text(kind, "roadId"), r.number(kind, "s"), r.number(kind, "t"))
-    if kind.tag == "RelativeLanePosition":  # dsLane (along the lane): taken as ds
-        ds = r.number(kind, "dsLane") if "dsLane" in kind.attrib else r.number(kind, "ds", 0.0)
+    if kind.tag == "RelativeLanePosition":  # dsLane along the lane, ds along the road
+        along_lane = "dsLane" in kind.attrib
+        ds = r.number(kind, "dsLane") if along_lane else r.number(kind, "ds", 0.0)
         return m.RelativeLanePosition(
-            _entity_ref(r, kind), r.integer(kind, "dLane"), ds, r.number(kind, "offset", 0.0)
-        )
+            _entity_ref(r, kind), r.integer(kind, "dLane"), ds, r.number(kind, "offset", 0.0),
+            along_lane,
+        )  # fmt: skip
     if kind.tag == "RelativeWorldPosition":
         return m.RelativeWorldPosition(
             _entity_ref(r, kind), r.number(kind, "dx"), mirror * r.number(kind, "dy")
@@ -1232,18 +1244,20 @@ def _limits(r: Reader, node: Node, *keys: str) -> list[float | None]:
 
 def _speed_profile(r: Reader, node: Node) -> m.SpeedProfileAction:
     """SpeedProfileAction: its entries, in order, relative to an entity's speed if named."""
-    r.choice(node, "followingMode", {"follow", "position"}, "follow")
+    following = r.choice(node, "followingMode", {"follow", "position"}, "follow")
     entries = r.kids(node, "SpeedProfileEntry")
     if not entries:
         raise Refused(node, "a speed profile needs an entry or more")
-    acceleration, deceleration = _limits(r, node, "maxAcceleration", "maxDeceleration")
+    acceleration, deceleration, rise, fall = _limits(
+        r, node, "maxAcceleration", "maxDeceleration", "maxAccelerationRate", "maxDecelerationRate"
+    )
     return m.SpeedProfileAction(
         tuple(
             (r.number(e, "speed"), r.number(e, "time") if "time" in e.attrib else None)
             for e in entries
         ),
         _entity_ref(r, node) if "entityRef" in node.attrib else None,
-        acceleration, deceleration,
+        acceleration, deceleration, following, rise, fall,
     )  # fmt: skip
 
 
@@ -1368,8 +1382,7 @@ def _act(r: Reader, node: Node, entities: dict[str, m.Entity]) -> m.Act:
 
 def _group(r: Reader, node: Node, entities: dict[str, m.Entity]) -> m.ManeuverGroup:
     actors_node = r.need(node, "Actors")
-    if r.flag(actors_node, "selectTriggeringEntities"):
-        raise Refused(actors_node, "selectTriggeringEntities='true' is not supported")
+    select = r.flag(actors_node, "selectTriggeringEntities")
     actors = tuple(_entity_ref(r, a) for a in r.kids(actors_node, "EntityRef"))
     chosen = [c for c in node.children if c.tag in ("Maneuver", "CatalogReference")]
     for child in chosen:
@@ -1384,7 +1397,7 @@ def _group(r: Reader, node: Node, entities: dict[str, m.Entity]) -> m.ManeuverGr
                 )  # fmt: skip
     return m.ManeuverGroup(
         r.text(node, "name"), r.integer(node, "maximumExecutionCount", 1), actors, maneuvers,
-        node.line,
+        node.line, select,
     )  # fmt: skip
 
 

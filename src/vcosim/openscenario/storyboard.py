@@ -28,8 +28,10 @@ import numpy as np
 
 from vcosim.errors import ConfigError, VcosimError
 from vcosim.openscenario import model as m
+from vcosim.openscenario import speed_profile
 from vcosim.openscenario.actions import (
     CHANNELS,
+    PEAK_RATE,
     Channels,
     Ramp,
     RouteRun,
@@ -135,6 +137,8 @@ class Element:
         self.started: list[float] = []
         self.ended: list[float] = []
         self.runs: list[Run] = []
+        self.triggering: tuple[str, ...] = ()
+        """An act's: the entities whose conditions fired its start trigger."""
 
     def walk(self) -> list[Element]:
         """The element and every element below it, depth first."""
@@ -233,6 +237,10 @@ class Storyboard(Face):
         self.arriving: dict[str, RouteRun] = {}
         self.steered: dict[tuple[str, str], SteeredRun] = {}
         """The runs whose channel the storyboard sets at every look, by (actor, channel)."""
+        self.passed: dict[int, tuple[str, ...]] = {}
+        """Each entity condition's entities that passed its test at the latest look."""
+        self.fired_group: tuple[m.Condition, ...] = ()
+        """The condition group that fired the trigger ``_fired`` found firing last."""
 
     def _triggers(self) -> list[m.Trigger | None]:
         triggers: list[m.Trigger | None] = [self.scenario.stop]
@@ -270,8 +278,8 @@ class Storyboard(Face):
             self.channels[name] = Channels(init.speed, offset)
             if init.ramp is not None:  # from standing, as Init's speed action says
                 duration = speed_duration(init.ramp, 0.0, init.speed)
-                self.channels[name].ramps["speed"] = Ramp(
-                    0.0, 0.0, init.speed, duration, init.ramp.shape
+                self.channels[name].ramps["speed"] = self._performed(
+                    name, Ramp(0.0, 0.0, init.speed, duration, init.ramp.shape)
                 )
         self._tick()
 
@@ -394,8 +402,8 @@ class Storyboard(Face):
         now = scene.time
         for e in self.elements:
             e.recent, e.fresh = e.fresh, set()
-        for state in self.conditions.values():
-            state.update(self._test(state.condition, scene), now)
+        for state in self.conditions.values():  # every test and edge at every look
+            state.look(self._test(state.condition, scene))
         self._watch_ego(scene)
         if self.ended_by:
             return
@@ -425,10 +433,9 @@ class Storyboard(Face):
                 self._synchronize(actor, steered, scene)
             elif isinstance(do, m.SpeedProfileAction):
                 assert steered.profile is not None
-                times, speeds = steered.profile
-                speed = float(np.interp(now, times, speeds))
-                self.channels[actor].ramps["speed"] = Ramp.hold(speed)
-                steered.done = now >= times[-1]
+                speed, rate = speed_profile.at(steered.profile, now)
+                self.channels[actor].ramps["speed"] = Ramp(now, speed, speed + rate, 1.0, "linear")
+                steered.done = now >= steered.profile[-1].t
             elif isinstance(do, m.LateralDistanceAction):
                 self._keep_aside(actor, steered, scene)
             else:
@@ -444,11 +451,22 @@ class Storyboard(Face):
             return
         movers = self.movers
         for name, channels in self.channels.items():
+            owner = channels.owners.get("speed")
+            entity = self.scenario.entities[name]
+            speeding = None if owner is None else owner.action.action
+            held = isinstance(speeding, m.SpeedAction) and speeding.dynamics.shape != "step"
+            channels.rise = entity.max_acceleration if held else math.inf
+            channels.fall = entity.max_deceleration if held else math.inf
             speed, rate, offset = channels.command(now)
             if movers is not None and name in movers.slots:
+                following = self.following.get(name)
+                if speed < 0.0 and following is not None and following.times is None:
+                    speed, rate = -speed, -rate  # reversing, it runs the trajectory on (esmini)
                 movers.command(movers.slots[name], speed, rate, offset)
             else:
-                world.drivers.command(world.row(name), max(speed, 0.0), rate, offset)
+                world.drivers.command(
+                    world.row(name), max(speed, 0.0), rate, offset, channels.offset_rate
+                )
 
     def _watch_ego(self, scene: Scene) -> None:
         world = self.world
@@ -472,8 +490,9 @@ class Storyboard(Face):
     def _test(self, condition: m.Condition, scene: Scene) -> bool:
         test = condition.test
         if isinstance(test, m.EntityCondition):
-            results = (self.tests.passes(test.test, who, scene) for who in test.entities)
-            return any(results) if test.any else all(results)
+            passed = [who for who in test.entities if self.tests.passes(test.test, who, scene)]
+            self.passed[id(condition)] = tuple(passed)
+            return bool(passed) if test.any else len(passed) == len(test.entities)
         if isinstance(test, m.SimulationTime):
             return compare(scene.time, test.rule, test.value)
         if isinstance(test, m.TrafficSignalCondition):
@@ -502,17 +521,36 @@ class Storyboard(Face):
         one-shot conditions) have it: "the hero moved 1 m" and a rising edge at another
         moment make a group that fires, where by the standard it never could.
         """
-        for group in trigger.groups if trigger is not None else ():
+        if trigger is None:
+            return ""
+        now = self.world.time if self.world is not None else 0.0
+        values = {id(c): self.conditions[id(c)].listen(now) for c in all_conditions(trigger)}
+        for group in trigger.groups:
             if not group:
                 continue
             if self.carla:
-                self.latched.update(id(c) for c in group if self.conditions[id(c)].value)
+                self.latched.update(id(c) for c in group if values[id(c)])
                 if all(id(c) in self.latched for c in group):
                     self.latched.difference_update(id(c) for c in group)
+                    self.fired_group = group
                     return ", ".join(repr(c.name) for c in group)
-            elif all(self.conditions[id(c)].value for c in group):
+            elif all(values[id(c)] for c in group):
+                self.fired_group = group
                 return ", ".join(repr(c.name) for c in group)
         return ""
+
+    def _rearm(self, element: Element) -> None:
+        """An element waiting for another execution hears its triggers afresh.
+
+        Its own and those of every element below it: delays and values (as esmini's reset).
+        """
+        for e in element.walk():
+            model = e.model
+            triggers = [model.start] if isinstance(model, (m.Act, m.Event)) else []
+            if isinstance(model, m.Act):
+                triggers.append(model.stop)
+            for c in (c for t in triggers for c in all_conditions(t)):
+                self.conditions[id(c)].rearm()
 
     # -- the story elements -----------------------------------------------------------------
     def _advance_story(self, story: Element, scene: Scene) -> None:
@@ -526,6 +564,10 @@ class Storyboard(Face):
             assert isinstance(model, m.Act)
             if act.state == STANDBY and (model.start is None or self._fired(model.start)):
                 act.go(RUNNING, "startTransition", now)
+                fired = self.fired_group if model.start is not None else ()
+                act.triggering = tuple(
+                    dict.fromkeys(who for c in fired for who in self.passed.get(id(c), ()))
+                )
                 for group in act.children:
                     self._start_group(group, now)
             if act.state != RUNNING:
@@ -534,7 +576,7 @@ class Storyboard(Face):
                 self._stop(act, now)
                 continue
             for group in act.children:
-                self._advance_group(group, scene)
+                self._advance_group(group, scene, act.triggering)
             if all(group.state == COMPLETE for group in act.children):
                 act.go(COMPLETE, "endTransition", now)
         if all(act.state == COMPLETE for act in story.children):
@@ -545,20 +587,24 @@ class Storyboard(Face):
         for maneuver in group.children:
             maneuver.go(RUNNING, "startTransition", now)
 
-    def _advance_group(self, group: Element, scene: Scene) -> None:
+    def _advance_group(self, group: Element, scene: Scene, triggering: tuple[str, ...]) -> None:
         if group.state != RUNNING:
             return
         model = group.model
         assert isinstance(model, m.ManeuverGroup)
+        actors = model.actors
+        if model.select:  # the act's triggering entities join its actors
+            actors = tuple(dict.fromkeys((*actors, *triggering)))
         for maneuver in group.children:
             if maneuver.state == RUNNING:
-                self._advance_maneuver(maneuver, model.actors, scene)
+                self._advance_maneuver(maneuver, actors, scene)
         if all(maneuver.state == COMPLETE for maneuver in group.children):
             group.count += 1
             group.go(COMPLETE, "endTransition", scene.time)
             if group.count < model.max_count:  # again, from the start
                 for element in group.walk()[1:]:
                     element.state, element.count = STANDBY, 0
+                self._rearm(group)
                 self._start_group(group, scene.time)
 
     def _advance_maneuver(self, maneuver: Element, actors: tuple[str, ...], scene: Scene) -> None:
@@ -596,6 +642,11 @@ class Storyboard(Face):
                 run.update(now)
             if action.state == RUNNING and all(run.done for run in action.runs):
                 action.go(COMPLETE, "endTransition", now)
+                if isinstance(action.model, m.Action) and isinstance(
+                    action.model.action, m.LaneChangeAction
+                ):
+                    for run in action.runs:
+                        self._follow_lane(run.actor)
         if all(action.state == COMPLETE for action in event.children):
             event.count += 1
             event.go(COMPLETE, "endTransition", now)
@@ -604,6 +655,7 @@ class Storyboard(Face):
             if event.count < model.max_count:  # waits for its trigger again
                 for element in event.walk():
                     element.state = STANDBY
+                self._rearm(event)
 
     def _stop(self, element: Element, now: float) -> None:
         """End an element and all of it that has not ended (a stop trigger, an override)."""
@@ -630,15 +682,23 @@ class Storyboard(Face):
         if isinstance(do, m.FollowTrajectoryAction):
             return self._start_trajectory(action, actor, do, now)
         if isinstance(do, m.SpeedAction):
-            start = scene.value("speed", actor)
+            start = self._speed_of(actor, scene)
             target = do.value
             if do.entity is not None:
-                ref = scene.value("speed", do.entity)
+                ref = self._speed_of(do.entity, scene)
                 target = ref + do.value if do.relative == "delta" else ref * do.value
-            if not self.scenario.entities[actor].kinematic:
+            entity = self.scenario.entities[actor]
+            if not entity.kinematic:
                 target = max(target, 0.0)
-            ramp = Ramp(
-                now, start, target, speed_duration(do.dynamics, start, target), do.dynamics.shape
+            ramp = self._performed(
+                actor,
+                Ramp(
+                    now,
+                    start,
+                    target,
+                    speed_duration(do.dynamics, start, target),
+                    do.dynamics.shape,
+                ),
             )
         elif isinstance(do, m.LaneChangeAction):
             start = channels.ramps["lane"].at(now)[0]
@@ -646,6 +706,8 @@ class Storyboard(Face):
                 target = self._lane_offset(actor, do, scene)
             except PlaceError as exc:  # off every lane: no lane to change to, as in esmini
                 return self._passed_over(action, actor, exc, now)
+            except ScenarioRunError as exc:  # on a road its route lacks: no lane to aim at
+                return self._passed_over(action, actor, PlaceError(str(exc)), now)
             duration = change_duration(do.dynamics, scene.value("speed", actor), target - start)
             ramp = Ramp(now, start, target, duration, do.dynamics.shape)
         elif isinstance(do, m.LaneOffsetAction):
@@ -653,7 +715,7 @@ class Storyboard(Face):
             target = do.value
             if do.entity is not None:
                 try:
-                    target += self._offset_in_lane(do.entity, scene)
+                    target = self._offset_beside(actor, do.entity, do.value, scene)
                 except PlaceError as exc:  # its entity is off every lane: no lane centre
                     return self._passed_over(action, actor, exc, now)
             ramp = Ramp(now, start, target, offset_duration(do, target - start), do.shape)
@@ -664,12 +726,17 @@ class Storyboard(Face):
                 self.world.override(actor, {name: (v, on) for name, v, on in do.values})
         elif isinstance(do, STEERED):
             lateral = isinstance(do, m.LateralDistanceAction)
+            commanded = self._speed_of(actor, scene), channels.rate  # a profile's start
             start = channels.ramps["lane"].at(now)[0] if lateral else scene.value("speed", actor)
             steered = SteeredRun(action, actor, start, "lane" if lateral else "speed")
             channels.take(steered)
             self.steered[(actor, steered.channel or "")] = steered
             if isinstance(do, m.SpeedProfileAction):
-                steered.profile = _profile(do, start, scene, now)
+                base = 0.0 if do.entity is None else self._speed_of(do.entity, scene)
+                steered.profile = speed_profile.plan(do, now, *commanded, base)
+                first = speed_profile.at(steered.profile, now)[0]
+                if now <= 0.0 and abs(first - scene.value("speed", actor)) > 1e-6:
+                    self._shift(actor, 0.0, first, scene)  # Init's profile starts at its speed
             if isinstance(do, m.LongitudinalDistanceAction) and do.max_acceleration is None:
                 self._keep_distance(actor, steered, scene, at_once=True)
             if isinstance(do, m.LateralDistanceAction) and do.distance is None:
@@ -829,7 +896,11 @@ class Storyboard(Face):
             or not channels.ramps["offset"].arrived(scene.time)
         ):
             return
-        channels.ramps["offset"] = Ramp.hold(do.value + self._offset_in_lane(do.entity, scene))
+        try:
+            offset = self._offset_beside(run.actor, do.entity, do.value, scene)
+        except PlaceError:  # off every lane for now: the offset it has, held
+            return
+        channels.ramps["offset"] = Ramp.hold(offset)
 
     def _shift(self, actor: str, ds: float, speed: float, scene: Scene) -> None:
         """Move ``actor`` ``ds`` metres on along the line it follows, at ``speed``."""
@@ -922,6 +993,32 @@ class Storyboard(Face):
         channels.ramps["offset"] = Ramp.hold(0.0)
         return line
 
+    def _follow_lane(self, actor: str) -> None:
+        """After a lane change, the actor follows its new lane where the route would not.
+
+        A lane change into an exit lane or at a road's split follows the branch its new lane
+        leads into (esmini drives on in its lane), where the route it had goes on along the
+        main road. Where the new lane leads along the same roads, the route stays.
+        """
+        network = self.network
+        if network is None or actor not in self.channels or actor in self.against:
+            return
+        scene = self._scene()
+        try:
+            road_id, _, lane, _ = on_lane(network, scene.pose(actor), actor)
+            ahead = plan_route(network, (road_id, lane), [], actor)
+        except PlaceError:  # off every lane, or no lane ahead: as it was
+            return
+        roads = [road for road, _ in ahead]
+        had = list(reversed(self.legs.get(actor, {})))  # the route's roads, in order
+        if road_id in had and had[had.index(road_id) :][: len(roads)] == roads:
+            return
+        channels = self.channels[actor]
+        offset = channels.ramps["lane"].at(scene.time)[0]
+        line = self._take_route(actor, [], scene)
+        _, off = locate(line, arc_lengths(line), *scene.pose(actor)[:2])
+        channels.ramps["lane"] = Ramp.hold(off if math.isfinite(off) else offset)
+
     def _lane_offset(self, actor: str, do: m.LaneChangeAction, scene: Scene) -> float:
         """The offset from the actor's path of the target lane's centre (+ targetLaneOffset).
 
@@ -964,6 +1061,23 @@ class Storyboard(Face):
         forward = self.network.forward(road_id, path_lane) != (actor in self.against)
         return across if forward else -across
 
+    def _offset_beside(self, actor: str, entity: str, value: float, scene: Scene) -> float:
+        """The lane offset that puts ``actor`` ``value`` m left of ``entity`` (its left).
+
+        As esmini: the entity's lateral position on the road plus ``value`` along the
+        entity's left, as an offset from the actor's own lane centre, possibly beyond its
+        lane (into the entity's). On another road than the entity's: its offset in its lane.
+        """
+        assert self.network is not None
+        road_id, s, lane, t = on_lane(self.network, scene.pose(entity), entity)
+        mine, s_mine, my_lane, _ = on_lane(self.network, scene.pose(actor), actor)
+        my_lane = self.legs.get(actor, {}).get(mine, my_lane)  # the lane its offset is from
+        if mine != road_id:
+            return value + self._offset_in_lane(entity, scene)
+        wanted = t + (value if self.network.forward(road_id, lane) else -value)
+        across = wanted - float(self.network.road(mine).lane_t(s_mine, my_lane)[0])
+        return across if self.network.forward(mine, my_lane) else -across
+
     def _offset_in_lane(self, name: str, scene: Scene) -> float:
         """How far left of its lane's centre an entity is."""
         road_id, s, lane, t = on_lane(self.network, scene.pose(name), name)
@@ -972,18 +1086,58 @@ class Storyboard(Face):
         return across if self.network.forward(road_id, lane) else -across
 
     def _keep_relative_speed(self, channels: Channels, scene: Scene) -> None:
-        """A continuous relative speed, once its ramp arrived, tracks its entity's speed."""
+        """A relative speed's ramp ends at its entity's speed as it is now (as esmini's does).
+
+        A continuous one, once arrived, tracks it.
+        """
         run = channels.owners.get("speed")
-        if run is None or run.done or not run.continuous:
+        if run is None or run.done:
             return
         ramp = channels.ramps["speed"]
         do = run.action.action
-        if not ramp.arrived(scene.time) or not isinstance(do, m.SpeedAction):
+        if not isinstance(do, m.SpeedAction) or do.entity is None:
             return
-        assert do.entity is not None
-        ref = scene.value("speed", do.entity)
-        target = ref + do.value if do.relative == "delta" else ref * do.value
-        channels.ramps["speed"] = Ramp.hold(max(target, 0.0))
+        arrived = ramp.arrived(scene.time)
+        if arrived and not run.continuous:
+            return
+        ref = self._speed_of(do.entity, scene)
+        target = max(ref + do.value if do.relative == "delta" else ref * do.value, 0.0)
+        if arrived:
+            channels.ramps["speed"] = Ramp.hold(target)
+        else:
+            channels.ramps["speed"] = Ramp(ramp.t0, ramp.start, target, ramp.duration, ramp.shape)
+
+    def _performed(self, name: str, ramp: Ramp) -> Ramp:
+        """A speed ramp slowed to what the entity's Performance allows, as esmini holds it.
+
+        esmini limits every step of a SpeedAction's transition to the entity's maxAcceleration
+        and maxDeceleration (a step shape excepted: set at once); here the ramp's duration
+        stretches until its steepest rate is within the limit.
+        """
+        entity = self.scenario.entities[name]
+        change = ramp.end - ramp.start
+        limit = entity.max_acceleration if change > 0 else entity.max_deceleration
+        if ramp.shape == "step" or not math.isfinite(limit) or abs(change) < 1e-9:
+            return ramp  # esmini sets a step's speed when the action starts, unlimited
+        least = abs(change) * PEAK_RATE[ramp.shape] / limit
+        if ramp.duration >= least:
+            return ramp
+        return Ramp(ramp.t0, ramp.start, ramp.end, least, ramp.shape)
+
+    def _speed_of(self, name: str, scene: Scene) -> float:
+        """An entity's speed as the storyboard means it (esmini's entity speed).
+
+        The speed it commands a car it drives (the car itself may lag a demand it cannot
+        follow), else the speed measured.
+        """
+        channels = self.channels.get(name)
+        if channels is None or name in self.following:
+            return scene.value("speed", name)
+        speed = channels.ramps["speed"].at(scene.time)[0]
+        if channels.sent is None or scene.time <= channels.sent[0]:
+            return speed
+        dt, sent = scene.time - channels.sent[0], channels.sent[1]
+        return min(max(speed, sent - channels.fall * dt), sent + channels.rise * dt)
 
     # -- trajectories -----------------------------------------------------------------------
     def _driver(self, actor: str) -> int:
@@ -1021,24 +1175,33 @@ class Storyboard(Face):
             if speed is not None and not speed.done:
                 speed.done = speed.overridden = True
             channels.owners["speed"] = run
+        # esmini puts the actor on the trajectory at once: at its initial distance, or where
+        # its schedule is now (a car 225 m away is not driven there first)
+        arc, moving = do.initial_offset, scene.value("speed", actor)
+        if times is not None and do.timing is not None and do.timing.domain == "relative":
+            times = times + now - float(np.interp(arc, cum, times))  # its clock starts there
+            run.times = times
+        if times is not None:
+            arc = float(np.interp(now, times, cum))
+            moving = schedule_speed(cum, times, now, arc, False)
+        x, y, h, _ = point_at(
+            paths.points, paths.cum, paths.starts[q], paths.ends[q], False, arc, 0.0, 0
+        )
+        here = scene.pose(actor)
+        away = math.hypot(here[0] - x, here[1] - y) > TRAJECTORY_END
         mover = self._mover(actor)
         if mover is not None:
             mover.follow(paths.points[paths.starts[q] : paths.ends[q]])
-            mover.s, _ = mover.locate(*scene.pose(actor)[:2])
-            if do.initial_offset:
-                ds = do.initial_offset - mover.s
-                self._shift(actor, ds, scene.value("speed", actor), scene)
+            mover.s, _ = mover.locate(*here[:2])
+            if away:
+                mover.offset = 0.0
+                self._shift(actor, arc - mover.s, moving, scene)
         else:
             k = self._driver(actor)
             world.drivers.path_of[k] = q
             world.drivers.hint[k] = -1
-            if do.initial_offset:  # put there at once, heading along the trajectory
-                x, y, h, _ = point_at(
-                    paths.points, paths.cum, paths.starts[q], paths.ends[q], False,
-                    do.initial_offset, 0.0, 0,
-                )  # fmt: skip
-                moving = max(scene.value("speed", actor), 0.0)
-                world.vehicles[actor].teleport(x, y, math.degrees(h), speed=moving)
+            if away:  # put there at once, heading along the trajectory
+                world.vehicles[actor].teleport(x, y, math.degrees(h), speed=max(moving, 0.0))
                 world.teleported()
         self.following[actor] = run
         return run
@@ -1165,25 +1328,6 @@ DISTANCE_REACHED = 0.5
 def _never(test: m.ValueCondition | m.EntityCondition) -> bool:
     """A condition that can never hold (a criterion of scenario_runner's)."""
     return isinstance(test, m.SimulationTime) and test.value == math.inf
-
-
-def _profile(
-    do: m.SpeedProfileAction, start: float, scene: Scene, now: float
-) -> tuple[np.ndarray, np.ndarray]:
-    """A speed profile as (times, speeds).
-
-    Each entry is reached in its time, or as fast as the limits allow (at once without any).
-    """
-    base = 0.0 if do.entity is None else scene.value("speed", do.entity)
-    times, speeds = [now], [start]
-    for speed, time in do.entries:
-        target = base + speed
-        if time is None:
-            limit = do.max_acceleration if target > speeds[-1] else do.max_deceleration
-            time = abs(target - speeds[-1]) / limit if limit else 0.0
-        times.append(times[-1] + max(time, 1e-6))
-        speeds.append(target)
-    return np.array(times), np.array(speeds)
 
 
 def _modified(value: str, rule: str, by: str) -> str:

@@ -100,7 +100,9 @@ SUBSET: tuple[Support, ...] = (
         "preset mapping below), every other category (`truck`, `bus`, `trailer`, "
         "`semitrailer`, `motorbike`, `bicycle`, `train`, `tram`) moves kinematically with "
         "its `BoundingBox` (below), unless a `preset` property names a preset; "
-        "`BoundingBox`, `Axles`, `Performance` read; a `Trailer` (a `TrailerRef` to an "
+        "`BoundingBox`, `Axles`, `Performance` read (a speed action's ramp keeps to its "
+        "`maxAcceleration`/`maxDeceleration`, as esmini scales its transition; a step is "
+        "not slowed); a `Trailer` (a `TrailerRef` to an "
         "entity, or 1.3's inline `Trailer`, an entity of its own named `TRACTOR_NAME`) is "
         "towed: its `TrailerCoupler` on the tractor's `TrailerHitch`",
     ),
@@ -163,9 +165,10 @@ SUBSET: tuple[Support, ...] = (
     Support(
         "`RelativeLanePosition`",
         "yes",
-        "`dLane` counts lanes to the left as the reference's traffic sees them (from lane "
-        "-2, +1 is -1; from -1, +1 is 1); `ds` ahead in its driving direction; `dsLane` "
-        "taken as `ds` (the same on a straight road)",
+        "with `dsLane`, `dLane` counts lanes to the left as the reference's traffic sees "
+        "them (from lane -2, +1 is -1; from -1, +1 is 1), `dsLane` ahead in that lane's "
+        "driving direction, heading with its traffic; with `ds` (as esmini), both in the "
+        "road's frame: `dLane` towards +t, `ds` along s, heading along s",
     ),
     Support(
         "`RelativeWorldPosition`",
@@ -197,7 +200,8 @@ SUBSET: tuple[Support, ...] = (
     Support(
         "`Orientation`",
         "heading",
-        "`relative` (to the road's s direction) or `absolute` `h`; a storyboard car heading "
+        "`relative` (on a `LanePosition` to the lane's driving direction, as esmini; "
+        "elsewhere to the road's s direction) or `absolute` `h`; a storyboard car heading "
         "more than 90 degrees from its lane's traffic drives that lane the other way "
         "(esmini's overtaker on the oncoming lane), a kinematic object heading more than 45 "
         "degrees across its lane goes straight on; `p`, `r` read, the road gives them",
@@ -208,8 +212,10 @@ SUBSET: tuple[Support, ...] = (
         "states standby, running, complete; `Act` start and stop triggers; an `Act`'s or "
         "`Event`'s missing or empty `StartTrigger` (`<StartTrigger/>`, how 1.0 to 1.2 files "
         "say it, the element being required) starts it at once; `ManeuverGroup` "
-        "`maximumExecutionCount` (runs again from the start); an `Action` with nothing in "
-        'it is done at once; `selectTriggeringEntities="true"` refused',
+        "`maximumExecutionCount` (runs again from the start, its events' triggers heard "
+        "afresh, delays included); an `Action` with nothing in "
+        'it is done at once; `selectTriggeringEntities="true"`: the entities whose '
+        "conditions fired the act's start trigger join the group's actors",
     ),
     Support(
         "`Event` `priority`",
@@ -220,14 +226,18 @@ SUBSET: tuple[Support, ...] = (
     Support(
         "`Event` `maximumExecutionCount`",
         "yes",
-        "after it ended it waits for its trigger again, up to the count",
+        "after it ended it waits for its trigger again (heard afresh, its delay counted "
+        "again), up to the count",
     ),
     Support(
         "`SpeedAction`",
         "yes",
         "`AbsoluteTargetSpeed`; `RelativeTargetSpeed` (`delta`, `factor`) to the entity's "
-        'speed at the start, or with `continuous="true"` to its speed all along, once the '
-        "ramp arrived (such an action never ends by itself)",
+        "speed as it goes (the ramp's end moves with it, as esmini's), and with "
+        '`continuous="true"` all along once the ramp arrived (such an action never ends by '
+        "itself); the entity's speed is the one the storyboard commands a car it drives (the "
+        "car may lag it); as esmini, every change but a `step` is held within the vehicle's "
+        "`Performance` `maxAcceleration`/`maxDeceleration` (the ramp stretched)",
     ),
     Support(
         "`SpeedActionDynamics`",
@@ -244,12 +254,16 @@ SUBSET: tuple[Support, ...] = (
         "start) or `rate` (the largest lateral speed, m/s: the change takes the shape's "
         "peak over mean rate times the distance over it); asked of an entity on no lane "
         "(or relative to one), it is passed over, ending at once, with a warning line in "
-        "the storyboard's report (a `LaneOffsetAction` relative to one alike)",
+        "the storyboard's report (a `LaneOffsetAction` relative to one alike); where the "
+        "new lane leads elsewhere than the route (an exit lane, a split) the car is "
+        "re-routed from it and follows its branch",
     ),
     Support(
         "`LaneOffsetAction`",
         "yes",
-        "`AbsoluteTargetLaneOffset`, `RelativeTargetLaneOffset`; the duration from "
+        "`AbsoluteTargetLaneOffset`; `RelativeTargetLaneOffset` (the entity's lateral "
+        "position plus the value along the entity's left, from the actor's own lane, "
+        "possibly into the entity's, as esmini); the duration from "
         "`maxLateralAcc` (default 1 m/s²): cubic (and linear) `sqrt(6 d / a)`, sinusoidal "
         '`pi sqrt(d / 2a)`; `continuous="true"`: it never ends, and relative to an entity '
         "it follows the entity's offset",
@@ -264,9 +278,11 @@ SUBSET: tuple[Support, ...] = (
         "yes",
         "in a `RoutingAction`; the `Trajectory` inline, in a `TrajectoryRef` or a "
         "`CatalogReference`, laid out when the action starts (relative positions where "
-        "their entities are then); shapes below; `initialDistanceOffset`: the entity is put "
-        "that far along at once; in Init, for an entity Init gives no position, it starts "
-        "on the trajectory (as esmini)",
+        "their entities are then); shapes below; as esmini, the entity is put on it at "
+        "once: `initialDistanceOffset` along (with relative `Timing` its clock starting "
+        "there), or where absolute `Timing` has it then; in Init, for an entity Init gives "
+        "no position, it starts on the trajectory; a car driven backwards runs an untimed "
+        "one from start to end (as esmini turns it)",
     ),
     Support(
         "`Polyline`",
@@ -353,8 +369,12 @@ SUBSET: tuple[Support, ...] = (
         "`SpeedProfileAction`",
         "yes",
         "each `SpeedProfileEntry` reached in its `time` after the one before, or as fast as "
-        "`maxAcceleration`/`maxDeceleration` allow (at once without them), linearly; with "
-        "`entityRef`, speeds relative to that entity's speed at the start",
+        "`maxAcceleration`/`maxDeceleration` allow (at once without them), a slope steeper "
+        "than them reached later; `followingMode` `position`: straight lines, a first entry "
+        "of time 0 is the start speed (a step); `follow`: the bends rounded at "
+        "`maxAccelerationRate`/`maxDecelerationRate` from the speed and acceleration at the "
+        "start (one entry: arriving at its time), as esmini plays them; `maxSpeed` read, not "
+        "applied; with `entityRef`, speeds relative to that entity's speed at the start",
     ),
     Support(
         "`SynchronizeAction`",
@@ -422,7 +442,8 @@ SUBSET: tuple[Support, ...] = (
     Support(
         "`ConditionGroup`, `Condition`",
         "yes",
-        "OR of groups, AND within; `delay`; `conditionEdge` `none`, `rising`, `falling`, "
+        "OR of groups, AND within; `delay` (counted while its element waits, as esmini); "
+        "`conditionEdge` `none`, `rising`, `falling`, "
         "`risingOrFalling`; in a file written for scenario_runner (a `CARLA:` description) "
         "a condition that held once holds on until its group fires, as scenario_runner's "
         "groups (sequences of one-shot conditions) have it",
@@ -482,7 +503,8 @@ SUBSET: tuple[Support, ...] = (
     Support(
         "`ReachPositionCondition`",
         "yes",
-        "distance between reference points within `tolerance`",
+        "distance between reference points within `tolerance`; a `Position` with an "
+        "`Orientation` also wants the heading within 0.05 rad (esmini's tolerance)",
     ),
     Support(
         "`DistanceCondition`, `RelativeDistanceCondition`",

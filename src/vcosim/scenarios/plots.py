@@ -27,7 +27,7 @@ AxesGrid = npt.NDArray[np.object_]
 """A figure's grid of ``Axes`` as ``subplots`` gives it."""
 
 
-def _pyplot() -> ModuleType:
+def pyplot() -> ModuleType:
     """Pyplot, on the headless Agg backend."""
     import matplotlib
 
@@ -39,7 +39,7 @@ def _pyplot() -> ModuleType:
 
 def figure(title: str) -> tuple[Figure, AxesGrid]:
     """A 2x2 figure with a title; returns the figure and the 2x2 axes."""
-    fig, axes = _pyplot().subplots(2, 2, figsize=(13, 8.5), constrained_layout=True)
+    fig, axes = pyplot().subplots(2, 2, figsize=(13, 8.5), constrained_layout=True)
     fig.suptitle(title)
     return fig, axes
 
@@ -49,7 +49,7 @@ def save(fig: Figure, axes: AxesGrid, path: Path) -> None:
     for ax in np.ravel(axes):
         ax.grid(alpha=0.3)
     fig.savefig(path, dpi=110)
-    _pyplot().close(fig)
+    pyplot().close(fig)
 
 
 def legend(ax: Axes, *others: Axes, loc: Location = "upper right") -> None:

@@ -196,6 +196,30 @@ class SimulatorEndpoint(Face):
                 cfg.debug_log, ("id", *face.to_controller), ("id", *face.from_controller)
             )
 
+    @classmethod
+    def compile_ahead(cls, config: CouplingConfig | None = None) -> None:
+        """Compile (or load from numba's cache) the kernels an endpoint of ``config`` calls.
+
+        For a process with a core to spare while the simulator compiles its vehicle (the
+        demo's first run): the simulator's endpoint then loads them from the cache instead of
+        compiling them after the vehicle, about 2 s of CPU. The endpoint made here listens
+        on an ephemeral port of its own, and its arrays are of the types ``start`` passes (a
+        vehicle's inputs and state: one-dimensional float arrays).
+        """
+        ephemeral = (config or CouplingConfig()).model_copy(update={"listen_port": 0})
+        endpoint = cls(ephemeral)
+        try:  # (its link compiled the native receive as it was made)
+            inputs = np.zeros(L.N_INPUTS)
+            entry_point(apply_inputs, (endpoint.link.message, inputs, *endpoint._apply_rest()))
+            if endpoint._extended is not None:
+                derive_sources(np.zeros(L.N_STATES), endpoint._extended)
+        finally:
+            endpoint.close()
+
+    def _apply_rest(self) -> tuple[np.ndarray, ...]:
+        """``apply_inputs``' arguments after the message and the vehicle's inputs."""
+        return (self._frozen, self._clamps, self._slots, self._limits)
+
     def _udp_link(self) -> UdpLink:
         """The UDP socket to the controller: its host (or address) and ``allow`` may answer."""
         cfg, face = self.config, self.interface
@@ -247,7 +271,7 @@ class SimulatorEndpoint(Face):
             self._inputs[L.U_DRIVE_MODE] = 1.0
         self._frozen[:] = self._inputs[self.interface.inputs.target]
         self._send_out = self.link.send
-        self._apply_args = (self._inputs, self._frozen, self._clamps, self._slots, self._limits)
+        self._apply_args = (self._inputs, *self._apply_rest())
         self._apply_inputs = entry_point(apply_inputs, (self.link.message, *self._apply_args))
         source = self._extended if self._extended is not None else self._outputs
         if self._source_run is not None:

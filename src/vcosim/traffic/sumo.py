@@ -40,6 +40,8 @@ from vcosim.address import parse_address
 from vcosim.errors import ConfigError, VcosimError
 from vcosim.extras import require
 from vcosim.traffic.tools import sumo_tool
+from vcosim.vehicle._jit_cache import kernel
+from vcosim.world.geometry import POSE_NAMES
 from vcosim.world.others import Signal
 from vcosim.world.sumo_spec import SumoSpec
 
@@ -98,12 +100,13 @@ def _libsumo() -> ModuleType:
     return libsumo
 
 
-VEHICLE_GETTERS = ("Angle", "Speed", "", "Signals")
+VEHICLE_GETTERS = ("Angle", "Speed", "")
 PERSON_GETTERS = ("Angle", "Speed")
 """The values read after the position, by libsumo's getter names: a row's columns 2 on
 (``SumoTraffic._fill``); a person's acceleration and signals read 0. A vehicle's
 acceleration ("") is not read: SUMO's is its speed change over the step (its
-``SPEED2ACCEL``), and ``_fill`` takes it from the speeds, to the bit (docs/traffic.md)."""
+``SPEED2ACCEL``), and ``_fill`` takes it from the speeds, to the bit (docs/traffic.md); its
+signals are read when a face asks (``SumoTraffic.vehicle_signals``)."""
 
 
 def _columns(api: ModuleType, domain: str, ids: list[str], getters: tuple[str, ...]) -> np.ndarray:
@@ -183,6 +186,8 @@ class SumoTraffic:
         """A head per link of every traffic light (``vcosim.world.others``), by light and link."""
         self._heads: list[tuple[str, int]] = []  # each head's light and link index
         self.steps = 0
+        self._signals_at = -1  # the step whose signal bits ``_signals`` holds
+        self._filled: dict[int, tuple[list[str], np.ndarray]] = {}  # the last ids, their slots
         self.sumo_seconds = 0.0
         """Wall-clock seconds spent in SUMO's steps (the bench's split of the cost)."""
         self.read_seconds = 0.0
@@ -490,6 +495,8 @@ class SumoTraffic:
             new += [self._enter(pid, slots) for pid in persons if pid not in slots]
         if vehicles:
             self._fill(self._slots, vehicles, table, new if self._local else None)
+        if not self._local:
+            self._signals_at = self.steps
         if persons:
             self._fill(self._person_slots, persons, person_table)
         if new:  # a vehicle that just came stands at its first pose for the interval
@@ -522,7 +529,7 @@ class SumoTraffic:
             for name in coupled.intersection(results):
                 del results[name]
         elif self.spec.host is None:
-            ids = [vid for vid in api.vehicle.getIDList() if vid not in coupled]
+            ids = _without(list(api._libsumo.vehicle_getIDList()), coupled)
             return ids, _columns(api, "vehicle", ids, VEHICLE_GETTERS)
         else:
             for vid in events.get(VAR_DEPARTED_VEHICLES_IDS, ()):
@@ -576,7 +583,10 @@ class SumoTraffic:
         ``SPEED2ACCEL``), so the speeds give it to the bit for a getter less per car; a
         vehicle that has just come has no speed before, and its acceleration is read.
         """
-        slots = np.fromiter(map(slots_of.__getitem__, ids), np.int64, len(ids))
+        last_ids, slots = self._filled.get(id(slots_of), ((), None))
+        if slots is None or ids != last_ids:  # the same cars as before keep their slots
+            slots = np.fromiter(map(slots_of.__getitem__, ids), np.int64, len(ids))
+            self._filled[id(slots_of)] = (ids, slots)
         if new is not None:
             table[:, 4] = (table[:, 3] - self._speed[slots]) / self.step_length
             if new:
@@ -589,7 +599,8 @@ class SumoTraffic:
         self._y1[slots] = table[:, 1] - back * np.sin(yaw)
         self._yaw1[slots] = yaw
         self._speed[slots], self._accel[slots] = table[:, 3], table[:, 4]
-        self._signals[slots] = table[:, 5].astype(np.int64)
+        if new is None:  # read with the rest (subscriptions; persons have none)
+            self._signals[slots] = table[:, 5].astype(np.int64)
 
     def _enter(self, vid: str, slots_of: dict[str, int]) -> int:
         person = slots_of is self._person_slots
@@ -598,6 +609,7 @@ class SumoTraffic:
             self._grow(2 * len(self._ids))
         slot = heapq.heappop(self._free)
         self._ids[slot], slots_of[vid] = vid, slot
+        self._filled.clear()
         if kind not in self._sizes:
             types = self.api.vehicletype
             self._sizes[kind] = (
@@ -614,6 +626,7 @@ class SumoTraffic:
         if slot is None:
             return
         self._ids[slot] = None
+        self._filled.clear()
         self._park(np.array([slot]))
         heapq.heappush(self._free, slot)
 
@@ -658,6 +671,7 @@ class SumoTraffic:
 
     def _write(self, now: float) -> None:
         assert self._trace is not None
+        self.vehicle_signals()
         rows = sorted(self._slots.items())
         self._trace.writelines(
             f"{now:.4f},{vid},{self._x1[s]:.4f},{self._y1[s]:.4f},{self._yaw1[s]:.6f},"
@@ -666,27 +680,39 @@ class SumoTraffic:
         )
 
     # -- what the world asks --------------------------------------------------------------------
-    def poses(self, now: float) -> dict[str, np.ndarray]:
+    def poses(self, now: float, lights: bool = False) -> dict[str, np.ndarray]:
         """Every slot at ``now``: on the straight line from the last SUMO pose to the next.
 
         Velocity and acceleration are SUMO's speed and acceleration along the heading (not
         the line's, which jumps sideways at a lane change and is 0 in a car's first
-        interval). Beyond the world's pose columns: each box's ``height``, SUMO's ``signals``
-        bits and ``kind`` (SUMO's vehicle class; ``pedestrian`` for a person).
+        interval). Beyond the world's pose columns: each box's ``height``, ``kind`` (SUMO's
+        vehicle class; ``pedestrian`` for a person) and, with ``lights``, SUMO's
+        ``signals`` bits (read when asked: only the faces show them).
         """
         f = min(max((now - self._t0) / self.step_length, 0.0), 1.0)
-        turn = wrap(self._yaw1 - self._yaw0)
-        x = self._x0 + f * (self._x1 - self._x0)
-        y = self._y0 + f * (self._y1 - self._y0)
-        yaw = wrap(self._yaw0 + f * turn)
-        c, s = np.cos(yaw), np.sin(yaw)
-        return {
-            "x": x, "y": y, "yaw": yaw,
-            "vx": self._speed * c, "vy": self._speed * s, "speed": self._speed,
-            "ax": self._accel * c, "ay": self._accel * s, "yaw_rate": turn / self.step_length,
-            "cx": x, "cy": y, "half_length": self._half_length, "half_width": self._half_width,
-            "height": self._height, "signals": self._signals, "kind": self._kind,
-        }  # fmt: skip
+        table = interpolated_poses(
+            f, self.step_length, self._x0, self._y0, self._yaw0, self._x1, self._y1,
+            self._yaw1, self._speed, self._accel,
+        )  # fmt: skip
+        poses = dict(zip(POSE_NAMES, table, strict=True))
+        poses.update(half_length=self._half_length, half_width=self._half_width,
+                     height=self._height, kind=self._kind)  # fmt: skip
+        if lights:
+            poses["signals"] = self.vehicle_signals()
+        return poses
+
+    def vehicle_signals(self) -> np.ndarray:
+        """SUMO's signal bits of every slot after its last step (8: brake light; persons 0).
+
+        In process they are read when asked, not every step: a getter per car and step less.
+        """
+        if self._signals_at != self.steps:
+            self._signals_at = self.steps
+            ids = list(self._slots)
+            slots = np.fromiter(map(self._slots.__getitem__, ids), np.int64, len(ids))
+            read = self.api._libsumo.vehicle_getSignals
+            self._signals[slots] = np.fromiter(map(read, ids), np.int64, len(ids))
+        return self._signals
 
     def position(self, slot: int, now: float) -> tuple[float, float]:
         """The centre (x, y) of the box in ``slot`` at ``now`` (as ``poses`` puts it)."""
@@ -726,7 +752,7 @@ class SumoTraffic:
         return {
             "speed": float(self._speed[slot]),
             "acceleration": float(self._accel[slot]),
-            "brake_light": float(bool(self._signals[slot] & BRAKE_LIGHT)),
+            "brake_light": float(bool(self.vehicle_signals()[slot] & BRAKE_LIGHT)),
         }
 
     def next_signal(self, name: str) -> tuple[float, float] | None:
@@ -767,11 +793,46 @@ class SumoTraffic:
         self.close()
 
 
+def _without(ids: list[str], names: set[str]) -> list[str]:
+    """``ids`` without ``names``, in order: a few taken out by C's scans, many by a filter."""
+    if len(names) > 8:
+        return [vid for vid in ids if vid not in names]
+    for name in names:
+        with contextlib.suppress(ValueError):
+            ids.remove(name)
+    return ids
+
+
 def _fixed_time(lights: Any, tls: str) -> bool:
     """Whether light ``tls`` runs a static program (SUMO's type 0: fixed phase times)."""
     program = lights.getProgram(tls)
     logics = [logic for logic in lights.getAllProgramLogics(tls) if logic.programID == program]
     return bool(logics) and logics[0].type == 0
+
+
+@kernel
+def interpolated_poses(
+    f, step_length, x0, y0, yaw0, x1, y1, yaw1, speed, accel
+) -> np.ndarray:  # fmt: skip
+    """Rows ``POSE_NAMES`` of every slot the share ``f`` of the way from pose 0 to pose 1.
+
+    On the straight line between the two positions, the heading turned by the same share of
+    the (wrapped) turn; velocity and acceleration along the heading. One pass over the slots.
+    """
+    n = x0.shape[0]
+    out = np.empty((len(POSE_NAMES), n))
+    for k in range(n):
+        turn = math.pi - (math.pi - (yaw1[k] - yaw0[k])) % (2.0 * math.pi)
+        yaw = math.pi - (math.pi - (yaw0[k] + f * turn)) % (2.0 * math.pi)
+        c, s = math.cos(yaw), math.sin(yaw)
+        x = x0[k] + f * (x1[k] - x0[k])
+        y = y0[k] + f * (y1[k] - y0[k])
+        out[0, k], out[1, k], out[2, k] = x, y, yaw
+        out[3, k], out[4, k], out[5, k] = speed[k] * c, speed[k] * s, speed[k]
+        out[6, k], out[7, k] = accel[k] * c, accel[k] * s
+        out[8, k] = turn / step_length
+        out[9, k], out[10, k] = x, y
+    return out
 
 
 def wrap(angle: np.ndarray) -> np.ndarray:

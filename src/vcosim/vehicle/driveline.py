@@ -1,4 +1,6 @@
-"""Shifter, clutch, gearbox, propeller shaft, final drive, open differential, wheel spin.
+"""Manual shifter, clutch, gearbox, shafts, final drive, open differential, wheel spin.
+
+(The automatic's controller, which drives the same shift elements: ``automatic``.)
 
 The seed's driveline is rigid: with the clutch locked, engine and driven wheels turn together.
 Here the clutch is a friction element with a torque capacity: it slips when the torque needed
@@ -9,8 +11,6 @@ within a step but never reverse it, which keeps standstill exact.
 
 from __future__ import annotations
 
-import math
-
 from vcosim.vehicle._jit_cache import njit
 from vcosim.vehicle.layout import (
     X_GEAR,
@@ -20,11 +20,8 @@ from vcosim.vehicle.layout import (
     X_OMEGA,
     X_OMEGA_E,
     X_OMEGA_T,
-    X_REFUSALS,
-    X_SELECTOR,
     X_SHIFT_T,
     X_SHIFT_TO,
-    X_VEL,
 )
 
 SLIP_LOCK = 1.0  # rad/s: a slipping clutch closer than this to synchronous speed may lock
@@ -42,154 +39,31 @@ def gear_ratio(gear: float, p) -> float:
 
 
 @njit(error_model="numpy")
-def shifter(
-    x, p, target: float, dt: float, pace: float = 1.0, direct: bool = False
-) -> tuple[float, float]:
-    """Shift towards ``target`` with the seed's pedal timing; one gear at a time unless ``direct``.
+def shifter(x, p, target: float, dt: float) -> tuple[float, float]:
+    """The manual's shift towards ``target`` with the seed's pedal timing, one gear at a time.
 
     Returns the factors (throttle, clutch engagement) the shift imposes on the driver's
     pedals: the throttle is released while the clutch is pressed, the gear changes while the
-    clutch is open, then the clutch is let out and the throttle handed back. ``pace`` scales
-    every time of the timing (1: the seed's; the automatic shifts faster). ``direct`` (the
-    automatic) goes straight to the target gear, and a running shift gives way at once to a
-    request for neutral or reverse.
+    clutch is open, then the clutch is let out and the throttle handed back. (The automatic
+    shifts in phases of its own: ``automatic_shift``.)
     """
     t = x[X_SHIFT_T]
-    if direct and t >= 0.0 and target != x[X_SHIFT_TO] and target <= 0.0:
-        t = -1.0
     if t < 0.0:
         if target == x[X_GEAR]:
             return 1.0, 1.0
-        if direct:
-            x[X_SHIFT_TO] = target
-        else:
-            x[X_SHIFT_TO] = x[X_GEAR] + (1.0 if target > x[X_GEAR] else -1.0)
+        x[X_SHIFT_TO] = x[X_GEAR] + (1.0 if target > x[X_GEAR] else -1.0)
         t = 0.0
-    if t < p.t_gear_change * pace:
-        throttle = max(1.0 - t / (p.t_acc_release * pace), 0.0)
-        clutch = max(1.0 - t / (p.t_clutch_press * pace), 0.0)
+    if t < p.t_gear_change:
+        throttle = max(1.0 - t / p.t_acc_release, 0.0)
+        clutch = max(1.0 - t / p.t_clutch_press, 0.0)
     else:
         x[X_GEAR] = x[X_SHIFT_TO]
-        clutch = min((t - p.t_gear_change * pace) / (p.t_clutch_release * pace), 1.0)
-        throttle = (t - (p.t_shift - p.t_acc_press) * pace) / (p.t_acc_press * pace)
+        clutch = min((t - p.t_gear_change) / p.t_clutch_release, 1.0)
+        throttle = (t - (p.t_shift - p.t_acc_press)) / p.t_acc_press
         throttle = min(max(throttle, 0.0), 1.0)
     t += dt
-    x[X_SHIFT_T] = -1.0 if t >= p.t_shift * pace - 0.25 * dt else t
+    x[X_SHIFT_T] = -1.0 if t >= p.t_shift - 0.25 * dt else t
     return throttle, clutch
-
-
-KICKDOWN_THROTTLE = 0.9  # pedal beyond which the automatic kicks down
-KICKDOWN_RPM_SHARE = 0.85  # of the full-throttle upshift speed: the kickdown's highest rpm
-BRAKE_HOLD = 0.1  # brake pedal beyond which the automatic does not change up
-
-
-@njit(error_model="numpy")
-def gear_for_speed(omega_out: float, p) -> float:
-    """The forward gear an automatic engages rolling at output speed ``omega_out`` (rad/s).
-
-    The highest gear that keeps the turbine above the light-throttle upshift point's share
-    for the gear below it: the gear it would be driving in at that speed.
-    """
-    for g in range(5, 1, -1):
-        if gear_ratio(float(g), p) * omega_out >= 1.9 * p.down_rpm:
-            return float(g)
-    return 1.0
-
-
-@njit(error_model="numpy")
-def automatic_target(x, p, selector: float, throttle: float, brake: float) -> float:
-    """Gear the automatic wants: selector -1 R, 0 N, >= 1 D (gears 1..5 by road speed).
-
-    Gears are chosen from the road speed (the body's, as a gearbox controller takes it from
-    the ABS's reference speed), so locked or spinning wheels never pick a gear. R and D
-    engage only while the car is slower than ``auto_v_engage`` against them; a request
-    beyond that leaves the box in neutral and is counted once (``shift_refusals``). With the
-    brake pressed beyond a light touch (``BRAKE_HOLD``) it does not change up (an automatic
-    holds or changes down under the brake), unless the engine reaches the full-throttle
-    upshift speed.
-    """
-    sel = max(min(round(selector), 1.0), -1.0)
-    fresh = sel != x[X_SELECTOR]
-    x[X_SELECTOR] = sel
-    gear = x[X_GEAR]
-    shifting = x[X_SHIFT_T] >= 0.0
-    v = x[X_VEL]
-    if sel < 0.0:
-        if gear < 0.0 or (shifting and x[X_SHIFT_TO] < 0.0) or v < p.auto_v_engage:
-            return -1.0
-        if fresh:
-            x[X_REFUSALS] += 1.0
-        return 0.0
-    if sel == 0.0:
-        return 0.0
-    if gear < 1.0 and not (shifting and x[X_SHIFT_TO] >= 1.0):
-        if v > -p.auto_v_engage:
-            return gear_for_speed(max(v, 0.0) / p.r, p)
-        if fresh:
-            x[X_REFUSALS] += 1.0
-        return 0.0
-    if shifting:
-        return x[X_SHIFT_TO]
-    pedal = min(max(throttle, 0.0), 1.0)
-    omega_out = max(v, 0.0) / p.r
-    omega_in = gear_ratio(gear, p) * omega_out
-    low = 1.9 * p.down_rpm
-    upshift_at = low + pedal * (p.up_rpm - low)
-    if pedal >= KICKDOWN_THROTTLE:
-        for g in range(1, int(gear)):
-            if gear_ratio(float(g), p) * omega_out < KICKDOWN_RPM_SHARE * p.up_rpm:
-                return float(g)
-    above = gear_ratio(gear + 1.0, p) * omega_out if gear < 5.0 else 0.0
-    holding = brake > BRAKE_HOLD and omega_in < p.up_rpm
-    if omega_in > upshift_at and above > 1.15 * p.down_rpm and not holding:
-        return gear + 1.0
-    below = gear_ratio(gear - 1.0, p) * omega_out if gear > 1.0 else math.inf
-    if omega_in < p.down_rpm * (1.0 + pedal) and below < 0.9 * upshift_at:
-        return gear - 1.0
-    return gear
-
-
-@njit(error_model="numpy")
-def automatic_spark(x, p, throttle: float) -> float:
-    """Share of the engine's torque the automatic lets through: none while it changes up.
-
-    Under power, from the start of an upshift until the engine has come down towards the
-    new gear's speed, the spark is cut, so the engine does not flare while the shift
-    elements slip (the seed's pedal timing leaves the throttle half open then). Never near
-    idle (a cut there would stop the engine: its friction alone pulls it through the stall
-    speed in about 0.1 s), never with the pedal up (nothing to flare), never in shifts to or
-    from neutral and reverse, never in downshifts.
-    """
-    if x[X_SHIFT_T] < 0.0 or x[X_GEAR] < 1.0 or x[X_SHIFT_TO] < 1.0 or throttle < 0.1:
-        return 1.0
-    floor = 1.5 * p.idle_speed
-    if x[X_OMEGA_E] < floor:
-        return 1.0
-    if x[X_SHIFT_TO] > x[X_GEAR]:  # changing up, before the gear change
-        return 0.0
-    synchronous = gear_ratio(x[X_GEAR], p) * 0.5 * (x[X_OMEGA + 2] + x[X_OMEGA + 3])
-    return 0.0 if x[X_OMEGA_E] > 1.1 * max(synchronous, floor) else 1.0
-
-
-@njit(error_model="numpy")
-def lockup_request(x, p, brake: float, throttle: float, shifting: bool) -> float:
-    """Lock-up engagement the automatic asks for: bridged in 2nd and up at cruise.
-
-    It closes once the turbine turns faster than ``lockup_speed`` and opens below 80 % of
-    that, on any brake (the wheels may lock: the engine must not follow them), in every
-    shift, at a kickdown pedal (the converter multiplies the torque) and whenever the
-    engine is near idle.
-    """
-    if brake > 0.0 or shifting or x[X_GEAR] < 2.0 or x[X_OMEGA_E] < 1.2 * p.idle_speed:
-        return 0.0
-    if throttle >= KICKDOWN_THROTTLE:
-        return 0.0
-    hold = 0.8 if x[X_LOCKUP] > 0.0 else 1.0
-    return 1.0 if x[X_OMEGA_T] > hold * p.lockup_speed else 0.0
-
-
-LOCKUP_APPLY_TIME = 0.5  # s: the lock-up clutch closes over this
-LOCKUP_RELEASE_TIME = 0.05  # s: and opens over this
 
 
 @njit(error_model="numpy", inline="always")
@@ -244,6 +118,7 @@ def driveline_step(
     automatic: bool,
     one_way: bool,
     dt: float,
+    overlap: float = 0.0,
 ) -> float:
     """Integrate engine, turbine and the four wheel speeds one step; return the clutch torque.
 
@@ -251,8 +126,11 @@ def driveline_step(
     of their capacity) couples an input shaft to the driven wheels: the engine with the
     manual; with the automatic the converter's turbine, or engine and turbine as one while
     the lock-up clutch is locked. ``one_way``: the clutch only drives, never holds back (the
-    automatic's shift elements in a shift under power: in a power-on downshift the engine
-    revs up to the new gear's speed by itself before they grip, so the car is not slowed).
+    automatic's shift elements in a kickdown: the engine revs up to the new gear's speed by
+    itself before they grip, so the car is not slowed). ``overlap`` (the automatic's torque
+    phase): the share of the input torque the on-coming element (the target gear's ratio)
+    takes, slipping, while the off-going one (the engaged gear) stays locked and carries
+    the rest; the output torque moves from the old gear's ratio to the new one's.
 
     Scratch ``s`` carries per wheel (index k): s[k] tyre longitudinal force (N),
     s[4+k] drive torque from outside the powertrain (torque mode), s[8+k] brake torque
@@ -286,6 +164,16 @@ def driveline_step(
         j_in, torque_in, friction_in = p.J_t, turbine + lockup_torque, 0.0
         capacity = engagement * p.shift_capacity
 
+    # The torque phase: the on-coming element takes its share of the input torque, slipping
+    # (when its slip drives the torque that way), outside the off-going element's lock.
+    on_torque = on_ratio = 0.0
+    if overlap > 0.0 and ratio != 0.0:
+        on_ratio = gear_ratio(x[X_SHIFT_TO], p)
+        if torque_in * (omega_in - on_ratio * mean_rear) > 0.0:
+            on_torque = overlap * torque_in
+            torque_in -= on_torque
+    on_wheel = 0.5 * on_ratio * on_torque
+
     clutch_torque = 0.0
     locked = x[X_LOCKED] > 0.5
     if ratio != 0.0 and capacity > 0.0:
@@ -294,7 +182,7 @@ def driveline_step(
         for k in (2, 3):
             loss = shared_loss + p.F_d * x[X_OMEGA + k]
             resist = s[8 + k] + s[12 + k]
-            acc_rear += 0.5 * (-s[k] * r - loss - resist * _sign(x[X_OMEGA + k])) / jw
+            acc_rear += 0.5 * (on_wheel - s[k] * r - loss - resist * _sign(x[X_OMEGA + k])) / jw
         needed = (acc_in - ratio * acc_rear) / (1.0 / j_in + ratio * ratio / (2.0 * jw))
         slip = omega_in - ratio * mean_rear
         if abs(needed) <= capacity and (locked or abs(slip) < SLIP_LOCK):
@@ -325,7 +213,7 @@ def driveline_step(
         drive = s[4 + k] if torque_mode else 0.0
         loss = 0.0
         if k >= 2:
-            drive += 0.5 * ratio * clutch_torque
+            drive += 0.5 * ratio * clutch_torque + on_wheel
             loss = shared_loss + p.F_d * x[X_OMEGA + k]
         w = x[X_OMEGA + k]
         w_free = w + dt * (drive - s[k] * r - loss) / jw

@@ -62,13 +62,13 @@ def rev_limiter(omega_e: float, p) -> float:
 
 @njit(error_model="numpy")
 def engine_step(
-    x, p, throttle: float, ignition: float, dt: float, spark: float = 1.0
+    x, p, throttle: float, ignition: float, dt: float, cut: float = 0.0
 ) -> tuple[float, float, float, float, float]:
     """Advance the engine's air/fuel states; return torques and monitoring values.
 
-    ``spark`` is the share of the indicated work the ignition lets through (1 normally; the
-    automatic gearbox cuts it while it changes up, as a gearbox controller asks the engine
-    for a torque reduction by retarding or cutting the spark).
+    ``cut`` is a torque reduction asked of the engine (N m; the automatic's, in the inertia
+    phase of an upshift), made by retarding the spark: down to none of the indicated work
+    (pumping and friction are left).
 
     Returns (active torque, friction torque capacity, lambda in the cylinder, injection time,
     fuel flow into the cylinders), torques in N m at the crankshaft. The active torque is
@@ -134,16 +134,18 @@ def engine_step(
     x[X_LAMBDA_S] += dt / p.tau_lambda * (lambda_delayed - x[X_LAMBDA_S])
 
     # Torque: indicated work of the burnt fuel (air-limited when rich), pumping, friction.
-    torque = 0.0
+    torque = w_ig = 0.0
     if n > 0.05:
         cycles_per_s = n / p.n_r
         m_fuel = min(mdot_fc, mdot_ac / p.AF_s) / cycles_per_s
-        w_ig = m_fuel * p.q_HV * p.eta_ig * spark
+        w_ig = m_fuel * p.q_HV * p.eta_ig
         p_em = p.p_amb * (1.0 + p.cpe * n)
         w_p = p.V_d * (p_em - x[X_P_IM])
         torque = (w_ig - w_p) / (p.n_r * TWO_PI)
     fmep = p.cf0 + p.cf1 * n + p.cf2 * n * n
     friction = max(p.V_d * fmep / (p.n_r * TWO_PI), 0.0)
+    if cut > 0.0:
+        torque = max(torque - cut, torque - w_ig / (p.n_r * TWO_PI))
     if cranking:
         torque += p.starter_torque * max(1.0 - omega_e / p.starter_free_speed, 0.0)
     return torque, friction, lambda_cyl, t_inj, mdot_fc

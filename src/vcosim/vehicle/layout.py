@@ -64,7 +64,9 @@ X_SELECTOR = X_ABS + 7  # the automatic's selector as last seen (-1 R, 0 N, 1 D)
 X_REFUSALS = X_ABS + 8  # selector requests the automatic refused (R or D against the motion)
 X_OMEGA_E_LAST = X_ABS + 9  # engine speed one step ago (rad/s): the idle controller's dashpot
 X_ABS_SPLIT = X_ABS + 10  # how far the ABS lets the front wheels' pressures differ [0, 1]
-N_STATES = X_ABS + 11
+X_SHIFT_KIND = X_ABS + 11  # the automatic's running shift: 1 up, 2 garage, 3 kickdown, 4 coast down
+X_CLUTCH_TORQUE = X_ABS + 12  # torque the clutch or shift elements carried last step (N m)
+N_STATES = X_ABS + 13
 
 # --- outputs: banks A-G in wire order (message slots 1..60), then extras ----------------------
 BANK_NAMES = (

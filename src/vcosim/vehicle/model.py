@@ -48,16 +48,18 @@ import numpy as np
 from numba import prange
 
 from vcosim.vehicle._jit_cache import njit
-from vcosim.vehicle.body import euler_angles, integrate_attitude, rotation_matrix, suspension_forces
-from vcosim.vehicle.driveline import (
+from vcosim.vehicle.automatic import (
+    KICKDOWN,
     LOCKUP_APPLY_TIME,
     LOCKUP_RELEASE_TIME,
-    automatic_spark,
+    REV_MATCH_LOOKAHEAD,
+    REV_MATCH_SPAN,
+    automatic_shift,
     automatic_target,
-    driveline_step,
     lockup_request,
-    shifter,
 )
+from vcosim.vehicle.body import euler_angles, integrate_attitude, rotation_matrix, suspension_forces
+from vcosim.vehicle.driveline import driveline_step, shifter
 from vcosim.vehicle.elementary import atan
 from vcosim.vehicle.engine import effective_throttle, engine_load, engine_step
 from vcosim.vehicle.inputs import HIGH, LOW
@@ -87,6 +89,7 @@ from vcosim.vehicle.layout import (
     X_ABS,
     X_ABS_SPLIT,
     X_ALPHA,
+    X_CLUTCH_TORQUE,
     X_FUEL,
     X_GEAR,
     X_KAPPA,
@@ -105,6 +108,7 @@ from vcosim.vehicle.layout import (
     X_RATE,
     X_REFUSALS,
     X_RUNNING,
+    X_SHIFT_KIND,
     X_SHIFT_T,
     X_STEER,
     X_STEP,
@@ -277,28 +281,29 @@ def physics_step(x, u, p, y, s, height, friction, grid, write_outputs: bool) -> 
         target = automatic_target(x, p, u[U_GEAR], throttle_in, brake_in)
     else:
         target = min(max(round(u[U_GEAR]), LOW[U_GEAR]), HIGH[U_GEAR])
-    pace = p.auto_pace if automatic else 1.0
-    throttle_factor, clutch_factor = shifter(x, p, target, dt, pace, automatic)
-    shifting = x[X_SHIFT_T] >= 0.0 or clutch_factor < 1.0
+    overlap, cut, goal = 0.0, 0.0, 0.0
     if automatic:
-        # No pedal timing on the throttle: a power-on downshift revs the engine up by itself,
-        # and an upshift's flare is the spark cut's to prevent.
-        throttle_factor = 1.0
-        engagement = clutch_factor
+        # No pedal timing on the throttle: the shift's phases, not the pedal, shape it.
+        engagement, overlap, cut, goal = automatic_shift(x, p, target, throttle_in, dt)
+        shifting = x[X_SHIFT_T] >= 0.0 or engagement < 1.0
         wanted = lockup_request(x, p, brake_in, throttle_in, shifting)
         rate = dt / (LOCKUP_APPLY_TIME if wanted > x[X_LOCKUP] else LOCKUP_RELEASE_TIME)
         x[X_LOCKUP] += min(max(wanted - x[X_LOCKUP], -rate), rate)
+        throttle_factor = 1.0
     else:
+        throttle_factor, clutch_factor = shifter(x, p, target, dt)
+        shifting = x[X_SHIFT_T] >= 0.0 or clutch_factor < 1.0
         engagement = min(1.0 - clutch_in, clutch_factor)
         x[X_LOCKUP] = x[X_LOCKUP_LOCKED] = 0.0
     omega_rate = (x[X_OMEGA_E] - x[X_OMEGA_E_LAST]) / dt
     x[X_OMEGA_E_LAST] = x[X_OMEGA_E]
-    throttle = effective_throttle(
-        throttle_in * throttle_factor, x[X_OMEGA_E], x[X_RUNNING], p, omega_rate
-    )
-    spark = automatic_spark(x, p, throttle_in) if automatic else 1.0
+    pedal = throttle_in * throttle_factor
+    if goal > 0.0:  # the automatic's rev match, looking ahead as the idle controller does
+        ahead = x[X_OMEGA_E] + REV_MATCH_LOOKAHEAD * omega_rate
+        pedal = max(pedal, min(max((goal - ahead) / REV_MATCH_SPAN, 0.0), 1.0))
+    throttle = effective_throttle(pedal, x[X_OMEGA_E], x[X_RUNNING], p, omega_rate)
     engine_torque, engine_friction, lambda_cyl, t_inj, fuel_flow = engine_step(
-        x, p, throttle, ignition, dt, spark
+        x, p, throttle, ignition, dt, cut
     )
 
     # Body kinematics in the world frame.
@@ -488,9 +493,19 @@ def physics_step(x, u, p, y, s, height, friction, grid, write_outputs: bool) -> 
             s[8 + k] += park_in * p.park_brake
         s[12 + k] = p.f_roll * load * p.r
 
-    one_way = automatic and x[X_SHIFT_T] >= 0.0 and throttle_in >= 0.1
-    driveline_step(
-        x, p, s, engine_torque, engine_friction, engagement, torque_mode, automatic, one_way, dt
+    one_way = automatic and x[X_SHIFT_T] >= 0.0 and x[X_SHIFT_KIND] == KICKDOWN
+    x[X_CLUTCH_TORQUE] = driveline_step(
+        x,
+        p,
+        s,
+        engine_torque,
+        engine_friction,
+        engagement,
+        torque_mode,
+        automatic,
+        one_way,
+        dt,
+        overlap,
     )
     relax_slips(x, p, s, S_VX, S_RELAX, dt)
 

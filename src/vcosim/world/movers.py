@@ -156,8 +156,8 @@ class Movers:
                 mover.offset = offset
         self._after = self._table(self._after, world)
 
-    def poses(self, now: float) -> dict[str, np.ndarray]:
-        """Every object's pose at ``now``, between the period's two ends."""
+    def poses(self, now: float, lights: bool = False) -> dict[str, np.ndarray]:
+        """Every object's pose at ``now``, between the period's two ends (no lights to show)."""
         share = min(max((now - self._start) / self.period, 0.0), 1.0)
         a, b = self._before, self._after
         out = {key: a[key] + (b[key] - a[key]) * share for key in a}

@@ -108,8 +108,12 @@ class Objects(Protocol):
     def advance(self, world: World) -> None:
         """Take the world's vehicles as they are now and move on to the next period's end."""
 
-    def poses(self, now: float) -> dict[str, np.ndarray]:
-        """``POSE_NAMES``, ``half_length`` and ``half_width`` of every slot at time ``now``."""
+    def poses(self, now: float, lights: bool = False) -> dict[str, np.ndarray]:
+        """``POSE_NAMES``, ``half_length`` and ``half_width`` of every slot at time ``now``.
+
+        ``lights``: also what the faces show and the physics does not need (the vehicles'
+        signal bits), which may cost a read.
+        """
         ...
 
     def name(self, slot: int) -> str:
@@ -202,8 +206,9 @@ class World:
             car.teleport(x, y, heading, speed=start.speed)  # in gear, in D with the engine on
         driven = [i for i, e in enumerate(entries) if not isinstance(e.driver, ExternalDriver)]
         self.drivers = Drivers(
-            [entries[i] for i in driven], driven, self.paths, self.geometry, self.names
-        )
+            [entries[i] for i in driven], driven, self.paths, self.geometry, self.names,
+            [firsts[i].params for i in driven],
+        )  # fmt: skip
         self.external = {
             e.name: e.coupling for e in entries if isinstance(e.driver, ExternalDriver)
         }
@@ -427,7 +432,7 @@ class World:
         objects = self.objects
         if objects is None:
             return Others(self.time, len(self))
-        p = objects.poses(self.time)
+        p = objects.poses(self.time, lights=True)
         names = [objects.name(slot) for slot in range(len(p["cx"]))]
         return Others(
             self.time, len(self), names, p, list(objects.signals), objects.signal_states()

@@ -5,7 +5,9 @@
 (``vcosim.app.demo``) shows either: enter (the clock starts; a controller process starts),
 ``prepare()`` (the vehicle compiled, the controller listening: a bad preset fails here, before
 any folder exists), ``run(folder, on_progress)``, ``write()`` (signals, plot and
-``summary.json``; returns the typed summary), exit.
+``summary.json``; returns the typed summary), exit. The coupled demo also starts a second
+process (``ahead``) on the other core: on the first run it compiles kernels the simulator
+would compile after the vehicle's, and it draws the plot while the simulator writes the rest.
 """
 
 from vcosim.scenarios.demo.coupled import (

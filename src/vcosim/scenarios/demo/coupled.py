@@ -23,10 +23,10 @@ from vcosim.controllers.cruise import Cruise
 from vcosim.interrupts import sigterm_as_interrupt
 from vcosim.reports import Report
 from vcosim.scenarios.build import build_simulation
+from vcosim.scenarios.demo.ahead import AheadProcess, PlotJob
 from vcosim.scenarios.harness import ControllerProcess
 from vcosim.scenarios.manoeuvres import RECORD_EVERY, OnProgress, Progress
 from vcosim.scenarios.metrics import CouplingTiming, column, percentile, rounded, settling_time
-from vcosim.scenarios.plots import plot_coupled
 from vcosim.scenarios.spec import CouplingFaceSpec, PacingSpec, RunSpec
 from vcosim.sim.face import COUPLING
 from vcosim.sim.recorder import SignalRecorder
@@ -160,11 +160,20 @@ class CoupledDemo:
         *,
         duration: float = DURATION,
         profile: SpeedProfile | None = None,
+        compile_ahead: bool = False,
     ) -> None:
+        """A coupled demo of ``duration`` simulated seconds following ``profile``.
+
+        ``compile_ahead``: the vehicle's kernels are not in numba's cache yet (the first run);
+        another process compiles those its step calls and the coupling's meanwhile
+        (``AheadProcess``).
+        """
         self.vehicle = vehicle
         self.duration = duration
         self.profile = profile or SpeedProfile()
         self.controller = ControllerProcess(ProfileCruise(self.profile), EXT_TIME, duration)
+        self.compile_ahead = compile_ahead
+        self.ahead = AheadProcess(compile_kernels=compile_ahead)
         self.sim: Simulation | None = None
         self.spec = RunSpec()
         self.report: RunReport | None = None
@@ -180,6 +189,7 @@ class CoupledDemo:
     def __enter__(self) -> CoupledDemo:
         self._begin = time.perf_counter()
         self._stack.enter_context(sigterm_as_interrupt())  # SIGTERM ends it like Ctrl-C
+        self._stack.enter_context(self.ahead)
         self._stack.enter_context(self.controller)
         return self
 
@@ -194,6 +204,8 @@ class CoupledDemo:
         self.sim = build_simulation(self.spec)
         self.sim.vehicle.set_inputs(automatic=1, gear=1)
         self._port = self.controller.port()
+        if self.compile_ahead:
+            self.ahead.kernels_compiled()  # then the endpoint loads them from the cache
         self.setup_time = time.perf_counter() - self._begin
 
     def run(self, folder: Path, on_progress: OnProgress | None = None) -> None:
@@ -240,7 +252,6 @@ class CoupledDemo:
         if report is None or sim is None:
             raise RuntimeError("run() comes before write()")
         rows = self._recorder.rows
-        self._recorder.write_csv(folder / "signals.csv")
         timing = CouplingTiming.from_logs(folder, self._start_time, sim.dt)
         vehicle = sim.vehicle.params.name
         title = (
@@ -249,14 +260,19 @@ class CoupledDemo:
             f"{report.realtime_factor:.1f}x real time"
         )
         t, v = column(rows, "time"), column(rows, "groundspeed")
-        plot_coupled(
+        plot = PlotJob(
             folder / "demo.png", rows, self.profile.at(t), timing, report.realtime_factor, title
         )
-        self.total_wall_time = time.perf_counter() - self._begin
+        self.ahead.draw(plot)  # in the other process, while this one writes the rest
+        self._recorder.write_csv(folder / "signals.csv")
         latency_ms = timing.latency * 1e3
         endpoint_report = report.faces[COUPLING]
         if not isinstance(endpoint_report, CouplingReport):
             raise TypeError(f"the coupling reported a {type(endpoint_report).__name__}")
+        latency = Latency(*(rounded(percentile(latency_ms, q), 4) for q in (50, 99, 100)))
+        steps = target_steps(rows, self.profile)
+        self.ahead.drawn(plot)
+        self.total_wall_time = time.perf_counter() - self._begin
         summary = CoupledSummary(
             vehicle=vehicle,
             controller="cruise (PI on speed through throttle and brake), own process",
@@ -269,11 +285,9 @@ class CoupledDemo:
             total_wall_time_s=round(self.total_wall_time, 3),
             controller_step_s=EXT_TIME,
             coupling=endpoint_report,
-            reply_latency_ms=Latency(
-                *(rounded(percentile(latency_ms, q), 4) for q in (50, 99, 100))
-            ),
+            reply_latency_ms=latency,
             controller_report=self.controller_report,
-            target_profile=target_steps(rows, self.profile),
+            target_profile=steps,
             final_speed_m_s=round(float(v[-1]), 3),
             final_target_m_s=self.profile(float(t[-1])),
             settle_band_m_s=SETTLE_BAND,
