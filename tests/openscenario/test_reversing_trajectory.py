@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 from scenariogeneration import xosc
-from tests.helpers.scenarios import ROAD, car, step_to, write_road
 
+from helpers.scenarios import ROAD, car, step_to, write_road
 from vcosim.openscenario.survey import ENDED, survey
 
 LENGTH = 50.0  # m of the trajectory

@@ -13,13 +13,13 @@ from pathlib import Path
 
 import pytest
 from scenariogeneration import xodr, xosc
-from tests.helpers.scenarios import car
 from typer.testing import CliRunner
 
+from helpers.scenarios import car
 from vcosim.app import app
+from vcosim.openscenario.ego_route import EGO_SPEED, ego_route
 from vcosim.openscenario.reader import read_scenario
 from vcosim.openscenario.survey import ENDED, STILL_RUNNING, survey
-from vcosim.openscenario.world import EGO_SPEED, ego_route
 
 ROAD = "fork.xodr"
 BRANCHES = {2: (129.3, 37.2), 3: (127.2, -39.3)}

@@ -399,8 +399,8 @@ def sim(
             story, scene = scenario_run(scenario)
             faces.append(story)
             if ego_driver is EgoDriverKind.route:
+                from vcosim.openscenario.ego_route import route_driven
                 from vcosim.openscenario.reader import read_scenario
-                from vcosim.openscenario.world import route_driven
 
                 scene, _ = route_driven(scene, read_scenario(scenario))
         run_said = said(

@@ -6,7 +6,7 @@ or crashed (an exception no reader should let out: always a defect of vcosim). W
 each accepted file also runs, fast, to its stop trigger (or, where no stop trigger can fire,
 to the end of its stories), for at most its own horizon (the time its stop trigger fires by
 the clock alone) or, where that cannot be known, the limit given. An external ego is driven
-by the route driver (``vcosim.openscenario.world.route_driven``: the IDM along the file's
+by the route driver (``vcosim.openscenario.ego_route.route_driven``: the IDM along the file's
 route, else through the places its storyboard waits for it at; the run may then also take
 twice its route's time), or, with ``ego_driver="external"`` (and where the ego is on no
 lane), by the ACC at its start speed (30 km/h where it starts standing) along its lane,
@@ -263,9 +263,9 @@ def _run(
     by the ACC coupled in process at its start speed along its lane ("external").
     """
     from vcosim.controllers.acc import Acc
+    from vcosim.openscenario.ego_route import route_driven
     from vcosim.openscenario.reader import read_scenario
     from vcosim.openscenario.storyboard import StoryboardReport, scenario_run
-    from vcosim.openscenario.world import route_driven
     from vcosim.scenarios import PacingSpec, RunSpec, build_simulation
     from vcosim.tight.inprocess import couple_in_process
 
