@@ -30,7 +30,6 @@ from vcosim.world.movers import AWAY, straight_line
 from vcosim.world.spec import WorldFile
 
 
-
 def road_network(path: Path) -> RoadNetwork:
     """The scenario's road (read once per file: the world, terrain and storyboard share it)."""
     return load_road(path)
