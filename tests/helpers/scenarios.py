@@ -298,6 +298,19 @@ def placed(name: str, where: str, speed: float) -> str:
 </Private>"""
 
 
+def car_xml(acceleration: float = 8.0) -> str:
+    """``car()`` written out: a car of the standard's catalogue shape, its Performance
+    ``acceleration`` m/s²."""
+    return f"""<Vehicle name="car" vehicleCategory="car">
+  <BoundingBox><Center x="1.4" y="0" z="0.75"/><Dimensions width="1.9" length="4.6"
+    height="1.5"/></BoundingBox>
+  <Performance maxSpeed="60" maxDeceleration="8" maxAcceleration="{acceleration:g}"/><Axles>
+  <FrontAxle maxSteering="0.5" wheelDiameter="0.65" trackWidth="1.6" positionX="2.8"
+    positionZ="0.33"/>
+  <RearAxle maxSteering="0" wheelDiameter="0.65" trackWidth="1.6" positionX="0"
+    positionZ="0.33"/></Axles></Vehicle>"""
+
+
 def at(time: float) -> str:
     """A StartTrigger on SimulationTime >= ``time``."""
     return f"""<StartTrigger><ConditionGroup><Condition name="at {time}" delay="0"

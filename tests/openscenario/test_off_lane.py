@@ -11,21 +11,14 @@ from pathlib import Path
 
 import pytest
 
-from helpers.scenarios import LANE_WIDTH, at, lane, placed, run_storyboard, write_road
+from helpers.scenarios import LANE_WIDTH, at, car_xml, lane, placed, run_storyboard, write_road
 from vcosim.openscenario.place import nearest_lane, plan_route
 from vcosim.openscenario.storyboard import StoryboardReport, scenario_run
 from vcosim.roads import read_xodr
 from vcosim.scenarios import PacingSpec, RunSpec, build_simulation
 from vcosim.sim.simulation import Simulation
 
-CAR = """<Vehicle name="car" vehicleCategory="car">
-  <BoundingBox><Center x="1.4" y="0" z="0.75"/><Dimensions width="1.9" length="4.6"
-    height="1.5"/></BoundingBox>
-  <Performance maxSpeed="60" maxDeceleration="8" maxAcceleration="8"/><Axles>
-  <FrontAxle maxSteering="0.5" wheelDiameter="0.65" trackWidth="1.6" positionX="2.8"
-    positionZ="0.33"/>
-  <RearAxle maxSteering="0" wheelDiameter="0.65" trackWidth="1.6" positionX="0"
-    positionZ="0.33"/></Axles></Vehicle>"""
+CAR = car_xml()
 
 
 def event(name: str, action: str, time: float) -> str:

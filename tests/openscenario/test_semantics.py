@@ -10,22 +10,10 @@ from pathlib import Path
 from scenariogeneration import xodr
 
 from helpers.roads import xodr_bytes
-from helpers.scenarios import LANE_WIDTH, at, lane, placed, run_storyboard
+from helpers.scenarios import LANE_WIDTH, at, car_xml, lane, placed, run_storyboard
 from vcosim.openscenario.storyboard import ElementReport, StoryboardReport, scenario_run
 from vcosim.roads import read_xodr
 from vcosim.scenarios import PacingSpec, RunSpec, build_simulation
-
-
-def car(acceleration: float = 8.0) -> str:
-    """A car of the standard's catalogue shape, its Performance ``acceleration`` m/s²."""
-    return f"""<Vehicle name="car" vehicleCategory="car">
-  <BoundingBox><Center x="1.4" y="0" z="0.75"/><Dimensions width="1.9" length="4.6"
-    height="1.5"/></BoundingBox>
-  <Performance maxSpeed="60" maxDeceleration="8" maxAcceleration="{acceleration}"/><Axles>
-  <FrontAxle maxSteering="0.5" wheelDiameter="0.65" trackWidth="1.6" positionX="2.8"
-    positionZ="0.33"/>
-  <RearAxle maxSteering="0" wheelDiameter="0.65" trackWidth="1.6" positionX="0"
-    positionZ="0.33"/></Axles></Vehicle>"""
 
 
 def speed(to: float, shape: str = "linear", seconds: float = 0.5) -> str:
@@ -76,7 +64,7 @@ def test_a_repeated_group_hears_its_delayed_trigger_afresh_each_execution(tmp_pa
     <Action name="faster">{speed(12.0)}</Action>{DELAYED}</Event></Maneuver>
 </ManeuverGroup>"""
     text = scenario(
-        f'<ScenarioObject name="Car">{car()}</ScenarioObject>',
+        f'<ScenarioObject name="Car">{car_xml()}</ScenarioObject>',
         placed("Car", lane(50.0), 10.0),
         group,
     )
@@ -101,8 +89,8 @@ def test_a_speed_action_keeps_to_the_performance_limit(tmp_path: Path) -> None:
     <Action name="quick">{speed(12.0)}</Action>{at(1.0)}</Event></Maneuver>
 </ManeuverGroup>"""
     text = scenario(
-        f'<ScenarioObject name="Slow">{car(2.0)}</ScenarioObject>'
-        f'<ScenarioObject name="Quick">{car()}</ScenarioObject>',
+        f'<ScenarioObject name="Slow">{car_xml(2.0)}</ScenarioObject>'
+        f'<ScenarioObject name="Quick">{car_xml()}</ScenarioObject>',
         placed("Slow", lane(50.0), 10.0) + placed("Quick", lane(50.0, -2), 10.0),
         events,
         act_at=0.0,
@@ -134,7 +122,7 @@ def test_a_reach_position_with_an_orientation_needs_the_heading_too(tmp_path: Pa
     ended = {}
     for heading, kind in ((0.3, "absolute"), (0.0, "absolute"), (0.04, "relative")):
         text = scenario(
-            f'<ScenarioObject name="Car">{car()}</ScenarioObject>',
+            f'<ScenarioObject name="Car">{car_xml()}</ScenarioObject>',
             placed("Car", lane(50.0), 10.0), idle, stop=reached(heading, kind),
         )  # fmt: skip
         _, board = run_storyboard(tmp_path, f"reach-{kind}-{heading}", text, seconds=2.0)
@@ -173,7 +161,8 @@ def test_a_trajectory_puts_its_car_on_it_at_once(tmp_path: Path) -> None:
     init = placed("Car", lane(50.0), 10.0).replace(
         "</Private>", trajectory("absolute") + "</Private>"
     )
-    text = scenario(f'<ScenarioObject name="Car">{car()}</ScenarioObject>', init, idle, stop=LATER)
+    car = f'<ScenarioObject name="Car">{car_xml()}</ScenarioObject>'
+    text = scenario(car, init, idle, stop=LATER)
     sim, _ = run_storyboard(tmp_path, "init-trajectory", text, seconds=2.0)
     x, y = (float(sim.world.poses()[k][0]) for k in ("x", "y"))
     assert abs(x - 220.0) < 1.5 and abs(y + 1.75) < 0.2  # 2 s along its schedule
@@ -184,7 +173,7 @@ def test_a_trajectory_puts_its_car_on_it_at_once(tmp_path: Path) -> None:
     <Action name="along">{trajectory("relative", 25.0)}</Action>{at(1.0)}</Event></Maneuver>
 </ManeuverGroup>"""
     text = scenario(
-        f'<ScenarioObject name="Car">{car()}</ScenarioObject>',
+        f'<ScenarioObject name="Car">{car_xml()}</ScenarioObject>',
         placed("Car", lane(50.0), 10.0), relative, act_at=0.0, stop=LATER,
     )  # fmt: skip
     sim, _ = run_storyboard(tmp_path, "relative-trajectory", text, seconds=3.0)
@@ -214,7 +203,7 @@ def test_a_relative_lane_offset_goes_beside_a_car_in_another_lane(tmp_path: Path
 </ManeuverGroup>"""
     text = scenario(
         "".join(
-            f'<ScenarioObject name="{n}">{car()}</ScenarioObject>'
+            f'<ScenarioObject name="{n}">{car_xml()}</ScenarioObject>'
             for n in ("Car", "Other", "Back", "Oncoming")
         ),
         placed("Car", lane(50.0, -1), 10.0) + placed("Other", lane(80.0, -2), 10.0)
@@ -234,7 +223,7 @@ def test_a_relative_orientation_is_to_the_lanes_direction(tmp_path: Path) -> Non
     turned = """<LanePosition roadId="1" laneId="1" s="100" offset="0">
   <Orientation type="relative" h="3.14159"/></LanePosition>"""
     text = scenario(
-        f'<ScenarioObject name="Car">{car()}</ScenarioObject>',
+        f'<ScenarioObject name="Car">{car_xml()}</ScenarioObject>',
         placed("Car", turned, 10.0),
         """<ManeuverGroup name="group"><Actors selectTriggeringEntities="false">
   <EntityRef entityRef="Car"/></Actors><Maneuver name="none"/></ManeuverGroup>""",
@@ -256,8 +245,8 @@ def test_a_continuous_relative_speed_in_init_starts_the_car_at_it(tmp_path: Path
     speedTargetValueType="factor" continuous="true"/></SpeedActionTarget>
 </SpeedAction></LongitudinalAction></PrivateAction></Private>"""
     text = scenario(
-        f'<ScenarioObject name="Slow">{car()}</ScenarioObject>'
-        f'<ScenarioObject name="Fast">{car()}</ScenarioObject>',
+        f'<ScenarioObject name="Slow">{car_xml()}</ScenarioObject>'
+        f'<ScenarioObject name="Fast">{car_xml()}</ScenarioObject>',
         placed("Slow", lane(50.0), 10.0) + relative,
         """<ManeuverGroup name="group"><Actors selectTriggeringEntities="false">
   <EntityRef entityRef="Slow"/></Actors><Maneuver name="none"/></ManeuverGroup>""",
@@ -278,7 +267,8 @@ def test_a_relative_lane_position_by_ds_is_in_the_roads_frame(tmp_path: Path) ->
     by_lane = '<RelativeLanePosition entityRef="Ref" dLane="-1" dsLane="10"/>'
     text = scenario(
         "".join(
-            f'<ScenarioObject name="{n}">{car()}</ScenarioObject>' for n in ("Ref", "Road", "Lane")
+            f'<ScenarioObject name="{n}">{car_xml()}</ScenarioObject>'
+            for n in ("Ref", "Road", "Lane")
         ),
         placed("Ref", ref, 0.0) + placed("Road", by_road, 0.0) + placed("Lane", by_lane, 0.0),
         """<ManeuverGroup name="group"><Actors selectTriggeringEntities="false">
@@ -326,7 +316,7 @@ def test_a_lane_change_into_a_turning_lane_follows_its_branch(tmp_path: Path) ->
     <Action name="change">{change}</Action>{at(1.0)}</Event></Maneuver>
 </ManeuverGroup>"""
     text = scenario(
-        f'<ScenarioObject name="Car">{car()}</ScenarioObject>',
+        f'<ScenarioObject name="Car">{car_xml()}</ScenarioObject>',
         placed("Car", lane(120.0), 10.0), group, act_at=0.0, stop=LATER,
     ).replace("straight.xodr", road.name)  # fmt: skip
     path = tmp_path / "exit.xosc"
@@ -358,7 +348,7 @@ def test_a_reversing_car_runs_its_trajectory_from_start_to_end(tmp_path: Path) -
     <Action name="along">{follow}</Action>{at(0.0)}</Event></Maneuver>
 </ManeuverGroup>"""
     text = scenario(
-        f'<ScenarioObject name="Car">{car()}</ScenarioObject>',
+        f'<ScenarioObject name="Car">{car_xml()}</ScenarioObject>',
         placed("Car", lane(100.0), 0.0), group, act_at=0.0, stop=LATER,
     )  # fmt: skip
     sim, _ = run_storyboard(tmp_path, "reversing", text, seconds=4.0)
@@ -379,8 +369,8 @@ def test_the_entities_that_fired_the_act_become_its_actors(tmp_path: Path) -> No
     <Action name="faster">{speed(20.0)}</Action>{at(0.0)}</Event></Maneuver>
 </ManeuverGroup>"""
     text = scenario(
-        f'<ScenarioObject name="A">{car()}</ScenarioObject>'
-        f'<ScenarioObject name="B">{car()}</ScenarioObject>',
+        f'<ScenarioObject name="A">{car_xml()}</ScenarioObject>'
+        f'<ScenarioObject name="B">{car_xml()}</ScenarioObject>',
         placed("A", lane(50.0), 10.0) + placed("B", lane(50.0, -2), 12.0),
         group,
         stop=LATER,

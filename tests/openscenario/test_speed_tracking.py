@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from helpers.scenarios import lane, placed, write_road
+from helpers.scenarios import car_xml, lane, placed, write_road
 from vcosim.openscenario import speed_profile
 from vcosim.openscenario.model import SpeedProfileAction as Profile
 from vcosim.openscenario.storyboard import scenario_run
@@ -24,14 +24,7 @@ from vcosim.vehicle.params import VehicleParams
 from vcosim.world.drivers import CATCH_UP, GHOST_LEASH
 from vcosim.world.pedal_map import THROTTLES, pedal_map
 
-CAR = """<Vehicle name="car" vehicleCategory="car">
-  <BoundingBox><Center x="1.4" y="0" z="0.75"/><Dimensions width="1.9" length="4.6"
-    height="1.5"/></BoundingBox>
-  <Performance maxSpeed="60" maxDeceleration="8" maxAcceleration="8"/><Axles>
-  <FrontAxle maxSteering="0.5" wheelDiameter="0.65" trackWidth="1.6" positionX="2.8"
-    positionZ="0.33"/>
-  <RearAxle maxSteering="0" wheelDiameter="0.65" trackWidth="1.6" positionX="0"
-    positionZ="0.33"/></Axles></Vehicle>"""
+CAR = car_xml()
 
 LAUNCH = """<Private entityRef="Car"><PrivateAction><LongitudinalAction>
   <SpeedProfileAction followingMode="position">
