@@ -35,6 +35,12 @@ def test_a_car_its_tyres_limit_holds_in_proportion_to_friction() -> None:
     assert 0.55 <= ratio <= 0.68, ratio
 
 
+def test_a_car_on_ice_gets_its_figure_too() -> None:
+    """The steps start at 0.1 g, so that a car on mu 0.3 has a figure (not NaN)."""
+    held = grip("sedan", friction=0.3)["skidpad_lateral_acceleration_g"]
+    assert 0.25 <= held <= 0.32, held
+
+
 def test_a_car_its_open_differential_limits_loses_little_to_lower_friction() -> None:
     """nightrider's inner rear wheel spins first: load transfer, not friction, sets its limit."""
     dry, wet = grip("nightrider"), grip("nightrider", friction=0.6)

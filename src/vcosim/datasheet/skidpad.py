@@ -4,7 +4,8 @@ A path-following driver keeps the car's centre of gravity on a circle of ``RADIU
 the 300-ft skidpad of the motoring press) in D, throttle and brake on a speed controller, so
 engine, converter, gearbox and the open differential are all in the path: near the limit the
 inner rear wheel unloads, and a rear-driven car stops gaining speed when it spins. The speed is
-raised in steps of ``STEP_G`` of lateral acceleration; each step is held ``HOLD_SECONDS`` and is
+raised in steps of lateral acceleration (``COARSE_G`` to find the limit, then ``STEP_G`` on
+from the last coarse step held); each step is held ``HOLD_SECONDS`` and is
 *held* when, over its last ``MEASURE_SECONDS``, the speed stays within ``SPEED_TOLERANCE`` of
 its target and the path within ``PATH_TOLERANCE`` of the circle. The figure is the mean lateral
 acceleration (speed times yaw rate) over the last held step. (The ISO 4138 ramp of the
@@ -15,7 +16,7 @@ driveline: its peak is reported beside this one as the torque-mode figure.)
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -23,8 +24,9 @@ from vcosim.datasheet.figures import G
 from vcosim.vehicle import SIGNAL_NAMES, Vehicle, VehicleParams
 
 RADIUS = 45.72  # m: 300 ft
-STEP_G = 0.01  # g of lateral acceleration between steps
-START_G = 0.4
+STEP_G = 0.01  # g of lateral acceleration between the fine steps
+COARSE_G = 0.05  # ... and between the coarse ones that find the limit first
+START_G = 0.1
 HOLD_SECONDS = 8.0
 MEASURE_SECONDS = 3.0
 SPEED_TOLERANCE = 0.02  # of the step's target speed
@@ -97,16 +99,22 @@ def start_on_circle(params: VehicleParams, speed: float, radius: float = RADIUS)
     return car
 
 
-def skidpad_grip(params: VehicleParams, radius: float = RADIUS) -> dict[str, float]:
-    """The highest steady lateral acceleration held on the circle (g), and its speed (km/h)."""
-    first = math.sqrt(START_G * G * radius)
-    driver = CircleDriver(start_on_circle(params, first, radius), radius)
+Held = tuple[float, float, float, CircleDriver | None]
+
+
+def _climb(driver: CircleDriver, start: float, step: float) -> Held:
+    """Up from ``start`` g in steps of ``step`` g until a step is not held.
+
+    Returns the last level held, the lateral acceleration measured there (g), its speed (km/h)
+    and a copy of the driver and car as they were at its end (NaN and None when not even the
+    first step is held).
+    """
     dt = CHUNK * driver.car.dt
-    held_g, held_speed = math.nan, math.nan
-    level = START_G
+    held: Held = (math.nan, math.nan, math.nan, None)
+    level = start
     measure = round(MEASURE_SECONDS / dt)
     while level < 2.0:
-        target = math.sqrt(level * G * radius)
+        target = math.sqrt(level * G * driver.radius)
         rows = []
         for _ in range(round(HOLD_SECONDS / dt)):
             driver.act(target, dt)
@@ -119,7 +127,23 @@ def skidpad_grip(params: VehicleParams, radius: float = RADIUS) -> dict[str, flo
         spinning = np.any(np.abs(last[-1, 3:]) - np.abs(last[0, 3:]) > SLIP_DRIFT)
         if not (speed_ok and path_ok) or spinning:
             break
-        held_g = float(np.mean(last[:, 0] * last[:, 1])) / G
-        held_speed = float(np.mean(last[:, 0])) * 3.6
-        level += STEP_G
-    return {"skidpad_lateral_acceleration_g": held_g, "skidpad_speed_kmh": held_speed}
+        mean_g = float(np.mean(last[:, 0] * last[:, 1])) / G
+        saved = replace(driver, car=driver.car.clone())
+        held = (level, mean_g, float(np.mean(last[:, 0])) * 3.6, saved)
+        level += step
+    return held
+
+
+def skidpad_grip(params: VehicleParams, radius: float = RADIUS) -> dict[str, float]:
+    """The highest steady lateral acceleration held on the circle (g), and its speed (km/h).
+
+    Steps of ``COARSE_G`` from ``START_G`` find the limit; from the last one held (the car and
+    the driver as they were there) steps of ``STEP_G`` find it to the hundredth of a g.
+    """
+    car = start_on_circle(params, math.sqrt(START_G * G * radius), radius)
+    level, grip, speed, saved = _climb(CircleDriver(car, radius), START_G, COARSE_G)
+    if saved is not None:
+        closer = _climb(saved, level + STEP_G, STEP_G)
+        if closer[3] is not None:
+            grip, speed = closer[1], closer[2]
+    return {"skidpad_lateral_acceleration_g": grip, "skidpad_speed_kmh": speed}
