@@ -493,11 +493,26 @@ class SimulationTime:
 
 @dataclass(frozen=True)
 class ElementState:
-    """A storyboard element (by kind and name) is in ``state`` or passes a transition."""
+    """A storyboard element (by kind and name) is in ``state`` or passes a transition.
+
+    ``name`` may be qualified by the names of the elements it is in, ``::`` between them
+    (OpenSCENARIO 1.1 on: ``CutInEvent::Action``, where several events hold an ``Action``).
+    """
 
     kind: str
     name: str
     state: str
+
+    def names(self, path: tuple[str, ...]) -> bool:
+        """Whether ``name`` names the element whose names from its story down are ``path``.
+
+        A qualified name is the end of the element's path, its parts whole (as esmini
+        resolves one: the path's rightmost part).
+        """
+        parts = tuple(self.name.split("::"))
+        if path[-1:] == (self.name,):
+            return True
+        return len(parts) <= len(path) and path[len(path) - len(parts) :] == parts
 
 
 @dataclass(frozen=True)
@@ -827,6 +842,9 @@ class InitState:
     speed: float = 0.0
     ramp: Dynamics | None = None
     """How the storyboard brings a vehicle to ``speed`` from standing (None: it starts at it)."""
+    before: tuple[Position, ...] = ()
+    """Init's earlier teleports of the entity, in order, where ``position`` is relative to
+    the entity itself (esmini's ``four_roads``: a lane position, then turned relative to it)."""
 
 
 @dataclass(frozen=True)

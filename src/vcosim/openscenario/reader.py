@@ -517,28 +517,32 @@ def _dangling(scenario: m.Scenario, written: set[tuple[str, str]]) -> list[str]:
     An element the file has but that was refused (its own problem is listed) is not missing:
     ``written`` holds those, and a condition naming one is no problem of its own.
     """
-    named: set[tuple[str, str]] = set()
+    paths: list[tuple[str, tuple[str, ...]]] = []  # each element: its kind, its names' path
     triggers: list[m.Trigger | None] = [scenario.stop]
     for story in scenario.stories:
-        named.add(("story", story.name))
+        paths.append(("story", (s := (story.name,))))
         for act in story.acts:
-            named.add(("act", act.name))
+            paths.append(("act", (a := (*s, act.name))))
             triggers += [act.start, act.stop]
             for group in act.groups:
-                named.add(("maneuverGroup", group.name))
+                paths.append(("maneuverGroup", (g := (*a, group.name))))
                 for maneuver in group.maneuvers:
-                    named.add(("maneuver", maneuver.name))
+                    paths.append(("maneuver", (n := (*g, maneuver.name))))
                     for event in maneuver.events:
-                        named.add(("event", event.name))
-                        named.update(("action", action.name) for action in event.actions)
+                        paths.append(("event", (e := (*n, event.name))))
+                        paths += [("action", (*e, action.name)) for action in event.actions]
                         triggers.append(event.start)
+    refused = written - {(kind, path[-1]) for kind, path in paths}
     return [
         f"line {c.line}: <Condition> {c.name!r}: no {c.test.kind} named {c.test.name!r}"
         for trigger in triggers
         if trigger is not None
         for group in trigger.groups
         for c in group
-        if isinstance(c.test, m.ElementState) and (c.test.kind, c.test.name) not in named | written
+        if isinstance(c.test, m.ElementState)
+        and (c.test.kind, c.test.name) not in written
+        and (c.test.kind, c.test.name.rpartition("::")[2]) not in refused
+        and not any(kind == c.test.kind and c.test.names(path) for kind, path in paths)
     ]
 
 
@@ -814,14 +818,22 @@ def _init(r: Reader, node: Node, entities: dict[str, m.Entity]) -> tuple[
         kind = r.need(action)
         if kind.tag == "TeleportAction":
             position = _position(r, r.need(kind, "Position"))
-            init[name] = m.InitState(position, init[name].speed, init[name].ramp)
+            earlier = init[name]
+            where = position.position if isinstance(position, m.Oriented) else position
+            itself = getattr(where, "entity", None) == name
+            before = (
+                (*earlier.before, earlier.position)
+                if itself and earlier.position is not None
+                else ()
+            )
+            init[name] = replace(earlier, position=position, before=before)
             order.append(name)
         elif kind.tag == "LongitudinalAction" and _absolute_speed(kind):
             speed = _speed(r, r.need(kind, "SpeedAction"))
             ramp = None if speed.dynamics.shape == "step" else speed.dynamics
             if ramp is not None and entities[name].external:
                 raise Refused(kind, f"{name!r} is driven from outside: it starts at a step")
-            init[name] = m.InitState(init[name].position, speed.value, ramp)
+            init[name] = replace(init[name], speed=speed.value, ramp=ramp)
         elif kind.tag == "ActivateControllerAction":  # 1.0: directly in the PrivateAction
             _activate(r, kind, name)
         elif kind.tag == "ControllerAction":
@@ -856,7 +868,7 @@ def _init(r: Reader, node: Node, entities: dict[str, m.Entity]) -> tuple[
             continue
         if init[name].position is None:
             on_it = m.TrajectoryPosition(follow.trajectory, follow.initial_offset)
-            init[name] = m.InitState(on_it, init[name].speed, init[name].ramp)
+            init[name] = replace(init[name], position=on_it)
             order.append(name)
     for name, step in list(later):  # a step to a speed relative to another's start speed
         relative = step.action
@@ -867,7 +879,7 @@ def _init(r: Reader, node: Node, entities: dict[str, m.Entity]) -> tuple[
             ref = init[relative.entity].speed
             value = relative.value
             start = ref + value if relative.relative == "delta" else ref * value
-            init[name] = m.InitState(init[name].position, start, None)
+            init[name] = replace(init[name], speed=start, ramp=None)
             if not relative.continuous:  # a continuous one goes on keeping it (as esmini)
                 later.remove((name, step))
     return init, tuple(order), assigned, later

@@ -130,6 +130,10 @@ class Element:
 
     def __init__(self, kind: str, name: str, model: object, children: list[Element]) -> None:
         self.kind, self.name, self.model, self.children = kind, name, model, children
+        self.path: tuple[str, ...] = (name,)
+        """The names from its story down to it (what a qualified name ``A::B`` ends with)."""
+        for below in (e for child in children for e in child.walk()):
+            below.path = (name, *below.path)
         self.state = STANDBY
         self.count = 0
         self.fresh: set[str] = set()  # transitions of this tick
@@ -191,6 +195,7 @@ class Storyboard(Face):
         self.network = network_of(self.scenario)
         self.stories = [_tree(story) for story in self.scenario.stories]
         self.elements = [e for story in self.stories for e in story.walk()]
+        self.named: dict[tuple[str, str], list[Element]] = {}
         # scenario_runner reads no conditionEdge: every condition of its files is a level
         carla = self.scenario.description.startswith(CARLA_FRAME)
         self.conditions = {
@@ -509,9 +514,18 @@ class Storyboard(Face):
         return any(
             (e.state == test.state[: -len("State")]) if test.state.endswith("State")
             else test.state in e.recent
-            for e in self.elements
-            if e.kind == test.kind and e.name == test.name
+            for e in self._named(test)
         )  # fmt: skip
+
+    def _named(self, test: m.ElementState) -> list[Element]:
+        """The elements an element state condition names (found once, looked at each tick)."""
+        key = (test.kind, test.name)
+        found = self.named.get(key)
+        if found is None:
+            found = self.named[key] = [
+                e for e in self.elements if e.kind == test.kind and test.names(e.path)
+            ]
+        return found
 
     def _fired(self, trigger: m.Trigger | None) -> str:
         """The names of the conditions of the first group that holds ("" if none does).
