@@ -1,16 +1,23 @@
 """What esmini's own files use that the subset reads now: qualified storyboard names
-(``CutInEvent::Action``) and Init teleports relative to where an earlier one put the entity."""
+(``CutInEvent::Action``), Init teleports relative to where an earlier one put the entity,
+and OffroadCondition on a lane of type none."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
 import pytest
+from scenariogeneration import xodr
 
+from helpers.roads import network_of
 from helpers.scenarios import at, car_xml, lane, placed, run_storyboard, write_road
 from vcosim.errors import ConfigError
+from vcosim.openscenario import model as m
+from vcosim.openscenario.conditions import EntityTests, Scene
 from vcosim.openscenario.reader import read_scenario
 from vcosim.openscenario.world import start_poses
+from vcosim.roads import RoadNetwork
 
 CAR = car_xml()
 SPEED_STEP = """<PrivateAction><LongitudinalAction><SpeedAction>
@@ -119,3 +126,33 @@ def test_a_first_teleport_relative_to_the_entity_itself_is_still_refused(tmp_pat
     relative = '<RelativeRoadPosition entityRef="Car" ds="10" dt="1"/>'
     with pytest.raises(ConfigError, match="'Car' has no place"):
         start_of(tmp_path, "alone", teleports(relative))
+
+
+def test_offroad_holds_on_a_lane_of_type_none_and_not_on_a_driving_lane() -> None:
+    """esmini's ``lane_change``: the ego offset onto the road's ``none`` lane is off the road
+    (OpenDRIVE's space beyond the edge); on a driving lane beside it, it is not."""
+    road = xodr.create_road(xodr.Line(200), 1, left_lanes=2, right_lanes=2, lane_width=3.5)
+    road.lanes.lanesections[0].rightlanes[1].lane_type = xodr.LaneType.none  # lane -2
+    network = network_of(road)
+    tests, off = EntityTests(), m.Offroad(0.5)
+    held = {}
+    for k in range(0, 101):  # "Verge" in lane -2 (t = -5.25), "Lane" in lane -1 (t = -1.75)
+        t = 0.01 * k
+        now = _scene(network, {"Verge": (50.0 + 10 * t, -5.25), "Lane": (50.0 + 10 * t, -1.75)}, t)
+        held[k] = (tests.passes(off, "Verge", now), tests.passes(off, "Lane", now))
+    assert not any(lane for _, lane in held.values())
+    assert [k for k, (verge, _) in held.items() if verge] == list(range(50, 101))
+
+
+def _scene(network: RoadNetwork, cars: dict[str, tuple[float, float]], time: float) -> Scene:
+    """Cars at (x, y) heading east at 10 m/s, 4 m x 2 m boxes centred on their points."""
+    x, y = (np.array(v) for v in zip(*cars.values(), strict=True))
+    n = x.size
+    poses = {
+        "x": x, "y": y, "yaw": np.zeros(n), "cx": x, "cy": y, "vx": np.full(n, 10.0),
+        "vy": np.zeros(n), "speed": np.full(n, 10.0), "ax": np.zeros(n), "ay": np.zeros(n),
+        "half_length": np.full(n, 2.0), "half_width": np.full(n, 1.0),
+    }  # fmt: skip
+    return Scene(
+        time, {name: k for k, name in enumerate(cars)}, poses, network, lambda a, b: False, {}
+    )
