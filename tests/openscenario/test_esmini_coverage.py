@@ -5,6 +5,7 @@ and OffroadCondition on a lane of type none."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -15,9 +16,12 @@ from helpers.scenarios import at, car_xml, lane, placed, run_storyboard, write_r
 from vcosim.errors import ConfigError
 from vcosim.openscenario import model as m
 from vcosim.openscenario.conditions import EntityTests, Scene
+from vcosim.openscenario.place import facing_lane
 from vcosim.openscenario.reader import read_scenario
+from vcosim.openscenario.storyboard import scenario_run
 from vcosim.openscenario.world import start_poses
-from vcosim.roads import RoadNetwork
+from vcosim.roads import RoadNetwork, read_xodr
+from vcosim.scenarios import PacingSpec, RunSpec, build_simulation
 
 CAR = car_xml()
 SPEED_STEP = """<PrivateAction><LongitudinalAction><SpeedAction>
@@ -156,3 +160,93 @@ def _scene(network: RoadNetwork, cars: dict[str, tuple[float, float]], time: flo
     return Scene(
         time, {name: k for k, name in enumerate(cars)}, poses, network, lambda a, b: False, {}
     )
+
+
+def write_two_roads(folder: Path) -> None:
+    """``two.xodr``: road 1 (200 m east from the origin) on into road 2 (200 m on), two
+    lanes each way, right-hand traffic; road 1 has no predecessor, road 2 no successor."""
+    first = xodr.create_road(xodr.Line(200), 1, left_lanes=2, right_lanes=2, lane_width=3.5)
+    second = xodr.create_road(xodr.Line(200), 2, left_lanes=2, right_lanes=2, lane_width=3.5)
+    first.add_successor(xodr.ElementType.road, 2, xodr.ContactPoint.start)
+    second.add_predecessor(xodr.ElementType.road, 1, xodr.ContactPoint.end)
+    odr = xodr.OpenDrive("two")
+    odr.add_road(first)
+    odr.add_road(second)
+    odr.adjust_roads_and_lanes()
+    odr.write_xml(str(folder / "two.xodr"))
+
+
+def on_two(name: str, init: str, events: str, reach: str, folder: Path) -> tuple[Any, Any]:
+    """Run ``Car`` on the two roads: its Init, its events, ended where it reaches ``reach``."""
+    write_two_roads(folder)
+    story = f"""<Story name="story"><Act name="act">
+  <ManeuverGroup name="group" maximumExecutionCount="1">
+    <Actors selectTriggeringEntities="false"><EntityRef entityRef="Car"/></Actors>
+    <Maneuver name="maneuver">{events}</Maneuver>
+  </ManeuverGroup><StartTrigger/></Act></Story>"""
+    stop = f"""<StopTrigger><ConditionGroup><Condition name="there" delay="0"
+  conditionEdge="none"><ByEntityCondition><TriggeringEntities triggeringEntitiesRule="any">
+  <EntityRef entityRef="Car"/></TriggeringEntities><EntityCondition>
+  <ReachPositionCondition tolerance="2"><Position>{reach}</Position></ReachPositionCondition>
+</EntityCondition></ByEntityCondition></Condition></ConditionGroup></StopTrigger>"""
+    text = document(f'<ScenarioObject name="Car">{CAR}</ScenarioObject>', init, story, stop)
+    text = text.replace('filepath="straight.xodr"', 'filepath="two.xodr"')
+    (folder / f"{name}.xosc").write_text(text)
+    face, world = scenario_run(folder / f"{name}.xosc")
+    sim = build_simulation(RunSpec(world=world, pacing=PacingSpec(mode="fast"), faces=[face]))
+    return sim, sim.run(40.0).faces["storyboard"]
+
+
+def on_road(road: int, lane_id: int, s: float) -> str:
+    return f'<LanePosition roadId="{road}" laneId="{lane_id}" s="{s}" offset="0"/>'
+
+
+def route_to(*positions: str) -> str:
+    points = "".join(
+        f'<Waypoint routeStrategy="shortest"><Position>{p}</Position></Waypoint>' for p in positions
+    )
+    return f"""<PrivateAction><RoutingAction><AssignRouteAction><Route name="route"
+  closed="false">{points}</Route></AssignRouteAction></RoutingAction></PrivateAction>"""
+
+
+def test_a_route_from_a_car_facing_against_its_lane_starts_in_the_lane_it_faces_along(
+    tmp_path: Path,
+) -> None:
+    """esmini's ``parking_demo``: a car in lane 1 (traffic westward, to road 1's start, which
+    leads nowhere) faces east; its route to road 2 is taken from lane -1, the nearest lane
+    that runs east (before: "no way along the roads from road '1' to road '2'")."""
+    init = placed("Car", '<WorldPosition x="100" y="1.75" h="0"/>', 10.0)
+    event = f"""<Event name="go" priority="parallel"><Action name="route">
+  {route_to(on_road(2, -1, 50.0))}</Action>{at(1.0)}</Event>"""
+    sim, board = on_two("facing", init, event, on_road(2, -1, 100.0), tmp_path)
+    assert board.ended_by.startswith("the stop trigger"), board.ended_by
+    assert 15.0 < sim.world.time < 30.0  # 200 m at 10 m/s, easing over into lane -1
+
+
+def test_a_route_after_a_teleport_in_the_same_event_starts_where_the_car_was_put(
+    tmp_path: Path,
+) -> None:
+    """esmini's ``route_lane_change``: at 1 s the car on road 2 is teleported back onto road 1
+    and given a route along road 1; the route starts from road 1, where it now is (before:
+    from road 2, where the look had seen it, "no way along the roads from road '2' to road
+    '1'"), and the teleport off its old route puts it on its new lane's."""
+    init = placed("Car", on_road(2, -1, 20.0), 10.0)
+    teleport = f"""<PrivateAction><TeleportAction><Position>{on_road(1, -1, 20.0)}</Position>
+  </TeleportAction></PrivateAction>"""
+    event = f"""<Event name="back" priority="parallel"><Action name="teleport">{teleport}
+  </Action><Action name="route">{route_to(on_road(1, -1, 150.0))}</Action>{at(1.0)}</Event>"""
+    sim, board = on_two("teleported", init, event, on_road(1, -1, 150.0), tmp_path)
+    assert board.ended_by.startswith("the stop trigger"), board.ended_by
+    assert 12.0 < sim.world.time < 17.0  # 130 m at 10 m/s after the teleport at 1 s
+
+
+def test_facing_lane_is_the_own_lane_or_the_nearest_that_runs_the_way_the_car_faces(
+    tmp_path: Path,
+) -> None:
+    write_two_roads(tmp_path)
+    network = read_xodr((tmp_path / "two.xodr").read_bytes())
+    assert facing_lane(network, (100.0, -1.75, 0.0)) == ("1", -1)  # its own
+    assert facing_lane(network, (100.0, 1.75, 0.0)) == ("1", -1)  # turned round in lane 1
+    assert facing_lane(network, (100.0, 5.25, 1.6)) == ("1", 2)  # across, a little back
+    assert facing_lane(network, (100.0, 5.25, 1.5)) == ("1", -1)  # across, a little on
+    assert facing_lane(network, (100.0, 40.0, 0.0)) is None  # off every lane

@@ -164,6 +164,28 @@ def route(network: RoadNetwork, road: str, lane: int) -> list[LaneRef]:
     return legs
 
 
+def facing_lane(network: RoadNetwork, pose: Pose) -> LaneRef | None:
+    """The lane of the road under ``pose`` whose traffic runs the way it faces, nearest first.
+
+    Its own lane where that one does; else the nearest that does (a car parked across its
+    lane, or turned against it, takes the road the way it faces, as esmini plans a route by
+    roads, its direction from the heading). None off every lane or where no lane runs so.
+    """
+    try:
+        road_id, s, lane, t = on_lane(network, pose, "")
+    except PlaceError:
+        return None
+    road = network.road(road_id)
+    along = road.point(s, t)[3]
+    ahead = math.cos(pose[2] - float(along[0])) >= 0.0  # faces along the road's s
+    lanes = road.section_at(s).lanes
+    found = sorted(
+        (k for k in lanes if k != 0 and network.forward(road_id, k) == ahead),
+        key=lambda k: (abs(k - lane), k),
+    )
+    return (road_id, found[0]) if found else None
+
+
 def _neighbours(network: RoadNetwork, road: str, lane: int) -> list[LaneRef]:
     """The lanes of ``road`` a car in ``lane`` could change into (same direction), and it.
 

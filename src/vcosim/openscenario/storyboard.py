@@ -53,6 +53,7 @@ from vcosim.openscenario.conditions import (
 from vcosim.openscenario.place import (
     PlaceError,
     Pose,
+    facing_lane,
     layout,
     on_lane,
     plan_route,
@@ -988,7 +989,14 @@ class Storyboard(Face):
             try:
                 legs = plan_route(network, start, waypoints, actor)
             except PlaceError as exc:
-                raise ScenarioRunError(exc.problems[0]) from None
+                # no way from its lane: from the lane of its road that runs the way it faces
+                turned = facing_lane(network, pose) if start and waypoints and network else None
+                if turned is None or turned == start:
+                    raise ScenarioRunError(exc.problems[0]) from None
+                try:
+                    legs, start = plan_route(network, turned, waypoints, actor), turned
+                except PlaceError:
+                    raise ScenarioRunError(exc.problems[0]) from None
             assert network is not None
             line = route_line(network, legs, None if start is None else start[1])
         self.legs[actor] = {road: lane for road, lane in reversed(legs)}
@@ -1298,13 +1306,18 @@ class Storyboard(Face):
             self.movers.place(self.movers.slots[actor], x, y, heading, mover.line)
             self._reroute(actor, mover, (x, y, heading))
             world.teleported()
+            _moved(scene, actor, x, y, heading)
             return
         car = world.vehicles[actor]
         car.teleport(x, y, math.degrees(heading), speed=scene.value("speed", actor))
         world.teleported()
+        _moved(scene, actor, x, y, heading)
         row = world.row(actor)
         world.drivers.hint[world.drivers.position[row]] = -1
         road_id, s, _, t = on_lane(self.network, (x, y, heading), actor)
+        if road_id not in self.legs.get(actor, {}):  # off its route: its lane's, from there
+            self._take_route(actor, [], scene, (x, y, heading))
+            return
         channels = self.channels[actor]
         channels.ramps["lane"] = Ramp.hold(self._from_path(actor, road_id, s, 0, t))
         channels.ramps["offset"] = Ramp.hold(0.0)
@@ -1318,6 +1331,21 @@ class Storyboard(Face):
         channels = self.channels[actor]
         channels.ramps["lane"] = Ramp.hold(mover.offset)
         channels.ramps["offset"] = Ramp.hold(0.0)
+
+
+def _moved(scene: Scene, actor: str, x: float, y: float, heading: float) -> None:
+    """The look's pose of a teleported ``actor`` moved with it.
+
+    The actions after the teleport in the same look (a route, a lane change in its event)
+    start from where it is now, as the file's order says, not from where it was.
+    """
+    poses, row = scene.poses, scene.rows[actor]
+    x0, y0, yaw0 = (float(poses[key][row]) for key in ("x", "y", "yaw"))
+    ahead = math.hypot(float(poses["cx"][row]) - x0, float(poses["cy"][row]) - y0)
+    back = math.atan2(float(poses["cy"][row]) - y0, float(poses["cx"][row]) - x0) - yaw0
+    poses["x"][row], poses["y"][row], poses["yaw"][row] = x, y, heading
+    poses["cx"][row] = x + ahead * math.cos(heading + back)  # its box's centre, turned with it
+    poses["cy"][row] = y + ahead * math.sin(heading + back)
 
 
 LONGITUDINAL = (m.SpeedAction, m.ActivateControllerAction, m.LongitudinalDistanceAction,
