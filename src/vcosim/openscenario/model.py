@@ -842,9 +842,6 @@ class InitState:
     speed: float = 0.0
     ramp: Dynamics | None = None
     """How the storyboard brings a vehicle to ``speed`` from standing (None: it starts at it)."""
-    before: tuple[Position, ...] = ()
-    """Init's earlier teleports of the entity, in order, where ``position`` is relative to
-    the entity itself (esmini's ``four_roads``: a lane position, then turned relative to it)."""
 
 
 @dataclass(frozen=True)
@@ -871,6 +868,9 @@ class Scenario:
     init_actions: tuple[tuple[str, Action], ...] = ()
     """Init's actions that take time (routes, trajectories, speed ramps, lateral actions), each
     with its entity: the storyboard starts them at t = 0, as it starts an event's."""
+    init_before: dict[str, tuple[Position, ...]] = field(default_factory=dict)
+    """By entity: Init's teleports before its last, in order, where the last (and each of
+    them after the first) places it relative to itself (esmini's ``four_roads``, ``star``)."""
 
     @property
     def external(self) -> list[str]:

@@ -178,6 +178,8 @@ class Reader:
         self.read_entries: list[tuple[Path, Node]] = []
         self.trajectories: list[m.Trajectory] = []
         self.assigned_external: set[str] = set()
+        self.init_before: dict[str, tuple[m.Position, ...]] = {}
+        """Init's earlier teleports of an entity a later one places relative to itself."""
         self.carla = False
         """World y and headings in CARLA's left-handed frame (a "CARLA:" description)."""
         self.variables: dict[str, str] = {}
@@ -604,6 +606,7 @@ def _scenario(r: Reader, root: Node, path: Path, given: dict[str, object]) -> m.
         description=header.attrib.get("description", ""), trajectories=tuple(r.trajectories),
         init_actions=tuple(later), variables=dict(r.variables),
         absent=tuple(n for n in entities if init[n].position is None and n not in towed),
+        init_before=dict(r.init_before),
     )  # fmt: skip
 
 
@@ -818,22 +821,15 @@ def _init(r: Reader, node: Node, entities: dict[str, m.Entity]) -> tuple[
         kind = r.need(action)
         if kind.tag == "TeleportAction":
             position = _position(r, r.need(kind, "Position"))
-            earlier = init[name]
-            where = position.position if isinstance(position, m.Oriented) else position
-            itself = getattr(where, "entity", None) == name
-            before = (
-                (*earlier.before, earlier.position)
-                if itself and earlier.position is not None
-                else ()
-            )
-            init[name] = replace(earlier, position=position, before=before)
+            _earlier_teleport(r, name, position, init[name].position)
+            init[name] = m.InitState(position, init[name].speed, init[name].ramp)
             order.append(name)
         elif kind.tag == "LongitudinalAction" and _absolute_speed(kind):
             speed = _speed(r, r.need(kind, "SpeedAction"))
             ramp = None if speed.dynamics.shape == "step" else speed.dynamics
             if ramp is not None and entities[name].external:
                 raise Refused(kind, f"{name!r} is driven from outside: it starts at a step")
-            init[name] = replace(init[name], speed=speed.value, ramp=ramp)
+            init[name] = m.InitState(init[name].position, speed.value, ramp)
         elif kind.tag == "ActivateControllerAction":  # 1.0: directly in the PrivateAction
             _activate(r, kind, name)
         elif kind.tag == "ControllerAction":
@@ -868,7 +864,7 @@ def _init(r: Reader, node: Node, entities: dict[str, m.Entity]) -> tuple[
             continue
         if init[name].position is None:
             on_it = m.TrajectoryPosition(follow.trajectory, follow.initial_offset)
-            init[name] = replace(init[name], position=on_it)
+            init[name] = m.InitState(on_it, init[name].speed, init[name].ramp)
             order.append(name)
     for name, step in list(later):  # a step to a speed relative to another's start speed
         relative = step.action
@@ -879,10 +875,25 @@ def _init(r: Reader, node: Node, entities: dict[str, m.Entity]) -> tuple[
             ref = init[relative.entity].speed
             value = relative.value
             start = ref + value if relative.relative == "delta" else ref * value
-            init[name] = replace(init[name], speed=start, ramp=None)
+            init[name] = m.InitState(init[name].position, start, None)
             if not relative.continuous:  # a continuous one goes on keeping it (as esmini)
                 later.remove((name, step))
     return init, tuple(order), assigned, later
+
+
+def _earlier_teleport(
+    r: Reader, name: str, position: m.Position, earlier: m.Position | None
+) -> None:
+    """Keep Init's earlier teleport of ``name`` where ``position`` is relative to ``name``.
+
+    esmini's ``four_roads`` and ``star`` put a car on a lane, then turn it relative to where
+    it is: the later position is resolved from the earlier (``Scenario.init_before``).
+    """
+    where = position.position if isinstance(position, m.Oriented) else position
+    if getattr(where, "entity", None) == name and earlier is not None:
+        r.init_before[name] = (*r.init_before.get(name, ()), earlier)
+    else:
+        r.init_before.pop(name, None)
 
 
 def _absolute_speed(node: Node) -> bool:

@@ -51,7 +51,7 @@ def start_poses(scenario: Scenario) -> dict[str, Pose]:
             start = scenario.init[name]
             assert start.position is not None
             try:  # each teleport in turn: a later one may be relative to where it put it
-                for position in (*start.before, start.position):
+                for position in (*scenario.init_before.get(name, ()), start.position):
                     poses[name] = resolve(position, network, poses)
             except NotPlaced:
                 poses.pop(name, None)
