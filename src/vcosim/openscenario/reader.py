@@ -815,13 +815,18 @@ def _init(r: Reader, node: Node, entities: dict[str, m.Entity]) -> tuple[
     def take_private(private: Node) -> None:
         name = _entity_ref(r, private)
         # Each action on its own: a refused one is listed, and the others are still read.
-        r.each(r.kids(private, "PrivateAction"), lambda action: take(name, action))
+        r.each(r.kids(private, "PrivateAction"), lambda action: placed(name, action))
+
+    def placed(name: str, action: Node) -> None:
+        earlier = init[name].position
+        take(name, action)
+        if init[name].position is not earlier:  # a teleport: one relative to itself needs it
+            _earlier_teleport(r, name, init[name].position, earlier)
 
     def take(name: str, action: Node) -> None:
         kind = r.need(action)
         if kind.tag == "TeleportAction":
             position = _position(r, r.need(kind, "Position"))
-            _earlier_teleport(r, name, position, init[name].position)
             init[name] = m.InitState(position, init[name].speed, init[name].ramp)
             order.append(name)
         elif kind.tag == "LongitudinalAction" and _absolute_speed(kind):
@@ -882,7 +887,7 @@ def _init(r: Reader, node: Node, entities: dict[str, m.Entity]) -> tuple[
 
 
 def _earlier_teleport(
-    r: Reader, name: str, position: m.Position, earlier: m.Position | None
+    r: Reader, name: str, position: m.Position | None, earlier: m.Position | None
 ) -> None:
     """Keep Init's earlier teleport of ``name`` where ``position`` is relative to ``name``.
 
