@@ -129,7 +129,8 @@ SUBSET: tuple[Support, ...] = (
     Support(
         "`Init`: `TeleportAction`",
         "yes",
-        "positions below",
+        "positions below; a later teleport of the same entity relative to itself starts "
+        "from where the earlier put it (esmini's `four_roads`, `star`)",
     ),
     Support(
         "`Init`: `SpeedAction`",
@@ -271,7 +272,9 @@ SUBSET: tuple[Support, ...] = (
     Support(
         "`TeleportAction`",
         "yes",
-        "in the storyboard too; the speed is kept, the lane offset reset",
+        "in the storyboard too; the speed is kept, the lane offset reset; the actions after "
+        "it in its event start from where it put the entity; put off its route, a car "
+        "follows its new lane's",
     ),
     Support(
         "`FollowTrajectoryAction`",
@@ -339,7 +342,9 @@ SUBSET: tuple[Support, ...] = (
         "with a warning line, as esmini takes its closest road position); a car may take "
         "any lane of its road running "
         "its way, lanes that begin further along included (a highway exit); it eases onto "
-        "the route's lane within a couple of seconds; done at once; for a car driven from "
+        "the route's lane within a couple of seconds; with no way from its lane, from the "
+        "nearest lane of its road that runs the way it faces (a car parked across its lane, "
+        "or turned against it); done at once; for a car driven from "
         "outside: accepted, its controller's business",
     ),
     Support(
@@ -467,7 +472,8 @@ SUBSET: tuple[Support, ...] = (
         "yes",
         "every kind of element and state (`startTransition`, `endTransition`, "
         "`stopTransition`, `skipTransition`, `completeState`, `runningState`, "
-        "`standbyState`)",
+        "`standbyState`); a name qualified by its parents' (`CutInEvent::Action`, 1.1 on) "
+        "names the element whose path ends so",
     ),
     Support(
         "`ParameterCondition`",
@@ -542,7 +548,8 @@ SUBSET: tuple[Support, ...] = (
     Support(
         "`OffroadCondition`",
         "yes",
-        "off every lane beside its road (not past an end) for `duration`",
+        "off every lane beside its road (not past an end), or on a lane of type `none` "
+        "(OpenDRIVE's space beyond the edge, as esmini), for `duration`",
     ),
     Support(
         "`StandStillCondition`",
