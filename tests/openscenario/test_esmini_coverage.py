@@ -5,7 +5,7 @@ and OffroadCondition on a lane of type none."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar, cast
 
 import numpy as np
 import pytest
@@ -16,7 +16,7 @@ from helpers.scenarios import at, car_xml, lane, placed, run_storyboard, write_r
 from vcosim.errors import ConfigError
 from vcosim.openscenario import model as m
 from vcosim.openscenario.conditions import EntityTests, Scene
-from vcosim.openscenario.place import facing_lane
+from vcosim.openscenario.place import facing_lane, route
 from vcosim.openscenario.reader import read_scenario
 from vcosim.openscenario.storyboard import scenario_run
 from vcosim.openscenario.world import start_poses
@@ -250,3 +250,51 @@ def test_facing_lane_is_the_own_lane_or_the_nearest_that_runs_the_way_the_car_fa
     assert facing_lane(network, (100.0, 5.25, 1.6)) == ("1", 2)  # across, a little back
     assert facing_lane(network, (100.0, 5.25, 1.5)) == ("1", -1)  # across, a little on
     assert facing_lane(network, (100.0, 40.0, 0.0)) is None  # off every lane
+
+
+class Fork:
+    """A stand-in network whose lane ``('1', -1)`` forks into ``('2', -1)`` and ``('3', -1)``,
+    each of which leads on to one lane more (all ``route`` asks of a network)."""
+
+    links: ClassVar[dict[tuple[str, int], list[tuple[str, int]]]] = {
+        ("1", -1): [("2", -1), ("3", -1)],
+        ("2", -1): [("4", -1)],
+        ("3", -1): [("5", -1)],
+    }
+
+    def next_lanes(self, road: str, lane: int) -> list[tuple[str, int]]:
+        return self.links.get((road, lane), [])
+
+
+def test_a_random_route_draws_a_way_at_each_junction_the_same_for_the_same_seed() -> None:
+    fork = cast(RoadNetwork, Fork())
+    assert route(fork, "1", -1) == [("1", -1), ("2", -1), ("4", -1)]  # the first way
+    drawn = {tuple(route(fork, "1", -1, np.random.default_rng(seed))) for seed in range(20)}
+    assert drawn == {
+        (("1", -1), ("2", -1), ("4", -1)),
+        (("1", -1), ("3", -1), ("5", -1)),
+    }
+    again = [route(fork, "1", -1, np.random.default_rng(7)) for _ in range(3)]
+    assert again[0] == again[1] == again[2]
+
+
+def test_a_random_route_action_in_init_is_read_and_the_car_drives_on_its_lane(
+    tmp_path: Path,
+) -> None:
+    """esmini's ``random_route_action`` (before: "<RandomRouteAction>: this action is not
+    supported"): on a road without junctions the drawn route is the lane's own."""
+    init = placed("Car", lane(20.0), 10.0).replace(
+        "</Private>",
+        "<PrivateAction><RoutingAction><RandomRouteAction/></RoutingAction></PrivateAction>"
+        "</Private>",
+    )
+    stop = f"""<StopTrigger><ConditionGroup><Condition name="there" delay="0"
+  conditionEdge="none"><ByEntityCondition><TriggeringEntities triggeringEntitiesRule="any">
+  <EntityRef entityRef="Car"/></TriggeringEntities><EntityCondition>
+  <ReachPositionCondition tolerance="2"><Position>{lane(120.0)}</Position>
+  </ReachPositionCondition></EntityCondition></ByEntityCondition></Condition>
+</ConditionGroup></StopTrigger>"""
+    text = document(f'<ScenarioObject name="Car">{CAR}</ScenarioObject>', init, "", stop)
+    sim, board = run_storyboard(tmp_path, "random", text, 20.0)
+    assert board.ended_by.startswith("the stop trigger"), board.ended_by
+    assert 9.0 < sim.world.time < 12.0  # 100 m at 10 m/s

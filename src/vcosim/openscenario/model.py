@@ -314,6 +314,15 @@ class AssignRouteAction:
 
 
 @dataclass(frozen=True)
+class RandomRouteAction:
+    """Drive on from where the entity is, at each junction a way drawn at random (seeded).
+
+    OpenSCENARIO 1.3's, without attributes: the storyboard draws from one generator seeded
+    with ``storyboard.RANDOM_ROUTE_SEED``, so a run is the same every time.
+    """
+
+
+@dataclass(frozen=True)
 class AcquirePositionAction:
     """Drive to ``position`` along the roads; done when there."""
 
@@ -471,6 +480,7 @@ PrivateAction = (
     | FollowTrajectoryAction
     | ActivateControllerAction
     | AssignRouteAction
+    | RandomRouteAction
     | AcquirePositionAction
     | LongitudinalDistanceAction
     | LateralDistanceAction

@@ -153,14 +153,22 @@ def _pose_of(name: str, poses: Mapping[str, Pose]) -> Pose:
 
 
 # -- routes ---------------------------------------------------------------------------------
-def route(network: RoadNetwork, road: str, lane: int) -> list[LaneRef]:
-    """From (road, lane) on along the lanes it leads to (the first at each junction)."""
+def route(
+    network: RoadNetwork, road: str, lane: int, draw: np.random.Generator | None = None
+) -> list[LaneRef]:
+    """From (road, lane) on along the lanes it leads to (the first at each junction).
+
+    With ``draw``, one of them drawn at random at each junction (a RandomRouteAction).
+    """
     legs = [(road, lane)]
     while len(legs) < LONGEST_ROUTE:
         ahead = network.next_lanes(*legs[-1])
-        if not ahead or ahead[0] in legs:
+        if not ahead:
             break
-        legs.append((str(ahead[0][0]), int(ahead[0][1])))
+        nxt = ahead[int(draw.integers(len(ahead)))] if draw is not None else ahead[0]
+        if nxt in legs:
+            break
+        legs.append((str(nxt[0]), int(nxt[1])))
     return legs
 
 
@@ -304,11 +312,16 @@ def nearest_lane(network: RoadNetwork, pose: Pose) -> tuple[str, float, int, flo
 
 
 def plan_route(
-    network: RoadNetwork | None, start: LaneRef | None, waypoints: list[Pose], who: str
+    network: RoadNetwork | None,
+    start: LaneRef | None,
+    waypoints: list[Pose],
+    who: str,
+    draw: np.random.Generator | None = None,
 ) -> list[LaneRef]:
     """The lanes from ``start`` through every waypoint's road, then on along their links.
 
-    Without ``start``, from the first waypoint's lane.
+    Without ``start``, from the first waypoint's lane; with ``draw``, on beyond the last at
+    random (``route``).
     """
     road_net = need_road(network, f"{who}'s route")
     targets = [_waypoint_lane(road_net, pose, who) for pose in waypoints]
@@ -325,7 +338,7 @@ def plan_route(
             raise PlaceError(f"{who}: no way along the roads from road {legs[-1][0]!r} to "
                              f"road {road_id!r}")  # fmt: skip
         legs[-1:] = chain
-    return legs[:-1] + route(road_net, *legs[-1])
+    return legs[:-1] + route(road_net, *legs[-1], draw)
 
 
 def route_pose(

@@ -1192,6 +1192,8 @@ def _private(r: Reader, node: Node) -> m.PrivateAction:
         return _follow(r, inner)
     if kind.tag == "RoutingAction" and inner.tag == "AssignRouteAction":
         return m.AssignRouteAction(_route(r, r.need(inner)))
+    if kind.tag == "RoutingAction" and inner.tag == "RandomRouteAction":
+        return m.RandomRouteAction()
     if kind.tag == "RoutingAction" and inner.tag == "AcquirePositionAction":
         return m.AcquirePositionAction(_position(r, r.need(inner, "Position")))
     if kind.tag == "LongitudinalAction" and inner.tag == "LongitudinalDistanceAction":
@@ -1353,7 +1355,7 @@ def _controller_actions(r: Reader, node: Node) -> m.PrivateAction:
 
 
 FROM_OUTSIDE = (m.OverrideAction, m.ActivateControllerAction, m.NoEffectAction,
-                m.AssignRouteAction)  # fmt: skip
+                m.AssignRouteAction, m.RandomRouteAction)  # fmt: skip
 """What the storyboard may do to a vehicle driven from outside (the rest is its controller's)."""
 STEERING_RATIO = 15.0
 """Steering wheel angle per road-wheel angle: an override of the wheel (rad) becomes the

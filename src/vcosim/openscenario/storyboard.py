@@ -197,6 +197,8 @@ class Storyboard(Face):
         self.stories = [_tree(story) for story in self.scenario.stories]
         self.elements = [e for story in self.stories for e in story.walk()]
         self.named: dict[tuple[str, str], list[Element]] = {}
+        self.draw = np.random.default_rng(RANDOM_ROUTE_SEED)
+        """Where RandomRouteActions draw their ways from (one generator: a run repeats)."""
         # scenario_runner reads no conditionEdge: every condition of its files is a level
         carla = self.scenario.description.startswith(CARLA_FRAME)
         self.conditions = {
@@ -761,6 +763,8 @@ class Storyboard(Face):
         elif isinstance(do, m.AssignRouteAction):
             poses = [resolve(w, self.network, scene.all_poses()) for w in do.route.waypoints]
             self._take_route(actor, poses, scene)
+        elif isinstance(do, m.RandomRouteAction):
+            self._take_route(actor, [], scene, draw=self.draw)
         elif isinstance(do, m.AcquirePositionAction):
             goal = resolve(do.position, self.network, scene.all_poses())
             line = self._take_route(actor, [goal], scene)
@@ -961,7 +965,12 @@ class Storyboard(Face):
         self.channels[actor].ramps["speed"] = Ramp.hold(run.speed)
 
     def _take_route(
-        self, actor: str, waypoints: list[Pose], scene: Scene, pose: Pose | None = None
+        self,
+        actor: str,
+        waypoints: list[Pose],
+        scene: Scene,
+        pose: Pose | None = None,
+        draw: np.random.Generator | None = None,
     ) -> np.ndarray:
         """Put ``actor`` on the lanes through ``waypoints`` (from its own): the line it drives.
 
@@ -987,14 +996,14 @@ class Storyboard(Face):
             line = np.array([pose[:2], *(w[:2] for w in waypoints)], dtype=float)
         else:
             try:
-                legs = plan_route(network, start, waypoints, actor)
+                legs = plan_route(network, start, waypoints, actor, draw)
             except PlaceError as exc:
                 # no way from its lane: from the lane of its road that runs the way it faces
                 turned = facing_lane(network, pose) if start and waypoints and network else None
                 if turned is None or turned == start:
                     raise ScenarioRunError(exc.problems[0]) from None
                 try:
-                    legs, start = plan_route(network, turned, waypoints, actor), turned
+                    legs, start = plan_route(network, turned, waypoints, actor, draw), turned
                 except PlaceError:
                     raise ScenarioRunError(exc.problems[0]) from None
             assert network is not None
@@ -1354,6 +1363,8 @@ LONGITUDINAL = (m.SpeedAction, m.ActivateControllerAction, m.LongitudinalDistanc
 STEERED = (m.LongitudinalDistanceAction, m.SynchronizeAction, m.SpeedProfileAction,
            m.LateralDistanceAction)  # fmt: skip
 """Actions whose channel the storyboard sets at every look."""
+RANDOM_ROUTE_SEED = 41
+"""The seed of the ways RandomRouteActions take (OpenSCENARIO 1.3's action has none)."""
 ASIDE_SPEED = 1.0
 """m/s: how fast a LateralDistanceAction without limits moves across."""
 ASIDE_REACHED = 0.1

@@ -348,6 +348,12 @@ SUBSET: tuple[Support, ...] = (
         "outside: accepted, its controller's business",
     ),
     Support(
+        "`RandomRouteAction`",
+        "yes",
+        "from the entity's lane on along the lanes it leads to, one drawn at random at each "
+        "junction (one generator per run, seeded: the same ways every run); done at once",
+    ),
+    Support(
         "`AcquirePositionAction`",
         "yes",
         "a route to the position, as above; done when the entity is there",
@@ -440,7 +446,7 @@ SUBSET: tuple[Support, ...] = (
         "them; `TrafficSignalControllerAction` refused by name",
     ),
     Support(
-        "`TrafficAction`, `RandomRouteAction`, user-defined actions",
+        "`TrafficAction`, user-defined actions",
         "no",
         "refused by name",
     ),
