@@ -92,6 +92,10 @@ MOVING = 0.5
 """m/s: below this the ego has no time headway (it is standing)."""
 
 
+RANDOM_ROUTE_SEED = 41
+"""The seed of the ways RandomRouteActions take (OpenSCENARIO 1.3's action has none)."""
+
+
 class ScenarioRunError(VcosimError):
     """The storyboard asked for something the world cannot do (a lane the road lacks)."""
 
@@ -1363,8 +1367,6 @@ LONGITUDINAL = (m.SpeedAction, m.ActivateControllerAction, m.LongitudinalDistanc
 STEERED = (m.LongitudinalDistanceAction, m.SynchronizeAction, m.SpeedProfileAction,
            m.LateralDistanceAction)  # fmt: skip
 """Actions whose channel the storyboard sets at every look."""
-RANDOM_ROUTE_SEED = 41
-"""The seed of the ways RandomRouteActions take (OpenSCENARIO 1.3's action has none)."""
 ASIDE_SPEED = 1.0
 """m/s: how fast a LateralDistanceAction without limits moves across."""
 ASIDE_REACHED = 0.1

@@ -272,9 +272,7 @@ SUBSET: tuple[Support, ...] = (
     Support(
         "`TeleportAction`",
         "yes",
-        "in the storyboard too; the speed is kept, the lane offset reset; the actions after "
-        "it in its event start from where it put the entity; put off its route, a car "
-        "follows its new lane's",
+        "in the storyboard too; the speed is kept, the lane offset reset",
     ),
     Support(
         "`FollowTrajectoryAction`",
@@ -344,7 +342,9 @@ SUBSET: tuple[Support, ...] = (
         "its way, lanes that begin further along included (a highway exit); it eases onto "
         "the route's lane within a couple of seconds; with no way from its lane, from the "
         "nearest lane of its road that runs the way it faces (a car parked across its lane, "
-        "or turned against it); done at once; for a car driven from "
+        "or turned against it); after a `TeleportAction` in its event, from where that put "
+        "it (a car teleported off its route follows its new lane's); done at once; for a "
+        "car driven from "
         "outside: accepted, its controller's business",
     ),
     Support(
@@ -476,10 +476,11 @@ SUBSET: tuple[Support, ...] = (
     Support(
         "`StoryboardElementStateCondition`",
         "yes",
+        "an element by its name or by one qualified by its parents' (`CutInEvent::Action`, "
+        "1.1 on: the element whose path ends so); "
         "every kind of element and state (`startTransition`, `endTransition`, "
         "`stopTransition`, `skipTransition`, `completeState`, `runningState`, "
-        "`standbyState`); a name qualified by its parents' (`CutInEvent::Action`, 1.1 on) "
-        "names the element whose path ends so",
+        "`standbyState`)",
     ),
     Support(
         "`ParameterCondition`",
