@@ -119,6 +119,7 @@ CHANNELS = {
     m.FollowTrajectoryAction: "lane",
     m.ActivateControllerAction: None,
     m.AssignRouteAction: None,
+    m.RandomRouteAction: None,
     m.AcquirePositionAction: "lane",
     m.LongitudinalDistanceAction: "speed",
     m.SpeedProfileAction: "speed",

@@ -314,6 +314,15 @@ class AssignRouteAction:
 
 
 @dataclass(frozen=True)
+class RandomRouteAction:
+    """Drive on from where the entity is, at each junction a way drawn at random (seeded).
+
+    OpenSCENARIO 1.3's, without attributes: the storyboard draws from one generator seeded
+    with ``storyboard.RANDOM_ROUTE_SEED``, so a run is the same every time.
+    """
+
+
+@dataclass(frozen=True)
 class AcquirePositionAction:
     """Drive to ``position`` along the roads; done when there."""
 
@@ -471,6 +480,7 @@ PrivateAction = (
     | FollowTrajectoryAction
     | ActivateControllerAction
     | AssignRouteAction
+    | RandomRouteAction
     | AcquirePositionAction
     | LongitudinalDistanceAction
     | LateralDistanceAction
@@ -493,11 +503,26 @@ class SimulationTime:
 
 @dataclass(frozen=True)
 class ElementState:
-    """A storyboard element (by kind and name) is in ``state`` or passes a transition."""
+    """A storyboard element (by kind and name) is in ``state`` or passes a transition.
+
+    ``name`` may be qualified by the names of the elements it is in, ``::`` between them
+    (OpenSCENARIO 1.1 on: ``CutInEvent::Action``, where several events hold an ``Action``).
+    """
 
     kind: str
     name: str
     state: str
+
+    def names(self, path: tuple[str, ...]) -> bool:
+        """Whether ``name`` names the element whose names from its story down are ``path``.
+
+        A qualified name is the end of the element's path, its parts whole (as esmini
+        resolves one: the path's rightmost part).
+        """
+        parts = tuple(self.name.split("::"))
+        if path[-1:] == (self.name,):
+            return True
+        return len(parts) <= len(path) and path[len(path) - len(parts) :] == parts
 
 
 @dataclass(frozen=True)
@@ -853,6 +878,9 @@ class Scenario:
     init_actions: tuple[tuple[str, Action], ...] = ()
     """Init's actions that take time (routes, trajectories, speed ramps, lateral actions), each
     with its entity: the storyboard starts them at t = 0, as it starts an event's."""
+    init_before: dict[str, tuple[Position, ...]] = field(default_factory=dict)
+    """By entity: Init's teleports before its last, in order, where the last (and each of
+    them after the first) places it relative to itself (esmini's ``four_roads``, ``star``)."""
 
     @property
     def external(self) -> list[str]:

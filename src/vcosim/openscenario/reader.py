@@ -178,6 +178,8 @@ class Reader:
         self.read_entries: list[tuple[Path, Node]] = []
         self.trajectories: list[m.Trajectory] = []
         self.assigned_external: set[str] = set()
+        self.init_before: dict[str, tuple[m.Position, ...]] = {}
+        """Init's earlier teleports of an entity a later one places relative to itself."""
         self.carla = False
         """World y and headings in CARLA's left-handed frame (a "CARLA:" description)."""
         self.variables: dict[str, str] = {}
@@ -517,28 +519,32 @@ def _dangling(scenario: m.Scenario, written: set[tuple[str, str]]) -> list[str]:
     An element the file has but that was refused (its own problem is listed) is not missing:
     ``written`` holds those, and a condition naming one is no problem of its own.
     """
-    named: set[tuple[str, str]] = set()
+    paths: list[tuple[str, tuple[str, ...]]] = []  # each element: its kind, its names' path
     triggers: list[m.Trigger | None] = [scenario.stop]
     for story in scenario.stories:
-        named.add(("story", story.name))
+        paths.append(("story", (s := (story.name,))))
         for act in story.acts:
-            named.add(("act", act.name))
+            paths.append(("act", (a := (*s, act.name))))
             triggers += [act.start, act.stop]
             for group in act.groups:
-                named.add(("maneuverGroup", group.name))
+                paths.append(("maneuverGroup", (g := (*a, group.name))))
                 for maneuver in group.maneuvers:
-                    named.add(("maneuver", maneuver.name))
+                    paths.append(("maneuver", (n := (*g, maneuver.name))))
                     for event in maneuver.events:
-                        named.add(("event", event.name))
-                        named.update(("action", action.name) for action in event.actions)
+                        paths.append(("event", (e := (*n, event.name))))
+                        paths += [("action", (*e, action.name)) for action in event.actions]
                         triggers.append(event.start)
+    refused = written - {(kind, path[-1]) for kind, path in paths}
     return [
         f"line {c.line}: <Condition> {c.name!r}: no {c.test.kind} named {c.test.name!r}"
         for trigger in triggers
         if trigger is not None
         for group in trigger.groups
         for c in group
-        if isinstance(c.test, m.ElementState) and (c.test.kind, c.test.name) not in named | written
+        if isinstance(c.test, m.ElementState)
+        and (c.test.kind, c.test.name) not in written
+        and (c.test.kind, c.test.name.rpartition("::")[2]) not in refused
+        and not any(kind == c.test.kind and c.test.names(path) for kind, path in paths)
     ]
 
 
@@ -600,6 +606,7 @@ def _scenario(r: Reader, root: Node, path: Path, given: dict[str, object]) -> m.
         description=header.attrib.get("description", ""), trajectories=tuple(r.trajectories),
         init_actions=tuple(later), variables=dict(r.variables),
         absent=tuple(n for n in entities if init[n].position is None and n not in towed),
+        init_before=dict(r.init_before),
     )  # fmt: skip
 
 
@@ -808,7 +815,13 @@ def _init(r: Reader, node: Node, entities: dict[str, m.Entity]) -> tuple[
     def take_private(private: Node) -> None:
         name = _entity_ref(r, private)
         # Each action on its own: a refused one is listed, and the others are still read.
-        r.each(r.kids(private, "PrivateAction"), lambda action: take(name, action))
+        r.each(r.kids(private, "PrivateAction"), lambda action: placed(name, action))
+
+    def placed(name: str, action: Node) -> None:
+        earlier = init[name].position
+        take(name, action)
+        if init[name].position is not earlier:  # a teleport: one relative to itself needs it
+            _earlier_teleport(r, name, init[name].position, earlier)
 
     def take(name: str, action: Node) -> None:
         kind = r.need(action)
@@ -871,6 +884,21 @@ def _init(r: Reader, node: Node, entities: dict[str, m.Entity]) -> tuple[
             if not relative.continuous:  # a continuous one goes on keeping it (as esmini)
                 later.remove((name, step))
     return init, tuple(order), assigned, later
+
+
+def _earlier_teleport(
+    r: Reader, name: str, position: m.Position | None, earlier: m.Position | None
+) -> None:
+    """Keep Init's earlier teleport of ``name`` where ``position`` is relative to ``name``.
+
+    esmini's ``four_roads`` and ``star`` put a car on a lane, then turn it relative to where
+    it is: the later position is resolved from the earlier (``Scenario.init_before``).
+    """
+    where = position.position if isinstance(position, m.Oriented) else position
+    if getattr(where, "entity", None) == name and earlier is not None:
+        r.init_before[name] = (*r.init_before.get(name, ()), earlier)
+    else:
+        r.init_before.pop(name, None)
 
 
 def _absolute_speed(node: Node) -> bool:
@@ -1164,6 +1192,8 @@ def _private(r: Reader, node: Node) -> m.PrivateAction:
         return _follow(r, inner)
     if kind.tag == "RoutingAction" and inner.tag == "AssignRouteAction":
         return m.AssignRouteAction(_route(r, r.need(inner)))
+    if kind.tag == "RoutingAction" and inner.tag == "RandomRouteAction":
+        return m.RandomRouteAction()
     if kind.tag == "RoutingAction" and inner.tag == "AcquirePositionAction":
         return m.AcquirePositionAction(_position(r, r.need(inner, "Position")))
     if kind.tag == "LongitudinalAction" and inner.tag == "LongitudinalDistanceAction":
@@ -1325,7 +1355,7 @@ def _controller_actions(r: Reader, node: Node) -> m.PrivateAction:
 
 
 FROM_OUTSIDE = (m.OverrideAction, m.ActivateControllerAction, m.NoEffectAction,
-                m.AssignRouteAction)  # fmt: skip
+                m.AssignRouteAction, m.RandomRouteAction)  # fmt: skip
 """What the storyboard may do to a vehicle driven from outside (the rest is its controller's)."""
 STEERING_RATIO = 15.0
 """Steering wheel angle per road-wheel angle: an override of the wheel (rad) becomes the

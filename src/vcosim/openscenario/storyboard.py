@@ -53,6 +53,7 @@ from vcosim.openscenario.conditions import (
 from vcosim.openscenario.place import (
     PlaceError,
     Pose,
+    facing_lane,
     layout,
     on_lane,
     plan_route,
@@ -89,6 +90,10 @@ TRAJECTORY_END = 0.5
 """m: a trajectory is followed to its end when the vehicle's position point is this close."""
 MOVING = 0.5
 """m/s: below this the ego has no time headway (it is standing)."""
+
+
+RANDOM_ROUTE_SEED = 41
+"""The seed of the ways RandomRouteActions take (OpenSCENARIO 1.3's action has none)."""
 
 
 class ScenarioRunError(VcosimError):
@@ -130,6 +135,10 @@ class Element:
 
     def __init__(self, kind: str, name: str, model: object, children: list[Element]) -> None:
         self.kind, self.name, self.model, self.children = kind, name, model, children
+        self.path: tuple[str, ...] = (name,)
+        """The names from its story down to it (what a qualified name ``A::B`` ends with)."""
+        for below in (e for child in children for e in child.walk()):
+            below.path = (name, *below.path)
         self.state = STANDBY
         self.count = 0
         self.fresh: set[str] = set()  # transitions of this tick
@@ -191,6 +200,9 @@ class Storyboard(Face):
         self.network = network_of(self.scenario)
         self.stories = [_tree(story) for story in self.scenario.stories]
         self.elements = [e for story in self.stories for e in story.walk()]
+        self.named: dict[tuple[str, str], list[Element]] = {}
+        self.draw = np.random.default_rng(RANDOM_ROUTE_SEED)
+        """Where RandomRouteActions draw their ways from (one generator: a run repeats)."""
         # scenario_runner reads no conditionEdge: every condition of its files is a level
         carla = self.scenario.description.startswith(CARLA_FRAME)
         self.conditions = {
@@ -509,9 +521,18 @@ class Storyboard(Face):
         return any(
             (e.state == test.state[: -len("State")]) if test.state.endswith("State")
             else test.state in e.recent
-            for e in self.elements
-            if e.kind == test.kind and e.name == test.name
+            for e in self._named(test)
         )  # fmt: skip
+
+    def _named(self, test: m.ElementState) -> list[Element]:
+        """The elements an element state condition names (found once, looked at each tick)."""
+        key = (test.kind, test.name)
+        found = self.named.get(key)
+        if found is None:
+            found = self.named[key] = [
+                e for e in self.elements if e.kind == test.kind and test.names(e.path)
+            ]
+        return found
 
     def _fired(self, trigger: m.Trigger | None) -> str:
         """The names of the conditions of the first group that holds ("" if none does).
@@ -746,6 +767,8 @@ class Storyboard(Face):
         elif isinstance(do, m.AssignRouteAction):
             poses = [resolve(w, self.network, scene.all_poses()) for w in do.route.waypoints]
             self._take_route(actor, poses, scene)
+        elif isinstance(do, m.RandomRouteAction):
+            self._take_route(actor, [], scene, draw=self.draw)
         elif isinstance(do, m.AcquirePositionAction):
             goal = resolve(do.position, self.network, scene.all_poses())
             line = self._take_route(actor, [goal], scene)
@@ -946,7 +969,12 @@ class Storyboard(Face):
         self.channels[actor].ramps["speed"] = Ramp.hold(run.speed)
 
     def _take_route(
-        self, actor: str, waypoints: list[Pose], scene: Scene, pose: Pose | None = None
+        self,
+        actor: str,
+        waypoints: list[Pose],
+        scene: Scene,
+        pose: Pose | None = None,
+        draw: np.random.Generator | None = None,
     ) -> np.ndarray:
         """Put ``actor`` on the lanes through ``waypoints`` (from its own): the line it drives.
 
@@ -972,9 +1000,16 @@ class Storyboard(Face):
             line = np.array([pose[:2], *(w[:2] for w in waypoints)], dtype=float)
         else:
             try:
-                legs = plan_route(network, start, waypoints, actor)
+                legs = plan_route(network, start, waypoints, actor, draw)
             except PlaceError as exc:
-                raise ScenarioRunError(exc.problems[0]) from None
+                # no way from its lane: from the lane of its road that runs the way it faces
+                turned = facing_lane(network, pose) if start and waypoints and network else None
+                if turned is None or turned == start:
+                    raise ScenarioRunError(exc.problems[0]) from None
+                try:
+                    legs, start = plan_route(network, turned, waypoints, actor, draw), turned
+                except PlaceError:
+                    raise ScenarioRunError(exc.problems[0]) from None
             assert network is not None
             line = route_line(network, legs, None if start is None else start[1])
         self.legs[actor] = {road: lane for road, lane in reversed(legs)}
@@ -1284,13 +1319,18 @@ class Storyboard(Face):
             self.movers.place(self.movers.slots[actor], x, y, heading, mover.line)
             self._reroute(actor, mover, (x, y, heading))
             world.teleported()
+            _moved(scene, actor, x, y, heading)
             return
         car = world.vehicles[actor]
         car.teleport(x, y, math.degrees(heading), speed=scene.value("speed", actor))
         world.teleported()
+        _moved(scene, actor, x, y, heading)
         row = world.row(actor)
         world.drivers.hint[world.drivers.position[row]] = -1
         road_id, s, _, t = on_lane(self.network, (x, y, heading), actor)
+        if road_id not in self.legs.get(actor, {}):  # off its route: its lane's, from there
+            self._take_route(actor, [], scene, (x, y, heading))
+            return
         channels = self.channels[actor]
         channels.ramps["lane"] = Ramp.hold(self._from_path(actor, road_id, s, 0, t))
         channels.ramps["offset"] = Ramp.hold(0.0)
@@ -1304,6 +1344,21 @@ class Storyboard(Face):
         channels = self.channels[actor]
         channels.ramps["lane"] = Ramp.hold(mover.offset)
         channels.ramps["offset"] = Ramp.hold(0.0)
+
+
+def _moved(scene: Scene, actor: str, x: float, y: float, heading: float) -> None:
+    """The look's pose of a teleported ``actor`` moved with it.
+
+    The actions after the teleport in the same look (a route, a lane change in its event)
+    start from where it is now, as the file's order says, not from where it was.
+    """
+    poses, row = scene.poses, scene.rows[actor]
+    x0, y0, yaw0 = (float(poses[key][row]) for key in ("x", "y", "yaw"))
+    ahead = math.hypot(float(poses["cx"][row]) - x0, float(poses["cy"][row]) - y0)
+    back = math.atan2(float(poses["cy"][row]) - y0, float(poses["cx"][row]) - x0) - yaw0
+    poses["x"][row], poses["y"][row], poses["yaw"][row] = x, y, heading
+    poses["cx"][row] = x + ahead * math.cos(heading + back)  # its box's centre, turned with it
+    poses["cy"][row] = y + ahead * math.sin(heading + back)
 
 
 LONGITUDINAL = (m.SpeedAction, m.ActivateControllerAction, m.LongitudinalDistanceAction,

@@ -129,7 +129,8 @@ SUBSET: tuple[Support, ...] = (
     Support(
         "`Init`: `TeleportAction`",
         "yes",
-        "positions below",
+        "positions below; a later teleport of the same entity relative to itself starts "
+        "from where the earlier put it (esmini's `four_roads`, `star`)",
     ),
     Support(
         "`Init`: `SpeedAction`",
@@ -339,8 +340,18 @@ SUBSET: tuple[Support, ...] = (
         "with a warning line, as esmini takes its closest road position); a car may take "
         "any lane of its road running "
         "its way, lanes that begin further along included (a highway exit); it eases onto "
-        "the route's lane within a couple of seconds; done at once; for a car driven from "
+        "the route's lane within a couple of seconds; with no way from its lane, from the "
+        "nearest lane of its road that runs the way it faces (a car parked across its lane, "
+        "or turned against it); after a `TeleportAction` in its event, from where that put "
+        "it (a car teleported off its route follows its new lane's); done at once; for a "
+        "car driven from "
         "outside: accepted, its controller's business",
+    ),
+    Support(
+        "`RandomRouteAction`",
+        "yes",
+        "from the entity's lane on along the lanes it leads to, one drawn at random at each "
+        "junction (one generator per run, seeded: the same ways every run); done at once",
     ),
     Support(
         "`AcquirePositionAction`",
@@ -435,7 +446,7 @@ SUBSET: tuple[Support, ...] = (
         "them; `TrafficSignalControllerAction` refused by name",
     ),
     Support(
-        "`TrafficAction`, `RandomRouteAction`, user-defined actions",
+        "`TrafficAction`, user-defined actions",
         "no",
         "refused by name",
     ),
@@ -465,6 +476,8 @@ SUBSET: tuple[Support, ...] = (
     Support(
         "`StoryboardElementStateCondition`",
         "yes",
+        "an element by its name or by one qualified by its parents' (`CutInEvent::Action`, "
+        "1.1 on: the element whose path ends so); "
         "every kind of element and state (`startTransition`, `endTransition`, "
         "`stopTransition`, `skipTransition`, `completeState`, `runningState`, "
         "`standbyState`)",
@@ -542,7 +555,8 @@ SUBSET: tuple[Support, ...] = (
     Support(
         "`OffroadCondition`",
         "yes",
-        "off every lane beside its road (not past an end) for `duration`",
+        "off every lane beside its road (not past an end), or on a lane of type `none` "
+        "(OpenDRIVE's space beyond the edge, as esmini), for `duration`",
     ),
     Support(
         "`StandStillCondition`",

@@ -48,11 +48,13 @@ def start_poses(scenario: Scenario) -> dict[str, Pose]:
     while waiting:  # a position relative to an entity placed later in Init waits for it
         placed = []
         for name in waiting:
-            position = scenario.init[name].position
-            assert position is not None
-            try:
-                poses[name] = resolve(position, network, poses)
+            start = scenario.init[name]
+            assert start.position is not None
+            try:  # each teleport in turn: a later one may be relative to where it put it
+                for position in (*scenario.init_before.get(name, ()), start.position):
+                    poses[name] = resolve(position, network, poses)
             except NotPlaced:
+                poses.pop(name, None)
                 continue
             placed.append(name)
         if not placed:  # says which cannot be placed
