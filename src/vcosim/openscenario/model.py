@@ -826,7 +826,9 @@ class InitState:
     position: Position | None = None
     speed: float = 0.0
     ramp: Dynamics | None = None
-    """How the storyboard brings a vehicle to ``speed`` from standing (None: it starts at it)."""
+    """How the storyboard brings a vehicle to ``speed`` (None: it starts at it)."""
+    ramp_from: float = 0.0
+    """The speed the ramp starts from: standing, or an earlier step of Init's (esmini's)."""
 
 
 @dataclass(frozen=True)

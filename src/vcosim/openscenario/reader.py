@@ -613,7 +613,7 @@ def _backwards(
     vcosim's built-in driver drives forwards; a storyboard car that reverses is moved
     where the storyboard says instead (docs/scenarios.md).
     """
-    backwards = {name for name, state in init.items() if state.speed < 0}
+    backwards = {name for name, state in init.items() if min(state.speed, state.ramp_from) < 0}
     acts = [(actor, action) for actor, action in later]
     acts += [
         (actor, action)
@@ -814,14 +814,16 @@ def _init(r: Reader, node: Node, entities: dict[str, m.Entity]) -> tuple[
         kind = r.need(action)
         if kind.tag == "TeleportAction":
             position = _position(r, r.need(kind, "Position"))
-            init[name] = m.InitState(position, init[name].speed, init[name].ramp)
+            init[name] = replace(init[name], position=position)
             order.append(name)
         elif kind.tag == "LongitudinalAction" and _absolute_speed(kind):
             speed = _speed(r, r.need(kind, "SpeedAction"))
             ramp = None if speed.dynamics.shape == "step" else speed.dynamics
             if ramp is not None and entities[name].external:
                 raise Refused(kind, f"{name!r} is driven from outside: it starts at a step")
-            init[name] = m.InitState(init[name].position, speed.value, ramp)
+            was = init[name]  # a ramp starts from the speed an earlier step set (esmini)
+            start = was.speed if was.ramp is None else was.ramp_from
+            init[name] = m.InitState(was.position, speed.value, ramp, start if ramp else 0.0)
         elif kind.tag == "ActivateControllerAction":  # 1.0: directly in the PrivateAction
             _activate(r, kind, name)
         elif kind.tag == "ControllerAction":
@@ -856,7 +858,7 @@ def _init(r: Reader, node: Node, entities: dict[str, m.Entity]) -> tuple[
             continue
         if init[name].position is None:
             on_it = m.TrajectoryPosition(follow.trajectory, follow.initial_offset)
-            init[name] = m.InitState(on_it, init[name].speed, init[name].ramp)
+            init[name] = replace(init[name], position=on_it)
             order.append(name)
     for name, step in list(later):  # a step to a speed relative to another's start speed
         relative = step.action

@@ -61,7 +61,7 @@ from vcosim.openscenario.place import (
     shift_lane,
 )
 from vcosim.openscenario.reader import CARLA_FRAME, read_scenario
-from vcosim.openscenario.trajectory import schedule_speed
+from vcosim.openscenario.trajectory import facing, schedule_speed
 from vcosim.openscenario.world import (
     against,
     lane_line,
@@ -276,10 +276,10 @@ class Storyboard(Face):
             offset = driver.offset if isinstance(driver, PathDriver) else 0.0
             init = self.scenario.init[name]
             self.channels[name] = Channels(init.speed, offset)
-            if init.ramp is not None:  # from standing, as Init's speed action says
-                duration = speed_duration(init.ramp, 0.0, init.speed)
+            if init.ramp is not None:  # from standing (or a step), as Init's actions say
+                duration = speed_duration(init.ramp, init.ramp_from, init.speed)
                 self.channels[name].ramps["speed"] = self._performed(
-                    name, Ramp(0.0, 0.0, init.speed, duration, init.ramp.shape)
+                    name, Ramp(0.0, init.ramp_from, init.speed, duration, init.ramp.shape)
                 )
         self._tick()
 
@@ -325,14 +325,14 @@ class Storyboard(Face):
             mover.s, mover.offset = mover.locate(*poses[name][:2])
             mover.present = name not in self.absent
             init = self.scenario.init[name]
-            mover.speed = 0.0 if init.ramp is not None else init.speed
+            mover.speed = init.ramp_from if init.ramp is not None else init.speed
             movers.append(mover)
             self.legs[name] = {str(road): lane for road, lane in legs}
             self.channels[name] = Channels(mover.speed, mover.offset)
             if init.ramp is not None:
-                duration = speed_duration(init.ramp, 0.0, init.speed)
+                duration = speed_duration(init.ramp, init.ramp_from, init.speed)
                 self.channels[name].ramps["speed"] = Ramp(
-                    0.0, 0.0, init.speed, duration, init.ramp.shape
+                    0.0, init.ramp_from, init.speed, duration, init.ramp.shape
                 )
         # trailers after what tows them: a tractor's pose is known when its trailer is moved
         movers.sort(key=lambda mv: mv.towed_by is not None)
@@ -460,8 +460,8 @@ class Storyboard(Face):
             speed, rate, offset = channels.command(now)
             if movers is not None and name in movers.slots:
                 following = self.following.get(name)
-                if speed < 0.0 and following is not None and following.times is None:
-                    speed, rate = -speed, -rate  # reversing, it runs the trajectory on (esmini)
+                if following is not None and following.times is None:
+                    speed, rate = speed * following.facing, rate * following.facing
                 movers.command(movers.slots[name], speed, rate, offset)
             else:
                 world.drivers.command(
@@ -1184,6 +1184,10 @@ class Storyboard(Face):
         if times is not None:
             arc = float(np.interp(now, times, cum))
             moving = schedule_speed(cum, times, now, arc, False)
+        run.facing = facing(
+            do.trajectory, self.network, scene.all_poses(), arc,
+            channels.ramps["speed"].at(now)[0], times is not None,
+        )  # fmt: skip
         x, y, h, _ = point_at(
             paths.points, paths.cum, paths.starts[q], paths.ends[q], False, arc, 0.0, 0
         )
@@ -1193,6 +1197,7 @@ class Storyboard(Face):
         if mover is not None:
             mover.follow(paths.points[paths.starts[q] : paths.ends[q]])
             mover.s, _ = mover.locate(*here[:2])
+            mover.facing = run.facing
             if away:
                 mover.offset = 0.0
                 self._shift(actor, arc - mover.s, moving, scene)
@@ -1240,15 +1245,18 @@ class Storyboard(Face):
             if world.drivers.hint[k] < 0 and not run.done:
                 return  # the driver has not looked at the trajectory yet: its arc is the route's
             arc = float(world.drivers.arc[k]) + float(world.geometry["rear"][world.row(actor)])
-        backwards = mover is not None and mover.speed < 0.0  # reversing: it ends at the start
+        channels = self.channels[actor]
+        ahead = 1.0  # which way along the path it moves: a kinematic one, untimed, maybe back
+        if mover is not None and run.times is None:
+            ahead = channels.ramps["speed"].at(now)[0] * run.facing
         if not run.done and (
-            arc >= run.cum[-1] - TRAJECTORY_END or (backwards and arc <= TRAJECTORY_END)
+            (ahead > 0.0 and arc >= run.cum[-1] - TRAJECTORY_END)
+            or (ahead < 0.0 and arc <= TRAJECTORY_END)
         ):
             run.done = True
         if run.done:
             self._leave_trajectory(actor)
             return
-        channels = self.channels[actor]
         if run.times is not None and channels.owners.get("speed") is run:
             speed = schedule_speed(run.cum, run.times, now, arc, run.catch_up)
             channels.ramps["speed"] = Ramp.hold(speed)
@@ -1261,7 +1269,10 @@ class Storyboard(Face):
             return
         run.done = True
         mover = self._mover(actor)
+        if self.network is None:  # esmini moves an entity no action moves along its road
+            self.channels[actor].ramps["speed"] = Ramp.hold(0.0)  # with no road: it stops
         if mover is not None:
+            mover.facing = 0
             self._reroute(actor, mover, self._scene().pose(actor))
             return
         try:

@@ -50,6 +50,7 @@ class Mover:
     hitch: float = 0.0  # m ahead of the tractor's position (negative: behind)
     coupler: float = 0.0  # m ahead of its own position
     centre: float = 0.0  # m: its box's centre ahead of its position (the reference point)
+    facing: int = 0  # +1 / -1: faces along / against its line (0: as it moves, see below)
     cum: np.ndarray = field(init=False)
 
     def __post_init__(self) -> None:
@@ -208,7 +209,9 @@ class Movers:
         x, y, yaw = table["x"], table["y"], table["yaw"]
         points_at(points, cum, starts, ends, s, offset, self._hint, x, y, yaw)
         speed = np.array([m.speed for m in movers])
+        facing = np.array([m.facing for m in movers])
         backwards = (speed < 0.0) & np.array([m.kind != "vehicle" for m in movers])
+        backwards = np.where(facing == 0, backwards, facing < 0)
         yaw[backwards] += math.pi  # a pedestrian walking back turns round; a car reverses
         for slot, where in (override or {}).items():
             x[slot], y[slot], yaw[slot] = where
