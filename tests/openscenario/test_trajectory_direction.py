@@ -43,24 +43,28 @@ def _follow(points: list[tuple[float, float]], heading: str = "", offset: float 
 </FollowTrajectoryAction></RoutingAction></PrivateAction>"""
 
 
-def _roadless(actions: str) -> str:
-    """A world without roads: one truck at the origin, Init's ``actions``, no story."""
+def _roadless(actions: str, vehicle: str = TRUCK, at: str = 'x="0" y="0" h="0"') -> str:
+    """A world without roads: one ``vehicle`` ("Truck") ``at``, Init's ``actions``, no story."""
     return f"""<?xml version="1.0" encoding="utf-8"?>
 <OpenSCENARIO>
 <FileHeader description="direction" author="vcosim tests" revMajor="1" revMinor="2"
   date="2026-12-07T00:00:00"/>
 <ParameterDeclarations/><CatalogLocations/><RoadNetwork/>
-<Entities><ScenarioObject name="Truck">{TRUCK}</ScenarioObject></Entities>
+<Entities><ScenarioObject name="Truck">{vehicle}</ScenarioObject></Entities>
 <Storyboard><Init><Actions><Private entityRef="Truck">
-  <PrivateAction><TeleportAction><Position><WorldPosition x="0" y="0" h="0"/></Position>
+  <PrivateAction><TeleportAction><Position><WorldPosition {at}/></Position>
   </TeleportAction></PrivateAction>{actions}</Private></Actions></Init>
 <StopTrigger/></Storyboard>
 </OpenSCENARIO>"""
 
 
 def _where(tmp_path: Path, text: str, seconds: float) -> tuple[float, float, float]:
-    """(x, y, speed) of the truck after ``seconds``."""
+    """(x, y, speed) of the truck after ``seconds`` (of the physical car: a world's row)."""
     sim, _ = run_storyboard(tmp_path, "direction", text, seconds=seconds)
+    if "Truck" in sim.world.names:
+        p = sim.world.poses()
+        row = sim.world.row("Truck")
+        return float(p["x"][row]), float(p["y"][row]), float(p["speed"][row])
     others = sim.world.others()
     slot = others.names.index("Truck")
     poses = others.poses
@@ -102,6 +106,33 @@ def test_a_speed_through_zero_turns_the_motion_along_the_trajectory(tmp_path: Pa
     x, _, speed = _where(tmp_path, _roadless(ramp + _follow(line)), 11.0)
     assert abs(x) < 1.0
     assert speed == pytest.approx(0.0, abs=1e-6)
+
+
+CAR_AT_50 = 'x="50" y="0" h="3.14159"'
+"""A physical car halfway along ``WEST_FACING``, facing west."""
+WEST_FACING = _follow([(0.0, 0.0), (100.0, 0.0)], f'h="{math.pi}"', offset=50.0)
+"""A 100 m trajectory east whose vertices face west, followed from halfway."""
+
+
+def test_a_car_facing_against_its_trajectory_drives_it_end_to_start(tmp_path: Path) -> None:
+    """``traj_heading_and_interpolation.xosc``'s Car2: the physical car at 5 m/s drives the
+    trajectory back towards its start (before: on towards its end, 70 m off at 7.3 s)."""
+    text = _roadless(_speed(5.0) + WEST_FACING, car_xml(), CAR_AT_50)
+    x, y, _ = _where(tmp_path, text, 4.0)
+    assert abs(x - 30.0) < 1.5 and abs(y) < 0.5  # 20 m west
+
+
+def test_esminis_ignore_heading_property_moves_it_by_its_speed_alone(tmp_path: Path) -> None:
+    """``ignoreHeadingForTrajMotion="true"`` (that file's Car1, Car3, Car4): on along the
+    trajectory at +5 m/s, whichever way its vertices face."""
+    ignoring = car_xml().replace(
+        "</Vehicle>",
+        '<Properties><Property name="ignoreHeadingForTrajMotion" value="true"/></Properties>'
+        "</Vehicle>",
+    )
+    text = _roadless(_speed(5.0) + WEST_FACING, ignoring, CAR_AT_50.replace("3.14159", "0"))
+    x, _, _ = _where(tmp_path, text, 4.0)
+    assert abs(x - 70.0) < 1.5  # 20 m east
 
 
 def test_paths_added_to_a_world_of_none_are_where_they_were_put() -> None:

@@ -808,6 +808,9 @@ class Entity:
     """The entity this one tows (its ``TrailerRef``)."""
     max_acceleration: float = math.inf
     """m/s2 its Performance allows: esmini holds a SpeedAction's change within it."""
+    trajectory_heading_ignored: bool = False
+    """esmini's ``ignoreHeadingForTrajMotion`` property: it moves along a trajectory by its
+    speed's sign alone, whichever way the vertices' heading has it face."""
     max_deceleration: float = math.inf
     wheelbase: float = 0.0
     """m between the front and rear axle."""

@@ -739,10 +739,13 @@ def _object(r: Reader, thing: Node, name: str, external: bool, line: int) -> m.E
     kind, category_attr, categories = OBJECTS[thing.tag][1:]
     category = r.choice(thing, category_attr, categories)
     preset = None
+    heading_ignored = False
     props = r.one(thing, "Properties", required=False)
     for prop in r.kids(props, "Property") if props is not None else []:
         if r.text(prop, "name", "") == "preset":
             preset = r.text(prop, "value")
+        if r.text(prop, "name", "") == "ignoreHeadingForTrajMotion":  # esmini's
+            heading_ignored = r.text(prop, "value", "") == "true"
     box = r.one(thing, "BoundingBox", required=thing.tag != "Vehicle")
     dims = None if box is None else r.need(box, "Dimensions")
     size = [r.number(dims, a) if dims is not None else 0.0 for a in ("length", "width", "height")]
@@ -775,7 +778,7 @@ def _object(r: Reader, thing: Node, name: str, external: bool, line: int) -> m.E
         max_speed=math.inf if performance is None else r.number(performance, "maxSpeed"),
         external=external, line=line, kind=kind, category=category, height=size[2] or 1.5,
         kinematic=not physical, trailer=trailer, wheelbase=wheelbase, hitch=hitch,
-        coupler=coupler, centre=ahead,
+        coupler=coupler, centre=ahead, trajectory_heading_ignored=heading_ignored,
         max_acceleration=_performance(r, performance, "maxAcceleration"),
         max_deceleration=_performance(r, performance, "maxDeceleration"),
     )  # fmt: skip

@@ -1131,8 +1131,9 @@ class Storyboard(Face):
         follow), else the speed measured.
         """
         channels = self.channels.get(name)
-        if channels is None or name in self.following:
-            return scene.value("speed", name)
+        following = self.following.get(name)
+        if channels is None or (following is not None and following.times is not None):
+            return scene.value("speed", name)  # a schedule's: measured (a mover's is signless)
         speed = channels.ramps["speed"].at(scene.time)[0]
         if channels.sent is None or scene.time <= channels.sent[0]:
             return speed
@@ -1158,15 +1159,34 @@ class Storyboard(Face):
         )
         if len(points) < 2:
             raise ScenarioRunError(f"{actor}'s trajectory {do.trajectory.name!r} has one point")
-        paths = world.paths
-        q = paths.add(f"{actor} trajectory {len(paths.index)}", points)
-        cum = paths.cum[paths.starts[q] : paths.ends[q]]
+        cum = arc_lengths(points)
         times = None
         if do.timing is not None:
             assert scheduled is not None  # the reader refuses timing without times
             times = scheduled * do.timing.scale + do.timing.offset
             times = times + (now if do.timing.domain == "relative" else 0.0)
+        # esmini puts the actor on the trajectory at once: at its initial distance, or where
+        # its schedule is now (a car 225 m away is not driven there first)
+        commanded = self.channels[actor].ramps["speed"].at(now)[0]  # esmini's entity speed
+        arc, moving = do.initial_offset, commanded
+        if times is not None and do.timing is not None and do.timing.domain == "relative":
+            times = times + now - float(np.interp(arc, cum, times))  # its clock starts there
+        if times is not None:
+            arc = float(np.interp(now, times, cum))
+            moving = schedule_speed(cum, times, now, arc, False)
+        faces = facing(
+            do.trajectory, self.network, scene.all_poses(), arc,
+            commanded, times is not None,
+        )  # fmt: skip
+        along = 1 if self.scenario.entities[actor].trajectory_heading_ignored else faces
+        mover = self._mover(actor)
+        if mover is None and times is None and along < 0:  # a car drives it end to start
+            points, arc, along = points[::-1], float(cum[-1]) - arc, 1
+        paths = world.paths
+        q = paths.add(f"{actor} trajectory {len(paths.index)}", points)
+        cum = paths.cum[paths.starts[q] : paths.ends[q]]
         run = TrajectoryRun(action, actor, q, cum, times, do.mode == "position")
+        run.facing = along
         channels = self.channels[actor]
         channels.take(run)
         channels.ramps["offset"] = Ramp.hold(0.0)
@@ -1175,29 +1195,15 @@ class Storyboard(Face):
             if speed is not None and not speed.done:
                 speed.done = speed.overridden = True
             channels.owners["speed"] = run
-        # esmini puts the actor on the trajectory at once: at its initial distance, or where
-        # its schedule is now (a car 225 m away is not driven there first)
-        arc, moving = do.initial_offset, scene.value("speed", actor)
-        if times is not None and do.timing is not None and do.timing.domain == "relative":
-            times = times + now - float(np.interp(arc, cum, times))  # its clock starts there
-            run.times = times
-        if times is not None:
-            arc = float(np.interp(now, times, cum))
-            moving = schedule_speed(cum, times, now, arc, False)
-        run.facing = facing(
-            do.trajectory, self.network, scene.all_poses(), arc,
-            channels.ramps["speed"].at(now)[0], times is not None,
-        )  # fmt: skip
         x, y, h, _ = point_at(
             paths.points, paths.cum, paths.starts[q], paths.ends[q], False, arc, 0.0, 0
         )
         here = scene.pose(actor)
         away = math.hypot(here[0] - x, here[1] - y) > TRAJECTORY_END
-        mover = self._mover(actor)
         if mover is not None:
             mover.follow(paths.points[paths.starts[q] : paths.ends[q]])
             mover.s, _ = mover.locate(*here[:2])
-            mover.facing = run.facing
+            mover.facing = faces
             if away:
                 mover.offset = 0.0
                 self._shift(actor, arc - mover.s, moving, scene)
