@@ -17,6 +17,7 @@ import numpy as np
 import pytest
 
 from helpers.scenarios import car_xml, run_storyboard
+from vcosim.openscenario.reader import read_scenario
 from vcosim.world.paths import Paths
 
 TRUCK = car_xml().replace('vehicleCategory="car"', 'vehicleCategory="truck"')
@@ -133,6 +134,44 @@ def test_esminis_ignore_heading_property_moves_it_by_its_speed_alone(tmp_path: P
     text = _roadless(_speed(5.0) + WEST_FACING, ignoring, CAR_AT_50.replace("3.14159", "0"))
     x, _, _ = _where(tmp_path, text, 4.0)
     assert abs(x - 70.0) < 1.5  # 20 m east
+
+
+def _timed(vertices: list[tuple[float, float, float]], heading: str = "") -> str:
+    """A FollowTrajectoryAction along (time, x, y) vertices, timed relative to its start."""
+    line = "".join(
+        f'<Vertex time="{t}"><Position><WorldPosition x="{x}" y="{y}" {heading}/></Position>'
+        "</Vertex>"
+        for t, x, y in vertices
+    )
+    return f"""<PrivateAction><RoutingAction><FollowTrajectoryAction>
+  <Trajectory name="timed" closed="false"><Shape><Polyline>{line}</Polyline></Shape>
+  </Trajectory><TimeReference>
+  <Timing domainAbsoluteRelative="relative" scale="1" offset="0"/></TimeReference>
+  <TrajectoryFollowingMode followingMode="position"/>
+</FollowTrajectoryAction></RoutingAction></PrivateAction>"""
+
+
+def test_a_vertex_given_twice_is_a_stop_for_the_time_between(tmp_path: Path) -> None:
+    """``trajectory_special_cases.xosc``'s car_red pauses 1 s at a vertex given twice (before:
+    the repeat was dropped with its time, and the car drove on at once: 2.2 m ahead)."""
+    timed = _timed([(0.0, 0.0, 0.0), (1.0, 10.0, 0.0), (3.0, 10.0, 0.0), (4.0, 20.0, 0.0)])
+    x, _, _ = _where(tmp_path, _roadless(timed), 2.5)
+    assert x == pytest.approx(10.0, abs=0.3)  # standing at the repeated vertex
+    x, _, _ = _where(tmp_path, _roadless(timed), 3.5)
+    assert x == pytest.approx(15.0, abs=0.3)
+
+
+def test_a_car_its_schedule_reverses_moves_kinematically(tmp_path: Path) -> None:
+    """Row 11 of esmini's table: timed, the vertices heading against the path: the car
+    reverses along it, which vcosim's driver cannot (as a negative speed)."""
+    backwards = _timed([(0.0, 0.0, 0.0), (4.0, -20.0, 0.0)], 'h="0"')
+    text = _roadless(backwards, car_xml(), 'x="0" y="0" h="0"')
+    path = tmp_path / "schedule.xosc"
+    path.write_text(text)
+    assert read_scenario(path).entities["Truck"].kinematic
+    forwards = _timed([(0.0, 0.0, 0.0), (4.0, 20.0, 0.0)], 'h="0"')
+    path.write_text(_roadless(forwards, car_xml(), 'x="0" y="0" h="0"'))
+    assert not read_scenario(path).entities["Truck"].kinematic
 
 
 def test_paths_added_to_a_world_of_none_are_where_they_were_put() -> None:

@@ -342,13 +342,17 @@ def layout(
     network: RoadNetwork | None,
     poses: Mapping[str, Pose] | None = None,
     own: Pose = (0.0, 0.0, 0.0),
+    repeats: bool = False,
 ) -> tuple[np.ndarray, np.ndarray | None]:
     """(x, y) rows along the trajectory, and each row's time (None: the shape has none).
 
     ``poses``: where the entities are (relative positions); ``own``: where the entity that
-    follows it is (a clothoid without a start starts there).
+    follows it is (a clothoid without a start starts there). ``repeats``: a vertex given
+    twice is kept (its times say how long the entity stands there), else it is one point.
     """
     points, times = _points(trajectory.shape, network, poses or {}, own)
+    if repeats:
+        return points, times
     keep = np.ones(len(points), dtype=bool)  # a vertex given twice is one point of the path
     keep[1:] = np.hypot(*np.diff(points, axis=0).T) > 1e-6
     return points[keep], None if times is None else times[keep]

@@ -28,6 +28,7 @@ from vcosim.config import MAX_SCENARIO_BYTES, read_input_bytes
 from vcosim.errors import ConfigError
 from vcosim.openscenario import model as m
 from vcosim.openscenario.expressions import ExpressionError, evaluate
+from vcosim.openscenario.trajectory import reverses
 
 VERSIONS = ((1, 0), (1, 1), (1, 2), (1, 3))
 PRESETS = {"car": "nightrider", "van": "nightrider"}
@@ -626,6 +627,8 @@ def _backwards(
         if isinstance(do, m.SpeedAction) and do.entity is None and do.value < 0:
             backwards.add(actor)
         if isinstance(do, m.SpeedProfileAction) and any(v < 0 for v, _ in do.entries):
+            backwards.add(actor)
+        if isinstance(do, m.FollowTrajectoryAction) and reverses(do):  # its schedule reverses it
             backwards.add(actor)
     return backwards
 

@@ -1155,11 +1155,12 @@ class Storyboard(Face):
         assert world is not None
         scene = self._scene()
         points, scheduled = layout(
-            do.trajectory, self.network, scene.all_poses(), scene.pose(actor)
+            do.trajectory, self.network, scene.all_poses(), scene.pose(actor), repeats=True
         )
+        cum = arc_lengths(points)  # a vertex given twice: its times are a stop (the schedule's)
+        points = points[np.concatenate(([True], np.diff(cum) > 1e-6))]
         if len(points) < 2:
             raise ScenarioRunError(f"{actor}'s trajectory {do.trajectory.name!r} has one point")
-        cum = arc_lengths(points)
         times = None
         if do.timing is not None:
             assert scheduled is not None  # the reader refuses timing without times
@@ -1184,7 +1185,8 @@ class Storyboard(Face):
             points, arc, along = points[::-1], float(cum[-1]) - arc, 1
         paths = world.paths
         q = paths.add(f"{actor} trajectory {len(paths.index)}", points)
-        cum = paths.cum[paths.starts[q] : paths.ends[q]]
+        if times is None:  # else the schedule's arcs (a stop repeats one), its length the same
+            cum = paths.cum[paths.starts[q] : paths.ends[q]]
         run = TrajectoryRun(action, actor, q, cum, times, do.mode == "position")
         run.facing = along
         channels = self.channels[actor]
@@ -1255,9 +1257,9 @@ class Storyboard(Face):
         ahead = 1.0  # which way along the path it moves: a kinematic one, untimed, maybe back
         if mover is not None and run.times is None:
             ahead = channels.ramps["speed"].at(now)[0] * run.facing
+        near = TRAJECTORY_END if mover is None else 1e-6  # a kinematic one gets there exactly
         if not run.done and (
-            (ahead > 0.0 and arc >= run.cum[-1] - TRAJECTORY_END)
-            or (ahead < 0.0 and arc <= TRAJECTORY_END)
+            (ahead > 0.0 and arc >= run.cum[-1] - near) or (ahead < 0.0 and arc <= near)
         ):
             run.done = True
         if run.done:

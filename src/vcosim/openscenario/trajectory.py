@@ -90,3 +90,23 @@ def _vertex_heading(
         a -= 1
     dx, dy = points[a + 1] - points[a]
     return where[k][2], math.atan2(dy, dx)
+
+
+def reverses(do: m.FollowTrajectoryAction) -> bool:
+    """Whether a timed polyline has its entity reverse along some of it.
+
+    esmini's table, row 11: its schedule moves it on, a vertex's heading against the
+    segment it starts. Only vertices in world coordinates are looked at: the reader knows
+    no road yet.
+    """
+    shape = do.trajectory.shape
+    if do.timing is None or not isinstance(shape, m.Polyline):
+        return False
+    for a, b in zip(shape.vertices, shape.vertices[1:], strict=False):
+        if not isinstance(a, m.WorldPosition) or not isinstance(b, m.WorldPosition):
+            continue
+        dx, dy = b.x - a.x, b.y - a.y
+        along = math.hypot(dx, dy) > 1e-6
+        if a.h is not None and along and math.cos(a.h - math.atan2(dy, dx)) < -1e-9:
+            return True
+    return False
