@@ -248,6 +248,9 @@ class ClothoidSpline:
     start: Position | None
     start_time: float | None = None
     stop_time: float | None = None
+    restarts: tuple[Position | None, ...] = ()
+    """Where each later segment starts, if it says (esmini: there, not where the one before
+    ends; its heading offset added to the position's heading)."""
 
 
 @dataclass(frozen=True)

@@ -376,8 +376,13 @@ def _points(
         segments = [(shape.curvature, shape.curvature + rate * shape.length, shape.length, 0.0)]
     else:
         segments = list(shape.segments)
+    restarts = [None, *shape.restarts] if isinstance(shape, m.ClothoidSpline) else []
     pieces = [np.array([[x, y]])]
-    for start_curvature, end_curvature, length, turn in segments:
+    for k, (start_curvature, end_curvature, length, turn) in enumerate(segments):
+        restart = restarts[k] if k < len(restarts) else None
+        if restart is not None:  # it starts where it says (a jump: the path joins the two)
+            x, y, h = resolve(restart, network, poses)
+            pieces.append(np.array([[x, y]]))
         piece, x, y, h = _clothoid(x, y, h + turn, start_curvature, end_curvature, length)
         pieces.append(piece[1:])
     points = np.concatenate(pieces)

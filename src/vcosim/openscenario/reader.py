@@ -1098,19 +1098,23 @@ def _spline(r: Reader, node: Node) -> m.ClothoidSpline:
         raise Refused(node, "a clothoid spline needs a segment or more")
     start = None
     parts = []
+    restarts: list[m.Position | None] = []
     for k, segment in enumerate(segments):
         position = r.one(segment, "PositionStart", required=False)
-        if position is not None and k > 0:
-            raise Refused(position, "only the first segment may say where it starts")
-        if position is not None:
-            start = _position(r, position)
+        where = None if position is None else _position(r, position)
+        if k == 0:
+            start = where
+        else:
+            restarts.append(where)
         length = r.number(segment, "length")
         if length <= 0:
             raise Refused(segment, "length must be positive")
         parts.append((r.number(segment, "curvatureStart"), r.number(segment, "curvatureEnd"),
                       length, r.number(segment, "hOffset", 0.0)))  # fmt: skip
     first = _times(r, segments[0], "timeStart")[0]
-    return m.ClothoidSpline(tuple(parts), start, first, _times(r, node, "timeEnd")[0])
+    return m.ClothoidSpline(
+        tuple(parts), start, first, _times(r, node, "timeEnd")[0], tuple(restarts)
+    )
 
 
 def _follow(r: Reader, node: Node) -> m.FollowTrajectoryAction:
