@@ -7,6 +7,7 @@ import math
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 from helpers.scenarios import car_xml, lane, placed
 from vcosim.openscenario import model as m
@@ -58,3 +59,23 @@ def test_a_file_with_a_restarting_segment_is_read(tmp_path: Path) -> None:
     assert isinstance(shape, m.ClothoidSpline)
     assert shape.start is None
     assert shape.restarts == (m.WorldPosition(30.0, -1.75, 0.0),)
+
+
+def test_follow_mode_drives_each_segment_at_one_acceleration() -> None:
+    """esmini's ``brake_by_trajectory_100-0.xosc``: 100 km/h to 50 at -10 m/s², to 0 at -6,
+    then standing 1 s at its last vertex (given twice). In ``follow`` mode esmini drives each
+    segment at the one acceleration that covers it in its time, from the speed it has (before:
+    each segment's mean speed at once, 20.8 then 6.9 m/s, and on past the end at 6.9)."""
+    from vcosim.openscenario.trajectory import follow_speed, follow_speeds
+
+    v1, v2 = 100 / 3.6, 50 / 3.6
+    t1, t2 = (v2 - v1) / -10.0, v2 / 6.0
+    d1, d2 = v1 * t1 - 5.0 * t1**2, v2 * t2 - 3.0 * t2**2
+    cum = np.array([0.0, d1, d1 + d2, d1 + d2])
+    times = np.array([0.0, t1, t1 + t2, t1 + t2 + 1.0])
+    speeds = follow_speeds(cum, times, v1)
+    np.testing.assert_allclose(speeds, [v1, v2, 0.0, 0.0], atol=1e-9)
+    speed, rate = follow_speed(times, speeds, t1 / 2)
+    assert (speed, rate) == (pytest.approx((v1 + v2) / 2), pytest.approx(-10.0))
+    standing = follow_speed(times, speeds, t1 + t2 + 0.5)  # at the end, for its second
+    assert standing == (pytest.approx(0.0, abs=1e-9), pytest.approx(0.0, abs=1e-9))

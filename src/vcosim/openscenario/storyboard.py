@@ -61,7 +61,12 @@ from vcosim.openscenario.place import (
     shift_lane,
 )
 from vcosim.openscenario.reader import CARLA_FRAME, read_scenario
-from vcosim.openscenario.trajectory import facing, schedule_speed
+from vcosim.openscenario.trajectory import (
+    facing,
+    follow_speed,
+    follow_speeds,
+    schedule_speed,
+)
 from vcosim.openscenario.world import (
     against,
     lane_line,
@@ -1172,9 +1177,13 @@ class Storyboard(Face):
         arc, moving = do.initial_offset, commanded
         if times is not None and do.timing is not None and do.timing.domain == "relative":
             times = times + now - float(np.interp(arc, cum, times))  # its clock starts there
+        speeds = None
         if times is not None:
             arc = float(np.interp(now, times, cum))
             moving = schedule_speed(cum, times, now, arc, False)
+            if do.mode == "follow":  # from the speed it has, one acceleration a segment
+                speeds = follow_speeds(cum, times, commanded)
+                moving = follow_speed(times, speeds, now)[0]
         faces = facing(
             do.trajectory, self.network, scene.all_poses(), arc,
             commanded, times is not None,
@@ -1188,7 +1197,7 @@ class Storyboard(Face):
         if times is None:  # else the schedule's arcs (a stop repeats one), its length the same
             cum = paths.cum[paths.starts[q] : paths.ends[q]]
         run = TrajectoryRun(action, actor, q, cum, times, do.mode == "position")
-        run.facing = along
+        run.facing, run.speeds = along, speeds
         channels = self.channels[actor]
         channels.take(run)
         channels.ramps["offset"] = Ramp.hold(0.0)
@@ -1266,6 +1275,10 @@ class Storyboard(Face):
             self._leave_trajectory(actor)
             return
         if run.times is not None and channels.owners.get("speed") is run:
+            if run.speeds is not None:
+                speed, rate = follow_speed(run.times, run.speeds, now)
+                channels.ramps["speed"] = Ramp(now, speed, speed + rate, 1.0, "linear")
+                return
             speed = schedule_speed(run.cum, run.times, now, arc, run.catch_up)
             channels.ramps["speed"] = Ramp.hold(speed)
 

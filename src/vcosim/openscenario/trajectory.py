@@ -40,6 +40,36 @@ def schedule_speed(
     return max(speed, 0.0)
 
 
+def follow_speeds(cum: np.ndarray, times: np.ndarray, start: float) -> np.ndarray:
+    """The speed at each vertex of a schedule driven in ``follow`` mode, as esmini drives it.
+
+    From ``start`` (the entity's speed when the action starts) each segment is driven at
+    the one acceleration that covers its length in its time (esmini's user guide:
+    "constant acceleration per segment ... a continuous speed profile"); a speed that
+    would turn negative stops at 0.
+    """
+    speeds = np.empty(len(times))
+    speeds[0] = max(start, 0.0)
+    for k in range(len(times) - 1):
+        span = times[k + 1] - times[k]
+        if span <= 0.0:
+            speeds[k + 1] = speeds[k]
+            continue
+        length = cum[k + 1] - cum[k]
+        speeds[k + 1] = max(2.0 * length / span - speeds[k], 0.0)
+    return speeds
+
+
+def follow_speed(times: np.ndarray, speeds: np.ndarray, now: float) -> tuple[float, float]:
+    """(speed, its rate) of a ``follow`` schedule at ``now``: the last vertex's after it."""
+    k = int(np.clip(np.searchsorted(times, now, side="right") - 1, 0, len(times) - 2))
+    span = times[k + 1] - times[k]
+    rate = (speeds[k + 1] - speeds[k]) / span if span > 0 else 0.0
+    if now >= times[-1]:
+        return float(speeds[-1]), 0.0
+    return float(speeds[k] + rate * max(now - times[k], 0.0)), float(rate)
+
+
 def facing(
     trajectory: m.Trajectory,
     network: RoadNetwork | None,
