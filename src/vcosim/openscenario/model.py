@@ -248,6 +248,9 @@ class ClothoidSpline:
     start: Position | None
     start_time: float | None = None
     stop_time: float | None = None
+    restarts: tuple[Position | None, ...] = ()
+    """Where each later segment starts, if it says (esmini: there, not where the one before
+    ends; its heading offset added to the position's heading)."""
 
 
 @dataclass(frozen=True)
@@ -833,6 +836,9 @@ class Entity:
     """The entity this one tows (its ``TrailerRef``)."""
     max_acceleration: float = math.inf
     """m/s2 its Performance allows: esmini holds a SpeedAction's change within it."""
+    trajectory_heading_ignored: bool = False
+    """esmini's ``ignoreHeadingForTrajMotion`` property: it moves along a trajectory by its
+    speed's sign alone, whichever way the vertices' heading has it face."""
     max_deceleration: float = math.inf
     wheelbase: float = 0.0
     """m between the front and rear axle."""
@@ -851,7 +857,9 @@ class InitState:
     position: Position | None = None
     speed: float = 0.0
     ramp: Dynamics | None = None
-    """How the storyboard brings a vehicle to ``speed`` from standing (None: it starts at it)."""
+    """How the storyboard brings a vehicle to ``speed`` (None: it starts at it)."""
+    ramp_from: float = 0.0
+    """The speed the ramp starts from: standing, or an earlier step of Init's (esmini's)."""
 
 
 @dataclass(frozen=True)

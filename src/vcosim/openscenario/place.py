@@ -377,13 +377,17 @@ def layout(
     network: RoadNetwork | None,
     poses: Mapping[str, Pose] | None = None,
     own: Pose = (0.0, 0.0, 0.0),
+    repeats: bool = False,
 ) -> tuple[np.ndarray, np.ndarray | None]:
     """(x, y) rows along the trajectory, and each row's time (None: the shape has none).
 
     ``poses``: where the entities are (relative positions); ``own``: where the entity that
-    follows it is (a clothoid without a start starts there).
+    follows it is (a clothoid without a start starts there). ``repeats``: a vertex given
+    twice is kept (its times say how long the entity stands there), else it is one point.
     """
     points, times = _points(trajectory.shape, network, poses or {}, own)
+    if repeats:
+        return points, times
     keep = np.ones(len(points), dtype=bool)  # a vertex given twice is one point of the path
     keep[1:] = np.hypot(*np.diff(points, axis=0).T) > 1e-6
     return points[keep], None if times is None else times[keep]
@@ -407,8 +411,13 @@ def _points(
         segments = [(shape.curvature, shape.curvature + rate * shape.length, shape.length, 0.0)]
     else:
         segments = list(shape.segments)
+    restarts = [None, *shape.restarts] if isinstance(shape, m.ClothoidSpline) else []
     pieces = [np.array([[x, y]])]
-    for start_curvature, end_curvature, length, turn in segments:
+    for k, (start_curvature, end_curvature, length, turn) in enumerate(segments):
+        restart = restarts[k] if k < len(restarts) else None
+        if restart is not None:  # it starts where it says (a jump: the path joins the two)
+            x, y, h = resolve(restart, network, poses)
+            pieces.append(np.array([[x, y]]))
         piece, x, y, h = _clothoid(x, y, h + turn, start_curvature, end_curvature, length)
         pieces.append(piece[1:])
     points = np.concatenate(pieces)

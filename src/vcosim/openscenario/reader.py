@@ -28,6 +28,7 @@ from vcosim.config import MAX_SCENARIO_BYTES, read_input_bytes
 from vcosim.errors import ConfigError
 from vcosim.openscenario import model as m
 from vcosim.openscenario.expressions import ExpressionError, evaluate
+from vcosim.openscenario.trajectory import reverses
 
 VERSIONS = ((1, 0), (1, 1), (1, 2), (1, 3))
 PRESETS = {"car": "nightrider", "van": "nightrider"}
@@ -620,7 +621,7 @@ def _backwards(
     vcosim's built-in driver drives forwards; a storyboard car that reverses is moved
     where the storyboard says instead (docs/scenarios.md).
     """
-    backwards = {name for name, state in init.items() if state.speed < 0}
+    backwards = {name for name, state in init.items() if min(state.speed, state.ramp_from) < 0}
     acts = [(actor, action) for actor, action in later]
     acts += [
         (actor, action)
@@ -633,6 +634,8 @@ def _backwards(
         if isinstance(do, m.SpeedAction) and do.entity is None and do.value < 0:
             backwards.add(actor)
         if isinstance(do, m.SpeedProfileAction) and any(v < 0 for v, _ in do.entries):
+            backwards.add(actor)
+        if isinstance(do, m.FollowTrajectoryAction) and reverses(do):  # its schedule reverses it
             backwards.add(actor)
     return backwards
 
@@ -746,10 +749,13 @@ def _object(r: Reader, thing: Node, name: str, external: bool, line: int) -> m.E
     kind, category_attr, categories = OBJECTS[thing.tag][1:]
     category = r.choice(thing, category_attr, categories)
     preset = None
+    heading_ignored = False
     props = r.one(thing, "Properties", required=False)
     for prop in r.kids(props, "Property") if props is not None else []:
         if r.text(prop, "name", "") == "preset":
             preset = r.text(prop, "value")
+        if r.text(prop, "name", "") == "ignoreHeadingForTrajMotion":  # esmini's
+            heading_ignored = r.text(prop, "value", "") == "true"
     box = r.one(thing, "BoundingBox", required=thing.tag != "Vehicle")
     dims = None if box is None else r.need(box, "Dimensions")
     size = [r.number(dims, a) if dims is not None else 0.0 for a in ("length", "width", "height")]
@@ -782,7 +788,7 @@ def _object(r: Reader, thing: Node, name: str, external: bool, line: int) -> m.E
         max_speed=math.inf if performance is None else r.number(performance, "maxSpeed"),
         external=external, line=line, kind=kind, category=category, height=size[2] or 1.5,
         kinematic=not physical, trailer=trailer, wheelbase=wheelbase, hitch=hitch,
-        coupler=coupler, centre=ahead,
+        coupler=coupler, centre=ahead, trajectory_heading_ignored=heading_ignored,
         max_acceleration=_performance(r, performance, "maxAcceleration"),
         max_deceleration=_performance(r, performance, "maxDeceleration"),
     )  # fmt: skip
@@ -827,14 +833,16 @@ def _init(r: Reader, node: Node, entities: dict[str, m.Entity]) -> tuple[
         kind = r.need(action)
         if kind.tag == "TeleportAction":
             position = _position(r, r.need(kind, "Position"))
-            init[name] = m.InitState(position, init[name].speed, init[name].ramp)
+            init[name] = replace(init[name], position=position)
             order.append(name)
         elif kind.tag == "LongitudinalAction" and _absolute_speed(kind):
             speed = _speed(r, r.need(kind, "SpeedAction"))
             ramp = None if speed.dynamics.shape == "step" else speed.dynamics
             if ramp is not None and entities[name].external:
                 raise Refused(kind, f"{name!r} is driven from outside: it starts at a step")
-            init[name] = m.InitState(init[name].position, speed.value, ramp)
+            was = init[name]  # a ramp starts from the speed an earlier step set (esmini)
+            start = was.speed if was.ramp is None else was.ramp_from
+            init[name] = m.InitState(was.position, speed.value, ramp, start if ramp else 0.0)
         elif kind.tag == "ActivateControllerAction":  # 1.0: directly in the PrivateAction
             _activate(r, kind, name)
         elif kind.tag == "ControllerAction":
@@ -869,7 +877,7 @@ def _init(r: Reader, node: Node, entities: dict[str, m.Entity]) -> tuple[
             continue
         if init[name].position is None:
             on_it = m.TrajectoryPosition(follow.trajectory, follow.initial_offset)
-            init[name] = m.InitState(on_it, init[name].speed, init[name].ramp)
+            init[name] = replace(init[name], position=on_it)
             order.append(name)
     for name, step in list(later):  # a step to a speed relative to another's start speed
         relative = step.action
@@ -1118,19 +1126,23 @@ def _spline(r: Reader, node: Node) -> m.ClothoidSpline:
         raise Refused(node, "a clothoid spline needs a segment or more")
     start = None
     parts = []
+    restarts: list[m.Position | None] = []
     for k, segment in enumerate(segments):
         position = r.one(segment, "PositionStart", required=False)
-        if position is not None and k > 0:
-            raise Refused(position, "only the first segment may say where it starts")
-        if position is not None:
-            start = _position(r, position)
+        where = None if position is None else _position(r, position)
+        if k == 0:
+            start = where
+        else:
+            restarts.append(where)
         length = r.number(segment, "length")
         if length <= 0:
             raise Refused(segment, "length must be positive")
         parts.append((r.number(segment, "curvatureStart"), r.number(segment, "curvatureEnd"),
                       length, r.number(segment, "hOffset", 0.0)))  # fmt: skip
     first = _times(r, segments[0], "timeStart")[0]
-    return m.ClothoidSpline(tuple(parts), start, first, _times(r, node, "timeEnd")[0])
+    return m.ClothoidSpline(
+        tuple(parts), start, first, _times(r, node, "timeEnd")[0], tuple(restarts)
+    )
 
 
 def _follow(r: Reader, node: Node) -> m.FollowTrajectoryAction:

@@ -62,7 +62,12 @@ from vcosim.openscenario.place import (
     shift_lane,
 )
 from vcosim.openscenario.reader import CARLA_FRAME, read_scenario
-from vcosim.openscenario.trajectory import schedule_speed
+from vcosim.openscenario.trajectory import (
+    facing,
+    follow_speed,
+    follow_speeds,
+    schedule_speed,
+)
 from vcosim.openscenario.world import (
     against,
     lane_line,
@@ -288,10 +293,10 @@ class Storyboard(Face):
             offset = driver.offset if isinstance(driver, PathDriver) else 0.0
             init = self.scenario.init[name]
             self.channels[name] = Channels(init.speed, offset)
-            if init.ramp is not None:  # from standing, as Init's speed action says
-                duration = speed_duration(init.ramp, 0.0, init.speed)
+            if init.ramp is not None:  # from standing (or a step), as Init's actions say
+                duration = speed_duration(init.ramp, init.ramp_from, init.speed)
                 self.channels[name].ramps["speed"] = self._performed(
-                    name, Ramp(0.0, 0.0, init.speed, duration, init.ramp.shape)
+                    name, Ramp(0.0, init.ramp_from, init.speed, duration, init.ramp.shape)
                 )
         self._tick()
 
@@ -337,14 +342,14 @@ class Storyboard(Face):
             mover.s, mover.offset = mover.locate(*poses[name][:2])
             mover.present = name not in self.absent
             init = self.scenario.init[name]
-            mover.speed = 0.0 if init.ramp is not None else init.speed
+            mover.speed = init.ramp_from if init.ramp is not None else init.speed
             movers.append(mover)
             self.legs[name] = {str(road): lane for road, lane in legs}
             self.channels[name] = Channels(mover.speed, mover.offset)
             if init.ramp is not None:
-                duration = speed_duration(init.ramp, 0.0, init.speed)
+                duration = speed_duration(init.ramp, init.ramp_from, init.speed)
                 self.channels[name].ramps["speed"] = Ramp(
-                    0.0, 0.0, init.speed, duration, init.ramp.shape
+                    0.0, init.ramp_from, init.speed, duration, init.ramp.shape
                 )
         # trailers after what tows them: a tractor's pose is known when its trailer is moved
         movers.sort(key=lambda mv: mv.towed_by is not None)
@@ -472,8 +477,8 @@ class Storyboard(Face):
             speed, rate, offset = channels.command(now)
             if movers is not None and name in movers.slots:
                 following = self.following.get(name)
-                if speed < 0.0 and following is not None and following.times is None:
-                    speed, rate = -speed, -rate  # reversing, it runs the trajectory on (esmini)
+                if following is not None and following.times is None:
+                    speed, rate = speed * following.facing, rate * following.facing
                 movers.command(movers.slots[name], speed, rate, offset)
             else:
                 world.drivers.command(
@@ -1166,8 +1171,9 @@ class Storyboard(Face):
         follow), else the speed measured.
         """
         channels = self.channels.get(name)
-        if channels is None or name in self.following:
-            return scene.value("speed", name)
+        following = self.following.get(name)
+        if channels is None or (following is not None and following.times is not None):
+            return scene.value("speed", name)  # a schedule's: measured (a mover's is signless)
         speed = channels.ramps["speed"].at(scene.time)[0]
         if channels.sent is None or scene.time <= channels.sent[0]:
             return speed
@@ -1189,19 +1195,44 @@ class Storyboard(Face):
         assert world is not None
         scene = self._scene()
         points, scheduled = layout(
-            do.trajectory, self.network, scene.all_poses(), scene.pose(actor)
+            do.trajectory, self.network, scene.all_poses(), scene.pose(actor), repeats=True
         )
+        cum = arc_lengths(points)  # a vertex given twice: its times are a stop (the schedule's)
+        points = points[np.concatenate(([True], np.diff(cum) > 1e-6))]
         if len(points) < 2:
             raise ScenarioRunError(f"{actor}'s trajectory {do.trajectory.name!r} has one point")
-        paths = world.paths
-        q = paths.add(f"{actor} trajectory {len(paths.index)}", points)
-        cum = paths.cum[paths.starts[q] : paths.ends[q]]
         times = None
         if do.timing is not None:
             assert scheduled is not None  # the reader refuses timing without times
             times = scheduled * do.timing.scale + do.timing.offset
             times = times + (now if do.timing.domain == "relative" else 0.0)
+        # esmini puts the actor on the trajectory at once: at its initial distance, or where
+        # its schedule is now (a car 225 m away is not driven there first)
+        commanded = self.channels[actor].ramps["speed"].at(now)[0]  # esmini's entity speed
+        arc, moving = do.initial_offset, commanded
+        if times is not None and do.timing is not None and do.timing.domain == "relative":
+            times = times + now - float(np.interp(arc, cum, times))  # its clock starts there
+        speeds = None
+        if times is not None:
+            arc = float(np.interp(now, times, cum))
+            moving = schedule_speed(cum, times, now, arc, False)
+            if do.mode == "follow":  # from the speed it has, one acceleration a segment
+                speeds = follow_speeds(cum, times, commanded)
+                moving = follow_speed(times, speeds, now)[0]
+        faces = facing(
+            do.trajectory, self.network, scene.all_poses(), arc,
+            commanded, times is not None,
+        )  # fmt: skip
+        along = 1 if self.scenario.entities[actor].trajectory_heading_ignored else faces
+        mover = self._mover(actor)
+        if mover is None and times is None and along < 0:  # a car drives it end to start
+            points, arc, along = points[::-1], float(cum[-1]) - arc, 1
+        paths = world.paths
+        q = paths.add(f"{actor} trajectory {len(paths.index)}", points)
+        if times is None:  # else the schedule's arcs (a stop repeats one), its length the same
+            cum = paths.cum[paths.starts[q] : paths.ends[q]]
         run = TrajectoryRun(action, actor, q, cum, times, do.mode == "position")
+        run.facing, run.speeds = along, speeds
         channels = self.channels[actor]
         channels.take(run)
         channels.ramps["offset"] = Ramp.hold(0.0)
@@ -1210,24 +1241,15 @@ class Storyboard(Face):
             if speed is not None and not speed.done:
                 speed.done = speed.overridden = True
             channels.owners["speed"] = run
-        # esmini puts the actor on the trajectory at once: at its initial distance, or where
-        # its schedule is now (a car 225 m away is not driven there first)
-        arc, moving = do.initial_offset, scene.value("speed", actor)
-        if times is not None and do.timing is not None and do.timing.domain == "relative":
-            times = times + now - float(np.interp(arc, cum, times))  # its clock starts there
-            run.times = times
-        if times is not None:
-            arc = float(np.interp(now, times, cum))
-            moving = schedule_speed(cum, times, now, arc, False)
         x, y, h, _ = point_at(
             paths.points, paths.cum, paths.starts[q], paths.ends[q], False, arc, 0.0, 0
         )
         here = scene.pose(actor)
         away = math.hypot(here[0] - x, here[1] - y) > TRAJECTORY_END
-        mover = self._mover(actor)
         if mover is not None:
             mover.follow(paths.points[paths.starts[q] : paths.ends[q]])
             mover.s, _ = mover.locate(*here[:2])
+            mover.facing = faces
             if away:
                 mover.offset = 0.0
                 self._shift(actor, arc - mover.s, moving, scene)
@@ -1275,16 +1297,23 @@ class Storyboard(Face):
             if world.drivers.hint[k] < 0 and not run.done:
                 return  # the driver has not looked at the trajectory yet: its arc is the route's
             arc = float(world.drivers.arc[k]) + float(world.geometry["rear"][world.row(actor)])
-        backwards = mover is not None and mover.speed < 0.0  # reversing: it ends at the start
+        channels = self.channels[actor]
+        ahead = 1.0  # which way along the path it moves: a kinematic one, untimed, maybe back
+        if mover is not None and run.times is None:
+            ahead = channels.ramps["speed"].at(now)[0] * run.facing
+        near = TRAJECTORY_END if mover is None else 1e-6  # a kinematic one gets there exactly
         if not run.done and (
-            arc >= run.cum[-1] - TRAJECTORY_END or (backwards and arc <= TRAJECTORY_END)
+            (ahead > 0.0 and arc >= run.cum[-1] - near) or (ahead < 0.0 and arc <= near)
         ):
             run.done = True
         if run.done:
             self._leave_trajectory(actor)
             return
-        channels = self.channels[actor]
         if run.times is not None and channels.owners.get("speed") is run:
+            if run.speeds is not None:
+                speed, rate = follow_speed(run.times, run.speeds, now)
+                channels.ramps["speed"] = Ramp(now, speed, speed + rate, 1.0, "linear")
+                return
             speed = schedule_speed(run.cum, run.times, now, arc, run.catch_up)
             channels.ramps["speed"] = Ramp.hold(speed)
 
@@ -1296,7 +1325,10 @@ class Storyboard(Face):
             return
         run.done = True
         mover = self._mover(actor)
+        if self.network is None:  # esmini moves an entity no action moves along its road
+            self.channels[actor].ramps["speed"] = Ramp.hold(0.0)  # with no road: it stops
         if mover is not None:
+            mover.facing = 0
             self._reroute(actor, mover, self._scene().pose(actor))
             return
         try:

@@ -136,7 +136,8 @@ SUBSET: tuple[Support, ...] = (
         "`Init`: `SpeedAction`",
         "yes",
         "`AbsoluteTargetSpeed`: a `step` starts the entity at that speed, another shape "
-        "brings it there from standing (storyboard entities only); every other private "
+        "brings it there from standing, or from the speed a `step` before it set (as "
+        "esmini; storyboard entities only); every other private "
         "action in Init (relative speeds, distances, profiles, routes, trajectories, "
         "lateral actions, overrides) starts at t = 0 as an event's would; `GlobalAction`s "
         "in Init run at t = 0; an entity Init gives no position is out of the world until "
@@ -282,8 +283,15 @@ SUBSET: tuple[Support, ...] = (
         "their entities are then); shapes below; as esmini, the entity is put on it at "
         "once: `initialDistanceOffset` along (with relative `Timing` its clock starting "
         "there), or where absolute `Timing` has it then; in Init, for an entity Init gives "
-        "no position, it starts on the trajectory; a car driven backwards runs an untimed "
-        "one from start to end (as esmini turns it)",
+        "no position, it starts on the trajectory; which way it moves along it is esmini's "
+        "(its user guide's table 'Trajectory moving and driving direction'): it faces "
+        "as the vertex's heading says, else along it, or against it when untimed at a "
+        "negative speed, and, untimed, moves its speed times that way (a timed one: on, by "
+        "its times); esmini's `ignoreHeadingForTrajMotion` property (true) moves it by its "
+        "speed alone; a car that faces against an untimed trajectory drives it end to "
+        "start; one its schedule reverses, or a negative speed, moves kinematically; "
+        "without roads an entity stops where its trajectory ends (esmini's), with roads it "
+        "drives on along them; a vertex given twice is a stop for the time between",
     ),
     Support(
         "`Polyline`",
@@ -301,8 +309,9 @@ SUBSET: tuple[Support, ...] = (
         "`ClothoidSpline`",
         "yes",
         "its segments end to end (`curvatureStart`, `curvatureEnd`, `length`, `hOffset`), "
-        "from the first one's `PositionStart` or where its entity is; `timeStart`/`timeEnd` "
-        "spread over its length",
+        "from the first one's `PositionStart` or where its entity is; a later segment "
+        "with a `PositionStart` starts there (its `hOffset` added to that heading, as "
+        "esmini); `timeStart`/`timeEnd` spread over its length",
     ),
     Support(
         "`Nurbs`",
@@ -321,8 +330,10 @@ SUBSET: tuple[Support, ...] = (
     Support(
         "`TrajectoryFollowingMode`",
         "yes",
-        "`followingMode` `position`: the speed also closes the lag behind the schedule (0.5 "
-        "/s); `follow`: each segment's speed only; `followingLateralMode` read, the "
+        "`followingMode` `position`: each segment's mean speed, closing the lag behind the "
+        "schedule (0.5 /s); `follow`: each segment at the one acceleration that covers it "
+        "in its time from the speed the entity has (esmini's continuous profile); "
+        "`followingLateralMode` read, the "
         "steering is always the driver's pure pursuit",
     ),
     Support(

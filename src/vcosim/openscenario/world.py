@@ -127,7 +127,7 @@ def scenario_world(scenario: Scenario) -> WorldFile:
         x, y, heading = poses[name]
         start = {"x": x, "y": y, "heading": math.degrees(heading)}
         ramped = scenario.init[name].ramp is not None  # the storyboard brings it up to speed
-        start["speed"] = 0.0 if ramped else scenario.init[name].speed
+        start["speed"] = scenario.init[name].ramp_from if ramped else scenario.init[name].speed
         vehicle: dict[str, object] = {"name": name, "vehicle": entity.preset, "start": start}
         if not entity.external:
             offset = 0.0
