@@ -225,14 +225,17 @@ def anti_lock(x, p, brake_in: float, dt: float, s, at: int) -> None:
     """ABS: the share of the brake pressure each wheel gets, into ``s[at : at + 4]``.
 
     It knows what a production ABS with an ESP's sensors knows (Bosch, Automotive
-    Handbook): the four wheel speeds and the body's longitudinal acceleration. Its reference
-    speed follows the fastest wheel's surface speed, but only within a band around what the
-    accelerometer predicts from the last reference: it falls at most ``abs_reference_margin``
-    faster than that (when every wheel slips, they all fall faster than the car) and rises
-    at most ``abs_reference_rise`` faster (a wheel springing back from a released brake
-    overshoots the road's speed for a moment). So the slip it sees is the wheel's against the
-    car as the sensors tell it, and the estimate's error is what stays of the wheels' slip
-    (docs/vehicle-model.md has it for the stops of tests/driving). Each wheel's controller is
+    Handbook): the four wheel speeds and the body's longitudinal acceleration. Under the
+    brake its reference speed follows the fastest wheel's surface speed, but only within a
+    band around what the accelerometer's deceleration predicts from the last reference: it
+    falls at most ``abs_reference_margin`` faster than that (when every wheel slips, they
+    all fall faster than the car) and rises at most ``abs_reference_rise`` faster (a wheel
+    springing back from a released brake overshoots the road's speed for a moment); an
+    acceleration read under the brake is gravity on a slope, not motion, and is not
+    followed. Without the brake it is the fastest wheel's, rising no faster than the
+    accelerometer's acceleration and that margin (a spinning wheel is not the car). The
+    estimate's error is in docs/vehicle-model.md for the stops of tests/driving. Each
+    wheel's controller is
     a slip threshold, as the first ABS generations: pressure is let off while the wheel
     slips more than ``abs_slip`` and built up again once the slip is below half of that; in
     between it holds. Around the four controllers: both rear wheels get the pressure of the
@@ -246,10 +249,14 @@ def anti_lock(x, p, brake_in: float, dt: float, s, at: int) -> None:
     braking = brake_in > 0.0
     w0, w1, w2, w3 = x[X_OMEGA], x[X_OMEGA + 1], x[X_OMEGA + 2], x[X_OMEGA + 3]
     fastest = max(abs(w0), abs(w1), abs(w2), abs(w3)) * p.r
-    along = x[X_ACCEL_SENSOR] if w0 + w1 + w2 + w3 >= 0.0 else -x[X_ACCEL_SENSOR]
-    predicted = x[X_ABS_REFERENCE] + along * dt
-    reference = min(fastest, predicted + p.abs_ref_rise)
-    reference = max(reference, predicted - p.abs_ref_fall, 0.0)
+    along = (x[X_ACCEL_SENSOR] if w0 + w1 + w2 + w3 >= 0.0 else -x[X_ACCEL_SENSOR]) * dt
+    reference = x[X_ABS_REFERENCE]
+    if braking:
+        predicted = reference + min(along, 0.0)
+        reference = min(fastest, predicted + p.abs_ref_rise)
+        reference = max(reference, predicted - p.abs_ref_fall, 0.0)
+    else:
+        reference = min(fastest, reference + max(along, 0.0) + p.abs_ref_fall)
     x[X_ABS_REFERENCE] = reference
     active = braking and reference >= p.abs_v_min
     for k in range(4):
