@@ -919,7 +919,7 @@ REFERENCE_HELD = Bound(
     None,
     1.5,
     "the ABS's reference speed, estimated from the wheels and the accelerometer, within "
-    "1.5 m/s of the car's while it works (0.6-0.9 m/s measured; issue 44)",
+    "1.5 m/s of the car's while it works (0.45-0.99 m/s measured; issue 44)",
 )
 REFERENCE_WET = Bound(
     "reference_error",

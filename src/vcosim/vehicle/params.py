@@ -120,7 +120,7 @@ class Brakes(_Section):
     abs_min_speed: float = span(2.0, 0.1, 30.0)
     abs_yaw_delay_time: float = span(1.0, 0.001, 10.0)
     abs_reference_margin: float = span(0.5, 0.0, 10.0)
-    abs_reference_rise: float = span(20.0, 0.0, 1000.0)
+    abs_reference_rise: float = span(10.0, 0.0, 1000.0)
 
 
 class Tyres(_Section):
