@@ -618,7 +618,7 @@ def full_stop(preset: str, gearbox: str, kmh: float, road: str) -> Run:
         rows[i], reference[i] = car.outputs, car.state[X_ABS_REFERENCE]
     run = Run(rows, {})
     moving = np.flatnonzero(run["groundspeed"] > 0.05)
-    end = int(moving[-1]) + 1
+    end = min(int(moving[-1]) + 1, samples - 1)  # the stop (the last sample if still moving)
     yaw = np.unwrap(run["yaw"])
     working = run["groundspeed"] >= p.brakes.abs_min_speed
     error = np.abs(reference - run["groundspeed"])[working]
