@@ -21,6 +21,14 @@ Regenerated again for issue 44's shift quality (the automatic's shifts in torque
 inertia phases, garage shifts that ramp, coast downshifts that rev-match): the manual drive's
 states were bit for bit those of the old reference, every preset; the automatic's changed.
 
+Regenerated again for issue 44's ABS reference speed estimated from the wheels (two states
+added, `X_ABS_REFERENCE` and `X_ACCEL_SENSOR`): every preset without ABS was bit for bit the
+old reference in the old states; the sedan's (the preset with ABS) drives changed.
+
+And for the coast downshift that keeps part of its engine braking through the rev match
+(one state added, `X_SHIFT_HELD`): the manual drives were bit for bit the ABS version's, every
+preset; the automatic's changed.
+
 Regenerate (only when the physics is meant to change) with the kernel to compare against on
 the path: ``PYTHONPATH=src python tests/vehicle/test_kernel_agreement.py``.
 """

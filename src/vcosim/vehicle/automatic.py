@@ -25,6 +25,7 @@ from vcosim.vehicle.layout import (
     X_OMEGA_T,
     X_REFUSALS,
     X_SELECTOR,
+    X_SHIFT_HELD,
     X_SHIFT_KIND,
     X_SHIFT_T,
     X_SHIFT_TO,
@@ -114,6 +115,7 @@ REV_MATCH_SPAN = 30.0  # rad/s: the rev match's throttle is fully open this far 
 REV_MATCH_LOOKAHEAD = 0.2  # s: it aims with the engine speed extrapolated this far
 REV_MATCH_OVER = 1.03  # and at this much over the new gear's speed, so the speeds meet
 OVERTIME = 3.0  # an upshift's slip is closed by this x its time, whatever the engine can do
+COAST_HOLD = 0.4  # share of the engine braking a coast downshift keeps through its rev match
 
 
 @njit(error_model="numpy", inline="always")
@@ -151,20 +153,25 @@ def _upshift(x, p, t: float, span: float) -> tuple[float, float, float, bool]:
 def _coast_downshift(x, p, t: float, span: float, dt: float) -> tuple[float, float, bool]:
     """Release, rev match, grip: (engagement, engine speed asked for, done)."""
     release = TORQUE_PHASE * span
-    if t < release:  # the engaged element lets go of its torque linearly, from what it held
+    kept = COAST_HOLD * x[X_SHIFT_HELD]  # the engine braking kept, at the old gear's ratio
+    if t < release:  # the engaged element lets go of its torque linearly down to ``kept``
         left = release - t
-        held = abs(x[X_CLUTCH_TORQUE]) * max(left - dt, 0.0) / left
-        return held / p.shift_capacity, 0.0, False
+        held = kept + (abs(x[X_CLUTCH_TORQUE]) - kept) * max(left - dt, 0.0) / left
+        return max(held, kept) / p.shift_capacity, 0.0, False
+    old_ratio = gear_ratio(x[X_GEAR], p)
     slip, synchronous = _on_coming(x, p)
     if abs(slip) < SLIP_LOCK and x[X_LOCKED] > 0.5:
         return 1.0, 0.0, True
     # The engine, not the car, brings engine and turbine up to the new gear's speed and a
-    # little past it (the rev match); the on-coming element only takes the turbine's inertia
-    # as it follows the engine, grips once the speeds meet, and past its time closes the
-    # rest with the car's momentum.
+    # little past it (the rev match); the on-coming element takes the turbine's inertia as
+    # it follows the engine and, slipping, the share of the engine braking the off-going one
+    # kept (the same torque at the wheels, at the new ratio), so the car does not lose its
+    # engine braking all at once; it grips once the speeds meet, and past its time closes
+    # the rest with the car's momentum.
     rising = max(x[X_OMEGA_E] - x[X_OMEGA_E_LAST], 0.0) / dt
     late = max(t - span, 0.0) * CLOSING_RATE
-    engagement = (p.J_t * rising + 1.0 + late) / p.shift_capacity
+    drag = kept * old_ratio / max(gear_ratio(x[X_GEAR], p), 1e-9)
+    engagement = (p.J_t * rising + 1.0 + late + drag) / p.shift_capacity
     return engagement, REV_MATCH_OVER * synchronous + SLIP_LOCK, False
 
 
@@ -217,6 +224,7 @@ def automatic_shift(
             x[X_SHIFT_KIND] = UPSHIFT
         else:
             x[X_SHIFT_KIND] = KICKDOWN if throttle >= 0.1 else COAST_DOWN
+            x[X_SHIFT_HELD] = abs(x[X_CLUTCH_TORQUE])
         t = 0.0
     kind = x[X_SHIFT_KIND]
     engagement, overlap, cut, goal, done = 1.0, 0.0, 0.0, 0.0, False

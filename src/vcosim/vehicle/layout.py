@@ -66,7 +66,10 @@ X_OMEGA_E_LAST = X_ABS + 9  # engine speed one step ago (rad/s): the idle contro
 X_ABS_SPLIT = X_ABS + 10  # how far the ABS lets the front wheels' pressures differ [0, 1]
 X_SHIFT_KIND = X_ABS + 11  # the automatic's running shift: 1 up, 2 garage, 3 kickdown, 4 coast down
 X_CLUTCH_TORQUE = X_ABS + 12  # torque the clutch or shift elements carried last step (N m)
-N_STATES = X_ABS + 13
+X_ABS_REFERENCE = X_ABS + 13  # the ABS's reference speed, estimated from the wheels (m/s)
+X_ACCEL_SENSOR = X_ABS + 14  # the body's longitudinal accelerometer, last step (m/s^2)
+X_SHIFT_HELD = X_ABS + 15  # torque the engaged element held when a coast downshift began (N m)
+N_STATES = X_ABS + 16
 
 # --- outputs: banks A-G in wire order (message slots 1..60), then extras ----------------------
 BANK_NAMES = (

@@ -87,7 +87,9 @@ from vcosim.vehicle.layout import (
     U_THROTTLE,
     WHEEL_BLOCK,
     X_ABS,
+    X_ABS_REFERENCE,
     X_ABS_SPLIT,
+    X_ACCEL_SENSOR,
     X_ALPHA,
     X_CLUTCH_TORQUE,
     X_FUEL,
@@ -219,29 +221,48 @@ def advance_each_serial(xs, us, params, ys, height, friction, grid, n_steps: int
 
 
 @njit(error_model="numpy", inline="always")
-def anti_lock(x, p, brake_in: float, s, at: int) -> None:
+def anti_lock(x, p, brake_in: float, dt: float, s, at: int) -> None:
     """ABS: the share of the brake pressure each wheel gets, into ``s[at : at + 4]``.
 
-    Each wheel's controller is a slip threshold, as the first ABS generations: pressure is let
-    off while the wheel slips more than ``abs_slip`` (its speed below the road's by that
-    share) and built up again once the slip is below half of that; in between it holds. The
-    road speed is the contact point's (an ideal reference speed; ``s[S_VX : S_VX + 4]``).
-    Around it, what production systems add (Bosch, Automotive Handbook): both rear wheels get
-    the pressure of the one that locks first (select-low: the rear keeps its side grip and
-    adds no yaw moment), and the front wheels' pressures may differ by a share that grows
-    from none to full over ``abs_yaw_delay_time`` after the brake is pressed (yaw-moment
-    build-up delay), so that on split friction the high-friction wheel's pressure follows the
-    low one's at first. Below ``abs_min_speed`` or without braking it stands aside, so the
+    It knows what a production ABS with an ESP's sensors knows (Bosch, Automotive
+    Handbook): the four wheel speeds and the body's longitudinal acceleration. Under the
+    brake its reference speed follows the fastest wheel's surface speed, but only within a
+    band around what the accelerometer's deceleration predicts from the last reference: it
+    falls at most ``abs_reference_margin`` faster than that (when every wheel slips, they
+    all fall faster than the car) and rises at most ``abs_reference_rise`` faster (a wheel
+    springing back from a released brake overshoots the road's speed for a moment); an
+    acceleration read under the brake is gravity on a slope, not motion, and is not
+    followed. Without the brake it is the fastest wheel's, rising no faster than the
+    accelerometer's acceleration and that margin (a spinning wheel is not the car). The
+    estimate's error is in docs/vehicle-model.md for the stops of tests/driving. Each
+    wheel's controller is
+    a slip threshold, as the first ABS generations: pressure is let off while the wheel
+    slips more than ``abs_slip`` and built up again once the slip is below half of that; in
+    between it holds. Around the four controllers: both rear wheels get the pressure of the
+    one that locks first (select-low: the rear keeps its side grip and adds no yaw moment),
+    and the front wheels' pressures may differ by a share that grows from none to full over
+    ``abs_yaw_delay_time`` after the brake is pressed (yaw-moment build-up delay), so that
+    on split friction the high-friction wheel's pressure follows the low one's at first.
+    With the reference below ``abs_min_speed`` or without braking it stands aside, so the
     car can stop and stand.
     """
     braking = brake_in > 0.0
+    w0, w1, w2, w3 = x[X_OMEGA], x[X_OMEGA + 1], x[X_OMEGA + 2], x[X_OMEGA + 3]
+    fastest = max(abs(w0), abs(w1), abs(w2), abs(w3)) * p.r
+    along = (x[X_ACCEL_SENSOR] if w0 + w1 + w2 + w3 >= 0.0 else -x[X_ACCEL_SENSOR]) * dt
+    reference = x[X_ABS_REFERENCE]
+    if braking:
+        predicted = reference + min(along, 0.0)
+        reference = min(fastest, predicted + p.abs_ref_rise)
+        reference = max(reference, predicted - p.abs_ref_fall, 0.0)
+    else:
+        reference = min(fastest, reference + max(along, 0.0) + p.abs_ref_fall)
+    x[X_ABS_REFERENCE] = reference
+    active = braking and reference >= p.abs_v_min
     for k in range(4):
-        v_long = s[S_VX + k]
-        speed = abs(v_long)
         share = 1.0
-        if braking and speed >= p.abs_v_min:
-            direction = 1.0 if v_long > 0.0 else -1.0
-            lock = (speed - direction * x[X_OMEGA + k] * p.r) / speed
+        if active:
+            lock = (reference - abs(x[X_OMEGA + k]) * p.r) / reference
             share = x[X_ABS + k]
             if lock > p.abs_slip:
                 share = max(share - p.abs_release, 0.0)
@@ -457,7 +478,7 @@ def physics_step(x, u, p, y, s, height, friction, grid, write_outputs: bool) -> 
 
     abs_on = p.abs_on > 0.5 and not torque_mode
     if abs_on:
-        anti_lock(x, p, brake_in, s, S_ABS)
+        anti_lock(x, p, brake_in, dt, s, S_ABS)
     fx_sum = fy_sum = fz_sum = 0.0
     mx_sum = my_sum = mz_sum = 0.0
     aligning = 0.0
@@ -536,6 +557,7 @@ def physics_step(x, u, p, y, s, height, friction, grid, write_outputs: bool) -> 
     bu, bv, bw = bu + dt * du, bv + dt * dv, bw + dt * dw
     bp, bq, br = bp + dt * dp, bq + dt * dq, br + dt * dr
     x[X_VEL], x[X_VEL + 1], x[X_VEL + 2] = bu, bv, bw
+    x[X_ACCEL_SENSOR] = fbx / m
     x[X_RATE], x[X_RATE + 1], x[X_RATE + 2] = bp, bq, br
     x[X_POS] += dt * (r00 * bu + r01 * bv + r02 * bw)
     x[X_POS + 1] += dt * (r10 * bu + r11 * bv + r12 * bw)

@@ -107,7 +107,9 @@ class Brakes(_Section):
     first (select-low), and the front wheels' pressures may differ by a share that grows from
     none to full over ``abs_yaw_delay_time`` from the start of braking (yaw-moment build-up
     delay), so that on split friction the yaw moment builds slowly enough to hold the car.
-    The reference speed is still the ideal one (each contact point's own speed).
+    The slip is taken against a reference speed estimated as production systems do, from
+    the wheels: the fastest wheel's, moving from the speed the longitudinal accelerometer
+    predicts by at most ``abs_reference_margin`` (m/s^2) down and ``abs_reference_rise`` up.
     """
 
     front_share: float | None = span(None, 0.0, 1.0)
@@ -117,6 +119,8 @@ class Brakes(_Section):
     abs_apply_time: float = span(0.1, 0.001, 5.0)
     abs_min_speed: float = span(2.0, 0.1, 30.0)
     abs_yaw_delay_time: float = span(1.0, 0.001, 10.0)
+    abs_reference_margin: float = span(0.5, 0.0, 10.0)
+    abs_reference_rise: float = span(10.0, 0.0, 1000.0)
 
 
 class Tyres(_Section):
@@ -389,6 +393,8 @@ PACKED_FIELDS = (
     "abs_apply",
     "abs_v_min",
     "abs_split_rate",
+    "abs_ref_fall",
+    "abs_ref_rise",
     # tyres
     "B_lat",
     "lat_scale_rear",
@@ -591,6 +597,8 @@ def pack(params: VehicleParams, dt: float = DT) -> np.ndarray:
         abs_apply=dt / br.abs_apply_time,
         abs_v_min=br.abs_min_speed,
         abs_split_rate=dt / br.abs_yaw_delay_time,
+        abs_ref_fall=br.abs_reference_margin * dt,
+        abs_ref_rise=br.abs_reference_rise * dt,
         B_lat=ty.lateral_B,
         lat_scale_rear=(ty.lateral_B_rear or ty.lateral_B) / ty.lateral_B,
         C_lat=ty.lateral_C,

@@ -256,6 +256,8 @@ class VehicleView:
         state[L.X_RATE : L.X_RATE + 3] = 0.0
         state[L.X_OMEGA : L.X_OMEGA + 4] = speed / rec["r"]
         state[L.X_KAPPA : L.X_ALPHA + 4] = 0.0
+        state[L.X_ABS_REFERENCE] = abs(speed)  # the ABS has seen the wheels rolling so
+        state[L.X_ACCEL_SENSOR] = 0.0
         if self._u[L.U_AUTOMATIC] >= 0.5 and state[L.X_RUNNING] > 0.0:
             self._engage_for_speed(speed)
         self._refresh_outputs()
