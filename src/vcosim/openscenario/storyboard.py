@@ -227,6 +227,9 @@ class Storyboard(Face):
         self.left_at: dict[str, Pose] = {}
         """Where each deleted entity was when it left (an AddEntityAction may place it relative
         to itself there, as esmini keeps a deleted object's last position)."""
+        self.left_speed: dict[str, float] = {}
+        """The speed each deleted entity had: added again, it drives on at it (esmini keeps
+        an object's state while it is away)."""
         self.entered: dict[str, tuple[float, Pose]] = {}
         """When and where each entity was last added (the look's poses predate it)."""
         self.warnings: list[str] = []
@@ -490,7 +493,11 @@ class Storyboard(Face):
     def _test(self, condition: m.Condition, scene: Scene) -> bool:
         test = condition.test
         if isinstance(test, m.EntityCondition):
-            passed = [who for who in test.entities if self.tests.passes(test.test, who, scene)]
+            passed = [  # an entity deleted for now passes nothing (esmini skips it)
+                who
+                for who in test.entities
+                if who not in self.absent and self.tests.passes(test.test, who, scene)
+            ]
             self.passed[id(condition)] = tuple(passed)
             return bool(passed) if test.any else len(passed) == len(test.entities)
         if isinstance(test, m.SimulationTime):
@@ -700,6 +707,9 @@ class Storyboard(Face):
                     do.dynamics.shape,
                 ),
             )
+            entered = self.entered.get(actor)
+            if do.dynamics.shape == "step" and entered is not None and entered[0] == now:
+                self._enter_at(actor, entered[1], target)
         elif isinstance(do, m.LaneChangeAction):
             start = channels.ramps["lane"].at(now)[0]
             try:
@@ -757,7 +767,7 @@ class Storyboard(Face):
             channels.take(run)
         return run
 
-    def _passed_over(self, action: m.Action, actor: str, why: PlaceError, now: float) -> Run:
+    def _passed_over(self, action: m.Action, actor: str, why: ConfigError, now: float) -> Run:
         """An action that cannot apply where its actor is: a warning line, and it ends at once."""
         kind = type(action.action).__name__
         reason = "; ".join(why.problems)
@@ -781,6 +791,9 @@ class Storyboard(Face):
             values = self.variables if do.variable else self.parameters
             values[do.name] = _modified(values[do.name], do.rule, do.value)
         elif isinstance(do, m.AddEntityAction):
+            if do.entity not in self.absent:  # esmini refuses it: the entity drives on
+                why = ConfigError([f"{do.entity} is in the world already"], "AddEntityAction")
+                return self._passed_over(action, do.entity, why, scene.time)
             poses = scene.all_poses()
             poses.update({n: p for n, p in self.left_at.items() if n in self.absent})
             poses.update({n: p for n, (t, p) in self.entered.items() if t == scene.time})
@@ -790,28 +803,53 @@ class Storyboard(Face):
         elif isinstance(do, m.DeleteEntityAction):
             if do.entity not in self.absent:  # where it was, not where it is parked
                 self.left_at[do.entity] = scene.pose(do.entity)
+                if do.entity in self.channels:  # and its speed, kept while it is away
+                    self.left_speed[do.entity] = self._speed_of(do.entity, scene)
             self._leave(do.entity)
         elif isinstance(do, m.TrafficSignalStateAction):
             self.signals[do.name] = do.state
         return Run(action, "", None, None)
 
     def _enter(self, name: str, pose: Pose, scene: Scene) -> None:
-        """``name`` comes into the world at ``pose``, standing, on its lane's route."""
+        """``name`` comes into the world at ``pose`` on its lane's route.
+
+        At the speed it had when it was deleted (standing, the first time): esmini keeps an
+        object's state while it is away.
+        """
         world = self.world
         assert world is not None
         self.absent.discard(name)
         self._leave_trajectory(name)
+        speed = self.left_speed.pop(name, 0.0)
         mover = self._mover(name)
         if mover is not None:
             assert self.movers is not None
-            mover.speed = 0.0
+            mover.speed = speed
             self.movers.place(self.movers.slots[name], *pose, mover.line)
         elif name in self.channels:
-            world.vehicles[name].teleport(pose[0], pose[1], math.degrees(pose[2]), speed=0.0)
+            world.vehicles[name].teleport(
+                pose[0], pose[1], math.degrees(pose[2]), speed=max(speed, 0.0)
+            )
         if name in self.channels:
-            self.channels[name].ramps["speed"] = Ramp.hold(0.0)
+            self.channels[name].ramps["speed"] = Ramp.hold(speed)
+            self.channels[name].sent = None
             self._take_route(name, [], scene, pose)
         world.teleported()
+
+    def _enter_at(self, name: str, pose: Pose, speed: float) -> None:
+        """An entity added at this look and given a step speed enters at that speed.
+
+        As Init's step speeds start their cars at theirs: there is no car to bring up to it yet.
+        """
+        world = self.world
+        assert world is not None
+        mover = self._mover(name)
+        if mover is not None:
+            mover.speed = speed
+        else:
+            x, y, heading = pose
+            world.vehicles[name].teleport(x, y, math.degrees(heading), speed=max(speed, 0.0))
+            world.teleported()
 
     def _leave(self, name: str) -> None:
         """``name`` leaves the world: a kinematic one is gone, a car is parked far away."""

@@ -421,11 +421,13 @@ SUBSET: tuple[Support, ...] = (
     Support(
         "`EntityAction`",
         "yes",
-        "`AddEntityAction` (the entity enters at the position, standing, on its lane's "
-        "route; a position relative to a deleted entity is relative to where it left, as "
-        "esmini keeps it; to one added at the same moment, to where that one entered), "
+        "`AddEntityAction` (the entity enters at the position on its lane's route, at the "
+        "speed it had when deleted, else standing, or at a `step` speed given it at the same "
+        "moment; a position relative to a deleted entity is relative to where it left, as "
+        "esmini keeps it; to one added at the same moment, to where that one entered; one "
+        "in the world already is passed over with a warning, as esmini refuses it), "
         "`DeleteEntityAction` (a kinematic entity leaves the world, a car is parked far "
-        "away)",
+        "away; while away it passes no condition)",
     ),
     Support(
         "`InfrastructureAction`",
