@@ -665,10 +665,17 @@ class Storyboard(Face):
                 self._rearm(event)
 
     def _stop(self, element: Element, now: float) -> None:
-        """End an element and all of it that has not ended (a stop trigger, an override)."""
+        """End an element and all of it that has not ended (a stop trigger, an override).
+
+        Its actions, and what had not started, stop (``stopTransition``); a running act,
+        maneuver group, maneuver or event ends (``endTransition``), as in esmini, where it
+        ends once its children have all stopped: ``multi_lane_changes.xosc`` starts its
+        second act on the ``endTransition`` of the first, which its stop trigger ends.
+        """
         for e in element.walk():
             if e.state != COMPLETE:
-                e.go(COMPLETE, "stopTransition", now)
+                ended = e.state == RUNNING and bool(e.children)
+                e.go(COMPLETE, "endTransition" if ended else "stopTransition", now)
                 for run in e.runs:
                     if run.actor in self.channels:
                         self.channels[run.actor].stop(run, now)

@@ -469,7 +469,9 @@ SUBSET: tuple[Support, ...] = (
         "yes",
         "every kind of element and state (`startTransition`, `endTransition`, "
         "`stopTransition`, `skipTransition`, `completeState`, `runningState`, "
-        "`standbyState`)",
+        "`standbyState`); an element a stop trigger or an override ends: its actions and "
+        "what had not started stop (`stopTransition`), what ran in it ends "
+        "(`endTransition`), as in esmini, where an element ends once its children stopped",
     ),
     Support(
         "`ParameterCondition`",
@@ -522,7 +524,8 @@ SUBSET: tuple[Support, ...] = (
         "yes",
         "the distance to the entity (`relativeDistanceType`, default the cartesian distance "
         "signed by whether it is ahead, as esmini) over the own speed, in any "
-        "`coordinateSystem` as above; a target behind: infinite",
+        "`coordinateSystem` as above; to a target behind, or standing, no headway: no rule "
+        "holds (esmini); no way along the roads between them: infinite",
     ),
     Support(
         "`TimeToCollisionCondition`",
