@@ -244,7 +244,8 @@ SUBSET: tuple[Support, ...] = (
         "yes",
         "shapes `step`, `linear`, `cubic`, `sinusoidal` over `time` (s), `distance` (m, at "
         "the mean of the two speeds) or `rate` (m/s², its size: esmini writes decelerations "
-        "negative)",
+        "negative; the shape's peak acceleration, as esmini: a `sinusoidal` change takes "
+        "π/2 times as long as a `linear` one)",
     ),
     Support(
         "`LaneChangeAction`",
