@@ -65,6 +65,15 @@ def shape(name: str, tau: float) -> tuple[float, float]:
     return 1.0, 0.0  # step
 
 
+def instant(dynamics: m.Dynamics) -> bool:
+    """Whether a transition happens at once: a ``step``, or no time or distance to take.
+
+    esmini takes a transition over 0 s or 0 m as a step (``instant_lane_change.xosc``'s
+    linear speed over 0 s starts its car at speed).
+    """
+    return dynamics.shape == "step" or (dynamics.dimension != "rate" and dynamics.value <= 0.0)
+
+
 def speed_duration(dynamics: m.Dynamics, start: float, end: float) -> float:
     """Seconds a speed change takes: given, over a distance (at the mean speed), or a rate.
 

@@ -27,6 +27,7 @@ from xml.parsers import expat
 from vcosim.config import MAX_SCENARIO_BYTES, read_input_bytes
 from vcosim.errors import ConfigError
 from vcosim.openscenario import model as m
+from vcosim.openscenario.actions import instant
 from vcosim.openscenario.expressions import ExpressionError, evaluate
 
 VERSIONS = ((1, 0), (1, 1), (1, 2), (1, 3))
@@ -818,7 +819,7 @@ def _init(r: Reader, node: Node, entities: dict[str, m.Entity]) -> tuple[
             order.append(name)
         elif kind.tag == "LongitudinalAction" and _absolute_speed(kind):
             speed = _speed(r, r.need(kind, "SpeedAction"))
-            ramp = None if speed.dynamics.shape == "step" else speed.dynamics
+            ramp = None if instant(speed.dynamics) else speed.dynamics
             if ramp is not None and entities[name].external:
                 raise Refused(kind, f"{name!r} is driven from outside: it starts at a step")
             init[name] = m.InitState(init[name].position, speed.value, ramp)

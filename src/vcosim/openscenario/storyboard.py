@@ -39,6 +39,7 @@ from vcosim.openscenario.actions import (
     SteeredRun,
     TrajectoryRun,
     change_duration,
+    instant,
     offset_duration,
     speed_duration,
 )
@@ -715,7 +716,7 @@ class Storyboard(Face):
                 ),
             )
             entered = self.entered.get(actor)
-            if do.dynamics.shape == "step" and entered is not None and entered[0] == now:
+            if instant(do.dynamics) and entered is not None and entered[0] == now:
                 self._enter_at(actor, entered[1], target)
         elif isinstance(do, m.LaneChangeAction):
             start = channels.ramps["lane"].at(now)[0]
@@ -727,6 +728,8 @@ class Storyboard(Face):
                 return self._passed_over(action, actor, PlaceError(str(exc)), now)
             duration = change_duration(do.dynamics, scene.value("speed", actor), target - start)
             ramp = Ramp(now, start, target, duration, do.dynamics.shape)
+            if duration <= 0.0:  # at once: esmini puts the entity in its new lane
+                self._shift_across(actor, target - start, scene)
         elif isinstance(do, m.LaneOffsetAction):
             start = channels.ramps["offset"].at(now)[0]
             target = do.value
@@ -965,6 +968,22 @@ class Storyboard(Face):
             world.drivers.hint[self._driver(actor)] = -1
         world.teleported()
 
+    def _shift_across(self, actor: str, left: float, scene: Scene) -> None:
+        """Move a car ``left`` metres to its left at once (a lane change without duration).
+
+        A kinematic entity takes its new offset from its lane ramp by itself.
+        """
+        world = self.world
+        assert world is not None
+        if self._mover(actor) is not None or actor not in self.channels:
+            return
+        x, y, h = scene.pose(actor)
+        x, y = x - left * math.sin(h), y + left * math.cos(h)
+        speed = scene.value("speed", actor)
+        world.vehicles[actor].teleport(x, y, math.degrees(h), speed=max(speed, 0.0))
+        world.drivers.hint[self._driver(actor)] = -1
+        world.teleported()
+
     def _synchronize(self, actor: str, run: SteeredRun, scene: Scene) -> None:
         """A SynchronizeAction's look: the speed that arrives when the master does."""
         do = run.action.action
@@ -1162,7 +1181,9 @@ class Storyboard(Face):
         entity = self.scenario.entities[name]
         change = ramp.end - ramp.start
         limit = entity.max_acceleration if change > 0 else entity.max_deceleration
-        if ramp.shape == "step" or not math.isfinite(limit) or abs(change) < 1e-9:
+        if ramp.shape == "step" or ramp.duration <= 0.0 or not math.isfinite(limit):
+            return ramp  # esmini sets a step's speed when the action starts, unlimited
+        if abs(change) < 1e-9:
             return ramp  # esmini sets a step's speed when the action starts, unlimited
         least = abs(change) * PEAK_RATE[ramp.shape] / limit
         if ramp.duration >= least:

@@ -245,7 +245,8 @@ SUBSET: tuple[Support, ...] = (
         "shapes `step`, `linear`, `cubic`, `sinusoidal` over `time` (s), `distance` (m, at "
         "the mean of the two speeds) or `rate` (m/s², its size: esmini writes decelerations "
         "negative; the shape's peak acceleration, as esmini: a `sinusoidal` change takes "
-        "π/2 times as long as a `linear` one)",
+        "π/2 times as long as a `linear` one); a change over 0 s or 0 m is a `step`, as "
+        "in esmini (in Init too: the entity starts at its speed)",
     ),
     Support(
         "`LaneChangeAction`",
@@ -253,7 +254,9 @@ SUBSET: tuple[Support, ...] = (
         "`AbsoluteTargetLane`, `RelativeTargetLane` (lanes left of the reference's lane, as "
         "above); `targetLaneOffset`; shapes over `time`, `distance` (at the speed at the "
         "start) or `rate` (the largest lateral speed, m/s: the change takes the shape's "
-        "peak over mean rate times the distance over it); asked of an entity on no lane "
+        "peak over mean rate times the distance over it); a `step`, or a change over 0 s "
+        "or 0 m, puts the entity in its new lane at once (a car moved sideways, its speed "
+        "and heading kept, as esmini does); asked of an entity on no lane "
         "(or relative to one), it is passed over, ending at once, with a warning line in "
         "the storyboard's report (a `LaneOffsetAction` relative to one alike); where the "
         "new lane leads elsewhere than the route (an exit lane, a split) the car is "
