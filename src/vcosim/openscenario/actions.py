@@ -207,6 +207,7 @@ class SteeredRun(Run):
         self.speed = speed  # the last value commanded (a speed, or a lateral offset)
         self.profile: list[Piece] | None = None  # a speed profile's
         self.aside: float | None = None  # a lateral distance kept as it was
+        self.across = 0.0  # a lateral distance's lateral speed (m/s, to the actor's left)
 
     def update(self, now: float) -> None:
         """Ended by the storyboard, not by a ramp."""

@@ -1271,10 +1271,10 @@ def _lateral_distance(r: Reader, node: Node) -> m.LateralDistanceAction:
         {"any": "any", "leftToReferencedEntity": "left", "rightToReferencedEntity": "right"},
         "any",
     )  # fmt: skip
-    (speed,) = _limits(r, node, "maxSpeed")
+    speed, acceleration = _limits(r, node, "maxSpeed", "maxAcceleration")
     return m.LateralDistanceAction(
         _entity_ref(r, node), r.number(node, "distance") if "distance" in node.attrib else None,
-        side, r.flag(node, "freespace"), r.flag(node, "continuous"), speed,
+        side, r.flag(node, "freespace"), r.flag(node, "continuous"), speed, acceleration,
     )  # fmt: skip
 
 

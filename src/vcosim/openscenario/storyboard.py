@@ -462,6 +462,9 @@ class Storyboard(Face):
             channels.rise = entity.max_acceleration if held else math.inf
             channels.fall = entity.max_deceleration if held else math.inf
             speed, rate, offset = channels.command(now)
+            aside = self.steered.get((name, "lane"))
+            if aside is not None and aside.across:  # across at that speed: on less (esmini)
+                speed = math.copysign(math.sqrt(max(speed * speed - aside.across**2, 0.0)), speed)
             if movers is not None and name in movers.slots:
                 following = self.following.get(name)
                 if speed < 0.0 and following is not None and following.times is None:
@@ -915,7 +918,14 @@ class Storyboard(Face):
             run.done = True
 
     def _keep_aside(self, actor: str, run: SteeredRun, scene: Scene) -> None:
-        """A LateralDistanceAction's look: the lane offset that closes the distance across."""
+        """A LateralDistanceAction's look: the lane offset that closes the distance across.
+
+        The distance is to the entity's left, in its frame; the actor moves across as
+        esmini's road coordinate system moves it: without limits at once (a car moved
+        sideways), with ``maxSpeed`` only at that lateral speed (at most its own speed), with
+        ``maxAcceleration`` as a critically damped spring of stiffness 0.4 ``maxAcceleration``
+        held within both limits. Not continuous, it ends within ``ASIDE_REACHED``.
+        """
         do = run.action.action
         assert isinstance(do, m.LateralDistanceAction)
         _, left = scene.offsets(do.entity, actor, do.freespace)
@@ -924,13 +934,45 @@ class Storyboard(Face):
             wanted = -abs(wanted)
         elif run.aside is None:
             wanted = abs(wanted)
-        error = wanted - left
+        turn = scene.value("yaw", actor) - scene.value("yaw", do.entity)
+        facing = 1.0 if math.cos(turn) >= 0.0 else -1.0  # the entity's left is the actor's
+        error = facing * (wanted - left)  # metres to move to the actor's left
         period = self.world.spec.driver_period if self.world is not None else 0.01
-        most = (do.max_speed or ASIDE_SPEED) * period
-        run.speed += max(-most, min(most, error))
-        self.channels[actor].ramps["lane"] = Ramp.hold(run.speed)
+        fastest = min(do.max_speed or math.inf, abs(self._speed_of(actor, scene)))
+        if do.max_speed is None and do.max_acceleration is None:
+            if abs(error) > ASIDE_REACHED:  # esmini sets the lane position each step
+                self._shift_across(actor, error, scene)
+            run.across = 0.0
+            run.speed += error
+        elif do.max_acceleration is None:
+            error -= self._lagging(actor, run.speed, scene)  # the ghost's, as esmini's entity
+            step = max(-fastest * period, min(fastest * period, error))
+            run.speed += step
+            run.across = step / period
+        else:
+            error -= self._lagging(actor, run.speed, scene)
+            stiffness = ASIDE_SPRING * do.max_acceleration
+            pull = stiffness * error - 2.0 * math.sqrt(stiffness) * run.across
+            pull = max(-do.max_acceleration, min(do.max_acceleration, pull))
+            run.across = max(-fastest, min(fastest, run.across + pull * period))
+            run.speed += run.across * period
+        before = run.speed - run.across * period  # where it is now, moving at its rate
+        self.channels[actor].ramps["lane"] = Ramp(
+            scene.time, before, before + run.across, 1.0, "linear"
+        )
         if not do.continuous and abs(error) < ASIDE_REACHED:
             run.done = True
+            self.channels[actor].ramps["lane"] = Ramp.hold(run.speed)  # and stays there
+
+    def _lagging(self, actor: str, offset: float, scene: Scene) -> float:
+        """How far left of the car its commanded ``offset`` from its path is (0: off it)."""
+        if self._mover(actor) is not None:
+            return 0.0  # a kinematic entity is where it is told
+        try:
+            road_id, s, _, t = on_lane(self.network, scene.pose(actor), actor)
+            return offset - self._from_path(actor, road_id, s, 0, t)
+        except (PlaceError, ScenarioRunError):
+            return 0.0
 
     def _keep_relative_offset(self, channels: Channels, scene: Scene) -> None:
         """A continuous lane offset relative to an entity follows the entity's offset."""
@@ -1378,8 +1420,8 @@ LONGITUDINAL = (m.SpeedAction, m.ActivateControllerAction, m.LongitudinalDistanc
 STEERED = (m.LongitudinalDistanceAction, m.SynchronizeAction, m.SpeedProfileAction,
            m.LateralDistanceAction)  # fmt: skip
 """Actions whose channel the storyboard sets at every look."""
-ASIDE_SPEED = 1.0
-"""m/s: how fast a LateralDistanceAction without limits moves across."""
+ASIDE_SPRING = 0.4
+"""1/s² per m/s² of ``maxAcceleration``: a LateralDistanceAction's spring (esmini's)."""
 ASIDE_REACHED = 0.1
 """m: a LateralDistanceAction that is not continuous ends this close to its distance."""
 """Actions that leave a vehicle following its trajectory."""

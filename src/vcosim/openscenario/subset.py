@@ -364,10 +364,15 @@ SUBSET: tuple[Support, ...] = (
     Support(
         "`LateralDistanceAction`",
         "yes",
-        "`distance` to the side of the entity (`displacement` left, right, or `any`: the "
-        "side it is on), `freespace` or not; without a `distance` the one there is is kept; "
-        "across at most the constraint's `maxSpeed` (default 1 m/s); not `continuous`: done "
-        "within 0.1 m",
+        "`distance` to the side of the entity, in the entity's frame (`displacement` left, "
+        "right, or `any`: the side it is on), `freespace` or not; without a `distance` the "
+        "one there is is kept; the actor moves across its lane as esmini's road coordinate "
+        "system moves it: without `DynamicConstraints` at once (a car moved sideways), with "
+        "`maxSpeed` only at that lateral speed (at most its own), with `maxAcceleration` as a "
+        "critically damped spring of stiffness 0.4 `maxAcceleration` held within both; "
+        "moving across, it goes on along its road by the rest of its speed, as esmini's; "
+        "`coordinateSystem` `entity` alike (esmini steers there across the plane: not "
+        "done); not `continuous`: done within 0.1 m",
     ),
     Support(
         "`SpeedProfileAction`",
