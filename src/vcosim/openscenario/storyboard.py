@@ -232,6 +232,8 @@ class Storyboard(Face):
         """The speed each deleted entity had: added again, it drives on at it (esmini keeps
         an object's state while it is away)."""
         self.entered: dict[str, tuple[float, Pose]] = {}
+        self.halted: set[str] = set()
+        """Entities told to stand past the end of their road (until they are back on it)."""
         """When and where each entity was last added (the look's poses predate it)."""
         self.warnings: list[str] = []
         self.carla = self.scenario.description.startswith(CARLA_FRAME)
@@ -447,6 +449,7 @@ class Storyboard(Face):
         for channels in self.channels.values():
             self._keep_relative_speed(channels, scene)
             self._keep_relative_offset(channels, scene)
+        self._halt_at_road_end(scene)
         for story in self.stories:
             self._advance_story(story, scene)
         if self.stories and not self._can_stop and all(s.state == COMPLETE for s in self.stories):
@@ -964,6 +967,43 @@ class Storyboard(Face):
             run.done = True
             self.channels[actor].ramps["lane"] = Ramp.hold(run.speed)  # and stays there
 
+    def _halt_at_road_end(self, scene: Scene) -> None:
+        """An entity the storyboard drives past the end of its road is told to stand.
+
+        esmini stops an entity at the end of its road (``lane_change_simple.xosc`` waits for
+        it there, then teleports it back and starts it again); a car brakes to a stop. From
+        the look after it got there (one its storyboard moves on at once keeps its speed, as
+        in esmini), once per passing: a speed action started afterwards drives it on.
+        """
+        world = self.world
+        if self.network is None or world is None or not self.channels:
+            return
+        drivers, paths = world.drivers, world.paths
+        q = drivers.path_of
+        rear = world.geometry["rear"][drivers.rows]
+        past = (drivers.arc + rear >= paths.cum[paths.ends[q] - 1]) & ~paths.closed[q]
+        candidates = {world.names[int(row)] for row in drivers.rows[past]}
+        self.halted &= candidates  # one back before its path's end (teleported) drives again
+        if not candidates - self.halted:
+            return  # no car newly past its path's end: none newly past its road's (no search)
+        where = self.tests.located(scene)
+        for name in candidates - self.halted:
+            channels = self.channels.get(name)
+            if channels is None:
+                continue
+            at = where.get(name)
+            if at is None or not at.beyond or name in self.following or name in self.absent:
+                self.halted.discard(name)
+                continue
+            if self.tests.beyond_since.get(name, scene.time) >= scene.time:
+                continue  # from the look after it got there: one teleported at once keeps going
+            self.halted.add(name)
+            owner = channels.owners.get("speed")
+            if owner is not None and not owner.done:
+                owner.done = owner.overridden = True
+            channels.owners.pop("speed", None)
+            channels.ramps["speed"] = Ramp.hold(0.0)
+
     def _lagging(self, actor: str, offset: float, scene: Scene) -> float:
         """How far left of the car its commanded ``offset`` from its path is (0: off it)."""
         if self._mover(actor) is not None:
@@ -1393,8 +1433,9 @@ class Storyboard(Face):
             self._reroute(actor, mover, (x, y, heading))
             world.teleported()
             return
-        car = world.vehicles[actor]
-        car.teleport(x, y, math.degrees(heading), speed=scene.value("speed", actor))
+        car = world.vehicles[actor]  # at the speed the storyboard has it at (esmini's)
+        speed = max(self._speed_of(actor, scene), 0.0)
+        car.teleport(x, y, math.degrees(heading), speed=speed)
         world.teleported()
         row = world.row(actor)
         world.drivers.hint[world.drivers.position[row]] = -1

@@ -275,7 +275,9 @@ SUBSET: tuple[Support, ...] = (
     Support(
         "`TeleportAction`",
         "yes",
-        "in the storyboard too; the speed is kept, the lane offset reset",
+        "in the storyboard too; the speed is kept (the storyboard's, as esmini's entity "
+        "has it: a car braking to the stand it was told is set standing), the lane offset "
+        "reset",
     ),
     Support(
         "`FollowTrajectoryAction`",
@@ -551,7 +553,9 @@ SUBSET: tuple[Support, ...] = (
     Support(
         "`EndOfRoadCondition`",
         "yes",
-        "past an end of the road it was on (off every lane there) for `duration`",
+        "past an end of the road it was on (off every lane there) for `duration`; an "
+        "entity the storyboard drives is told to stand from the look after it passed the end "
+        "of its road (a car brakes), as esmini stops its entities there",
     ),
     Support(
         "`OffroadCondition`",
