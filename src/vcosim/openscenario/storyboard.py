@@ -1176,7 +1176,12 @@ class Storyboard(Face):
         target = do.lane
         if do.entity is not None:
             ref_road, _, ref_lane, _ = on_lane(self.network, scene.pose(do.entity), do.entity)
-            target = shift_lane(ref_lane, do.lane, self.network.forward(ref_road, ref_lane))
+            # to the entity's left as it heads (esmini's), not as its lane's traffic drives:
+            # a truck in the oncoming lane changes back by -1 (lane_change_trig_by_variable)
+            along_s = self.network.forward(ref_road, ref_lane) != against(
+                self.network, scene.pose(do.entity)
+            )
+            target = shift_lane(ref_lane, do.lane, along_s)
         speed = scene.value("speed", actor)
         ahead = speed * change_duration(do.dynamics, speed, LANE_WIDTH)
         forward = self.network.forward(road_id, lane) != (actor in self.against)

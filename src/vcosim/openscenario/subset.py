@@ -251,16 +251,16 @@ SUBSET: tuple[Support, ...] = (
     Support(
         "`LaneChangeAction`",
         "yes",
-        "`AbsoluteTargetLane`, `RelativeTargetLane` (lanes left of the reference's lane, as "
-        "above); `targetLaneOffset`; shapes over `time`, `distance` (at the speed at the "
-        "start) or `rate` (the largest lateral speed, m/s: the change takes the shape's "
-        "peak over mean rate times the distance over it); a `step`, or a change over 0 s "
-        "or 0 m, puts the entity in its new lane at once (a car moved sideways, its speed "
-        "and heading kept, as esmini does); asked of an entity on no lane "
-        "(or relative to one), it is passed over, ending at once, with a warning line in "
-        "the storyboard's report (a `LaneOffsetAction` relative to one alike); where the "
-        "new lane leads elsewhere than the route (an exit lane, a split) the car is "
-        "re-routed from it and follows its branch",
+        "`AbsoluteTargetLane`, `RelativeTargetLane` (lanes left of the reference's lane, as above, "
+        "to the reference's left as it heads, as esmini: one driving against its lane's traffic "
+        "counts the other way); `targetLaneOffset`; shapes over `time`, `distance` (at the speed at"
+        " the start) or `rate` (the largest lateral speed, m/s: the change takes the shape's peak "
+        "over mean rate times the distance over it); a `step`, or a change over 0 s or 0 m, puts "
+        "the entity in its new lane at once (a car moved sideways, its speed and heading kept, as "
+        "esmini does); asked of an entity on no lane (or relative to one), it is passed over, "
+        "ending at once, with a warning line in the storyboard's report (a `LaneOffsetAction` "
+        "relative to one alike); where the new lane leads elsewhere than the route (an exit lane, a"
+        " split) the car is re-routed from it and follows its branch",
     ),
     Support(
         "`LaneOffsetAction`",
