@@ -43,6 +43,8 @@ KEY_FIGURES = {
         "understeer_gradient_deg_per_g",
         "characteristic_speed_kmh",
         "max_lateral_acceleration_g",
+        "skidpad_speed_kmh",
+        "max_lateral_acceleration_torque_mode_g",
         "sideslip_gradient_deg_per_g",
         "roll_gradient_deg_per_g",
         "yaw_rate_gain_per_s",

@@ -1,5 +1,7 @@
 """An entity reversing along a trajectory ends it at the trajectory's start (esmini's
-``traj_use_cases.xosc``: cars at -5 m/s placed halfway along a polyline).
+``traj_use_cases.xosc``: cars at -5 m/s placed halfway along a polyline; its Car2's vertices
+face along it, so it moves back along it: esmini's user guide, "Trajectory moving and
+driving direction", row 7; with no heading given it would run on to the end, row 4).
 
 Before, only the far end ended a trajectory: a storyboard waiting for the event to end ran on.
 """
@@ -26,7 +28,7 @@ def write_scenario(folder: Path) -> Path:
     init = xosc.Init()
     init.add_init_action("Car", xosc.TeleportAction(xosc.LanePosition(125, 0, -1, 1)))
     line = xosc.Polyline(
-        [], [xosc.WorldPosition(100, -1.75), xosc.WorldPosition(100 + LENGTH, -1.75)]
+        [], [xosc.WorldPosition(100, -1.75, h=0), xosc.WorldPosition(100 + LENGTH, -1.75, h=0)]
     )
     trajectory = xosc.Trajectory("back", False)
     trajectory.add_shape(line)

@@ -330,11 +330,13 @@ def test_a_lane_change_into_a_turning_lane_follows_its_branch(tmp_path: Path) ->
     assert (where.road[0], where.lane[0]) == ("3", -1)
 
 
-def test_a_reversing_car_runs_its_trajectory_from_start_to_end(tmp_path: Path) -> None:
-    """esmini's traj_use_cases.xosc: a car told -5 m/s and an untimed trajectory from x = 100
-    to 200 m runs it on (facing back, as esmini turns it), not backwards off its start."""
+def _reversing(tmp_path: Path, heading: str) -> float:
+    """Where a car told -5 m/s on an untimed trajectory from x = 100 to 200 m is at 4 s.
+
+    ``heading``: the vertices' ``h`` attribute ("" for none).
+    """
     line = "".join(
-        f'<Vertex><Position><WorldPosition x="{x}" y="-1.75" h="0"/></Position></Vertex>'
+        f'<Vertex><Position><WorldPosition x="{x}" y="-1.75" {heading}/></Position></Vertex>'
         for x in (100.0, 200.0)
     )
     follow = f"""<PrivateAction><RoutingAction><FollowTrajectoryAction>
@@ -353,7 +355,22 @@ def test_a_reversing_car_runs_its_trajectory_from_start_to_end(tmp_path: Path) -
     )  # fmt: skip
     sim, _ = run_storyboard(tmp_path, "reversing", text, seconds=4.0)
     p = sim.world.poses()  # the car is kinematic (driven backwards): the last row
-    assert abs(float(p["x"][-1]) - 120.0) < 1.0
+    return float(p["x"][-1])
+
+
+def test_a_reversing_car_with_no_heading_given_runs_its_trajectory_from_start_to_end(
+    tmp_path: Path,
+) -> None:
+    """esmini's traj_use_cases.xosc (Car1): no heading in the vertices, -5 m/s: the car faces
+    back along the trajectory and runs it on, not backwards off its start."""
+    assert abs(_reversing(tmp_path, "") - 120.0) < 1.0
+
+
+def test_a_reversing_car_facing_along_its_trajectory_reverses_along_it(tmp_path: Path) -> None:
+    """esmini's traj_use_cases.xosc (Car2): vertices heading along the trajectory (h = 0),
+    -5 m/s: the car moves backwards, off the trajectory's start and on back along its lane
+    (esmini's user guide, "Trajectory moving and driving direction", row 7)."""
+    assert abs(_reversing(tmp_path, 'h="0"') - 80.0) < 1.0
 
 
 def test_the_entities_that_fired_the_act_become_its_actors(tmp_path: Path) -> None:

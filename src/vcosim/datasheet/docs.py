@@ -117,7 +117,10 @@ PRESET_ROWS: tuple[tuple[str, Callable[[dict[str, Any]], str]], ...] = (
     ("garage shift N→D at rest, peak", _one("garage_shift_peak_m_s2", ".2f", "m/s²")),
     ("understeer gradient (80 km/h)", _one("understeer_gradient_deg_per_g", "#.2g", "°/g")),
     ("roll gradient", _one("roll_gradient_deg_per_g", "#.3g", "°/g")),
-    ("maximum lateral acceleration", _one("max_lateral_acceleration_g", ".2f", "g")),
+    ("maximum lateral acceleration, 45.72 m skidpad, own driveline",
+     _one("max_lateral_acceleration_g", ".2f", "g")),
+    ("… torque mode (ISO 4138 ramp, each rear wheel its own torque)",
+     _one("max_lateral_acceleration_torque_mode_g", ".2f", "g")),
 )  # fmt: skip
 
 

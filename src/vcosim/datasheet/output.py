@@ -22,7 +22,15 @@ LABELS = {  # figure: (label, unit)
     "steer_gradient_deg_per_g": ("steer gradient dδ/da_y (road wheel)", "deg/g"),
     "characteristic_speed_kmh": ("characteristic (critical if oversteer) speed", "km/h"),
     "yaw_rate_gain_per_s": ("yaw-rate gain r/δ, linear range", "1/s"),
-    "max_lateral_acceleration_g": ("maximum lateral acceleration", "g"),
+    "max_lateral_acceleration_g": (
+        "maximum lateral acceleration (45.72 m skidpad, own driveline, steady)",
+        "g",
+    ),
+    "skidpad_speed_kmh": ("… its speed on the skidpad", "km/h"),
+    "max_lateral_acceleration_torque_mode_g": (
+        "… torque mode: the ISO 4138 ramp's peak, each rear wheel its own torque",
+        "g",
+    ),
     "sideslip_gradient_deg_per_g": ("sideslip gradient", "deg/g"),
     "roll_gradient_deg_per_g": ("roll gradient", "deg/g"),
     "steady_lateral_acceleration": ("steady lateral acceleration", "m/s²"),

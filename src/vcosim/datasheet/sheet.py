@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 
 from vcosim.datasheet import figures as fig
-from vcosim.datasheet import shifts, straight
+from vcosim.datasheet import shifts, skidpad, straight
 from vcosim.datasheet.drivers import CommonRoadModel, Model, Speed, VcosimModel
 from vcosim.datasheet.manoeuvres import (
     HANDLING_SPEED,
@@ -164,6 +164,20 @@ def _outside(figures: dict[str, dict[str, Any]]) -> dict[str, str]:
     return flags
 
 
+def driven_grip(params: VehicleParams, steady: dict[str, Any]) -> dict[str, float]:
+    """The maximum lateral acceleration as a driver holds it: the skidpad, own driveline.
+
+    The ISO 4138 ramp drives each rear wheel with its own torque (no differential, no
+    engine), which no driver can: its peak stays beside the figure as the torque-mode one.
+    """
+    grip = skidpad.skidpad_grip(params)
+    return {
+        "max_lateral_acceleration_g": grip["skidpad_lateral_acceleration_g"],
+        "skidpad_speed_kmh": grip["skidpad_speed_kmh"],
+        "max_lateral_acceleration_torque_mode_g": float(steady["max_lateral_acceleration_g"]),
+    }
+
+
 def build_datasheet(
     params: VehicleParams,
     plan: Plan | None = None,
@@ -179,6 +193,7 @@ def build_datasheet(
     ours, ref = Runs("vcosim"), Runs("CommonRoad")
     tick("vcosim: steady-state circle")
     figures = _handling(VcosimModel(params), plan, ours, tick)
+    figures["steady_state"].update(driven_grip(params, figures["steady_state"]))
     tick("vcosim: straight line")
     ours.straight = straight.vcosim_runs(params, plan)
     figures["straight_line"] = straight.vcosim_figures(params, ours.straight)

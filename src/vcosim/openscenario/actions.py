@@ -134,6 +134,7 @@ CHANNELS = {
     m.FollowTrajectoryAction: "lane",
     m.ActivateControllerAction: None,
     m.AssignRouteAction: None,
+    m.RandomRouteAction: None,
     m.AcquirePositionAction: "lane",
     m.LongitudinalDistanceAction: "speed",
     m.SpeedProfileAction: "speed",
@@ -183,6 +184,11 @@ class TrajectoryRun(Run):
     ) -> None:
         super().__init__(action, actor, "lane", Ramp.hold(0.0))
         self.path, self.cum, self.times, self.catch_up = path, cum, times, catch_up
+        self.facing = 1
+        """+1 / -1: the actor faces along / against the path (untimed, it moves its speed
+        times this along it: ``trajectory.facing``)."""
+        self.speeds: np.ndarray | None = None
+        """``follow`` mode: the speed at each of ``times`` (``trajectory.follow_speeds``)."""
 
     def update(self, now: float) -> None:
         """Ended by the storyboard (the path's end, an override or a stop), not by a ramp."""

@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from vcosim.openscenario import model as m
-from vcosim.openscenario.onroad import OFF, OnRoad, Whereabouts, relative_point
+from vcosim.openscenario.onroad import OFF, OnRoad, Whereabouts, on_verge, relative_point
 from vcosim.openscenario.place import Pose, resolve
 from vcosim.roads import NO_LANE, RoadNetwork
 
@@ -211,6 +211,8 @@ class EntityTests:
         self.standing_since: dict[str, float] = {}
         self.off_since: dict[str, float] = {}
         self.beyond_since: dict[str, float] = {}
+        self.verges: dict[str, bool] = {}
+        """By road: whether it has a lane of type none (``onroad.on_verge``)."""
         self.whereabouts: Whereabouts | None = None
         self.where: dict[str, OnRoad] = {}
         self.where_time: float | None = None
@@ -260,7 +262,7 @@ class EntityTests:
             return self.where  # the same look again, in detail: the timers are set
         self.where_time = scene.time
         for name, at in self.where.items():
-            off_side = not at.road and not at.beyond
+            off_side = (not at.road and not at.beyond) or on_verge(scene.network, at, self.verges)
             for since, off in ((self.off_since, off_side), (self.beyond_since, at.beyond)):
                 if off:
                     since.setdefault(name, scene.time)

@@ -248,6 +248,9 @@ class ClothoidSpline:
     start: Position | None
     start_time: float | None = None
     stop_time: float | None = None
+    restarts: tuple[Position | None, ...] = ()
+    """Where each later segment starts, if it says (esmini: there, not where the one before
+    ends; its heading offset added to the position's heading)."""
 
 
 @dataclass(frozen=True)
@@ -311,6 +314,15 @@ class AssignRouteAction:
     """
 
     route: Route
+
+
+@dataclass(frozen=True)
+class RandomRouteAction:
+    """Drive on from where the entity is, at each junction a way drawn at random (seeded).
+
+    OpenSCENARIO 1.3's, without attributes: the storyboard draws from one generator seeded
+    with ``storyboard.RANDOM_ROUTE_SEED``, so a run is the same every time.
+    """
 
 
 @dataclass(frozen=True)
@@ -472,6 +484,7 @@ PrivateAction = (
     | FollowTrajectoryAction
     | ActivateControllerAction
     | AssignRouteAction
+    | RandomRouteAction
     | AcquirePositionAction
     | LongitudinalDistanceAction
     | LateralDistanceAction
@@ -494,11 +507,26 @@ class SimulationTime:
 
 @dataclass(frozen=True)
 class ElementState:
-    """A storyboard element (by kind and name) is in ``state`` or passes a transition."""
+    """A storyboard element (by kind and name) is in ``state`` or passes a transition.
+
+    ``name`` may be qualified by the names of the elements it is in, ``::`` between them
+    (OpenSCENARIO 1.1 on: ``CutInEvent::Action``, where several events hold an ``Action``).
+    """
 
     kind: str
     name: str
     state: str
+
+    def names(self, path: tuple[str, ...]) -> bool:
+        """Whether ``name`` names the element whose names from its story down are ``path``.
+
+        A qualified name is the end of the element's path, its parts whole (as esmini
+        resolves one: the path's rightmost part).
+        """
+        parts = tuple(self.name.split("::"))
+        if path[-1:] == (self.name,):
+            return True
+        return len(parts) <= len(path) and path[len(path) - len(parts) :] == parts
 
 
 @dataclass(frozen=True)
@@ -809,6 +837,9 @@ class Entity:
     """The entity this one tows (its ``TrailerRef``)."""
     max_acceleration: float = math.inf
     """m/s2 its Performance allows: esmini holds a SpeedAction's change within it."""
+    trajectory_heading_ignored: bool = False
+    """esmini's ``ignoreHeadingForTrajMotion`` property: it moves along a trajectory by its
+    speed's sign alone, whichever way the vertices' heading has it face."""
     max_deceleration: float = math.inf
     wheelbase: float = 0.0
     """m between the front and rear axle."""
@@ -827,7 +858,9 @@ class InitState:
     position: Position | None = None
     speed: float = 0.0
     ramp: Dynamics | None = None
-    """How the storyboard brings a vehicle to ``speed`` from standing (None: it starts at it)."""
+    """How the storyboard brings a vehicle to ``speed`` (None: it starts at it)."""
+    ramp_from: float = 0.0
+    """The speed the ramp starts from: standing, or an earlier step of Init's (esmini's)."""
 
 
 @dataclass(frozen=True)
@@ -854,6 +887,9 @@ class Scenario:
     init_actions: tuple[tuple[str, Action], ...] = ()
     """Init's actions that take time (routes, trajectories, speed ramps, lateral actions), each
     with its entity: the storyboard starts them at t = 0, as it starts an event's."""
+    init_before: dict[str, tuple[Position, ...]] = field(default_factory=dict)
+    """By entity: Init's teleports before its last, in order, where the last (and each of
+    them after the first) places it relative to itself (esmini's ``four_roads``, ``star``)."""
 
     @property
     def external(self) -> list[str]:

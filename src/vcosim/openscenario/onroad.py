@@ -186,3 +186,28 @@ def relative_point(
     if not position.along_lane and not network.forward(where.road, lane):
         h -= math.pi  # along the road's s (``ds``), not the lane's traffic
     return px, py, h
+
+
+def on_verge(network: RoadNetwork, at: OnRoad, verges: dict[str, bool]) -> bool:
+    """Whether ``at`` is on a lane of type ``none`` (OffroadCondition counts it off the road).
+
+    OpenDRIVE's ``none`` lane is the space beyond a road's outer edge, there so that a
+    driver who has left the road is still on the map; esmini leaves it out of the road's
+    width for the same condition (``Position::IsOffRoad``). ``verges`` keeps, by road,
+    whether the road has such a lane at all (most have none: no lane is looked for).
+    """
+    if not at.road:
+        return False
+    road = network.roads[at.road]
+    has = verges.get(at.road)
+    if has is None:
+        has = verges[at.road] = any(
+            lane.type == "none"
+            for section in road.sections
+            for lane in (*section.left, *section.right)
+        )
+    if not has:
+        return False
+    lane = at.lane or int(road.lane_at(at.s, at.t)[0])
+    found = road.section_at(at.s).lanes.get(lane) if lane != NO_LANE else None
+    return found is not None and found.type == "none"

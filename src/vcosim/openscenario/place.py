@@ -153,15 +153,45 @@ def _pose_of(name: str, poses: Mapping[str, Pose]) -> Pose:
 
 
 # -- routes ---------------------------------------------------------------------------------
-def route(network: RoadNetwork, road: str, lane: int) -> list[LaneRef]:
-    """From (road, lane) on along the lanes it leads to (the first at each junction)."""
+def route(
+    network: RoadNetwork, road: str, lane: int, draw: np.random.Generator | None = None
+) -> list[LaneRef]:
+    """From (road, lane) on along the lanes it leads to (the first at each junction).
+
+    With ``draw``, one of them drawn at random at each junction (a RandomRouteAction).
+    """
     legs = [(road, lane)]
     while len(legs) < LONGEST_ROUTE:
         ahead = network.next_lanes(*legs[-1])
-        if not ahead or ahead[0] in legs:
+        if not ahead:
             break
-        legs.append((str(ahead[0][0]), int(ahead[0][1])))
+        nxt = ahead[int(draw.integers(len(ahead)))] if draw is not None else ahead[0]
+        if nxt in legs:
+            break
+        legs.append((str(nxt[0]), int(nxt[1])))
     return legs
+
+
+def facing_lane(network: RoadNetwork, pose: Pose) -> LaneRef | None:
+    """The lane of the road under ``pose`` whose traffic runs the way it faces, nearest first.
+
+    Its own lane where that one does; else the nearest that does (a car parked across its
+    lane, or turned against it, takes the road the way it faces, as esmini plans a route by
+    roads, its direction from the heading). None off every lane or where no lane runs so.
+    """
+    try:
+        road_id, s, lane, t = on_lane(network, pose, "")
+    except PlaceError:
+        return None
+    road = network.road(road_id)
+    along = road.point(s, t)[3]
+    ahead = math.cos(pose[2] - float(along[0])) >= 0.0  # faces along the road's s
+    lanes = road.section_at(s).lanes
+    found = sorted(
+        (k for k in lanes if k != 0 and network.forward(road_id, k) == ahead),
+        key=lambda k: (abs(k - lane), k),
+    )
+    return (road_id, found[0]) if found else None
 
 
 def _neighbours(network: RoadNetwork, road: str, lane: int) -> list[LaneRef]:
@@ -282,11 +312,16 @@ def nearest_lane(network: RoadNetwork, pose: Pose) -> tuple[str, float, int, flo
 
 
 def plan_route(
-    network: RoadNetwork | None, start: LaneRef | None, waypoints: list[Pose], who: str
+    network: RoadNetwork | None,
+    start: LaneRef | None,
+    waypoints: list[Pose],
+    who: str,
+    draw: np.random.Generator | None = None,
 ) -> list[LaneRef]:
     """The lanes from ``start`` through every waypoint's road, then on along their links.
 
-    Without ``start``, from the first waypoint's lane.
+    Without ``start``, from the first waypoint's lane; with ``draw``, on beyond the last at
+    random (``route``).
     """
     road_net = need_road(network, f"{who}'s route")
     targets = [_waypoint_lane(road_net, pose, who) for pose in waypoints]
@@ -303,7 +338,7 @@ def plan_route(
             raise PlaceError(f"{who}: no way along the roads from road {legs[-1][0]!r} to "
                              f"road {road_id!r}")  # fmt: skip
         legs[-1:] = chain
-    return legs[:-1] + route(road_net, *legs[-1])
+    return legs[:-1] + route(road_net, *legs[-1], draw)
 
 
 def route_pose(
@@ -342,13 +377,17 @@ def layout(
     network: RoadNetwork | None,
     poses: Mapping[str, Pose] | None = None,
     own: Pose = (0.0, 0.0, 0.0),
+    repeats: bool = False,
 ) -> tuple[np.ndarray, np.ndarray | None]:
     """(x, y) rows along the trajectory, and each row's time (None: the shape has none).
 
     ``poses``: where the entities are (relative positions); ``own``: where the entity that
-    follows it is (a clothoid without a start starts there).
+    follows it is (a clothoid without a start starts there). ``repeats``: a vertex given
+    twice is kept (its times say how long the entity stands there), else it is one point.
     """
     points, times = _points(trajectory.shape, network, poses or {}, own)
+    if repeats:
+        return points, times
     keep = np.ones(len(points), dtype=bool)  # a vertex given twice is one point of the path
     keep[1:] = np.hypot(*np.diff(points, axis=0).T) > 1e-6
     return points[keep], None if times is None else times[keep]
@@ -372,8 +411,13 @@ def _points(
         segments = [(shape.curvature, shape.curvature + rate * shape.length, shape.length, 0.0)]
     else:
         segments = list(shape.segments)
+    restarts = [None, *shape.restarts] if isinstance(shape, m.ClothoidSpline) else []
     pieces = [np.array([[x, y]])]
-    for start_curvature, end_curvature, length, turn in segments:
+    for k, (start_curvature, end_curvature, length, turn) in enumerate(segments):
+        restart = restarts[k] if k < len(restarts) else None
+        if restart is not None:  # it starts where it says (a jump: the path joins the two)
+            x, y, h = resolve(restart, network, poses)
+            pieces.append(np.array([[x, y]]))
         piece, x, y, h = _clothoid(x, y, h + turn, start_curvature, end_curvature, length)
         pieces.append(piece[1:])
     points = np.concatenate(pieces)

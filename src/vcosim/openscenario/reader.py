@@ -29,6 +29,7 @@ from vcosim.errors import ConfigError
 from vcosim.openscenario import model as m
 from vcosim.openscenario.actions import instant
 from vcosim.openscenario.expressions import ExpressionError, evaluate
+from vcosim.openscenario.trajectory import reverses
 
 VERSIONS = ((1, 0), (1, 1), (1, 2), (1, 3))
 PRESETS = {"car": "nightrider", "van": "nightrider"}
@@ -179,6 +180,8 @@ class Reader:
         self.read_entries: list[tuple[Path, Node]] = []
         self.trajectories: list[m.Trajectory] = []
         self.assigned_external: set[str] = set()
+        self.init_before: dict[str, tuple[m.Position, ...]] = {}
+        """Init's earlier teleports of an entity a later one places relative to itself."""
         self.carla = False
         """World y and headings in CARLA's left-handed frame (a "CARLA:" description)."""
         self.variables: dict[str, str] = {}
@@ -518,28 +521,32 @@ def _dangling(scenario: m.Scenario, written: set[tuple[str, str]]) -> list[str]:
     An element the file has but that was refused (its own problem is listed) is not missing:
     ``written`` holds those, and a condition naming one is no problem of its own.
     """
-    named: set[tuple[str, str]] = set()
+    paths: list[tuple[str, tuple[str, ...]]] = []  # each element: its kind, its names' path
     triggers: list[m.Trigger | None] = [scenario.stop]
     for story in scenario.stories:
-        named.add(("story", story.name))
+        paths.append(("story", (s := (story.name,))))
         for act in story.acts:
-            named.add(("act", act.name))
+            paths.append(("act", (a := (*s, act.name))))
             triggers += [act.start, act.stop]
             for group in act.groups:
-                named.add(("maneuverGroup", group.name))
+                paths.append(("maneuverGroup", (g := (*a, group.name))))
                 for maneuver in group.maneuvers:
-                    named.add(("maneuver", maneuver.name))
+                    paths.append(("maneuver", (n := (*g, maneuver.name))))
                     for event in maneuver.events:
-                        named.add(("event", event.name))
-                        named.update(("action", action.name) for action in event.actions)
+                        paths.append(("event", (e := (*n, event.name))))
+                        paths += [("action", (*e, action.name)) for action in event.actions]
                         triggers.append(event.start)
+    refused = written - {(kind, path[-1]) for kind, path in paths}
     return [
         f"line {c.line}: <Condition> {c.name!r}: no {c.test.kind} named {c.test.name!r}"
         for trigger in triggers
         if trigger is not None
         for group in trigger.groups
         for c in group
-        if isinstance(c.test, m.ElementState) and (c.test.kind, c.test.name) not in named | written
+        if isinstance(c.test, m.ElementState)
+        and (c.test.kind, c.test.name) not in written
+        and (c.test.kind, c.test.name.rpartition("::")[2]) not in refused
+        and not any(kind == c.test.kind and c.test.names(path) for kind, path in paths)
     ]
 
 
@@ -601,6 +608,7 @@ def _scenario(r: Reader, root: Node, path: Path, given: dict[str, object]) -> m.
         description=header.attrib.get("description", ""), trajectories=tuple(r.trajectories),
         init_actions=tuple(later), variables=dict(r.variables),
         absent=tuple(n for n in entities if init[n].position is None and n not in towed),
+        init_before=dict(r.init_before),
     )  # fmt: skip
 
 
@@ -614,7 +622,7 @@ def _backwards(
     vcosim's built-in driver drives forwards; a storyboard car that reverses is moved
     where the storyboard says instead (docs/scenarios.md).
     """
-    backwards = {name for name, state in init.items() if state.speed < 0}
+    backwards = {name for name, state in init.items() if min(state.speed, state.ramp_from) < 0}
     acts = [(actor, action) for actor, action in later]
     acts += [
         (actor, action)
@@ -627,6 +635,8 @@ def _backwards(
         if isinstance(do, m.SpeedAction) and do.entity is None and do.value < 0:
             backwards.add(actor)
         if isinstance(do, m.SpeedProfileAction) and any(v < 0 for v, _ in do.entries):
+            backwards.add(actor)
+        if isinstance(do, m.FollowTrajectoryAction) and reverses(do):  # its schedule reverses it
             backwards.add(actor)
     return backwards
 
@@ -740,10 +750,13 @@ def _object(r: Reader, thing: Node, name: str, external: bool, line: int) -> m.E
     kind, category_attr, categories = OBJECTS[thing.tag][1:]
     category = r.choice(thing, category_attr, categories)
     preset = None
+    heading_ignored = False
     props = r.one(thing, "Properties", required=False)
     for prop in r.kids(props, "Property") if props is not None else []:
         if r.text(prop, "name", "") == "preset":
             preset = r.text(prop, "value")
+        if r.text(prop, "name", "") == "ignoreHeadingForTrajMotion":  # esmini's
+            heading_ignored = r.text(prop, "value", "") == "true"
     box = r.one(thing, "BoundingBox", required=thing.tag != "Vehicle")
     dims = None if box is None else r.need(box, "Dimensions")
     size = [r.number(dims, a) if dims is not None else 0.0 for a in ("length", "width", "height")]
@@ -776,7 +789,7 @@ def _object(r: Reader, thing: Node, name: str, external: bool, line: int) -> m.E
         max_speed=math.inf if performance is None else r.number(performance, "maxSpeed"),
         external=external, line=line, kind=kind, category=category, height=size[2] or 1.5,
         kinematic=not physical, trailer=trailer, wheelbase=wheelbase, hitch=hitch,
-        coupler=coupler, centre=ahead,
+        coupler=coupler, centre=ahead, trajectory_heading_ignored=heading_ignored,
         max_acceleration=_performance(r, performance, "maxAcceleration"),
         max_deceleration=_performance(r, performance, "maxDeceleration"),
     )  # fmt: skip
@@ -809,20 +822,28 @@ def _init(r: Reader, node: Node, entities: dict[str, m.Entity]) -> tuple[
     def take_private(private: Node) -> None:
         name = _entity_ref(r, private)
         # Each action on its own: a refused one is listed, and the others are still read.
-        r.each(r.kids(private, "PrivateAction"), lambda action: take(name, action))
+        r.each(r.kids(private, "PrivateAction"), lambda action: placed(name, action))
+
+    def placed(name: str, action: Node) -> None:
+        earlier = init[name].position
+        take(name, action)
+        if init[name].position is not earlier:  # a teleport: one relative to itself needs it
+            _earlier_teleport(r, name, init[name].position, earlier)
 
     def take(name: str, action: Node) -> None:
         kind = r.need(action)
         if kind.tag == "TeleportAction":
             position = _position(r, r.need(kind, "Position"))
-            init[name] = m.InitState(position, init[name].speed, init[name].ramp)
+            init[name] = replace(init[name], position=position)
             order.append(name)
         elif kind.tag == "LongitudinalAction" and _absolute_speed(kind):
             speed = _speed(r, r.need(kind, "SpeedAction"))
             ramp = None if instant(speed.dynamics) else speed.dynamics
             if ramp is not None and entities[name].external:
                 raise Refused(kind, f"{name!r} is driven from outside: it starts at a step")
-            init[name] = m.InitState(init[name].position, speed.value, ramp)
+            was = init[name]  # a ramp starts from the speed an earlier step set (esmini)
+            start = was.speed if was.ramp is None else was.ramp_from
+            init[name] = m.InitState(was.position, speed.value, ramp, start if ramp else 0.0)
         elif kind.tag == "ActivateControllerAction":  # 1.0: directly in the PrivateAction
             _activate(r, kind, name)
         elif kind.tag == "ControllerAction":
@@ -857,7 +878,7 @@ def _init(r: Reader, node: Node, entities: dict[str, m.Entity]) -> tuple[
             continue
         if init[name].position is None:
             on_it = m.TrajectoryPosition(follow.trajectory, follow.initial_offset)
-            init[name] = m.InitState(on_it, init[name].speed, init[name].ramp)
+            init[name] = replace(init[name], position=on_it)
             order.append(name)
     for name, step in list(later):  # a step to a speed relative to another's start speed
         relative = step.action
@@ -872,6 +893,21 @@ def _init(r: Reader, node: Node, entities: dict[str, m.Entity]) -> tuple[
             if not relative.continuous:  # a continuous one goes on keeping it (as esmini)
                 later.remove((name, step))
     return init, tuple(order), assigned, later
+
+
+def _earlier_teleport(
+    r: Reader, name: str, position: m.Position | None, earlier: m.Position | None
+) -> None:
+    """Keep Init's earlier teleport of ``name`` where ``position`` is relative to ``name``.
+
+    esmini's ``four_roads`` and ``star`` put a car on a lane, then turn it relative to where
+    it is: the later position is resolved from the earlier (``Scenario.init_before``).
+    """
+    where = position.position if isinstance(position, m.Oriented) else position
+    if getattr(where, "entity", None) == name and earlier is not None:
+        r.init_before[name] = (*r.init_before.get(name, ()), earlier)
+    else:
+        r.init_before.pop(name, None)
 
 
 def _absolute_speed(node: Node) -> bool:
@@ -1091,19 +1127,23 @@ def _spline(r: Reader, node: Node) -> m.ClothoidSpline:
         raise Refused(node, "a clothoid spline needs a segment or more")
     start = None
     parts = []
+    restarts: list[m.Position | None] = []
     for k, segment in enumerate(segments):
         position = r.one(segment, "PositionStart", required=False)
-        if position is not None and k > 0:
-            raise Refused(position, "only the first segment may say where it starts")
-        if position is not None:
-            start = _position(r, position)
+        where = None if position is None else _position(r, position)
+        if k == 0:
+            start = where
+        else:
+            restarts.append(where)
         length = r.number(segment, "length")
         if length <= 0:
             raise Refused(segment, "length must be positive")
         parts.append((r.number(segment, "curvatureStart"), r.number(segment, "curvatureEnd"),
                       length, r.number(segment, "hOffset", 0.0)))  # fmt: skip
     first = _times(r, segments[0], "timeStart")[0]
-    return m.ClothoidSpline(tuple(parts), start, first, _times(r, node, "timeEnd")[0])
+    return m.ClothoidSpline(
+        tuple(parts), start, first, _times(r, node, "timeEnd")[0], tuple(restarts)
+    )
 
 
 def _follow(r: Reader, node: Node) -> m.FollowTrajectoryAction:
@@ -1165,6 +1205,8 @@ def _private(r: Reader, node: Node) -> m.PrivateAction:
         return _follow(r, inner)
     if kind.tag == "RoutingAction" and inner.tag == "AssignRouteAction":
         return m.AssignRouteAction(_route(r, r.need(inner)))
+    if kind.tag == "RoutingAction" and inner.tag == "RandomRouteAction":
+        return m.RandomRouteAction()
     if kind.tag == "RoutingAction" and inner.tag == "AcquirePositionAction":
         return m.AcquirePositionAction(_position(r, r.need(inner, "Position")))
     if kind.tag == "LongitudinalAction" and inner.tag == "LongitudinalDistanceAction":
@@ -1326,7 +1368,7 @@ def _controller_actions(r: Reader, node: Node) -> m.PrivateAction:
 
 
 FROM_OUTSIDE = (m.OverrideAction, m.ActivateControllerAction, m.NoEffectAction,
-                m.AssignRouteAction)  # fmt: skip
+                m.AssignRouteAction, m.RandomRouteAction)  # fmt: skip
 """What the storyboard may do to a vehicle driven from outside (the rest is its controller's)."""
 STEERING_RATIO = 15.0
 """Steering wheel angle per road-wheel angle: an override of the wheel (rad) becomes the

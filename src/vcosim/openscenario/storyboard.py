@@ -54,6 +54,7 @@ from vcosim.openscenario.conditions import (
 from vcosim.openscenario.place import (
     PlaceError,
     Pose,
+    facing_lane,
     layout,
     on_lane,
     plan_route,
@@ -62,7 +63,12 @@ from vcosim.openscenario.place import (
     shift_lane,
 )
 from vcosim.openscenario.reader import CARLA_FRAME, read_scenario
-from vcosim.openscenario.trajectory import schedule_speed
+from vcosim.openscenario.trajectory import (
+    facing,
+    follow_speed,
+    follow_speeds,
+    schedule_speed,
+)
 from vcosim.openscenario.world import (
     against,
     lane_line,
@@ -90,6 +96,10 @@ TRAJECTORY_END = 0.5
 """m: a trajectory is followed to its end when the vehicle's position point is this close."""
 MOVING = 0.5
 """m/s: below this the ego has no time headway (it is standing)."""
+
+
+RANDOM_ROUTE_SEED = 41
+"""The seed of the ways RandomRouteActions take (OpenSCENARIO 1.3's action has none)."""
 
 
 class ScenarioRunError(VcosimError):
@@ -131,6 +141,10 @@ class Element:
 
     def __init__(self, kind: str, name: str, model: object, children: list[Element]) -> None:
         self.kind, self.name, self.model, self.children = kind, name, model, children
+        self.path: tuple[str, ...] = (name,)
+        """The names from its story down to it (what a qualified name ``A::B`` ends with)."""
+        for below in (e for child in children for e in child.walk()):
+            below.path = (name, *below.path)
         self.state = STANDBY
         self.count = 0
         self.fresh: set[str] = set()  # transitions of this tick
@@ -192,6 +206,9 @@ class Storyboard(Face):
         self.network = network_of(self.scenario)
         self.stories = [_tree(story) for story in self.scenario.stories]
         self.elements = [e for story in self.stories for e in story.walk()]
+        self.named: dict[tuple[str, str], list[Element]] = {}
+        self.draw = np.random.default_rng(RANDOM_ROUTE_SEED)
+        """Where RandomRouteActions draw their ways from (one generator: a run repeats)."""
         # scenario_runner reads no conditionEdge: every condition of its files is a level
         carla = self.scenario.description.startswith(CARLA_FRAME)
         self.conditions = {
@@ -282,10 +299,10 @@ class Storyboard(Face):
             offset = driver.offset if isinstance(driver, PathDriver) else 0.0
             init = self.scenario.init[name]
             self.channels[name] = Channels(init.speed, offset)
-            if init.ramp is not None:  # from standing, as Init's speed action says
-                duration = speed_duration(init.ramp, 0.0, init.speed)
+            if init.ramp is not None:  # from standing (or a step), as Init's actions say
+                duration = speed_duration(init.ramp, init.ramp_from, init.speed)
                 self.channels[name].ramps["speed"] = self._performed(
-                    name, Ramp(0.0, 0.0, init.speed, duration, init.ramp.shape)
+                    name, Ramp(0.0, init.ramp_from, init.speed, duration, init.ramp.shape)
                 )
         self._tick()
 
@@ -331,14 +348,14 @@ class Storyboard(Face):
             mover.s, mover.offset = mover.locate(*poses[name][:2])
             mover.present = name not in self.absent
             init = self.scenario.init[name]
-            mover.speed = 0.0 if init.ramp is not None else init.speed
+            mover.speed = init.ramp_from if init.ramp is not None else init.speed
             movers.append(mover)
             self.legs[name] = {str(road): lane for road, lane in legs}
             self.channels[name] = Channels(mover.speed, mover.offset)
             if init.ramp is not None:
-                duration = speed_duration(init.ramp, 0.0, init.speed)
+                duration = speed_duration(init.ramp, init.ramp_from, init.speed)
                 self.channels[name].ramps["speed"] = Ramp(
-                    0.0, 0.0, init.speed, duration, init.ramp.shape
+                    0.0, init.ramp_from, init.speed, duration, init.ramp.shape
                 )
         # trailers after what tows them: a tractor's pose is known when its trailer is moved
         movers.sort(key=lambda mv: mv.towed_by is not None)
@@ -470,8 +487,8 @@ class Storyboard(Face):
                 speed = math.copysign(math.sqrt(max(speed * speed - aside.across**2, 0.0)), speed)
             if movers is not None and name in movers.slots:
                 following = self.following.get(name)
-                if speed < 0.0 and following is not None and following.times is None:
-                    speed, rate = -speed, -rate  # reversing, it runs the trajectory on (esmini)
+                if following is not None and following.times is None:
+                    speed, rate = speed * following.facing, rate * following.facing
                 movers.command(movers.slots[name], speed, rate, offset)
             else:
                 world.drivers.command(
@@ -523,9 +540,18 @@ class Storyboard(Face):
         return any(
             (e.state == test.state[: -len("State")]) if test.state.endswith("State")
             else test.state in e.recent
-            for e in self.elements
-            if e.kind == test.kind and e.name == test.name
+            for e in self._named(test)
         )  # fmt: skip
+
+    def _named(self, test: m.ElementState) -> list[Element]:
+        """The elements an element state condition names (found once, looked at each tick)."""
+        key = (test.kind, test.name)
+        found = self.named.get(key)
+        if found is None:
+            found = self.named[key] = [
+                e for e in self.elements if e.kind == test.kind and test.names(e.path)
+            ]
+        return found
 
     def _fired(self, trigger: m.Trigger | None) -> str:
         """The names of the conditions of the first group that holds ("" if none does).
@@ -772,6 +798,8 @@ class Storyboard(Face):
         elif isinstance(do, m.AssignRouteAction):
             poses = [resolve(w, self.network, scene.all_poses()) for w in do.route.waypoints]
             self._take_route(actor, poses, scene)
+        elif isinstance(do, m.RandomRouteAction):
+            self._take_route(actor, [], scene, draw=self.draw)
         elif isinstance(do, m.AcquirePositionAction):
             goal = resolve(do.position, self.network, scene.all_poses())
             line = self._take_route(actor, [goal], scene)
@@ -1092,7 +1120,12 @@ class Storyboard(Face):
         self.channels[actor].ramps["speed"] = Ramp.hold(run.speed)
 
     def _take_route(
-        self, actor: str, waypoints: list[Pose], scene: Scene, pose: Pose | None = None
+        self,
+        actor: str,
+        waypoints: list[Pose],
+        scene: Scene,
+        pose: Pose | None = None,
+        draw: np.random.Generator | None = None,
     ) -> np.ndarray:
         """Put ``actor`` on the lanes through ``waypoints`` (from its own): the line it drives.
 
@@ -1118,9 +1151,16 @@ class Storyboard(Face):
             line = np.array([pose[:2], *(w[:2] for w in waypoints)], dtype=float)
         else:
             try:
-                legs = plan_route(network, start, waypoints, actor)
+                legs = plan_route(network, start, waypoints, actor, draw)
             except PlaceError as exc:
-                raise ScenarioRunError(exc.problems[0]) from None
+                # no way from its lane: from the lane of its road that runs the way it faces
+                turned = facing_lane(network, pose) if start and waypoints and network else None
+                if turned is None or turned == start:
+                    raise ScenarioRunError(exc.problems[0]) from None
+                try:
+                    legs, start = plan_route(network, turned, waypoints, actor, draw), turned
+                except PlaceError:
+                    raise ScenarioRunError(exc.problems[0]) from None
             assert network is not None
             line = route_line(network, legs, None if start is None else start[1])
         self.legs[actor] = {road: lane for road, lane in reversed(legs)}
@@ -1284,8 +1324,9 @@ class Storyboard(Face):
         follow), else the speed measured.
         """
         channels = self.channels.get(name)
-        if channels is None or name in self.following:
-            return scene.value("speed", name)
+        following = self.following.get(name)
+        if channels is None or (following is not None and following.times is not None):
+            return scene.value("speed", name)  # a schedule's: measured (a mover's is signless)
         speed = channels.ramps["speed"].at(scene.time)[0]
         if channels.sent is None or scene.time <= channels.sent[0]:
             return speed
@@ -1307,19 +1348,44 @@ class Storyboard(Face):
         assert world is not None
         scene = self._scene()
         points, scheduled = layout(
-            do.trajectory, self.network, scene.all_poses(), scene.pose(actor)
+            do.trajectory, self.network, scene.all_poses(), scene.pose(actor), repeats=True
         )
+        cum = arc_lengths(points)  # a vertex given twice: its times are a stop (the schedule's)
+        points = points[np.concatenate(([True], np.diff(cum) > 1e-6))]
         if len(points) < 2:
             raise ScenarioRunError(f"{actor}'s trajectory {do.trajectory.name!r} has one point")
-        paths = world.paths
-        q = paths.add(f"{actor} trajectory {len(paths.index)}", points)
-        cum = paths.cum[paths.starts[q] : paths.ends[q]]
         times = None
         if do.timing is not None:
             assert scheduled is not None  # the reader refuses timing without times
             times = scheduled * do.timing.scale + do.timing.offset
             times = times + (now if do.timing.domain == "relative" else 0.0)
+        # esmini puts the actor on the trajectory at once: at its initial distance, or where
+        # its schedule is now (a car 225 m away is not driven there first)
+        commanded = self.channels[actor].ramps["speed"].at(now)[0]  # esmini's entity speed
+        arc, moving = do.initial_offset, commanded
+        if times is not None and do.timing is not None and do.timing.domain == "relative":
+            times = times + now - float(np.interp(arc, cum, times))  # its clock starts there
+        speeds = None
+        if times is not None:
+            arc = float(np.interp(now, times, cum))
+            moving = schedule_speed(cum, times, now, arc, False)
+            if do.mode == "follow":  # from the speed it has, one acceleration a segment
+                speeds = follow_speeds(cum, times, commanded)
+                moving = follow_speed(times, speeds, now)[0]
+        faces = facing(
+            do.trajectory, self.network, scene.all_poses(), arc,
+            commanded, times is not None,
+        )  # fmt: skip
+        along = 1 if self.scenario.entities[actor].trajectory_heading_ignored else faces
+        mover = self._mover(actor)
+        if mover is None and times is None and along < 0:  # a car drives it end to start
+            points, arc, along = points[::-1], float(cum[-1]) - arc, 1
+        paths = world.paths
+        q = paths.add(f"{actor} trajectory {len(paths.index)}", points)
+        if times is None:  # else the schedule's arcs (a stop repeats one), its length the same
+            cum = paths.cum[paths.starts[q] : paths.ends[q]]
         run = TrajectoryRun(action, actor, q, cum, times, do.mode == "position")
+        run.facing, run.speeds = along, speeds
         channels = self.channels[actor]
         channels.take(run)
         channels.ramps["offset"] = Ramp.hold(0.0)
@@ -1328,24 +1394,15 @@ class Storyboard(Face):
             if speed is not None and not speed.done:
                 speed.done = speed.overridden = True
             channels.owners["speed"] = run
-        # esmini puts the actor on the trajectory at once: at its initial distance, or where
-        # its schedule is now (a car 225 m away is not driven there first)
-        arc, moving = do.initial_offset, scene.value("speed", actor)
-        if times is not None and do.timing is not None and do.timing.domain == "relative":
-            times = times + now - float(np.interp(arc, cum, times))  # its clock starts there
-            run.times = times
-        if times is not None:
-            arc = float(np.interp(now, times, cum))
-            moving = schedule_speed(cum, times, now, arc, False)
         x, y, h, _ = point_at(
             paths.points, paths.cum, paths.starts[q], paths.ends[q], False, arc, 0.0, 0
         )
         here = scene.pose(actor)
         away = math.hypot(here[0] - x, here[1] - y) > TRAJECTORY_END
-        mover = self._mover(actor)
         if mover is not None:
             mover.follow(paths.points[paths.starts[q] : paths.ends[q]])
             mover.s, _ = mover.locate(*here[:2])
+            mover.facing = faces
             if away:
                 mover.offset = 0.0
                 self._shift(actor, arc - mover.s, moving, scene)
@@ -1393,16 +1450,23 @@ class Storyboard(Face):
             if world.drivers.hint[k] < 0 and not run.done:
                 return  # the driver has not looked at the trajectory yet: its arc is the route's
             arc = float(world.drivers.arc[k]) + float(world.geometry["rear"][world.row(actor)])
-        backwards = mover is not None and mover.speed < 0.0  # reversing: it ends at the start
+        channels = self.channels[actor]
+        ahead = 1.0  # which way along the path it moves: a kinematic one, untimed, maybe back
+        if mover is not None and run.times is None:
+            ahead = channels.ramps["speed"].at(now)[0] * run.facing
+        near = TRAJECTORY_END if mover is None else 1e-6  # a kinematic one gets there exactly
         if not run.done and (
-            arc >= run.cum[-1] - TRAJECTORY_END or (backwards and arc <= TRAJECTORY_END)
+            (ahead > 0.0 and arc >= run.cum[-1] - near) or (ahead < 0.0 and arc <= near)
         ):
             run.done = True
         if run.done:
             self._leave_trajectory(actor)
             return
-        channels = self.channels[actor]
         if run.times is not None and channels.owners.get("speed") is run:
+            if run.speeds is not None:
+                speed, rate = follow_speed(run.times, run.speeds, now)
+                channels.ramps["speed"] = Ramp(now, speed, speed + rate, 1.0, "linear")
+                return
             speed = schedule_speed(run.cum, run.times, now, arc, run.catch_up)
             channels.ramps["speed"] = Ramp.hold(speed)
 
@@ -1414,7 +1478,10 @@ class Storyboard(Face):
             return
         run.done = True
         mover = self._mover(actor)
+        if self.network is None:  # esmini moves an entity no action moves along its road
+            self.channels[actor].ramps["speed"] = Ramp.hold(0.0)  # with no road: it stops
         if mover is not None:
+            mover.facing = 0
             self._reroute(actor, mover, self._scene().pose(actor))
             return
         try:
@@ -1437,14 +1504,19 @@ class Storyboard(Face):
             self.movers.place(self.movers.slots[actor], x, y, heading, mover.line)
             self._reroute(actor, mover, (x, y, heading))
             world.teleported()
+            _moved(scene, actor, x, y, heading)
             return
         car = world.vehicles[actor]  # at the speed the storyboard has it at (esmini's)
         speed = max(self._speed_of(actor, scene), 0.0)
         car.teleport(x, y, math.degrees(heading), speed=speed)
         world.teleported()
+        _moved(scene, actor, x, y, heading)
         row = world.row(actor)
         world.drivers.hint[world.drivers.position[row]] = -1
         road_id, s, _, t = on_lane(self.network, (x, y, heading), actor)
+        if road_id not in self.legs.get(actor, {}):  # off its route: its lane's, from there
+            self._take_route(actor, [], scene, (x, y, heading))
+            return
         channels = self.channels[actor]
         channels.ramps["lane"] = Ramp.hold(self._from_path(actor, road_id, s, 0, t))
         channels.ramps["offset"] = Ramp.hold(0.0)
@@ -1458,6 +1530,21 @@ class Storyboard(Face):
         channels = self.channels[actor]
         channels.ramps["lane"] = Ramp.hold(mover.offset)
         channels.ramps["offset"] = Ramp.hold(0.0)
+
+
+def _moved(scene: Scene, actor: str, x: float, y: float, heading: float) -> None:
+    """The look's pose of a teleported ``actor`` moved with it.
+
+    The actions after the teleport in the same look (a route, a lane change in its event)
+    start from where it is now, as the file's order says, not from where it was.
+    """
+    poses, row = scene.poses, scene.rows[actor]
+    x0, y0, yaw0 = (float(poses[key][row]) for key in ("x", "y", "yaw"))
+    ahead = math.hypot(float(poses["cx"][row]) - x0, float(poses["cy"][row]) - y0)
+    back = math.atan2(float(poses["cy"][row]) - y0, float(poses["cx"][row]) - x0) - yaw0
+    poses["x"][row], poses["y"][row], poses["yaw"][row] = x, y, heading
+    poses["cx"][row] = x + ahead * math.cos(heading + back)  # its box's centre, turned with it
+    poses["cy"][row] = y + ahead * math.sin(heading + back)
 
 
 LONGITUDINAL = (m.SpeedAction, m.ActivateControllerAction, m.LongitudinalDistanceAction,

@@ -129,13 +129,15 @@ SUBSET: tuple[Support, ...] = (
     Support(
         "`Init`: `TeleportAction`",
         "yes",
-        "positions below",
+        "positions below; a later teleport of the same entity relative to itself starts "
+        "from where the earlier put it (esmini's `four_roads`, `star`)",
     ),
     Support(
         "`Init`: `SpeedAction`",
         "yes",
         "`AbsoluteTargetSpeed`: a `step` starts the entity at that speed, another shape "
-        "brings it there from standing (storyboard entities only); every other private "
+        "brings it there from standing, or from the speed a `step` before it set (as "
+        "esmini; storyboard entities only); every other private "
         "action in Init (relative speeds, distances, profiles, routes, trajectories, "
         "lateral actions, overrides) starts at t = 0 as an event's would; `GlobalAction`s "
         "in Init run at t = 0; an entity Init gives no position is out of the world until "
@@ -287,8 +289,15 @@ SUBSET: tuple[Support, ...] = (
         "their entities are then); shapes below; as esmini, the entity is put on it at "
         "once: `initialDistanceOffset` along (with relative `Timing` its clock starting "
         "there), or where absolute `Timing` has it then; in Init, for an entity Init gives "
-        "no position, it starts on the trajectory; a car driven backwards runs an untimed "
-        "one from start to end (as esmini turns it)",
+        "no position, it starts on the trajectory; which way it moves along it is esmini's "
+        "(its user guide's table 'Trajectory moving and driving direction'): it faces "
+        "as the vertex's heading says, else along it, or against it when untimed at a "
+        "negative speed, and, untimed, moves its speed times that way (a timed one: on, by "
+        "its times); esmini's `ignoreHeadingForTrajMotion` property (true) moves it by its "
+        "speed alone; a car that faces against an untimed trajectory drives it end to "
+        "start; one its schedule reverses, or a negative speed, moves kinematically; "
+        "without roads an entity stops where its trajectory ends (esmini's), with roads it "
+        "drives on along them; a vertex given twice is a stop for the time between",
     ),
     Support(
         "`Polyline`",
@@ -306,8 +315,9 @@ SUBSET: tuple[Support, ...] = (
         "`ClothoidSpline`",
         "yes",
         "its segments end to end (`curvatureStart`, `curvatureEnd`, `length`, `hOffset`), "
-        "from the first one's `PositionStart` or where its entity is; `timeStart`/`timeEnd` "
-        "spread over its length",
+        "from the first one's `PositionStart` or where its entity is; a later segment "
+        "with a `PositionStart` starts there (its `hOffset` added to that heading, as "
+        "esmini); `timeStart`/`timeEnd` spread over its length",
     ),
     Support(
         "`Nurbs`",
@@ -326,8 +336,10 @@ SUBSET: tuple[Support, ...] = (
     Support(
         "`TrajectoryFollowingMode`",
         "yes",
-        "`followingMode` `position`: the speed also closes the lag behind the schedule (0.5 "
-        "/s); `follow`: each segment's speed only; `followingLateralMode` read, the "
+        "`followingMode` `position`: each segment's mean speed, closing the lag behind the "
+        "schedule (0.5 /s); `follow`: each segment at the one acceleration that covers it "
+        "in its time from the speed the entity has (esmini's continuous profile); "
+        "`followingLateralMode` read, the "
         "steering is always the driver's pure pursuit",
     ),
     Support(
@@ -345,8 +357,18 @@ SUBSET: tuple[Support, ...] = (
         "with a warning line, as esmini takes its closest road position); a car may take "
         "any lane of its road running "
         "its way, lanes that begin further along included (a highway exit); it eases onto "
-        "the route's lane within a couple of seconds; done at once; for a car driven from "
+        "the route's lane within a couple of seconds; with no way from its lane, from the "
+        "nearest lane of its road that runs the way it faces (a car parked across its lane, "
+        "or turned against it); after a `TeleportAction` in its event, from where that put "
+        "it (a car teleported off its route follows its new lane's); done at once; for a "
+        "car driven from "
         "outside: accepted, its controller's business",
+    ),
+    Support(
+        "`RandomRouteAction`",
+        "yes",
+        "from the entity's lane on along the lanes it leads to, one drawn at random at each "
+        "junction (one generator per run, seeded: the same ways every run); done at once",
     ),
     Support(
         "`AcquirePositionAction`",
@@ -448,7 +470,7 @@ SUBSET: tuple[Support, ...] = (
         "them; `TrafficSignalControllerAction` refused by name",
     ),
     Support(
-        "`TrafficAction`, `RandomRouteAction`, user-defined actions",
+        "`TrafficAction`, user-defined actions",
         "no",
         "refused by name",
     ),
@@ -478,6 +500,8 @@ SUBSET: tuple[Support, ...] = (
     Support(
         "`StoryboardElementStateCondition`",
         "yes",
+        "an element by its name or by one qualified by its parents' (`CutInEvent::Action`, "
+        "1.1 on: the element whose path ends so); "
         "every kind of element and state (`startTransition`, `endTransition`, "
         "`stopTransition`, `skipTransition`, `completeState`, `runningState`, "
         "`standbyState`); an element a stop trigger or an override ends: its actions and "
@@ -560,7 +584,8 @@ SUBSET: tuple[Support, ...] = (
     Support(
         "`OffroadCondition`",
         "yes",
-        "off every lane beside its road (not past an end) for `duration`",
+        "off every lane beside its road (not past an end), or on a lane of type `none` "
+        "(OpenDRIVE's space beyond the edge, as esmini), for `duration`",
     ),
     Support(
         "`StandStillCondition`",

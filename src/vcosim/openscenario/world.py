@@ -48,11 +48,13 @@ def start_poses(scenario: Scenario) -> dict[str, Pose]:
     while waiting:  # a position relative to an entity placed later in Init waits for it
         placed = []
         for name in waiting:
-            position = scenario.init[name].position
-            assert position is not None
-            try:
-                poses[name] = resolve(position, network, poses)
+            start = scenario.init[name]
+            assert start.position is not None
+            try:  # each teleport in turn: a later one may be relative to where it put it
+                for position in (*scenario.init_before.get(name, ()), start.position):
+                    poses[name] = resolve(position, network, poses)
             except NotPlaced:
+                poses.pop(name, None)
                 continue
             placed.append(name)
         if not placed:  # says which cannot be placed
@@ -125,7 +127,7 @@ def scenario_world(scenario: Scenario) -> WorldFile:
         x, y, heading = poses[name]
         start = {"x": x, "y": y, "heading": math.degrees(heading)}
         ramped = scenario.init[name].ramp is not None  # the storyboard brings it up to speed
-        start["speed"] = 0.0 if ramped else scenario.init[name].speed
+        start["speed"] = scenario.init[name].ramp_from if ramped else scenario.init[name].speed
         vehicle: dict[str, object] = {"name": name, "vehicle": entity.preset, "start": start}
         if not entity.external:
             offset = 0.0

@@ -54,6 +54,7 @@ if TYPE_CHECKING:
 VAR_POSITION, VAR_ANGLE, VAR_SPEED, VAR_ACCELERATION, VAR_SIGNALS = 0x42, 0x43, 0x40, 0x72, 0x5B
 VAR_DEPARTED_VEHICLES_IDS, VAR_ARRIVED_VEHICLES_IDS = 0x74, 0x7A
 VAR_DEPARTED_PERSONS_IDS, VAR_ARRIVED_PERSONS_IDS = 0x25, 0x27
+VAR_TELEPORT_STARTING_VEHICLES_IDS, VAR_TELEPORT_ENDING_VEHICLES_IDS = 0x76, 0x78
 TL_RED_YELLOW_GREEN_STATE = 0x20
 CMD_GET_VEHICLE_VARIABLE = 0xA4
 SUBSCRIBED = (VAR_POSITION, VAR_ANGLE, VAR_SPEED, VAR_ACCELERATION, VAR_SIGNALS)
@@ -171,6 +172,9 @@ class SumoTraffic:
         self._keep_route = {name: 1 if name in spec.routes else 2 for name in self.coupled}
         self._coupled = set(self.coupled)
         self._local = spec.host is None and spec.radius is None  # libsumo's getters, car by car
+        self._on_net: dict[str, None] = {}  # in process: SUMO's vehicles on the network, ours apart
+        self._on_net_ids: list[str] = []
+        self._missed = not self._local  # whether a vehicle may have gone without an event
         self._ids: list[str | None] = []
         self._slots: dict[str, int] = {}
         self._person_slots: dict[str, int] = {}  # SUMO's persons: ids of their own
@@ -262,6 +266,8 @@ class SumoTraffic:
             ) from error
         _running.append(self)
         self._subscribe(api)
+        self._on_net = dict.fromkeys(_without(list(api.vehicle.getIDList()), self._coupled))
+        self._on_net_ids = list(self._on_net)
         return api
 
     def _ours_type(self) -> Path:
@@ -304,7 +310,8 @@ class SumoTraffic:
         """Who comes and goes every step."""
         api.simulation.subscribe(
             [VAR_DEPARTED_VEHICLES_IDS, VAR_ARRIVED_VEHICLES_IDS, VAR_DEPARTED_PERSONS_IDS,
-             VAR_ARRIVED_PERSONS_IDS]
+             VAR_ARRIVED_PERSONS_IDS, VAR_TELEPORT_STARTING_VEHICLES_IDS,
+             VAR_TELEPORT_ENDING_VEHICLES_IDS]
         )  # fmt: skip
 
     def _watch_lights(self) -> None:
@@ -482,8 +489,9 @@ class SumoTraffic:
             self._leave(pid, self._person_slots)
         vehicles, table = self._vehicles_now(events)
         persons, person_table = self._persons_now(events)
-        for vid in sorted(self._slots.keys() - set(vehicles)):  # teleported away, or gone
-            self._leave(vid, self._slots)
+        if self._missed:  # in process, SUMO's events say who came and went
+            for vid in sorted(self._slots.keys() - set(vehicles)):  # teleported away, or gone
+                self._leave(vid, self._slots)
         for pid in sorted(self._person_slots.keys() - set(persons)):
             self._leave(pid, self._person_slots)
         self._x0[:], self._y0[:], self._yaw0[:] = self._x1, self._y1, self._yaw1
@@ -529,8 +537,13 @@ class SumoTraffic:
             for name in coupled.intersection(results):
                 del results[name]
         elif self.spec.host is None:
-            ids = _without(list(api._libsumo.vehicle_getIDList()), coupled)
-            return ids, _columns(api, "vehicle", ids, VEHICLE_GETTERS)
+            ids = self._on_network(events)
+            try:
+                return ids, _columns(api, "vehicle", ids, VEHICLE_GETTERS)
+            except api.TraCIException:  # an event missed: SUMO's own list, once
+                self._on_net = dict.fromkeys(_without(list(api.vehicle.getIDList()), coupled))
+                self._on_net_ids, self._missed = list(self._on_net), True
+                return self._on_net_ids, _columns(api, "vehicle", self._on_net_ids, VEHICLE_GETTERS)
         else:
             for vid in events.get(VAR_DEPARTED_VEHICLES_IDS, ()):
                 if vid not in coupled:
@@ -542,6 +555,28 @@ class SumoTraffic:
         )
         count = len(results)
         return list(results), np.fromiter(rows, float, 6 * count).reshape(count, 6)
+
+    def _on_network(self, events: dict[int, Any]) -> list[str]:
+        """SUMO's vehicles on its network now, ours apart, kept from the step's events.
+
+        SUMO's ``getIDList`` builds the list and a string per car every step (as dear as
+        a getter more a car); who departs, arrives, starts and ends a teleport says the
+        same (``test_sumo_events``): the vehicles on a road or parked.
+        """
+        on_net, coupled = self._on_net, self._coupled
+        arrived = events.get(VAR_ARRIVED_VEHICLES_IDS, ())
+        departed = events.get(VAR_DEPARTED_VEHICLES_IDS, ())
+        teleported = events.get(VAR_TELEPORT_STARTING_VEHICLES_IDS, ())
+        back = events.get(VAR_TELEPORT_ENDING_VEHICLES_IDS, ())
+        for vid in (*arrived, *teleported):
+            on_net.pop(vid, None)
+        for vid in (*departed, *back):
+            if vid not in coupled and vid not in arrived:
+                on_net[vid] = None
+        self._missed = bool(teleported)  # their slots go by ``_read``'s comparison
+        if arrived or departed or teleported or back:
+            self._on_net_ids = list(on_net)
+        return self._on_net_ids
 
     def _persons_now(self, events: dict[int, Any]) -> tuple[list[str], np.ndarray]:
         """SUMO's persons and a row each as ``_vehicles_now`` (no acceleration or signals).

@@ -50,6 +50,7 @@ class Mover:
     hitch: float = 0.0  # m ahead of the tractor's position (negative: behind)
     coupler: float = 0.0  # m ahead of its own position
     centre: float = 0.0  # m: its box's centre ahead of its position (the reference point)
+    facing: int = 0  # +1 / -1: faces along / against its line (0: as it moves, see below)
     cum: np.ndarray = field(init=False)
 
     def __post_init__(self) -> None:
@@ -119,6 +120,7 @@ class Movers:
         self.half_length = np.array([max(m.length, 0.1) / 2 for m in movers])
         self.half_width = np.array([max(m.width, 0.1) / 2 for m in movers])
         self.centre = np.array([m.centre for m in movers])
+        self._walking = np.array([m.kind != "vehicle" for m in movers], dtype=bool)
         self._packed_key: tuple[int, ...] = ()
         self._hint = np.zeros(len(movers), dtype=np.int64)
         self._packed = (np.zeros((0, 2)), np.zeros(0), np.zeros(0, np.int64), np.zeros(0, np.int64))
@@ -207,8 +209,9 @@ class Movers:
         offset = np.array([m.offset for m in movers])
         x, y, yaw = table["x"], table["y"], table["yaw"]
         points_at(points, cum, starts, ends, s, offset, self._hint, x, y, yaw)
-        speed = np.array([m.speed for m in movers])
-        backwards = (speed < 0.0) & np.array([m.kind != "vehicle" for m in movers])
+        speed = np.fromiter((m.speed for m in movers), dtype=float, count=n)
+        facing = np.fromiter((m.facing for m in movers), dtype=np.int64, count=n)
+        backwards = np.where(facing == 0, (speed < 0.0) & self._walking, facing < 0)
         yaw[backwards] += math.pi  # a pedestrian walking back turns round; a car reverses
         for slot, where in (override or {}).items():
             x[slot], y[slot], yaw[slot] = where

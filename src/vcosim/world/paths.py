@@ -35,7 +35,7 @@ class Paths:
         if problems:
             raise ConfigError(problems, "world")
         lengths = [len(p) for p in polylines]
-        self.starts = np.cumsum([0, *lengths[:-1]]).astype(np.int64)
+        self.starts = np.cumsum([0, *lengths])[:-1].astype(np.int64)  # none: none ([0] was one)
         self.ends = self.starts + np.asarray(lengths, dtype=np.int64)
         self.points = np.concatenate(polylines) if polylines else np.zeros((0, 2))
         self.cum = np.zeros(len(self.points))
