@@ -66,6 +66,19 @@ def test_headway_time_to_collision_speeds_and_positions() -> None:
     assert tests.passes(m.Distance(8.5, "lessThan", True, "longitudinal", position=point), "A", now)
 
 
+def test_a_headway_to_an_entity_behind_holds_for_no_rule() -> None:
+    """esmini's headway is not defined to one behind (nor when standing): greaterThan does
+    not hold either (``multi_lane_changes.xosc`` waits on it until the other is ahead)."""
+    tests, now = EntityTests(), scene()
+    # from B (heading north at (30, 3)), A is 3 m behind and 30 m to the right
+    for rule in ("greaterThan", "lessThan"):
+        assert not tests.passes(m.TimeHeadway("A", 1.0, rule, False), "B", now)
+    assert tests.passes(m.TimeHeadway("B", 1.0, "greaterThan", False), "A", now)  # 1.5 s
+    standing = scene()
+    standing.poses["speed"][0] = 0.0
+    assert not tests.passes(m.TimeHeadway("B", 1.0, "greaterThan", False), "A", standing)
+
+
 def condition(edge: str, delay: float = 0.0) -> ConditionState:
     return ConditionState(m.Condition("c", delay, edge, m.SimulationTime(0, "greaterThan"), 1))
 

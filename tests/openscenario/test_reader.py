@@ -146,6 +146,10 @@ def test_times_and_distances_of_speed_changes() -> None:
     from vcosim.openscenario.actions import Ramp, speed_duration
 
     assert speed_duration(m.Dynamics("linear", "rate", 4.0), 20.0, 0.0) == 5.0
+    # a rate is the shape's peak acceleration (esmini): 3 m/s² at the middle of a sinusoid
+    sine = speed_duration(m.Dynamics("sinusoidal", "rate", 3.0), 20.0, 0.0)
+    assert sine == pytest.approx(20.0 * math.pi / 2.0 / 3.0)
+    assert Ramp(0.0, 20.0, 0.0, sine, "sinusoidal").at(sine / 2)[1] == pytest.approx(-3.0)
     assert speed_duration(m.Dynamics("cubic", "distance", 100.0), 20.0, 0.0) == 10.0
     assert speed_duration(m.Dynamics("step", "time", 3.0), 20.0, 0.0) == 0.0
     ramp = Ramp(1.0, 10.0, 20.0, 2.0, "sinusoidal")

@@ -65,15 +65,30 @@ def shape(name: str, tau: float) -> tuple[float, float]:
     return 1.0, 0.0  # step
 
 
+def instant(dynamics: m.Dynamics) -> bool:
+    """Whether a transition happens at once: a ``step``, or no time or distance to take.
+
+    esmini takes a transition over 0 s or 0 m as a step (``instant_lane_change.xosc``'s
+    linear speed over 0 s starts its car at speed).
+    """
+    return dynamics.shape == "step" or (dynamics.dimension != "rate" and dynamics.value <= 0.0)
+
+
 def speed_duration(dynamics: m.Dynamics, start: float, end: float) -> float:
-    """Seconds a speed change takes: given, over a distance (at the mean speed), or a rate."""
+    """Seconds a speed change takes: given, over a distance (at the mean speed), or a rate.
+
+    A rate is the shape's peak acceleration, as esmini takes it (a sinusoidal change from 20
+    to 0 m/s at 3 m/s² takes 10.5 s, not 6.7: ``synchronize.xosc`` asserts 9.93 m/s 5.26 s
+    in).
+    """
     if dynamics.shape == "step":
         return 0.0
     if dynamics.dimension == "time":
         return dynamics.value
     if dynamics.dimension == "rate":
         rate = abs(dynamics.value)  # a deceleration may be given as a negative rate
-        return abs(end - start) / rate if rate > 0 else 0.0
+        peak = PEAK_RATE.get(dynamics.shape, 1.0)
+        return peak * abs(end - start) / rate if rate > 0 else 0.0
     mean = (start + end) / 2.0
     return dynamics.value / mean if mean > 0 else 0.0
 
@@ -198,6 +213,7 @@ class SteeredRun(Run):
         self.speed = speed  # the last value commanded (a speed, or a lateral offset)
         self.profile: list[Piece] | None = None  # a speed profile's
         self.aside: float | None = None  # a lateral distance kept as it was
+        self.across = 0.0  # a lateral distance's lateral speed (m/s, to the actor's left)
 
     def update(self, now: float) -> None:
         """Ended by the storyboard, not by a ramp."""

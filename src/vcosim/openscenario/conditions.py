@@ -299,8 +299,12 @@ class EntityTests:
         if isinstance(test, m.TimeHeadway):
             gap = self._gap(who, test.entity, None, test.freespace, test.system, scene)
             speed = scene.value("speed", who)
-            headway = math.inf if gap is None else time_gap(headway_gap(test.measure, *gap), speed)
-            return compare(headway, test.rule, test.value)
+            if gap is None:  # no way between them: a headway beyond every value (esmini)
+                return compare(math.inf, test.rule, test.value)
+            covered = headway_gap(test.measure, *gap)
+            if covered < 0.0 or speed < SMALL:  # behind, or standing: no headway, no rule holds
+                return False
+            return compare(covered / speed, test.rule, test.value)
         if isinstance(test, m.TimeToCollision):
             return compare(self.time_to_collision(test, who, scene), test.rule, test.value)
         if isinstance(test, m.CollisionCondition):

@@ -438,6 +438,7 @@ class LateralDistanceAction:
     freespace: bool
     continuous: bool
     max_speed: float | None = None
+    max_acceleration: float | None = None
 
 
 @dataclass(frozen=True)

@@ -27,6 +27,7 @@ from xml.parsers import expat
 from vcosim.config import MAX_SCENARIO_BYTES, read_input_bytes
 from vcosim.errors import ConfigError
 from vcosim.openscenario import model as m
+from vcosim.openscenario.actions import instant
 from vcosim.openscenario.expressions import ExpressionError, evaluate
 from vcosim.openscenario.trajectory import reverses
 
@@ -837,7 +838,7 @@ def _init(r: Reader, node: Node, entities: dict[str, m.Entity]) -> tuple[
             order.append(name)
         elif kind.tag == "LongitudinalAction" and _absolute_speed(kind):
             speed = _speed(r, r.need(kind, "SpeedAction"))
-            ramp = None if speed.dynamics.shape == "step" else speed.dynamics
+            ramp = None if instant(speed.dynamics) else speed.dynamics
             if ramp is not None and entities[name].external:
                 raise Refused(kind, f"{name!r} is driven from outside: it starts at a step")
             was = init[name]  # a ramp starts from the speed an earlier step set (esmini)
@@ -1312,10 +1313,10 @@ def _lateral_distance(r: Reader, node: Node) -> m.LateralDistanceAction:
         {"any": "any", "leftToReferencedEntity": "left", "rightToReferencedEntity": "right"},
         "any",
     )  # fmt: skip
-    (speed,) = _limits(r, node, "maxSpeed")
+    speed, acceleration = _limits(r, node, "maxSpeed", "maxAcceleration")
     return m.LateralDistanceAction(
         _entity_ref(r, node), r.number(node, "distance") if "distance" in node.attrib else None,
-        side, r.flag(node, "freespace"), r.flag(node, "continuous"), speed,
+        side, r.flag(node, "freespace"), r.flag(node, "continuous"), speed, acceleration,
     )  # fmt: skip
 
 

@@ -39,6 +39,7 @@ from vcosim.openscenario.actions import (
     SteeredRun,
     TrajectoryRun,
     change_duration,
+    instant,
     offset_duration,
     speed_duration,
 )
@@ -244,7 +245,12 @@ class Storyboard(Face):
         self.left_at: dict[str, Pose] = {}
         """Where each deleted entity was when it left (an AddEntityAction may place it relative
         to itself there, as esmini keeps a deleted object's last position)."""
+        self.left_speed: dict[str, float] = {}
+        """The speed each deleted entity had: added again, it drives on at it (esmini keeps
+        an object's state while it is away)."""
         self.entered: dict[str, tuple[float, Pose]] = {}
+        self.halted: set[str] = set()
+        """Entities told to stand past the end of their road (until they are back on it)."""
         """When and where each entity was last added (the look's poses predate it)."""
         self.warnings: list[str] = []
         self.carla = self.scenario.description.startswith(CARLA_FRAME)
@@ -460,6 +466,7 @@ class Storyboard(Face):
         for channels in self.channels.values():
             self._keep_relative_speed(channels, scene)
             self._keep_relative_offset(channels, scene)
+        self._halt_at_road_end(scene)
         for story in self.stories:
             self._advance_story(story, scene)
         if self.stories and not self._can_stop and all(s.state == COMPLETE for s in self.stories):
@@ -475,6 +482,9 @@ class Storyboard(Face):
             channels.rise = entity.max_acceleration if held else math.inf
             channels.fall = entity.max_deceleration if held else math.inf
             speed, rate, offset = channels.command(now)
+            aside = self.steered.get((name, "lane"))
+            if aside is not None and aside.across:  # across at that speed: on less (esmini)
+                speed = math.copysign(math.sqrt(max(speed * speed - aside.across**2, 0.0)), speed)
             if movers is not None and name in movers.slots:
                 following = self.following.get(name)
                 if following is not None and following.times is None:
@@ -507,7 +517,11 @@ class Storyboard(Face):
     def _test(self, condition: m.Condition, scene: Scene) -> bool:
         test = condition.test
         if isinstance(test, m.EntityCondition):
-            passed = [who for who in test.entities if self.tests.passes(test.test, who, scene)]
+            passed = [  # an entity deleted for now passes nothing (esmini skips it)
+                who
+                for who in test.entities
+                if who not in self.absent and self.tests.passes(test.test, who, scene)
+            ]
             self.passed[id(condition)] = tuple(passed)
             return bool(passed) if test.any else len(passed) == len(test.entities)
         if isinstance(test, m.SimulationTime):
@@ -684,10 +698,17 @@ class Storyboard(Face):
                 self._rearm(event)
 
     def _stop(self, element: Element, now: float) -> None:
-        """End an element and all of it that has not ended (a stop trigger, an override)."""
+        """End an element and all of it that has not ended (a stop trigger, an override).
+
+        Its actions, and what had not started, stop (``stopTransition``); a running act,
+        maneuver group, maneuver or event ends (``endTransition``), as in esmini, where it
+        ends once its children have all stopped: ``multi_lane_changes.xosc`` starts its
+        second act on the ``endTransition`` of the first, which its stop trigger ends.
+        """
         for e in element.walk():
             if e.state != COMPLETE:
-                e.go(COMPLETE, "stopTransition", now)
+                ended = e.state == RUNNING and bool(e.children)
+                e.go(COMPLETE, "endTransition" if ended else "stopTransition", now)
                 for run in e.runs:
                     if run.actor in self.channels:
                         self.channels[run.actor].stop(run, now)
@@ -726,6 +747,9 @@ class Storyboard(Face):
                     do.dynamics.shape,
                 ),
             )
+            entered = self.entered.get(actor)
+            if instant(do.dynamics) and entered is not None and entered[0] == now:
+                self._enter_at(actor, entered[1], target)
         elif isinstance(do, m.LaneChangeAction):
             start = channels.ramps["lane"].at(now)[0]
             try:
@@ -736,6 +760,8 @@ class Storyboard(Face):
                 return self._passed_over(action, actor, PlaceError(str(exc)), now)
             duration = change_duration(do.dynamics, scene.value("speed", actor), target - start)
             ramp = Ramp(now, start, target, duration, do.dynamics.shape)
+            if duration <= 0.0:  # at once: esmini puts the entity in its new lane
+                self._shift_across(actor, target - start, scene)
         elif isinstance(do, m.LaneOffsetAction):
             start = channels.ramps["offset"].at(now)[0]
             target = do.value
@@ -785,7 +811,7 @@ class Storyboard(Face):
             channels.take(run)
         return run
 
-    def _passed_over(self, action: m.Action, actor: str, why: PlaceError, now: float) -> Run:
+    def _passed_over(self, action: m.Action, actor: str, why: ConfigError, now: float) -> Run:
         """An action that cannot apply where its actor is: a warning line, and it ends at once."""
         kind = type(action.action).__name__
         reason = "; ".join(why.problems)
@@ -809,6 +835,9 @@ class Storyboard(Face):
             values = self.variables if do.variable else self.parameters
             values[do.name] = _modified(values[do.name], do.rule, do.value)
         elif isinstance(do, m.AddEntityAction):
+            if do.entity not in self.absent:  # esmini refuses it: the entity drives on
+                why = ConfigError([f"{do.entity} is in the world already"], "AddEntityAction")
+                return self._passed_over(action, do.entity, why, scene.time)
             poses = scene.all_poses()
             poses.update({n: p for n, p in self.left_at.items() if n in self.absent})
             poses.update({n: p for n, (t, p) in self.entered.items() if t == scene.time})
@@ -818,28 +847,53 @@ class Storyboard(Face):
         elif isinstance(do, m.DeleteEntityAction):
             if do.entity not in self.absent:  # where it was, not where it is parked
                 self.left_at[do.entity] = scene.pose(do.entity)
+                if do.entity in self.channels:  # and its speed, kept while it is away
+                    self.left_speed[do.entity] = self._speed_of(do.entity, scene)
             self._leave(do.entity)
         elif isinstance(do, m.TrafficSignalStateAction):
             self.signals[do.name] = do.state
         return Run(action, "", None, None)
 
     def _enter(self, name: str, pose: Pose, scene: Scene) -> None:
-        """``name`` comes into the world at ``pose``, standing, on its lane's route."""
+        """``name`` comes into the world at ``pose`` on its lane's route.
+
+        At the speed it had when it was deleted (standing, the first time): esmini keeps an
+        object's state while it is away.
+        """
         world = self.world
         assert world is not None
         self.absent.discard(name)
         self._leave_trajectory(name)
+        speed = self.left_speed.pop(name, 0.0)
         mover = self._mover(name)
         if mover is not None:
             assert self.movers is not None
-            mover.speed = 0.0
+            mover.speed = speed
             self.movers.place(self.movers.slots[name], *pose, mover.line)
         elif name in self.channels:
-            world.vehicles[name].teleport(pose[0], pose[1], math.degrees(pose[2]), speed=0.0)
+            world.vehicles[name].teleport(
+                pose[0], pose[1], math.degrees(pose[2]), speed=max(speed, 0.0)
+            )
         if name in self.channels:
-            self.channels[name].ramps["speed"] = Ramp.hold(0.0)
+            self.channels[name].ramps["speed"] = Ramp.hold(speed)
+            self.channels[name].sent = None
             self._take_route(name, [], scene, pose)
         world.teleported()
+
+    def _enter_at(self, name: str, pose: Pose, speed: float) -> None:
+        """An entity added at this look and given a step speed enters at that speed.
+
+        As Init's step speeds start their cars at theirs: there is no car to bring up to it yet.
+        """
+        world = self.world
+        assert world is not None
+        mover = self._mover(name)
+        if mover is not None:
+            mover.speed = speed
+        else:
+            x, y, heading = pose
+            world.vehicles[name].teleport(x, y, math.degrees(heading), speed=max(speed, 0.0))
+            world.teleported()
 
     def _leave(self, name: str) -> None:
         """``name`` leaves the world: a kinematic one is gone, a car is parked far away."""
@@ -895,7 +949,14 @@ class Storyboard(Face):
             run.done = True
 
     def _keep_aside(self, actor: str, run: SteeredRun, scene: Scene) -> None:
-        """A LateralDistanceAction's look: the lane offset that closes the distance across."""
+        """A LateralDistanceAction's look: the lane offset that closes the distance across.
+
+        The distance is to the entity's left, in its frame; the actor moves across as
+        esmini's road coordinate system moves it: without limits at once (a car moved
+        sideways), with ``maxSpeed`` only at that lateral speed (at most its own speed), with
+        ``maxAcceleration`` as a critically damped spring of stiffness 0.4 ``maxAcceleration``
+        held within both limits. Not continuous, it ends within ``ASIDE_REACHED``.
+        """
         do = run.action.action
         assert isinstance(do, m.LateralDistanceAction)
         _, left = scene.offsets(do.entity, actor, do.freespace)
@@ -904,13 +965,82 @@ class Storyboard(Face):
             wanted = -abs(wanted)
         elif run.aside is None:
             wanted = abs(wanted)
-        error = wanted - left
+        turn = scene.value("yaw", actor) - scene.value("yaw", do.entity)
+        facing = 1.0 if math.cos(turn) >= 0.0 else -1.0  # the entity's left is the actor's
+        error = facing * (wanted - left)  # metres to move to the actor's left
         period = self.world.spec.driver_period if self.world is not None else 0.01
-        most = (do.max_speed or ASIDE_SPEED) * period
-        run.speed += max(-most, min(most, error))
-        self.channels[actor].ramps["lane"] = Ramp.hold(run.speed)
+        fastest = min(do.max_speed or math.inf, abs(self._speed_of(actor, scene)))
+        if do.max_speed is None and do.max_acceleration is None:
+            if abs(error) > ASIDE_REACHED:  # esmini sets the lane position each step
+                self._shift_across(actor, error, scene)
+            run.across = 0.0
+            run.speed += error
+        elif do.max_acceleration is None:
+            error -= self._lagging(actor, run.speed, scene)  # the ghost's, as esmini's entity
+            step = max(-fastest * period, min(fastest * period, error))
+            run.speed += step
+            run.across = step / period
+        else:
+            error -= self._lagging(actor, run.speed, scene)
+            stiffness = ASIDE_SPRING * do.max_acceleration
+            pull = stiffness * error - 2.0 * math.sqrt(stiffness) * run.across
+            pull = max(-do.max_acceleration, min(do.max_acceleration, pull))
+            run.across = max(-fastest, min(fastest, run.across + pull * period))
+            run.speed += run.across * period
+        before = run.speed - run.across * period  # where it is now, moving at its rate
+        self.channels[actor].ramps["lane"] = Ramp(
+            scene.time, before, before + run.across, 1.0, "linear"
+        )
         if not do.continuous and abs(error) < ASIDE_REACHED:
             run.done = True
+            self.channels[actor].ramps["lane"] = Ramp.hold(run.speed)  # and stays there
+
+    def _halt_at_road_end(self, scene: Scene) -> None:
+        """An entity the storyboard drives past the end of its road is told to stand.
+
+        esmini stops an entity at the end of its road (``lane_change_simple.xosc`` waits for
+        it there, then teleports it back and starts it again); a car brakes to a stop. From
+        the look after it got there (one its storyboard moves on at once keeps its speed, as
+        in esmini), once per passing: a speed action started afterwards drives it on.
+        """
+        world = self.world
+        if self.network is None or world is None or not self.channels:
+            return
+        drivers, paths = world.drivers, world.paths
+        q = drivers.path_of
+        rear = world.geometry["rear"][drivers.rows]
+        past = (drivers.arc + rear >= paths.cum[paths.ends[q] - 1]) & ~paths.closed[q]
+        candidates = {world.names[int(row)] for row in drivers.rows[past]}
+        self.halted &= candidates  # one back before its path's end (teleported) drives again
+        if not candidates - self.halted:
+            return  # no car newly past its path's end: none newly past its road's (no search)
+        where = self.tests.located(scene)
+        for name in candidates - self.halted:
+            channels = self.channels.get(name)
+            if channels is None:
+                continue
+            at = where.get(name)
+            if at is None or not at.beyond or name in self.following or name in self.absent:
+                self.halted.discard(name)
+                continue
+            if self.tests.beyond_since.get(name, scene.time) >= scene.time:
+                continue  # from the look after it got there: one teleported at once keeps going
+            self.halted.add(name)
+            owner = channels.owners.get("speed")
+            if owner is not None and not owner.done:
+                owner.done = owner.overridden = True
+            channels.owners.pop("speed", None)
+            channels.ramps["speed"] = Ramp.hold(0.0)
+
+    def _lagging(self, actor: str, offset: float, scene: Scene) -> float:
+        """How far left of the car its commanded ``offset`` from its path is (0: off it)."""
+        if self._mover(actor) is not None:
+            return 0.0  # a kinematic entity is where it is told
+        try:
+            road_id, s, _, t = on_lane(self.network, scene.pose(actor), actor)
+            return offset - self._from_path(actor, road_id, s, 0, t)
+        except (PlaceError, ScenarioRunError):
+            return 0.0
 
     def _keep_relative_offset(self, channels: Channels, scene: Scene) -> None:
         """A continuous lane offset relative to an entity follows the entity's offset."""
@@ -946,6 +1076,22 @@ class Storyboard(Face):
             x, y = x + ds * math.cos(h), y + ds * math.sin(h)
             world.vehicles[actor].teleport(x, y, math.degrees(h), speed=max(speed, 0.0))
             world.drivers.hint[self._driver(actor)] = -1
+        world.teleported()
+
+    def _shift_across(self, actor: str, left: float, scene: Scene) -> None:
+        """Move a car ``left`` metres to its left at once (a lane change without duration).
+
+        A kinematic entity takes its new offset from its lane ramp by itself.
+        """
+        world = self.world
+        assert world is not None
+        if self._mover(actor) is not None or actor not in self.channels:
+            return
+        x, y, h = scene.pose(actor)
+        x, y = x - left * math.sin(h), y + left * math.cos(h)
+        speed = scene.value("speed", actor)
+        world.vehicles[actor].teleport(x, y, math.degrees(h), speed=max(speed, 0.0))
+        world.drivers.hint[self._driver(actor)] = -1
         world.teleported()
 
     def _synchronize(self, actor: str, run: SteeredRun, scene: Scene) -> None:
@@ -1070,7 +1216,12 @@ class Storyboard(Face):
         target = do.lane
         if do.entity is not None:
             ref_road, _, ref_lane, _ = on_lane(self.network, scene.pose(do.entity), do.entity)
-            target = shift_lane(ref_lane, do.lane, self.network.forward(ref_road, ref_lane))
+            # to the entity's left as it heads (esmini's), not as its lane's traffic drives:
+            # a truck in the oncoming lane changes back by -1 (lane_change_trig_by_variable)
+            along_s = self.network.forward(ref_road, ref_lane) != against(
+                self.network, scene.pose(do.entity)
+            )
+            target = shift_lane(ref_lane, do.lane, along_s)
         speed = scene.value("speed", actor)
         ahead = speed * change_duration(do.dynamics, speed, LANE_WIDTH)
         forward = self.network.forward(road_id, lane) != (actor in self.against)
@@ -1157,7 +1308,9 @@ class Storyboard(Face):
         entity = self.scenario.entities[name]
         change = ramp.end - ramp.start
         limit = entity.max_acceleration if change > 0 else entity.max_deceleration
-        if ramp.shape == "step" or not math.isfinite(limit) or abs(change) < 1e-9:
+        if ramp.shape == "step" or ramp.duration <= 0.0 or not math.isfinite(limit):
+            return ramp  # esmini sets a step's speed when the action starts, unlimited
+        if abs(change) < 1e-9:
             return ramp  # esmini sets a step's speed when the action starts, unlimited
         least = abs(change) * PEAK_RATE[ramp.shape] / limit
         if ramp.duration >= least:
@@ -1353,8 +1506,9 @@ class Storyboard(Face):
             world.teleported()
             _moved(scene, actor, x, y, heading)
             return
-        car = world.vehicles[actor]
-        car.teleport(x, y, math.degrees(heading), speed=scene.value("speed", actor))
+        car = world.vehicles[actor]  # at the speed the storyboard has it at (esmini's)
+        speed = max(self._speed_of(actor, scene), 0.0)
+        car.teleport(x, y, math.degrees(heading), speed=speed)
         world.teleported()
         _moved(scene, actor, x, y, heading)
         row = world.row(actor)
@@ -1399,8 +1553,8 @@ LONGITUDINAL = (m.SpeedAction, m.ActivateControllerAction, m.LongitudinalDistanc
 STEERED = (m.LongitudinalDistanceAction, m.SynchronizeAction, m.SpeedProfileAction,
            m.LateralDistanceAction)  # fmt: skip
 """Actions whose channel the storyboard sets at every look."""
-ASIDE_SPEED = 1.0
-"""m/s: how fast a LateralDistanceAction without limits moves across."""
+ASIDE_SPRING = 0.4
+"""1/s² per m/s² of ``maxAcceleration``: a LateralDistanceAction's spring (esmini's)."""
 ASIDE_REACHED = 0.1
 """m: a LateralDistanceAction that is not continuous ends this close to its distance."""
 """Actions that leave a vehicle following its trajectory."""

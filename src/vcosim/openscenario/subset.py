@@ -246,19 +246,23 @@ SUBSET: tuple[Support, ...] = (
         "yes",
         "shapes `step`, `linear`, `cubic`, `sinusoidal` over `time` (s), `distance` (m, at "
         "the mean of the two speeds) or `rate` (m/s², its size: esmini writes decelerations "
-        "negative)",
+        "negative; the shape's peak acceleration, as esmini: a `sinusoidal` change takes "
+        "π/2 times as long as a `linear` one); a change over 0 s or 0 m is a `step`, as "
+        "in esmini (in Init too: the entity starts at its speed)",
     ),
     Support(
         "`LaneChangeAction`",
         "yes",
-        "`AbsoluteTargetLane`, `RelativeTargetLane` (lanes left of the reference's lane, as "
-        "above); `targetLaneOffset`; shapes over `time`, `distance` (at the speed at the "
-        "start) or `rate` (the largest lateral speed, m/s: the change takes the shape's "
-        "peak over mean rate times the distance over it); asked of an entity on no lane "
-        "(or relative to one), it is passed over, ending at once, with a warning line in "
-        "the storyboard's report (a `LaneOffsetAction` relative to one alike); where the "
-        "new lane leads elsewhere than the route (an exit lane, a split) the car is "
-        "re-routed from it and follows its branch",
+        "`AbsoluteTargetLane`, `RelativeTargetLane` (lanes left of the reference's lane, as above, "
+        "to the reference's left as it heads, as esmini: one driving against its lane's traffic "
+        "counts the other way); `targetLaneOffset`; shapes over `time`, `distance` (at the speed at"
+        " the start) or `rate` (the largest lateral speed, m/s: the change takes the shape's peak "
+        "over mean rate times the distance over it); a `step`, or a change over 0 s or 0 m, puts "
+        "the entity in its new lane at once (a car moved sideways, its speed and heading kept, as "
+        "esmini does); asked of an entity on no lane (or relative to one), it is passed over, "
+        "ending at once, with a warning line in the storyboard's report (a `LaneOffsetAction` "
+        "relative to one alike); where the new lane leads elsewhere than the route (an exit lane, a"
+        " split) the car is re-routed from it and follows its branch",
     ),
     Support(
         "`LaneOffsetAction`",
@@ -273,7 +277,9 @@ SUBSET: tuple[Support, ...] = (
     Support(
         "`TeleportAction`",
         "yes",
-        "in the storyboard too; the speed is kept, the lane offset reset",
+        "in the storyboard too; the speed is kept (the storyboard's, as esmini's entity "
+        "has it: a car braking to the stand it was told is set standing), the lane offset "
+        "reset",
     ),
     Support(
         "`FollowTrajectoryAction`",
@@ -382,10 +388,15 @@ SUBSET: tuple[Support, ...] = (
     Support(
         "`LateralDistanceAction`",
         "yes",
-        "`distance` to the side of the entity (`displacement` left, right, or `any`: the "
-        "side it is on), `freespace` or not; without a `distance` the one there is is kept; "
-        "across at most the constraint's `maxSpeed` (default 1 m/s); not `continuous`: done "
-        "within 0.1 m",
+        "`distance` to the side of the entity, in the entity's frame (`displacement` left, "
+        "right, or `any`: the side it is on), `freespace` or not; without a `distance` the "
+        "one there is is kept; the actor moves across its lane as esmini's road coordinate "
+        "system moves it: without `DynamicConstraints` at once (a car moved sideways), with "
+        "`maxSpeed` only at that lateral speed (at most its own), with `maxAcceleration` as a "
+        "critically damped spring of stiffness 0.4 `maxAcceleration` held within both; "
+        "moving across, it goes on along its road by the rest of its speed, as esmini's; "
+        "`coordinateSystem` `entity` alike (esmini steers there across the plane: not "
+        "done); not `continuous`: done within 0.1 m",
     ),
     Support(
         "`SpeedProfileAction`",
@@ -443,11 +454,13 @@ SUBSET: tuple[Support, ...] = (
     Support(
         "`EntityAction`",
         "yes",
-        "`AddEntityAction` (the entity enters at the position, standing, on its lane's "
-        "route; a position relative to a deleted entity is relative to where it left, as "
-        "esmini keeps it; to one added at the same moment, to where that one entered), "
+        "`AddEntityAction` (the entity enters at the position on its lane's route, at the "
+        "speed it had when deleted, else standing, or at a `step` speed given it at the same "
+        "moment; a position relative to a deleted entity is relative to where it left, as "
+        "esmini keeps it; to one added at the same moment, to where that one entered; one "
+        "in the world already is passed over with a warning, as esmini refuses it), "
         "`DeleteEntityAction` (a kinematic entity leaves the world, a car is parked far "
-        "away)",
+        "away; while away it passes no condition)",
     ),
     Support(
         "`InfrastructureAction`",
@@ -491,7 +504,9 @@ SUBSET: tuple[Support, ...] = (
         "1.1 on: the element whose path ends so); "
         "every kind of element and state (`startTransition`, `endTransition`, "
         "`stopTransition`, `skipTransition`, `completeState`, `runningState`, "
-        "`standbyState`)",
+        "`standbyState`); an element a stop trigger or an override ends: its actions and "
+        "what had not started stop (`stopTransition`), what ran in it ends "
+        "(`endTransition`), as in esmini, where an element ends once its children stopped",
     ),
     Support(
         "`ParameterCondition`",
@@ -544,7 +559,8 @@ SUBSET: tuple[Support, ...] = (
         "yes",
         "the distance to the entity (`relativeDistanceType`, default the cartesian distance "
         "signed by whether it is ahead, as esmini) over the own speed, in any "
-        "`coordinateSystem` as above; a target behind: infinite",
+        "`coordinateSystem` as above; to a target behind, or standing, no headway: no rule "
+        "holds (esmini); no way along the roads between them: infinite",
     ),
     Support(
         "`TimeToCollisionCondition`",
@@ -561,7 +577,9 @@ SUBSET: tuple[Support, ...] = (
     Support(
         "`EndOfRoadCondition`",
         "yes",
-        "past an end of the road it was on (off every lane there) for `duration`",
+        "past an end of the road it was on (off every lane there) for `duration`; an "
+        "entity the storyboard drives is told to stand from the look after it passed the end "
+        "of its road (a car brakes), as esmini stops its entities there",
     ),
     Support(
         "`OffroadCondition`",
