@@ -221,7 +221,9 @@ SUBSET: tuple[Support, ...] = (
         "`Event` `priority`",
         "yes",
         "`override` (1.0's `overwrite`): stops the maneuver's running events; `skip`: not "
-        "started while another event of the maneuver runs (a `skipTransition`); `parallel`",
+        "started while another event of the maneuver runs (a `skipTransition`); `parallel`; "
+        "in a file written for scenario_runner (a `CARLA:` description) not read, as "
+        "scenario_runner reads it not: every event is `parallel`",
     ),
     Support(
         "`Event` `maximumExecutionCount`",
@@ -244,7 +246,11 @@ SUBSET: tuple[Support, ...] = (
         "yes",
         "shapes `step`, `linear`, `cubic`, `sinusoidal` over `time` (s), `distance` (m, at "
         "the mean of the two speeds) or `rate` (m/s², its size: esmini writes decelerations "
-        "negative)",
+        "negative); in a file written for scenario_runner (a `CARLA:` description) the "
+        "action runs as scenario_runner's `ChangeActorTargetSpeed`: until its entity is the "
+        "`distance` from where it began (in a straight line) or, any other dimension, the "
+        "value in seconds has passed, or another speed action of the entity starts; a step "
+        "\"over 30 m\" holds its event for 30 m (the speed still set at once)",
     ),
     Support(
         "`LaneChangeAction`",
