@@ -9,7 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from helpers.scenarios import at, car_xml, lane, placed, run_storyboard
+from helpers.scenarios import at, car_xml, lane, placed, run_storyboard, write_road
+from vcosim.app.options import use_maps
+from vcosim.openscenario.reader import read_xosc
 from vcosim.openscenario.storyboard import ElementReport, StoryboardReport
 
 CARLA, STANDARD = "CARLA:held", "held"
@@ -113,3 +115,19 @@ def test_an_overwriting_event_stops_the_others_only_by_the_standard(
     keep = element(board, "keep")
     assert keep.state == "complete"
     assert keep.ended == [pytest.approx(3.0 if description == CARLA else 1.0, abs=0.05)]
+
+
+def test_each_maps_folder_given_is_looked_in(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``--maps A --maps B``: CARLA's Town01 in the demonstrator's folder, Town04 in another
+    (LaneChangeSimple's); a file naming either finds it."""
+    monkeypatch.setenv("VCOSIM_MAPS", "")  # undone after the test (use_maps sets it)
+    first, second = tmp_path / "rss", tmp_path / "maps"
+    first.mkdir()
+    write_road(second)
+    (second / "straight.xodr").rename(second / "Town04.xodr")
+    use_maps([first, second])
+    path = tmp_path / "town04.xosc"
+    path.write_text(scenario(CARLA, "").replace('filepath="straight.xodr"', 'filepath="Town04"'))
+    assert read_xosc(path).road == second / "Town04.xodr"

@@ -250,7 +250,7 @@ SUBSET: tuple[Support, ...] = (
         "action runs as scenario_runner's `ChangeActorTargetSpeed`: until its entity is the "
         "`distance` from where it began (in a straight line) or, any other dimension, the "
         "value in seconds has passed, or another speed action of the entity starts; a step "
-        "\"over 30 m\" holds its event for 30 m (the speed still set at once)",
+        '"over 30 m" holds its event for 30 m (the speed still set at once)',
     ),
     Support(
         "`LaneChangeAction`",
