@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from vcosim.errors import ConfigError, VcosimError
+from vcosim.openscenario import carla as scenario_runner
 from vcosim.openscenario import model as m
 from vcosim.openscenario import speed_profile
 from vcosim.openscenario.actions import (
@@ -257,6 +258,8 @@ class Storyboard(Face):
         """Written for scenario_runner: its conditions, once they held, hold on (``_fired``)."""
         self.latched: set[int] = set()
         self.init_runs: list[Run] | None = None
+        self.held: list[scenario_runner.HeldSpeedRun] = []
+        """SpeedActions running as scenario_runner runs them (until a distance is moved)."""
         self.arriving: dict[str, RouteRun] = {}
         self.steered: dict[tuple[str, str], SteeredRun] = {}
         """The runs whose channel the storyboard sets at every look, by (actor, channel)."""
@@ -444,6 +447,10 @@ class Storyboard(Face):
             ]
         for run in self.init_runs:
             run.update(now)
+        for holding in self.held:
+            if holding.actor in scene.rows:  # a deleted actor moves no further
+                holding.moved(*scene.pose(holding.actor)[:2])
+        self.held = [holding for holding in self.held if not holding.done]
         for actor in list(self.following):
             self._follow(actor, now)
         for actor in list(self.arriving):
@@ -655,10 +662,11 @@ class Storyboard(Face):
             if event.state != STANDBY or not (model.start is None or self._fired(model.start)):
                 continue
             others = [e for e in maneuver.children if e.state == RUNNING and e is not event]
-            if model.priority == "skip" and others:
+            priority = scenario_runner.PRIORITY if self.carla else model.priority
+            if priority == "skip" and others:
                 event.fresh.add("skipTransition")
                 continue
-            if model.priority == "override":
+            if priority == "override":
                 for other in others:
                     self._stop(other, now)
             event.go(RUNNING, "startTransition", now)
@@ -807,6 +815,9 @@ class Storyboard(Face):
             self.arriving[actor] = RouteRun(action, actor, arrive)
             return self.arriving[actor]
         run = Run(action, actor, channel, ramp)  # ActivateControllerAction: done at once
+        if self.carla and isinstance(do, m.SpeedAction):
+            run = scenario_runner.HeldSpeedRun(run, do.dynamics, now, *scene.pose(actor)[:2])
+            self.held.append(run)
         if ramp is not None:
             channels.take(run)
         return run

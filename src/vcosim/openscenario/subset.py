@@ -223,7 +223,9 @@ SUBSET: tuple[Support, ...] = (
         "`Event` `priority`",
         "yes",
         "`override` (1.0's `overwrite`): stops the maneuver's running events; `skip`: not "
-        "started while another event of the maneuver runs (a `skipTransition`); `parallel`",
+        "started while another event of the maneuver runs (a `skipTransition`); `parallel`; "
+        "in a file written for scenario_runner (a `CARLA:` description) not read, as "
+        "scenario_runner reads it not: every event is `parallel`",
     ),
     Support(
         "`Event` `maximumExecutionCount`",
@@ -248,7 +250,12 @@ SUBSET: tuple[Support, ...] = (
         "the mean of the two speeds) or `rate` (m/s², its size: esmini writes decelerations "
         "negative; the shape's peak acceleration, as esmini: a `sinusoidal` change takes "
         "π/2 times as long as a `linear` one); a change over 0 s or 0 m is a `step`, as "
-        "in esmini (in Init too: the entity starts at its speed)",
+        "in esmini (in Init too: the entity starts at its speed); in a file written for "
+        "scenario_runner (a `CARLA:` description) the action runs as scenario_runner's "
+        "`ChangeActorTargetSpeed`: until its entity is the `distance` from where it began "
+        "(in a straight line) or, any other dimension, the value in seconds has passed, or "
+        'another speed action of the entity starts; a step "over 30 m" holds its event '
+        "for 30 m (the speed still set at once)",
     ),
     Support(
         "`LaneChangeAction`",
