@@ -234,17 +234,17 @@ def anti_lock(x, p, brake_in: float, dt: float, s, at: int) -> None:
     acceleration read under the brake is gravity on a slope, not motion, and is not
     followed. Without the brake it is the fastest wheel's, rising no faster than the
     accelerometer's acceleration and that margin (a spinning wheel is not the car). The
-    estimate's error is in docs/vehicle-model.md for the stops of tests/driving. Each
-    wheel's controller is
-    a slip threshold, as the first ABS generations: pressure is let off while the wheel
-    slips more than ``abs_slip`` and built up again once the slip is below half of that; in
-    between it holds. Around the four controllers: both rear wheels get the pressure of the
-    one that locks first (select-low: the rear keeps its side grip and adds no yaw moment),
-    and the front wheels' pressures may differ by a share that grows from none to full over
-    ``abs_yaw_delay_time`` after the brake is pressed (yaw-moment build-up delay), so that
-    on split friction the high-friction wheel's pressure follows the low one's at first.
-    With the reference below ``abs_min_speed`` or without braking it stands aside, so the
-    car can stop and stand.
+    estimate's error is in docs/vehicle-model.md for the stops of tests/driving.
+
+    Each wheel's controller is a slip threshold, as the first ABS generations: pressure is
+    let off while the wheel slips more than ``abs_slip`` and built up again once the slip is
+    below half of that; in between it holds. Around the four controllers: both rear wheels
+    get the pressure of the one that locks first (select-low: the rear keeps its side grip
+    and adds no yaw moment), and the front wheels' pressures may differ by a share that
+    grows from none to full over ``abs_yaw_delay_time`` after the brake is pressed
+    (yaw-moment build-up delay), so that on split friction the high-friction wheel's
+    pressure follows the low one's at first. With the reference below ``abs_min_speed`` or
+    without braking it stands aside, so the car can stop and stand.
     """
     braking = brake_in > 0.0
     w0, w1, w2, w3 = x[X_OMEGA], x[X_OMEGA + 1], x[X_OMEGA + 2], x[X_OMEGA + 3]
